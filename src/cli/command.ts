@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { Store } from '../state/store.js';
+import { openProject, type ProjectContext } from '../workspace/context.js';
+
+/** What every command handler gets: the global options and lazily opened state. */
+export interface CliEnv {
+  repoDir: string;
+  json: boolean;
+  /** Human-readable progress and warnings go here (stderr), never into --json stdout. */
+  log(line: string): void;
+  store(): Store;
+  project(): Promise<ProjectContext>;
+  close(): void;
+}
+
+/** Handlers return data; the entry point prints it and sets the exit code. */
+export interface CommandResult<T = unknown> {
+  data: T;
+  human: string;
+  /** Default 0. A command like `verify` or `exec` may report data and still exit non-zero. */
+  exitCode?: number;
+}
+
+export type Handler = (env: CliEnv) => Promise<CommandResult>;
+
+/** Each command file registers itself; `run` receives the handler the action built. */
+export type Register = (program: Command, run: (handler: Handler) => Promise<void>) => void;
+
+export function makeEnv(repoDir: string, json: boolean): CliEnv {
+  let store: Store | null = null;
+  let project: Promise<ProjectContext> | null = null;
+  return {
+    repoDir,
+    json,
+    log: (line) => process.stderr.write(`${line}\n`),
+    store() {
+      store ??= new Store();
+      return store;
+    },
+    project() {
+      project ??= openProject(repoDir, this.store());
+      return project;
+    },
+    close() {
+      store?.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { gc } from '../../workspace/gc.js';
+import type { Register } from '../command.js';
+
+export const registerGc: Register = (program, run) => {
+  program
+    .command('gc')
+    .description('remove the strays that are provably safe to remove; list what was kept and why')
+    .action(() =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const result = await gc(ctx);
+        const lines = [
+          ...result.removed.map((r) => `removed  ${r.kind}  ${r.path ?? r.branch ?? ''}${r.id ? ` (${r.id})` : ''}`),
+          ...result.kept.map((k) => `kept     ${k.kind}  ${k.path}: ${k.reason}`),
+        ];
+        return { data: result, human: lines.length === 0 ? 'nothing to collect' : lines.join('\n') };
+      }),
+    );
+};

@@ -1,0 +1,23 @@
+import type { Register } from '../command.js';
+import { age, table } from '../format.js';
+
+export const registerList: Register = (program, run) => {
+  program
+    .command('list')
+    .description('every task of this repository')
+    .action(() =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const tasks = ctx.store.listTasks(ctx.key);
+        const data = tasks.map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt }));
+        const human =
+          tasks.length === 0
+            ? 'no tasks; create one with `warren new feat ID`'
+            : table(
+                ['ID', 'TYPE', 'STATE', 'AGE', 'BRANCH', 'PATH'],
+                tasks.map((t) => [t.id, t.type, t.state, age(t.createdAt), t.branch, t.path]),
+              );
+        return { data, human };
+      }),
+    );
+};

@@ -1,0 +1,25 @@
+import type { Register } from '../command.js';
+import { createTask } from '../../workspace/create.js';
+
+export const registerNew: Register = (program, run) => {
+  program
+    .command('new')
+    .description("create task ID's workspace: branch TYPE/ID from the base, a worktree, provisioned paths, setup")
+    .argument('<type>', 'feat | fix | refactor | docs | chore')
+    .argument('<id>', 'task ID: ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$')
+    .option('--base <ref>', 'branch (or commit) to start from; default: the branch checked out in the main worktree')
+    .option('--no-sync', 'do not fetch and fast-forward the base first')
+    .option('--no-setup', 'do not run the setup commands')
+    .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean }) =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const task = await createTask(ctx, { type, id, sync: opts.sync, setup: opts.setup, ...(opts.base ? { base: opts.base } : {}) });
+        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state };
+        return {
+          data,
+          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})`,
+          exitCode: task.state === 'ready' ? 0 : 1,
+        };
+      }),
+    );
+};

@@ -1,0 +1,20 @@
+import { removeTask } from '../../workspace/remove.js';
+import type { Register } from '../command.js';
+
+export const registerRm: Register = (program, run) => {
+  program
+    .command('rm')
+    .description('remove the workspace; refuses while any work would be lost')
+    .argument('<id>')
+    .option('--delete-branch', 'also delete the branch, only when its work is on the base or another ref')
+    .action((id: string, opts: { deleteBranch?: boolean }) =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true });
+        const human = result.branchDeleted
+          ? `removed ${result.id}; deleted branch ${result.branch}`
+          : `removed ${result.id}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
+        return { data: result, human };
+      }),
+    );
+};

@@ -1,0 +1,34 @@
+import { WarrenError } from '../../errors.js';
+import { validateTaskId } from '../../workspace/ids.js';
+import type { Register } from '../command.js';
+
+export const registerShow: Register = (program, run) => {
+  program
+    .command('show')
+    .description('one task, with its recent events')
+    .argument('<id>')
+    .option('--events <n>', 'how many recent events', '20')
+    .action((rawId: string, opts: { events: string }) =>
+      run(async (env) => {
+        const id = validateTaskId(rawId);
+        const ctx = await env.project();
+        const task = ctx.store.getTask(ctx.key, id);
+        if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository.`, { hint: 'See `warren list`.' });
+        const limit = Math.max(1, Number.parseInt(opts.events, 10) || 20);
+        const events = ctx.store.taskEvents(ctx.key, id, limit).map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
+        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, createdAt: task.createdAt, data: task.data, events };
+        const human = [
+          `task    ${task.id} (${task.type})`,
+          `state   ${task.state}`,
+          `branch  ${task.branch}`,
+          `base    ${task.base} ${task.baseCommit.slice(0, 12)}`,
+          `path    ${task.path}`,
+          `created ${task.createdAt}`,
+          '',
+          'events:',
+          ...events.map((e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${e.message}`),
+        ].join('\n');
+        return { data, human };
+      }),
+    );
+};

@@ -1,0 +1,93 @@
+import { Command, CommanderError, Option } from 'commander';
+import { WarrenError } from '../errors.js';
+import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
+import { registerGc } from './commands/gc.js';
+import { registerList } from './commands/list.js';
+import { registerNew } from './commands/new.js';
+import { registerRm } from './commands/rm.js';
+import { registerScan } from './commands/scan.js';
+import { registerShow } from './commands/show.js';
+
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc];
+
+interface Outcome {
+  exitCode: number;
+}
+
+/**
+ * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
+ * 2 bad input (nothing touched), 124 a supervised command timed out.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const json = argv.includes('--json');
+  const outcome: Outcome = { exitCode: 0 };
+  let env: CliEnv | null = null;
+
+  const program = new Command('warren')
+    .description('One task, one git worktree: run many coding agents on one repository, safely.')
+    .version(await readVersion(), '-V, --version')
+    .addOption(new Option('--repo <dir>', 'the repository (any folder inside it)').default(process.cwd(), 'the current directory'))
+    .option('--json', 'print exactly one JSON document on stdout')
+    .showHelpAfterError(false)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => {
+        if (!json) process.stderr.write(s);
+      },
+    });
+
+  const run = async (handler: Handler): Promise<void> => {
+    const opts = program.opts<{ repo: string; json?: boolean }>();
+    env = makeEnv(opts.repo, opts.json === true);
+    const result = await handler(env);
+    print(env.json, result.data, result.human);
+    outcome.exitCode = result.exitCode ?? 0;
+  };
+  for (const register of COMMANDS) register(program, run);
+  program.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return outcome.exitCode;
+  } catch (err) {
+    return report(err, json);
+  } finally {
+    (env as CliEnv | null)?.close();
+  }
+}
+
+function print(json: boolean, data: unknown, human: string): void {
+  if (json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  else if (human !== '') process.stdout.write(`${human}\n`);
+}
+
+function report(err: unknown, json: boolean): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
+    const message = err.message.replace(/^error: /, '');
+    if (json) writeJsonError('USAGE', message, 'Run `warren --help` for the commands and options.');
+    return 2;
+  }
+  if (err instanceof WarrenError) {
+    if (json) writeJsonError(err.code, err.message, err.hint, err.details);
+    else process.stderr.write(`warren: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+  const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  if (json) writeJsonError('INTERNAL', err instanceof Error ? err.message : String(err), 'This is a bug in warren; please report it with the command you ran.');
+  else process.stderr.write(`warren: internal error (a bug): ${message}\n`);
+  return 1;
+}
+
+function writeJsonError(code: string, message: string, hint?: string, details?: Record<string, unknown>): void {
+  const error = { code, message, ...(hint ? { hint } : {}), ...(details ? { details } : {}) };
+  process.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
+}
+
+async function readVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,10 @@
+/** warren as a library: the same calls the CLI and the dashboard make. */
+export { WarrenError, ERROR_CODES, isWarrenError, type ErrorCode } from './errors.js';
+export { Store } from './state/store.js';
+export type { Task, TaskState, TaskType, WarrenEvent } from './state/types.js';
+export { openProject, type ProjectContext } from './workspace/context.js';
+export { createTask, type CreateOptions } from './workspace/create.js';
+export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/remove.js';
+export { scan, classifyStrays, type Stray } from './workspace/scan.js';
+export { gc, planGc } from './workspace/gc.js';
+export { loadConfig, parseConfig } from './config/load.js';

@@ -1,0 +1,51 @@
+/**
+ * Schema migrations, applied in order and recorded by name. Append new ones at the end; never
+ * edit one that has shipped. Each runs inside the same IMMEDIATE transaction as its record, so
+ * two warren processes opening a new database at once apply each migration exactly once.
+ */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: '001-core',
+    sql: `
+      CREATE TABLE projects (
+        key TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        common_dir TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE tasks (
+        project TEXT NOT NULL REFERENCES projects(key),
+        id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        path TEXT NOT NULL,
+        base TEXT NOT NULL,
+        base_commit TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (project, id)
+      );
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        project TEXT,
+        task_id TEXT,
+        kind TEXT NOT NULL,
+        level TEXT NOT NULL,
+        message TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX events_by_task ON events (project, task_id, seq);
+      -- Append-only: the log of what happened is never rewritten.
+      CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+      CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    `,
+  },
+];

@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface RemoveFailure {
+  path: string;
+  code: string;
+}
+
+/**
+ * Deletes a tree by lstat, never following a symlink (a link is unlinked, not entered) and
+ * never crossing into another file system (a mount point is left alone and reported). Only
+ * ENOENT is ignored; everything else is collected so the caller can name what stayed.
+ */
+export function removeTree(root: string): RemoveFailure[] {
+  const failures: RemoveFailure[] = [];
+  let rootStat: fs.Stats;
+  try {
+    rootStat = fs.lstatSync(root);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return failures;
+    return [{ path: root, code: (err as NodeJS.ErrnoException).code ?? 'UNKNOWN' }];
+  }
+  if (!rootStat.isDirectory()) {
+    tryRemove(root, false, failures);
+    return failures;
+  }
+  walk(root, rootStat.dev, failures);
+  return failures;
+}
+
+function walk(dir: string, dev: number, failures: RemoveFailure[]): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    failures.push({ path: dir, code: (err as NodeJS.ErrnoException).code ?? 'UNKNOWN' });
+    return;
+  }
+  for (const name of names) {
+    const full = path.join(dir, name);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(full);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') failures.push({ path: full, code: (err as NodeJS.ErrnoException).code ?? 'UNKNOWN' });
+      continue;
+    }
+    if (stat.isDirectory()) {
+      if (stat.dev !== dev) {
+        failures.push({ path: full, code: 'EMOUNTPOINT' });
+        continue;
+      }
+      walk(full, dev, failures);
+      tryRemove(full, true, failures);
+    } else {
+      tryRemove(full, false, failures);
+    }
+  }
+  tryRemove(dir, true, failures);
+}
+
+function tryRemove(target: string, isDir: boolean, failures: RemoveFailure[]): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (isDir) fs.rmdirSync(target);
+      else fs.unlinkSync(target);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'UNKNOWN';
+      if (code === 'ENOENT') return;
+      if (code === 'EBUSY' && attempt < 3) continue;
+      // A directory that still holds a failed child fails with ENOTEMPTY: the child is the cause, already recorded.
+      if (code === 'ENOTEMPTY' && failures.length > 0) return;
+      failures.push({ path: target, code });
+      return;
+    }
+  }
+}
+
+/** A person-readable guess at why a path could not be deleted. */
+export function likelyCause(code: string): string {
+  switch (code) {
+    case 'EPERM':
+      return 'the file is immutable or append-only (chattr +i/+a), or owned by another user in a sticky directory';
+    case 'EACCES':
+      return 'no write permission on its directory (e.g. a root-owned folder)';
+    case 'EBUSY':
+      return 'it is in use or a mount point';
+    case 'EMOUNTPOINT':
+      return 'another file system is mounted there';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return `the file system refused (${code})`;
+  }
+}

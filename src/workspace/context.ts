@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../config/load.js';
+import type { WarrenConfig } from '../config/schema.js';
+import { WarrenError } from '../errors.js';
+import { resolveRepository, type Repository } from '../git/repo.js';
+import { Store } from '../state/store.js';
+import { isInside, projectKey } from './paths.js';
+
+/** Everything a command needs about one repository: read once, before any mutation. */
+export interface ProjectContext {
+  repo: Repository;
+  key: string;
+  config: WarrenConfig;
+  /** Canonical workspace root (its parent resolved; the root itself must not be a symlink). */
+  root: string;
+  store: Store;
+}
+
+export async function openProject(dir: string, store = new Store()): Promise<ProjectContext> {
+  const repo = await resolveRepository(dir);
+  const config = loadConfig(repo.root);
+  const key = projectKey(repo.root, repo.commonDir);
+  const configured = config.worktree_root
+    ? path.resolve(repo.root, config.worktree_root)
+    : path.join(store.home, 'worktrees', key);
+  const root = canonicalRoot(configured);
+  store.upsertProject(key, repo.root, repo.commonDir);
+  return { repo, key, config, root, store };
+}
+
+/** Resolves the parent chain (a symlinked $HOME is fine) but not the root's own last component. */
+function canonicalRoot(configured: string): string {
+  const parent = path.dirname(configured);
+  fs.mkdirSync(parent, { recursive: true });
+  return path.join(fs.realpathSync(parent), path.basename(configured));
+}
+
+/**
+ * Makes the root exist as a real directory. A root inside the repository is kept out of git
+ * through `.git/info/exclude`, never by editing the user's `.gitignore`.
+ */
+export function ensureRoot(ctx: ProjectContext): void {
+  let stat: fs.Stats | null = null;
+  try {
+    stat = fs.lstatSync(ctx.root);
+  } catch {
+    stat = null;
+  }
+  if (stat === null) {
+    fs.mkdirSync(ctx.root, { recursive: true });
+  } else if (stat.isSymbolicLink() || !stat.isDirectory()) {
+    throw new WarrenError('PATH_ESCAPE', `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`, {
+      hint: 'Replace it with a real directory, or set worktree_root in warren.yaml.',
+    });
+  }
+  if (isInside(ctx.repo.root, ctx.root)) {
+    const rel = path.relative(ctx.repo.root, ctx.root).split(path.sep).join('/');
+    const exclude = path.join(ctx.repo.commonDir, 'info', 'exclude');
+    const line = `/${rel}/`;
+    const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
+    if (!current.split('\n').includes(line)) {
+      fs.mkdirSync(path.dirname(exclude), { recursive: true });
+      fs.appendFileSync(exclude, `${current.endsWith('\n') || current === '' ? '' : '\n'}# warren workspaces\n${line}\n`);
+    }
+  }
+}

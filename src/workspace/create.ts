@@ -1,0 +1,230 @@
+import fs from 'node:fs';
+import { WarrenError, isWarrenError } from '../errors.js';
+import { git } from '../git/exec.js';
+import { isTransientGitFailure } from '../git/errors.js';
+import { branchExists, checkBranchName, currentBranch, listWorktrees, revParse } from '../git/repo.js';
+import type { Task } from '../state/types.js';
+import { ensureRoot, type ProjectContext } from './context.js';
+import { branchFor, validateTaskId, validateTaskType } from './ids.js';
+import { lockTask, withRepoLock } from './locks.js';
+import { removeMeta, writeMeta } from './meta.js';
+import { assertContained, workspacePathFor } from './paths.js';
+import { syncBase, type SyncOutcome } from './sync.js';
+
+export interface CreateOptions {
+  type: string;
+  id: string;
+  /** Default: the branch checked out in the main worktree. */
+  base?: string;
+  /** Fetch and fast-forward the base first (default true). */
+  sync?: boolean;
+  /** Run setup commands (default true). */
+  setup?: boolean;
+}
+
+/** Steps that later stages add to a new workspace; each gets the ready-to-use task. */
+export type CreateHook = (ctx: ProjectContext, task: Task, options: CreateOptions) => Promise<void>;
+
+const createHooks: CreateHook[] = [];
+
+/** Registers a step run after the worktree exists and before the task is `ready`. */
+export function addCreateHook(hook: CreateHook): void {
+  createHooks.push(hook);
+}
+
+/**
+ * `warren new TYPE ID`: validate → gather and check everything → act (row, worktree, metadata)
+ * → verify → record. Any failure after the first mutation undoes what was made.
+ */
+export async function createTask(ctx: ProjectContext, options: CreateOptions): Promise<Task> {
+  // Validate: pure checks and read-only git, before any lock or file.
+  const type = validateTaskType(options.type);
+  const id = validateTaskId(options.id);
+  const branch = branchFor(type, id);
+  if (!(await checkBranchName(ctx.repo.root, branch))) {
+    throw new WarrenError('BRANCH_INVALID', `branch name ${JSON.stringify(branch)} is rejected by git check-ref-format --branch. Nothing was created.`, {
+      hint: 'Pick a task ID that makes a valid branch name.',
+    });
+  }
+
+  const lock = lockTask(ctx, id, `new ${branch}`);
+  try {
+    // Gather and check.
+    if (ctx.store.getTask(ctx.key, id)) {
+      throw new WarrenError('TASK_EXISTS', `task ${id} already exists in this repository; nothing was changed.`, {
+        hint: `Use \`warren show ${id}\`, or remove it with \`warren rm ${id}\` first.`,
+      });
+    }
+    const base = options.base ?? (await currentBranch(ctx.repo.root));
+    if (!base) {
+      throw new WarrenError('BASE_UNKNOWN', 'the main worktree has a detached HEAD, so there is no default base; nothing was created.', {
+        hint: 'Pass --base BRANCH.',
+      });
+    }
+    if (base.startsWith('-')) {
+      throw new WarrenError('BRANCH_INVALID', `base ${JSON.stringify(base)} may not start with "-"; nothing was created.`);
+    }
+    const baseIsBranch = await branchExists(ctx.repo, base);
+    if (!baseIsBranch && !(await revParse(ctx.repo, base))) {
+      throw new WarrenError('BASE_UNKNOWN', `base ${JSON.stringify(base)} is not a branch or commit of this repository; nothing was created.`, {
+        hint: 'Pass --base with an existing branch, tag or commit.',
+      });
+    }
+    ensureRoot(ctx);
+    const wsPath = workspacePathFor(ctx.root, id);
+    if (fs.existsSync(wsPath) || isSymlink(wsPath)) {
+      throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
+        hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
+      });
+    }
+    if (await branchExists(ctx.repo, branch)) {
+      throw new WarrenError('BRANCH_EXISTS', `branch ${branch} already exists; nothing was created.`, {
+        hint: `Pick another ID, or delete the branch (git branch -d ${branch}) if its work is no longer needed. \`warren scan\` lists branches left by failed runs.`,
+      });
+    }
+
+    let sync: SyncOutcome = { kind: 'no-upstream' };
+    if (options.sync !== false && baseIsBranch) sync = await syncBase(ctx, base);
+    const baseCommit = await revParse(ctx.repo, baseIsBranch ? `refs/heads/${base}` : base);
+    if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
+
+    // Act.
+    const task = ctx.store.insertTask({
+      project: ctx.key,
+      id,
+      type,
+      branch,
+      path: wsPath,
+      base,
+      baseCommit,
+      state: 'creating',
+      data: {},
+    });
+    const made = { worktree: false, branch: false, meta: false };
+    try {
+      await addWorktree(ctx, branch, wsPath, baseCommit, made);
+      assertContained(ctx.root, wsPath);
+      writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
+      made.meta = true;
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: id,
+        kind: 'task.created',
+        message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
+        data: { branch, path: wsPath, base, baseCommit, sync },
+      });
+      for (const hook of createHooks) await hook(ctx, task, options);
+      const final = ctx.store.getTask(ctx.key, id);
+      if (final?.state === 'creating') ctx.store.setState(ctx.key, id, 'ready');
+    } catch (err) {
+      const undone = await rollback(ctx, id, branch, wsPath, made);
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: id,
+        kind: 'task.create_failed',
+        level: 'error',
+        message: `creating task ${id} failed (${errorMessage(err)}); undone: ${undone.join(', ') || 'nothing was made'}`,
+        data: { undone },
+      });
+      throw new WarrenError(
+        'CREATE_FAILED',
+        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; the base and the main checkout are as they were.`,
+        { hint: isWarrenError(err) ? err.hint : 'Fix the cause and run `warren new` again.', cause: err },
+      );
+    }
+    return ctx.store.getTask(ctx.key, id) ?? task;
+  } finally {
+    lock.release();
+  }
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * `git worktree add` under the repository lock, retried on transient failures. A failed attempt
+ * can leave its new branch behind; that branch is deleted before the next try.
+ */
+async function addWorktree(
+  ctx: ProjectContext,
+  branch: string,
+  wsPath: string,
+  baseCommit: string,
+  made: { worktree: boolean; branch: boolean },
+): Promise<void> {
+  await withRepoLock(ctx, `worktree add ${branch}`, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const result = await git(['worktree', 'add', '--quiet', '-b', branch, '--', wsPath, baseCommit], {
+        cwd: ctx.repo.root,
+        allowFailure: true,
+      });
+      if (result.exitCode === 0) {
+        made.worktree = true;
+        made.branch = true;
+        return;
+      }
+      if (await branchExists(ctx.repo, branch)) made.branch = true;
+      if (attempt >= 4 || !isTransientGitFailure(result.stderr)) {
+        throw new WarrenError('CREATE_FAILED', `git worktree add failed: ${result.stderr.trim()}`, {
+          details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
+        });
+      }
+      await cleanupPartialAdd(ctx, branch, wsPath, made);
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  });
+}
+
+async function cleanupPartialAdd(ctx: ProjectContext, branch: string, wsPath: string, made: { branch: boolean }): Promise<void> {
+  const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
+  if (listed) await git(['worktree', 'remove', '--force', '--force', wsPath], { cwd: ctx.repo.root, allowFailure: true });
+  fs.rmSync(wsPath, { recursive: true, force: true });
+  if (made.branch) {
+    await git(['branch', '-D', branch], { cwd: ctx.repo.root, allowFailure: true });
+    made.branch = false;
+  }
+}
+
+/** Undoes a half-made task. Everything here was made by this call, so it holds no one's work. */
+async function rollback(
+  ctx: ProjectContext,
+  id: string,
+  branch: string,
+  wsPath: string,
+  made: { worktree: boolean; branch: boolean; meta: boolean },
+): Promise<string[]> {
+  const undone: string[] = [];
+  try {
+    await withRepoLock(ctx, `rollback ${branch}`, async () => {
+      const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
+      if (listed) {
+        // --force is safe here: the worktree was created by this call moments ago.
+        await git(['worktree', 'remove', '--force', '--force', wsPath], { cwd: ctx.repo.root, allowFailure: true });
+        undone.push(`worktree ${wsPath} removed`);
+      }
+      if (fs.existsSync(wsPath)) {
+        fs.rmSync(wsPath, { recursive: true, force: true });
+        if (!listed) undone.push(`directory ${wsPath} removed`);
+      }
+      if (made.branch && (await branchExists(ctx.repo, branch))) {
+        await git(['branch', '-D', branch], { cwd: ctx.repo.root, allowFailure: true });
+        undone.push(`branch ${branch} deleted`);
+      }
+    });
+  } catch (err) {
+    undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
+  }
+  if (made.meta) removeMeta(wsPath);
+  ctx.store.deleteTask(ctx.key, id);
+  undone.push('task record deleted');
+  return undone;
+}

@@ -1,0 +1,176 @@
+import fs from 'node:fs';
+import { git } from '../git/exec.js';
+import { commitsNotOn, otherRefTips, statusOf } from '../git/repo.js';
+import { likelyCause, removeTree } from '../system/remove-tree.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from './context.js';
+import { withRepoLock } from './locks.js';
+import { removeMeta } from './meta.js';
+import { gatherScan, classifyStrays, type Stray } from './scan.js';
+
+/** What gc learned about a stray before deciding. */
+export interface StrayFacts {
+  stray: Stray;
+  task: Task | null;
+  /** For worktrees and branches: uncommitted changes, or commits on no other ref. */
+  uncommitted: number;
+  unlandedCommits: number;
+  /** For stranded directories: does it hold anything at all? */
+  empty: boolean;
+}
+
+export type GcAction =
+  | { kind: 'forget-row'; stray: Stray; task: Task }
+  | { kind: 'delete-dir'; stray: Stray; path: string; task: Task | null }
+  | { kind: 'remove-worktree'; stray: Stray; path: string; force: boolean; task: Task | null }
+  | { kind: 'prune'; stray: Stray }
+  | { kind: 'delete-branch'; stray: Stray; branch: string; task: Task | null };
+
+export interface GcPlan {
+  actions: GcAction[];
+  kept: { path: string; kind: Stray['kind']; reason: string }[];
+}
+
+/** Decides what is provably safe to remove. Pure: nothing with uncommitted or unlanded work. */
+export function planGc(facts: readonly StrayFacts[]): GcPlan {
+  const actions: GcAction[] = [];
+  const kept: GcPlan['kept'] = [];
+  const keep = (f: StrayFacts, reason: string) => kept.push({ path: f.stray.path ?? f.stray.branch ?? '', kind: f.stray.kind, reason });
+  for (const f of facts) {
+    const { stray, task } = f;
+    switch (stray.kind) {
+      case 'vanished':
+        // The directory is gone already; the branch (and its commits) stays. Only the record goes.
+        if (task) actions.push({ kind: 'forget-row', stray, task });
+        break;
+      case 'prunable':
+        actions.push({ kind: 'prune', stray });
+        break;
+      case 'stranded':
+        if (task?.state === 'remove_failed') actions.push({ kind: 'delete-dir', stray, path: stray.path ?? '', task });
+        else if (f.empty) actions.push({ kind: 'delete-dir', stray, path: stray.path ?? '', task });
+        else keep(f, 'git does not know this directory, so warren cannot prove it holds no work; inspect it and delete it by hand');
+        break;
+      case 'unclaimed':
+        if (task?.state === 'creating') {
+          // A warren new that died: never handed to anyone, so it holds no one's work.
+          actions.push({ kind: 'remove-worktree', stray, path: stray.path ?? '', force: true, task });
+        } else if (f.uncommitted > 0) {
+          keep(f, `it has ${f.uncommitted} uncommitted change(s)`);
+        } else if (f.unlandedCommits > 0) {
+          keep(f, `its HEAD has ${f.unlandedCommits} commit(s) on no other ref`);
+        } else {
+          actions.push({ kind: 'remove-worktree', stray, path: stray.path ?? '', force: false, task });
+        }
+        break;
+      case 'orphan_branch':
+        if (f.unlandedCommits > 0) keep(f, `branch holds ${f.unlandedCommits} commit(s) on no other ref`);
+        else actions.push({ kind: 'delete-branch', stray, branch: stray.branch ?? '', task });
+        break;
+      case 'mounted':
+        keep(f, 'something is mounted here; unmount it first (warren never deletes through a mount)');
+        break;
+    }
+  }
+  return { actions, kept };
+}
+
+async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks: readonly Task[]): Promise<StrayFacts[]> {
+  const facts: StrayFacts[] = [];
+  for (const stray of strays) {
+    const task = tasks.find((t) => (stray.id !== undefined && t.id === stray.id) || (stray.path !== undefined && t.path === stray.path)) ?? null;
+    let uncommitted = 0;
+    let unlandedCommits = 0;
+    let empty = false;
+    if (stray.kind === 'unclaimed' && stray.path) {
+      uncommitted = (await statusOf(stray.path).catch(() => [{ code: '??', path: '(status failed)' }])).length;
+      const head = await git(['rev-parse', 'HEAD'], { cwd: stray.path, allowFailure: true });
+      if (head.exitCode === 0) {
+        const own = stray.branch ? [`refs/heads/${stray.branch}`] : [];
+        unlandedCommits = (await commitsNotOn(ctx.repo, head.stdout.trim(), await otherRefTips(ctx.repo, own))).length;
+      }
+    }
+    if (stray.kind === 'orphan_branch' && stray.branch) {
+      const others = await otherRefTips(ctx.repo, [`refs/heads/${stray.branch}`]);
+      unlandedCommits = (await commitsNotOn(ctx.repo, `refs/heads/${stray.branch}`, others)).length;
+    }
+    if (stray.kind === 'stranded' && stray.path) {
+      try {
+        empty = fs.readdirSync(stray.path).length === 0;
+      } catch {
+        empty = false;
+      }
+    }
+    facts.push({ stray, task, uncommitted, unlandedCommits, empty });
+  }
+  return facts;
+}
+
+export interface GcResult {
+  removed: { kind: Stray['kind']; path?: string; id?: string; branch?: string; action: GcAction['kind'] }[];
+  kept: GcPlan['kept'];
+}
+
+/** `warren gc`: removes the strays that are provably safe to remove and says why it kept the rest. */
+export async function gc(ctx: ProjectContext): Promise<GcResult> {
+  const input = await gatherScan(ctx);
+  const strays = classifyStrays(input);
+  const plan = planGc(await gatherFacts(ctx, strays, input.tasks));
+  const removed: GcResult['removed'] = [];
+  const kept = [...plan.kept];
+  await withRepoLock(ctx, 'gc', async () => {
+    for (const action of plan.actions) {
+      const { stray } = action;
+      const entry = { kind: stray.kind, action: action.kind, ...(stray.path ? { path: stray.path } : {}), ...(stray.id ? { id: stray.id } : {}), ...(stray.branch ? { branch: stray.branch } : {}) };
+      try {
+        switch (action.kind) {
+          case 'forget-row':
+            removeMeta(action.task.path);
+            ctx.store.deleteTask(ctx.key, action.task.id);
+            break;
+          case 'prune':
+            await git(['worktree', 'prune'], { cwd: ctx.repo.root });
+            break;
+          case 'delete-dir': {
+            const failures = removeTree(action.path);
+            if (fs.existsSync(action.path)) {
+              const first = failures[0];
+              kept.push({ path: action.path, kind: stray.kind, reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}` });
+              continue;
+            }
+            removeMeta(action.path);
+            if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+            break;
+          }
+          case 'remove-worktree': {
+            if (action.force) await git(['worktree', 'unlock', '--', action.path], { cwd: ctx.repo.root, allowFailure: true });
+            const args = action.force ? ['worktree', 'remove', '--force', '--force', '--', action.path] : ['worktree', 'remove', '--', action.path];
+            const result = await git(args, { cwd: ctx.repo.root, allowFailure: true });
+            if (result.exitCode !== 0) {
+              kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
+              continue;
+            }
+            removeMeta(action.path);
+            if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+            break;
+          }
+          case 'delete-branch':
+            await git(['branch', '-D', '--', action.branch], { cwd: ctx.repo.root });
+            if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
+            break;
+        }
+        removed.push(entry);
+      } catch (err) {
+        kept.push({ path: stray.path ?? stray.branch ?? '', kind: stray.kind, reason: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  });
+  ctx.store.addEvent({
+    project: ctx.key,
+    kind: 'gc',
+    level: kept.length > 0 ? 'warn' : 'info',
+    message: `gc removed ${removed.length} stray(s), kept ${kept.length}`,
+    data: { removed, kept },
+  });
+  return { removed, kept };
+}

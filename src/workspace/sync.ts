@@ -1,0 +1,57 @@
+import { WarrenError } from '../errors.js';
+import { git, gitError } from '../git/exec.js';
+import { isAncestor, listWorktrees, revParse } from '../git/repo.js';
+import type { ProjectContext } from './context.js';
+import { withRepoLock } from './locks.js';
+
+export type SyncOutcome =
+  | { kind: 'no-upstream' }
+  | { kind: 'up-to-date'; upstream: string; commit: string }
+  | { kind: 'ahead'; upstream: string; commit: string }
+  | { kind: 'fast-forwarded'; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref' };
+
+/**
+ * Brings the local base up to its upstream before a task branches from it: fetch that one
+ * branch, then fast-forward (in the worktree that has it checked out, or by compare-and-swap
+ * on the ref). A diverged base is refused before anything is created.
+ */
+export async function syncBase(ctx: ProjectContext, base: string): Promise<SyncOutcome> {
+  const info = await git(
+    ['for-each-ref', '--format=%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)', `refs/heads/${base}`],
+    { cwd: ctx.repo.root },
+  );
+  const [remote, remoteRef, trackingRef] = info.stdout.trim().split('\0');
+  if (!remote || !remoteRef || !trackingRef || remote === '.') return { kind: 'no-upstream' };
+
+  return withRepoLock(ctx, `sync ${base}`, async () => {
+    await git(['fetch', '--no-tags', '--quiet', remote, `+${remoteRef}:${trackingRef}`], { cwd: ctx.repo.root });
+    const local = await revParse(ctx.repo, `refs/heads/${base}`);
+    const upstream = await revParse(ctx.repo, trackingRef);
+    if (!local || !upstream) throw new WarrenError('BASE_UNKNOWN', `could not resolve ${base} or ${trackingRef} after fetching; nothing was created.`);
+    if (local === upstream) return { kind: 'up-to-date', upstream: trackingRef, commit: local };
+    if (await isAncestor(ctx.repo, upstream, local)) return { kind: 'ahead', upstream: trackingRef, commit: local };
+    if (!(await isAncestor(ctx.repo, local, upstream))) {
+      throw new WarrenError(
+        'BASE_DIVERGED',
+        `the base ${base} (${local.slice(0, 12)}) has diverged from ${trackingRef} (${upstream.slice(0, 12)}): each has commits the other lacks. Nothing was created; ${base} was left as it was.`,
+        {
+          hint: `Reconcile ${base} with ${trackingRef} (rebase or merge), or run warren new with --no-sync to branch from the local ${base} as it is.`,
+          details: { base, local, upstream: trackingRef, upstreamCommit: upstream },
+        },
+      );
+    }
+    const checkedOut = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === `refs/heads/${base}`);
+    if (checkedOut) {
+      const merge = await git(['merge', '--ff-only', '--quiet', upstream], { cwd: checkedOut.path, allowFailure: true });
+      if (merge.exitCode !== 0) {
+        throw new WarrenError('CHECKOUT_DIRTY', `could not fast-forward ${base} in ${checkedOut.path}: ${merge.stderr.trim().split('\n')[0] ?? ''}. Nothing was created; ${base} was left as it was.`, {
+          hint: `Commit or stash the changes in ${checkedOut.path}, or use --no-sync.`,
+          cause: gitError(merge),
+        });
+      }
+      return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only' };
+    }
+    await git(['update-ref', '-m', `warren: fast-forward ${base} to ${trackingRef}`, `refs/heads/${base}`, upstream, local], { cwd: ctx.repo.root });
+    return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'update-ref' };
+  });
+}
