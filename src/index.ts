@@ -1,4 +1,5 @@
 /** warren as a library: the same calls the CLI and the dashboard make. */
+import './features.js';
 export { WarrenError, ERROR_CODES, isWarrenError, type ErrorCode } from './errors.js';
 export { Store } from './state/store.js';
 export type { Task, TaskState, TaskType, WarrenEvent } from './state/types.js';

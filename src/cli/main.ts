@@ -1,3 +1,4 @@
+import '../features.js';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
