@@ -25,11 +25,19 @@ export interface CreateOptions {
 /** Steps that later stages add to a new workspace; each gets the ready-to-use task. */
 export type CreateHook = (ctx: ProjectContext, task: Task, options: CreateOptions) => Promise<void>;
 
-const createHooks: CreateHook[] = [];
+/** Where a step runs among the others: provisioning, then fingerprints, then ports, then setup. */
+export const CREATE_PHASE = { provision: 10, fingerprint: 20, ports: 30, setup: 40 } as const satisfies Record<string, number>;
 
-/** Registers a step run after the worktree exists and before the task is `ready`. */
-export function addCreateHook(hook: CreateHook): void {
-  createHooks.push(hook);
+const createHooks: { phase: number; hook: CreateHook }[] = [];
+
+/**
+ * Registers a step run after the worktree exists and before the task is `ready`. A hook that
+ * throws makes the whole creation roll back; a hook that leaves the task in another state
+ * (e.g. `setup_failed`) keeps the workspace.
+ */
+export function addCreateHook(phase: number, hook: CreateHook): void {
+  createHooks.push({ phase, hook });
+  createHooks.sort((a, b) => a.phase - b.phase);
 }
 
 /**
@@ -113,7 +121,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
         data: { branch, path: wsPath, base, baseCommit, sync },
       });
-      for (const hook of createHooks) await hook(ctx, task, options);
+      for (const { hook } of createHooks) await hook(ctx, task, options);
       const final = ctx.store.getTask(ctx.key, id);
       if (final?.state === 'creating') ctx.store.setState(ctx.key, id, 'ready');
     } catch (err) {

@@ -106,6 +106,15 @@ async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks:
   return facts;
 }
 
+/** Later stages collect their own leftovers (unused snapshots, orphaned mounts) in `gc`. */
+export interface GcHook {
+  collect(ctx: ProjectContext): Promise<{ removed: GcResult['removed']; kept: GcPlan['kept'] }>;
+}
+const gcHooks: GcHook[] = [];
+export function addGcHook(hook: GcHook): void {
+  gcHooks.push(hook);
+}
+
 export interface GcResult {
   removed: { kind: Stray['kind']; path?: string; id?: string; branch?: string; action: GcAction['kind'] }[];
   kept: GcPlan['kept'];
@@ -165,6 +174,11 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       }
     }
   });
+  for (const hook of gcHooks) {
+    const extra = await hook.collect(ctx);
+    removed.push(...extra.removed);
+    kept.push(...extra.kept);
+  }
   ctx.store.addEvent({
     project: ctx.key,
     kind: 'gc',
