@@ -28,7 +28,7 @@ export type GcAction =
 
 export interface GcPlan {
   actions: GcAction[];
-  kept: { path: string; kind: Stray['kind']; reason: string }[];
+  kept: { path: string; kind: string; reason: string }[];
 }
 
 /** Decides what is provably safe to remove. Pure: nothing with uncommitted or unlanded work. */
@@ -116,7 +116,7 @@ export function addGcHook(hook: GcHook): void {
 }
 
 export interface GcResult {
-  removed: { kind: Stray['kind']; path?: string; id?: string; branch?: string; action: GcAction['kind'] }[];
+  removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[];
   kept: GcPlan['kept'];
 }
 
