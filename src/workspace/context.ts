@@ -29,11 +29,18 @@ export async function openProject(dir: string, store = new Store()): Promise<Pro
   return { repo, key, config, root, store };
 }
 
-/** Resolves the parent chain (a symlinked $HOME is fine) but not the root's own last component. */
+/**
+ * Resolves the parent chain (a symlinked $HOME is fine) but not the root's own last component,
+ * which `ensureRoot` and `assertContained` insist is a real directory. Creates nothing.
+ */
 function canonicalRoot(configured: string): string {
-  const parent = path.dirname(configured);
-  fs.mkdirSync(parent, { recursive: true });
-  return path.join(fs.realpathSync(parent), path.basename(configured));
+  let existing = path.dirname(configured);
+  const rest: string[] = [path.basename(configured)];
+  while (!fs.existsSync(existing)) {
+    rest.unshift(path.basename(existing));
+    existing = path.dirname(existing);
+  }
+  return path.join(fs.realpathSync(existing), ...rest);
 }
 
 /**

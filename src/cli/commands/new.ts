@@ -1,5 +1,6 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
+import { validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
   program
@@ -12,6 +13,9 @@ export const registerNew: Register = (program, run) => {
     .option('--no-setup', 'do not run the setup commands')
     .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean }) =>
       run(async (env) => {
+        // Hostile names are refused before anything is opened or created.
+        validateTaskType(type);
+        validateTaskId(id);
         const ctx = await env.project();
         const task = await createTask(ctx, { type, id, sync: opts.sync, setup: opts.setup, ...(opts.base ? { base: opts.base } : {}) });
         const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state };

@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeRepo, refsAndWorktrees } from '../helpers/repo.js';
+
+/** Every hostile name exits 2 with the rule named, and creates nothing: no branch, directory, row or lock. */
+describe('hostile task IDs and types', () => {
+  const cases: [string, string[], RegExp][] = [
+    ['shell syntax', ['feat', '--', 'x; rm -rf ~'], /must match \^\[A-Za-z0-9\]/],
+    ['a parent path', ['feat', '--', '../up'], /must match/],
+    ['a leading dash', ['feat', '--', '-rf'], /must match/],
+    ['a slash', ['feat', '--', 'a/b'], /must match/],
+    ['an at sign', ['feat', '--', '@'], /must match/],
+    ['an empty string', ['feat', '--', ''], /must match/],
+    ['65 characters', ['feat', '--', 'a'.repeat(65)], /at most 64 characters/],
+    ['a double dot', ['feat', '--', 'a..b'], /no "\.\."/],
+    ['a .lock suffix', ['feat', '--', 'x.lock'], /\.lock/],
+    ['a leading dot', ['feat', '--', '.hidden'], /must match/],
+    ['an unknown type', ['hack', 'T-1'], /not one of feat, fix, refactor, docs, chore/],
+    ['a type with a slash', ['feat/x', 'T-1'], /not one of/],
+  ];
+
+  it.each(cases)('refuses %s', async (_name, args, rule) => {
+    const repo = makeRepo();
+    const before = refsAndWorktrees(repo.root);
+    const res = await repo.warrenJson<{ error: { code: string; message: string } }>('new', ...args);
+    expect(res.code).toBe(2);
+    expect(['ID_INVALID', 'TYPE_INVALID']).toContain(res.json.error.code);
+    expect(res.json.error.message).toMatch(rule);
+    expect(res.json.error.message).toMatch(/Nothing was created/);
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    // No directory, no lock, no row.
+    expect(fs.existsSync(path.join(repo.home, 'worktrees'))).toBe(false);
+    expect(fs.existsSync(path.join(repo.home, 'locks'))).toBe(false);
+    const list = await repo.warrenJson<unknown[]>('list');
+    expect(list.json).toEqual([]);
+  });
+
+  it('treats a dash-led ID without -- as an unknown option: usage error, exit 2, nothing created', async () => {
+    const repo = makeRepo();
+    const before = refsAndWorktrees(repo.root);
+    const res = await repo.warren('new', 'feat', '-rf');
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/unknown option '-rf'/);
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+  });
+
+  it('accepts the longest valid ID (64 characters)', async () => {
+    const repo = makeRepo();
+    const res = await repo.warren('new', 'chore', 'a'.repeat(64));
+    expect(res.code).toBe(0);
+  });
+
+  it('refuses hostile IDs on every command that takes one', async () => {
+    const repo = makeRepo();
+    for (const cmd of [['rm', '--', '../x'], ['show', '--', 'a/b']]) {
+      const res = await repo.warrenJson<{ error: { code: string } }>(...cmd);
+      expect(res.code).toBe(2);
+      expect(res.json.error.code).toBe('ID_INVALID');
+    }
+  });
+});
