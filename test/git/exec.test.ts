@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isWarrenError } from '../../src/errors.js';
+import { git, gitEnv } from '../../src/git/exec.js';
+import { makeRepo, tmpDir } from '../helpers/repo.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the git seam', () => {
+  it('kills the whole process group on timeout, including what git started', async () => {
+    const repo = makeRepo();
+    const pidFile = path.join(tmpDir(), 'pid');
+    // An alias that starts a long-lived grandchild which records its pid.
+    const started = Date.now();
+    const err = await git(['-c', `alias.slow=!sh -c 'echo $$ > ${pidFile}; exec sleep 30'`, 'slow'], { cwd: repo.root, timeoutMs: 500 }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(isWarrenError(err, 'GIT_TIMEOUT')).toBe(true);
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    expect(pid).toBeGreaterThan(0);
+    // SIGKILL to the group is synchronous in the kernel; give the reaper a moment.
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('turns a failure into a WarrenError with argv, exit code, stderr and a stable code', async () => {
+    const repo = makeRepo();
+    const err = await git(['rev-parse', '--verify', 'no-such-ref'], { cwd: repo.root }).catch((e: unknown) => e);
+    expect(isWarrenError(err)).toBe(true);
+    if (isWarrenError(err)) {
+      expect(err.details).toMatchObject({ argv: ['git', 'rev-parse', '--verify', 'no-such-ref'], exitCode: 128 });
+      expect(String(err.details?.stderr)).toMatch(/Needed a single revision/);
+    }
+  });
+
+  it('runs with a fixed environment and ignores a GIT_DIR that would redirect it', async () => {
+    const env = gitEnv();
+    expect(env).toMatchObject({ LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat' });
+    const repo = makeRepo();
+    const other = makeRepo();
+    process.env.GIT_DIR = path.join(other.root, '.git');
+    try {
+      const res = await git(['rev-parse', '--show-toplevel'], { cwd: repo.root });
+      expect(res.stdout.trim()).toBe(repo.root);
+    } finally {
+      delete process.env.GIT_DIR;
+    }
+  });
+
+  it('passes arguments as argv, never through a shell', async () => {
+    const repo = makeRepo();
+    const res = await git(['check-ref-format', '--branch', 'feat/$(touch pwned)'], { cwd: repo.root, allowFailure: true });
+    expect(res.exitCode).not.toBe(0);
+    expect(fs.existsSync(path.join(repo.root, 'pwned'))).toBe(false);
+  });
+});
