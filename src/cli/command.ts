@@ -10,6 +10,10 @@ export interface CliEnv {
   log(line: string): void;
   store(): Store;
   project(): Promise<ProjectContext>;
+  /** The opened project, if any: refusals are recorded against it. */
+  opened(): ProjectContext | null;
+  /** The task a command is about, once validated: refusals are recorded against it. */
+  taskId: string | null;
   close(): void;
 }
 
@@ -29,18 +33,21 @@ export type Register = (program: Command, run: (handler: Handler) => Promise<voi
 export function makeEnv(repoDir: string, json: boolean): CliEnv {
   let store: Store | null = null;
   let project: Promise<ProjectContext> | null = null;
+  let opened: ProjectContext | null = null;
   return {
     repoDir,
     json,
+    taskId: null,
     log: (line) => process.stderr.write(`${line}\n`),
     store() {
       store ??= new Store();
       return store;
     },
     project() {
-      project ??= openProject(repoDir, this.store());
+      project ??= openProject(repoDir, this.store()).then((ctx) => (opened = ctx));
       return project;
     },
+    opened: () => opened,
     close() {
       store?.close();
     },

@@ -53,9 +53,28 @@ export async function main(argv: readonly string[]): Promise<number> {
     await program.parseAsync([...argv], { from: 'user' });
     return outcome.exitCode;
   } catch (err) {
+    recordRefusal(env as CliEnv | null, err);
     return report(err, json);
   } finally {
     (env as CliEnv | null)?.close();
+  }
+}
+
+/** Every refusal is an event too, against the project (and task) it concerns, once one was opened. */
+function recordRefusal(env: CliEnv | null, err: unknown): void {
+  const ctx = env?.opened();
+  if (!env || !ctx || !(err instanceof WarrenError)) return;
+  try {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: env.taskId,
+      kind: 'refused',
+      level: 'warn',
+      message: err.message,
+      data: { code: err.code, command: process.argv.slice(2).join(' ') },
+    });
+  } catch {
+    // Recording must never hide the refusal itself.
   }
 }
 

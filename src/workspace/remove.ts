@@ -100,7 +100,12 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 
     // Act.
     ctx.store.setState(ctx.key, id, 'removing');
-    for (const h of hooks) if (h.release) await h.release(ctx, task);
+    try {
+      for (const h of hooks) if (h.release) await h.release(ctx, task);
+    } catch (err) {
+      ctx.store.setState(ctx.key, id, task.state);
+      throw err;
+    }
     const stillMounted = mountsUnder(readMounts(), task.path);
     if (stillMounted.length > 0) {
       ctx.store.setState(ctx.key, id, task.state);

@@ -199,3 +199,14 @@ describe('warren rm', () => {
     }
   });
 });
+
+describe('refusals are events', () => {
+  it('records a refusal against the task it concerns', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'E-1');
+    fs.writeFileSync(path.join(ws, 'dirty.txt'), 'x');
+    expect((await repo.warren('rm', 'E-1')).code).toBe(1);
+    const show = await repo.warrenJson<{ events: { kind: string; level: string; code?: string }[] }>('show', 'E-1');
+    expect(show.json.events).toContainEqual(expect.objectContaining({ kind: 'refused', level: 'warn', code: 'WORKSPACE_DIRTY' }));
+  });
+});

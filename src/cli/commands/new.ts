@@ -15,7 +15,7 @@ export const registerNew: Register = (program, run) => {
       run(async (env) => {
         // Hostile names are refused before anything is opened or created.
         validateTaskType(type);
-        validateTaskId(id);
+        env.taskId = validateTaskId(id);
         const ctx = await env.project();
         const task = await createTask(ctx, { type, id, sync: opts.sync, setup: opts.setup, ...(opts.base ? { base: opts.base } : {}) });
         const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state };

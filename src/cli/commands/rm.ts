@@ -1,3 +1,4 @@
+import { validateTaskId } from '../../workspace/ids.js';
 import { removeTask } from '../../workspace/remove.js';
 import type { Register } from '../command.js';
 
@@ -9,6 +10,7 @@ export const registerRm: Register = (program, run) => {
     .option('--delete-branch', 'also delete the branch, only when its work is on the base or another ref')
     .action((id: string, opts: { deleteBranch?: boolean }) =>
       run(async (env) => {
+        env.taskId = validateTaskId(id);
         const ctx = await env.project();
         const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true });
         const human = result.branchDeleted

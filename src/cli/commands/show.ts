@@ -11,6 +11,7 @@ export const registerShow: Register = (program, run) => {
     .action((rawId: string, opts: { events: string }) =>
       run(async (env) => {
         const id = validateTaskId(rawId);
+        env.taskId = id;
         const ctx = await env.project();
         const task = ctx.store.getTask(ctx.key, id);
         if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository.`, { hint: 'See `warren list`.' });
