@@ -5,10 +5,11 @@ import { isWarrenError } from '../../src/errors.js';
 import { git, gitEnv } from '../../src/git/exec.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
 
+/** A zombie is dead: killed, merely not yet reaped (PID 1 here may never reap orphans). */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }

@@ -27,7 +27,7 @@ describe('concurrency', () => {
     expect(removed.map((r) => r.code)).toEqual(ids.map(() => 0));
     expect(repo.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toHaveLength(1);
     expect(repo.git('branch', '--list', 'feat/*')).toBe('');
-  });
+  }, 180_000);
 
   it('two processes racing for the same ID: exactly one wins, the other is refused cleanly', async () => {
     const repo = makeRepo();
