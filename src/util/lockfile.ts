@@ -51,6 +51,16 @@ export function procStartTime(pid: number): string | null {
   }
 }
 
+/** The process state letter from /proc/<pid>/stat (R, S, Z…), or null where there is no /proc. */
+export function procState(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2) || null;
+  } catch {
+    return null;
+  }
+}
+
 export function isHolderAlive(holder: LockHolder): boolean {
   if (holder.host !== os.hostname()) return true; // cannot tell: assume alive
   try {
@@ -58,6 +68,7 @@ export function isHolderAlive(holder: LockHolder): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  if (procState(holder.pid) === 'Z') return false; // exited, merely not reaped yet
   if (holder.procStart !== null) {
     const now = procStartTime(holder.pid);
     if (now !== null && now !== holder.procStart) return false; // pid reused by another process
