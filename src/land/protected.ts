@@ -1,0 +1,81 @@
+import picomatch from 'picomatch';
+import { WarrenError } from '../errors.js';
+
+/**
+ * The protected-path policy (`protected:` globs in warren.yaml): paths that never land. Pure:
+ * validation and classification work on plain strings so they are tested without git.
+ */
+
+export interface ProtectedPolicy {
+  globs: string[];
+  matches(path: string): boolean;
+}
+
+/** Why a glob is refused; null when it is usable. */
+export function globProblem(glob: string): string | null {
+  if (glob.trim() === '') return 'is empty';
+  if (glob.includes('\0')) return 'contains a NUL byte';
+  if (glob.startsWith('/')) return 'is absolute; globs are relative to the repository root';
+  if (glob.startsWith('!')) return 'is a negation; protected globs only add paths, they cannot carve exceptions';
+  if (glob.includes('\\')) return 'contains a backslash; use / as the separator';
+  if (glob.split('/').some((part) => part === '..')) return 'climbs out of the repository with ..';
+  try {
+    picomatch.makeRe(glob, { dot: true, strictBrackets: true });
+  } catch (err) {
+    return `does not compile (${err instanceof Error ? err.message : String(err)})`;
+  }
+  return null;
+}
+
+/** Compiles the globs; any unusable one refuses the whole policy (a half-read policy would let a file through). */
+export function compilePolicy(globs: readonly string[], source: string): ProtectedPolicy {
+  const problems = globs.flatMap((glob) => {
+    const problem = globProblem(glob);
+    return problem ? [`${JSON.stringify(glob)} ${problem}`] : [];
+  });
+  if (problems.length > 0) {
+    throw new WarrenError('PROTECTED_POLICY_INVALID', `the protected-path policy in ${source} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
+      hint: `Fix the protected: list in ${source} and run the command again.`,
+      details: { problems },
+    });
+  }
+  // dot: a protected `.env*` must match dotfiles; a glob without a slash matches at any depth,
+  // the way .gitignore reads it, so `*.local` protects `src/x.local` too.
+  const matchers = globs.map((glob) => picomatch(glob, { dot: true, basename: !glob.includes('/') }));
+  return {
+    globs: [...globs],
+    matches: (path) => matchers.some((m) => m(path)),
+  };
+}
+
+/** One path the task touched, from `git diff --name-status --no-renames`. */
+export interface TouchedPath {
+  status: string;
+  path: string;
+}
+
+export interface Exclusion {
+  path: string;
+  /** `created`: left out; `changed`/`deleted`: the base's version is kept. */
+  how: 'created' | 'changed' | 'deleted';
+}
+
+/** Which of the task's touched paths the policy keeps out of the landed commit, and how. */
+export function classifyExclusions(touched: readonly TouchedPath[], policy: ProtectedPolicy): Exclusion[] {
+  return touched
+    .filter((t) => policy.matches(t.path))
+    .map((t) => ({ path: t.path, how: t.status === 'A' ? 'created' : t.status === 'D' ? 'deleted' : 'changed' }));
+}
+
+/** Parses `git diff --name-status -z --no-renames`: status and path alternate. */
+export function parseNameStatusZ(output: string): TouchedPath[] {
+  const fields = output.split('\0');
+  const out: TouchedPath[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const status = fields[i];
+    const path = fields[i + 1];
+    if (!status || path === undefined || path === '') continue;
+    out.push({ status: status.slice(0, 1), path });
+  }
+  return out;
+}
