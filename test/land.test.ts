@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newTask, snapshot, writeIn } from './helpers/land.js';
+import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
+
+interface LandJson {
+  commit: string;
+  tree: string;
+  excluded: string[];
+  exclusions: { path: string; how: string }[];
+  rebased: boolean;
+  landed: boolean;
+  push: { ok: boolean; remote: string; ref: string } | null;
+}
+interface ErrJson {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+const POLICY = 'protected: [".env.testing", "**/*.local"]\n';
+
+function repoWithPolicy() {
+  return makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': POLICY, 'conf/app.local': 'base\n', 'src/a.txt': 'a\n' } });
+}
+
+describe('warren land', () => {
+  it('leaves protected files changed and created out, names them, and lands the rest of the tree', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'a2\n');
+    writeIn(ws, 'src/new.txt', 'new\n');
+    writeIn(ws, '.env.testing', 'SECRET=1\n');
+    writeIn(ws, 'conf/app.local', 'mine\n');
+    writeIn(ws, 'deep/dir/x.local', 'created\n');
+    fs.rmSync(path.join(ws, 'README.md'));
+    expect((await repo.warren('checkpoint', 'T-1', '-m', 'first')).code).toBe(0);
+    writeIn(ws, 'src/b.txt', 'b\n');
+    expect((await repo.warren('checkpoint', 'T-1', '-m', 'second')).code).toBe(0);
+
+    const r = await repo.warrenJson<LandJson>('land', 'T-1');
+    expect(r.code, r.stdout).toBe(0);
+    expect([...r.json.excluded].sort()).toEqual(['.env.testing', 'conf/app.local', 'deep/dir/x.local']);
+    expect(r.json.exclusions).toContainEqual({ path: 'conf/app.local', how: 'changed' });
+    expect(r.json.exclusions).toContainEqual({ path: '.env.testing', how: 'created' });
+    expect(r.stderr).toContain('left out protected .env.testing');
+
+    // One commit on top of the old base, which is its only parent.
+    expect(repo.git('rev-parse', 'main')).toBe(r.json.commit);
+    expect(repo.git('rev-list', '--count', 'main')).toBe('2');
+    expect(repo.git('log', '-1', '--format=%B', 'main')).toContain('- first\n- second');
+    // The landed tree is the task's tree with the protected paths at their base versions.
+    const landed = repo.git('ls-tree', '-r', '--name-only', 'main').split('\n');
+    expect(landed).toEqual(['conf/app.local', 'src/a.txt', 'src/b.txt', 'src/new.txt', 'warren.yaml']);
+    expect(repo.git('show', 'main:conf/app.local')).toBe('base');
+    expect(repo.git('show', 'main:src/a.txt')).toBe('a2');
+    expect(repo.git('diff', '--name-only', 'main', 'feat/T-1').split('\n').sort()).toEqual(['.env.testing', 'conf/app.local', 'deep/dir/x.local']);
+    // The main checkout followed, and its index with it; the workspace keeps its copies.
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(fs.readFileSync(path.join(repo.root, 'src/new.txt'), 'utf8')).toBe('new\n');
+    expect(fs.existsSync(path.join(repo.root, 'README.md'))).toBe(false);
+    expect(fs.readFileSync(path.join(ws, '.env.testing'), 'utf8')).toBe('SECRET=1\n');
+    expect(fs.readFileSync(path.join(ws, 'conf/app.local'), 'utf8')).toBe('mine\n');
+    // Recorded: state, data, and an event naming the exclusions.
+    const show = await repo.warrenJson<{ state: string; data: { landed: { commit: string } }; events: { kind: string; excluded?: unknown }[] }>('show', 'T-1');
+    expect(show.json.state).toBe('landed');
+    expect(show.json.data.landed.commit).toBe(r.json.commit);
+    expect(show.json.events.find((e) => e.kind === 'land.excluded')).toBeDefined();
+  });
+
+  it.each([
+    ['a glob that climbs out of the repository', 'protected: ["../elsewhere"]\n', 'PROTECTED_POLICY_INVALID'],
+    ['a negation', 'protected: ["!conf/app.local"]\n', 'PROTECTED_POLICY_INVALID'],
+    ['an absolute glob', 'protected: ["/etc/passwd"]\n', 'PROTECTED_POLICY_INVALID'],
+    ['a list of the wrong type', 'protected: [".env", 5]\n', 'CONFIG_INVALID'],
+    ['a policy that is not YAML', 'protected: [".env"\n', 'CONFIG_INVALID'],
+  ])('refuses %s with every ref, index and file unchanged', async (_name, policy, code) => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'task\n');
+    writeIn(ws, '.env.testing', 'x\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    // The bad policy as committed on the base and checked out in the main worktree.
+    writeIn(repo.root, 'warren.yaml', policy);
+    repo.commit('policy');
+    const before = snapshot(repo, ws);
+    const r = await repo.warrenJson<ErrJson>('land', 'T-1');
+    expect(r.code).toBe(code === 'CONFIG_INVALID' ? 2 : 1);
+    expect(r.json.error.code).toBe(code);
+    expect(snapshot(repo, ws)).toBe(before);
+  });
+
+  it('reads the policy from the base: a task cannot unprotect a file by editing its own warren.yaml', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'warren.yaml', 'protected: []\n');
+    writeIn(ws, '.env.testing', 'SECRET\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    const r = await repo.warrenJson<LandJson>('land', 'T-1');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.excluded).toEqual(['.env.testing']);
+    expect(repo.git('ls-tree', '--name-only', 'main')).not.toContain('.env.testing');
+  });
+
+  it('rebases the squash onto a base that moved, when the changes do not conflict', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'task\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    writeIn(repo.root, 'src/other.txt', 'moved\n');
+    const moved = repo.commit('base moved');
+    const r = await repo.warrenJson<LandJson>('land', 'T-1');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.rebased).toBe(true);
+    expect(repo.git('rev-parse', 'main^')).toBe(moved);
+    expect(repo.git('show', 'main:src/a.txt')).toBe('task');
+    expect(repo.git('show', 'main:src/other.txt')).toBe('moved');
+    expect(repo.git('status', '--porcelain')).toBe('');
+  });
+
+  it('refuses a rebase that conflicts, lists the paths, and moves nothing', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'task\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    writeIn(repo.root, 'src/a.txt', 'base\n');
+    repo.commit('base changed a.txt');
+    const before = snapshot(repo, ws);
+    const r = await repo.warrenJson<ErrJson>('land', 'T-1');
+    expect(r.code).toBe(1);
+    expect(r.json.error.code).toBe('LAND_CONFLICT');
+    expect(r.json.error.details?.['conflicts']).toEqual(['src/a.txt']);
+    expect(snapshot(repo, ws)).toBe(before);
+  });
+
+  it('refuses beforehand when the main checkout has uncommitted changes the land would overwrite, and keeps unrelated ones', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'task\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    writeIn(repo.root, 'src/a.txt', 'uncommitted in main\n');
+    const before = snapshot(repo, ws);
+    const refused = await repo.warrenJson<ErrJson>('land', 'T-1');
+    expect(refused.json.error.code).toBe('CHECKOUT_DIRTY');
+    expect(refused.json.error.message).toContain('src/a.txt');
+    expect(snapshot(repo, ws)).toBe(before);
+
+    // An unrelated change, staged or not, survives the land.
+    repo.git('checkout', '--', 'src/a.txt');
+    writeIn(repo.root, 'README.md', 'edited, not committed\n');
+    writeIn(repo.root, 'staged.txt', 'staged\n');
+    repo.git('add', 'staged.txt');
+    const r = await repo.warrenJson<LandJson>('land', 'T-1');
+    expect(r.code, r.stdout).toBe(0);
+    expect(repo.git('diff', '--name-only')).toBe('README.md');
+    expect(repo.git('diff', '--cached', '--name-only')).toBe('staged.txt');
+    expect(fs.readFileSync(path.join(repo.root, 'src/a.txt'), 'utf8')).toBe('task\n');
+  });
+
+  it('refuses uncommitted work in the workspace, and a task with nothing to land', async () => {
+    const repo = repoWithPolicy();
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, '.env.testing', 'only protected\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    const before = snapshot(repo, ws);
+    expect((await repo.warrenJson<ErrJson>('land', 'T-1')).json.error.code).toBe('NOTHING_TO_LAND');
+    writeIn(ws, 'src/a.txt', 'not committed\n');
+    expect((await repo.warrenJson<ErrJson>('land', 'T-1')).json.error.code).toBe('WORKSPACE_DIRTY');
+    fs.writeFileSync(path.join(ws, 'src/a.txt'), 'a\n');
+    expect(snapshot(repo, ws)).toBe(before);
+  });
+
+  it('pushes the landed base with --push, and the squashed task branch alone with --branch-only', async () => {
+    const repo = repoWithPolicy();
+    const remote = path.join(tmpDir(), 'remote.git');
+    gitIn(path.dirname(remote), 'init', '-q', '--bare', remote);
+    repo.git('remote', 'add', 'origin', remote);
+    repo.git('push', '-q', 'origin', 'main');
+
+    const ws = await newTask(repo, 'T-1');
+    writeIn(ws, 'src/a.txt', 'review me\n');
+    writeIn(ws, '.env.testing', 'SECRET\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    const mainBefore = repo.git('rev-parse', 'main');
+    const review = await repo.warrenJson<LandJson>('land', 'T-1', '--branch-only');
+    expect(review.code, review.stdout).toBe(0);
+    expect(review.json.landed).toBe(false);
+    expect(repo.git('rev-parse', 'main')).toBe(mainBefore);
+    expect(gitIn(remote, 'rev-parse', 'refs/heads/feat/T-1')).toBe(review.json.commit);
+    expect(gitIn(remote, 'ls-tree', '--name-only', 'feat/T-1')).not.toContain('.env.testing');
+    // A second review push replaces the first (the remote still holds what warren pushed).
+    writeIn(ws, 'src/a.txt', 'review me again\n');
+    expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
+    const again = await repo.warrenJson<LandJson>('land', 'T-1', '--branch-only');
+    expect(again.json.push?.ok).toBe(true);
+    expect(gitIn(remote, 'rev-parse', 'refs/heads/feat/T-1')).toBe(again.json.commit);
+
+    const landed = await repo.warrenJson<LandJson>('land', 'T-1', '--push', 'origin');
+    expect(landed.code, landed.stdout).toBe(0);
+    expect(landed.json.push).toMatchObject({ ok: true, remote: 'origin', ref: 'refs/heads/main' });
+    expect(gitIn(remote, 'rev-parse', 'main')).toBe(landed.json.commit);
+
+    const bad = await repo.warrenJson<ErrJson>('land', 'T-1', '--push', 'nosuchremote');
+    expect(bad.json.error.code).toBe('USAGE');
+  });
+});
