@@ -202,4 +202,23 @@ describe('warren land', () => {
     const bad = await repo.warrenJson<ErrJson>('land', 'T-1', '--push', 'nosuchremote');
     expect(bad.json.error.code).toBe('USAGE');
   });
+
+  it('lands 3 tasks at the same time: each is planned again on the tip the others left, and all land, one commit each', async () => {
+    const repo = repoWithPolicy();
+    const ids = ['C-1', 'C-2', 'C-3'];
+    for (const id of ids) {
+      const ws = await newTask(repo, id);
+      writeIn(ws, `src/${id}.txt`, `${id}\n`);
+      expect((await repo.warren('checkpoint', id)).code).toBe(0);
+    }
+    const before = repo.git('rev-parse', 'main');
+    const results = await Promise.all(ids.map((id) => repo.warrenJson<LandJson>('land', id)));
+    for (const r of results) expect(r.code, r.stdout).toBe(0);
+    // Linear: three commits on top of the old tip, each one of the landed squashes.
+    expect(repo.git('rev-list', '--count', `${before}..main`)).toBe('3');
+    expect(repo.git('rev-list', '--merges', `${before}..main`)).toBe('');
+    expect(repo.git('rev-list', `${before}..main`).split('\n').sort()).toEqual(results.map((r) => r.json.commit).sort());
+    expect(repo.git('status', '--porcelain')).toBe('');
+    for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `src/${id}.txt`), 'utf8')).toBe(`${id}\n`);
+  });
 });

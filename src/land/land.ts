@@ -9,6 +9,8 @@ import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordAcceptedHooks, reportConfigDrift } from './record.js';
 
+const MOVE_ATTEMPTS = 5;
+
 export interface LandOptions {
   message?: string;
   acceptHooks?: boolean;
@@ -48,47 +50,31 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     const branchOnly = options.branchOnly === true;
     const pushTo = options.push ?? (branchOnly ? true : undefined);
     const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);
-    const plan = await planLand(ctx, task, { branchOnly, ...(options.message ? { message: options.message } : {}), ...(options.acceptHooks ? { acceptHooks: true } : {}) });
-
-    if (plan.fingerprint.drift) {
-      reportConfigDrift(ctx, task, plan.fingerprint.drift, 'land');
-      if (options.acceptHooks) recordAcceptedHooks(ctx, task, plan.fingerprint.current, plan.fingerprint.drift);
-    }
-    const excluded = plan.exclusions.map((e) => e.path);
-    if (excluded.length > 0) {
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: id,
-        kind: 'land.excluded',
-        level: 'warn',
-        message: `left protected path(s) out of the landed commit: ${plan.exclusions.map((e) => `${e.path} (${e.how})`).join(', ')}; the workspace keeps its copies`,
-        data: { excluded: plan.exclusions },
-      });
-    }
-    const base: LandResult = {
-      id,
-      commit: plan.commit,
-      tree: plan.tree,
-      base: task.base,
-      baseBefore: plan.baseTip,
-      excluded,
-      exclusions: plan.exclusions,
-      rebased: plan.rebased,
-      landed: false,
-      checkoutUpdated: null,
-      push: null,
-    };
+    const planOptions = { branchOnly, ...(options.message ? { message: options.message } : {}), ...(options.acceptHooks ? { acceptHooks: true } : {}) };
+    let plan = await planLand(ctx, task, planOptions);
 
     if (branchOnly) {
+      recordPlan(ctx, plan, options.acceptHooks === true);
       const previous = (task.data['reviewPush'] as { commit?: string } | undefined)?.commit ?? '';
       const push = await withRepoLock(ctx, `push ${task.branch}`, () => pushRef(ctx, remote ?? 'origin', plan.commit, `refs/heads/${task.branch}`, previous));
       if (push.ok) ctx.store.mergeData(ctx.key, id, { reviewPush: { remote: push.remote, ref: push.ref, commit: plan.commit, at: new Date().toISOString() } });
       recordPush(ctx, id, push);
-      return { ...base, push };
+      return { ...resultOf(plan), push };
     }
 
-    await withRepoLock(ctx, `land ${id} onto ${task.base}`, () => moveBase(ctx, plan));
+    // Another land may move the base between our plan and the lock: plan again on the new tip
+    // (planning writes objects only), a few times, then give up with nothing moved.
+    for (let attempt = 1; ; attempt++) {
+      const current = plan;
+      const moved = await withRepoLock(ctx, `land ${id} onto ${task.base}`, () => moveBase(ctx, current));
+      if (moved) break;
+      if (attempt >= MOVE_ATTEMPTS) throw movedError(plan);
+      plan = await planLand(ctx, task, planOptions);
+    }
     await verifyLanded(ctx, plan);
+
+    recordPlan(ctx, plan, options.acceptHooks === true);
+    const excluded = plan.exclusions.map((e) => e.path);
     ctx.store.mergeData(ctx.key, id, {
       landed: { commit: plan.commit, tree: plan.tree, taskCommit: plan.taskTip, forkPoint: plan.forkPoint, base: task.base, baseBefore: plan.baseTip, excluded, at: new Date().toISOString() },
     });
@@ -100,11 +86,45 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
       message: `landed ${task.branch} on ${task.base} as ${plan.commit.slice(0, 12)}${plan.rebased ? ` (rebased onto ${plan.baseTip.slice(0, 12)})` : ''}${excluded.length ? `; left out ${excluded.join(', ')}` : ''}`,
       data: { commit: plan.commit, tree: plan.tree, baseBefore: plan.baseTip, excluded, rebased: plan.rebased, checkout: plan.checkout },
     });
-    const landed: LandResult = { ...base, landed: true, checkoutUpdated: plan.checkout };
+    const landed: LandResult = { ...resultOf(plan), landed: true, checkoutUpdated: plan.checkout };
     if (remote === null) return landed;
     const push = await withRepoLock(ctx, `push ${task.base}`, () => pushRef(ctx, remote, plan.commit, plan.baseRef));
     recordPush(ctx, id, push);
     return { ...landed, push };
+  });
+}
+
+function resultOf(plan: LandPlan): LandResult {
+  return {
+    id: plan.task.id,
+    commit: plan.commit,
+    tree: plan.tree,
+    base: plan.task.base,
+    baseBefore: plan.baseTip,
+    excluded: plan.exclusions.map((e) => e.path),
+    exclusions: plan.exclusions,
+    rebased: plan.rebased,
+    landed: false,
+    checkoutUpdated: null,
+    push: null,
+  };
+}
+
+/** What the plan decided that must not stay silent: exclusions, accepted hooks, config drift. */
+function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): void {
+  const { task, fingerprint } = plan;
+  if (fingerprint.drift) {
+    reportConfigDrift(ctx, task, fingerprint.drift, 'land');
+    if (acceptHooks) recordAcceptedHooks(ctx, task, fingerprint.current, fingerprint.drift);
+  }
+  if (plan.exclusions.length === 0) return;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'land.excluded',
+    level: 'warn',
+    message: `left protected path(s) out of the squash commit ${plan.commit.slice(0, 12)}: ${plan.exclusions.map((e) => `${e.path} (${e.how})`).join(', ')}; the workspace keeps its copies`,
+    data: { excluded: plan.exclusions, commit: plan.commit },
   });
 }
 
@@ -114,10 +134,12 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
  * would be overwritten), then move the ref by compare-and-swap; if the ref moved meanwhile,
  * the checkout is put back.
  */
-async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<void> {
+async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<boolean> {
   const now = await revParse(ctx.repo, plan.baseRef);
-  if (now !== plan.baseTip) throw movedError(plan);
+  if (now !== plan.baseTip) return false;
   if (plan.checkout) {
+    // Stat information only (what `git status` refreshes too): a file merely touched is not "not uptodate".
+    await git(['update-index', '-q', '--refresh'], { cwd: plan.checkout, allowFailure: true });
     const ff = await git(['read-tree', '-m', '-u', plan.baseTip, plan.commit], { cwd: plan.checkout, allowFailure: true });
     if (ff.exitCode !== 0) {
       throw new WarrenError('CHECKOUT_DIRTY', `could not bring ${plan.checkout} (which has ${plan.task.base} checked out) forward: ${ff.stderr.trim()}. Nothing was changed.`, {
@@ -128,8 +150,9 @@ async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<void> {
   const cas = await git(['update-ref', '-m', `warren land ${plan.task.id}`, plan.baseRef, plan.commit, plan.baseTip], { cwd: ctx.repo.root, allowFailure: true });
   if (cas.exitCode !== 0) {
     if (plan.checkout) await git(['read-tree', '-m', '-u', plan.commit, plan.baseTip], { cwd: plan.checkout, allowFailure: true });
-    throw movedError(plan);
+    return false;
   }
+  return true;
 }
 
 function movedError(plan: LandPlan): WarrenError {
