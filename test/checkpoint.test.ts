@@ -81,4 +81,16 @@ describe('warren checkpoint', () => {
     });
     expect(repo.git('fsck', '--no-progress', '--connectivity-only')).toBe('');
   });
+
+  it('refuses when the workspace was switched to another branch, committing nothing', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'T-1');
+    gitIn(ws, 'switch', '-q', '-c', 'elsewhere');
+    writeIn(ws, 'a.txt', 'work\n');
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('checkpoint', 'T-1');
+    expect(r.json.error.code).toBe('TASK_STATE');
+    expect(r.json.error.message).toContain('branch elsewhere');
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('?? a.txt');
+    expect((await repo.warrenJson<{ error: { code: string } }>('land', 'T-1')).json.error.code).toBe('TASK_STATE');
+  });
 });

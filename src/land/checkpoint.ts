@@ -2,6 +2,7 @@ import { WarrenError } from '../errors.js';
 import { git, gitError } from '../git/exec.js';
 import { isTransientGitFailure } from '../git/errors.js';
 import { splitZ } from '../git/parse.js';
+import { currentBranch } from '../git/repo.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
@@ -37,6 +38,7 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
+    await assertOnBranch(task);
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 
@@ -90,6 +92,15 @@ export function loadTask(ctx: ProjectContext, id: string): Task {
   }
   assertContained(ctx.root, task.path);
   return task;
+}
+
+/** An agent may have switched the workspace to another branch; committing there would put the work elsewhere. */
+export async function assertOnBranch(task: Task): Promise<void> {
+  const head = await currentBranch(task.path);
+  if (head === task.branch) return;
+  throw new WarrenError('TASK_STATE', `task ${task.id}'s workspace has ${head ? `branch ${head}` : 'a detached HEAD'} checked out, not ${task.branch}; nothing was changed.`, {
+    hint: `Run \`git switch ${task.branch}\` in ${task.path} (commit or stash first), then try again.`,
+  });
 }
 
 /** Index writes in one worktree can meet another git process on the same index; retry those. */

@@ -4,7 +4,7 @@ import { revParse } from '../git/repo.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
-import { loadTask } from './checkpoint.js';
+import { assertOnBranch, loadTask } from './checkpoint.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordAcceptedHooks, reportConfigDrift } from './record.js';
@@ -47,6 +47,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `land ${id}`, async () => {
     const task = loadTask(ctx, id);
+    await assertOnBranch(task);
     const branchOnly = options.branchOnly === true;
     const pushTo = options.push ?? (branchOnly ? true : undefined);
     const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);
