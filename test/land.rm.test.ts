@@ -15,8 +15,8 @@ describe('rm after land', () => {
     expect((await repo.warren('land', 'T-1')).code).toBe(0);
     // The squash is not an ancestor: only the tree comparison knows the work is on main.
     expect(() => repo.git('merge-base', '--is-ancestor', 'feat/T-1', 'main')).toThrow();
-    // Base moves on after the land: still landed.
-    writeIn(repo.root, 'later.txt', 'later\n');
+    // Base moves on after the land, and later work rewrites the task's file: still landed.
+    writeIn(repo.root, 'a.txt', 'superseded by later work\n');
     repo.commit('later');
     const r = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean }>('rm', 'T-1', '--delete-branch');
     expect(r.code, r.stdout).toBe(0);
@@ -47,5 +47,20 @@ describe('rm after land', () => {
     const r = await repo.warrenJson<{ error: { code: string } }>('rm', 'T-3', '--delete-branch');
     expect(r.json.error.code).toBe('BRANCH_UNLANDED');
     expect(repo.git('branch', '--list', 'feat/T-3')).toContain('feat/T-3');
+  });
+
+  it('knows a task is landed when the squash left the base history but its content is there (landed by hand)', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'T-4');
+    writeIn(ws, 'a.txt', 'work\n');
+    expect((await repo.warren('checkpoint', 'T-4')).code).toBe(0);
+    expect((await repo.warren('land', 'T-4')).code).toBe(0);
+    // Someone rewrites main: the squash is gone from its history, the same content is committed again.
+    repo.git('reset', '-q', '--hard', 'HEAD~1');
+    writeIn(repo.root, 'a.txt', 'work\n');
+    repo.commit('same work, recommitted');
+    const r = await repo.warrenJson<{ branchDeleted: boolean }>('rm', 'T-4', '--delete-branch');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.branchDeleted).toBe(true);
   });
 });
