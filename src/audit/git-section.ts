@@ -12,16 +12,20 @@ export interface GitPathFact {
   name: string;
   path: string;
   scope: 'own' | 'shared';
+  note?: string;
 }
 
 export async function gitPathFacts(task: Task): Promise<{ gitDir: string; commonDir: string; paths: GitPathFact[] }> {
   const args = ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir', ...GIT_PATHS.flatMap((name) => ['--git-path', name])];
   const [gitDir = '', commonDir = '', ...resolved] = splitLines((await git(args, { cwd: task.path })).stdout);
-  const paths = GIT_PATHS.map((name, i) => {
+  const worktreeConfig = await git(['config', '--bool', '--get', 'extensions.worktreeConfig'], { cwd: task.path, allowFailure: true });
+  const paths = GIT_PATHS.map((name, i): GitPathFact => {
     const p = resolved[i] ?? '';
     // Own: in this worktree's private git dir, or (a relative core.hooksPath) inside the workspace itself.
     const own = isInside(gitDir, p) || isInside(task.path, p);
-    return { name, path: p, scope: own ? ('own' as const) : ('shared' as const) };
+    const fact: GitPathFact = { name, path: p, scope: own ? 'own' : 'shared' };
+    if (name === 'config.worktree' && worktreeConfig.stdout.trim() !== 'true') fact.note = 'not read: extensions.worktreeConfig is off, so every setting goes to the shared config';
+    return fact;
   });
   return { gitDir, commonDir, paths };
 }
@@ -35,7 +39,7 @@ export const gitSection: AuditSection = {
     const lines = [
       `private git dir: ${facts.gitDir}`,
       `common git dir:  ${facts.commonDir} (shared by every worktree of the repository)`,
-      ...facts.paths.map((p) => `${p.scope === 'own' ? 'own   ' : 'shared'}  ${p.name.padEnd(width)}  ${p.path}`),
+      ...facts.paths.map((p) => `${p.scope === 'own' ? 'own   ' : 'shared'}  ${p.name.padEnd(width)}  ${p.path}${p.note ? ` (${p.note})` : ''}`),
     ];
     return { data: facts, lines };
   },
