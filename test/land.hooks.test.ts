@@ -66,5 +66,11 @@ describe('shared hooks fingerprint', () => {
     expect(r.json.warnings.map((w) => w.kind)).toContain('hooks.missing');
     expect(r.stderr).toContain('core.hooksPath is .husky/_');
     expect(r.stderr).toContain('will silently NOT run');
+
+    // The same ID made again once the hooks are fixed: no stale warning from the first task's events.
+    expect((await repo.warren('rm', 'T-1', '--delete-branch')).code).toBe(0);
+    repo.git('config', '--unset', 'core.hooksPath');
+    const again = await repo.warrenJson<{ warnings: unknown[] }>('new', 'feat', 'T-1', '--no-sync');
+    expect(again.json.warnings).toEqual([]);
   });
 });
