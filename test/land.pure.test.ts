@@ -49,11 +49,16 @@ describe('protected-path globs', () => {
   it('classifies created, changed and deleted protected paths and ignores the rest', () => {
     const touched = parseNameStatusZ(['A', '.env.testing', 'M', 'a.local', 'D', 'gone.local', 'M', 'src/app.ts', 'T', 'x.local', ''].join('\0'));
     expect(classifyExclusions(touched, compilePolicy(['.env.testing', '**/*.local'], 'test'))).toEqual([
-      { path: '.env.testing', how: 'created' },
-      { path: 'a.local', how: 'changed' },
-      { path: 'gone.local', how: 'deleted' },
-      { path: 'x.local', how: 'changed' },
+      { path: '.env.testing', how: 'created', why: 'protected' },
+      { path: 'a.local', how: 'changed', why: 'protected' },
+      { path: 'gone.local', how: 'deleted', why: 'protected' },
+      { path: 'x.local', how: 'changed', why: 'protected' },
     ]);
+  });
+
+  it('also leaves out a provisioned path committed by hand', () => {
+    const touched = parseNameStatusZ(['A', 'node_modules', 'M', 'src/app.ts', ''].join('\0'));
+    expect(classifyExclusions(touched, compilePolicy([], 'test'), (p) => p === 'node_modules')).toEqual([{ path: 'node_modules', how: 'created', why: 'provisioned' }]);
   });
 });
 

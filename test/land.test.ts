@@ -8,7 +8,7 @@ interface LandJson {
   commit: string;
   tree: string;
   excluded: string[];
-  exclusions: { path: string; how: string }[];
+  exclusions: { path: string; how: string; why: string }[];
   rebased: boolean;
   landed: boolean;
   push: { ok: boolean; remote: string; ref: string } | null;
@@ -40,8 +40,8 @@ describe('warren land', () => {
     const r = await repo.warrenJson<LandJson>('land', 'T-1');
     expect(r.code, r.stdout).toBe(0);
     expect([...r.json.excluded].sort()).toEqual(['.env.testing', 'conf/app.local', 'deep/dir/x.local']);
-    expect(r.json.exclusions).toContainEqual({ path: 'conf/app.local', how: 'changed' });
-    expect(r.json.exclusions).toContainEqual({ path: '.env.testing', how: 'created' });
+    expect(r.json.exclusions).toContainEqual({ path: 'conf/app.local', how: 'changed', why: 'protected' });
+    expect(r.json.exclusions).toContainEqual({ path: '.env.testing', how: 'created', why: 'protected' });
     expect(r.stderr).toContain('left out protected .env.testing');
 
     // One commit on top of the old base, which is its only parent.
@@ -220,5 +220,19 @@ describe('warren land', () => {
     expect(repo.git('rev-list', `${before}..main`).split('\n').sort()).toEqual(results.map((r) => r.json.commit).sort());
     expect(repo.git('status', '--porcelain')).toBe('');
     for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `src/${id}.txt`), 'utf8')).toBe(`${id}\n`);
+  });
+
+  it("leaves out a provisioned share symlink an agent committed by hand with plain git", async () => {
+    const repo = makeRepo({ files: { '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n' } });
+    const ws = await newTask(repo, 'T-1');
+    fs.symlinkSync('/nonexistent/shared/node_modules', path.join(ws, 'node_modules'));
+    writeIn(ws, 'src/a.txt', 'work\n');
+    gitIn(ws, 'add', '-A');
+    gitIn(ws, 'commit', '-q', '-m', 'by hand');
+    expect(gitIn(ws, 'ls-tree', '--name-only', 'HEAD')).toContain('node_modules');
+    const r = await repo.warrenJson<LandJson>('land', 'T-1');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.exclusions).toEqual([{ path: 'node_modules', how: 'created', why: 'provisioned' }]);
+    expect(repo.git('ls-tree', '-r', '--name-only', 'main').split('\n')).toEqual(['.gitignore', 'src/a.txt', 'warren.yaml']);
   });
 });

@@ -30,7 +30,7 @@ export interface LandResult {
   baseBefore: string;
   /** Every protected path left out of the commit. */
   excluded: string[];
-  exclusions: { path: string; how: string }[];
+  exclusions: { path: string; how: string; why: string }[];
   rebased: boolean;
   landed: boolean;
   /** Set when the base was checked out somewhere and that checkout followed. */
@@ -124,7 +124,7 @@ function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): 
     taskId: task.id,
     kind: 'land.excluded',
     level: 'warn',
-    message: `left protected path(s) out of the squash commit ${plan.commit.slice(0, 12)}: ${plan.exclusions.map((e) => `${e.path} (${e.how})`).join(', ')}; the workspace keeps its copies`,
+    message: `left path(s) out of the squash commit ${plan.commit.slice(0, 12)}: ${plan.exclusions.map((e) => `${e.path} (${e.why}, ${e.how})`).join(', ')}; the workspace keeps its copies`,
     data: { excluded: plan.exclusions, commit: plan.commit },
   });
 }

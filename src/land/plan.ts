@@ -65,7 +65,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     throw new WarrenError('BASE_DIVERGED', `${task.branch} and ${task.base} share no history; nothing was changed.`, { hint: 'Inspect both branches by hand.' });
   }
   const touched = await touchedPaths(ctx.repo, forkPoint, taskTip);
-  const exclusions = classifyExclusions(touched, policy);
+  const exclusions = classifyExclusions(touched, policy, (p) => isProvisioned(p, provisioned));
   const squashed = await squashTree(ctx.repo, taskTip, forkPoint, exclusions);
   let tree = squashed;
   const rebased = forkPoint !== baseTip;
@@ -75,7 +75,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     tree = merged.tree;
   }
   if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) {
-    throw new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
+    throw new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
       hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
       details: { excluded: exclusions.map((e) => e.path) },
     });
@@ -110,8 +110,8 @@ export function defaultMessage(task: Task, subjects: readonly string[], exclusio
   const lines = [`${task.type}: ${task.id}`, '', `Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`];
   for (const s of subjects) lines.push(`- ${s}`);
   if (exclusions.length > 0) {
-    lines.push('', 'Protected paths left out:');
-    for (const e of exclusions) lines.push(`- ${e.path} (${e.how})`);
+    lines.push('', 'Left out (they never land):');
+    for (const e of exclusions) lines.push(`- ${e.path} (${e.why}, ${e.how})`);
   }
   lines.push('', `Warren-Task: ${task.id}`);
   return lines.join('\n') + '\n';

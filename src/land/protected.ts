@@ -58,13 +58,21 @@ export interface Exclusion {
   path: string;
   /** `created`: left out; `changed`/`deleted`: the base's version is kept. */
   how: 'created' | 'changed' | 'deleted';
+  /** A `protected:` glob matched it, or it is one of warren's provisioned paths (committed by hand). */
+  why: 'protected' | 'provisioned';
 }
 
-/** Which of the task's touched paths the policy keeps out of the landed commit, and how. */
-export function classifyExclusions(touched: readonly TouchedPath[], policy: ProtectedPolicy): Exclusion[] {
-  return touched
-    .filter((t) => policy.matches(t.path))
-    .map((t) => ({ path: t.path, how: t.status === 'A' ? 'created' : t.status === 'D' ? 'deleted' : 'changed' }));
+/**
+ * Which of the task's touched paths stay out of the landed commit, and how: those the policy
+ * protects, and warren's own provisioned paths should an agent have committed one by hand (a
+ * `share` symlink would land as a blob).
+ */
+export function classifyExclusions(touched: readonly TouchedPath[], policy: ProtectedPolicy, isProvisioned: (path: string) => boolean = () => false): Exclusion[] {
+  return touched.flatMap((t): Exclusion[] => {
+    const why = policy.matches(t.path) ? 'protected' : isProvisioned(t.path) ? 'provisioned' : null;
+    if (why === null) return [];
+    return [{ path: t.path, how: t.status === 'A' ? 'created' : t.status === 'D' ? 'deleted' : 'changed', why }];
+  });
 }
 
 /** Parses `git diff --name-status -z --no-renames`: status and path alternate. */
