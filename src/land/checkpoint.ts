@@ -2,15 +2,13 @@ import { WarrenError } from '../errors.js';
 import { git, gitError } from '../git/exec.js';
 import { isTransientGitFailure } from '../git/errors.js';
 import { splitZ } from '../git/parse.js';
-import { currentBranch } from '../git/repo.js';
-import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
-import { assertContained } from '../workspace/paths.js';
 import { checkHooks } from './fingerprint.js';
 import { recordAcceptedHooks, reportConfigDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
+import { assertOnBranch, loadTask } from './task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -81,25 +79,6 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     const commit = await head();
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
     return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged };
-  });
-}
-
-export function loadTask(ctx: ProjectContext, id: string): Task {
-  const task = ctx.store.getTask(ctx.key, id);
-  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
-  if (task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
-    throw new WarrenError('TASK_STATE', `task ${id} is ${task.state}; nothing was changed.`, { hint: 'Wait for the running command, or see `warren show`.' });
-  }
-  assertContained(ctx.root, task.path);
-  return task;
-}
-
-/** An agent may have switched the workspace to another branch; committing there would put the work elsewhere. */
-export async function assertOnBranch(task: Task): Promise<void> {
-  const head = await currentBranch(task.path);
-  if (head === task.branch) return;
-  throw new WarrenError('TASK_STATE', `task ${task.id}'s workspace has ${head ? `branch ${head}` : 'a detached HEAD'} checked out, not ${task.branch}; nothing was changed.`, {
-    hint: `Run \`git switch ${task.branch}\` in ${task.path} (commit or stash first), then try again.`,
   });
 }
 

@@ -4,7 +4,7 @@ import { revParse } from '../git/repo.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
-import { assertOnBranch, loadTask } from './checkpoint.js';
+import { assertOnBranch, loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordAcceptedHooks, reportConfigDrift } from './record.js';
@@ -28,7 +28,7 @@ export interface LandResult {
   base: string;
   /** The base tip before landing. */
   baseBefore: string;
-  /** Every protected path left out of the commit. */
+  /** Every path left out of the commit (protected, or provisioned and committed by hand). */
   excluded: string[];
   exclusions: { path: string; how: string; why: string }[];
   rebased: boolean;
