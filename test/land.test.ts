@@ -67,26 +67,30 @@ describe('warren land', () => {
     expect(show.json.events.find((e) => e.kind === 'land.excluded')).toBeDefined();
   });
 
-  it.each([
-    ['a glob that climbs out of the repository', 'protected: ["../elsewhere"]\n', 'PROTECTED_POLICY_INVALID'],
-    ['a negation', 'protected: ["!conf/app.local"]\n', 'PROTECTED_POLICY_INVALID'],
-    ['an absolute glob', 'protected: ["/etc/passwd"]\n', 'PROTECTED_POLICY_INVALID'],
-    ['a list of the wrong type', 'protected: [".env", 5]\n', 'CONFIG_INVALID'],
-    ['a policy that is not YAML', 'protected: [".env"\n', 'CONFIG_INVALID'],
-  ])('refuses %s with every ref, index and file unchanged', async (_name, policy, code) => {
+  it('refuses an invalid policy with every ref, index and file unchanged', async () => {
     const repo = repoWithPolicy();
     const ws = await newTask(repo, 'T-1');
     writeIn(ws, 'src/a.txt', 'task\n');
     writeIn(ws, '.env.testing', 'x\n');
     expect((await repo.warren('checkpoint', 'T-1')).code).toBe(0);
-    // The bad policy as committed on the base and checked out in the main worktree.
-    writeIn(repo.root, 'warren.yaml', policy);
-    repo.commit('policy');
-    const before = snapshot(repo, ws);
-    const r = await repo.warrenJson<ErrJson>('land', 'T-1');
-    expect(r.code).toBe(code === 'CONFIG_INVALID' ? 2 : 1);
-    expect(r.json.error.code).toBe(code);
-    expect(snapshot(repo, ws)).toBe(before);
+    const cases = [
+      ['a glob that climbs out of the repository', 'protected: ["../elsewhere"]\n', 'PROTECTED_POLICY_INVALID'],
+      ['a negation', 'protected: ["!conf/app.local"]\n', 'PROTECTED_POLICY_INVALID'],
+      ['an absolute glob', 'protected: ["/etc/passwd"]\n', 'PROTECTED_POLICY_INVALID'],
+      ['a list of the wrong type', 'protected: [".env", 5]\n', 'CONFIG_INVALID'],
+      ['a policy that is not YAML', 'protected: [".env"\n', 'CONFIG_INVALID'],
+    ] as const;
+    for (const [name, policy, code] of cases) {
+      // The bad policy as committed on the base and checked out in the main worktree.
+      writeIn(repo.root, 'warren.yaml', policy);
+      repo.commit(`policy: ${name}`);
+      const before = snapshot(repo, ws);
+      const r = await repo.warrenJson<ErrJson>('land', 'T-1');
+      expect(r.code, name).toBe(code === 'CONFIG_INVALID' ? 2 : 1);
+      expect(r.json.error.code, name).toBe(code);
+      expect(snapshot(repo, ws), name).toBe(before);
+      repo.git('reset', '-q', '--hard', 'HEAD~1');
+    }
   });
 
   it('reads the policy from the base: a task cannot unprotect a file by editing its own warren.yaml', async () => {
