@@ -205,6 +205,23 @@ describe('warren land', () => {
 
     const bad = await repo.warrenJson<ErrJson>('land', 'T-1', '--push', 'nosuchremote');
     expect(bad.json.error.code).toBe('USAGE');
+
+    // Someone else pushed to main meanwhile: the push is rejected, reported, exit 1; the local land stays.
+    const other = path.join(tmpDir(), 'other');
+    gitIn(path.dirname(other), 'clone', '-q', '-b', 'main', remote, other);
+    writeIn(other, 'theirs.txt', 'theirs\n');
+    gitIn(other, 'add', '-A');
+    gitIn(other, '-c', 'user.name=O', '-c', 'user.email=o@example.invalid', 'commit', '-q', '-m', 'theirs');
+    gitIn(other, 'push', '-q', 'origin', 'main');
+    const ws2 = await newTask(repo, 'T-2');
+    writeIn(ws2, 'mine.txt', 'mine\n');
+    expect((await repo.warren('checkpoint', 'T-2')).code).toBe(0);
+    const rejected = await repo.warrenJson<LandJson>('land', 'T-2', '--push');
+    expect(rejected.code).toBe(1);
+    expect(rejected.json.landed).toBe(true);
+    expect(rejected.json.push?.ok).toBe(false);
+    expect(repo.git('rev-parse', 'main')).toBe(rejected.json.commit);
+    expect(gitIn(remote, 'log', '-1', '--format=%s', 'main')).toBe('theirs');
   });
 
   it('lands 3 tasks at the same time: each is planned again on the tip the others left, and all land, one commit each', async () => {
