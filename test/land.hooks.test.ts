@@ -56,6 +56,20 @@ describe('shared hooks fingerprint', () => {
     expect((await repo.warren('land', 'T-1', '--accept-hooks')).code).toBe(0);
   });
 
+  it('does not refuse a changed shared config, but warns on every checkpoint and records it', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'T-1');
+    repo.git('config', 'core.autocrlf', 'input'); // applies to every worktree of the repository
+    writeIn(ws, 'a.txt', 'work\n');
+    const r = await repo.warrenJson<{ commit: string; warnings: string[] }>('checkpoint', 'T-1');
+    expect(r.code).toBe(0);
+    expect(r.json.warnings).toHaveLength(1);
+    expect(r.json.warnings[0]).toContain("shared git config changed since task T-1 began");
+    expect(r.stderr).toContain('warren: warn: checkpoint:');
+    const show = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'T-1');
+    expect(show.json.events.map((e) => e.kind)).toContain('fingerprint.config_changed');
+  });
+
   it('warns at new when a relative core.hooksPath does not exist in the workspace (husky)', async () => {
     const repo = makeRepo({ files: { '.gitignore': '.husky/_\n', '.husky/pre-commit': 'npm test\n' } });
     fs.mkdirSync(path.join(repo.root, '.husky', '_'));

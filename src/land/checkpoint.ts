@@ -6,7 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks } from './fingerprint.js';
-import { recordAcceptedHooks, reportConfigDrift } from './record.js';
+import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertOnBranch, loadTask } from './task.js';
 
@@ -25,6 +25,8 @@ export interface CheckpointResult {
   nothingToCommit: boolean;
   /** Provisioned paths someone had staged by hand, taken back out of the index. */
   unstaged: string[];
+  /** Shared-git changes that were not refused (also recorded as events). */
+  warnings: string[];
 }
 
 /**
@@ -56,17 +58,14 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
         data: { paths: unstaged },
       });
     }
-    if (drift) {
-      reportConfigDrift(ctx, task, drift, 'checkpoint');
-      if (options.acceptHooks) recordAcceptedHooks(ctx, task, current, drift);
-    }
+    const warnings = recordDrift(ctx, task, 'checkpoint', current, drift, options.acceptHooks === true);
 
     const pending = await git(['diff', '--cached', '--quiet'], { cwd: task.path, allowFailure: true });
     const head = async (): Promise<string> => (await git(['rev-parse', 'HEAD'], { cwd: task.path })).stdout.trim();
     if (pending.exitCode === 0) {
       const tip = await head();
       ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint.nothing', message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`, data: { head: tip } });
-      return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged };
+      return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged, warnings };
     }
     const message = options.message?.trim() || `checkpoint: ${id} ${new Date().toISOString()}`;
     const result = await git(['commit', '-q', '-F', '-'], { cwd: task.path, input: message, allowFailure: true });
@@ -78,7 +77,7 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     }
     const commit = await head();
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
-    return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged };
+    return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
   });
 }
 

@@ -7,7 +7,7 @@ import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { assertOnBranch, loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
-import { recordAcceptedHooks, reportConfigDrift } from './record.js';
+import { recordDrift } from './record.js';
 
 const MOVE_ATTEMPTS = 5;
 
@@ -35,6 +35,8 @@ export interface LandResult {
   landed: boolean;
   /** Set when the base was checked out somewhere and that checkout followed. */
   checkoutUpdated: string | null;
+  /** Shared-git changes that were not refused (also recorded as events). */
+  warnings: string[];
   push: PushOutcome | null;
 }
 
@@ -55,12 +57,12 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     let plan = await planLand(ctx, task, planOptions);
 
     if (branchOnly) {
-      recordPlan(ctx, plan, options.acceptHooks === true);
+      const warnings = recordPlan(ctx, plan, options.acceptHooks === true);
       const previous = (task.data['reviewPush'] as { commit?: string } | undefined)?.commit ?? '';
       const push = await withRepoLock(ctx, `push ${task.branch}`, () => pushRef(ctx, remote ?? 'origin', plan.commit, `refs/heads/${task.branch}`, previous));
       if (push.ok) ctx.store.mergeData(ctx.key, id, { reviewPush: { remote: push.remote, ref: push.ref, commit: plan.commit, at: new Date().toISOString() } });
       recordPush(ctx, id, push);
-      return { ...resultOf(plan), push };
+      return { ...resultOf(plan), warnings, push };
     }
 
     // Another land may move the base between our plan and the lock: plan again on the new tip
@@ -74,7 +76,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     }
     await verifyLanded(ctx, plan);
 
-    recordPlan(ctx, plan, options.acceptHooks === true);
+    const warnings = recordPlan(ctx, plan, options.acceptHooks === true);
     const excluded = plan.exclusions.map((e) => e.path);
     ctx.store.mergeData(ctx.key, id, {
       landed: { commit: plan.commit, tree: plan.tree, taskCommit: plan.taskTip, forkPoint: plan.forkPoint, base: task.base, baseBefore: plan.baseTip, excluded, at: new Date().toISOString() },
@@ -87,7 +89,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
       message: `landed ${task.branch} on ${task.base} as ${plan.commit.slice(0, 12)}${plan.rebased ? ` (rebased onto ${plan.baseTip.slice(0, 12)})` : ''}${excluded.length ? `; left out ${excluded.join(', ')}` : ''}`,
       data: { commit: plan.commit, tree: plan.tree, baseBefore: plan.baseTip, excluded, rebased: plan.rebased, checkout: plan.checkout },
     });
-    const landed: LandResult = { ...resultOf(plan), landed: true, checkoutUpdated: plan.checkout };
+    const landed: LandResult = { ...resultOf(plan), warnings, landed: true, checkoutUpdated: plan.checkout };
     if (remote === null) return landed;
     const push = await withRepoLock(ctx, `push ${task.base}`, () => pushRef(ctx, remote, plan.commit, plan.baseRef));
     recordPush(ctx, id, push);
@@ -107,18 +109,16 @@ function resultOf(plan: LandPlan): LandResult {
     rebased: plan.rebased,
     landed: false,
     checkoutUpdated: null,
+    warnings: [],
     push: null,
   };
 }
 
-/** What the plan decided that must not stay silent: exclusions, accepted hooks, config drift. */
-function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): void {
+/** What the plan decided that must not stay silent: exclusions, accepted hooks, config drift. Returns the warnings to show. */
+function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): string[] {
   const { task, fingerprint } = plan;
-  if (fingerprint.drift) {
-    reportConfigDrift(ctx, task, fingerprint.drift, 'land');
-    if (acceptHooks) recordAcceptedHooks(ctx, task, fingerprint.current, fingerprint.drift);
-  }
-  if (plan.exclusions.length === 0) return;
+  const warnings = recordDrift(ctx, task, 'land', fingerprint.current, fingerprint.drift, acceptHooks);
+  if (plan.exclusions.length === 0) return warnings;
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -127,6 +127,7 @@ function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): 
     message: `left path(s) out of the squash commit ${plan.commit.slice(0, 12)}: ${plan.exclusions.map((e) => `${e.path} (${e.why}, ${e.how})`).join(', ')}; the workspace keeps its copies`,
     data: { excluded: plan.exclusions, commit: plan.commit },
   });
+  return warnings;
 }
 
 /**

@@ -19,6 +19,7 @@ export const registerLand: Register = (program, run) => {
           branchOnly: opts.branchOnly === true,
           acceptHooks: opts.acceptHooks === true,
         });
+        for (const w of r.warnings) env.log(`warren: warn: ${w}`);
         for (const e of r.exclusions) env.log(`warren: left out ${e.why} ${e.path} (${e.how}); the workspace keeps its copy`);
         const lines = r.landed
           ? [`landed ${id} on ${r.base} as ${r.commit.slice(0, 12)}${r.rebased ? ` (rebased onto ${r.baseBefore.slice(0, 12)})` : ''}`]
