@@ -9,3 +9,6 @@ export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/r
 export { scan, classifyStrays, type Stray } from './workspace/scan.js';
 export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
+export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
+export { landTask, type LandOptions, type LandResult } from './land/land.js';
+export { auditTask, type AuditReport } from './audit/run.js';

@@ -2,7 +2,10 @@ import '../features.js';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
+import { registerAudit } from './commands/audit.js';
+import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerGc } from './commands/gc.js';
+import { registerLand } from './commands/land.js';
 import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
 import { registerRm } from './commands/rm.js';
@@ -10,7 +13,7 @@ import { registerScan } from './commands/scan.js';
 import { registerShow } from './commands/show.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc];
+export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc, registerCheckpoint, registerLand, registerAudit];
 
 interface Outcome {
   exitCode: number;

@@ -17,8 +17,12 @@ export const registerNew: Register = (program, run) => {
         validateTaskType(type);
         env.taskId = validateTaskId(id);
         const ctx = await env.project();
+        const since = ctx.store.lastEventSeq();
         const task = await createTask(ctx, { type, id, sync: opts.sync, setup: opts.setup, ...(opts.base ? { base: opts.base } : {}) });
-        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state };
+        // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
+        const warnings = ctx.store.taskEvents(ctx.key, task.id, 200).filter((e) => e.seq > since && e.level !== 'info').map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
+        for (const w of warnings) env.log(`warren: ${w.level}: ${w.message}`);
+        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, warnings };
         return {
           data,
           human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})`,

@@ -1,0 +1,27 @@
+import { compareFingerprints, describeDrift, recordedFingerprint, takeFingerprint } from '../land/fingerprint.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { AuditSection } from './sections.js';
+
+/** The hooks and shared config as recorded at `new`, as they are now, and what drifted. */
+export const hooksSection: AuditSection = {
+  name: 'hooks',
+  order: 20,
+  async collect(ctx: ProjectContext, task: Task) {
+    const current = await takeFingerprint(task.path, ctx.repo.commonDir);
+    const recorded = recordedFingerprint(task);
+    const drift = recorded ? compareFingerprints(recorded, current) : null;
+    const names = Object.keys(current.hooks);
+    const lines = [
+      `hooks dir: ${current.hooksDir}${current.hooksDirExists ? '' : ' (MISSING: hooks do not run here)'}`,
+      `core.hooksPath: ${current.hooksPath ?? '(unset)'}`,
+      `hooks: ${names.length > 0 ? names.join(', ') : '(none)'}`,
+    ];
+    if (!recorded) lines.push('drift: unknown (no fingerprint was recorded when this task was created)');
+    else {
+      const what = drift ? describeDrift(drift) : [];
+      lines.push(what.length === 0 ? `drift: none since ${recorded.at}` : `DRIFT since ${recorded.at}: ${what.join('; ')}`);
+    }
+    return { data: { current, recorded, drift }, lines };
+  },
+};

@@ -1,0 +1,21 @@
+import { checkpointTask } from '../../land/checkpoint.js';
+import type { Register } from '../command.js';
+
+export const registerCheckpoint: Register = (program, run) => {
+  program
+    .command('checkpoint')
+    .description("commit everything in the workspace on its branch (never warren's provisioned paths)")
+    .argument('<id>')
+    .option('-m, --message <msg>', 'commit message (default: "checkpoint: ID TIME")')
+    .option('--accept-hooks', 'go ahead although the git hooks changed since the task began')
+    .action((id: string, opts: { message?: string; acceptHooks?: boolean }) =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const r = await checkpointTask(ctx, id, { ...(opts.message ? { message: opts.message } : {}), acceptHooks: opts.acceptHooks === true });
+        for (const w of r.warnings) env.log(`warren: warn: ${w}`);
+        if (r.unstaged.length > 0) env.log(`warren: left provisioned path(s) out of the commit: ${r.unstaged.join(', ')}`);
+        const human = r.commit ? `committed ${r.commit.slice(0, 12)} on ${r.branch}` : `nothing to commit; ${r.branch} stays at ${r.head.slice(0, 12)}`;
+        return { data: r, human };
+      }),
+    );
+};

@@ -1,0 +1,58 @@
+import { git } from '../git/exec.js';
+import { splitZ } from '../git/parse.js';
+import { isAncestor, revParse } from '../git/repo.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { compilePolicy } from './protected.js';
+import { touchedPaths } from './squash.js';
+
+interface LandedRecord {
+  commit: string;
+  taskCommit: string;
+  excluded: Set<string>;
+}
+
+function landedRecord(task: Task): LandedRecord | null {
+  const landed = task.data['landed'];
+  if (typeof landed !== 'object' || landed === null) return null;
+  const l = landed as { commit?: unknown; taskCommit?: unknown; excluded?: unknown };
+  if (typeof l.commit !== 'string' || typeof l.taskCommit !== 'string') return null;
+  const excluded = new Set(Array.isArray(l.excluded) ? l.excluded.filter((p): p is string => typeof p === 'string') : []);
+  return { commit: l.commit, taskCommit: l.taskCommit, excluded };
+}
+
+/**
+ * Is the task's work on its base? A squash-landed branch is never an ancestor of the base, so
+ * the answer compares trees. Landed when the task branch holds no work beyond what was landed
+ * (its tree differs from the tree at landing only in protected paths, which never land) AND
+ * either the squash commit is in the base's history, or every path the task touched has the
+ * task's content on the base tip. Work committed after the land makes the answer false, and
+ * `rm --delete-branch` then refuses as for any unlanded branch.
+ */
+export async function isTaskLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
+  const record = landedRecord(task);
+  if (!record) return false;
+  let isProtected: (p: string) => boolean;
+  try {
+    const policy = compilePolicy(ctx.config.protected, 'warren.yaml');
+    isProtected = (p) => record.excluded.has(p) || policy.matches(p);
+  } catch {
+    return false; // cannot tell what was meant to stay out: do not claim it landed
+  }
+  const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  const baseTip = await revParse(ctx.repo, `refs/heads/${task.base}`);
+  const landedTaskCommit = await revParse(ctx.repo, record.taskCommit);
+  if (!taskTip || !baseTip || !landedTaskCommit) return false;
+
+  const since = await touchedPaths(ctx.repo, landedTaskCommit, taskTip);
+  if (since.some((t) => !isProtected(t.path))) return false;
+  if ((await revParse(ctx.repo, record.commit)) && (await isAncestor(ctx.repo, record.commit, baseTip))) return true;
+
+  // The squash left the base's history (rewritten, or landed by other means): compare content.
+  const mb = await git(['merge-base', baseTip, taskTip], { cwd: ctx.repo.root, allowFailure: true });
+  if (mb.exitCode !== 0) return false;
+  const work = (await touchedPaths(ctx.repo, mb.stdout.trim(), taskTip)).map((t) => t.path).filter((p) => !isProtected(p));
+  if (work.length === 0) return true;
+  const differing = new Set(splitZ((await git(['diff', '--name-only', '-z', '--no-renames', baseTip, taskTip, '--'], { cwd: ctx.repo.root })).stdout));
+  return work.every((p) => !differing.has(p));
+}

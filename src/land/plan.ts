@@ -1,0 +1,118 @@
+import { WarrenError } from '../errors.js';
+import { git } from '../git/exec.js';
+import { splitZ } from '../git/parse.js';
+import { commitsNotOn, listWorktrees, revParse, statusOf } from '../git/repo.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
+import { landingPolicy } from './policy.js';
+import { classifyExclusions, type Exclusion } from './protected.js';
+import { isProvisioned, provisionedPaths } from './provisioned.js';
+import { commitTree, conflictError, rebaseSquash, squashTree, touchedPaths, treeOf } from './squash.js';
+
+export interface LandPlanOptions {
+  message?: string;
+  acceptHooks?: boolean;
+  /** Build the squash but keep the base where it is (`--branch-only`). */
+  branchOnly?: boolean;
+}
+
+/** Everything a land needs, read and checked before the first mutation. Only objects were written. */
+export interface LandPlan {
+  task: Task;
+  baseRef: string;
+  baseTip: string;
+  taskTip: string;
+  forkPoint: string;
+  exclusions: Exclusion[];
+  /** The squash: one commit on top of baseTip. */
+  commit: string;
+  tree: string;
+  rebased: boolean;
+  message: string;
+  /** The worktree that has the base checked out, when one does. */
+  checkout: string | null;
+  /** Paths the landed commit changes relative to the base tip. */
+  changed: string[];
+  fingerprint: { current: Fingerprint; drift: Drift | null };
+}
+
+export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
+  const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land');
+  const baseRef = `refs/heads/${task.base}`;
+  const baseTip = await revParse(ctx.repo, baseRef);
+  if (!baseTip) {
+    throw new WarrenError('BASE_UNKNOWN', `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`, {
+      hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
+    });
+  }
+  const policy = await landingPolicy(ctx, task.base, baseTip);
+  const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
+
+  const provisioned = provisionedPaths(ctx, task);
+  const dirty = (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned));
+  if (dirty.length > 0) {
+    throw new WarrenError('WORKSPACE_DIRTY', `task ${task.id} has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 10).map((e) => e.path).join(', ')}); land takes committed work only. Nothing was changed.`, {
+      hint: `Run \`warren checkpoint ${task.id}\` first (or discard the changes), then land again.`,
+      details: { changes: dirty },
+    });
+  }
+
+  const mb = await git(['merge-base', baseTip, taskTip], { cwd: ctx.repo.root, allowFailure: true });
+  const forkPoint = mb.stdout.trim();
+  if (mb.exitCode !== 0 || forkPoint === '') {
+    throw new WarrenError('BASE_DIVERGED', `${task.branch} and ${task.base} share no history; nothing was changed.`, { hint: 'Inspect both branches by hand.' });
+  }
+  const touched = await touchedPaths(ctx.repo, forkPoint, taskTip);
+  const exclusions = classifyExclusions(touched, policy, (p) => isProvisioned(p, provisioned));
+  const squashed = await squashTree(ctx.repo, taskTip, forkPoint, exclusions);
+  let tree = squashed;
+  const rebased = forkPoint !== baseTip;
+  if (rebased) {
+    const merged = await rebaseSquash(ctx.repo, forkPoint, squashed, baseTip);
+    if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
+    tree = merged.tree;
+  }
+  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) {
+    throw new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
+      hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
+      details: { excluded: exclusions.map((e) => e.path) },
+    });
+  }
+  const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
+  const message = options.message?.trim() || defaultMessage(task, subjects, exclusions);
+  const commit = await commitTree(ctx.repo, tree, baseTip, message);
+
+  let checkout: string | null = null;
+  let changed: string[] = [];
+  if (!options.branchOnly) {
+    checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
+    changed = splitZ((await git(['diff', '--name-only', '-z', '--no-renames', baseTip, commit, '--'], { cwd: ctx.repo.root })).stdout);
+    if (checkout) await assertCheckoutCanFollow(checkout, task, changed);
+  }
+  return { task, baseRef, baseTip, taskTip, forkPoint, exclusions, commit, tree, rebased, message, checkout, changed, fingerprint };
+}
+
+/** The checkout of the base will be fast-forwarded; its uncommitted changes to those paths would be overwritten. */
+async function assertCheckoutCanFollow(checkout: string, task: Task, changed: readonly string[]): Promise<void> {
+  const touchedSet = new Set(changed);
+  const inTheWay = (await statusOf(checkout)).filter((e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)));
+  if (inTheWay.length === 0) return;
+  throw new WarrenError(
+    'CHECKOUT_DIRTY',
+    `${checkout} has ${task.base} checked out with uncommitted changes to ${inTheWay.map((e) => e.path).join(', ')}, which landing task ${task.id} would overwrite. Nothing was changed.`,
+    { hint: `Commit or stash those changes in ${checkout}, then land again.`, details: { paths: inTheWay.map((e) => e.path) } },
+  );
+}
+
+export function defaultMessage(task: Task, subjects: readonly string[], exclusions: readonly Exclusion[]): string {
+  const lines = [`${task.type}: ${task.id}`, '', `Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`];
+  for (const s of subjects) lines.push(`- ${s}`);
+  if (exclusions.length > 0) {
+    lines.push('', 'Left out (they never land):');
+    for (const e of exclusions) lines.push(`- ${e.path} (${e.why}, ${e.how})`);
+  }
+  lines.push('', `Warren-Task: ${task.id}`);
+  return lines.join('\n') + '\n';
+}

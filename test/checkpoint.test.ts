@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Store } from '../src/state/store.js';
+import { newTask, writeIn } from './helpers/land.js';
+import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
+
+interface CheckpointJson {
+  commit: string | null;
+  head: string;
+  nothingToCommit: boolean;
+  unstaged: string[];
+}
+
+describe('warren checkpoint', () => {
+  it('commits everything but never a provisioned path, even a share symlink that .gitignore does not match', async () => {
+    // `node_modules/` (trailing slash) matches directories only: a share symlink would be committed as a blob.
+    const repo = makeRepo({
+      files: { '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n', 'README.md': '# r\n' },
+    });
+    const ws = await newTask(repo, 'T-1');
+    const shared = path.join(tmpDir(), 'shared-node_modules');
+    fs.mkdirSync(shared);
+    fs.symlinkSync(shared, path.join(ws, 'node_modules'));
+    // A path recorded by the provisioning feature in task.data.provision, not in warren.yaml.
+    writeIn(ws, '.env', 'copied by warren\n');
+    const store = new Store(repo.home);
+    try {
+      const task = store.listTasks().find((t) => t.id === 'T-1');
+      if (!task) throw new Error('no task row');
+      store.mergeData(task.project, 'T-1', { provision: [{ path: '.env', mode: 'copy' }, { bogus: true }] });
+    } finally {
+      store.close();
+    }
+    writeIn(ws, 'src/work.ts', 'export {};\n');
+    gitIn(ws, 'add', '-f', '.env'); // staged by hand: warren takes it back out
+
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'T-1', '-m', 'work');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(r.json.unstaged).toEqual(['.env']);
+    expect(gitIn(ws, 'show', '--name-only', '--format=', 'HEAD')).toBe('src/work.ts');
+    expect(gitIn(ws, 'log', '-1', '--format=%s')).toBe('work');
+    expect(fs.lstatSync(path.join(ws, 'node_modules')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(ws, '.env'), 'utf8')).toBe('copied by warren\n');
+  });
+
+  it('says so, and exits 0, when there is nothing to commit', async () => {
+    const repo = makeRepo();
+    await newTask(repo, 'T-1');
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'T-1');
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ commit: null, nothingToCommit: true, head: repo.git('rev-parse', 'main') });
+    expect((await repo.warren('checkpoint', 'T-1')).stdout).toContain('nothing to commit');
+  });
+
+  it('refuses an unknown task and a hostile ID without touching anything', async () => {
+    const repo = makeRepo();
+    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', 'nope')).json.error.code).toBe('TASK_NOT_FOUND');
+    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', '../x')).json.error.code).toBe('ID_INVALID');
+  });
+
+  it('runs checkpoints in 8 workspaces at the same time, each committing its own work', async () => {
+    const repo = makeRepo();
+    const ids = Array.from({ length: 8 }, (_, i) => `P-${i}`);
+    const paths: string[] = [];
+    for (const id of ids) paths.push(await newTask(repo, id));
+    ids.forEach((id, i) => {
+      for (let f = 0; f < 20; f++) writeIn(paths[i] ?? '', `work/${id}/f${f}.txt`, `${id} ${f}\n`);
+    });
+    const results = await Promise.all(ids.map((id) => repo.warrenJson<CheckpointJson>('checkpoint', id, '-m', `work of ${id}`)));
+    results.forEach((r, i) => {
+      const id = ids[i] ?? '';
+      expect(r.code, `${id}: ${r.stdout} ${r.stderr}`).toBe(0);
+      expect(repo.git('rev-parse', `feat/${id}`)).toBe(r.json.commit);
+      expect(repo.git('log', '-1', '--format=%s', `feat/${id}`)).toBe(`work of ${id}`);
+      const changed = repo.git('show', '--name-only', '--format=', `feat/${id}`).split('\n');
+      expect(changed).toHaveLength(20);
+      expect(changed.every((p) => p.startsWith(`work/${id}/`))).toBe(true);
+      expect(gitIn(paths[i] ?? '', 'status', '--porcelain')).toBe('');
+    });
+    expect(repo.git('fsck', '--no-progress', '--connectivity-only')).toBe('');
+  });
+
+  it('refuses when the workspace was switched to another branch, committing nothing', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'T-1');
+    gitIn(ws, 'switch', '-q', '-c', 'elsewhere');
+    writeIn(ws, 'a.txt', 'work\n');
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('checkpoint', 'T-1');
+    expect(r.json.error.code).toBe('TASK_STATE');
+    expect(r.json.error.message).toContain('branch elsewhere');
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('?? a.txt');
+    expect((await repo.warrenJson<{ error: { code: string } }>('land', 'T-1')).json.error.code).toBe('TASK_STATE');
+  });
+});
