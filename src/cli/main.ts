@@ -7,10 +7,11 @@ import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
+import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc];
+export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc, registerServe];
 
 interface Outcome {
   exitCode: number;

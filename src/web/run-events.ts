@@ -1,0 +1,89 @@
+import type { WarrenEvent } from '../state/types.js';
+
+/**
+ * How the dashboard recognises the events other features record. The names live here, in one
+ * table, so that matching them to what `exec`/`run`, `setup` and `verify` actually record is a
+ * one-line change. Everything read from `data` is read defensively: its shape belongs to the
+ * feature that wrote it.
+ */
+export const RUN_EVENTS = {
+  /** Any event of a supervised command; the newest one is the task's "last run". */
+  prefix: 'run.',
+  /** Recorded when a command starts; `data[logField]` is the path of its log file. */
+  started: 'run.started',
+  /** Recorded when it ends; the log is followed until this arrives. */
+  finished: 'run.finished',
+  logField: 'log',
+  setupPrefix: 'setup.',
+  verifyPrefix: 'verify.',
+} as const;
+
+export interface LastRun {
+  kind: string;
+  at: string;
+  message: string;
+  exitCode?: number;
+  durationMs?: number;
+  timedOut?: boolean;
+  command?: string;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function commandText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(' ');
+  return undefined;
+}
+
+/** Pure: the newest run event of these (oldest first), reduced to what the fleet shows. */
+export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (!e || !e.kind.startsWith(RUN_EVENTS.prefix)) continue;
+    const exitCode = num(e.data.exitCode);
+    const durationMs = num(e.data.durationMs);
+    const command = commandText(e.data.command ?? e.data.argv ?? e.data.cmd);
+    return {
+      kind: e.kind,
+      at: e.at,
+      message: e.message,
+      ...(exitCode !== undefined ? { exitCode } : {}),
+      ...(durationMs !== undefined ? { durationMs } : {}),
+      ...(typeof e.data.timedOut === 'boolean' ? { timedOut: e.data.timedOut } : {}),
+      ...(command !== undefined ? { command } : {}),
+    };
+  }
+  return null;
+}
+
+/** Pure: the newest event whose kind starts with `prefix`, or null. */
+export function newestWithPrefix(events: readonly WarrenEvent[], prefix: string): WarrenEvent | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e && e.kind.startsWith(prefix)) return e;
+  }
+  return null;
+}
+
+export interface LogSource {
+  startedSeq: number;
+  path: string;
+  /** The finishing event, when the command has ended. */
+  finished: WarrenEvent | null;
+}
+
+/** Pure: the newest started command with a log path, and whether it has finished since. */
+export function logSource(events: readonly WarrenEvent[]): LogSource | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (!e || e.kind !== RUN_EVENTS.started) continue;
+    const p = e.data[RUN_EVENTS.logField];
+    if (typeof p !== 'string' || p === '') return null;
+    const finished = events.slice(i + 1).find((later) => later.kind === RUN_EVENTS.finished) ?? null;
+    return { startedSeq: e.seq, path: p, finished };
+  }
+  return null;
+}

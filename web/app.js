@@ -1,0 +1,395 @@
+// warren dashboard client. Plain JS, no bundler, no dependencies.
+// Every piece of data (branch names, file names, log lines, commit messages, event messages) is
+// hostile text: it reaches the page only through text nodes (el() below), never as HTML.
+'use strict';
+
+const TOKEN = document.querySelector('meta[name="warren-token"]').getAttribute('content');
+const view = document.getElementById('view');
+const notice = document.getElementById('notice');
+const live = document.getElementById('live');
+const allRepos = document.getElementById('all-repos');
+
+let meta = null;
+let fleet = null;
+let logStream = null; // { key, source, pre }
+let refreshTimer = null;
+
+// ---- DOM: the one way data enters the page --------------------------------------------------
+
+/** el('td', {class: 'x'}, 'text', child): strings become text nodes; attributes via setAttribute. */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function age(iso) {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+function duration(ms) {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60000)}m${Math.round((ms % 60000) / 1000)}s`;
+}
+
+// ---- server calls ---------------------------------------------------------------------------
+
+async function api(path, init = {}) {
+  const res = await fetch(path, { ...init, headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) } });
+  const body = await res.json().catch(() => ({ error: { code: 'BAD_RESPONSE', message: `HTTP ${res.status}` } }));
+  if (!res.ok || body.error) throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
+  return body;
+}
+
+/** Shows a refusal exactly as the library worded it: code, message, hint. */
+function showError(err) {
+  const info = err.info || { code: 'ERROR', message: String(err.message || err) };
+  notice.replaceChildren(
+    el('strong', {}, info.code),
+    el('span', { class: 'msg' }, info.message),
+    info.hint ? el('span', { class: 'hint' }, `hint: ${info.hint}`) : null,
+    el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+  );
+  notice.className = 'error';
+  notice.hidden = false;
+}
+
+function showInfo(text) {
+  notice.replaceChildren(el('span', { class: 'msg' }, text), el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'));
+  notice.className = 'info';
+  notice.hidden = false;
+}
+
+// ---- actions --------------------------------------------------------------------------------
+
+function confirmAction(action, target) {
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent = `${action.label}: ${target}?`;
+  const boxes = action.options.map((o) => el('input', { type: 'checkbox', name: o.name }));
+  document.getElementById('confirm-options').replaceChildren(...action.options.map((o, i) => el('label', {}, boxes[i], ` ${o.label}`)));
+  return new Promise((resolve) => {
+    const ok = document.getElementById('confirm-ok');
+    const cancel = document.getElementById('confirm-cancel');
+    const finish = (value) => {
+      ok.onclick = cancel.onclick = dialog.oncancel = null;
+      dialog.close();
+      resolve(value);
+    };
+    ok.onclick = () => finish(Object.fromEntries(action.options.map((o, i) => [o.name, boxes[i].checked])));
+    cancel.onclick = () => finish(null);
+    dialog.oncancel = () => finish(null);
+    dialog.showModal();
+  });
+}
+
+async function runAction(action, project, id) {
+  let options = {};
+  if (action.destructive) {
+    options = await confirmAction(action, id ? `task ${id}` : `repository ${project}`);
+    if (options === null) return;
+  }
+  try {
+    const body = await api(`/api/actions/${encodeURIComponent(action.name)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ project, ...(id ? { id } : {}), options }),
+    });
+    showInfo(`${action.label}: done${summarize(body.result)}`);
+    if (id && action.name === 'rm') location.hash = '#/';
+    scheduleRefresh(0);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function summarize(result) {
+  if (!result || typeof result !== 'object') return '';
+  if (Array.isArray(result.removed) && Array.isArray(result.kept)) return ` (removed ${result.removed.length}, kept ${result.kept.length})`;
+  return '';
+}
+
+function actionButtons(scope, project, id) {
+  return (meta ? meta.actions : [])
+    .filter((a) => a.scope === scope)
+    .map((a) =>
+      el('button', { type: 'button', class: a.destructive ? 'danger' : '', 'data-action': a.name, onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)) }, a.label),
+    );
+}
+
+// ---- fleet view -----------------------------------------------------------------------------
+
+function stateBadge(state) {
+  return el('span', { class: `badge state-${state.replace(/[^a-z_]/g, '')}` }, state);
+}
+
+function provisionCell(list) {
+  if (!list.length) return el('span', { class: 'muted' }, '—');
+  return list.map((p) =>
+    el('div', { class: 'prov' }, el('code', {}, p.path), ` ${p.mode ?? '?'}`, p.isolated === null ? '' : p.isolated ? ' · isolated' : ' · shared', p.changed === null ? '' : ` · ${p.changed} changed`),
+  );
+}
+
+function portsCell(ports) {
+  if (ports === null || ports === undefined) return el('span', { class: 'muted' }, '—');
+  if (typeof ports !== 'object') return String(ports);
+  if (Array.isArray(ports)) return ports.map(String).join(', ');
+  if (typeof ports.start === 'number' && typeof ports.end === 'number') return `${ports.start}–${ports.end}`;
+  return Object.entries(ports)
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+    .join(' ');
+}
+
+function lastRunCell(run) {
+  if (!run) return el('span', { class: 'muted' }, '—');
+  const parts = [];
+  if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
+  else if (typeof run.exitCode === 'number') parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
+  else parts.push(el('span', { class: 'badge' }, run.kind));
+  if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
+  return el('span', { title: run.command ?? run.message }, parts);
+}
+
+function driftCell(t) {
+  if (t.behind === null) return el('span', { class: 'muted' }, '?');
+  return el('span', { class: t.behind > 0 ? 'warn' : '' }, `${t.behind} behind`, el('span', { class: 'muted' }, ` · ${t.ahead} ahead`));
+}
+
+function taskRow(t) {
+  const href = `#/task/${encodeURIComponent(t.project)}/${encodeURIComponent(t.id)}`;
+  return el(
+    'tr',
+    { 'data-task': t.id, onclick: () => (location.hash = href) },
+    el('td', {}, el('a', { href, class: 'task-link' }, t.id)),
+    el('td', {}, t.type),
+    el('td', {}, stateBadge(t.state)),
+    el('td', {}, el('code', {}, t.branch)),
+    el('td', { 'data-age': t.createdAt }, age(t.createdAt)),
+    el('td', {}, driftCell(t)),
+    el('td', {}, t.changes === null ? el('span', { class: 'muted' }, '?') : String(t.changes)),
+    el('td', {}, provisionCell(t.provision)),
+    el('td', {}, portsCell(t.ports)),
+    el('td', {}, lastRunCell(t.lastRun)),
+    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id)),
+  );
+}
+
+function projectSection(p, showTitle) {
+  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'last run', ''];
+  return el(
+    'section',
+    { class: 'project', 'data-project': p.key },
+    el('div', { class: 'section-head' }, showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'), actionButtons('project', p.key)),
+    p.error ? el('p', { class: 'error-text' }, p.error) : null,
+    p.tasks.length === 0 && !p.error
+      ? el('p', { class: 'muted empty' }, 'No tasks. Create one with `warren new feat ID`.')
+      : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
+    el('h3', {}, `Strays (${p.strays.length})`),
+    p.strays.length === 0
+      ? el('p', { class: 'muted' }, 'None: the database, git and the disk agree.')
+      : el(
+          'table',
+          { class: 'strays' },
+          el('thead', {}, el('tr', {}, ['kind', 'path / branch', 'ID', 'why'].map((h) => el('th', {}, h)))),
+          el('tbody', {}, p.strays.map((s) => el('tr', { 'data-stray': s.kind }, el('td', {}, s.kind), el('td', {}, el('code', {}, s.path ?? s.branch ?? '')), el('td', {}, s.id ?? ''), el('td', {}, s.reason)))),
+        ),
+  );
+}
+
+function renderFleet() {
+  if (!fleet) return;
+  const many = allRepos.checked;
+  view.replaceChildren(el('div', { id: 'fleet' }, fleet.projects.length === 0 ? el('p', { class: 'muted' }, 'No repositories yet.') : fleet.projects.map((p) => projectSection(p, many))));
+}
+
+async function loadFleet() {
+  fleet = await api(`/api/fleet${allRepos.checked ? '?all=1' : ''}`);
+  if (route().name === 'fleet') renderFleet();
+}
+
+// ---- task view ------------------------------------------------------------------------------
+
+function kv(pairs) {
+  return el('dl', { class: 'kv' }, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+function eventBlock(e) {
+  if (!e) return el('span', { class: 'muted' }, 'none recorded');
+  return el('div', { class: `event level-${e.level}` }, el('span', { class: 'kind' }, e.kind), ' ', e.message, Object.keys(e.data).length ? el('pre', { class: 'data' }, JSON.stringify(e.data, null, 2)) : null);
+}
+
+function diffBlock(diff) {
+  if (!diff) return el('p', { class: 'muted' }, 'No diff (the branch or the base is gone).');
+  if (diff.files.length === 0) return el('p', { class: 'muted' }, `No committed changes on ${diff.branch} since it left ${diff.base}.`);
+  const pre = el('pre', { class: 'diff' });
+  for (const line of diff.patch.split('\n')) {
+    const cls = line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') ? 'file' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
+    pre.append(el('span', { class: cls }, `${line}\n`));
+  }
+  return el(
+    'div',
+    {},
+    el('ul', { class: 'files' }, diff.files.map((f) => el('li', {}, el('code', {}, f.path), ' ', el('span', { class: 'add' }, `+${f.added ?? 'bin'}`), ' ', el('span', { class: 'del' }, `-${f.deleted ?? 'bin'}`)))),
+    pre,
+    diff.truncated ? el('p', { class: 'warn' }, 'Diff truncated at 512 KiB.') : null,
+  );
+}
+
+function openLog(project, id, source, container) {
+  const key = `${project}/${id}/${source.startedSeq}`;
+  if (logStream && logStream.key === key) {
+    container.replaceChildren(logStream.status, logStream.pre);
+    return;
+  }
+  closeLog();
+  const pre = el('pre', { class: 'log', id: 'log' });
+  const status = el('p', { class: 'muted', id: 'log-status' }, source.running ? 'running…' : 'finished');
+  container.replaceChildren(status, pre);
+  const es = new EventSource(`/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`);
+  logStream = { key, es, pre, status };
+  es.addEventListener('start', (ev) => {
+    const info = JSON.parse(ev.data);
+    if (info.skipped > 0) status.textContent = `showing the last part (${info.skipped} bytes left out)`;
+  });
+  es.addEventListener('chunk', (ev) => {
+    const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    pre.append(document.createTextNode(JSON.parse(ev.data).text));
+    if (atBottom) pre.scrollTop = pre.scrollHeight;
+  });
+  es.addEventListener('end', (ev) => {
+    const info = JSON.parse(ev.data);
+    const f = info.finished;
+    const d = f && f.data ? f.data : {};
+    status.textContent = info.missing ? 'finished; the log file was never written' : `finished${typeof d.exitCode === 'number' ? `: exit ${d.exitCode}` : ''}${d.timedOut ? ' (timed out)' : ''}`;
+    es.close();
+  });
+  es.onerror = () => {
+    if (es.readyState === EventSource.CLOSED) status.textContent = 'log unavailable';
+  };
+}
+
+function closeLog() {
+  if (logStream) logStream.es.close();
+  logStream = null;
+}
+
+async function loadTask(project, id) {
+  let data;
+  try {
+    data = await api(`/api/task?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.info && err.info.code === 'TASK_NOT_FOUND') {
+      closeLog();
+      view.replaceChildren(el('p', { class: 'muted' }, `Task ${id} is gone. `, el('a', { href: '#/' }, 'Back to the fleet')));
+      return;
+    }
+    throw err;
+  }
+  const r = route();
+  if (r.name !== 'task' || r.id !== id || r.project !== project) return;
+  const t = data.task;
+  const logBox = el('div', { id: 'log-box' });
+  view.replaceChildren(
+    el(
+      'div',
+      { id: 'task', 'data-task': t.id },
+      el('p', {}, el('a', { href: '#/' }, '← fleet')),
+      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id))),
+      kv([
+        ['branch', el('code', {}, t.branch)],
+        ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
+        ['path', el('code', {}, t.path)],
+        ['age', age(t.createdAt)],
+        ['changes', t.changes === null ? '?' : String(t.changes)],
+        ['provisioned', provisionCell(t.provision)],
+        ['ports', portsCell(t.ports)],
+        ['last run', lastRunCell(t.lastRun)],
+      ]),
+      el('h3', {}, 'Live log'),
+      logBox,
+      el('h3', {}, 'Setup'),
+      eventBlock(data.setup),
+      el('h3', {}, 'Verify'),
+      eventBlock(data.verify),
+      el('h3', {}, 'Diff against the base'),
+      diffBlock(data.diff),
+      el('h3', {}, 'Audit'),
+      data.audit.length === 0
+        ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')
+        : data.audit.map((s) => el('div', { class: 'audit' }, el('h4', {}, s.name), s.error ? el('p', { class: 'error-text' }, s.error) : el('pre', {}, s.lines.join('\n')))),
+      el('h3', {}, 'Events'),
+      el('ol', { class: 'timeline' }, [...data.events].reverse().map((e) => el('li', { class: `level-${e.level}` }, el('time', { datetime: e.at, title: e.at }, `${age(e.at)} ago`), el('span', { class: 'kind' }, e.kind), el('span', { class: 'msg' }, e.message)))),
+    ),
+  );
+  if (data.log) openLog(t.project, t.id, data.log, logBox);
+  else {
+    closeLog();
+    logBox.replaceChildren(el('p', { class: 'muted' }, 'No command has run yet.'));
+  }
+}
+
+// ---- routing and live updates ---------------------------------------------------------------
+
+function route() {
+  const m = /^#\/task\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : { name: 'fleet' };
+}
+
+async function refresh() {
+  try {
+    const r = route();
+    if (r.name === 'task') await loadTask(r.project, r.id);
+    else {
+      closeLog();
+      await loadFleet();
+    }
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function scheduleRefresh(ms = 150) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refresh, ms);
+}
+
+function connect() {
+  const es = new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`);
+  es.addEventListener('hello', () => {
+    live.textContent = 'live';
+    live.className = 'live on';
+  });
+  es.addEventListener('change', (ev) => {
+    const change = JSON.parse(ev.data);
+    const r = route();
+    if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
+  });
+  es.onerror = () => {
+    live.textContent = 'reconnecting…';
+    live.className = 'live off';
+  };
+}
+
+async function start() {
+  meta = await api('/api/meta');
+  document.getElementById('scope').textContent = meta.root;
+  allRepos.addEventListener('change', () => scheduleRefresh(0));
+  window.addEventListener('hashchange', () => scheduleRefresh(0));
+  setInterval(() => document.querySelectorAll('[data-age]').forEach((n) => (n.textContent = age(n.getAttribute('data-age')))), 5000);
+  connect();
+  await refresh();
+}
+
+start().catch(showError);
