@@ -24,7 +24,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -323,6 +323,10 @@ async function loadTask(project, id) {
       eventBlock(data.setup),
       el('h3', {}, 'Verify'),
       eventBlock(data.verify),
+      el('h3', {}, `Commits not on ${t.base} (${data.commits.length})`),
+      data.commits.length === 0
+        ? el('p', { class: 'muted' }, 'None.')
+        : el('ul', { class: 'commits' }, data.commits.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
       el('h3', {}, 'Diff against the base'),
       diffBlock(data.diff),
       el('h3', {}, 'Audit'),

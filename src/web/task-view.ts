@@ -4,7 +4,8 @@ import type { WarrenEvent } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { fleetTask, type FleetTask } from './fleet.js';
-import { diffAgainstBase, type TaskDiff } from './git-facts.js';
+import { commitsNotOn } from '../git/repo.js';
+import { baseTip, diffAgainstBase, type TaskDiff } from './git-facts.js';
 import { RUN_EVENTS, logSource, newestWithPrefix } from './run-events.js';
 
 export interface AuditView {
@@ -20,6 +21,8 @@ export interface TaskView {
   verify: WarrenEvent | null;
   /** The newest command with a log: whether it is still running, and its log path. */
   log: { startedSeq: number; path: string; running: boolean } | null;
+  /** Commits on the branch that the base does not have, newest first (at most 100). */
+  commits: { sha: string; subject: string }[];
   diff: TaskDiff | null;
   audit: AuditView[];
 }
@@ -50,7 +53,17 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     setup: newestWithPrefix(events, RUN_EVENTS.setupPrefix),
     verify: newestWithPrefix(events, RUN_EVENTS.verifyPrefix),
     log: source ? { startedSeq: source.startedSeq, path: source.path, running: source.finished === null } : null,
+    commits: await branchCommits(ctx, task.branch, task.base),
     diff: await diffAgainstBase(ctx.repo, task).catch(() => null),
     audit,
   };
+}
+
+async function branchCommits(ctx: ProjectContext, branch: string, base: string): Promise<{ sha: string; subject: string }[]> {
+  const tip = await baseTip(ctx.repo, base);
+  try {
+    return (await commitsNotOn(ctx.repo, `refs/heads/${branch}`, tip ? [tip] : [])).slice(0, 100);
+  } catch {
+    return [];
+  }
 }
