@@ -112,6 +112,7 @@ async function runAction(action, project, id) {
     scheduleRefresh(0);
   } catch (err) {
     showError(err);
+    scheduleRefresh(0);
   }
 }
 
@@ -147,6 +148,7 @@ function portsCell(ports) {
   if (typeof ports !== 'object') return String(ports);
   if (Array.isArray(ports)) return ports.map(String).join(', ');
   if (typeof ports.start === 'number' && typeof ports.end === 'number') return `${ports.start}–${ports.end}`;
+  if (typeof ports.first === 'number' && typeof ports.count === 'number') return `${ports.first}–${ports.first + ports.count - 1}`;
   return Object.entries(ports)
     .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
     .join(' ');
@@ -155,7 +157,8 @@ function portsCell(ports) {
 function lastRunCell(run) {
   if (!run) return el('span', { class: 'muted' }, '—');
   const parts = [];
-  if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
+  if (run.running) parts.push(el('span', { class: 'badge running' }, 'running'));
+  else if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
   else if (typeof run.exitCode === 'number') parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
   else parts.push(el('span', { class: 'badge' }, run.kind));
   if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
@@ -225,9 +228,23 @@ function kv(pairs) {
   return el('dl', { class: 'kv' }, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
 
+/** A setup/verify event: its `results` (if it has a list of them) as a table, the rest as JSON. */
 function eventBlock(e) {
   if (!e) return el('span', { class: 'muted' }, 'none recorded');
-  return el('div', { class: `event level-${e.level}` }, el('span', { class: 'kind' }, e.kind), ' ', e.message, Object.keys(e.data).length ? el('pre', { class: 'data' }, JSON.stringify(e.data, null, 2)) : null);
+  const { results, ...rest } = e.data;
+  const rows = Array.isArray(results) ? results.filter((r) => r && typeof r === 'object') : [];
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return el(
+    'div',
+    { class: `event level-${e.level}` },
+    el('span', { class: 'kind' }, e.kind),
+    ' ',
+    e.message,
+    rows.length
+      ? el('table', { class: 'results' }, el('thead', {}, el('tr', {}, cols.map((c) => el('th', {}, c)))), el('tbody', {}, rows.map((r) => el('tr', {}, cols.map((c) => el('td', {}, r[c] === null || r[c] === undefined ? '' : typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c])))))))
+      : null,
+    Object.keys(rest).length ? el('pre', { class: 'data' }, JSON.stringify(rest, null, 2)) : null,
+  );
 }
 
 function diffBlock(diff) {
@@ -393,6 +410,10 @@ async function start() {
   window.addEventListener('hashchange', () => scheduleRefresh(0));
   setInterval(() => document.querySelectorAll('[data-age]').forEach((n) => (n.textContent = age(n.getAttribute('data-age')))), 5000);
   connect();
+  // Edits inside a workspace record no event; re-read now and then so change counts stay true.
+  setInterval(() => {
+    if (document.visibilityState === 'visible') scheduleRefresh(0);
+  }, 15000);
   await refresh();
 }
 

@@ -11,8 +11,10 @@ export const RUN_EVENTS = {
   prefix: 'run.',
   /** Recorded when a command starts; `data[logField]` is the path of its log file. */
   started: 'run.started',
-  /** Recorded when it ends; the log is followed until this arrives. */
-  finished: 'run.finished',
+  /** Recorded when it ends (either name); the log is followed until one arrives. */
+  finished: ['run.finished', 'run.ended'] as readonly string[],
+  /** When both events carry this field, a finish belongs to the start with the same value. */
+  runIdField: 'runId',
   logField: 'log',
   setupPrefix: 'setup.',
   verifyPrefix: 'verify.',
@@ -22,6 +24,8 @@ export interface LastRun {
   kind: string;
   at: string;
   message: string;
+  /** The newest run event is a start: a command is running (or died without recording its end). */
+  running: boolean;
   exitCode?: number;
   durationMs?: number;
   timedOut?: boolean;
@@ -50,6 +54,7 @@ export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
       kind: e.kind,
       at: e.at,
       message: e.message,
+      running: e.kind === RUN_EVENTS.started,
       ...(exitCode !== undefined ? { exitCode } : {}),
       ...(durationMs !== undefined ? { durationMs } : {}),
       ...(typeof e.data.timedOut === 'boolean' ? { timedOut: e.data.timedOut } : {}),
@@ -82,7 +87,11 @@ export function logSource(events: readonly WarrenEvent[]): LogSource | null {
     if (!e || e.kind !== RUN_EVENTS.started) continue;
     const p = e.data[RUN_EVENTS.logField];
     if (typeof p !== 'string' || p === '') return null;
-    const finished = events.slice(i + 1).find((later) => later.kind === RUN_EVENTS.finished) ?? null;
+    const runId = e.data[RUN_EVENTS.runIdField];
+    const finished =
+      events
+        .slice(i + 1)
+        .find((later) => RUN_EVENTS.finished.includes(later.kind) && (runId === undefined || later.data[RUN_EVENTS.runIdField] === undefined || later.data[RUN_EVENTS.runIdField] === runId)) ?? null;
     return { startedSeq: e.seq, path: p, finished };
   }
   return null;

@@ -120,6 +120,8 @@ describe('dashboard in headless Chromium', () => {
     await expect(page.locator('#notice .hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
     await expect(page.locator('#notice strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
     expect(fs.existsSync(first.path)).toBe(true);
+    // The page re-reads after a refusal: the uncommitted file now counts.
+    await expect.poll(() => page.locator('tr[data-task="first"] td').nth(6).textContent(), { timeout: 15_000 }).toBe('1');
     await screenshot(page, 'refusal');
     expect(dialogs).toEqual([]);
   });
@@ -139,6 +141,7 @@ describe('dashboard in headless Chromium', () => {
       // A row no CLI could write (IDs are checked) but a database could hold: still inert.
       store.insertTask({ project, id: 'ghost', type: 'feat', branch: hostileBranch, path: path.join(repo.home, 'nowhere', 'ghost'), base: 'main', baseCommit: repo.git('rev-parse', 'HEAD'), state: 'ready', data: { ports: { web: '<b>3000</b>' } } });
       store.addEvent({ project, taskId: 'inj', kind: 'note', message: '<script>window.pwned=5</script>', data: {} });
+      store.addEvent({ project, taskId: 'inj', kind: 'verify.failed', level: 'warn', message: 'verify failed: <b>unit</b>', data: { results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] } });
     } finally {
       store.close();
     }
@@ -172,6 +175,7 @@ describe('dashboard in headless Chromium', () => {
     expect(text).toContain(fileName);
     expect(text).toContain(subject);
     expect(text).toContain('<script>window.pwned=5</script>');
+    await expect(page.locator('table.results td').first().textContent()).resolves.toBe('<b>unit</b>');
     await screenshot(page, 'task-hostile-text');
 
     // Inert: nothing ran, no element came from the data, no alert or prompt.

@@ -117,7 +117,8 @@ describe('reading other features\' records defensively', () => {
     const run = lastRun([ev(1, 'run.finished', { exitCode: 0 }), ev(2, 'run.finished', { exitCode: 3, durationMs: 12, timedOut: true, command: ['npm', 'test'] }), ev(3, 'note')]);
     expect(run).toMatchObject({ kind: 'run.finished', exitCode: 3, durationMs: 12, timedOut: true, command: 'npm test' });
     const odd = lastRun([ev(1, 'run.finished', { exitCode: '0', durationMs: Number.NaN, timedOut: 'no' })]);
-    expect(odd).toEqual({ kind: 'run.finished', at: odd?.at, message: 'run.finished' });
+    expect(odd).toEqual({ kind: 'run.finished', at: odd?.at, message: 'run.finished', running: false });
+    expect(lastRun([ev(1, 'run.started', { log: '/x' })])?.running).toBe(true);
   });
 
   it('follows the newest started command until a finishing event after it', () => {
@@ -127,6 +128,11 @@ describe('reading other features\' records defensively', () => {
     expect(running).toEqual({ startedSeq: 3, path: '/b.log', finished: null });
     const done = logSource([ev(3, 'run.started', { log: '/b.log' }), ev(4, 'note'), ev(5, 'run.finished', { exitCode: 1 })]);
     expect(done?.finished?.seq).toBe(5);
+    // Another command's end (a different runId) does not finish this one; its own does, by either name.
+    const other = logSource([ev(1, 'run.started', { log: '/c.log', runId: 'A' }), ev(2, 'run.ended', { runId: 'B' })]);
+    expect(other?.finished).toBeNull();
+    const own = logSource([ev(1, 'run.started', { log: '/c.log', runId: 'A' }), ev(2, 'run.ended', { runId: 'B' }), ev(3, 'run.ended', { runId: 'A' })]);
+    expect(own?.finished?.seq).toBe(3);
   });
 
   it.each([
