@@ -9,3 +9,4 @@ export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/r
 export { scan, classifyStrays, type Stray } from './workspace/scan.js';
 export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
+export { startServer, type ServeOptions, type RunningServer } from './web/server.js';

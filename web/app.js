@@ -398,7 +398,9 @@ function connect() {
     if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
   });
   es.onerror = () => {
-    live.textContent = 'reconnecting…';
+    // CLOSED: the server refused (a restarted server has a new token) — only a reload helps.
+    const closed = es.readyState === EventSource.CLOSED;
+    live.textContent = closed ? 'disconnected: reload the page' : 'reconnecting…';
     live.className = 'live off';
   };
 }

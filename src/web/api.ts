@@ -87,6 +87,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
         }
       });
       const end = () => {
+        deps.closers.delete(end);
         unsubscribe();
         wake();
       };
@@ -100,8 +101,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
         });
         if (deps.closers.has(end)) await stream.writeSSE({ event: 'ping', data: '' });
       }
-      deps.closers.delete(end);
-      unsubscribe();
+      end();
     }),
   );
 

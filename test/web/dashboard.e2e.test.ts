@@ -57,7 +57,7 @@ function projectKey(repo: TestRepo): string {
 describe('dashboard in headless Chromium', () => {
   it('shows a CLI-created task live, streams its log, and removes it from the page', async () => {
     const repo = makeRepo();
-    await newTask(repo, 'first');
+    const first = await newTask(repo, 'first');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page } = await openBrowser();
     const dialogs: string[] = [];
@@ -109,7 +109,6 @@ describe('dashboard in headless Chromium', () => {
     expect(list.json.map((t) => t.id)).toEqual(['first']);
 
     // A guard's refusal is shown exactly as the CLI words it.
-    const first = (await repo.warrenJson<{ path: string }>('show', 'first')).json;
     fs.writeFileSync(path.join(first.path, 'unsaved.txt'), 'work in progress\n');
     await page.locator('tr[data-task="first"] button[data-action="rm"]').click();
     await page.locator('#confirm-ok').click();
