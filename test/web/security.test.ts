@@ -114,6 +114,24 @@ describe('dashboard security', () => {
     expect(fs.existsSync(path.join(wt, 'unsaved.txt'))).toBe(true);
   });
 
+  it('streams a log only from inside warren\'s folders, whatever path an event names', async () => {
+    const { repo } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const secret = path.join(path.dirname(repo.root), 'secret.txt');
+    fs.writeFileSync(secret, 'do not serve me\n');
+    const store = new Store(repo.home);
+    try {
+      store.addEvent({ project, taskId: 'keep', kind: 'run.started', message: 'x', data: { log: secret } });
+    } finally {
+      store.close();
+    }
+    const res = await request(`${server.url}api/log?project=${project}&id=keep&token=${token}`);
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body).error.code).toBe('PATH_ESCAPE');
+    expect(res.body).not.toContain('do not serve me');
+  });
+
   it('sends headers that keep data from running as script or being framed', async () => {
     const { repo } = await repoWithTask();
     const { server } = await serveRepo(repo);
@@ -132,6 +150,10 @@ describe('dashboard security', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('is not a loopback address');
     expect(refused.stderr).toContain('Nothing was started');
+
+    const badPort = await runCli(['serve', '--port', '70000'], { cwd: repo.root, home: repo.home });
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain('is not a port number');
 
     const remote = await startServe({ cwd: repo.root, home: repo.home, args: ['--host', '0.0.0.0', '--allow-remote'] });
     await expect.poll(() => remote.stderr()).toContain('warning: warren serve is listening on 0.0.0.0');
