@@ -17,10 +17,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    // The dashboard's client: plain browser JS, served as is.
+    // The dashboard's client: plain browser JS modules, served as is.
     files: ['web/**/*.js'],
     languageOptions: {
-      sourceType: 'script',
+      sourceType: 'module',
       globals: Object.fromEntries(
         ['window', 'document', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'clearTimeout', 'setInterval', 'console'].map((g) => [g, 'readonly']),
       ),

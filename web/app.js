@@ -1,77 +1,18 @@
-// warren dashboard client. Plain JS, no bundler, no dependencies.
+// warren dashboard client. Plain JS modules, no bundler, no dependencies.
 // Every piece of data (branch names, file names, log lines, commit messages, event messages) is
-// hostile text: it reaches the page only through text nodes (el() below), never as HTML.
-'use strict';
+// hostile text: it reaches the page only through text nodes (el() in dom.js), never as HTML.
 
-const TOKEN = document.querySelector('meta[name="warren-token"]').getAttribute('content');
+import { TOKEN, age, api, el, showError, showInfo } from './dom.js';
+import { diffBlock, driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge } from './cells.js';
+import { closeLog, openLog } from './log.js';
+
 const view = document.getElementById('view');
-const notice = document.getElementById('notice');
 const live = document.getElementById('live');
 const allRepos = document.getElementById('all-repos');
 
 let meta = null;
 let fleet = null;
-let logStream = null; // { key, source, pre }
 let refreshTimer = null;
-
-// ---- DOM: the one way data enters the page --------------------------------------------------
-
-/** el('td', {class: 'x'}, 'text', child): strings become text nodes; attributes via setAttribute. */
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-function age(iso) {
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
-}
-
-function duration(ms) {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60000) return `${(ms / 1000).toFixed(1)}s`;
-  return `${Math.floor(ms / 60000)}m${Math.round((ms % 60000) / 1000)}s`;
-}
-
-// ---- server calls ---------------------------------------------------------------------------
-
-async function api(path, init = {}) {
-  const res = await fetch(path, { ...init, headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) } });
-  const body = await res.json().catch(() => ({ error: { code: 'BAD_RESPONSE', message: `HTTP ${res.status}` } }));
-  if (!res.ok || body.error) throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
-  return body;
-}
-
-/** Shows a refusal exactly as the library worded it: code, message, hint. */
-function showError(err) {
-  const info = err.info || { code: 'ERROR', message: String(err.message || err) };
-  notice.replaceChildren(
-    el('strong', {}, info.code),
-    el('span', { class: 'msg' }, info.message),
-    info.hint ? el('span', { class: 'hint' }, `hint: ${info.hint}`) : null,
-    el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
-  );
-  notice.className = 'error';
-  notice.hidden = false;
-}
-
-function showInfo(text) {
-  notice.replaceChildren(el('span', { class: 'msg' }, text), el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'));
-  notice.className = 'info';
-  notice.hidden = false;
-}
 
 // ---- actions --------------------------------------------------------------------------------
 
@@ -132,44 +73,6 @@ function actionButtons(scope, project, id) {
 
 // ---- fleet view -----------------------------------------------------------------------------
 
-function stateBadge(state) {
-  return el('span', { class: `badge state-${state.replace(/[^a-z_]/g, '')}` }, state);
-}
-
-function provisionCell(list) {
-  if (!list.length) return el('span', { class: 'muted' }, '—');
-  return list.map((p) =>
-    el('div', { class: 'prov' }, el('code', {}, p.path), ` ${p.mode ?? '?'}`, p.isolated === null ? '' : p.isolated ? ' · isolated' : ' · shared', p.changed === null ? '' : ` · ${p.changed} changed`),
-  );
-}
-
-function portsCell(ports) {
-  if (ports === null || ports === undefined) return el('span', { class: 'muted' }, '—');
-  if (typeof ports !== 'object') return String(ports);
-  if (Array.isArray(ports)) return ports.map(String).join(', ');
-  if (typeof ports.start === 'number' && typeof ports.end === 'number') return `${ports.start}–${ports.end}`;
-  if (typeof ports.first === 'number' && typeof ports.count === 'number') return `${ports.first}–${ports.first + ports.count - 1}`;
-  return Object.entries(ports)
-    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
-    .join(' ');
-}
-
-function lastRunCell(run) {
-  if (!run) return el('span', { class: 'muted' }, '—');
-  const parts = [];
-  if (run.running) parts.push(el('span', { class: 'badge running' }, 'running'));
-  else if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
-  else if (typeof run.exitCode === 'number') parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
-  else parts.push(el('span', { class: 'badge' }, run.kind));
-  if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
-  return el('span', { title: run.command ?? run.message }, parts);
-}
-
-function driftCell(t) {
-  if (t.behind === null) return el('span', { class: 'muted' }, '?');
-  return el('span', { class: t.behind > 0 ? 'warn' : '' }, `${t.behind} behind`, el('span', { class: 'muted' }, ` · ${t.ahead} ahead`));
-}
-
 function taskRow(t) {
   const href = `#/task/${encodeURIComponent(t.project)}/${encodeURIComponent(t.id)}`;
   return el(
@@ -223,84 +126,6 @@ async function loadFleet() {
 }
 
 // ---- task view ------------------------------------------------------------------------------
-
-function kv(pairs) {
-  return el('dl', { class: 'kv' }, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
-}
-
-/** A setup/verify event: its `results` (if it has a list of them) as a table, the rest as JSON. */
-function eventBlock(e) {
-  if (!e) return el('span', { class: 'muted' }, 'none recorded');
-  const { results, ...rest } = e.data;
-  const rows = Array.isArray(results) ? results.filter((r) => r && typeof r === 'object') : [];
-  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return el(
-    'div',
-    { class: `event level-${e.level}` },
-    el('span', { class: 'kind' }, e.kind),
-    ' ',
-    e.message,
-    rows.length
-      ? el('table', { class: 'results' }, el('thead', {}, el('tr', {}, cols.map((c) => el('th', {}, c)))), el('tbody', {}, rows.map((r) => el('tr', {}, cols.map((c) => el('td', {}, r[c] === null || r[c] === undefined ? '' : typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c])))))))
-      : null,
-    Object.keys(rest).length ? el('pre', { class: 'data' }, JSON.stringify(rest, null, 2)) : null,
-  );
-}
-
-function diffBlock(diff) {
-  if (!diff) return el('p', { class: 'muted' }, 'No diff (the branch or the base is gone).');
-  if (diff.files.length === 0) return el('p', { class: 'muted' }, `No committed changes on ${diff.branch} since it left ${diff.base}.`);
-  const pre = el('pre', { class: 'diff' });
-  for (const line of diff.patch.split('\n')) {
-    const cls = line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') ? 'file' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
-    pre.append(el('span', { class: cls }, `${line}\n`));
-  }
-  return el(
-    'div',
-    {},
-    el('ul', { class: 'files' }, diff.files.map((f) => el('li', {}, el('code', {}, f.path), ' ', el('span', { class: 'add' }, `+${f.added ?? 'bin'}`), ' ', el('span', { class: 'del' }, `-${f.deleted ?? 'bin'}`)))),
-    pre,
-    diff.truncated ? el('p', { class: 'warn' }, 'Diff truncated at 512 KiB.') : null,
-  );
-}
-
-function openLog(project, id, source, container) {
-  const key = `${project}/${id}/${source.startedSeq}`;
-  if (logStream && logStream.key === key) {
-    container.replaceChildren(logStream.status, logStream.pre);
-    return;
-  }
-  closeLog();
-  const pre = el('pre', { class: 'log', id: 'log' });
-  const status = el('p', { class: 'muted', id: 'log-status' }, source.running ? 'running…' : 'finished');
-  container.replaceChildren(status, pre);
-  const es = new EventSource(`/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`);
-  logStream = { key, es, pre, status };
-  es.addEventListener('start', (ev) => {
-    const info = JSON.parse(ev.data);
-    if (info.skipped > 0) status.textContent = `showing the last part (${info.skipped} bytes left out)`;
-  });
-  es.addEventListener('chunk', (ev) => {
-    const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-    pre.append(document.createTextNode(JSON.parse(ev.data).text));
-    if (atBottom) pre.scrollTop = pre.scrollHeight;
-  });
-  es.addEventListener('end', (ev) => {
-    const info = JSON.parse(ev.data);
-    const f = info.finished;
-    const d = f && f.data ? f.data : {};
-    status.textContent = info.missing ? 'finished; the log file was never written' : `finished${typeof d.exitCode === 'number' ? `: exit ${d.exitCode}` : ''}${d.timedOut ? ' (timed out)' : ''}`;
-    es.close();
-  });
-  es.onerror = () => {
-    if (es.readyState === EventSource.CLOSED) status.textContent = 'log unavailable';
-  };
-}
-
-function closeLog() {
-  if (logStream) logStream.es.close();
-  logStream = null;
-}
 
 async function loadTask(project, id) {
   let data;

@@ -35,8 +35,12 @@ export interface RunningServer {
 
 /** Client files: plain HTML/CSS/JS, no bundler. Same relative place from src/web and dist/web. */
 const CLIENT_DIR = new URL('../../web/', import.meta.url);
+const JS = 'text/javascript; charset=utf-8';
 const CLIENT_FILES: Record<string, string> = {
-  '/app.js': 'text/javascript; charset=utf-8',
+  '/app.js': JS,
+  '/dom.js': JS,
+  '/cells.js': JS,
+  '/log.js': JS,
   '/app.css': 'text/css; charset=utf-8',
 };
 
