@@ -17,6 +17,8 @@ export interface ApiDeps {
   hub: EventHub;
   /** Open streams register how to end them, so that closing the server ends them. */
   closers: Set<() => void>;
+  /** Actions still running: closing the server waits for them instead of cutting one in half. */
+  inflight: Set<Promise<unknown>>;
 }
 
 /** A guard's refusal goes to the page exactly as the CLI would print it: code, message, hint. */
@@ -70,8 +72,13 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       });
       const request = parseActionRequest(action, body);
       const ctx = await projectFor(request.project);
-      const result = action.scope === 'task' ? await action.run(ctx, request.id ?? '', request.options) : await action.run(ctx, request.options);
-      return c.json({ ok: true, result });
+      const running = action.scope === 'task' ? action.run(ctx, request.id ?? '', request.options) : action.run(ctx, request.options);
+      deps.inflight.add(running);
+      try {
+        return c.json({ ok: true, result: await running });
+      } finally {
+        deps.inflight.delete(running);
+      }
     } catch (err) {
       return errorResponse(c, err);
     }

@@ -66,6 +66,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const hub = new EventHub(options.store, options.pollMs, (err) => options.warn?.(`warren serve: reading events failed, retrying: ${String(err)}`));
   let allowed = new Set<string>();
   const closers = new Set<() => void>();
+  const inflight = new Set<Promise<unknown>>();
 
   const app = new Hono();
   app.use('*', async (c, next) => {
@@ -102,7 +103,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const body = readClient(file.slice(1));
     app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
   }
-  registerApi(app, { project: options.project, store: options.store, hub, closers });
+  registerApi(app, { project: options.project, store: options.store, hub, closers, inflight });
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
@@ -116,6 +117,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
   });
   allowed = allowedHosts(options.host, address.port);
+  // While closing, each finished response frees its keep-alive connection so that close completes.
+  let closing = false;
+  server.on('request', (_req, res) => res.on('close', () => closing && server.closeIdleConnections()));
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${hostPart}:${address.port}/${remote ? `?key=${token}` : ''}`;
 
@@ -125,13 +129,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     port: address.port,
     token,
     hub,
+    /** Stops taking requests, lets running actions finish (a removal is never cut in half), then closes. */
     async close() {
+      closing = true;
       hub.stop();
-      for (const close of closers) close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      for (const close of [...closers]) close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await Promise.allSettled([...inflight]);
+      // The last responses are being written; a client that keeps its connection anyway is cut.
+      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      await closed;
     },
   };
 }
