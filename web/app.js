@@ -48,8 +48,8 @@ async function runAction(action, project, id) {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ project, ...(id ? { id } : {}), options }),
     });
-    showInfo(`${action.label}: done${summarize(body.result)}`);
-    if (id && action.name === 'rm') location.hash = '#/';
+    showInfo(`${action.label}: done`, details(body.result));
+    if (id && action.removesTask) location.hash = '#/';
     scheduleRefresh(0);
   } catch (err) {
     showError(err);
@@ -57,10 +57,17 @@ async function runAction(action, project, id) {
   }
 }
 
-function summarize(result) {
-  if (!result || typeof result !== 'object') return '';
-  if (Array.isArray(result.removed) && Array.isArray(result.kept)) return ` (removed ${result.removed.length}, kept ${result.kept.length})`;
-  return '';
+/** What an action reports, line by line: gc's removed and kept strays (with why), else the fields. */
+function details(result) {
+  if (!result || typeof result !== 'object') return [];
+  if (Array.isArray(result.removed) && Array.isArray(result.kept)) {
+    const lines = [
+      ...result.removed.map((r) => `removed ${r.kind} ${r.path ?? r.branch ?? ''}${r.id ? ` (${r.id})` : ''}`),
+      ...result.kept.map((k) => `kept ${k.kind} ${k.path}: ${k.reason}`),
+    ];
+    return lines.length ? lines : ['nothing to collect'];
+  }
+  return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
 
 function actionButtons(scope, project, id) {

@@ -58,8 +58,12 @@ export function showError(err) {
   notice.hidden = false;
 }
 
-export function showInfo(text) {
-  notice.replaceChildren(el('span', { class: 'msg' }, text), el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'));
+export function showInfo(text, lines = []) {
+  notice.replaceChildren(
+    el('span', { class: 'msg' }, text),
+    lines.length ? el('ul', { class: 'details' }, lines.map((l) => el('li', {}, l))) : null,
+    el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+  );
   notice.className = 'info';
   notice.hidden = false;
 }

@@ -7,9 +7,9 @@ import { removeTask } from '../workspace/remove.js';
  * What the dashboard's buttons do: each entry calls the same guarded library function as the
  * CLI command of the same name, so a guard that refuses `warren rm` refuses the button too,
  * with the same message. Adding an action is one entry, e.g. once they exist:
- *   { name: 'verify', label: 'Verify', scope: 'task', destructive: false, options: [], run: (ctx, id) => verifyTask(ctx, id) },
- *   { name: 'checkpoint', label: 'Checkpoint', scope: 'task', destructive: false, options: [], run: (ctx, id) => checkpoint(ctx, id) },
- *   { name: 'land', label: 'Land', scope: 'task', destructive: true, options: [], run: (ctx, id) => land(ctx, id) },
+ *   { name: 'verify', label: 'Verify', scope: 'task', destructive: false, removesTask: false, options: [], run: (ctx, id) => verifyTask(ctx, id) },
+ *   { name: 'checkpoint', label: 'Checkpoint', scope: 'task', destructive: false, removesTask: false, options: [], run: (ctx, id) => checkpoint(ctx, id) },
+ *   { name: 'land', label: 'Land', scope: 'task', destructive: true, removesTask: false, options: [], run: (ctx, id) => land(ctx, id) },
  */
 
 export interface ActionOption {
@@ -24,6 +24,8 @@ interface ActionBase {
   label: string;
   /** Destructive actions ask for a confirmation in the page first. */
   destructive: boolean;
+  /** The task is gone afterwards: the page goes back to the fleet. */
+  removesTask: boolean;
   options: readonly ActionOption[];
 }
 
@@ -45,6 +47,7 @@ export const ACTIONS: readonly WebAction[] = [
     label: 'Remove',
     scope: 'task',
     destructive: true,
+    removesTask: true,
     options: [{ name: 'deleteBranch', label: 'also delete the branch (only if its work is on another ref)', type: 'boolean' }],
     run: (ctx, id, o) => removeTask(ctx, id, { deleteBranch: o.deleteBranch === true }),
   },
@@ -53,6 +56,7 @@ export const ACTIONS: readonly WebAction[] = [
     label: 'Collect strays (gc)',
     scope: 'project',
     destructive: true,
+    removesTask: false,
     options: [],
     run: (ctx) => gc(ctx),
   },
@@ -60,7 +64,7 @@ export const ACTIONS: readonly WebAction[] = [
 
 /** What the page needs to draw the buttons; the functions stay on the server. */
 export function describeActions(): Omit<WebAction, 'run'>[] {
-  return ACTIONS.map(({ name, label, scope, destructive, options }) => ({ name, label, scope, destructive, options }));
+  return ACTIONS.map(({ name, label, scope, destructive, removesTask, options }) => ({ name, label, scope, destructive, removesTask, options }));
 }
 
 export interface ActionRequest {

@@ -181,6 +181,15 @@ describe('dashboard in headless Chromium', () => {
     expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
     expect(await page.locator('script').count()).toBe(1);
     expect(await page.locator('img, b').count()).toBe(0);
+
+    // gc from the page: the vanished ghost's record goes, and the page says what it did.
+    await page.locator('a', { hasText: '← fleet' }).click();
+    await page.locator('section.project button[data-action="gc"]').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#notice.info').waitFor();
+    await expect(page.locator('#notice .details li').allTextContents()).resolves.toEqual([`removed vanished ${path.join(repo.home, 'nowhere', 'ghost')} (ghost)`]);
+    await page.locator('tr[data-task="ghost"]').waitFor({ state: 'detached', timeout: 15_000 });
+    expect(await page.locator('tr[data-stray]').count()).toBe(0);
     expect(dialogs).toEqual([]);
   });
 });
