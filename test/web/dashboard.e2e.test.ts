@@ -166,6 +166,12 @@ describe('dashboard in headless Chromium', () => {
     await page.locator('#all-repos').check();
     await page.locator('tr[data-task="elsewhere"]').waitFor();
     await screenshot(page, 'fleet-all-repositories');
+    // An action on another repository's task goes through that repository's own context.
+    await page.locator('tr[data-task="elsewhere"] button[data-action="rm"]').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('tr[data-task="elsewhere"]').waitFor({ state: 'detached', timeout: 15_000 });
+    const otherList = await runCli(['--json', 'list'], { cwd: other.root, home: repo.home });
+    expect(JSON.parse(otherList.stdout)).toEqual([]);
     await page.locator('#all-repos').uncheck();
 
     await page.locator('tr[data-task="inj"] a.task-link').click();
