@@ -200,7 +200,16 @@ function route() {
   return m ? { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : { name: 'fleet' };
 }
 
+let refreshing = false;
+let refreshAgain = false;
+
+/** One refresh at a time; changes that arrive meanwhile cause exactly one more. */
 async function refresh() {
+  if (refreshing) {
+    refreshAgain = true;
+    return;
+  }
+  refreshing = true;
   try {
     const r = route();
     if (r.name === 'task') await loadTask(r.project, r.id);
@@ -210,6 +219,12 @@ async function refresh() {
     }
   } catch (err) {
     showError(err);
+  } finally {
+    refreshing = false;
+    if (refreshAgain) {
+      refreshAgain = false;
+      scheduleRefresh(0);
+    }
   }
 }
 

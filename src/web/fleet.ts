@@ -3,7 +3,7 @@ import type { Store } from '../state/store.js';
 import type { Task } from '../state/types.js';
 import { openProject, type ProjectContext } from '../workspace/context.js';
 import { scan, type Stray } from '../workspace/scan.js';
-import { changeCount, drift } from './git-facts.js';
+import { baseTip, changeCount, drift } from './git-facts.js';
 import { lastRun, type LastRun } from './run-events.js';
 
 /** One row of the fleet table: the task record plus what git and the events say about it. */
@@ -67,8 +67,13 @@ export function provisionOf(data: Record<string, unknown>): ProvisionedPath[] {
   return out;
 }
 
-export async function fleetTask(ctx: ProjectContext, task: Task): Promise<FleetTask> {
-  const [d, changes] = await Promise.all([drift(ctx.repo, task).catch(() => null), changeCount(task)]);
+/** Base commits by base name, read once per fleet rather than once per task. */
+export type BaseTips = Map<string, Promise<string | null>>;
+
+export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map()): Promise<FleetTask> {
+  if (!tips.has(task.base)) tips.set(task.base, baseTip(ctx.repo, task.base).catch(() => null));
+  const base = await tips.get(task.base)!;
+  const [d, changes] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task)]);
   return {
     project: task.project,
     id: task.id,
@@ -88,11 +93,27 @@ export async function fleetTask(ctx: ProjectContext, task: Task): Promise<FleetT
   };
 }
 
+const FLEET_CONCURRENCY = 4;
+
+/** Maps with at most `limit` calls in flight, keeping the input order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
 export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
   const tasks = ctx.store.listTasks(ctx.key);
-  const rows: FleetTask[] = [];
-  // One task at a time: each costs two or three git processes, and the machine runs agents.
-  for (const task of tasks) rows.push(await fleetTask(ctx, task));
+  const tips: BaseTips = new Map();
+  // A few tasks at a time: each costs two git processes, and the machine is busy running agents.
+  const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips));
   const { strays } = await scan(ctx);
   return { key: ctx.key, root: ctx.repo.root, tasks: rows, strays, error: null };
 }

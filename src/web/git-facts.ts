@@ -9,12 +9,11 @@ export async function baseTip(repo: Repository, base: string): Promise<string | 
   return (await revParse(repo, `refs/heads/${base}`)) ?? (await revParse(repo, base));
 }
 
-/** Commits the branch is behind and ahead of its base, or null when either side is gone. */
-export async function drift(repo: Repository, task: Task): Promise<{ behind: number; ahead: number } | null> {
-  const base = await baseTip(repo, task.base);
-  const branch = await revParse(repo, `refs/heads/${task.branch}`);
-  if (!base || !branch) return null;
-  const result = await git(['rev-list', '--left-right', '--count', `${base}...${branch}`], { cwd: repo.root, allowFailure: true });
+/** Commits the branch is behind and ahead of its base commit, or null when either side is gone. */
+export async function drift(repo: Repository, task: Task, base: string | null): Promise<{ behind: number; ahead: number } | null> {
+  if (!base) return null;
+  // One git process: fails (and so reads as unknown) when the branch is gone.
+  const result = await git(['rev-list', '--left-right', '--count', `${base}...refs/heads/${task.branch}`, '--'], { cwd: repo.root, allowFailure: true });
   if (result.exitCode !== 0) return null;
   const [behind, ahead] = result.stdout.trim().split(/\s+/).map(Number);
   return { behind: behind ?? 0, ahead: ahead ?? 0 };
