@@ -47,7 +47,11 @@ export function resolveLog(p: string, roots: readonly string[]): { real: string 
     return null;
   }
   if (!logPathAllowed(real, roots)) return 'outside';
-  return fs.statSync(real).isFile() ? { real } : null;
+  try {
+    return fs.statSync(real).isFile() ? { real } : null;
+  } catch {
+    return null; // removed between realpath and stat
+  }
 }
 
 export function followLog(options: FollowOptions): Follower {
@@ -66,28 +70,39 @@ export function followLog(options: FollowOptions): Follower {
       return;
     }
     try {
-      const size = fs.fstatSync(fd).size;
-      if (offset < 0) {
-        offset = Math.max(0, size - INITIAL_TAIL_BYTES);
-        options.onStart({ skipped: offset });
-      }
-      if (size < offset) offset = 0; // truncated and rewritten: start over
-      const buf = Buffer.alloc(READ_CHUNK);
-      while (offset < size && !stopped) {
-        const n = fs.readSync(fd, buf, 0, Math.min(READ_CHUNK, size - offset), offset);
-        if (n <= 0) break;
-        offset += n;
-        const text = decoder.write(buf.subarray(0, n));
-        if (text !== '') options.onChunk(text);
-      }
+      readFrom(fd);
+    } catch {
+      // A read that fails (the file was truncated or replaced under us) is retried on the next tick.
     } finally {
       fs.closeSync(fd);
     }
   };
 
+  const readFrom = (fd: number): void => {
+    const size = fs.fstatSync(fd).size;
+    if (offset < 0) {
+      offset = Math.max(0, size - INITIAL_TAIL_BYTES);
+      options.onStart({ skipped: offset });
+    }
+    if (size < offset) offset = 0; // truncated and rewritten: start over
+    const buf = Buffer.alloc(READ_CHUNK);
+    while (offset < size && !stopped) {
+      const n = fs.readSync(fd, buf, 0, Math.min(READ_CHUNK, size - offset), offset);
+      if (n <= 0) break;
+      offset += n;
+      const text = decoder.write(buf.subarray(0, n));
+      if (text !== '') options.onChunk(text);
+    }
+  };
+
   const tick = (): void => {
     if (stopped) return;
-    const finished = options.isFinished();
+    let finished = false;
+    try {
+      finished = options.isFinished();
+    } catch {
+      finished = false; // could not tell (e.g. the database was busy): keep following, ask again next tick
+    }
     readNew();
     if (finished) {
       const rest = decoder.end();

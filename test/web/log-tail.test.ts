@@ -60,6 +60,18 @@ describe('followLog', () => {
     expect(never.text).toBe('');
   });
 
+  it('starts over when the log is truncated and rewritten', async () => {
+    const file = path.join(tmpDir(), 'rotated.log');
+    fs.writeFileSync(file, 'a long first line\n');
+    const finished = { value: false };
+    const seen = follow(file, finished);
+    await expect.poll(() => seen.text).toBe('a long first line\n');
+    fs.writeFileSync(file, 'new\n');
+    await expect.poll(() => seen.text).toBe('a long first line\nnew\n');
+    finished.value = true;
+    await expect.poll(() => seen.end).toEqual({ missing: false });
+  });
+
   it('joins a long log at its tail and says how much it left out', async () => {
     const file = path.join(tmpDir(), 'big.log');
     const head = 'x'.repeat(INITIAL_TAIL_BYTES + 1000);
