@@ -16,4 +16,14 @@ export default tseslint.config(
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // The dashboard's client: plain browser JS modules, served as is.
+    files: ['web/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'clearTimeout', 'setInterval', 'console'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 );

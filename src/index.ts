@@ -12,3 +12,4 @@ export { loadConfig, parseConfig } from './config/load.js';
 export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
 export { landTask, type LandOptions, type LandResult } from './land/land.js';
 export { auditTask, type AuditReport } from './audit/run.js';
+export { startServer, type ServeOptions, type RunningServer } from './web/server.js';

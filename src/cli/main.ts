@@ -10,10 +10,22 @@ import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
+import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc, registerCheckpoint, registerLand, registerAudit];
+export const COMMANDS: readonly Register[] = [
+  registerNew,
+  registerList,
+  registerShow,
+  registerRm,
+  registerScan,
+  registerGc,
+  registerCheckpoint,
+  registerLand,
+  registerAudit,
+  registerServe,
+];
 
 interface Outcome {
   exitCode: number;

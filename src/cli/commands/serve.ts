@@ -1,0 +1,61 @@
+import { Option } from 'commander';
+import { WarrenError } from '../../errors.js';
+import { Store } from '../../state/store.js';
+import { openProject } from '../../workspace/context.js';
+import { isLoopbackHost } from '../../web/security.js';
+import { startServer } from '../../web/server.js';
+import type { Register } from '../command.js';
+
+export const DEFAULT_PORT = 7317;
+
+function parsePort(raw: string): number {
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) {
+    throw new WarrenError('USAGE', `--port ${JSON.stringify(raw)} is not a port number (0–65535); nothing was started.`, { hint: 'Use --port 0 for any free port.' });
+  }
+  return port;
+}
+
+/**
+ * `warren serve`: the dashboard. The handler returns once the server listens, so the entry point
+ * prints the URL as it prints any result; the open server keeps the process alive until
+ * SIGINT/SIGTERM. It owns its own Store: the entry point closes the CLI's when the handler returns.
+ */
+export const registerServe: Register = (program, run) => {
+  program
+    .command('serve')
+    .description('the local dashboard: the fleet, live logs, diffs and actions (127.0.0.1 only by default)')
+    .addOption(new Option('--port <n>', 'port to listen on; 0 picks a free one').default(String(DEFAULT_PORT)))
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--allow-remote', 'allow a non-loopback --host (anyone who can reach it gets full control)')
+    .action((opts: { port: string; host: string; allowRemote?: boolean }) =>
+      run(async (env) => {
+        const port = parsePort(opts.port);
+        const store = new Store();
+        try {
+          const project = await openProject(env.repoDir, store);
+          const server = await startServer({ project, store, host: opts.host, port, allowRemote: opts.allowRemote === true, warn: env.log });
+          if (!isLoopbackHost(opts.host)) {
+            const message = `warren serve is listening on ${opts.host}, reachable from other machines: anyone holding the printed URL can remove workspaces.`;
+            env.log(`warning: ${message}`);
+            store.addEvent({ project: project.key, kind: 'serve.remote', level: 'warn', message, data: { host: opts.host, port: server.port } });
+          }
+          const stop = () => {
+            void server.close().finally(() => {
+              store.close();
+              process.exit(0);
+            });
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+          return {
+            data: { url: server.url, host: server.host, port: server.port, pid: process.pid },
+            human: `warren dashboard: ${server.url}\n(ctrl-c to stop)`,
+          };
+        } catch (err) {
+          store.close();
+          throw err;
+        }
+      }),
+    );
+};

@@ -1,0 +1,163 @@
+import type { Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { WarrenError, isWarrenError } from '../errors.js';
+import type { Store } from '../state/store.js';
+import { openProject, type ProjectContext } from '../workspace/context.js';
+import { validateTaskId } from '../workspace/ids.js';
+import { describeActions, findAction, parseActionRequest } from './actions.js';
+import type { EventHub } from './event-hub.js';
+import { allProjectsFleet, projectFleet } from './fleet.js';
+import { followLog, resolveLog } from './log-tail.js';
+import { logSource } from './run-events.js';
+import { taskView } from './task-view.js';
+
+export interface ApiDeps {
+  project: ProjectContext;
+  store: Store;
+  hub: EventHub;
+  /** Open streams register how to end them, so that closing the server ends them. */
+  closers: Set<() => void>;
+  /** Actions still running: closing the server waits for them instead of cutting one in half. */
+  inflight: Set<Promise<unknown>>;
+}
+
+/** A guard's refusal goes to the page exactly as the CLI would print it: code, message, hint. */
+function errorResponse(c: Context, err: unknown): Response {
+  if (isWarrenError(err)) {
+    const status = err.code === 'TASK_NOT_FOUND' ? 404 : err.exitCode === 2 ? 400 : 409;
+    return c.json({ error: { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) } }, status);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return c.json({ error: { code: 'INTERNAL', message, hint: 'This is a bug in warren; please report it.' } }, 500);
+}
+
+export function registerApi(app: Hono, deps: ApiDeps): void {
+  const { store, hub } = deps;
+
+  /** The serving project, or another one recorded under WARREN_HOME, opened like the CLI opens it. */
+  const projectFor = async (key: string | undefined): Promise<ProjectContext> => {
+    if (key === undefined || key === deps.project.key) return deps.project;
+    const known = store.listProjects().find((p) => p.key === key);
+    if (!known) throw new WarrenError('USAGE', `no repository ${JSON.stringify(key)} is known under ${store.home}; nothing was changed.`);
+    return openProject(known.root, store);
+  };
+
+  app.get('/api/meta', (c) =>
+    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(), seq: hub.lastSeq }),
+  );
+
+  app.get('/api/fleet', async (c) => {
+    try {
+      if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store));
+      return c.json({ generatedAt: new Date().toISOString(), projects: [await projectFleet(deps.project)] });
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  app.get('/api/task', async (c) => {
+    try {
+      return c.json(await taskView(await projectFor(c.req.query('project')), c.req.query('id') ?? ''));
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  app.post('/api/actions/:name', async (c) => {
+    try {
+      const action = findAction(c.req.param('name'));
+      if (!action) throw new WarrenError('USAGE', `the dashboard has no action ${JSON.stringify(c.req.param('name'))}; nothing was changed.`);
+      const body: unknown = await c.req.json().catch(() => {
+        throw new WarrenError('USAGE', 'the request body is not JSON; nothing was changed.');
+      });
+      const request = parseActionRequest(action, body);
+      const ctx = await projectFor(request.project);
+      const running = action.scope === 'task' ? action.run(ctx, request.id ?? '', request.options) : action.run(ctx, request.options);
+      deps.inflight.add(running);
+      try {
+        return c.json({ ok: true, result: await running });
+      } finally {
+        deps.inflight.delete(running);
+      }
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // Live changes from any process: the page refetches what an event touches.
+  app.get('/api/events', (c) =>
+    streamSSE(c, async (stream) => {
+      let wake: () => void = () => undefined;
+      const unsubscribe = hub.subscribe((events) => {
+        for (const e of events) {
+          void stream.writeSSE({ event: 'change', id: String(e.seq), data: JSON.stringify({ seq: e.seq, project: e.project, taskId: e.taskId, kind: e.kind, level: e.level, message: e.message }) });
+        }
+      });
+      const end = () => {
+        deps.closers.delete(end);
+        unsubscribe();
+        wake();
+      };
+      deps.closers.add(end);
+      stream.onAbort(end);
+      await stream.writeSSE({ event: 'hello', data: JSON.stringify({ seq: hub.lastSeq }) });
+      while (!stream.aborted && !stream.closed && deps.closers.has(end)) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 15_000).unref();
+        });
+        if (deps.closers.has(end)) await stream.writeSSE({ event: 'ping', data: '' });
+      }
+      end();
+    }),
+  );
+
+  // The live log of the task's newest command, followed until its finishing event.
+  app.get('/api/log', async (c) => {
+    let ctx: ProjectContext;
+    let id: string;
+    try {
+      ctx = await projectFor(c.req.query('project'));
+      id = validateTaskId(c.req.query('id') ?? '');
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+    const source = logSource(store.taskEvents(ctx.key, id, 200));
+    if (!source) return c.json({ error: { code: 'NO_LOG', message: `task ${id} has no command log yet.` } }, 404);
+    const roots = [store.home, ctx.root, ctx.repo.commonDir];
+    const resolved = resolveLog(source.path, roots);
+    if (resolved === 'outside') {
+      return c.json({ error: { code: 'PATH_ESCAPE', message: `the log path ${source.path} is outside warren's folders; the dashboard does not serve it.` } }, 403);
+    }
+    return streamSSE(c, async (stream) => {
+      await stream.writeSSE({ event: 'meta', data: JSON.stringify({ path: source.path, startedSeq: source.startedSeq }) });
+      await new Promise<void>((resolve) => {
+        const isFinished = (): boolean => {
+          const now = logSource(store.taskEvents(ctx.key, id, 200));
+          return now === null || now.startedSeq !== source.startedSeq || now.finished !== null;
+        };
+        const follower = followLog({
+          // Re-resolved and re-checked each time: the file may not exist yet when the command has just started.
+          resolve: () => {
+            const now = resolveLog(source.path, roots);
+            return now === null || now === 'outside' ? null : now.real;
+          },
+          isFinished,
+          onStart: (info) => void stream.writeSSE({ event: 'start', data: JSON.stringify(info) }),
+          onChunk: (text) => void stream.writeSSE({ event: 'chunk', data: JSON.stringify({ text }) }),
+          onEnd: (info) => {
+            const finished = logSource(store.taskEvents(ctx.key, id, 200))?.finished ?? null;
+            void stream.writeSSE({ event: 'end', data: JSON.stringify({ ...info, finished: finished ? { kind: finished.kind, message: finished.message, data: finished.data } : null }) }).then(() => done());
+          },
+        });
+        const done = () => {
+          follower.stop();
+          deps.closers.delete(done);
+          resolve();
+        };
+        deps.closers.add(done);
+        stream.onAbort(done);
+      });
+    });
+  });
+}

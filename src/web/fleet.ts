@@ -1,0 +1,133 @@
+import { isWarrenError } from '../errors.js';
+import type { Store } from '../state/store.js';
+import type { Task } from '../state/types.js';
+import { openProject, type ProjectContext } from '../workspace/context.js';
+import { scan, type Stray } from '../workspace/scan.js';
+import { baseTip, changeCount, drift } from './git-facts.js';
+import { lastRun, type LastRun } from './run-events.js';
+
+/** One row of the fleet table: the task record plus what git and the events say about it. */
+export interface FleetTask {
+  project: string;
+  id: string;
+  type: string;
+  branch: string;
+  base: string;
+  path: string;
+  state: string;
+  createdAt: string;
+  updatedAt: string;
+  behind: number | null;
+  ahead: number | null;
+  changes: number | null;
+  provision: ProvisionedPath[];
+  /** `task.data.ports` as recorded by the ports feature; shape owned there, shown as is. */
+  ports: unknown;
+  lastRun: LastRun | null;
+}
+
+export interface ProvisionedPath {
+  path: string;
+  mode: string | null;
+  isolated: boolean | null;
+  changed: number | null;
+}
+
+export interface FleetProject {
+  key: string;
+  root: string;
+  tasks: FleetTask[];
+  strays: Stray[];
+  /** Set when the project could not be read (repository moved, config invalid). */
+  error: string | null;
+}
+
+export interface Fleet {
+  generatedAt: string;
+  projects: FleetProject[];
+}
+
+/** Pure: `task.data.provision` read defensively; entries without a path are dropped. */
+export function provisionOf(data: Record<string, unknown>): ProvisionedPath[] {
+  const raw = data.provision;
+  if (!Array.isArray(raw)) return [];
+  const out: ProvisionedPath[] = [];
+  for (const item of raw as unknown[]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const entry = item as Record<string, unknown>;
+    if (typeof entry.path !== 'string') continue;
+    const changed = Array.isArray(entry.changed) ? entry.changed.length : typeof entry.changed === 'number' ? entry.changed : null;
+    out.push({
+      path: entry.path,
+      mode: typeof entry.mode === 'string' ? entry.mode : null,
+      isolated: typeof entry.isolated === 'boolean' ? entry.isolated : null,
+      changed,
+    });
+  }
+  return out;
+}
+
+/** Base commits by base name, read once per fleet rather than once per task. */
+export type BaseTips = Map<string, Promise<string | null>>;
+
+export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map()): Promise<FleetTask> {
+  if (!tips.has(task.base)) tips.set(task.base, baseTip(ctx.repo, task.base).catch(() => null));
+  const base = await tips.get(task.base)!;
+  const [d, changes] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task)]);
+  return {
+    project: task.project,
+    id: task.id,
+    type: task.type,
+    branch: task.branch,
+    base: task.base,
+    path: task.path,
+    state: task.state,
+    createdAt: task.createdAt,
+    updatedAt: task.updatedAt,
+    behind: d?.behind ?? null,
+    ahead: d?.ahead ?? null,
+    changes,
+    provision: provisionOf(task.data),
+    ports: task.data.ports ?? null,
+    lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
+  };
+}
+
+const FLEET_CONCURRENCY = 4;
+
+/** Maps with at most `limit` calls in flight, keeping the input order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
+  const tasks = ctx.store.listTasks(ctx.key);
+  const tips: BaseTips = new Map();
+  // A few tasks at a time: each costs two git processes, and the machine is busy running agents.
+  const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips));
+  const { strays } = await scan(ctx);
+  return { key: ctx.key, root: ctx.repo.root, tasks: rows, strays, error: null };
+}
+
+/** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
+export async function allProjectsFleet(store: Store): Promise<Fleet> {
+  const projects: FleetProject[] = [];
+  for (const p of store.listProjects()) {
+    try {
+      projects.push(await projectFleet(await openProject(p.root, store)));
+    } catch (err) {
+      const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
+      projects.push({ key: p.key, root: p.root, tasks: [], strays: [], error: message });
+    }
+  }
+  return { generatedAt: new Date().toISOString(), projects };
+}

@@ -1,0 +1,149 @@
+import { createAdaptorServer } from '@hono/node-server';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Hono } from 'hono';
+import { WarrenError } from '../errors.js';
+import type { Store } from '../state/store.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { registerApi } from './api.js';
+import { EventHub } from './event-hub.js';
+import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isLoopbackHost, newToken, originAllowed, tokenMatches } from './security.js';
+
+export interface ServeOptions {
+  /** The project `warren serve` was started in; the default view. */
+  project: ProjectContext;
+  store: Store;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Required for a host that is not loopback. */
+  allowRemote?: boolean;
+  pollMs?: number;
+  /** Where warnings go (the CLI passes stderr). */
+  warn?(line: string): void;
+}
+
+export interface RunningServer {
+  url: string;
+  host: string;
+  port: number;
+  token: string;
+  hub: EventHub;
+  close(): Promise<void>;
+}
+
+/** Client files: plain HTML/CSS/JS, no bundler. Same relative place from src/web and dist/web. */
+const CLIENT_DIR = new URL('../../web/', import.meta.url);
+const JS = 'text/javascript; charset=utf-8';
+const CLIENT_FILES: Record<string, string> = {
+  '/app.js': JS,
+  '/dom.js': JS,
+  '/cells.js': JS,
+  '/log.js': JS,
+  '/app.css': 'text/css; charset=utf-8',
+};
+
+function readClient(name: string): string {
+  return fs.readFileSync(new URL(name, CLIENT_DIR), 'utf8');
+}
+
+export function assertHostPermitted(host: string, allowRemote: boolean): void {
+  if (!isLoopbackHost(host) && !allowRemote) {
+    throw new WarrenError(
+      'USAGE',
+      `--host ${host} is not a loopback address; the dashboard can remove workspaces, so it listens on 127.0.0.1 unless you say otherwise. Nothing was started.`,
+      { hint: 'Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.' },
+    );
+  }
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const allowRemote = options.allowRemote === true;
+  assertHostPermitted(options.host, allowRemote);
+  const token = newToken();
+  const remote = !isLoopbackHost(options.host);
+  const hub = new EventHub(options.store, options.pollMs, (err) => options.warn?.(`warren serve: reading events failed, retrying: ${String(err)}`));
+  let allowed = new Set<string>();
+  const closers = new Set<() => void>();
+  const inflight = new Set<Promise<unknown>>();
+
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    // DNS rebinding: a page from evil.example resolved to 127.0.0.1 sends Host: evil.example.
+    if (!hostAllowed(c.req.header('host'), allowed)) {
+      return c.text('warren: this dashboard answers only to the address it serves (Host header refused).\n', 421);
+    }
+    await next();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
+  });
+  app.use('/api/*', async (c, next) => {
+    const method = c.req.method;
+    const mutating = method !== 'GET' && method !== 'HEAD';
+    if (!originAllowed(c.req.header('origin'), allowed)) return refuse(c, 'the request came from another origin');
+    // EventSource cannot send headers, so a GET may carry the token as a query parameter.
+    // A state-changing request must carry it in the header, and as JSON.
+    const given = c.req.header(TOKEN_HEADER) ?? (mutating ? undefined : c.req.query('token'));
+    if (!tokenMatches(token, given)) return refuse(c, `the request lacks this run's token (${TOKEN_HEADER})`);
+    if (mutating && !(c.req.header('content-type') ?? '').startsWith('application/json')) {
+      return refuse(c, 'a state-changing request must be application/json');
+    }
+    await next();
+  });
+
+  const indexHtml = readClient('index.html');
+  app.get('/', (c) => {
+    if (remote && !tokenMatches(token, c.req.query('key'))) {
+      return c.text('warren: open the URL printed by `warren serve` (it carries the key).\n', 403);
+    }
+    // The token is hex, so it cannot break out of the attribute.
+    return c.html(indexHtml.replace('__WARREN_TOKEN__', token));
+  });
+  for (const [file, type] of Object.entries(CLIENT_FILES)) {
+    const body = readClient(file.slice(1));
+    app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
+  }
+  registerApi(app, { project: options.project, store: options.store, hub, closers, inflight });
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new WarrenError('USAGE', `port ${options.port} on ${options.host} is already in use; nothing was started.`, { hint: 'Pass another --port, or --port 0 for any free one.' })
+          : err,
+      );
+    });
+    server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
+  });
+  allowed = allowedHosts(options.host, address.port);
+  // While closing, each finished response frees its keep-alive connection so that close completes.
+  let closing = false;
+  server.on('request', (_req, res) => res.on('close', () => closing && server.closeIdleConnections()));
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${hostPart}:${address.port}/${remote ? `?key=${token}` : ''}`;
+
+  return {
+    url,
+    host: options.host,
+    port: address.port,
+    token,
+    hub,
+    /** Stops taking requests, lets running actions finish (a removal is never cut in half), then closes. */
+    async close() {
+      closing = true;
+      hub.stop();
+      for (const close of [...closers]) close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await Promise.allSettled([...inflight]);
+      // The last responses are being written; a client that keeps its connection anyway is cut.
+      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      await closed;
+    },
+  };
+}
+
+function refuse(c: { json: (body: unknown, status: 403) => Response }, why: string): Response {
+  return c.json({ error: { code: 'FORBIDDEN', message: `refused: ${why}. Nothing was changed.`, hint: 'Reload the dashboard page and try again.' } }, 403);
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { onTestFinished } from 'vitest';
+import { BIN } from './repo.js';
+
+/** A real `warren serve` process (the built CLI), stopped when the test finishes. */
+export interface ServeProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stderr(): string;
+}
+
+export function startServe(opts: { cwd: string; home: string; args?: string[] }): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...(opts.args ?? [])], {
+    cwd: opts.cwd,
+    env: { ...process.env, WARREN_HOME: opts.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  onTestFinished(async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  });
+  return new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) resolve({ url: m[1], port: Number(new URL(m[1]).port), child, stderr: () => err });
+    });
+    child.once('exit', (code) => reject(new Error(`warren serve exited ${code} before printing its URL:\n${out}\n${err}`)));
+  });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** node:http, not fetch: fetch will not let a test forge the Host header. */
+export function request(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/** The token a page receives on load, read the way the page reads it. */
+export async function pageToken(url: string): Promise<string> {
+  const page = await request(url);
+  const m = /name="warren-token" content="([0-9a-f]{64})"/.exec(page.body);
+  if (!m?.[1]) throw new Error(`no token in the page (HTTP ${page.status})`);
+  return m[1];
+}

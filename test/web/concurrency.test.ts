@@ -1,0 +1,71 @@
+import http from 'node:http';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { makeRepo } from '../helpers/repo.js';
+import { pageToken, request, startServe } from '../helpers/serve.js';
+
+/** Serving never blocks the CLI: both run at once on the same repository and database. */
+
+interface SseEvent {
+  event: string;
+  data: string;
+}
+
+function subscribe(url: string): SseEvent[] {
+  const seen: SseEvent[] = [];
+  const req = http.get(url, (res) => {
+    let buffer = '';
+    res.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
+        const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
+        seen.push({ event, data });
+      }
+    });
+  });
+  req.on('error', () => undefined);
+  onTestFinished(() => void req.destroy());
+  return seen;
+}
+
+describe('warren serve beside the CLI', () => {
+  it('lets `warren new` and `warren rm` succeed while the server polls and serves, and streams their events', async () => {
+    const repo = makeRepo();
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const token = await pageToken(serve.url);
+    const events = subscribe(`${serve.url}api/events?token=${token}`);
+    await expect.poll(() => events.some((e) => e.event === 'hello')).toBe(true);
+
+    // Keep the server busy reading (database and git) for as long as the CLI works.
+    let reading = true;
+    let reads = 0;
+    const reader = (async () => {
+      while (reading) {
+        const res = await request(`${serve.url}api/fleet`, { headers: { 'x-warren-token': token } });
+        expect(res.status).toBe(200);
+        reads++;
+      }
+    })();
+
+    const ids = ['c1', 'c2', 'c3'];
+    const results = await Promise.all(ids.map((id) => repo.warren('new', 'feat', id)));
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    const removed = await repo.warren('rm', 'c2');
+    expect(removed.code, removed.stderr).toBe(0);
+    reading = false;
+    await reader;
+    expect(reads).toBeGreaterThan(0);
+
+    const kinds = () => events.filter((e) => e.event === 'change').map((e) => JSON.parse(e.data) as { kind: string; taskId: string });
+    await expect.poll(() => kinds().filter((k) => k.kind === 'task.created').map((k) => k.taskId).sort()).toEqual(ids);
+    await expect.poll(() => kinds().some((k) => k.kind === 'task.removed' && k.taskId === 'c2')).toBe(true);
+
+    const fleet = await request(`${serve.url}api/fleet`, { headers: { 'x-warren-token': token } });
+    const ids2 = (JSON.parse(fleet.body) as { projects: { tasks: { id: string }[] }[] }).projects[0]?.tasks.map((t) => t.id).sort();
+    expect(ids2).toEqual(['c1', 'c3']);
+    expect(serve.child.exitCode).toBeNull();
+  });
+});

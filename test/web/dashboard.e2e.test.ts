@@ -1,0 +1,201 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Store } from '../../src/state/store.js';
+import { openBrowser, screenshot } from '../helpers/browser.js';
+import { gitIn, makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
+import { startServe } from '../helpers/serve.js';
+
+/**
+ * The dashboard driven in Debian's headless Chromium against a real `warren serve` process and
+ * the real CLI in the same repository.
+ */
+
+interface Created {
+  id: string;
+  path: string;
+}
+
+async function newTask(repo: TestRepo, id: string): Promise<Created> {
+  const r = await repo.warrenJson<Created>('new', 'feat', id);
+  expect(r.code, r.stderr).toBe(0);
+  return r.json;
+}
+
+/** Records a command's start the way `warren exec` will (see src/web/run-events.ts), with a log file. */
+function startRun(repo: TestRepo, project: string, id: string, logFile: string): void {
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  fs.writeFileSync(logFile, '');
+  const store = new Store(repo.home);
+  try {
+    store.addEvent({ project, taskId: id, kind: 'run.started', message: 'npm test', data: { log: logFile, command: ['npm', 'test'] } });
+  } finally {
+    store.close();
+  }
+}
+
+function finishRun(repo: TestRepo, project: string, id: string, data: Record<string, unknown>): void {
+  const store = new Store(repo.home);
+  try {
+    store.addEvent({ project, taskId: id, kind: 'run.finished', message: 'npm test finished', data });
+  } finally {
+    store.close();
+  }
+}
+
+function projectKey(repo: TestRepo): string {
+  const store = new Store(repo.home);
+  try {
+    const [p] = store.listProjects();
+    if (!p) throw new Error('no project recorded');
+    return p.key;
+  } finally {
+    store.close();
+  }
+}
+
+describe('dashboard in headless Chromium', () => {
+  it('shows a CLI-created task live, streams its log, and removes it from the page', async () => {
+    const repo = makeRepo();
+    const first = await newTask(repo, 'first');
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page } = await openBrowser();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+
+    await page.goto(serve.url);
+    await page.locator('tr[data-task="first"]').waitFor();
+    await page.locator('#live.on').waitFor();
+    // Set a marker: if the page reloaded, it would be gone.
+    await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
+
+    // Created from the CLI, in another process: appears without a reload.
+    await newTask(repo, 'second');
+    await page.locator('tr[data-task="second"]').waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
+    await expect(page.locator('tr[data-task="second"] td').nth(2).textContent()).resolves.toBe('ready');
+    await screenshot(page, 'fleet');
+
+    // Open it; a command starts and its log grows while the page watches.
+    await page.locator('tr[data-task="second"] a.task-link').click();
+    await page.locator('#task[data-task="second"]').waitFor();
+    const project = projectKey(repo);
+    const logFile = path.join(repo.home, 'logs', 'second-1.log');
+    startRun(repo, project, 'second', logFile);
+    await page.locator('#log').waitFor({ timeout: 15_000 });
+    fs.appendFileSync(logFile, 'step 1: installing\n');
+    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 1: installing');
+    fs.appendFileSync(logFile, 'step 2: testing <script>window.pwned=1</script>\n');
+    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 2: testing <script>window.pwned=1</script>');
+    await expect(page.locator('#log-status').textContent()).resolves.toBe('running…');
+    await screenshot(page, 'task-log-running');
+    fs.appendFileSync(logFile, 'done\n');
+    finishRun(repo, project, 'second', { exitCode: 0, durationMs: 1234, timedOut: false });
+    await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 15_000 }).toBe('finished: exit 0');
+    expect(await page.locator('#log').textContent()).toBe('step 1: installing\nstep 2: testing <script>window.pwned=1</script>\ndone\n');
+    expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    await screenshot(page, 'task');
+
+    // Remove it from the page, through the confirmation; it leaves the fleet.
+    await page.locator('#task button[data-action="rm"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#fleet').waitFor();
+    await page.locator('tr[data-task="second"]').waitFor({ state: 'detached', timeout: 15_000 });
+    const list = await repo.warrenJson<{ id: string }[]>('list');
+    expect(list.json.map((t) => t.id)).toEqual(['first']);
+
+    // A guard's refusal is shown exactly as the CLI words it.
+    fs.writeFileSync(path.join(first.path, 'unsaved.txt'), 'work in progress\n');
+    await page.locator('tr[data-task="first"] button[data-action="rm"]').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#notice.error').waitFor();
+    const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'first');
+    expect(cli.code).toBe(1);
+    await expect(page.locator('#notice .msg').textContent()).resolves.toBe(cli.json.error.message);
+    await expect(page.locator('#notice .hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
+    await expect(page.locator('#notice strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
+    expect(fs.existsSync(first.path)).toBe(true);
+    // The page re-reads after a refusal: the uncommitted file now counts.
+    await expect.poll(() => page.locator('tr[data-task="first"] td').nth(6).textContent(), { timeout: 15_000 }).toBe('1');
+    await screenshot(page, 'refusal');
+    expect(dialogs).toEqual([]);
+  });
+
+  it('renders hostile branch names, file names, commit messages, events and log lines as inert text', async () => {
+    const repo = makeRepo();
+    const task = await newTask(repo, 'inj');
+    const project = projectKey(repo);
+    const fileName = '<img src=x onerror="window.pwned=2">.txt';
+    const subject = '<script>window.pwned=3</script> fix';
+    fs.writeFileSync(path.join(task.path, fileName), 'x\n');
+    gitIn(task.path, 'add', '-A');
+    gitIn(task.path, 'commit', '-q', '-m', subject);
+    const hostileBranch = 'feat/<script>window.pwned=4</script>';
+    const store = new Store(repo.home);
+    try {
+      // A row no CLI could write (IDs are checked) but a database could hold: still inert.
+      store.insertTask({ project, id: 'ghost', type: 'feat', branch: hostileBranch, path: path.join(repo.home, 'nowhere', 'ghost'), base: 'main', baseCommit: repo.git('rev-parse', 'HEAD'), state: 'ready', data: { ports: { web: '<b>3000</b>' } } });
+      store.addEvent({ project, taskId: 'inj', kind: 'note', message: '<script>window.pwned=5</script>', data: {} });
+      store.addEvent({ project, taskId: 'inj', kind: 'verify.failed', level: 'warn', message: 'verify failed: <b>unit</b>', data: { results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] } });
+    } finally {
+      store.close();
+    }
+    // A second repository under the same WARREN_HOME, for the "all repositories" view.
+    const other = makeRepo({ name: 'other' });
+    const made = await runCli(['new', 'fix', 'elsewhere'], { cwd: other.root, home: repo.home });
+    expect(made.code, made.stderr).toBe(0);
+
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page } = await openBrowser();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(serve.url);
+    await page.locator('tr[data-task="ghost"]').waitFor();
+    await expect(page.locator('tr[data-task="ghost"] td').nth(3).textContent()).resolves.toBe(hostileBranch);
+    await expect(page.locator('tr[data-task="ghost"] td').nth(8).textContent()).resolves.toBe('web=<b>3000</b>');
+    // The ghost's directory does not exist: scan reports it among the strays, also as text.
+    await page.locator('tr[data-stray="vanished"]').waitFor();
+    expect(await page.locator('tr[data-task="elsewhere"]').count()).toBe(0);
+    await page.locator('#all-repos').check();
+    await page.locator('tr[data-task="elsewhere"]').waitFor();
+    await screenshot(page, 'fleet-all-repositories');
+    // An action on another repository's task goes through that repository's own context.
+    await page.locator('tr[data-task="elsewhere"] button[data-action="rm"]').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('tr[data-task="elsewhere"]').waitFor({ state: 'detached', timeout: 15_000 });
+    const otherList = await runCli(['--json', 'list'], { cwd: other.root, home: repo.home });
+    expect(JSON.parse(otherList.stdout)).toEqual([]);
+    await page.locator('#all-repos').uncheck();
+
+    await page.locator('tr[data-task="inj"] a.task-link').click();
+    await page.locator('#task[data-task="inj"]').waitFor();
+    const text = (await page.locator('#task').textContent()) ?? '';
+    expect(text).toContain(fileName);
+    expect(text).toContain(subject);
+    expect(text).toContain('<script>window.pwned=5</script>');
+    await expect(page.locator('table.results td').first().textContent()).resolves.toBe('<b>unit</b>');
+    await screenshot(page, 'task-hostile-text');
+
+    // Inert: nothing ran, no element came from the data, no alert or prompt.
+    expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.locator('script').count()).toBe(1);
+    expect(await page.locator('img, b').count()).toBe(0);
+
+    // gc from the page: the vanished ghost's record goes, and the page says what it did.
+    await page.locator('a', { hasText: '← fleet' }).click();
+    await page.locator('section.project button[data-action="gc"]').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#notice.info').waitFor();
+    await expect(page.locator('#notice .details li').allTextContents()).resolves.toEqual([`removed vanished ${path.join(repo.home, 'nowhere', 'ghost')} (ghost)`]);
+    await page.locator('tr[data-task="ghost"]').waitFor({ state: 'detached', timeout: 15_000 });
+    expect(await page.locator('tr[data-stray]').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+});

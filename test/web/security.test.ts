@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { Store } from '../../src/state/store.js';
+import { openProject } from '../../src/workspace/context.js';
+import { startServer, type RunningServer } from '../../src/web/server.js';
+import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
+import { pageToken, request, startServe } from '../helpers/serve.js';
+
+/** Each rule of the dashboard's security model, against the real server over real HTTP. */
+
+async function serveRepo(repo: TestRepo): Promise<{ server: RunningServer; project: string }> {
+  const store = new Store(repo.home);
+  const ctx = await openProject(repo.root, store);
+  const server = await startServer({ project: ctx, store, host: '127.0.0.1', port: 0 });
+  onTestFinished(async () => {
+    await server.close();
+    store.close();
+  });
+  return { server, project: ctx.key };
+}
+
+async function repoWithTask(id = 'keep'): Promise<{ repo: TestRepo; path: string }> {
+  const repo = makeRepo();
+  const made = await repo.warrenJson<{ path: string }>('new', 'feat', id);
+  expect(made.code, made.stderr).toBe(0);
+  return { repo, path: made.json.path };
+}
+
+/** A hand-written request: node:http always adds a Host header. */
+function rawStatus(port: number, text: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(text));
+    let reply = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (reply += d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.[01] (\d{3})/.exec(reply)?.[1] ?? 0)));
+  });
+}
+
+function rmRequest(project: string, id: string, headers: Record<string, string>): { method: string; headers: Record<string, string>; body: string } {
+  return { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ project, id, options: {} }) };
+}
+
+describe('dashboard security', () => {
+  it('refuses a Host header that is not the served address (DNS rebinding), on pages and on actions', async () => {
+    const { repo, path: wt } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const before = refsAndWorktrees(repo.root);
+    for (const host of ['evil.example', `evil.example:${server.port}`, `127.0.0.1:${server.port + 1}`, `127.0.0.2:${server.port}`, `localhost.evil.example:${server.port}`]) {
+      const headers = { host };
+      expect((await request(server.url, { headers })).status, host).toBe(421);
+      expect((await request(`${server.url}api/fleet`, { headers: { ...headers, 'x-warren-token': token } })).status, host).toBe(421);
+      const rm = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { ...headers, 'x-warren-token': token }));
+      expect(rm.status, host).toBe(421);
+    }
+    // No Host header at all: refused too (by node:http's own requireHostHeader, or by ours).
+    for (const text of ['GET / HTTP/1.0\r\n\r\n', 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n']) {
+      expect([400, 421]).toContain(await rawStatus(server.port, text));
+    }
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    expect(fs.existsSync(wt)).toBe(true);
+    // The names of the served address itself are accepted.
+    for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`]) {
+      expect((await request(server.url, { headers: { host } })).status, host).toBe(200);
+    }
+  });
+
+  it('refuses state-changing requests without this run\'s token, and changes nothing', async () => {
+    const { repo, path: wt } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const before = refsAndWorktrees(repo.root);
+    const cases: { name: string; init: ReturnType<typeof rmRequest> }[] = [
+      { name: 'no token', init: rmRequest(project, 'keep', {}) },
+      { name: 'wrong token', init: rmRequest(project, 'keep', { 'x-warren-token': 'f'.repeat(64) }) },
+      { name: 'token of another length', init: rmRequest(project, 'keep', { 'x-warren-token': token.slice(1) }) },
+      { name: 'right token from another origin', init: rmRequest(project, 'keep', { 'x-warren-token': token, origin: 'http://evil.example' }) },
+      { name: 'right token as a form post', init: { ...rmRequest(project, 'keep', { 'x-warren-token': token }), headers: { 'content-type': 'text/plain', 'x-warren-token': token } } },
+    ];
+    for (const { name, init } of cases) {
+      const res = await request(`${server.url}api/actions/rm`, init);
+      expect(res.status, name).toBe(403);
+      expect(JSON.parse(res.body).error.code, name).toBe('FORBIDDEN');
+    }
+    // In the query string (where EventSource puts it for reads) it does not count for a change.
+    const viaQuery = await request(`${server.url}api/actions/rm?token=${token}`, rmRequest(project, 'keep', {}));
+    expect(viaQuery.status).toBe(403);
+    // Reads need it too.
+    expect((await request(`${server.url}api/fleet`)).status).toBe(403);
+    expect((await request(`${server.url}api/events`)).status).toBe(403);
+
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    expect(fs.existsSync(wt)).toBe(true);
+    expect((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id)).toEqual(['keep']);
+
+    // The same request with the token does remove it: the refusals above were the token's doing.
+    const ok = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token, origin: server.url.replace(/\/$/, '') }));
+    expect(ok.status, ok.body).toBe(200);
+    expect(fs.existsSync(wt)).toBe(false);
+  });
+
+  it('passes a guard\'s refusal through exactly as the CLI words it', async () => {
+    const { repo, path: wt } = await repoWithTask();
+    fs.writeFileSync(path.join(wt, 'unsaved.txt'), 'draft\n');
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const res = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token }));
+    const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'keep');
+    expect(res.status).toBe(409);
+    expect(JSON.parse(res.body).error).toEqual({ code: cli.json.error.code, message: cli.json.error.message, hint: cli.json.error.hint });
+    expect(fs.existsSync(path.join(wt, 'unsaved.txt'))).toBe(true);
+  });
+
+  it('streams a log only from inside warren\'s folders, whatever path an event names', async () => {
+    const { repo } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const secret = path.join(path.dirname(repo.root), 'secret.txt');
+    fs.writeFileSync(secret, 'do not serve me\n');
+    const store = new Store(repo.home);
+    try {
+      store.addEvent({ project, taskId: 'keep', kind: 'run.started', message: 'x', data: { log: secret } });
+    } finally {
+      store.close();
+    }
+    const res = await request(`${server.url}api/log?project=${project}&id=keep&token=${token}`);
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body).error.code).toBe('PATH_ESCAPE');
+    expect(res.body).not.toContain('do not serve me');
+  });
+
+  it('sends headers that keep data from running as script or being framed', async () => {
+    const { repo } = await repoWithTask();
+    const { server } = await serveRepo(repo);
+    const page = await request(server.url);
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    expect(page.headers['content-security-policy']).not.toMatch(/unsafe-inline/);
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    // The page carries no data, only the token: everything else arrives as JSON and becomes text nodes.
+    expect(page.body).not.toContain('keep');
+  });
+
+  it('listens on loopback only unless --allow-remote, and then warns and wants the key in the URL', async () => {
+    const { repo } = await repoWithTask();
+    const refused = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], { cwd: repo.root, home: repo.home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is not a loopback address');
+    expect(refused.stderr).toContain('Nothing was started');
+
+    const badPort = await runCli(['serve', '--port', '70000'], { cwd: repo.root, home: repo.home });
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain('is not a port number');
+
+    const remote = await startServe({ cwd: repo.root, home: repo.home, args: ['--host', '0.0.0.0', '--allow-remote'] });
+    await expect.poll(() => remote.stderr()).toContain('warning: warren serve is listening on 0.0.0.0');
+    const key = /\?key=([0-9a-f]{64})$/.exec(remote.url)?.[1];
+    expect(key).toBeDefined();
+    const bare = `http://127.0.0.1:${remote.port}/`;
+    expect((await request(bare)).status).toBe(403);
+    expect((await request(`${bare}?key=${key}`)).status).toBe(200);
+    const store = new Store(repo.home);
+    try {
+      expect(store.eventsSince(0).filter((e) => e.kind === 'serve.remote').map((e) => e.level)).toEqual(['warn']);
+    } finally {
+      store.close();
+    }
+  });
+});

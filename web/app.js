@@ -1,0 +1,269 @@
+// warren dashboard client. Plain JS modules, no bundler, no dependencies.
+// Every piece of data (branch names, file names, log lines, commit messages, event messages) is
+// hostile text: it reaches the page only through text nodes (el() in dom.js), never as HTML.
+
+import { TOKEN, age, api, el, showError, showInfo } from './dom.js';
+import { diffBlock, driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge } from './cells.js';
+import { closeLog, openLog } from './log.js';
+
+const view = document.getElementById('view');
+const live = document.getElementById('live');
+const allRepos = document.getElementById('all-repos');
+
+let meta = null;
+let fleet = null;
+let refreshTimer = null;
+
+// ---- actions --------------------------------------------------------------------------------
+
+function confirmAction(action, target) {
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent = `${action.label}: ${target}?`;
+  const boxes = action.options.map((o) => el('input', { type: 'checkbox', name: o.name }));
+  document.getElementById('confirm-options').replaceChildren(...action.options.map((o, i) => el('label', {}, boxes[i], ` ${o.label}`)));
+  return new Promise((resolve) => {
+    const ok = document.getElementById('confirm-ok');
+    const cancel = document.getElementById('confirm-cancel');
+    const finish = (value) => {
+      ok.onclick = cancel.onclick = dialog.oncancel = null;
+      dialog.close();
+      resolve(value);
+    };
+    ok.onclick = () => finish(Object.fromEntries(action.options.map((o, i) => [o.name, boxes[i].checked])));
+    cancel.onclick = () => finish(null);
+    dialog.oncancel = () => finish(null);
+    dialog.showModal();
+  });
+}
+
+async function runAction(action, project, id) {
+  let options = {};
+  if (action.destructive) {
+    options = await confirmAction(action, id ? `task ${id}` : `repository ${project}`);
+    if (options === null) return;
+  }
+  try {
+    const body = await api(`/api/actions/${encodeURIComponent(action.name)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ project, ...(id ? { id } : {}), options }),
+    });
+    showInfo(`${action.label}: done`, details(body.result));
+    if (id && action.removesTask) location.hash = '#/';
+    scheduleRefresh(0);
+  } catch (err) {
+    showError(err);
+    scheduleRefresh(0);
+  }
+}
+
+/** What an action reports, line by line: gc's removed and kept strays (with why), else the fields. */
+function details(result) {
+  if (!result || typeof result !== 'object') return [];
+  if (Array.isArray(result.removed) && Array.isArray(result.kept)) {
+    const lines = [
+      ...result.removed.map((r) => `removed ${r.kind} ${r.path ?? r.branch ?? ''}${r.id ? ` (${r.id})` : ''}`),
+      ...result.kept.map((k) => `kept ${k.kind} ${k.path}: ${k.reason}`),
+    ];
+    return lines.length ? lines : ['nothing to collect'];
+  }
+  return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
+}
+
+function actionButtons(scope, project, id) {
+  return (meta ? meta.actions : [])
+    .filter((a) => a.scope === scope)
+    .map((a) =>
+      el('button', { type: 'button', class: a.destructive ? 'danger' : '', 'data-action': a.name, onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)) }, a.label),
+    );
+}
+
+// ---- fleet view -----------------------------------------------------------------------------
+
+function taskRow(t) {
+  const href = `#/task/${encodeURIComponent(t.project)}/${encodeURIComponent(t.id)}`;
+  return el(
+    'tr',
+    { 'data-task': t.id, onclick: () => (location.hash = href) },
+    el('td', {}, el('a', { href, class: 'task-link' }, t.id)),
+    el('td', {}, t.type),
+    el('td', {}, stateBadge(t.state)),
+    el('td', {}, el('code', {}, t.branch)),
+    el('td', { 'data-age': t.createdAt }, age(t.createdAt)),
+    el('td', {}, driftCell(t)),
+    el('td', {}, t.changes === null ? el('span', { class: 'muted' }, '?') : String(t.changes)),
+    el('td', {}, provisionCell(t.provision)),
+    el('td', {}, portsCell(t.ports)),
+    el('td', {}, lastRunCell(t.lastRun)),
+    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id)),
+  );
+}
+
+function projectSection(p, showTitle) {
+  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'last run', ''];
+  return el(
+    'section',
+    { class: 'project', 'data-project': p.key },
+    el('div', { class: 'section-head' }, showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'), actionButtons('project', p.key)),
+    p.error ? el('p', { class: 'error-text' }, p.error) : null,
+    p.tasks.length === 0 && !p.error
+      ? el('p', { class: 'muted empty' }, 'No tasks. Create one with `warren new feat ID`.')
+      : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
+    el('h3', {}, `Strays (${p.strays.length})`),
+    p.strays.length === 0
+      ? el('p', { class: 'muted' }, 'None: the database, git and the disk agree.')
+      : el(
+          'table',
+          { class: 'strays' },
+          el('thead', {}, el('tr', {}, ['kind', 'path / branch', 'ID', 'why'].map((h) => el('th', {}, h)))),
+          el('tbody', {}, p.strays.map((s) => el('tr', { 'data-stray': s.kind }, el('td', {}, s.kind), el('td', {}, el('code', {}, s.path ?? s.branch ?? '')), el('td', {}, s.id ?? ''), el('td', {}, s.reason)))),
+        ),
+  );
+}
+
+function renderFleet() {
+  if (!fleet) return;
+  const many = allRepos.checked;
+  view.replaceChildren(el('div', { id: 'fleet' }, fleet.projects.length === 0 ? el('p', { class: 'muted' }, 'No repositories yet.') : fleet.projects.map((p) => projectSection(p, many))));
+}
+
+async function loadFleet() {
+  fleet = await api(`/api/fleet${allRepos.checked ? '?all=1' : ''}`);
+  if (route().name === 'fleet') renderFleet();
+}
+
+// ---- task view ------------------------------------------------------------------------------
+
+async function loadTask(project, id) {
+  let data;
+  try {
+    data = await api(`/api/task?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.info && err.info.code === 'TASK_NOT_FOUND') {
+      closeLog();
+      view.replaceChildren(el('p', { class: 'muted' }, `Task ${id} is gone. `, el('a', { href: '#/' }, 'Back to the fleet')));
+      return;
+    }
+    throw err;
+  }
+  const r = route();
+  if (r.name !== 'task' || r.id !== id || r.project !== project) return;
+  const t = data.task;
+  const logBox = el('div', { id: 'log-box' });
+  view.replaceChildren(
+    el(
+      'div',
+      { id: 'task', 'data-task': t.id },
+      el('p', {}, el('a', { href: '#/' }, '← fleet')),
+      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id))),
+      kv([
+        ['branch', el('code', {}, t.branch)],
+        ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
+        ['path', el('code', {}, t.path)],
+        ['age', age(t.createdAt)],
+        ['changes', t.changes === null ? '?' : String(t.changes)],
+        ['provisioned', provisionCell(t.provision)],
+        ['ports', portsCell(t.ports)],
+        ['last run', lastRunCell(t.lastRun)],
+      ]),
+      el('h3', {}, 'Live log'),
+      logBox,
+      el('h3', {}, 'Setup'),
+      eventBlock(data.setup),
+      el('h3', {}, 'Verify'),
+      eventBlock(data.verify),
+      el('h3', {}, `Commits not on ${t.base} (${data.commits.length})`),
+      data.commits.length === 0
+        ? el('p', { class: 'muted' }, 'None.')
+        : el('ul', { class: 'commits' }, data.commits.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
+      el('h3', {}, 'Diff against the base'),
+      diffBlock(data.diff),
+      el('h3', {}, 'Audit'),
+      data.audit.length === 0
+        ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')
+        : data.audit.map((s) => el('div', { class: 'audit' }, el('h4', {}, s.name), s.error ? el('p', { class: 'error-text' }, s.error) : el('pre', {}, s.lines.join('\n')))),
+      el('h3', {}, 'Events'),
+      el('ol', { class: 'timeline' }, [...data.events].reverse().map((e) => el('li', { class: `level-${e.level}` }, el('time', { datetime: e.at, title: e.at }, `${age(e.at)} ago`), el('span', { class: 'kind' }, e.kind), el('span', { class: 'msg' }, e.message)))),
+    ),
+  );
+  if (data.log) openLog(t.project, t.id, data.log, logBox);
+  else {
+    closeLog();
+    logBox.replaceChildren(el('p', { class: 'muted' }, 'No command has run yet.'));
+  }
+}
+
+// ---- routing and live updates ---------------------------------------------------------------
+
+function route() {
+  const m = /^#\/task\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : { name: 'fleet' };
+}
+
+let refreshing = false;
+let refreshAgain = false;
+
+/** One refresh at a time; changes that arrive meanwhile cause exactly one more. */
+async function refresh() {
+  if (refreshing) {
+    refreshAgain = true;
+    return;
+  }
+  refreshing = true;
+  try {
+    const r = route();
+    if (r.name === 'task') await loadTask(r.project, r.id);
+    else {
+      closeLog();
+      await loadFleet();
+    }
+  } catch (err) {
+    showError(err);
+  } finally {
+    refreshing = false;
+    if (refreshAgain) {
+      refreshAgain = false;
+      scheduleRefresh(0);
+    }
+  }
+}
+
+function scheduleRefresh(ms = 150) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refresh, ms);
+}
+
+function connect() {
+  const es = new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`);
+  es.addEventListener('hello', () => {
+    live.textContent = 'live';
+    live.className = 'live on';
+  });
+  es.addEventListener('change', (ev) => {
+    const change = JSON.parse(ev.data);
+    const r = route();
+    if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
+  });
+  es.onerror = () => {
+    // CLOSED: the server refused (a restarted server has a new token) — only a reload helps.
+    const closed = es.readyState === EventSource.CLOSED;
+    live.textContent = closed ? 'disconnected: reload the page' : 'reconnecting…';
+    live.className = 'live off';
+  };
+}
+
+async function start() {
+  meta = await api('/api/meta');
+  document.getElementById('scope').textContent = meta.root;
+  allRepos.addEventListener('change', () => scheduleRefresh(0));
+  window.addEventListener('hashchange', () => scheduleRefresh(0));
+  setInterval(() => document.querySelectorAll('[data-age]').forEach((n) => (n.textContent = age(n.getAttribute('data-age')))), 5000);
+  connect();
+  // Edits inside a workspace record no event; re-read now and then so change counts stay true.
+  setInterval(() => {
+    if (document.visibilityState === 'visible') scheduleRefresh(0);
+  }, 15000);
+  await refresh();
+}
+
+start().catch(showError);
