@@ -1,15 +1,14 @@
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { checkpointTask } from '../land/checkpoint.js';
+import { landTask } from '../land/land.js';
 import { gc } from '../workspace/gc.js';
 import { removeTask } from '../workspace/remove.js';
 
 /**
  * What the dashboard's buttons do: each entry calls the same guarded library function as the
  * CLI command of the same name, so a guard that refuses `warren rm` refuses the button too,
- * with the same message. Adding an action is one entry, e.g. once they exist:
- *   { name: 'verify', label: 'Verify', scope: 'task', destructive: false, removesTask: false, options: [], run: (ctx, id) => verifyTask(ctx, id) },
- *   { name: 'checkpoint', label: 'Checkpoint', scope: 'task', destructive: false, removesTask: false, options: [], run: (ctx, id) => checkpoint(ctx, id) },
- *   { name: 'land', label: 'Land', scope: 'task', destructive: true, removesTask: false, options: [], run: (ctx, id) => land(ctx, id) },
+ * with the same message. Adding an action is one entry.
  */
 
 export interface ActionOption {
@@ -42,6 +41,24 @@ export interface ProjectAction extends ActionBase {
 export type WebAction = TaskAction | ProjectAction;
 
 export const ACTIONS: readonly WebAction[] = [
+  {
+    name: 'checkpoint',
+    label: 'Checkpoint',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
+    run: (ctx, id, o) => checkpointTask(ctx, id, { acceptHooks: o.acceptHooks === true }),
+  },
+  {
+    name: 'land',
+    label: 'Land',
+    scope: 'task',
+    destructive: true,
+    removesTask: false,
+    options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
+    run: (ctx, id, o) => landTask(ctx, id, { acceptHooks: o.acceptHooks === true }),
+  },
   {
     name: 'rm',
     label: 'Remove',
