@@ -4,3 +4,5 @@
  * behaviour. Each feature adds one line here.
  */
 export {};
+import './run/lifecycle.js';
+import './run/audit-ports.js';

@@ -8,9 +8,13 @@ import { registerNew } from './commands/new.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerShow } from './commands/show.js';
+import { registerExec } from './commands/exec.js';
+import { registerPolicy } from './commands/policy.js';
+import { registerRun } from './commands/run.js';
+import { registerSetup, registerVerify } from './commands/setup.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc];
+export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc, registerExec, registerRun, registerSetup, registerVerify, registerPolicy];
 
 interface Outcome {
   exitCode: number;
