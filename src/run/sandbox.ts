@@ -14,6 +14,12 @@ export interface SandboxProfile {
   network: boolean;
   /** Paths the command may write (bwrap); everything else is read-only. */
   writable: string[];
+  /**
+   * Paths bound read-only again after the private /tmp is mounted, so that a main checkout,
+   * workspace root or WARREN_HOME that lives under /tmp stays visible (and read-only) instead
+   * of being replaced by an empty, writable tmpfs.
+   */
+  readable: string[];
 }
 
 export function parseSandboxKind(value: string): SandboxKind {
@@ -26,7 +32,9 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
   const own = task.data.sandbox;
   const kind: SandboxKind = own === 'bwrap' || own === 'none' ? own : ctx.config.sandbox;
   const network = kind === 'none' ? true : ctx.config.network === true;
-  return { kind, network, writable: kind === 'none' ? [] : writablePaths(task) };
+  if (kind === 'none') return { kind, network, writable: [], readable: [] };
+  const readable = [ctx.repo.root, ctx.repo.commonDir, ctx.root, ctx.store.home].filter((p) => fs.existsSync(p));
+  return { kind, network, writable: writablePaths(task), readable };
 }
 
 /**
@@ -66,6 +74,7 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
   const args = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session'];
   if (!profile.network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  for (const p of profile.readable) args.push('--ro-bind', p, p);
   for (const p of profile.writable) args.push('--bind', p, p);
   args.push('--chdir', cwd, '--', ...argv);
   return args;
