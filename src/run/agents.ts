@@ -37,7 +37,8 @@ export function agentNames(config: WarrenConfig): string[] {
 
 /** Pure: which command line runs `name` with `prompt`. `promptFile` is where a file prompt goes. */
 export function buildAgentInvocation(config: WarrenConfig, name: string, prompt: string, promptFile: string): AgentInvocation {
-  const custom = config.agents?.[name];
+  // hasOwn: a name like `toString` or `__proto__` must not reach Object.prototype.
+  const custom = config.agents && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
   if (custom) {
     const via: PromptVia = custom.prompt;
     if (via === 'argv') return { argv: [...custom.command, prompt], stdin: null, promptFile: null };
