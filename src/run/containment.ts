@@ -49,7 +49,8 @@ function probe(): Containment {
  * signal it has no handler for, so a plain command would shrug off SIGTERM and Ctrl-C. This
  * small init forwards them to the command, waits for it and exits with its status; its exit
  * then ends the namespace. stdin is handed over through fd 3 because sh gives a background
- * job /dev/null as stdin.
+ * job /dev/null as stdin; `wait`'s own "Terminated" job report is silenced (the run's
+ * record carries the signal).
  */
 const INIT = [
   'exec 3<&0',
@@ -60,7 +61,7 @@ const INIT = [
   'c=$!',
   'exec 3<&-',
   'while :; do',
-  '  wait "$c"; s=$?',
+  '  wait "$c" 2>/dev/null; s=$?',
   '  kill -0 "$c" 2>/dev/null && continue',
   '  wait "$c" 2>/dev/null; t=$?; [ "$t" -ne 127 ] && s=$t',
   '  break',
