@@ -87,7 +87,7 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
 export function sandboxFailureReason(profile: SandboxProfile, logTail: string): string | null {
   if (profile.kind === 'none') return null;
   if (/Read-only file system|EROFS/i.test(logTail)) return 'sandbox: a write outside the workspace was refused (read-only file system)';
-  if (!profile.network && /ECONNREFUSED|Connection refused|Network is unreachable|ENETUNREACH|EAI_AGAIN|Temporary failure in name resolution|Could not resolve/i.test(logTail)) {
+  if (!profile.network && /ECONNREFUSED|Connection refused|Couldn't connect to server|Network is unreachable|ENETUNREACH|EAI_AGAIN|Temporary failure in name resolution|Could not resolve/i.test(logTail)) {
     return 'sandbox: a network connection was refused (no network inside the sandbox; loopback only)';
   }
   return null;
