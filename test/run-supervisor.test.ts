@@ -42,8 +42,10 @@ describe('warren exec --timeout ends the whole tree', () => {
     const json = JSON.parse(result.stdout) as { exitCode: number; timedOut: boolean; durationMs: number; log: string };
     expect(json.timedOut).toBe(true);
     expect(json.durationMs).toBeLessThanOrEqual(1000 + GRACE_MS + 300);
-    // Node's own start-up and the database add to the wall clock, not to the supervised run.
-    expect(wall).toBeLessThan(1000 + GRACE_MS + 3000);
+    // The bound is the supervised run's (durationMs, measured by warren around the spawn). The
+    // wall clock adds Node's start-up, which on a loaded CI machine is seconds; it only guards
+    // against a hang here.
+    expect(wall).toBeLessThan(1000 + GRACE_MS + 10_000);
     expect(pids.filter(alive)).toEqual([]);
     expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
   });
