@@ -68,7 +68,7 @@ const rows = [
   ['  of which the supervised run itself (no sandbox)', plainRun],
   ['  of which the supervised run itself (bwrap)', boxedRun],
 ];
-console.log(`warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}`);
+console.log(`warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}, load average ${os.loadavg()[0].toFixed(1)}`);
 console.log(`${'case'.padEnd(52)} ${'ms'.padStart(9)} ${'× true'.padStart(9)}`);
 for (const [name, ms] of rows) console.log(`${name.padEnd(52)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
 console.log(`bwrap vs no sandbox, end to end: ${(boxed / plain).toFixed(2)}×; supervised run: ${(boxedRun / plainRun).toFixed(2)}×`);

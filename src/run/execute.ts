@@ -99,8 +99,10 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     project: ctx.key,
     taskId: task.id,
     kind: 'run.ended',
-    level: ok ? 'info' : 'warn',
-    message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})`,
+    level: ok && result.survivors.length === 0 ? 'info' : 'warn',
+    message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})${
+      result.survivors.length > 0 ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}` : ''
+    }`,
     data: { runId, kind: request.kind, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, log, survivors: result.survivors },
   });
   return {

@@ -28,26 +28,6 @@ export interface RunRecord {
   logPath: string;
 }
 
-interface RunRow {
-  id: string;
-  project: string;
-  task_id: string;
-  kind: string;
-  label: string;
-  argv: string;
-  cwd: string;
-  sandbox: string;
-  containment: string;
-  started_at: string;
-  ended_at: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  timed_out: number;
-  canceled_by: string | null;
-  reason: string | null;
-  log_path: string;
-}
-
 export function newRunId(): string {
   return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(4).toString('hex')}`;
 }
@@ -75,36 +55,4 @@ export function finishRun(store: Store, id: string, result: SuperviseResult, rea
        WHERE id = ?`,
     )
     .run(result.startedAt, result.endedAt, result.exitCode, result.signal, result.timedOut ? 1 : 0, result.canceledBy, reason, result.containment, id);
-}
-
-export function getRun(store: Store, id: string): RunRecord | null {
-  const row = store.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
-  return row ? toRecord(row) : null;
-}
-
-export function taskRuns(store: Store, project: string, taskId: string): RunRecord[] {
-  const rows = store.db.prepare('SELECT * FROM runs WHERE project = ? AND task_id = ? ORDER BY started_at, id').all(project, taskId) as RunRow[];
-  return rows.map(toRecord);
-}
-
-function toRecord(row: RunRow): RunRecord {
-  return {
-    id: row.id,
-    project: row.project,
-    taskId: row.task_id,
-    kind: row.kind as RunKind,
-    label: row.label,
-    argv: JSON.parse(row.argv) as string[],
-    cwd: row.cwd,
-    sandbox: row.sandbox,
-    containment: row.containment,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    exitCode: row.exit_code,
-    signal: row.signal,
-    timedOut: row.timed_out === 1,
-    canceledBy: row.canceled_by,
-    reason: row.reason,
-    logPath: row.log_path,
-  };
 }
