@@ -63,6 +63,7 @@ describe('sandbox: bwrap', () => {
     const refused = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'rq', '--require-sandbox');
     expect(refused.code).toBe(1);
     expect(refused.json.error.message).toMatch(/medium risk .*package manager/);
+    expect(refused.json.error.code).toBe('SANDBOX_REQUIRED');
     expect(fs.existsSync(path.join(marks, 'setup-ran'))).toBe(false);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
 

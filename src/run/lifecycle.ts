@@ -1,9 +1,8 @@
-import { WarrenError } from '../errors.js';
 import { addCreateHook, CREATE_PHASE } from '../workspace/create.js';
 import { addRemoveHooks } from '../workspace/remove.js';
 import { runSteps } from './commands.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
-import { classifyRisk, rank } from './risk.js';
+import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { runSetup } from './steps.js';
 
 /**
@@ -40,11 +39,8 @@ addCreateHook(CREATE_PHASE.ports + 5, async (ctx, task, options) => {
     message: `risk ${risk.level}${risk.reasons.length > 0 ? ` (${risk.reasons.join('; ')})` : ''}; recommended sandbox ${risk.recommendedSandbox}, this task uses ${sandbox}`,
     data: { ...risk, sandbox },
   });
-  if (options.requireSandbox && rank(risk.level) >= rank('medium') && sandbox === 'none') {
-    throw new WarrenError('SANDBOX_REQUIRED', `task ${task.id} is ${risk.level} risk (${risk.reasons.join('; ')}) and would run without a sandbox`, {
-      hint: 'Create it with --sandbox bwrap, or set `sandbox: bwrap` in warren.yaml.',
-    });
-  }
+  // `warren new` checks this before creating anything; here for library callers of createTask.
+  if (options.requireSandbox) assertSandboxRequirement(task.id, risk, sandbox);
 });
 
 addCreateHook(CREATE_PHASE.setup, async (ctx, task, options) => {

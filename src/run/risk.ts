@@ -1,4 +1,5 @@
 import type { WarrenConfig } from '../config/schema.js';
+import { WarrenError } from '../errors.js';
 
 /**
  * A task's risk, read from its configuration at `warren new`: what its setup, verify and
@@ -45,4 +46,12 @@ export function classifyRisk(config: WarrenConfig): Risk {
 
 export function rank(level: RiskLevel): number {
   return RISK_LEVELS.indexOf(level);
+}
+
+/** `--require-sandbox`: a medium-or-higher risk task may not run without a sandbox. */
+export function assertSandboxRequirement(taskId: string, risk: Risk, sandbox: 'none' | 'bwrap'): void {
+  if (rank(risk.level) < rank('medium') || sandbox !== 'none') return;
+  throw new WarrenError('SANDBOX_REQUIRED', `task ${taskId} is ${risk.level} risk (${risk.reasons.join('; ')}) and would run without a sandbox; nothing was created.`, {
+    hint: 'Create it with --sandbox bwrap, or set `sandbox: bwrap` in warren.yaml.',
+  });
 }

@@ -1,6 +1,8 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
+import { assertSandboxRequirement, classifyRisk } from '../../run/risk.js';
 import { parseSandboxKind } from '../../run/sandbox.js';
+import { validateTaskId } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
   program
@@ -17,6 +19,8 @@ export const registerNew: Register = (program, run) => {
       run(async (env) => {
         const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
         const ctx = await env.project();
+        // Guard before anything is made: the risk is a pure function of warren.yaml.
+        if (opts.requireSandbox) assertSandboxRequirement(validateTaskId(id), classifyRisk(ctx.config), sandbox ?? ctx.config.sandbox);
         const task = await createTask(ctx, {
           type,
           id,
