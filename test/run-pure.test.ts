@@ -7,7 +7,8 @@ import { findFreeRun } from '../src/run/ports.js';
 import { parseProcNetTcp } from '../src/run/proc.js';
 import { classifyRisk } from '../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';
-import { dbNameFor } from '../src/run/task-env.js';
+import { assertRunnable, dbNameFor } from '../src/run/task-env.js';
+import type { Task, TaskState } from '../src/state/types.js';
 
 /** The deciding logic of src/run/, on plain data. */
 
@@ -132,5 +133,31 @@ describe('checkPolicy', () => {
   });
   it('a task no rule covers is refused', () => {
     expect(() => checkPolicy({ ...policy, rules: [{ tasks: 'a', sandbox: ['none'], network: false }] }, 'b', p('none', true))).toThrow(/no rule/);
+  });
+});
+
+describe('assertRunnable', () => {
+  const task = (state: TaskState): Task => ({
+    project: 'p', id: 't', type: 'feat', branch: 'feat/t', path: '/w/t', base: 'main', baseCommit: 'a'.repeat(40), state, createdAt: '', updatedAt: '', data: {},
+  });
+  it.each([
+    ['setup_failed', /warren setup t/],
+    ['removing', /warren rm t/],
+    ['remove_failed', /warren rm t/],
+    ['creating', /ready/],
+  ] as [TaskState, RegExp][])('exec, run and verify refuse a task in %s', (state, hint) => {
+    for (const kind of ['exec', 'agent', 'verify'] as const) {
+      expect(() => assertRunnable(task(state), kind)).toThrow(/will not run a command/);
+      try {
+        assertRunnable(task(state), kind);
+      } catch (err) {
+        expect((err as { hint: string }).hint).toMatch(hint);
+      }
+    }
+  });
+  it('setup may run on a setup_failed task; teardown on a removing one', () => {
+    expect(() => assertRunnable(task('setup_failed'), 'setup')).not.toThrow();
+    expect(() => assertRunnable(task('removing'), 'teardown')).not.toThrow();
+    expect(() => assertRunnable(task('ready'), 'exec')).not.toThrow();
   });
 });
