@@ -135,4 +135,23 @@ describe('the recorded run', () => {
     expect((db.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n).toBe(0);
     db.close();
   });
+
+  it('a run holds the task lock: a second exec or rm meanwhile is refused and runs nothing', async () => {
+    const { repo, marks } = await taskRepo('l1');
+    const ready = path.join(marks, 'ready');
+    const first = startCli(['exec', 'l1', '--timeout', '30s', '--', 'sh', '-c', 'touch "$READY"; sleep 30'], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    try {
+      await waitForFile(ready);
+      const marker = path.join(marks, 'second');
+      const second = await repo.warrenJson<{ error: { code: string } }>('exec', 'l1', '--', 'touch', marker);
+      expect(second.code).toBe(1);
+      expect(second.json.error.code).toBe('LOCK_HELD');
+      expect(fs.existsSync(marker)).toBe(false);
+      const rm = await repo.warrenJson<{ error: { code: string } }>('rm', 'l1');
+      expect(rm.json.error.code).toBe('LOCK_HELD');
+    } finally {
+      first.child.kill('SIGTERM');
+      expect((await first.done).code).toBe(143);
+    }
+  });
 });
