@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo, runCli, tmpDir } from './helpers/repo.js';
+import { makeRepo, runCli } from './helpers/repo.js';
 import { startCli, waitForFile } from './helpers/procs.js';
 
 /** Per-task port blocks from the registry in the database, and the audit of listening ports. */
@@ -92,19 +92,19 @@ describe('port blocks', () => {
 });
 
 describe('audit: ports', () => {
-  it("lists the ports the task's processes listen on and flags the ones outside its block", async () => {
-    const repo = makeRepo();
-    const marks = tmpDir('warren-marks-');
-    const made = (await repo.warrenJson('new', 'feat', 'srv')) as unknown as Made;
-    const ready = path.join(marks, 'ready');
+  it.each(['none', 'bwrap'])("sandbox %s: lists the ports the task's processes listen on and flags the ones outside its block", async (sandbox) => {
+    const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': `sandbox: ${sandbox}\n` } });
+    const made = (await repo.warrenJson('new', 'feat', 'srv')) as unknown as Made & { json: { path: string } };
+    // Written in the workspace: the one place a sandboxed command may write.
+    const ready = path.join(made.json.path, 'ready');
     // One server on the task's port, one on a port the OS picks (outside the block).
     const script = `
       const net = require('node:net');
       const fs = require('node:fs');
       const a = net.createServer().listen(Number(process.env.WARREN_PORT), '127.0.0.1', () => {
-        const b = net.createServer().listen(0, '127.0.0.1', () => fs.writeFileSync(process.env.READY, String(b.address().port)));
+        const b = net.createServer().listen(0, '127.0.0.1', () => fs.writeFileSync('ready', String(b.address().port)));
       });`;
-    const run = startCli(['exec', 'srv', '--timeout', '20s', '--', process.execPath, '-e', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    const run = startCli(['exec', 'srv', '--timeout', '20s', '--', process.execPath, '-e', script], { cwd: repo.root, home: repo.home });
     try {
       await waitForFile(ready);
       // The file may exist before its content is written.
