@@ -106,7 +106,7 @@ describe('audit: ports', () => {
       });`;
     const run = startCli(['exec', 'srv', '--timeout', '20s', '--', process.execPath, '-e', script], { cwd: repo.root, home: repo.home });
     try {
-      await waitForFile(ready);
+      await waitForFile(ready, undefined, run);
       // The file may exist before its content is written.
       let stray = 0;
       while (!stray) stray = Number(fs.readFileSync(ready, 'utf8')) || 0;

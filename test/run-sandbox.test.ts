@@ -90,7 +90,7 @@ describe('sandbox: bwrap', () => {
     const ready = path.join(made.json.path, 'ready');
     const script = 'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
     const run = startCli(['--json', 'exec', 'st', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home });
-    await waitForFile(ready);
+    await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', made.json.path);
     expect(pids.length).toBeGreaterThanOrEqual(4);
     const result = await run.done;

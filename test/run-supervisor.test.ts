@@ -33,7 +33,7 @@ describe('warren exec --timeout ends the whole tree', () => {
     const ready = path.join(marks, 'ready');
     const started = Date.now();
     const run = startCli(['--json', 'exec', 't1', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
-    await waitForFile(ready);
+    await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(minProcs);
     const result = await run.done;
@@ -58,7 +58,7 @@ describe('warren stopped by a signal', () => {
     const got = path.join(marks, 'got');
     const script = 'trap "echo TERM > \\"$GOT\\"; exit 0" TERM; trap "echo INT > \\"$GOT\\"; exit 0" INT; setsid sleep 300 & touch "$READY"; while :; do sleep 0.05; done';
     const run = startCli(['--json', 'exec', 'c1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready, GOT: got } });
-    await waitForFile(ready);
+    await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(2);
     run.child.kill('SIGINT');
@@ -75,7 +75,7 @@ describe('warren stopped by a signal', () => {
     const ready = path.join(marks, 'ready');
     const script = 'trap "" TERM INT; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch "$READY"; sleep 300';
     const run = startCli(['exec', 'k1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
-    await waitForFile(ready);
+    await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(4);
     run.child.kill('SIGKILL');
@@ -141,7 +141,7 @@ describe('the recorded run', () => {
     const ready = path.join(marks, 'ready');
     const first = startCli(['exec', 'l1', '--timeout', '30s', '--', 'sh', '-c', 'touch "$READY"; sleep 30'], { cwd: repo.root, home: repo.home, env: { READY: ready } });
     try {
-      await waitForFile(ready);
+      await waitForFile(ready, undefined, first);
       const marker = path.join(marks, 'second');
       const second = await repo.warrenJson<{ error: { code: string } }>('exec', 'l1', '--', 'touch', marker);
       expect(second.code).toBe(1);

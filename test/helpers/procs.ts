@@ -5,9 +5,16 @@ import { BIN } from './repo.js';
 /** Process facts read from /proc, for tests that prove what is (not) running by pid. */
 
 /** Polls until `file` exists (the process tree says it is ready); fails after `timeoutMs`. */
-export async function waitForFile(file: string, timeoutMs = 10_000): Promise<void> {
+type Ended = { code: number | null; stdout: string; stderr: string };
+
+export async function waitForFile(file: string, timeoutMs = 30_000, run?: { done: Promise<Ended> }): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const seen: { ended: Ended | null } = { ended: null };
+  void run?.done.then((r) => (seen.ended = r));
   while (!fs.existsSync(file)) {
+    // A run that ended without making the file will never make it: say why at once.
+    const ended = seen.ended;
+    if (ended) throw new Error(`the run ended (exit ${String(ended.code)}) before ${file} appeared:\n${ended.stdout}${ended.stderr}`);
     if (Date.now() > deadline) throw new Error(`${file} did not appear within ${timeoutMs}ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
