@@ -5,3 +5,5 @@
  */
 import './land/register.js';
 import './audit/register.js';
+import './run/lifecycle.js';
+import './run/audit-ports.js';

@@ -12,6 +12,10 @@ import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
+import { registerExec } from './commands/exec.js';
+import { registerPolicy } from './commands/policy.js';
+import { registerRun } from './commands/run.js';
+import { registerSetup, registerVerify } from './commands/setup.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
@@ -21,9 +25,14 @@ export const COMMANDS: readonly Register[] = [
   registerRm,
   registerScan,
   registerGc,
+  registerExec,
+  registerRun,
+  registerSetup,
+  registerVerify,
   registerCheckpoint,
   registerLand,
   registerAudit,
+  registerPolicy,
   registerServe,
 ];
 

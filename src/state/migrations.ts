@@ -48,4 +48,43 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
     `,
   },
+  {
+    // Every supervised run (src/run/): what ran, how it ended, where its output is.
+    name: '002-runs',
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        argv TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        sandbox TEXT NOT NULL,
+        containment TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        exit_code INTEGER,
+        signal TEXT,
+        timed_out INTEGER NOT NULL DEFAULT 0,
+        canceled_by TEXT,
+        reason TEXT,
+        log_path TEXT NOT NULL
+      );
+      CREATE INDEX runs_by_task ON runs (project, task_id, started_at);
+    `,
+  },
+  {
+    // One row per port: the primary key makes two tasks' blocks disjoint across every project.
+    name: '002-ports',
+    sql: `
+      CREATE TABLE ports (
+        port INTEGER PRIMARY KEY,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        allocated_at TEXT NOT NULL
+      );
+      CREATE INDEX ports_by_task ON ports (project, task_id);
+    `,
+  },
 ];

@@ -20,6 +20,10 @@ export interface CreateOptions {
   sync?: boolean;
   /** Run setup commands (default true). */
   setup?: boolean;
+  /** This task's sandbox, overriding warren.yaml's `sandbox:` (stored on the task). */
+  sandbox?: 'none' | 'bwrap';
+  /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
+  requireSandbox?: boolean;
 }
 
 /** Steps that later stages add to a new workspace; each gets the ready-to-use task. */

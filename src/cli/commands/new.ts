@@ -1,5 +1,7 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
+import { assertSandboxRequirement, classifyRisk } from '../../run/risk.js';
+import { parseSandboxKind } from '../../run/sandbox.js';
 import { validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
@@ -11,23 +13,62 @@ export const registerNew: Register = (program, run) => {
     .option('--base <ref>', 'branch (or commit) to start from; default: the branch checked out in the main worktree')
     .option('--no-sync', 'do not fetch and fast-forward the base first')
     .option('--no-setup', 'do not run the setup commands')
-    .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean }) =>
+    .option('--sandbox <kind>', "this task's sandbox (none | bwrap), overriding warren.yaml")
+    .option('--require-sandbox', 'refuse a medium-or-higher risk task that would run without a sandbox')
+    .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean; sandbox?: string; requireSandbox?: boolean }) =>
       run(async (env) => {
         // Hostile names are refused before anything is opened or created.
         validateTaskType(type);
         env.taskId = validateTaskId(id);
+        const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
         const ctx = await env.project();
+        // Guard before anything is made: the risk is a pure function of warren.yaml.
+        if (opts.requireSandbox) assertSandboxRequirement(id, classifyRisk(ctx.config), sandbox ?? ctx.config.sandbox);
         const since = ctx.store.lastEventSeq();
-        const task = await createTask(ctx, { type, id, sync: opts.sync, setup: opts.setup, ...(opts.base ? { base: opts.base } : {}) });
+        const task = await createTask(ctx, {
+          type,
+          id,
+          sync: opts.sync,
+          setup: opts.setup,
+          ...(opts.base ? { base: opts.base } : {}),
+          ...(sandbox ? { sandbox } : {}),
+          ...(opts.requireSandbox ? { requireSandbox: true } : {}),
+        });
         // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
-        const warnings = ctx.store.taskEvents(ctx.key, task.id, 200).filter((e) => e.seq > since && e.level !== 'info').map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
+        const warnings = ctx.store
+          .taskEvents(ctx.key, task.id, 200)
+          .filter((e) => e.seq > since && e.level !== 'info')
+          .map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
         for (const w of warnings) env.log(`warren: ${w.level}: ${w.message}`);
-        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, warnings };
+        const exec = execFacts(task.data);
+        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, ...exec.data, warnings };
         return {
           data,
-          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})`,
+          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})${exec.human}`,
           exitCode: task.state === 'ready' ? 0 : 1,
         };
       }),
     );
 };
+
+/** Ports, risk and the setup log, when the execution hooks recorded them on the task. */
+function execFacts(data: Record<string, unknown>): { data: Record<string, unknown>; human: string } {
+  const out: Record<string, unknown> = {};
+  let human = '';
+  const ports = data.ports as { first: number; count: number } | undefined;
+  if (ports) {
+    out.ports = ports;
+    human += `\nports ${ports.first}-${ports.first + ports.count - 1}`;
+  }
+  const risk = data.risk as { level: string; reasons: string[]; recommendedSandbox: string } | undefined;
+  if (risk) {
+    out.risk = risk;
+    human += `\nrisk ${risk.level}; recommended sandbox ${risk.recommendedSandbox}${risk.reasons.length > 0 ? ` (${risk.reasons.join('; ')})` : ''}`;
+  }
+  const setup = data.setup as { ok: boolean; log: string } | undefined;
+  if (setup) {
+    out.log = setup.log;
+    human += `\nsetup ${setup.ok ? 'passed' : 'FAILED'}; log ${setup.log}`;
+  }
+  return { data: out, human };
+}

@@ -1,0 +1,54 @@
+import { exitStatusOf, runInTask, type RunOutcome } from '../../run/execute.js';
+import { requireTask } from '../../run/task.js';
+import { parseDuration } from '../../util/duration.js';
+import { withTaskLock } from '../../workspace/locks.js';
+import type { CliEnv, CommandResult, Register } from '../command.js';
+
+export const registerExec: Register = (program, run) => {
+  program
+    .command('exec')
+    .description('run a command inside the workspace, supervised (put the command after --)')
+    .argument('<id>')
+    .argument('<command...>', 'the command and its arguments, run without a shell')
+    .option('--timeout <dur>', 'end the whole process tree after this long (500ms, 2s, 10m, 1h); exit 124')
+    .action((rawId: string, argv: string[], opts: { timeout?: string }) =>
+      run(async (env) => {
+        const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
+        const ctx = await env.project();
+        const task = requireTask(ctx, rawId);
+        // The task lock for the whole run: rm, setup or checkpoint cannot change the workspace under it.
+        const outcome = await withTaskLock(ctx, task.id, `exec ${argv[0] ?? ''}`, () =>
+          runInTask(ctx, task, {
+            kind: 'exec',
+            label: argv[0] ?? 'exec',
+            argv,
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            stdin: 'inherit',
+            echo: env.json ? 'stderr' : 'split',
+          }),
+        );
+        return runResult(env, outcome);
+      }),
+    );
+};
+
+/** `exec` and `run` report alike: the data on stdout (--json), a summary on stderr for people. */
+export function runResult(env: CliEnv, outcome: RunOutcome): CommandResult {
+  const data = {
+    exitCode: outcome.exitCode,
+    timedOut: outcome.timedOut,
+    durationMs: outcome.durationMs,
+    log: outcome.log,
+    signal: outcome.signal,
+    canceledBy: outcome.canceledBy,
+    sandbox: outcome.sandbox,
+    reason: outcome.reason,
+    runId: outcome.runId,
+  };
+  const exitCode = exitStatusOf(outcome);
+  if (!env.json && exitCode !== 0) {
+    env.log(`warren: ${outcome.reason ?? `exit ${outcome.exitCode}`} after ${outcome.durationMs}ms; log ${outcome.log}`);
+  }
+  // Human mode prints nothing on stdout: it belongs to the command.
+  return { data, human: '', exitCode };
+}

@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CommandSpec } from '../config/schema.js';
+import type { Task } from '../state/types.js';
+import { parseDuration } from '../util/duration.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { logDir, newRunId } from './records.js';
+import { runInTask, type RunOutcome } from './execute.js';
+
+/**
+ * setup / verify / teardown from warren.yaml, each command through the supervisor. One log per
+ * invocation, each command's output under a header line, so a failure's context is in one file.
+ */
+export const DEFAULT_STEP_TIMEOUT = '10m';
+
+/** `run:` as a string goes to `sh -c` (the user wrote shell); a list is an argv. */
+export function commandArgv(run: CommandSpec): string[] {
+  return typeof run === 'string' ? ['sh', '-c', run] : [...run];
+}
+
+export interface StepResult {
+  id: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  required: boolean;
+  durationMs: number;
+  reason: string | null;
+}
+
+interface Step {
+  id: string;
+  run: CommandSpec;
+  timeout?: string | undefined;
+  required?: boolean;
+}
+
+export interface StepsOutcome {
+  ok: boolean;
+  log: string;
+  results: StepResult[];
+  /** The first failed step (setup and teardown stop there; verify runs them all). */
+  failed: StepResult | null;
+}
+
+export async function runSteps(
+  ctx: ProjectContext,
+  task: Task,
+  kind: 'setup' | 'verify' | 'teardown',
+  steps: readonly Step[],
+  options: { stopOnFailure: boolean; echo: 'split' | 'stderr' | 'none'; skipStateCheck?: boolean },
+): Promise<StepsOutcome> {
+  const log = path.join(logDir(ctx.store, ctx.key, task.id), `${newRunId()}-${kind}.log`);
+  fs.writeFileSync(log, '', { mode: 0o600 });
+  const results: StepResult[] = [];
+  let failed: StepResult | null = null;
+  for (const step of steps) {
+    const argv = commandArgv(step.run);
+    fs.appendFileSync(log, `\n### ${kind} ${step.id}: ${typeof step.run === 'string' ? step.run : JSON.stringify(step.run)}\n`);
+    const outcome: RunOutcome = await runInTask(ctx, task, {
+      kind,
+      label: step.id,
+      argv,
+      timeoutMs: parseDuration(step.timeout ?? DEFAULT_STEP_TIMEOUT, `${kind} ${step.id} timeout`),
+      stdin: 'ignore',
+      echo: options.echo,
+      logPath: log,
+      ...(options.skipStateCheck ? { skipStateCheck: true } : {}),
+    });
+    const result: StepResult = {
+      id: step.id,
+      exitCode: outcome.exitCode,
+      timedOut: outcome.timedOut,
+      required: step.required ?? true,
+      durationMs: outcome.durationMs,
+      reason: outcome.reason,
+    };
+    results.push(result);
+    const passed = outcome.exitCode === 0 && !outcome.timedOut && outcome.canceledBy === null;
+    if (!passed && failed === null && result.required) failed = result;
+    if (outcome.canceledBy !== null) break;
+    if (failed && options.stopOnFailure) break;
+  }
+  return { ok: failed === null, log, results, failed };
+}

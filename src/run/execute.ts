@@ -1,0 +1,170 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError } from '../errors.js';
+import type { Task } from '../state/types.js';
+import { parseDuration } from '../util/duration.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { assertContained } from '../workspace/paths.js';
+import { detectContainment } from './containment.js';
+import { loadVerifiedPolicy, checkPolicy } from './policy.js';
+import { finishRun, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
+import { supervise, type SuperviseResult } from './supervisor.js';
+import { assertRunnable, taskEnv } from './task-env.js';
+
+export interface RunRequest {
+  kind: RunKind;
+  /** Short name for events and the log file (`exec`, the agent's name, a setup id). */
+  label: string;
+  argv: readonly string[];
+  timeoutMs?: number;
+  stdin: 'inherit' | 'ignore' | { text: string };
+  echo: 'split' | 'stderr' | 'none';
+  /** Append to this log instead of a new one (setup and verify keep one log per invocation). */
+  logPath?: string;
+  /** Skip the task-state guard (teardown during `rm`, which already holds the task). */
+  skipStateCheck?: boolean;
+}
+
+export interface RunOutcome {
+  runId: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  canceledBy: SuperviseResult['canceledBy'];
+  durationMs: number;
+  log: string;
+  sandbox: string;
+  reason: string | null;
+}
+
+export const DEFAULT_GRACE = '2s';
+
+/**
+ * Runs one command of a task: gather (state, policy, sandbox, the command on PATH) and refuse
+ * before anything is spawned → run it supervised → record the run and an event.
+ */
+export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
+  if (!request.skipStateCheck) assertRunnable(task, request.kind);
+  assertContained(ctx.root, task.path);
+  const profile = sandboxProfileFor(ctx, task);
+  const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
+  if (policy) checkPolicy(policy, task.id, profile);
+  assertSandboxAvailable(profile);
+  const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
+  const env = { ...process.env, ...taskEnv(ctx, task) };
+  resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
+
+  const runId = newRunId();
+  const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
+  const containment = detectContainment();
+  insertRun(ctx.store, {
+    id: runId,
+    project: ctx.key,
+    taskId: task.id,
+    kind: request.kind,
+    label: request.label,
+    argv: [...request.argv],
+    cwd: task.path,
+    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : ''}`,
+    containment: containment.kind,
+    startedAt: new Date().toISOString(),
+    logPath: log,
+  });
+  if (containment.kind !== 'pid-namespace') {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'run.containment_fallback',
+      level: 'warn',
+      message: `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`,
+      data: { runId, reason: containment.reason },
+    });
+  }
+  const result = await supervise({
+    argv: sandboxArgv(profile, task.path, request.argv),
+    cwd: task.path,
+    env,
+    stdin: request.stdin,
+    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+    graceMs,
+    logPath: log,
+    echo: request.echo,
+    sandboxed: profile.kind !== 'none',
+  });
+  const reason = explain(result, request.timeoutMs, profile.kind === 'none' ? null : sandboxFailureReason(profile, tail(log)));
+  finishRun(ctx.store, runId, result, reason);
+  const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'run.ended',
+    level: ok && result.survivors.length === 0 ? 'info' : 'warn',
+    message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})${
+      result.survivors.length > 0 ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}` : ''
+    }`,
+    data: { runId, kind: request.kind, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, log, survivors: result.survivors },
+  });
+  return {
+    runId,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    canceledBy: result.canceledBy,
+    durationMs: result.durationMs,
+    log,
+    sandbox: profile.kind,
+    reason,
+  };
+}
+
+/** The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped by signal N. */
+export function exitStatusOf(outcome: RunOutcome): number {
+  if (outcome.timedOut) return 124;
+  if (outcome.canceledBy === 'SIGINT') return 130;
+  if (outcome.canceledBy === 'SIGTERM') return 143;
+  if (outcome.canceledBy === 'SIGHUP') return 129;
+  return outcome.exitCode ?? 1;
+}
+
+function explain(result: SuperviseResult, timeoutMs: number | undefined, sandboxReason: string | null): string | null {
+  const ending = result.forced ? 'SIGKILL after the grace period' : 'SIGTERM';
+  if (result.timedOut) return `timed out after ${timeoutMs}ms; ended with ${ending}`;
+  if (result.canceledBy) return `canceled by ${result.canceledBy} to warren; ended with ${ending}`;
+  if (result.exitCode !== 0) return sandboxReason;
+  return null;
+}
+
+function tail(file: string): string {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const length = Math.min(size, 8192);
+      const buf = Buffer.alloc(length);
+      fs.readSync(fd, buf, 0, length, size - length);
+      return buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+/** Refuses a command that is not there before anything starts (no shell to say "not found" later). */
+export function resolveCommand(cmd: string, pathVar: string, cwd: string): string {
+  if (cmd === '') throw new WarrenError('USAGE', 'no command given; nothing was run.', { hint: 'Put the command after `--`.' });
+  const candidates = cmd.includes('/') ? [path.resolve(cwd, cmd)] : pathVar.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, cmd));
+  for (const file of candidates) {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return file;
+    } catch {
+      // next
+    }
+  }
+  throw new WarrenError('COMMAND_FAILED', `command ${JSON.stringify(cmd)} was not found${cmd.includes('/') ? '' : ' on PATH'} or is not executable; nothing was run.`, {
+    hint: 'Check the name, or install it.',
+  });
+}

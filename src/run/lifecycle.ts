@@ -1,0 +1,93 @@
+import { addCreateHook, CREATE_PHASE } from '../workspace/create.js';
+import { addRemoveHooks } from '../workspace/remove.js';
+import { runSteps } from './commands.js';
+import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
+import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
+import { runSetup } from './steps.js';
+
+/**
+ * Execution's part of a task's life: a port block and a risk assessment at `warren new`, the
+ * setup commands before the task is ready; teardown before `rm` removes it, the ports after.
+ * Imported for its side effects by src/features.ts.
+ */
+
+addCreateHook(CREATE_PHASE.ports, async (ctx, task) => {
+  const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;
+  const { block, busySkipped, reclaimed } = await allocatePorts(ctx.store, ctx.key, task.id, count);
+  ctx.store.mergeData(ctx.key, task.id, { ports: block });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'ports.allocated',
+    level: busySkipped.length > 0 ? 'warn' : 'info',
+    message: `ports ${block.first}-${block.first + block.count - 1}${busySkipped.length > 0 ? ` (skipped ports in use by something else: ${busySkipped.join(', ')})` : ''}${reclaimed > 0 ? `; reclaimed ${reclaimed} port(s) of tasks that no longer exist` : ''}`,
+    data: { ...block, busySkipped, reclaimed },
+  });
+});
+
+// Between ports and setup: the sandbox choice and risk must be settled before setup runs.
+addCreateHook(CREATE_PHASE.ports + 5, async (ctx, task, options) => {
+  if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
+  const sandbox = options.sandbox ?? ctx.config.sandbox;
+  const risk = classifyRisk(ctx.config);
+  ctx.store.mergeData(ctx.key, task.id, { risk });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'risk.classified',
+    level: rank(risk.level) >= rank('medium') && sandbox === 'none' ? 'warn' : 'info',
+    message: `risk ${risk.level}${risk.reasons.length > 0 ? ` (${risk.reasons.join('; ')})` : ''}; recommended sandbox ${risk.recommendedSandbox}, this task uses ${sandbox}`,
+    data: { ...risk, sandbox },
+  });
+  // `warren new` checks this before creating anything; here for library callers of createTask.
+  if (options.requireSandbox) assertSandboxRequirement(task.id, risk, sandbox);
+});
+
+addCreateHook(CREATE_PHASE.setup, async (ctx, task, options) => {
+  if (ctx.config.setup.length === 0) return;
+  if (options.setup === false) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'setup.skipped',
+      level: 'warn',
+      message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later`,
+    });
+    return;
+  }
+  // stdout belongs to `warren new`'s own result; the setup's output goes to stderr.
+  await runSetup(ctx, task, 'stderr');
+});
+
+addRemoveHooks({
+  // Teardown runs bounded like every command; a failure is recorded and removal goes on, so a
+  // broken teardown cannot leave the task stuck in `removing`.
+  async release(ctx, task) {
+    if (ctx.config.teardown.length === 0) return;
+    try {
+      const outcome = await runSteps(ctx, task, 'teardown', ctx.config.teardown, { stopOnFailure: false, echo: 'stderr', skipStateCheck: true });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: outcome.ok ? 'teardown.passed' : 'teardown.failed',
+        level: outcome.ok ? 'info' : 'warn',
+        message: outcome.ok ? `teardown ran (log ${outcome.log})` : `teardown ${outcome.failed?.id} failed (${outcome.failed?.reason ?? `exit ${outcome.failed?.exitCode}`}); removal went on (log ${outcome.log})`,
+        data: { log: outcome.log, results: outcome.results },
+      });
+    } catch (err) {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'teardown.refused',
+        level: 'warn',
+        message: `teardown did not run: ${err instanceof Error ? err.message : String(err)}; removal went on`,
+      });
+    }
+  },
+  async afterRemove(ctx, task) {
+    const released = releasePorts(ctx.store, ctx.key, task.id);
+    if (released > 0) {
+      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'ports.released', message: `released ${released} port(s)` });
+    }
+  },
+});

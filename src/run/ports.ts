@@ -1,0 +1,108 @@
+import net from 'node:net';
+import { WarrenError } from '../errors.js';
+import type { Store } from '../state/store.js';
+
+/**
+ * Per-task port blocks from the `ports` registry (migration 002-ports): one row per port, so
+ * the primary key itself keeps blocks disjoint across every task of every project sharing
+ * this WARREN_HOME, whatever the concurrency. Allocation reserves a block inside an
+ * IMMEDIATE transaction, then checks each port is actually free by binding it; a busy port
+ * is avoided and the next block tried.
+ */
+
+/** Below Linux's default ephemeral range (32768–60999), so outgoing connections do not take them. */
+export const PORT_RANGE = { first: 20000, last: 32767 } as const;
+export const DEFAULT_PORT_COUNT = 10;
+
+export interface PortBlock {
+  first: number;
+  count: number;
+}
+
+/** The lowest start of `count` consecutive ports in the range, none of them in `taken`. Pure. */
+export function findFreeRun(taken: ReadonlySet<number>, count: number, range: { first: number; last: number } = PORT_RANGE): number | null {
+  let start = range.first;
+  while (start + count - 1 <= range.last) {
+    let clash = -1;
+    for (let p = start; p < start + count; p++) {
+      if (taken.has(p)) clash = p;
+    }
+    if (clash === -1) return start;
+    start = clash + 1;
+  }
+  return null;
+}
+
+export function portsOf(store: Store, project: string, taskId: string): PortBlock | null {
+  const row = store.db
+    .prepare('SELECT MIN(port) AS first, COUNT(*) AS count FROM ports WHERE project = ? AND task_id = ?')
+    .get(project, taskId) as { first: number | null; count: number };
+  return row.first === null ? null : { first: row.first, count: row.count };
+}
+
+/** Rows whose task no longer exists (a creation that rolled back): returned to the pool. */
+function reclaimOrphans(store: Store): number {
+  return store.db
+    .prepare('DELETE FROM ports WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.project = ports.project AND t.id = ports.task_id)')
+    .run().changes;
+}
+
+export interface Allocation {
+  block: PortBlock;
+  /** Ports found busy by the bind check and skipped. */
+  busySkipped: number[];
+  reclaimed: number;
+}
+
+export async function allocatePorts(store: Store, project: string, taskId: string, count: number): Promise<Allocation> {
+  const busy = new Set<number>();
+  let reclaimed = 0;
+  for (;;) {
+    const reserve = store.db.transaction((): PortBlock | null => {
+      const existing = portsOf(store, project, taskId);
+      if (existing) return existing;
+      reclaimed += reclaimOrphans(store);
+      const taken = new Set((store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port));
+      for (const p of busy) taken.add(p);
+      const first = findFreeRun(taken, count);
+      if (first === null) return null;
+      const insert = store.db.prepare('INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, ?, ?, ?)');
+      const now = new Date().toISOString();
+      for (let p = first; p < first + count; p++) insert.run(p, project, taskId, now);
+      return { first, count };
+    });
+    const block = reserve.immediate();
+    if (block === null) {
+      throw new WarrenError('PORTS_EXHAUSTED', `no block of ${count} free ports is left in ${PORT_RANGE.first}-${PORT_RANGE.last}; the task was not created.`, {
+        hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
+      });
+    }
+    const inUse: number[] = [];
+    for (let p = block.first; p < block.first + block.count; p++) {
+      if (!(await isPortFree(p))) inUse.push(p);
+    }
+    if (inUse.length === 0) return { block, busySkipped: [...busy].sort((a, b) => a - b), reclaimed };
+    for (const p of inUse) busy.add(p);
+    releasePorts(store, project, taskId);
+  }
+}
+
+export function releasePorts(store: Store, project: string, taskId: string): number {
+  return store.db.prepare('DELETE FROM ports WHERE project = ? AND task_id = ?').run(project, taskId).changes;
+}
+
+/** True when both the wildcard and the loopback address can bind the port right now. */
+export async function isPortFree(port: number): Promise<boolean> {
+  for (const host of ['0.0.0.0', '127.0.0.1']) {
+    if (!(await canBind(port, host))) return false;
+  }
+  return true;
+}
+
+function canBind(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}

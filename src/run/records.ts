@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Store } from '../state/store.js';
+import type { SuperviseResult } from './supervisor.js';
+
+/** The `runs` table (migration 002-runs): one row per supervised command. */
+
+export type RunKind = 'exec' | 'agent' | 'setup' | 'verify' | 'teardown';
+
+export interface RunRecord {
+  id: string;
+  project: string;
+  taskId: string;
+  kind: RunKind;
+  label: string;
+  argv: string[];
+  cwd: string;
+  sandbox: string;
+  containment: string;
+  startedAt: string;
+  endedAt: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  canceledBy: string | null;
+  reason: string | null;
+  logPath: string;
+}
+
+export function newRunId(): string {
+  return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(4).toString('hex')}`;
+}
+
+/** `$WARREN_HOME/logs/<project>/<task>/`: kept after the run (and after `rm`) for inspection. */
+export function logDir(store: Store, project: string, taskId: string): string {
+  const dir = path.join(store.home, 'logs', project, taskId);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+export function insertRun(store: Store, run: Omit<RunRecord, 'endedAt' | 'exitCode' | 'signal' | 'timedOut' | 'canceledBy' | 'reason'>): void {
+  store.db
+    .prepare(
+      `INSERT INTO runs (id, project, task_id, kind, label, argv, cwd, sandbox, containment, started_at, log_path)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(run.id, run.project, run.taskId, run.kind, run.label, JSON.stringify(run.argv), run.cwd, run.sandbox, run.containment, run.startedAt, run.logPath);
+}
+
+export function finishRun(store: Store, id: string, result: SuperviseResult, reason: string | null): void {
+  store.db
+    .prepare(
+      `UPDATE runs SET started_at = ?, ended_at = ?, exit_code = ?, signal = ?, timed_out = ?, canceled_by = ?, reason = ?, containment = ?
+       WHERE id = ?`,
+    )
+    .run(result.startedAt, result.endedAt, result.exitCode, result.signal, result.timedOut ? 1 : 0, result.canceledBy, reason, result.containment, id);
+}

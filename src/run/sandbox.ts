@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError } from '../errors.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+
+export const SANDBOX_KINDS = ['none', 'bwrap'] as const;
+export type SandboxKind = (typeof SANDBOX_KINDS)[number];
+
+export interface SandboxProfile {
+  kind: SandboxKind;
+  /** May the command reach the network? Without it, a bwrap sandbox has loopback only. */
+  network: boolean;
+  /** Paths the command may write (bwrap); everything else is read-only. */
+  writable: string[];
+  /**
+   * Paths bound read-only again after the private /tmp is mounted, so that a main checkout,
+   * workspace root or WARREN_HOME that lives under /tmp stays visible (and read-only) instead
+   * of being replaced by an empty, writable tmpfs.
+   */
+  readable: string[];
+}
+
+export function parseSandboxKind(value: string): SandboxKind {
+  if ((SANDBOX_KINDS as readonly string[]).includes(value)) return value as SandboxKind;
+  throw new WarrenError('USAGE', `sandbox "${value}" is not one of ${SANDBOX_KINDS.join(', ')}; nothing was changed.`);
+}
+
+/** The task's own choice (`warren new --sandbox`) wins over warren.yaml's `sandbox:`. */
+export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
+  const own = task.data.sandbox;
+  const kind: SandboxKind = own === 'bwrap' || own === 'none' ? own : ctx.config.sandbox;
+  const network = kind === 'none' ? true : ctx.config.network === true;
+  if (kind === 'none') return { kind, network, writable: [], readable: [] };
+  const readable = [ctx.repo.root, ctx.repo.commonDir, ctx.root, ctx.store.home].filter((p) => fs.existsSync(p));
+  return { kind, network, writable: writablePaths(task), readable };
+}
+
+/**
+ * The workspace, and its private git directory (index, HEAD) so that `git status` works.
+ * The shared object store and refs stay read-only: they belong to the main checkout.
+ */
+function writablePaths(task: Task): string[] {
+  const out = [task.path];
+  try {
+    const m = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(task.path, '.git'), 'utf8'));
+    if (m?.[1]) out.push(fs.realpathSync(path.resolve(task.path, m[1].trim())));
+  } catch {
+    // not a linked worktree layout; only the workspace is writable
+  }
+  return out;
+}
+
+let bwrapChecked: boolean | null = null;
+
+export function assertSandboxAvailable(profile: SandboxProfile): void {
+  if (profile.kind === 'none') return;
+  bwrapChecked ??= spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!bwrapChecked) {
+    throw new WarrenError('SANDBOX_UNAVAILABLE', 'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.', {
+      hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',
+    });
+  }
+}
+
+/**
+ * bwrap: the root filesystem read-only, the workspace (with any mounts inside it, which
+ * --bind carries recursively) writable, a private /tmp, its own PID namespace that dies with
+ * warren, and no network unless allowed (--unshare-net leaves only a loopback of its own).
+ */
+export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly string[]): string[] {
+  if (profile.kind === 'none') return [...argv];
+  const args = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session'];
+  if (!profile.network) args.push('--unshare-net');
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  for (const p of profile.readable) args.push('--ro-bind', p, p);
+  for (const p of profile.writable) args.push('--bind', p, p);
+  args.push('--chdir', cwd, '--', ...argv);
+  return args;
+}
+
+/**
+ * Why a sandboxed command failed, read from the end of its log: a refused write or a refused
+ * connection. A heuristic (the command's own words), recorded as such.
+ */
+export function sandboxFailureReason(profile: SandboxProfile, logTail: string): string | null {
+  if (profile.kind === 'none') return null;
+  if (/Read-only file system|EROFS/i.test(logTail)) return 'sandbox: a write outside the workspace was refused (read-only file system)';
+  if (!profile.network && /ECONNREFUSED|Connection refused|Couldn't connect to server|Network is unreachable|ENETUNREACH|EAI_AGAIN|Temporary failure in name resolution|Could not resolve/i.test(logTail)) {
+    return 'sandbox: a network connection was refused (no network inside the sandbox; loopback only)';
+  }
+  return null;
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../src/config/schema.js';
+import { buildAgentInvocation } from '../src/run/agents.js';
+import { commandArgv } from '../src/run/commands.js';
+import { checkPolicy, type Policy } from '../src/run/policy.js';
+import { findFreeRun } from '../src/run/ports.js';
+import { parseProcNetTcp } from '../src/run/proc.js';
+import { classifyRisk } from '../src/run/risk.js';
+import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';
+import { assertRunnable, dbNameFor } from '../src/run/task-env.js';
+import type { Task, TaskState } from '../src/state/types.js';
+
+/** The deciding logic of src/run/, on plain data. */
+
+describe('parseProcNetTcp', () => {
+  it('keeps LISTEN sockets and decodes v4 and v6 addresses', () => {
+    const text = [
+      '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+      '   0: 0100007F:4E20 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1 0000000000000000 100 0 0 10 0',
+      '   1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2222 1 0000000000000000 100 0 0 10 0',
+      '   2: 0100007F:4E21 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 3333 1 0000000000000000 100 0 0 10 0',
+      '   3: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 4444 1',
+    ].join('\n');
+    expect(parseProcNetTcp(text)).toEqual([
+      { inode: 1111, address: '127.0.0.1', port: 20000 },
+      { inode: 2222, address: '0.0.0.0', port: 22 },
+      { inode: 4444, address: '::1', port: 8080 },
+    ]);
+  });
+});
+
+describe('findFreeRun', () => {
+  const range = { first: 100, last: 120 };
+  it.each([
+    [[], 10, 100],
+    [[100], 10, 101],
+    [[105], 10, 106],
+    [[100, 101, 102, 103, 104, 105, 106, 107, 108, 109], 10, 110],
+    [[110], 10, 100],
+    [[105, 115], 10, null],
+    [[], 21, 100],
+    [[], 22, null],
+  ] as [number[], number, number | null][])('taken %j, count %i → %s', (taken, count, expected) => {
+    expect(findFreeRun(new Set(taken), count, range)).toBe(expected);
+  });
+});
+
+describe('dbNameFor', () => {
+  it('is a safe identifier, unique per project and task, at most 63 characters', () => {
+    const names = [dbNameFor('a-1', 'x'), dbNameFor('b-2', 'x'), dbNameFor('a-1', 'X.Y'), dbNameFor('a-1', 'A'.repeat(64)), dbNameFor('a-1', '...')];
+    for (const n of names) {
+      expect(n).toMatch(/^[a-z0-9_]{1,63}$/);
+    }
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('classifyRisk', () => {
+  const cfg = (yaml: Record<string, unknown>) => configSchema.parse(yaml);
+  it.each([
+    [{}, 'low', 'none'],
+    [{ setup: [{ id: 'deps', run: 'npm ci' }] }, 'medium', 'bwrap'],
+    [{ setup: [{ id: 'deps', run: ['pnpm', 'install'] }] }, 'medium', 'bwrap'],
+    [{ verify: [{ id: 'e2e', run: 'node server.js --port $PORT' }] }, 'medium', 'bwrap'],
+    [{ teardown: [{ id: 'db', run: 'dropdb $WARREN_DB_NAME' }] }, 'medium', 'bwrap'],
+    [{ setup: [{ id: 'get', run: 'curl -fsSL https://x | sh' }] }, 'high', 'bwrap'],
+    [{ network: true }, 'high', 'bwrap'],
+    [{ provision: [{ path: 'node_modules', mode: 'share' }] }, 'medium', 'bwrap'],
+    [{ verify: [{ id: 'unit', run: 'vitest run' }] }, 'low', 'none'],
+  ] as [Record<string, unknown>, string, string][])('%j → %s', (yaml, level, sandbox) => {
+    const risk = classifyRisk(cfg(yaml));
+    expect(risk.level).toBe(level);
+    expect(risk.recommendedSandbox).toBe(sandbox);
+    expect(risk.reasons.length > 0).toBe(level !== 'low');
+  });
+});
+
+describe('buildAgentInvocation', () => {
+  const config = configSchema.parse({ agents: { claude: { command: ['my-claude', '--x'], prompt: 'argv' } } });
+  it('a warren.yaml agent replaces a built-in of the same name; no shell anywhere', () => {
+    expect(buildAgentInvocation(config, 'claude', '-p; rm -rf /', '/f')).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null });
+    expect(buildAgentInvocation(config, 'codex', 'x', '/f').argv).toEqual(['codex', 'exec', '-']);
+    expect(() => buildAgentInvocation(config, '__proto__', 'x', '/f')).toThrow(/no agent named/);
+    expect(() => buildAgentInvocation(config, 'toString', 'x', '/f')).toThrow(/no agent named/);
+  });
+  it('commandArgv: a string is shell, a list is argv', () => {
+    expect(commandArgv('npm ci && echo "$X"')).toEqual(['sh', '-c', 'npm ci && echo "$X"']);
+    expect(commandArgv(['echo', '$X'])).toEqual(['echo', '$X']);
+  });
+});
+
+describe('sandbox', () => {
+  const profile = { kind: 'bwrap' as const, network: false, writable: ['/w/ws'], readable: ['/tmp/repo'] };
+  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, no network', () => {
+    const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
+    expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
+    expect(argv).toContain('--unshare-net');
+    const s = argv.join(' ');
+    expect(s.indexOf('--ro-bind / /')).toBeLessThan(s.indexOf('--tmpfs /tmp'));
+    expect(s.indexOf('--tmpfs /tmp')).toBeLessThan(s.indexOf('--ro-bind /tmp/repo /tmp/repo'));
+    expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
+    expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
+    expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
+    expect(sandboxArgv({ kind: 'none', network: true, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
+  });
+  it('failure reasons come from the log only under a sandbox', () => {
+    expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
+    expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
+    expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
+    expect(sandboxFailureReason({ kind: 'none', network: true, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
+  });
+});
+
+describe('checkPolicy', () => {
+  const policy: Policy = {
+    version: 1,
+    expires: '2099-01-01T00:00:00Z',
+    rules: [
+      { tasks: 'trusted-*', sandbox: ['none', 'bwrap'], network: true },
+      { tasks: '*', sandbox: ['bwrap'], network: false },
+    ],
+  };
+  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, writable: [], readable: [] });
+  it.each([
+    ['trusted-1', p('none', true), null],
+    ['trusted-1', p('bwrap', true), null],
+    ['other', p('bwrap', false), null],
+    ['other', p('none', true), /only with sandbox bwrap/],
+    ['other', p('bwrap', true), /no network/],
+  ] as [string, ReturnType<typeof p>, RegExp | null][])('%s %j', (id, profile, error) => {
+    if (error) expect(() => checkPolicy(policy, id, profile)).toThrow(error);
+    else expect(() => checkPolicy(policy, id, profile)).not.toThrow();
+  });
+  it('a task no rule covers is refused', () => {
+    expect(() => checkPolicy({ ...policy, rules: [{ tasks: 'a', sandbox: ['none'], network: false }] }, 'b', p('none', true))).toThrow(/no rule/);
+  });
+});
+
+describe('assertRunnable', () => {
+  const task = (state: TaskState): Task => ({
+    project: 'p', id: 't', type: 'feat', branch: 'feat/t', path: '/w/t', base: 'main', baseCommit: 'a'.repeat(40), state, createdAt: '', updatedAt: '', data: {},
+  });
+  it.each([
+    ['setup_failed', /warren setup t/],
+    ['removing', /warren rm t/],
+    ['remove_failed', /warren rm t/],
+    ['creating', /ready/],
+  ] as [TaskState, RegExp][])('exec, run and verify refuse a task in %s', (state, hint) => {
+    for (const kind of ['exec', 'agent', 'verify'] as const) {
+      expect(() => assertRunnable(task(state), kind)).toThrow(/will not run a command/);
+      try {
+        assertRunnable(task(state), kind);
+      } catch (err) {
+        expect((err as { hint: string }).hint).toMatch(hint);
+      }
+    }
+  });
+  it('setup may run on a setup_failed task; teardown on a removing one', () => {
+    expect(() => assertRunnable(task('setup_failed'), 'setup')).not.toThrow();
+    expect(() => assertRunnable(task('removing'), 'teardown')).not.toThrow();
+    expect(() => assertRunnable(task('ready'), 'exec')).not.toThrow();
+  });
+});

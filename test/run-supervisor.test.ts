@@ -1,0 +1,157 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
+import { alive, pidsWithEnv, startCli, waitForFile, waitUntilGone } from './helpers/procs.js';
+
+/**
+ * The supervisor against real process trees: every process of a run is found by the
+ * WARREN_WORKSPACE it inherits, and proven gone by pid afterwards.
+ */
+
+const GRACE_MS = 500;
+
+async function taskRepo(id: string): Promise<{ repo: TestRepo; ws: string; marks: string }> {
+  const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': `kill_grace: ${GRACE_MS}ms\n` } });
+  const made = await repo.warrenJson<{ path: string }>('new', 'feat', id);
+  expect(made.code).toBe(0);
+  return { repo, ws: made.json.path, marks: tmpDir('warren-marks-') };
+}
+
+// Each tree touches $READY once all of its processes have started.
+const TREES: { name: string; script: string; minProcs: number }[] = [
+  { name: 'plain child', script: 'touch "$READY"; exec sleep 300', minProcs: 1 },
+  { name: 'grandchildren', script: 'sh -c "sleep 300 & sleep 300 & wait" & sh -c "sleep 301 & wait" & sleep 0.1; touch "$READY"; wait', minProcs: 5 },
+  { name: 'setsid escapee and double fork', script: 'setsid sh -c "sleep 300" & (sh -c "sleep 302 &" &) ; sleep 0.1; touch "$READY"; sleep 300', minProcs: 3 },
+  { name: 'a child ignoring SIGTERM', script: 'trap "" TERM; sh -c "trap \\"\\" TERM; sleep 300" & sleep 0.1; touch "$READY"; sleep 300', minProcs: 3 },
+];
+
+describe('warren exec --timeout ends the whole tree', () => {
+  it.each(TREES)('$name: exit 124 within timeout + grace + 0.3s, zero survivors', async ({ script, minProcs }) => {
+    const { repo, ws, marks } = await taskRepo('t1');
+    const ready = path.join(marks, 'ready');
+    const started = Date.now();
+    const run = startCli(['--json', 'exec', 't1', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    await waitForFile(ready, undefined, run);
+    const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
+    expect(pids.length).toBeGreaterThanOrEqual(minProcs);
+    const result = await run.done;
+    const wall = Date.now() - started;
+    expect(result.code).toBe(124);
+    const json = JSON.parse(result.stdout) as { exitCode: number; timedOut: boolean; durationMs: number; log: string };
+    expect(json.timedOut).toBe(true);
+    expect(json.durationMs).toBeLessThanOrEqual(1000 + GRACE_MS + 300);
+    // The bound is the supervised run's (durationMs, measured by warren around the spawn). The
+    // wall clock adds Node's start-up, which on a loaded CI machine is seconds; it only guards
+    // against a hang here.
+    expect(wall).toBeLessThan(1000 + GRACE_MS + 10_000);
+    expect(pids.filter(alive)).toEqual([]);
+    expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
+  });
+});
+
+describe('warren stopped by a signal', () => {
+  it('Ctrl-C (SIGINT to warren) reaches the command, which ends; exit 130, zero survivors', async () => {
+    const { repo, ws, marks } = await taskRepo('c1');
+    const ready = path.join(marks, 'ready');
+    const got = path.join(marks, 'got');
+    const script = 'trap "echo TERM > \\"$GOT\\"; exit 0" TERM; trap "echo INT > \\"$GOT\\"; exit 0" INT; setsid sleep 300 & touch "$READY"; while :; do sleep 0.05; done';
+    const run = startCli(['--json', 'exec', 'c1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready, GOT: got } });
+    await waitForFile(ready, undefined, run);
+    const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    const json = JSON.parse(result.stdout) as { canceledBy: string; timedOut: boolean };
+    expect(json).toMatchObject({ canceledBy: 'SIGINT', timedOut: false });
+    expect(fs.readFileSync(got, 'utf8').trim()).toMatch(/^(TERM|INT)$/);
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
+  it('warren killed with SIGKILL: the kernel ends every process of the run', async () => {
+    const { repo, ws, marks } = await taskRepo('k1');
+    const ready = path.join(marks, 'ready');
+    const script = 'trap "" TERM INT; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch "$READY"; sleep 300';
+    const run = startCli(['exec', 'k1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    await waitForFile(ready, undefined, run);
+    const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
+    expect(pids.length).toBeGreaterThanOrEqual(4);
+    run.child.kill('SIGKILL');
+    await run.done;
+    expect(await waitUntilGone(pids)).toEqual([]);
+    expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
+  });
+});
+
+describe('the recorded run', () => {
+  it('keeps argv, times, exit code, signal, timedOut and the log in SQLite; output also streamed', async () => {
+    const { repo, ws } = await taskRepo('r1');
+    const ok = await repo.warrenJson<{ exitCode: number; log: string }>('exec', 'r1', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; pwd; exit 7');
+    expect(ok.code).toBe(7);
+    expect(ok.json.exitCode).toBe(7);
+    // --json: the command's output goes to stderr so stdout stays one JSON document.
+    expect(ok.stderr).toContain('out-line');
+    const log = fs.readFileSync(ok.json.log, 'utf8');
+    expect(log).toContain('out-line');
+    expect(log).toContain('err-line');
+    expect(log).toContain(ws);
+    expect(ok.json.log.startsWith(repo.home)).toBe(true);
+
+    const human = await repo.warren('exec', 'r1', '--', 'sh', '-c', 'echo to-stdout');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe('to-stdout\n');
+
+    const late = await repo.warrenJson('exec', 'r1', '--timeout', '300ms', '--', 'sleep', '30');
+    expect(late.code).toBe(124);
+
+    const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
+    const rows = db.prepare('SELECT * FROM runs ORDER BY started_at').all() as Record<string, unknown>[];
+    db.close();
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatchObject({ task_id: 'r1', kind: 'exec', exit_code: 7, signal: null, timed_out: 0, cwd: ws, log_path: ok.json.log });
+    expect(JSON.parse(String(rows[0]?.argv))).toEqual(['sh', '-c', 'echo out-line; echo err-line >&2; pwd; exit 7']);
+    expect(Date.parse(String(rows[0]?.ended_at))).toBeGreaterThanOrEqual(Date.parse(String(rows[0]?.started_at)));
+    expect(rows[2]).toMatchObject({ timed_out: 1, signal: 'SIGTERM', exit_code: 143 });
+    expect(String(rows[2]?.reason)).toContain('timed out');
+  });
+
+  it('refuses a missing command, a bad duration and an unknown task before running anything', async () => {
+    const { repo } = await taskRepo('m1');
+    const cases: [string[], number, string][] = [
+      [['exec', 'm1', '--', 'no-such-command-xyz'], 1, 'COMMAND_FAILED'],
+      [['exec', 'm1', '--timeout', '5', '--', 'true'], 2, 'DURATION_INVALID'],
+      [['exec', 'nope', '--', 'true'], 1, 'TASK_NOT_FOUND'],
+      [['exec', '-bad', '--', 'true'], 2, 'USAGE'],
+    ];
+    for (const [args, code, errorCode] of cases) {
+      const r = await repo.warrenJson<{ error: { code: string } }>(...args);
+      expect(r.code, args.join(' ')).toBe(code);
+      expect(r.json.error.code).not.toBe('INTERNAL');
+      if (errorCode !== 'USAGE') expect(r.json.error.code).toBe(errorCode);
+    }
+    const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
+    expect((db.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n).toBe(0);
+    db.close();
+  });
+
+  it('a run holds the task lock: a second exec or rm meanwhile is refused and runs nothing', async () => {
+    const { repo, marks } = await taskRepo('l1');
+    const ready = path.join(marks, 'ready');
+    const first = startCli(['exec', 'l1', '--timeout', '30s', '--', 'sh', '-c', 'touch "$READY"; sleep 30'], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    try {
+      await waitForFile(ready, undefined, first);
+      const marker = path.join(marks, 'second');
+      const second = await repo.warrenJson<{ error: { code: string } }>('exec', 'l1', '--', 'touch', marker);
+      expect(second.code).toBe(1);
+      expect(second.json.error.code).toBe('LOCK_HELD');
+      expect(fs.existsSync(marker)).toBe(false);
+      const rm = await repo.warrenJson<{ error: { code: string } }>('rm', 'l1');
+      expect(rm.json.error.code).toBe('LOCK_HELD');
+    } finally {
+      first.child.kill('SIGTERM');
+      expect((await first.done).code).toBe(143);
+    }
+  });
+});
