@@ -71,6 +71,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     startedAt: new Date().toISOString(),
     logPath: log,
   });
+  // The dashboard follows the log from this event until run.ended.
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'run.started',
+    message: `${request.kind} ${request.label} started (log ${log})`,
+    data: { runId, kind: request.kind, log, command: [...request.argv] },
+  });
   if (containment.kind !== 'pid-namespace') {
     ctx.store.addEvent({
       project: ctx.key,
@@ -103,7 +111,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})${
       result.survivors.length > 0 ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}` : ''
     }`,
-    data: { runId, kind: request.kind, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, log, survivors: result.survivors },
+    data: { runId, kind: request.kind, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, log, survivors: result.survivors },
   });
   return {
     runId,
