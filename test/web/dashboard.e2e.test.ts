@@ -22,27 +22,6 @@ async function newTask(repo: TestRepo, id: string): Promise<Created> {
   return r.json;
 }
 
-/** Records a command's start the way `warren exec` will (see src/web/run-events.ts), with a log file. */
-function startRun(repo: TestRepo, project: string, id: string, logFile: string): void {
-  fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  fs.writeFileSync(logFile, '');
-  const store = new Store(repo.home);
-  try {
-    store.addEvent({ project, taskId: id, kind: 'run.started', message: 'npm test', data: { log: logFile, command: ['npm', 'test'] } });
-  } finally {
-    store.close();
-  }
-}
-
-function finishRun(repo: TestRepo, project: string, id: string, data: Record<string, unknown>): void {
-  const store = new Store(repo.home);
-  try {
-    store.addEvent({ project, taskId: id, kind: 'run.finished', message: 'npm test finished', data });
-  } finally {
-    store.close();
-  }
-}
-
 function projectKey(repo: TestRepo): string {
   const store = new Store(repo.home);
   try {
@@ -79,25 +58,42 @@ describe('dashboard in headless Chromium', () => {
     await expect(page.locator('tr[data-task="second"] td').nth(2).textContent()).resolves.toBe('ready');
     await screenshot(page, 'fleet');
 
-    // Open it; a command starts and its log grows while the page watches.
+    // Open it; a real `warren exec` starts and its log grows while the page watches.
     await page.locator('tr[data-task="second"] a.task-link').click();
     await page.locator('#task[data-task="second"]').waitFor();
-    const project = projectKey(repo);
-    const logFile = path.join(repo.home, 'logs', 'second-1.log');
-    startRun(repo, project, 'second', logFile);
-    await page.locator('#log').waitFor({ timeout: 15_000 });
-    fs.appendFileSync(logFile, 'step 1: installing\n');
-    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 1: installing');
-    fs.appendFileSync(logFile, 'step 2: testing <script>window.pwned=1</script>\n');
-    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 2: testing <script>window.pwned=1</script>');
+    const gate = path.join(path.dirname(repo.root), 'go');
+    const script = [
+      'echo "step 1: installing"',
+      `while [ ! -f '${gate}' ]; do sleep 0.05; done`,
+      'echo "step 2: testing <script>window.pwned=1</script>"',
+      'echo "export const feature = 1;" > feature.js',
+      'echo done',
+    ].join('; ');
+    const exec = repo.warren('exec', 'second', '--timeout', '2m', '--', 'sh', '-c', script);
+    await expect.poll(() => page.locator('#log').textContent().catch(() => ''), { timeout: 30_000 }).toContain('step 1: installing');
     await expect(page.locator('#log-status').textContent()).resolves.toBe('running…');
     await screenshot(page, 'task-log-running');
-    fs.appendFileSync(logFile, 'done\n');
-    finishRun(repo, project, 'second', { exitCode: 0, durationMs: 1234, timedOut: false });
+    fs.writeFileSync(gate, '');
+    const ran = await exec;
+    expect(ran.code, ran.stderr).toBe(0);
     await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 15_000 }).toBe('finished: exit 0');
-    expect(await page.locator('#log').textContent()).toBe('step 1: installing\nstep 2: testing <script>window.pwned=1</script>\ndone\n');
+    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 2: testing <script>window.pwned=1</script>\ndone');
     expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
     await screenshot(page, 'task');
+
+    // Checkpoint and land from the page: the task moves to landed and the base has its work.
+    await page.locator('#task button[data-action="checkpoint"]').click();
+    await page.locator('#notice.info').waitFor({ timeout: 30_000 });
+    await page.locator('#task button[data-action="land"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
+    await page.locator('#confirm-ok').click();
+    await expect.poll(async () => (await repo.warrenJson<{ state: string }>('show', 'second')).json.state, { timeout: 30_000 }).toBe('landed');
+    expect(fs.readFileSync(path.join(repo.root, 'feature.js'), 'utf8')).toBe('export const feature = 1;\n');
+    await page.locator('a', { hasText: '← fleet' }).click();
+    await expect.poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 }).toBe('landed');
+    await screenshot(page, 'fleet-landed');
+    await page.locator('tr[data-task="second"] a.task-link').click();
+    await page.locator('#task[data-task="second"]').waitFor();
 
     // Remove it from the page, through the confirmation; it leaves the fleet.
     await page.locator('#task button[data-action="rm"]').click();
@@ -192,8 +188,10 @@ describe('dashboard in headless Chromium', () => {
     await page.locator('a', { hasText: '← fleet' }).click();
     await page.locator('section.project button[data-action="gc"]').click();
     await page.locator('#confirm-ok').click();
-    await page.locator('#notice.info').waitFor();
-    await expect(page.locator('#notice .details li').allTextContents()).resolves.toEqual([`removed vanished ${path.join(repo.home, 'nowhere', 'ghost')} (ghost)`]);
+    // The rm above left its own notice: wait for gc's, not just any.
+    await expect
+      .poll(() => page.locator('#notice.info .details li').allTextContents(), { timeout: 15_000 })
+      .toEqual([`removed vanished ${path.join(repo.home, 'nowhere', 'ghost')} (ghost)`]);
     await page.locator('tr[data-task="ghost"]').waitFor({ state: 'detached', timeout: 15_000 });
     expect(await page.locator('tr[data-stray]').count()).toBe(0);
     expect(dialogs).toEqual([]);
