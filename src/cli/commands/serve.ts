@@ -3,7 +3,6 @@ import { WarrenError } from '../../errors.js';
 import { Store } from '../../state/store.js';
 import { openProject } from '../../workspace/context.js';
 import { isLoopbackHost } from '../../web/security.js';
-import { startServer } from '../../web/server.js';
 import type { Register } from '../command.js';
 
 export const DEFAULT_PORT = 7317;
@@ -34,6 +33,8 @@ export const registerServe: Register = (program, run) => {
         const store = new Store();
         try {
           const project = await openProject(env.repoDir, store);
+          // Loaded on use: the web server's modules stay out of every other command's start-up.
+          const { startServer } = await import('../../web/server.js');
           const server = await startServer({ project, store, host: opts.host, port, allowRemote: opts.allowRemote === true, warn: env.log });
           if (!isLoopbackHost(opts.host)) {
             const message = `warren serve is listening on ${opts.host}, reachable from other machines: anyone holding the printed URL can remove workspaces.`;
