@@ -3,4 +3,4 @@
  * Imported once by the CLI entry point and the library index, so every caller gets the same
  * behaviour. Each feature adds one line here.
  */
-export {};
+import './provision/register.js';

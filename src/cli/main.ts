@@ -5,12 +5,14 @@ import { makeEnv, type CliEnv, type Handler, type Register } from './command.js'
 import { registerGc } from './commands/gc.js';
 import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
+import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerShow } from './commands/show.js';
+import { registerStatus } from './commands/status.js';
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc];
+export const COMMANDS: readonly Register[] = [registerNew, registerList, registerShow, registerRm, registerScan, registerGc, registerStatus, registerProvision];
 
 interface Outcome {
   exitCode: number;

@@ -43,6 +43,11 @@ export function addRemoveHooks(h: RemoveHooks): void {
   hooks.push(h);
 }
 
+/** Runs every `release` hook (unmount, unlink) — also when a half-made task is rolled back. */
+export async function runReleaseHooks(ctx: ProjectContext, task: Task): Promise<void> {
+  for (const h of hooks) if (h.release) await h.release(ctx, task);
+}
+
 export async function isWorkLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
   for (const h of hooks) if (h.isLanded && (await h.isLanded(ctx, task))) return true;
   return false;
@@ -100,7 +105,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 
     // Act.
     ctx.store.setState(ctx.key, id, 'removing');
-    for (const h of hooks) if (h.release) await h.release(ctx, task);
+    await runReleaseHooks(ctx, task);
     const stillMounted = mountsUnder(readMounts(), task.path);
     if (stillMounted.length > 0) {
       ctx.store.setState(ctx.key, id, task.state);
