@@ -46,8 +46,9 @@ export async function releaseRecords(
         ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.unmounted', message: `unmounted the overlay at ${r.path}`, data: { path: r.path } });
       }
       if (options.removeFiles) {
-        fs.rmSync(target, { recursive: false, force: true }); // an empty mount point; refuses a non-empty folder
-        if (r.upper) removeTree(path.dirname(r.upper));
+        const left = removeEmptyDir(target); // the mount point: empty once unmounted; anything else is kept and named
+        if (left) problems.push(`${target}: ${left}`);
+        else if (r.upper) removeTree(path.dirname(r.upper));
       }
     } else if (r.mode === 'share') {
       if (isSymlink(target)) fs.unlinkSync(target);
@@ -99,5 +100,15 @@ function isSymlink(p: string): boolean {
     return fs.lstatSync(p).isSymbolicLink();
   } catch {
     return false;
+  }
+}
+
+function removeEmptyDir(dir: string): string | null {
+  try {
+    fs.rmdirSync(dir);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? null : `could not remove the mount point (${code})`;
   }
 }
