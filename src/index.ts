@@ -9,3 +9,7 @@ export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/r
 export { scan, classifyStrays, type Stray } from './workspace/scan.js';
 export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
+export { provisionTask } from './provision/provision.js';
+export { ensureMounted } from './provision/lifecycle.js';
+export { taskStatus, type TaskStatus } from './provision/status.js';
+export { provisionRecords, type ProvisionRecord } from './provision/types.js';

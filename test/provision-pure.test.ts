@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Task } from '../src/state/types.js';
+import type { ProjectContext } from '../src/workspace/context.js';
 import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
 import { joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
 import { diffManifests, type Manifest } from '../src/provision/manifest.js';
@@ -87,5 +89,24 @@ describe('budget', () => {
     expect(overBudget({ entries: 5, bytes: 0 }, limit, { entries: 6, bytes: 10 })).toMatch(/over the budget of 10/);
     expect(overBudget({ entries: 0, bytes: 900 }, limit, { entries: 1, bytes: 200 })).toMatch(/over the budget of 1000 B/);
     expect(formatBytes(3 * 1024 ** 2)).toBe('3.0 MiB');
+  });
+});
+
+describe('audit section', () => {
+  it('lists provisioned paths with mode and isolation', async () => {
+    await import('../src/provision/register.js');
+    const { auditSections } = await import('../src/audit/sections.js');
+    const section = auditSections().find((s) => s.name === 'provisioning');
+    const record = (p: string, mode: string, isolated: boolean) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1 });
+    const task = { data: { provision: [record('node_modules', 'cow', true), record('vendor', 'share', false)] } } as unknown as Task;
+    const out = await section?.collect({} as ProjectContext, task);
+    expect(out?.lines).toEqual([
+      'node_modules: cow (m), isolated; 2 entries, 2.0 KiB',
+      'vendor: share (m), NOT isolated: shared with the main checkout and every workspace that shares it; 2 entries, 2.0 KiB',
+    ]);
+    expect(out?.data).toEqual([
+      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules' },
+      { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
+    ]);
   });
 });

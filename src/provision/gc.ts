@@ -15,7 +15,7 @@ type Collected = { removed: GcResult['removed']; kept: { path: string; kind: str
 /**
  * `gc` for provisioning: warren-owned overlay mounts (upper layer under $WARREN_HOME/overlays)
  * of tasks that no longer exist are unmounted and their layers deleted; snapshots that no
- * task of any project uses and nothing mounts are deleted.
+ * task of any project uses and nothing mounts are deleted, and so are manifests of gone tasks.
  */
 export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Collected> {
   const out: Collected = { removed: [], kept: [] };
@@ -49,6 +49,16 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
       const failures = removeTree(dir);
       if (failures.length === 0) out.removed.push({ kind: 'overlay_layers', path: dir, id, action: 'delete-dir' });
       else out.kept.push({ kind: 'overlay_layers', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+    }
+  }
+
+  // Manifests of tasks that are gone (a rolled-back `new`, a record lost in a crash).
+  const manifests = path.join(home, 'provision');
+  for (const project of safeList(manifests)) {
+    for (const id of safeList(path.join(manifests, project))) {
+      if (live.has(`${project}/${id}`)) continue;
+      const dir = path.join(manifests, project, id);
+      if (removeTree(dir).length === 0) out.removed.push({ kind: 'manifests', path: dir, id, action: 'delete-dir' });
     }
   }
 
