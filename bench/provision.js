@@ -1,0 +1,169 @@
+// Provisioning benchmark: how fast does a workspace get its dependencies, as ratios against
+// `cp -a` measured in the same run. Not a test: prints numbers, never fails on a slow machine.
+//
+//   npm run bench:provision            (builds first)
+//   BENCH_RUNS=5 node bench/provision.js
+//
+// The dependency tree is the real one in ../shared/fixtures/deps-20k (about 20,000 files),
+// installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const root = path.resolve(here, '..');
+const fixture = process.env.BENCH_FIXTURE ?? path.resolve(root, '../shared/fixtures/deps-20k');
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const warrenBin = path.join(root, 'bin/warren.js');
+
+const lock = fs.readFileSync(path.join(fixture, 'package-lock.json'));
+const cacheDir = path.join(root, '.bench-cache', `deps-20k-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
+const npmFlags = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
+
+function ensureCache() {
+  if (fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'))) return;
+  process.stderr.write(`bench: installing ${fixture} once into ${cacheDir} (npm ci)…\n`);
+  fs.mkdirSync(cacheDir, { recursive: true });
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(cacheDir, f));
+  execFileSync('npm', npmFlags, { cwd: cacheDir, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function count(dir) {
+  let n = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop();
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      n++;
+      if (e.isDirectory()) stack.push(path.join(d, e.name));
+    }
+  }
+  return n;
+}
+
+function time(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+async function timeAsync(fn) {
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function run(argv, opts = {}) {
+  const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...opts });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+function settle() {
+  // Page cache is not dropped: every method runs warm, as on a workstation. sync keeps one method's writeback out of the next.
+  spawnSync('sync');
+}
+
+ensureCache();
+const src = path.join(cacheDir, 'node_modules');
+const entries = count(src);
+const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-')));
+const results = [];
+const note = (name, ms, extra = '') => {
+  results.push({ name, ms, extra });
+  process.stderr.write(`bench: ${name}: ${ms.toFixed(0)} ms ${extra}\n`);
+};
+let n = 0;
+const fresh = () => path.join(work, `d${n++}`);
+
+try {
+  // Baselines on the raw tree.
+  const measure = (name, fn) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      settle();
+      times.push(time(() => fn(fresh())));
+    }
+    note(name, median(times), `(median of ${runs})`);
+  };
+  measure('cp -a', (dst) => run(['cp', '-a', src, dst]));
+  measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
+  measure('symlink', (dst) => fs.symlinkSync(src, dst));
+  settle();
+  note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  settle();
+  note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  {
+    const dir = fresh();
+    fs.mkdirSync(dir);
+    for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
+    settle();
+    note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
+  }
+
+  // warren new end to end, in a throwaway repository whose ignored node_modules is the tree.
+  const repo = path.join(work, 'repo');
+  const home = path.join(work, 'home');
+  fs.mkdirSync(repo);
+  const g = (...args) => run(['git', ...args], { cwd: repo });
+  g('init', '-q', '-b', 'main');
+  g('config', 'user.email', 'bench@example.invalid');
+  g('config', 'user.name', 'bench');
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\nwarren.yaml\n');
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(repo, f));
+  g('add', '-A');
+  g('commit', '-q', '-m', 'bench');
+  run(['cp', '-a', src, path.join(repo, 'node_modules')]);
+  const env = { ...process.env, WARREN_HOME: home };
+  let task = 0;
+  const warrenNew = (mode) => {
+    fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
+    const id = `t${task++}`;
+    settle();
+    const ms = time(() => run(['node', warrenBin, 'new', 'feat', id, '--no-sync'], { cwd: repo, env }));
+    return { id, ms };
+  };
+  const rm = (id) => run(['node', warrenBin, 'rm', id], { cwd: repo, env });
+  const series = (name, mode) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      const { id, ms } = warrenNew(mode);
+      times.push(ms);
+      rm(id);
+    }
+    note(name, median(times), `(median of ${runs})`);
+  };
+  series('warren new, nothing provisioned', null);
+  const first = warrenNew('cow');
+  note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)');
+  rm(first.id);
+  series('warren new, cow (snapshot exists)', 'cow');
+  series('warren new, copy', 'copy');
+  series('warren new, hardlink', 'hardlink');
+} finally {
+  // Unmount anything left (a failed run) before deleting.
+  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mp = line.split(' ')[4];
+    if (mp && mp.startsWith(`${work}/`)) spawnSync('umount', [mp]);
+  }
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+const base = results.find((r) => r.name === 'cp -a').ms;
+const cpus = os.cpus();
+const lines = [
+  `provisioning benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `tree: ${fixture} installed with npm ci — ${entries} entries; each warren new is a separate process (end to end)`,
+  '',
+  '| method | time | × cp -a |',
+  '|---|---:|---:|',
+  ...results.map((r) => `| ${r.name} ${r.extra} | ${r.ms >= 1000 ? `${(r.ms / 1000).toFixed(2)} s` : `${r.ms.toFixed(0)} ms`} | ${(r.ms / base).toFixed(2)} |`),
+];
+console.log(lines.join('\n'));
