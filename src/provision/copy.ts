@@ -52,7 +52,8 @@ export async function copyTree(src: string, dst: string): Promise<CopyMethod> {
 }
 
 export interface HardlinkOutcome {
-  linked: number;
+  /** Counted by the fill pass; null when cp linked everything and no pass was needed. */
+  linked: number | null;
   filled: number;
   /** Files neither linked nor copied (named, so nothing is silent). */
   failed: { path: string; error: string }[];
@@ -66,12 +67,13 @@ export interface HardlinkOutcome {
 export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOutcome> {
   fs.mkdirSync(path.dirname(dst), { recursive: true });
   const result = await runTool(['cp', '-al', '--', src, dst]);
-  let linked = 0;
-  let filled = 0;
-  const failed: HardlinkOutcome['failed'] = [];
   if (!fs.existsSync(dst)) {
     throw new WarrenError('PROVISION_FAILED', `cp -al ${src} ${dst} made nothing: ${firstLine(result.stderr)}`);
   }
+  if (result.exitCode === 0) return { linked: null, filled: 0, failed: [] };
+  let linked = 0;
+  let filled = 0;
+  const failed: HardlinkOutcome['failed'] = [];
   walkTree(src, (rel, st) => {
     if (st.isDirectory()) return;
     const target = rel === '' ? dst : path.join(dst, rel);
@@ -85,7 +87,6 @@ export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOu
       if (there.ino === st.ino) linked++;
       return;
     }
-    if (result.exitCode === 0) return;
     try {
       fillOne(path.join(src, rel), target, st);
       filled++;

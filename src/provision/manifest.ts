@@ -84,7 +84,8 @@ export function takeManifest(root: string): Manifest {
 
 /**
  * What changed between two manifests of the same tree. A directory counts as modified only
- * when it appears or disappears (its mtime moves with every child). Pure.
+ * when it appears or disappears (its mtime moves with every child). An inode of 0 in `before`
+ * means "not recorded" (a copy's manifest, taken from its source). Pure.
  */
 export function diffManifests(before: Manifest, after: Manifest): Change[] {
   const changes: Change[] = [];
@@ -92,7 +93,7 @@ export function diffManifests(before: Manifest, after: Manifest): Change[] {
     const was = before.entries[rel];
     if (!was) changes.push({ path: rel, change: 'added' });
     else if (was[0] !== now[0]) changes.push({ path: rel, change: 'modified' });
-    else if (now[0] !== 'd' && (was[1] !== now[1] || was[2] !== now[2] || was[3] !== now[3])) changes.push({ path: rel, change: 'modified' });
+    else if (now[0] !== 'd' && (was[1] !== now[1] || was[2] !== now[2] || (was[3] !== 0 && was[3] !== now[3]))) changes.push({ path: rel, change: 'modified' });
   }
   for (const rel of Object.keys(before.entries)) if (!(rel in after.entries)) changes.push({ path: rel, change: 'deleted' });
   return changes.sort((a, b) => a.path.localeCompare(b.path));
@@ -109,4 +110,22 @@ export function readManifest(file: string): Manifest | null {
   } catch {
     return null;
   }
+}
+
+/** Entries (the root not included) and bytes of regular files, from a manifest. Pure. */
+export function manifestTotals(manifest: Manifest): TreeTotals {
+  let entries = 0;
+  let bytes = 0;
+  for (const [rel, facts] of Object.entries(manifest.entries)) {
+    if (rel !== '' || facts[0] !== 'd') entries++;
+    if (facts[0] === 'f') bytes += facts[1];
+  }
+  return { entries, bytes };
+}
+
+/** The same manifest without inodes: what a copy's files will look like (cp -a keeps size and mtime, not inodes). */
+export function withoutInodes(manifest: Manifest): Manifest {
+  const entries: Record<string, EntryFacts> = {};
+  for (const [rel, [t, size, mtime]] of Object.entries(manifest.entries)) entries[rel] = [t, size, mtime, 0];
+  return { entries };
 }

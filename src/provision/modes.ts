@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { overBudget, type Budget } from './budget.js';
 import { copyTree, hardlinkTree } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
-import { measureTree, takeManifest, writeManifest } from './manifest.js';
+import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
 import { mountOverlay, overlaySupport } from './overlay.js';
 import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from './types.js';
@@ -29,11 +30,15 @@ function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' |
   return { path: item.path, requested: item.mode, source, ...(lock ? { lockfile: lock } : {}) };
 }
 
+/**
+ * One walk of the source gives the budget check and the manifest (cp -a keeps size and mtime,
+ * so the source's facts are the copy's, inodes aside); then `cp`. No second walk of the copy.
+ */
 export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: string, fallback?: string): Promise<ModeOutcome> {
   const started = Date.now();
   const rec = base(env, item);
-  const totals = measureTree(rec.source);
-  const counted = { entries: Math.max(totals.entries, 1), bytes: totals.bytes };
+  const facts = takeManifest(rec.source);
+  const counted = manifestTotals(facts);
   const over = overBudget(env.budget.used, env.budget.limit, counted);
   if (over) return { skip: 'over-budget', detail: `${item.path}: ${over}` };
   env.budget.used.entries += counted.entries;
@@ -41,7 +46,7 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
   if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);
   const method = await copyTree(rec.source, dst);
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
-  writeManifest(manifest, takeManifest(dst));
+  writeManifest(manifest, withoutInodes(facts));
   return {
     record: { ...rec, mode: 'copy', isolated: true, method, entries: counted.entries, bytes: counted.bytes, ms: Date.now() - started, manifest, ...(fallback ? { fallback } : {}) },
   };
@@ -52,28 +57,25 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const rec = base(env, item);
   env.progress(`warren: linking ${item.path}…`);
   const outcome = await hardlinkTree(rec.source, dst);
+  // Inodes matter here: the same inode with a new size or mtime is a write through the link.
   const snapshot = takeManifest(dst);
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
   writeManifest(manifest, snapshot);
-  let entries = 0;
-  let bytes = 0;
-  for (const [rel, facts] of Object.entries(snapshot.entries)) {
-    if (rel !== '' || facts[0] !== 'd') entries++;
-    if (facts[0] === 'f') bytes += facts[1];
-  }
+  const { entries, bytes } = manifestTotals(snapshot);
+  const linked = outcome.linked ?? Object.values(snapshot.entries).filter((f) => f[0] !== 'd').length;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
     env.event(
       'provision.fill',
       outcome.failed.length > 0 ? 'warn' : 'info',
       `${item.path}: the kernel refused to hard-link ${outcome.filled + outcome.failed.length} file(s); ${outcome.filled} copied instead${outcome.failed.length > 0 ? `, ${outcome.failed.length} could not be copied either (${outcome.failed.slice(0, 5).map((f) => f.path).join(', ')})` : ''}`,
-      { path: item.path, linked: outcome.linked, filled: outcome.filled, failed: outcome.failed.slice(0, 100) },
+      { path: item.path, linked, filled: outcome.filled, failed: outcome.failed.slice(0, 100) },
     );
   }
   if (outcome.failed.length > 0) {
     throw new WarrenError('PROVISION_FAILED', `${item.path}: ${outcome.failed.length} file(s) could neither be hard-linked nor copied (first: ${outcome.failed[0]?.path}: ${outcome.failed[0]?.error})`);
   }
   return {
-    record: { ...rec, mode: 'hardlink', isolated: false, method: 'cp -al', entries, bytes, ms: Date.now() - started, manifest, linked: outcome.linked, filled: outcome.filled },
+    record: { ...rec, mode: 'hardlink', isolated: false, method: 'cp -al', entries, bytes, ms: Date.now() - started, manifest, linked, filled: outcome.filled },
   };
 }
 
@@ -99,18 +101,7 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
   const support = await overlaySupport(env.ctx.store.home);
   const source = fs.lstatSync(rec.source);
   const unsupported = !support.ok ? support.reason : !source.isDirectory() ? `${item.path} is not a directory, and overlay layers are directories` : null;
-  if (unsupported !== null) {
-    const outcome = await provisionCopy(env, item, dst, unsupported);
-    if ('record' in outcome) {
-      env.event('provision.fallback', 'warn', `${item.path}: cow fell back to ${outcome.record.method} because ${unsupported}`, {
-        path: item.path,
-        requested: 'cow',
-        used: outcome.record.method,
-        reason: unsupported,
-      });
-    }
-    return outcome;
-  }
+  if (unsupported !== null) return fallBack(env, item, dst, unsupported);
   const key = snapshotKey(item.path, rec.source, rec.lockfile ?? null);
   const snap = await ensureSnapshot(env.ctx.store.home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress);
   try {
@@ -128,7 +119,12 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(dst, { recursive: true });
     const mounted = await mountOverlay(snap.tree, upper, work, dst);
-    if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${item.path} failed: ${mounted.error}`);
+    if (!mounted.ok) {
+      // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
+      fs.rmdirSync(dst);
+      removeTree(path.dirname(upper));
+      return fallBack(env, item, dst, `mounting overlay failed (${mounted.error})`);
+    }
     return {
       record: {
         ...rec,
@@ -147,4 +143,18 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
   } finally {
     snap.lock.release();
   }
+}
+
+/** The next rung of the ladder: the best isolated copy (clone where the file system can), with an event saying which and why. */
+async function fallBack(env: ModeEnv, item: ProvisionItem, dst: string, reason: string): Promise<ModeOutcome> {
+  const outcome = await provisionCopy(env, item, dst, reason);
+  if ('record' in outcome) {
+    env.event('provision.fallback', 'warn', `${item.path}: cow fell back to ${outcome.record.method} because ${reason}`, {
+      path: item.path,
+      requested: 'cow',
+      used: outcome.record.method,
+      reason,
+    });
+  }
+  return outcome;
 }

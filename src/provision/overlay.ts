@@ -6,8 +6,9 @@ import { runTool } from '../system/tool.js';
 
 /**
  * overlayfs for `cow`: a read-only lower layer shared by every workspace, a private upper
- * layer per workspace. Whether this machine can do it is probed once per process by mounting
- * a throwaway overlay, because every cheaper sign (uid, /proc/filesystems) has exceptions.
+ * layer per workspace. As root the mount itself is the probe (a failed mount falls back, with
+ * mount's own error as the reason); otherwise a throwaway mount in a user namespace tells
+ * whether only a namespaced mount would work.
  */
 
 export type OverlaySupport = { ok: true; how: 'global' } | { ok: false; reason: string };
@@ -25,25 +26,18 @@ export async function overlaySupport(home: string): Promise<OverlaySupport> {
 async function probe(home: string): Promise<OverlaySupport> {
   if (process.env[COW_ENV] === 'off') return { ok: false, reason: `overlay disabled by ${COW_ENV}=off` };
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
+  if (process.getuid?.() === 0) return { ok: true, how: 'global' };
+  // Not root: an overlay is possible only inside a user namespace, visible only to processes in it.
   const dir = path.join(home, 'overlays', `.probe-${process.pid}`);
   const [l, u, w, m] = ['l', 'u', 'w', 'm'].map((n) => path.join(dir, n)) as [string, string, string, string];
   for (const d of [l, u, w, m]) fs.mkdirSync(d, { recursive: true });
   try {
-    if (process.getuid?.() === 0) {
-      const mounted = await mountOverlay(l, u, w, m);
-      if (mounted.ok) {
-        await unmount(m);
-        return { ok: true, how: 'global' };
-      }
-      return { ok: false, reason: `mounting overlay as root failed (${mounted.error}); the kernel or ${home}'s file system does not support it` };
-    }
-    // Not root: an overlay is possible only inside a user namespace, visible only to processes in it.
     const opts = `lowerdir=${l},upperdir=${u},workdir=${w}`;
     const inNs = await runTool(['unshare', '-Urm', 'mount', '-t', 'overlay', 'overlay', '-o', opts, m], { timeoutMs: 10_000 });
     if (inNs.exitCode === 0) {
       return {
         ok: false,
-        reason: 'not root: overlay mounts work only inside a user namespace here, and commands run outside warren (an editor, a shell) would see an empty folder',
+        reason: 'not root: overlay mounts work here only inside a user namespace, and tools run outside warren (an editor, a shell) would see an empty folder',
       };
     }
     return { ok: false, reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)})` };
