@@ -92,6 +92,19 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
     expect(statusB.json.provisioned[0]?.changed).toEqual([]);
   });
 
+  it('two concurrent warren new take the snapshot once and both mount it', async () => {
+    ran++;
+    const repo = cowRepo();
+    const [a, b] = await Promise.all([repo.warrenJson<{ path: string }>('new', 'feat', 'a'), repo.warrenJson<{ path: string }>('new', 'feat', 'b')]);
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+    const shown = await Promise.all(['a', 'b'].map((id) => repo.warrenJson<{ data: { provision: Provisioned[] }; events: { kind: string }[] }>('show', id)));
+    expect(shown[0]?.json.data.provision[0]?.snapshot).toBe(shown[1]?.json.data.provision[0]?.snapshot);
+    const taken = shown.flatMap((s) => s.json.events.filter((e) => e.kind === 'provision.snapshot'));
+    expect(taken).toHaveLength(1);
+    expect(fs.readdirSync(path.join(repo.home, 'snapshots')).filter((n) => !n.endsWith('.lock'))).toHaveLength(1);
+    for (const ws of [a.json.path, b.json.path]) expect(isMounted(path.join(ws, 'node_modules'))).toBe(true);
+  });
+
   it('reports stale after a lockfile edit, and --refresh provisions again', async () => {
     ran++;
     const repo = cowRepo();

@@ -171,6 +171,7 @@ describe('cow fallback ladder', () => {
     const event = shown.events.find((e) => e.kind === 'provision.fallback');
     expect(event).toMatchObject({ level: 'warn', used: 'cp -a', reason: 'overlay disabled by WARREN_COW=off' });
     expect(event?.message).toBe('node_modules: cow fell back to cp -a because overlay disabled by WARREN_COW=off');
+    expect(shown.stderr).toContain('cow fell back to cp -a because overlay disabled by WARREN_COW=off');
     expect(treeDigest(path.join(shown.path, 'node_modules'))).toBe(treeDigest(path.join(repo.root, 'node_modules')));
   });
 });

@@ -1,7 +1,7 @@
 import type { TaskStatus } from './status.js';
 
 /** `warren status` for people. Pure. */
-export function formatStatus(status: TaskStatus): string {
+export function formatStatus(id: string, status: TaskStatus): string {
   const lines: string[] = [];
   lines.push(status.tracked.length === 0 ? 'tracked: clean' : `tracked: ${status.tracked.length} change(s)`);
   for (const t of status.tracked.slice(0, 50)) lines.push(`  ${t.code.trim() || '??'} ${t.path}`);
@@ -13,7 +13,7 @@ export function formatStatus(status: TaskStatus): string {
     if (p.writtenThrough) lines.push(`  written in place through a hard link (the main checkout changed too): ${p.writtenThrough.slice(0, 10).join(', ')}`);
   }
   if (status.stale) {
-    for (const s of status.staleLockfiles) lines.push(`stale: ${s.path} ${s.now === null ? 'is gone' : 'changed'} since the provisioned tree was installed; run \`warren provision ID --refresh\` (or reinstall)`);
+    for (const s of status.staleLockfiles) lines.push(`stale: ${s.path} ${s.now === null ? 'is gone' : 'changed'} since the provisioned tree was installed; run \`warren provision ${id} --refresh\` (or reinstall)`);
   } else {
     lines.push('stale: no');
   }

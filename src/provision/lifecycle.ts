@@ -33,8 +33,11 @@ export async function releaseRecords(
   options: { removeFiles: boolean },
 ): Promise<string[]> {
   const problems: string[] = [];
-  for (const r of records) {
+  // Mounts first: if one will not come off, the caller refuses, and the links are still as they were.
+  const ordered = [...records].sort((a, b) => Number(b.mode === 'cow') - Number(a.mode === 'cow'));
+  for (const r of ordered) {
     const target = path.join(task.path, r.path);
+    if (r.mode !== 'cow' && problems.length > 0 && !options.removeFiles) break;
     if (r.mode === 'cow') {
       if (overlayAt(target)) {
         const done = await unmount(target);

@@ -64,6 +64,7 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const { entries, bytes } = manifestTotals(snapshot);
   const linked = outcome.linked ?? Object.values(snapshot.entries).filter((f) => f[0] !== 'd').length;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
+    env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
     env.event(
       'provision.fill',
       outcome.failed.length > 0 ? 'warn' : 'info',
@@ -149,6 +150,7 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
 async function fallBack(env: ModeEnv, item: ProvisionItem, dst: string, reason: string): Promise<ModeOutcome> {
   const outcome = await provisionCopy(env, item, dst, reason);
   if ('record' in outcome) {
+    env.progress(`warren: ${item.path}: cow fell back to ${outcome.record.method} because ${reason}`);
     env.event('provision.fallback', 'warn', `${item.path}: cow fell back to ${outcome.record.method} because ${reason}`, {
       path: item.path,
       requested: 'cow',

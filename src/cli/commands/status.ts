@@ -21,7 +21,7 @@ export const registerStatus: Register = (program, run) => {
         const remounted = await ensureMounted(ctx, task);
         for (const p of remounted) env.log(`warren: ${p} was not mounted; mounted its overlay again`);
         const status = await taskStatus(task);
-        return { data: status, human: formatStatus(status) };
+        return { data: status, human: formatStatus(id, status) };
       }),
     );
 };
