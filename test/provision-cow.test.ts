@@ -130,6 +130,8 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
     const mountPoint = path.join(a.path, 'node_modules');
     expect(isMounted(mountPoint)).toBe(true);
     fs.writeFileSync(path.join(mountPoint, 'new-file.js'), 'x\n');
+    // The task's own overlay is part of it, not a stray.
+    expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
 
     const removed = await repo.warren('rm', 'a');
     expect(removed.code, removed.stderr).toBe(0);

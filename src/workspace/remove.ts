@@ -43,6 +43,11 @@ export function addRemoveHooks(h: RemoveHooks): void {
   hooks.push(h);
 }
 
+/** True when a later stage (e.g. cow provisioning) owns this mount inside the task's workspace. */
+export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry): boolean {
+  return hooks.some((h) => h.ownsMount?.(ctx, task, mount) === true);
+}
+
 /** Runs every `release` hook (unmount, unlink) — also when a half-made task is rolled back. */
 export async function runReleaseHooks(ctx: ProjectContext, task: Task): Promise<void> {
   for (const h of hooks) if (h.release) await h.release(ctx, task);
