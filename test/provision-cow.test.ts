@@ -164,6 +164,25 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
     expect(shown.json.events.map((e) => e.kind)).toContain('provision.remount');
   });
 
+  it('gc of a warren new that died after mounting unmounts before removing the worktree', async () => {
+    ran++;
+    const repo = cowRepo();
+    const main = path.join(repo.root, 'node_modules');
+    const digest = treeDigest(main);
+    const a = await newTask(repo, 'a');
+    const mountPoint = path.join(a.path, 'node_modules');
+    // What a crash mid-`new` leaves: the row still `creating`, no live lock holder, the layer mounted.
+    const db = new Database(path.join(repo.home, 'state.db'));
+    db.prepare("UPDATE tasks SET state = 'creating' WHERE id = 'a'").run();
+    db.close();
+    const gc = await repo.warrenJson<{ removed: { kind: string; path: string }[]; kept: unknown[] }>('gc');
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.json.removed).toContainEqual(expect.objectContaining({ kind: 'unclaimed', path: a.path }));
+    expect(isMounted(mountPoint)).toBe(false);
+    expect(fs.existsSync(a.path)).toBe(false);
+    expect(treeDigest(main)).toBe(digest);
+  });
+
   it('gc unmounts and deletes the overlay of a task whose record is gone', async () => {
     ran++;
     const repo = cowRepo();

@@ -47,6 +47,8 @@ export async function provisionTask(ctx: ProjectContext, task: Task, progress: P
         continue;
       }
       records.push(outcome.record);
+      // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
+      ctx.store.mergeData(ctx.key, task.id, { provision: records });
       const r = outcome.record;
       event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
     }
