@@ -58,6 +58,7 @@ export async function provisionTask(ctx: ProjectContext, task: Task, progress: P
     }
   } catch (err) {
     await releaseRecords(ctx, task, records, { removeFiles: true });
+    ctx.store.mergeData(ctx.key, task.id, { provision: [] });
     if (isWarrenError(err)) throw err;
     throw new WarrenError('PROVISION_FAILED', `provisioning ${task.id} failed: ${err instanceof Error ? err.message : String(err)}; what it had made was undone`, { cause: err });
   }

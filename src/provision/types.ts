@@ -1,7 +1,7 @@
 import type { ProvisionMode } from '../config/schema.js';
 
 /** Why a requested path was not provisioned. */
-export type SkipReason = 'missing' | 'not-ignored' | 'unsafe' | 'duplicate' | 'over-budget' | 'exists' | 'failed';
+export type SkipReason = 'missing' | 'not-ignored' | 'unsafe' | 'duplicate' | 'over-budget' | 'exists';
 
 /** One path to bring into a workspace, after the sources were read and checked. */
 export interface ProvisionItem {
