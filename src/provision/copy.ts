@@ -38,17 +38,25 @@ export async function bestCopyMethod(destParent: string): Promise<CopyMethod> {
 
 /** Copies `src` to `dst` (which must not exist): a clone where the file system can, else `cp -a`. */
 export async function copyTree(src: string, dst: string): Promise<CopyMethod> {
-  fs.mkdirSync(path.dirname(dst), { recursive: true });
   const method = await bestCopyMethod(path.dirname(dst));
+  await startCopy(src, dst, method);
+  return method;
+}
+
+/**
+ * Starts the copy now (the child is spawned before this returns, so the caller can work while
+ * it runs); `signal` kills it, and the caller deletes what it had made.
+ */
+export function startCopy(src: string, dst: string, method: CopyMethod, signal?: AbortSignal): Promise<void> {
+  fs.mkdirSync(path.dirname(dst), { recursive: true });
   // macOS cp -c uses clonefile(2) on APFS; GNU cp --reflink=auto uses FICLONE and falls back per file.
-  const argv = os.platform() === 'darwin' ? ['cp', '-c', '-a', '--', src, dst] : ['cp', '-a', '--reflink=auto', '--', src, dst];
-  const result = await runTool(argv);
-  if (result.exitCode !== 0) {
+  const argv = method === 'clonefile' ? ['cp', '-c', '-a', '--', src, dst] : ['cp', '-a', '--reflink=auto', '--', src, dst];
+  return runTool(argv, signal ? { signal } : {}).then((result) => {
+    if (signal?.aborted || result.exitCode === 0) return;
     throw new WarrenError('PROVISION_FAILED', `${argv.join(' ')} failed: ${firstLine(result.stderr)}`, {
       details: { argv, stderr: result.stderr },
     });
-  }
-  return method;
+  });
 }
 
 export interface HardlinkOutcome {

@@ -5,7 +5,7 @@ import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { overBudget, type Budget } from './budget.js';
-import { copyTree, hardlinkTree } from './copy.js';
+import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
 import { mountOverlay, overlaySupport } from './overlay.js';
@@ -31,20 +31,39 @@ function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' |
 }
 
 /**
- * One walk of the source gives the budget check and the manifest (cp -a keeps size and mtime,
- * so the source's facts are the copy's, inodes aside); then `cp`. No second walk of the copy.
+ * `cp` starts at once; meanwhile one walk of the source gives the budget check and the manifest
+ * (cp -a keeps size and mtime, so the source's facts are the copy's, inodes aside). The walk
+ * is much faster than the copy, so the whole costs what `cp -a` costs; over budget, the copy
+ * is killed and what it had made deleted before anything more is written.
  */
 export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: string, fallback?: string): Promise<ModeOutcome> {
   const started = Date.now();
   const rec = base(env, item);
-  const facts = takeManifest(rec.source);
+  const method = await bestCopyMethod(path.dirname(dst));
+  const abort = new AbortController();
+  const copying = startCopy(rec.source, dst, method, abort.signal);
+  copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  let facts: ReturnType<typeof takeManifest>;
+  try {
+    facts = takeManifest(rec.source);
+  } catch (err) {
+    abort.abort();
+    await copying.catch(() => undefined);
+    removeTree(dst);
+    throw err;
+  }
   const counted = manifestTotals(facts);
   const over = overBudget(env.budget.used, env.budget.limit, counted);
-  if (over) return { skip: 'over-budget', detail: `${item.path}: ${over}` };
+  if (over) {
+    abort.abort();
+    await copying.catch(() => undefined);
+    removeTree(dst);
+    return { skip: 'over-budget', detail: `${item.path}: ${over}` };
+  }
   env.budget.used.entries += counted.entries;
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);
-  const method = await copyTree(rec.source, dst);
+  await copying;
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
   writeManifest(manifest, withoutInodes(facts));
   return {

@@ -13,7 +13,7 @@ export interface ToolResult {
   stderr: string;
 }
 
-export function runTool(argv: readonly string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<ToolResult> {
+export function runTool(argv: readonly string[], options: { cwd?: string; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ToolResult> {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new Error('runTool: empty argv');
   const timeoutMs = options.timeoutMs ?? 30 * 60_000;
@@ -26,13 +26,15 @@ export function runTool(argv: readonly string[], options: { cwd?: string; timeou
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    const timer = setTimeout(() => {
+    const kill = (): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
       } catch {
         // already gone
       }
-    }, timeoutMs);
+    };
+    const timer = setTimeout(kill, timeoutMs);
+    options.signal?.addEventListener('abort', kill, { once: true });
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (cause) => {
