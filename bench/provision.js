@@ -72,8 +72,8 @@ function settle() {
 }
 
 ensureCache();
-const src = path.join(cacheDir, 'node_modules');
-const entries = count(src);
+const cached = path.join(cacheDir, 'node_modules');
+const entries = count(cached);
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-')));
 const results = [];
 const note = (name, ms, extra = '', stepMs = undefined) => {
@@ -84,7 +84,23 @@ let n = 0;
 const fresh = () => path.join(work, `d${n++}`);
 
 try {
-  // Baselines on the raw tree.
+  // A throwaway repository whose ignored node_modules is the tree. Every row below copies from
+  // this same folder, so the baselines and warren read the same files.
+  const repo = path.join(work, 'repo');
+  const home = path.join(work, 'home');
+  fs.mkdirSync(repo);
+  const g = (...args) => run(['git', ...args], { cwd: repo });
+  g('init', '-q', '-b', 'main');
+  g('config', 'user.email', 'bench@example.invalid');
+  g('config', 'user.name', 'bench');
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\nwarren.yaml\n');
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(repo, f));
+  g('add', '-A');
+  g('commit', '-q', '-m', 'bench');
+  run(['cp', '-a', cached, path.join(repo, 'node_modules')]);
+  const src = path.join(repo, 'node_modules');
+
+  // Baselines.
   const measure = (name, fn) => {
     const times = [];
     for (let i = 0; i < runs; i++) {
@@ -108,19 +124,6 @@ try {
     note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
   }
 
-  // warren new end to end, in a throwaway repository whose ignored node_modules is the tree.
-  const repo = path.join(work, 'repo');
-  const home = path.join(work, 'home');
-  fs.mkdirSync(repo);
-  const g = (...args) => run(['git', ...args], { cwd: repo });
-  g('init', '-q', '-b', 'main');
-  g('config', 'user.email', 'bench@example.invalid');
-  g('config', 'user.name', 'bench');
-  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\nwarren.yaml\n');
-  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(repo, f));
-  g('add', '-A');
-  g('commit', '-q', '-m', 'bench');
-  run(['cp', '-a', src, path.join(repo, 'node_modules')]);
   const env = { ...process.env, WARREN_HOME: home };
   let task = 0;
   const warrenNew = (mode) => {
