@@ -7,3 +7,5 @@ import './land/register.js';
 import './audit/register.js';
 import './run/lifecycle.js';
 import './run/audit-ports.js';
+// Last: its release hook unmounts copy-on-write layers, after teardown commands that may need them.
+import './provision/register.js';

@@ -13,3 +13,7 @@ export { checkpointTask, type CheckpointOptions, type CheckpointResult } from '.
 export { landTask, type LandOptions, type LandResult } from './land/land.js';
 export { auditTask, type AuditReport } from './audit/run.js';
 export { startServer, type ServeOptions, type RunningServer } from './web/server.js';
+export { provisionTask } from './provision/provision.js';
+export { ensureMounted } from './provision/lifecycle.js';
+export { taskStatus, type TaskStatus } from './provision/status.js';
+export { provisionRecords, type ProvisionRecord } from './provision/types.js';

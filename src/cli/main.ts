@@ -8,6 +8,7 @@ import { registerGc } from './commands/gc.js';
 import { registerLand } from './commands/land.js';
 import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
+import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerServe } from './commands/serve.js';
@@ -16,15 +17,18 @@ import { registerExec } from './commands/exec.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup, registerVerify } from './commands/setup.js';
+import { registerStatus } from './commands/status.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
   registerNew,
   registerList,
   registerShow,
+  registerStatus,
   registerRm,
   registerScan,
   registerGc,
+  registerProvision,
   registerExec,
   registerRun,
   registerSetup,

@@ -8,6 +8,7 @@ import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { removeMeta, writeMeta } from './meta.js';
+import { runReleaseHooks } from './remove.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { syncBase, type SyncOutcome } from './sync.js';
 
@@ -215,6 +216,9 @@ async function rollback(
   made: { worktree: boolean; branch: boolean; meta: boolean },
 ): Promise<string[]> {
   const undone: string[] = [];
+  // Unmount what later stages mounted inside the workspace first: never delete through a mount.
+  const row = ctx.store.getTask(ctx.key, id);
+  if (row) await runReleaseHooks(ctx, row).catch((err: unknown) => undone.push(`(release failed: ${errorMessage(err)})`));
   try {
     await withRepoLock(ctx, `rollback ${branch}`, async () => {
       const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);

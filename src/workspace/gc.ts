@@ -6,6 +6,8 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 import { removeMeta } from './meta.js';
+import { runReleaseHooks } from './remove.js';
+import { mountsUnder, readMounts } from '../system/mounts.js';
 import { gatherScan, classifyStrays, type Stray } from './scan.js';
 
 /** What gc learned about a stray before deciding. */
@@ -152,6 +154,14 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
             break;
           }
           case 'remove-worktree': {
+            // Unmount what later stages mounted inside first (a crashed `new` may have left a
+            // cow layer): git would delete through a mount, and warren never does.
+            if (action.task) await runReleaseHooks(ctx, action.task);
+            const mounted = mountsUnder(readMounts(), action.path);
+            if (mounted.length > 0) {
+              kept.push({ path: action.path, kind: stray.kind, reason: `still mounted inside: ${mounted.map((m) => m.mountPoint).join(', ')}` });
+              continue;
+            }
             if (action.force) await git(['worktree', 'unlock', '--', action.path], { cwd: ctx.repo.root, allowFailure: true });
             const args = action.force ? ['worktree', 'remove', '--force', '--force', '--', action.path] : ['worktree', 'remove', '--', action.path];
             const result = await git(args, { cwd: ctx.repo.root, allowFailure: true });

@@ -43,6 +43,16 @@ export function addRemoveHooks(h: RemoveHooks): void {
   hooks.push(h);
 }
 
+/** True when a later stage (e.g. cow provisioning) owns this mount inside the task's workspace. */
+export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry): boolean {
+  return hooks.some((h) => h.ownsMount?.(ctx, task, mount) === true);
+}
+
+/** Runs every `release` hook (unmount, unlink) — also when a half-made task is rolled back. */
+export async function runReleaseHooks(ctx: ProjectContext, task: Task): Promise<void> {
+  for (const h of hooks) if (h.release) await h.release(ctx, task);
+}
+
 export async function isWorkLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
   for (const h of hooks) if (h.isLanded && (await h.isLanded(ctx, task))) return true;
   return false;
@@ -101,7 +111,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     // Act.
     ctx.store.setState(ctx.key, id, 'removing');
     try {
-      for (const h of hooks) if (h.release) await h.release(ctx, task);
+      await runReleaseHooks(ctx, task);
     } catch (err) {
       ctx.store.setState(ctx.key, id, task.state);
       throw err;

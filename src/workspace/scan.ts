@@ -8,6 +8,7 @@ import { isHolderAlive, readHolder } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
 import { taskLockPath } from './locks.js';
 import { isMetaFile } from './meta.js';
+import { isOwnedMount } from './remove.js';
 import { isStrictlyInside } from './paths.js';
 
 export const STRAY_KINDS = ['vanished', 'stranded', 'unclaimed', 'prunable', 'mounted', 'orphan_branch'] as const;
@@ -135,7 +136,9 @@ export async function gatherScan(ctx: ProjectContext): Promise<ScanInput> {
     const checkedOut = worktrees.some((wt) => wt.branch === `refs/heads/${task.branch}`);
     if (!checkedOut && (await branchExists(ctx.repo, task.branch))) leftoverBranches.push({ id: task.id, branch: task.branch });
   }
-  return { root: ctx.root, tasks, worktrees, entries, mounts: readMounts(), busy, leftoverBranches };
+  // A live task's own mounts (its cow layers) are part of it, not strays.
+  const mounts = readMounts().filter((m) => !tasks.some((t) => isOwnedMount(ctx, t, m)));
+  return { root: ctx.root, tasks, worktrees, entries, mounts, busy, leftoverBranches };
 }
 
 export async function scan(ctx: ProjectContext): Promise<{ strays: Stray[] }> {

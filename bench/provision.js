@@ -1,0 +1,196 @@
+// Provisioning benchmark: how fast does a workspace get its dependencies, as ratios against
+// `cp -a` measured in the same run. Not a test: prints numbers, never fails on a slow machine.
+//
+//   npm run bench:provision            (builds first)
+//   BENCH_RUNS=5 node bench/provision.js
+//
+// The dependency tree is the real one in ../shared/fixtures/deps-20k (about 20,000 files),
+// installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const root = path.resolve(here, '..');
+const fixture = process.env.BENCH_FIXTURE ?? path.resolve(root, '../shared/fixtures/deps-20k');
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const warrenBin = path.join(root, 'bin/warren.js');
+
+const lock = fs.readFileSync(path.join(fixture, 'package-lock.json'));
+const cacheDir = path.join(root, '.bench-cache', `deps-20k-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
+const npmFlags = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
+
+function ensureCache() {
+  if (fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'))) return;
+  process.stderr.write(`bench: installing ${fixture} once into ${cacheDir} (npm ci)…\n`);
+  fs.mkdirSync(cacheDir, { recursive: true });
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(cacheDir, f));
+  execFileSync('npm', npmFlags, { cwd: cacheDir, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function count(dir) {
+  let n = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop();
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      n++;
+      if (e.isDirectory()) stack.push(path.join(d, e.name));
+    }
+  }
+  return n;
+}
+
+function time(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+async function timeAsync(fn) {
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function run(argv, opts = {}) {
+  const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...opts });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+function settle() {
+  // Page cache is not dropped: every method runs warm, as on a workstation. sync keeps one method's writeback out of the next.
+  spawnSync('sync');
+}
+
+ensureCache();
+const cached = path.join(cacheDir, 'node_modules');
+const entries = count(cached);
+const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-')));
+const results = [];
+const note = (name, ms, extra = '', stepMs = undefined) => {
+  results.push({ name, ms, extra, stepMs });
+  process.stderr.write(`bench: ${name}: ${ms.toFixed(0)} ms ${extra}${stepMs === undefined ? '' : ` (provisioning step ${stepMs} ms)`}\n`);
+};
+let n = 0;
+const fresh = () => path.join(work, `d${n++}`);
+
+try {
+  // A throwaway repository whose ignored node_modules is the tree. Every row below copies from
+  // this same folder, so the baselines and warren read the same files.
+  const repo = path.join(work, 'repo');
+  const home = path.join(work, 'home');
+  fs.mkdirSync(repo);
+  const g = (...args) => run(['git', ...args], { cwd: repo });
+  g('init', '-q', '-b', 'main');
+  g('config', 'user.email', 'bench@example.invalid');
+  g('config', 'user.name', 'bench');
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\nwarren.yaml\n');
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(repo, f));
+  g('add', '-A');
+  g('commit', '-q', '-m', 'bench');
+  run(['cp', '-a', cached, path.join(repo, 'node_modules')]);
+  const src = path.join(repo, 'node_modules');
+
+  // Baselines.
+  const measure = (name, fn) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      settle();
+      times.push(time(() => fn(fresh())));
+    }
+    note(name, median(times), `(median of ${runs})`);
+  };
+  // cp -a runs again after the warren rows, and the baseline is the median of both halves, so a
+  // machine that gets busier or quieter during the run does not tilt every ratio one way.
+  const cpTimes = [];
+  const cpA = () => {
+    for (let i = 0; i < runs; i++) {
+      settle();
+      cpTimes.push(time(() => run(['cp', '-a', src, fresh()])));
+    }
+  };
+  cpA();
+  measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
+  measure('symlink', (dst) => fs.symlinkSync(src, dst));
+  settle();
+  note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  settle();
+  note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  {
+    const dir = fresh();
+    fs.mkdirSync(dir);
+    for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
+    settle();
+    note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
+  }
+
+  const env = { ...process.env, WARREN_HOME: home };
+  let task = 0;
+  const warrenNew = (mode) => {
+    fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
+    const id = `t${task++}`;
+    settle();
+    const ms = time(() => run(['node', warrenBin, 'new', 'feat', id, '--no-sync'], { cwd: repo, env }));
+    // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
+    const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
+    const step = shown.data.provision?.[0];
+    if (mode && step?.mode !== mode) throw new Error(`asked for ${mode}, got ${JSON.stringify(step)}`);
+    return { id, ms, stepMs: step?.ms };
+  };
+  const series = (name, mode) => {
+    const times = [];
+    const steps = [];
+    for (let i = 0; i < runs; i++) {
+      // Workspaces are kept until the end: deleting a 20,000-file copy right before the next copy
+      // slows that copy 2-3x on ext4 here, and the cp -a baseline does not delete between runs either.
+      const { ms, stepMs } = warrenNew(mode);
+      times.push(ms);
+      steps.push(stepMs);
+    }
+    note(name, median(times), `(median of ${runs})`, mode ? median(steps) : undefined);
+  };
+  series('warren new, nothing provisioned', null);
+  const first = warrenNew('cow');
+  note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
+  series('warren new, cow (snapshot exists)', 'cow');
+  series('warren new, copy', 'copy');
+  series('warren new, hardlink', 'hardlink');
+  cpA();
+  results.unshift({ name: 'cp -a', ms: median(cpTimes), extra: `(median of ${cpTimes.length}: half before, half after the warren rows)` });
+  process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
+} finally {
+  // Unmount anything left (a failed run) before deleting.
+  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mp = line.split(' ')[4];
+    if (mp && mp.startsWith(`${work}/`)) spawnSync('umount', [mp]);
+  }
+  fs.rmSync(work, { recursive: true, force: true });
+}
+
+function fmt(ms) {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
+}
+
+const base = results.find((r) => r.name === 'cp -a').ms;
+const cpus = os.cpus();
+const lines = [
+  `provisioning benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `tree: ${fixture} installed with npm ci — ${entries} entries; each warren new is a separate process (end to end)`,
+  '',
+  '| method | time | × cp -a | provisioning step alone (× cp -a) |',
+  '|---|---:|---:|---:|',
+  ...results.map(
+    (r) =>
+      `| ${r.name} ${r.extra} | ${fmt(r.ms)} | ${(r.ms / base).toFixed(2)} | ${r.stepMs === undefined ? '' : `${fmt(r.stepMs)} (${(r.stepMs / base).toFixed(2)})`} |`,
+  ),
+];
+console.log(lines.join('\n'));

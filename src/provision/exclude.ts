@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ProjectContext } from '../workspace/context.js';
+import { withRepoLock } from '../workspace/locks.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import { checkIgnored } from './sources.js';
+
+/**
+ * Keeps every provisioned path out of the workspace's `git status`. Most already are: the
+ * path is ignored in the main checkout and the workspace has the same .gitignore. Two cases
+ * are not: a `share` symlink where .gitignore says `node_modules/` (a trailing slash matches
+ * directories only, and a symlink is not one), and a base branch whose .gitignore differs.
+ *
+ * Linked worktrees have no exclude file of their own: git reads `$GIT_COMMON_DIR/info/exclude`
+ * in every worktree (per-worktree `core.excludesFile` would need extensions.worktreeConfig,
+ * which changes the repository format for every tool). So warren adds the exact, anchored
+ * path (`/node_modules`) to the common exclude, in its own marked block. That is safe for the
+ * main checkout and every other workspace: only paths git already ignores in the main
+ * checkout are provisioned, so the line only widens "the directory is ignored" to "whatever
+ * sits at that exact path is ignored". Lines stay while any task of the project needs them.
+ */
+
+const BEGIN = '# >>> warren: provisioned paths (managed by warren; kept while a workspace needs them)';
+const END = '# <<< warren';
+
+function excludeFile(ctx: ProjectContext): string {
+  return path.join(ctx.repo.commonDir, 'info', 'exclude');
+}
+
+/** gitignore escaping for one literal path. Pure. */
+export function literalPattern(rel: string): string {
+  return `/${rel.replace(/([\\*?[\]!#])/g, '\\$1').replace(/ $/, '\\ ')}`;
+}
+
+/** Splits the exclude file into the user's text and warren's own lines. Pure. */
+export function splitBlock(text: string): { outside: string[]; ours: string[] } {
+  const outside: string[] = [];
+  const ours: string[] = [];
+  let inside = false;
+  for (const line of text.split('\n')) {
+    if (line === BEGIN) inside = true;
+    else if (line === END) inside = false;
+    else (inside ? ours : outside).push(line);
+  }
+  while (outside.length > 0 && outside[outside.length - 1] === '') outside.pop();
+  return { outside, ours };
+}
+
+export function joinBlock(outside: readonly string[], ours: readonly string[]): string {
+  const head = outside.length > 0 ? `${outside.join('\n')}\n` : '';
+  return ours.length === 0 ? head : `${head}${BEGIN}\n${[...new Set(ours)].sort().join('\n')}\n${END}\n`;
+}
+
+async function rewrite(ctx: ProjectContext, change: (ours: string[]) => string[]): Promise<void> {
+  await withRepoLock(ctx, 'info/exclude', async () => {
+    const file = excludeFile(ctx);
+    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const { outside, ours } = splitBlock(current);
+    const next = joinBlock(outside, change(ours));
+    if (next !== current) writeFileAtomic(file, next);
+  });
+}
+
+/** Returns the paths that needed an exclude line. */
+export async function keepOutOfStatus(ctx: ProjectContext, wsPath: string, rels: readonly string[]): Promise<string[]> {
+  const ignored = await checkIgnored(wsPath, rels);
+  const missing = rels.filter((r) => !ignored.has(r));
+  if (missing.length === 0) return [];
+  await rewrite(ctx, (ours) => [...ours, ...missing.map(literalPattern)]);
+  return missing;
+}
+
+/** Drops warren's lines that no remaining task needs. */
+export async function pruneExcludes(ctx: ProjectContext, stillNeeded: readonly string[]): Promise<void> {
+  const keep = new Set(stillNeeded.map(literalPattern));
+  await rewrite(ctx, (ours) => ours.filter((line) => line.trim() === '' ? false : keep.has(line)));
+}

@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { readMounts } from '../system/mounts.js';
+import { removeTree } from '../system/remove-tree.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { GcResult } from '../workspace/gc.js';
+import { tryAcquire } from '../util/lockfile.js';
+import { overlaysRoot } from './layout.js';
+import { overlayOption, unmount } from './overlay.js';
+import { snapshotLockPath, snapshotsDir } from './snapshot.js';
+import { provisionRecords } from './types.js';
+
+type Collected = { removed: GcResult['removed']; kept: { path: string; kind: string; reason: string }[] };
+
+/**
+ * `gc` for provisioning: warren-owned overlay mounts (upper layer under $WARREN_HOME/overlays)
+ * of tasks that no longer exist are unmounted and their layers deleted; snapshots that no
+ * task of any project uses and nothing mounts are deleted, and so are manifests of gone tasks.
+ */
+export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Collected> {
+  const out: Collected = { removed: [], kept: [] };
+  const home = ctx.store.home;
+  const allTasks = ctx.store.listTasks();
+  const live = new Set(allTasks.map((t) => `${t.project}/${t.id}`));
+
+  // Mounts first: a layer is never deleted while mounted.
+  const ovRoot = overlaysRoot(home);
+  for (const mount of readMounts()) {
+    if (mount.fsType !== 'overlay') continue;
+    const upper = overlayOption(mount, 'upperdir');
+    if (!upper || !upper.startsWith(`${ovRoot}/`)) continue;
+    const [project, id] = path.relative(ovRoot, upper).split(path.sep);
+    if (!project || !id || live.has(`${project}/${id}`)) continue;
+    const done = await unmount(mount.mountPoint);
+    if (done.ok) out.removed.push({ kind: 'mounted', path: mount.mountPoint, id, action: 'unmount' });
+    else out.kept.push({ kind: 'mounted', path: mount.mountPoint, reason: `umount failed: ${done.error}` });
+  }
+
+  const mountedUppers = new Set(readMounts().map((m) => overlayOption(m, 'upperdir')).filter((u): u is string => u !== null));
+  for (const project of safeList(ovRoot)) {
+    if (project.startsWith('.')) continue;
+    for (const id of safeList(path.join(ovRoot, project))) {
+      if (live.has(`${project}/${id}`)) continue;
+      const dir = path.join(ovRoot, project, id);
+      if ([...mountedUppers].some((u) => u.startsWith(`${dir}/`))) {
+        out.kept.push({ kind: 'overlay_layers', path: dir, reason: 'still mounted' });
+        continue;
+      }
+      const failures = removeTree(dir);
+      if (failures.length === 0) out.removed.push({ kind: 'overlay_layers', path: dir, id, action: 'delete-dir' });
+      else out.kept.push({ kind: 'overlay_layers', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+    }
+  }
+
+  // Manifests of tasks that are gone (a rolled-back `new`, a record lost in a crash).
+  const manifests = path.join(home, 'provision');
+  for (const project of safeList(manifests)) {
+    for (const id of safeList(path.join(manifests, project))) {
+      if (live.has(`${project}/${id}`)) continue;
+      const dir = path.join(manifests, project, id);
+      if (removeTree(dir).length === 0) out.removed.push({ kind: 'manifests', path: dir, id, action: 'delete-dir' });
+    }
+  }
+
+  const used = new Set(allTasks.flatMap((t) => provisionRecords(t.data).map((r) => r.snapshot)).filter((k): k is string => k !== undefined));
+  const mountedLowers = readMounts().map((m) => overlayOption(m, 'lowerdir') ?? '');
+  for (const name of safeList(snapshotsDir(home))) {
+    if (name.endsWith('.lock') || name.endsWith('.takeover')) continue;
+    const dir = path.join(snapshotsDir(home), name);
+    const key = name.replace(/^\.tmp-/, '').replace(/-\d+$/, '');
+    if (used.has(key) || mountedLowers.some((l) => l.split(':').some((p) => p.startsWith(`${dir}/`)))) continue;
+    // Held while a snapshot is being taken and until it is mounted: not garbage yet.
+    const lock = tryAcquire(snapshotLockPath(home, key), 'gc');
+    if (!lock.ok) {
+      out.kept.push({ kind: 'snapshot', path: dir, reason: 'being taken or mounted by a running warren' });
+      continue;
+    }
+    try {
+      const failures = removeTree(dir);
+      if (failures.length === 0) out.removed.push({ kind: 'snapshot', path: dir, action: 'delete-dir' });
+      else out.kept.push({ kind: 'snapshot', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+    } finally {
+      lock.lock.release();
+      fs.rmSync(snapshotLockPath(home, key), { force: true });
+    }
+  }
+  return out;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,131 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../util/atomic.js';
+
+/** type: f file, d directory, l symlink, o other. */
+export type EntryFacts = [type: 'f' | 'd' | 'l' | 'o', size: number, mtimeMs: number, ino: number];
+
+/** What a tree looked like when it was provisioned: size, mtime and inode per entry. */
+export interface Manifest {
+  entries: Record<string, EntryFacts>;
+}
+
+export interface TreeTotals {
+  entries: number;
+  bytes: number;
+}
+
+export interface Change {
+  path: string;
+  change: 'added' | 'modified' | 'deleted';
+}
+
+function kind(st: fs.Stats): EntryFacts[0] {
+  if (st.isFile()) return 'f';
+  if (st.isDirectory()) return 'd';
+  if (st.isSymbolicLink()) return 'l';
+  return 'o';
+}
+
+/**
+ * Walks a tree by lstat (never through a symlink, never into another file system) and calls
+ * `visit` with each entry's path relative to the root (`''` for the root itself).
+ */
+export function walkTree(root: string, visit: (rel: string, st: fs.Stats) => void): void {
+  let top: fs.Stats;
+  try {
+    top = fs.lstatSync(root);
+  } catch {
+    return;
+  }
+  visit('', top);
+  if (!top.isDirectory()) return;
+  const stack: string[] = [''];
+  while (stack.length > 0) {
+    const rel = stack.pop() as string;
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(root, rel));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const childRel = rel === '' ? name : `${rel}/${name}`;
+      let st: fs.Stats;
+      try {
+        st = fs.lstatSync(path.join(root, childRel));
+      } catch {
+        continue;
+      }
+      visit(childRel, st);
+      if (st.isDirectory() && st.dev === top.dev) stack.push(childRel);
+    }
+  }
+}
+
+/** Counts entries (the root not included) and bytes of regular files. */
+export function measureTree(root: string): TreeTotals {
+  let entries = 0;
+  let bytes = 0;
+  walkTree(root, (rel, st) => {
+    if (rel !== '') entries++;
+    if (st.isFile()) bytes += st.size;
+  });
+  return { entries, bytes };
+}
+
+export function takeManifest(root: string): Manifest {
+  const entries: Record<string, EntryFacts> = {};
+  walkTree(root, (rel, st) => {
+    entries[rel] = [kind(st), st.isDirectory() ? 0 : st.size, Math.trunc(st.mtimeMs), st.ino];
+  });
+  return { entries };
+}
+
+/**
+ * What changed between two manifests of the same tree. A directory counts as modified only
+ * when it appears or disappears (its mtime moves with every child). An inode of 0 in `before`
+ * means "not recorded" (a copy's manifest, taken from its source). Pure.
+ */
+export function diffManifests(before: Manifest, after: Manifest): Change[] {
+  const changes: Change[] = [];
+  for (const [rel, now] of Object.entries(after.entries)) {
+    const was = before.entries[rel];
+    if (!was) changes.push({ path: rel, change: 'added' });
+    else if (was[0] !== now[0]) changes.push({ path: rel, change: 'modified' });
+    else if (now[0] !== 'd' && (was[1] !== now[1] || was[2] !== now[2] || (was[3] !== 0 && was[3] !== now[3]))) changes.push({ path: rel, change: 'modified' });
+  }
+  for (const rel of Object.keys(before.entries)) if (!(rel in after.entries)) changes.push({ path: rel, change: 'deleted' });
+  return changes.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+export function writeManifest(file: string, manifest: Manifest): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeFileAtomic(file, JSON.stringify(manifest));
+}
+
+export function readManifest(file: string): Manifest | null {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
+  } catch {
+    return null;
+  }
+}
+
+/** Entries (the root not included) and bytes of regular files, from a manifest. Pure. */
+export function manifestTotals(manifest: Manifest): TreeTotals {
+  let entries = 0;
+  let bytes = 0;
+  for (const [rel, facts] of Object.entries(manifest.entries)) {
+    if (rel !== '' || facts[0] !== 'd') entries++;
+    if (facts[0] === 'f') bytes += facts[1];
+  }
+  return { entries, bytes };
+}
+
+/** The same manifest without inodes: what a copy's files will look like (cp -a keeps size and mtime, not inodes). */
+export function withoutInodes(manifest: Manifest): Manifest {
+  const entries: Record<string, EntryFacts> = {};
+  for (const [rel, [t, size, mtime]] of Object.entries(manifest.entries)) entries[rel] = [t, size, mtime, 0];
+  return { entries };
+}

@@ -1,0 +1,44 @@
+import { addAuditSection } from '../audit/sections.js';
+import { CREATE_PHASE, addCreateHook } from '../workspace/create.js';
+import { addGcHook } from '../workspace/gc.js';
+import { addRemoveHooks } from '../workspace/remove.js';
+import { formatBytes } from './budget.js';
+import { collectProvisionGarbage } from './gc.js';
+import { forgetTask, ownsMount, releaseRecords } from './lifecycle.js';
+import { provisionTask } from './provision.js';
+import { provisionRecords } from './types.js';
+
+/** Provisioning's place in the workspace lifecycle: create, remove, gc and audit. */
+
+addCreateHook(CREATE_PHASE.provision, async (ctx, task) => {
+  await provisionTask(ctx, task);
+});
+
+addRemoveHooks({
+  ownsMount: (_ctx, task, mount) => ownsMount(task, mount),
+  // Unmount before git removes the worktree, so nothing is ever deleted through a mount. A
+  // failure is recorded as an event; `rm` then sees the mount and refuses, leaving all as it was.
+  async release(ctx, task) {
+    await releaseRecords(ctx, task, provisionRecords(task.data), { removeFiles: false });
+  },
+  afterRemove: (ctx, task) => forgetTask(ctx, task),
+});
+
+addGcHook({ collect: (ctx) => collectProvisionGarbage(ctx) });
+
+addAuditSection({
+  name: 'provisioning',
+  order: 20,
+  collect: async (_ctx, task) => {
+    const records = provisionRecords(task.data);
+    const data = records.map((r) => ({ path: r.path, mode: r.mode, requested: r.requested, isolated: r.isolated, method: r.method, source: r.source, ...(r.fallback ? { fallback: r.fallback } : {}) }));
+    const lines =
+      records.length === 0
+        ? ['no provisioned paths']
+        : records.map(
+            (r) =>
+              `${r.path}: ${r.mode} (${r.method}), ${r.isolated ? 'isolated' : r.mode === 'share' ? 'NOT isolated: shared with the main checkout and every workspace that shares it' : 'NOT isolated: an in-place write through a hard link changes the main checkout'}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`,
+          );
+    return { data, lines };
+  },
+});

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError } from '../errors.js';
+import { acquireWaiting, type HeldLock } from '../util/lockfile.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import { copyTree } from './copy.js';
+import { measureTree, walkTree } from './manifest.js';
+import type { LockfileRef } from './types.js';
+
+/** Lockfiles that pin what an install folder holds, in the order they are looked for. */
+export const LOCKFILES = [
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'pnpm-lock.yaml',
+  'yarn.lock',
+  'bun.lockb',
+  'bun.lock',
+  'composer.lock',
+  'Gemfile.lock',
+  'Cargo.lock',
+  'poetry.lock',
+  'uv.lock',
+  'Pipfile.lock',
+  'go.sum',
+  'mix.lock',
+] as const;
+
+export function sha256File(file: string): string | null {
+  try {
+    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+/** The lockfile beside a provisioned path (`node_modules` → `package-lock.json`), relative to `root`. */
+export function lockfileFor(root: string, relPath: string): LockfileRef | null {
+  const dir = path.posix.dirname(relPath);
+  for (const name of LOCKFILES) {
+    const rel = dir === '.' ? name : `${dir}/${name}`;
+    const sha256 = sha256File(path.join(root, rel));
+    if (sha256 !== null) return { path: rel, sha256 };
+  }
+  return null;
+}
+
+/**
+ * The snapshot key: the lockfile's content where there is one (the same lockfile installs the
+ * same tree, so every workspace made from it shares one snapshot), else a fingerprint of the
+ * folder (path, type, size, mtime of every entry).
+ */
+export function snapshotKey(relPath: string, source: string, lockfile: LockfileRef | null): string {
+  const hash = createHash('sha256').update(`warren-snapshot-v1\0${relPath}\0`);
+  if (lockfile) {
+    hash.update(`lockfile\0${lockfile.path}\0${lockfile.sha256}`);
+  } else {
+    walkTree(source, (rel, st) => {
+      hash.update(`${rel}\0${st.mode}\0${st.isDirectory() ? 0 : st.size}\0${Math.trunc(st.mtimeMs)}\0`);
+    });
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
+export interface SnapshotMeta {
+  key: string;
+  path: string;
+  source: string;
+  lockfile: LockfileRef | null;
+  entries: number;
+  bytes: number;
+  ms: number;
+  createdAt: string;
+}
+
+export interface Snapshot {
+  meta: SnapshotMeta;
+  /** The immutable tree: the overlay's lower layer. */
+  tree: string;
+  created: boolean;
+  /** Held until the caller has mounted it, so `gc` cannot remove it in between. */
+  lock: HeldLock;
+}
+
+export function snapshotsDir(home: string): string {
+  return path.join(home, 'snapshots');
+}
+
+export function readSnapshotMeta(dir: string): SnapshotMeta | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')) as SnapshotMeta;
+  } catch {
+    return null;
+  }
+}
+
+export function snapshotLockPath(home: string, key: string): string {
+  return path.join(snapshotsDir(home), `${key}.lock`);
+}
+
+/**
+ * Returns the snapshot for `key`, taking it once (copy to a temp folder, then rename into place,
+ * so a half-taken snapshot is never used). The main checkout's live folder is never a lower
+ * layer: overlayfs leaves a lower layer that changes under a mount undefined.
+ */
+export async function ensureSnapshot(
+  home: string,
+  key: string,
+  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt'>,
+  progress: (line: string) => void,
+): Promise<Snapshot> {
+  const dir = path.join(snapshotsDir(home), key);
+  const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
+  if (!got.ok) {
+    throw new WarrenError('LOCK_TIMEOUT', `another warren process has been taking snapshot ${key} for 30 minutes; nothing was changed.`, {
+      hint: 'Wait for it, or check that process.',
+    });
+  }
+  try {
+    const existing = readSnapshotMeta(dir);
+    if (existing) return { meta: existing, tree: path.join(dir, 'tree'), created: false, lock: got.lock };
+    const tmp = path.join(snapshotsDir(home), `.tmp-${key}-${process.pid}`);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true }); // a folder without meta.json is a half-taken snapshot
+    fs.mkdirSync(tmp, { recursive: true });
+    progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
+    const started = Date.now();
+    try {
+      await copyTree(meta.source, path.join(tmp, 'tree'));
+      const totals = measureTree(path.join(tmp, 'tree'));
+      const full: SnapshotMeta = { ...meta, key, ...totals, ms: Date.now() - started, createdAt: new Date().toISOString() };
+      writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(full, null, 2));
+      fs.renameSync(tmp, dir);
+      return { meta: full, tree: path.join(dir, 'tree'), created: true, lock: got.lock };
+    } catch (err) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+  } catch (err) {
+    got.lock.release();
+    throw err;
+  }
+}

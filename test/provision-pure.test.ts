@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { Task } from '../src/state/types.js';
+import type { ProjectContext } from '../src/workspace/context.js';
+import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
+import { joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
+import { diffManifests, type Manifest } from '../src/provision/manifest.js';
+import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
+
+describe('normalizeProvisionPath', () => {
+  it.each([
+    ['node_modules', 'node_modules'],
+    ['./node_modules/', 'node_modules'],
+    ['packages/a//node_modules', 'packages/a/node_modules'],
+    ['.env', '.env'],
+    ['.github', '.github'],
+  ])('accepts %j as %j', (raw, expected) => {
+    expect(normalizeProvisionPath(raw)).toEqual({ ok: true, path: expected });
+  });
+
+  it.each([
+    ['/etc/passwd', 'is absolute'],
+    ['\\\\server\\share', 'is absolute'],
+    ['C:/Windows', 'is absolute'],
+    ['../sibling', 'contains ".."'],
+    ['a/../../b', 'contains ".."'],
+    ['.git', 'is inside .git'],
+    ['.git/hooks', 'is inside .git'],
+    ['sub/.GIT/config', 'is inside .git'],
+    ['.', 'names the repository root itself'],
+    ['a\0b', 'contains a NUL byte'],
+  ])('refuses %j (%s)', (raw, detail) => {
+    expect(normalizeProvisionPath(raw)).toEqual({ ok: false, detail });
+  });
+});
+
+describe('dedupe', () => {
+  it('keeps the first entry for a path and skips overlapping ones', () => {
+    const { kept, skipped } = dedupe([
+      { path: 'node_modules', mode: 'cow', from: 'warren.yaml' },
+      { path: 'node_modules', mode: 'copy', from: '.worktreeinclude' },
+      { path: 'node_modules/.cache', mode: 'copy', from: '.worktreeinclude' },
+      { path: '.env', mode: 'copy', from: '.worktreeinclude' },
+    ]);
+    expect(kept.map((k) => `${k.path}:${k.mode}`)).toEqual(['node_modules:cow', '.env:copy']);
+    expect(skipped.map((s) => [s.path, s.reason])).toEqual([
+      ['node_modules', 'duplicate'],
+      ['node_modules/.cache', 'duplicate'],
+    ]);
+  });
+});
+
+describe('info/exclude block', () => {
+  it('escapes gitignore syntax in a literal path', () => {
+    expect(literalPattern('node_modules')).toBe('/node_modules');
+    expect(literalPattern('#weird[1]*?!')).toBe('/\\#weird\\[1\\]\\*\\?\\!');
+  });
+
+  it("keeps the user's lines and replaces only warren's block", () => {
+    const user = '# user stuff\n*.swp\n';
+    const withOurs = joinBlock(splitBlock(user).outside, ['/node_modules']);
+    expect(withOurs).toContain('*.swp\n# >>> warren');
+    const { outside, ours } = splitBlock(withOurs);
+    expect(outside).toEqual(['# user stuff', '*.swp']);
+    expect(ours).toEqual(['/node_modules']);
+    expect(joinBlock(outside, [])).toBe(user);
+  });
+});
+
+describe('diffManifests', () => {
+  it('reports added, modified (size, mtime or inode) and deleted entries; directories only when they come or go', () => {
+    const before: Manifest = { entries: { '': ['d', 0, 1, 1], a: ['f', 1, 1, 2], b: ['f', 1, 1, 3], c: ['f', 1, 1, 4], d: ['d', 0, 1, 5], e: ['l', 3, 1, 6] } };
+    const after: Manifest = { entries: { '': ['d', 0, 9, 1], a: ['f', 1, 1, 2], b: ['f', 2, 1, 3], c: ['f', 1, 1, 99], d: ['d', 0, 9, 5], n: ['f', 1, 1, 7] } };
+    expect(diffManifests(before, after)).toEqual([
+      { path: 'b', change: 'modified' },
+      { path: 'c', change: 'modified' },
+      { path: 'e', change: 'deleted' },
+      { path: 'n', change: 'added' },
+    ]);
+  });
+});
+
+describe('budget', () => {
+  it('parses sizes and names what goes over', () => {
+    expect(parseBytes('2 GiB')).toBe(2 * 1024 ** 3);
+    expect(parseBytes('1.5KiB')).toBe(1536);
+    expect(parseBytes(10)).toBe(10);
+    const limit = { entries: 10, bytes: 1000 };
+    expect(overBudget({ entries: 5, bytes: 0 }, limit, { entries: 5, bytes: 10 })).toBeNull();
+    expect(overBudget({ entries: 5, bytes: 0 }, limit, { entries: 6, bytes: 10 })).toMatch(/over the budget of 10/);
+    expect(overBudget({ entries: 0, bytes: 900 }, limit, { entries: 1, bytes: 200 })).toMatch(/over the budget of 1000 B/);
+    expect(formatBytes(3 * 1024 ** 2)).toBe('3.0 MiB');
+  });
+});
+
+describe('audit section', () => {
+  it('lists provisioned paths with mode and isolation', async () => {
+    await import('../src/provision/register.js');
+    const { auditSections } = await import('../src/audit/sections.js');
+    const section = auditSections().find((s) => s.name === 'provisioning');
+    const record = (p: string, mode: string, isolated: boolean) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1 });
+    const task = { data: { provision: [record('node_modules', 'cow', true), record('vendor', 'share', false)] } } as unknown as Task;
+    const out = await section?.collect({} as ProjectContext, task);
+    expect(out?.lines).toEqual([
+      'node_modules: cow (m), isolated; 2 entries, 2.0 KiB',
+      'vendor: share (m), NOT isolated: shared with the main checkout and every workspace that shares it; 2 entries, 2.0 KiB',
+    ]);
+    expect(out?.data).toEqual([
+      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules' },
+      { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
+    ]);
+  });
+});
