@@ -162,6 +162,13 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
     expect(fs.existsSync(path.join(mountPoint, 'left-pad/index.js'))).toBe(true);
     const shown = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a');
     expect(shown.json.events.map((e) => e.kind)).toContain('provision.remount');
+
+    // exec mounts it again on its own before running anything.
+    execFileSync('umount', [mountPoint]);
+    const cat = await repo.warrenJson<{ exitCode: number }>('exec', 'a', '--', 'cat', 'node_modules/mine.js');
+    expect(cat.code, cat.stderr).toBe(0);
+    expect(cat.stderr).toContain('kept');
+    expect(fs.readFileSync(path.join(mountPoint, 'mine.js'), 'utf8')).toBe('kept\n');
   });
 
   it('gc of a warren new that died after mounting unmounts before removing the worktree', async () => {

@@ -1,10 +1,11 @@
 import { addAuditSection } from '../audit/sections.js';
+import { addBeforeRunHook } from '../run/before-run.js';
 import { CREATE_PHASE, addCreateHook } from '../workspace/create.js';
 import { addGcHook } from '../workspace/gc.js';
 import { addRemoveHooks } from '../workspace/remove.js';
 import { formatBytes } from './budget.js';
 import { collectProvisionGarbage } from './gc.js';
-import { forgetTask, ownsMount, releaseRecords } from './lifecycle.js';
+import { ensureMounted, forgetTask, ownsMount, releaseRecords } from './lifecycle.js';
 import { provisionTask } from './provision.js';
 import { provisionRecords } from './types.js';
 
@@ -41,4 +42,9 @@ addAuditSection({
           );
     return { data, lines };
   },
+});
+
+// A cow layer lost to a reboot is mounted again before any command runs in the workspace.
+addBeforeRunHook(async (ctx, task) => {
+  await ensureMounted(ctx, task);
 });

@@ -1,3 +1,4 @@
+import { runBeforeRunHooks } from './before-run.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
@@ -55,6 +56,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const env = { ...process.env, ...taskEnv(ctx, task) };
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
+  await runBeforeRunHooks(ctx, task);
   const runId = newRunId();
   const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
   const containment = detectContainment();
