@@ -5,7 +5,7 @@ import { splitZ } from '../git/parse.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
-import { COMPOSE_FILE, composeBinds, type ComposeBind } from './compose.js';
+import type { ComposeBind } from './compose.js';
 import type { AuditSection } from './sections.js';
 
 export interface ComposeFinding extends ComposeBind {
@@ -17,6 +17,7 @@ export interface ComposeFinding extends ComposeBind {
 
 /** Compose files of a checkout: tracked and untracked-but-not-ignored, by name. */
 async function composeFiles(dir: string): Promise<string[]> {
+  const { COMPOSE_FILE } = await import('./compose.js');
   const listed = splitZ((await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: dir })).stdout);
   return [...new Set(listed)].filter((rel) => COMPOSE_FILE.test(path.basename(rel))).map((rel) => path.join(dir, rel));
 }
@@ -27,6 +28,8 @@ async function composeFiles(dir: string): Promise<string[]> {
  * workspace's.
  */
 export async function composeFindings(ctx: ProjectContext, task: Task): Promise<ComposeFinding[]> {
+  // Loaded on use: its YAML parser stays out of every other command's start-up.
+  const { composeBinds } = await import('./compose.js');
   const findings: ComposeFinding[] = [];
   for (const file of [...(await composeFiles(ctx.repo.root)), ...(await composeFiles(task.path))]) {
     let text: string;

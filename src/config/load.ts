@@ -1,53 +1,47 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
-import type { z } from 'zod';
-import { WarrenError } from '../errors.js';
-import { configSchema, type WarrenConfig } from './schema.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import type { WarrenConfig } from './schema.js';
 
 export const CONFIG_FILE = 'warren.yaml';
 
-/** Reads `warren.yaml` from the repository root; a missing file is an empty configuration. */
-export function loadConfig(repoRoot: string): WarrenConfig {
+/** What an absent warren.yaml means; a test checks it equals the schema's defaults. */
+export const DEFAULT_CONFIG: WarrenConfig = { provision: [], setup: [], verify: [], teardown: [], protected: [], sandbox: 'none' };
+
+/** Bump when the schema or its defaults change, so cached results of the old one are not used. */
+const SCHEMA_VERSION = '1';
+
+/**
+ * Reads `warren.yaml` from the repository root; a missing file is the default configuration.
+ * Validation (yaml + zod) costs more start-up time than a whole `git worktree add`, so a
+ * validated result is cached under `cacheDir` by the hash of the file's exact text: the same
+ * bytes always validate the same way, and invalid text is never cached.
+ */
+export async function loadConfig(repoRoot: string, cacheDir?: string): Promise<WarrenConfig> {
   const file = path.join(repoRoot, CONFIG_FILE);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return configSchema.parse({});
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return structuredClone(DEFAULT_CONFIG);
     throw err;
   }
-  return parseConfig(text, file);
+  const cached = cacheDir ? path.join(cacheDir, `${createHash('sha256').update(`${SCHEMA_VERSION}\0${text}`).digest('hex')}.json`) : null;
+  if (cached) {
+    try {
+      return JSON.parse(fs.readFileSync(cached, 'utf8')) as WarrenConfig;
+    } catch {
+      // not cached yet, or unreadable: validate
+    }
+  }
+  const config = await parseConfig(text, file);
+  if (cached) writeFileAtomic(cached, JSON.stringify(config));
+  return config;
 }
 
-export function parseConfig(text: string, file = CONFIG_FILE): WarrenConfig {
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    throw new WarrenError('CONFIG_INVALID', `${file} is not valid YAML: ${first?.message ?? 'parse error'}; nothing was changed.`, {
-      hint: `Fix ${file} and run the command again.`,
-    });
-  }
-  const raw: unknown = doc.toJS() ?? {};
-  const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const problems = result.error.issues.map(describeIssue);
-    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
-      hint: `Fix ${file}; the keys it takes are listed in the README under "Configuration".`,
-      details: { problems },
-    });
-  }
-  return result.data;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const where = issue.path.length === 0 ? '(top level)' : formatPath(issue.path);
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => `unknown key "${where === '(top level)' ? key : `${where}.${key}`}"`).join('; ');
-  }
-  return `${where}: ${issue.message}`;
-}
-
-function formatPath(parts: readonly PropertyKey[]): string {
-  return parts.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`), '');
+/** Validates warren.yaml text (e.g. as committed on a branch); throws CONFIG_INVALID naming the key. */
+export async function parseConfig(text: string, file = CONFIG_FILE): Promise<WarrenConfig> {
+  const { parseConfig: validate } = await import('./validate.js');
+  return validate(text, file);
 }

@@ -13,7 +13,7 @@ export async function landingPolicy(ctx: ProjectContext, base: string, baseTip: 
   const globs = new Set(ctx.config.protected);
   const committed = await git(['cat-file', 'blob', `${baseTip}:${CONFIG_FILE}`], { cwd: ctx.repo.root, allowFailure: true });
   if (committed.exitCode === 0) {
-    for (const glob of parseConfig(committed.stdout, `${CONFIG_FILE} on ${base}`).protected) globs.add(glob);
+    for (const glob of (await parseConfig(committed.stdout, `${CONFIG_FILE} on ${base}`)).protected) globs.add(glob);
   }
   return compilePolicy([...globs], `${CONFIG_FILE} (${base} and the main checkout)`);
 }

@@ -7,7 +7,6 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
 import { detectContainment } from './containment.js';
-import { loadVerifiedPolicy, checkPolicy } from './policy.js';
 import { finishRun, insertRun, logDir, newRunId, type RunKind } from './records.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
@@ -49,6 +48,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
   const profile = sandboxProfileFor(ctx, task);
+  // Loaded on use: the policy's YAML and schema parsers stay out of other commands' start-up.
+  const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
   const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
   if (policy) checkPolicy(policy, task.id, profile);
   assertSandboxAvailable(profile);

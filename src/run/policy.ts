@@ -5,6 +5,9 @@ import picomatch from 'picomatch';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { WarrenError } from '../errors.js';
+import { POLICY_FILE } from './policy-file.js';
+
+export { POLICY_FILE };
 import type { SandboxProfile } from './sandbox.js';
 
 /**
@@ -13,7 +16,6 @@ import type { SandboxProfile } from './sandbox.js';
  * `warren.policy.yaml.sig`); the key that must have signed it lives outside, in
  * `$WARREN_HOME/policy/trusted.pub`, so an agent that can edit the repository cannot re-sign it.
  */
-export const POLICY_FILE = 'warren.policy.yaml';
 
 const policySchema = z.strictObject({
   version: z.literal(1),

@@ -19,7 +19,7 @@ export interface ProjectContext {
 
 export async function openProject(dir: string, store = new Store()): Promise<ProjectContext> {
   const repo = await resolveRepository(dir);
-  const config = loadConfig(repo.root);
+  const config = await loadConfig(repo.root, path.join(store.home, 'cache', 'config'));
   const key = projectKey(repo.root, repo.commonDir);
   const configured = config.worktree_root
     ? path.resolve(repo.root, config.worktree_root)

@@ -1,6 +1,10 @@
 import path from 'node:path';
-import { keygen, POLICY_FILE, signPolicy, verifyPolicyFile } from '../../run/policy.js';
+import { POLICY_FILE } from '../../run/policy-file.js';
 import type { Register } from '../command.js';
+
+/** The policy's YAML and schema parsers load only for this command (and for runs that need them). */
+const policyModule = () => import('../../run/policy.js');
+
 
 export const registerPolicy: Register = (program, run) => {
   const policy = program.command('policy').description('the signed run policy: keygen | sign FILE | verify [FILE]');
@@ -10,6 +14,7 @@ export const registerPolicy: Register = (program, run) => {
     .option('--force', 'replace an existing key')
     .action((opts: { force?: boolean }) =>
       run(async (env) => {
+        const { keygen } = await policyModule();
         const paths = keygen(env.store().home, opts.force === true);
         return { data: paths, human: `private key ${paths.privateKey}\ntrusted public key ${paths.publicKey}` };
       }),
@@ -20,6 +25,7 @@ export const registerPolicy: Register = (program, run) => {
     .argument('<file>')
     .action((file: string) =>
       run(async (env) => {
+        const { signPolicy } = await policyModule();
         const result = signPolicy(env.store().home, path.resolve(env.repoDir, file));
         return { data: { signature: result.signature, expires: result.policy.expires }, human: `signed: ${result.signature} (expires ${result.policy.expires})` };
       }),
@@ -31,6 +37,7 @@ export const registerPolicy: Register = (program, run) => {
     .action((file: string | undefined) =>
       run(async (env) => {
         const target = file ? path.resolve(env.repoDir, file) : path.join((await env.project()).repo.root, POLICY_FILE);
+        const { verifyPolicyFile } = await policyModule();
         const verified = verifyPolicyFile(env.store().home, target);
         return { data: { valid: true, file: target, expires: verified.expires, rules: verified.rules }, human: `valid: ${target} (expires ${verified.expires}, ${verified.rules.length} rule(s))` };
       }),

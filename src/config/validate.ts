@@ -1,0 +1,37 @@
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { WarrenError } from '../errors.js';
+import { configSchema, type WarrenConfig } from './schema.js';
+
+/** Parses and validates warren.yaml text: YAML and zod, loaded only when a file must be checked. */
+export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0];
+    throw new WarrenError('CONFIG_INVALID', `${file} is not valid YAML: ${first?.message ?? 'parse error'}; nothing was changed.`, {
+      hint: `Fix ${file} and run the command again.`,
+    });
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map(describeIssue);
+    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
+      hint: `Fix ${file}; the keys it takes are listed in the README under "Configuration".`,
+      details: { problems },
+    });
+  }
+  return result.data;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length === 0 ? '(top level)' : formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `unknown key "${where === '(top level)' ? key : `${where}.${key}`}"`).join('; ');
+  }
+  return `${where}: ${issue.message}`;
+}
+
+function formatPath(parts: readonly PropertyKey[]): string {
+  return parts.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`), '');
+}
