@@ -1,5 +1,6 @@
 // `npm run demo`: drives real workspaces on a throwaway repository with the real CLI, printing
 // each command and its real output. Nothing here is canned: every line below comes from warren.
+// As root, node_modules is an overlay (cow); elsewhere warren falls back to a copy and says why.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,8 +35,30 @@ git('config', 'user.name', 'Demo');
 git('config', 'user.email', 'demo@example.invalid');
 fs.writeFileSync(path.join(repo, 'README.md'), '# shop\n');
 fs.writeFileSync(path.join(repo, 'app.js'), 'console.log("hello");\n');
+fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n.env\n');
+fs.writeFileSync(path.join(repo, 'package-lock.json'), '{"lockfileVersion": 3}\n');
+fs.writeFileSync(
+  path.join(repo, 'warren.yaml'),
+  [
+    'provision:',
+    '  - { path: node_modules, mode: cow }   # isolated copy-on-write over one install',
+    '  - { path: .env, mode: copy }',
+    'setup:',
+    '  - { id: hello, run: "echo setting up $WARREN_TASK_ID on port $WARREN_PORT" }',
+    'verify:',
+    '  - { id: test, run: "node app.js", required: true, timeout: 30s }',
+    'protected: [".env.testing"]',
+    '',
+  ].join('\n'),
+);
 git('add', '-A');
 git('commit', '-q', '-m', 'initial');
+// An "installed" dependency tree and a secret, both ignored by git.
+for (const name of ['left-pad', 'is-odd']) {
+  fs.mkdirSync(path.join(repo, 'node_modules', name), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'node_modules', name, 'index.js'), `module.exports = "${name}";\n`);
+}
+fs.writeFileSync(path.join(repo, '.env'), 'SECRET=demo\n');
 console.log(`A throwaway repository at ${repo}; WARREN_HOME=${env.WARREN_HOME}`);
 
 step('Three agents, three workspaces');
@@ -47,16 +70,19 @@ warren('list');
 step('Hostile names are refused before anything is made');
 warren('new', 'feat', '--', 'x; rm -rf ~');
 
-step('An agent works in its own worktree');
-const cart = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'cart'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
-fs.writeFileSync(path.join(cart, 'cart.js'), 'export const cart = [];\n');
-console.log(`(wrote ${path.join(cart, 'cart.js')} without committing)`);
+step('An agent works in its own worktree, dependencies included');
+warren('exec', 'cart', '--timeout', '30s', '--', 'sh', '-c', 'echo "export const cart = [];" > cart.js; echo "patched" >> node_modules/left-pad/index.js; echo "SECRET=mine" > .env.testing');
+warren('status', 'cart');
+console.log(`(the main checkout's node_modules/left-pad/index.js is untouched: ${JSON.stringify(fs.readFileSync(path.join(repo, 'node_modules', 'left-pad', 'index.js'), 'utf8'))})`);
 warren('rm', 'cart');
-execFileSync('git', ['add', '-A'], { cwd: cart });
-execFileSync('git', ['commit', '-q', '-m', 'feat: a cart'], { cwd: cart });
-console.log('(committed it on feat/cart)');
+warren('verify', 'cart');
+
+step('Landing: one squashed commit, protected paths left out');
+warren('checkpoint', 'cart', '-m', 'wip: a cart');
+warren('land', 'cart', '-m', 'feat: a cart');
+console.log(`(main now has: ${git('log', '--format=%s', '-2').split('\n').join(' <- ')}; .env.testing on main: ${fs.existsSync(path.join(repo, '.env.testing'))})`);
 warren('rm', 'cart', '--delete-branch');
-warren('rm', 'cart');
+warren('audit', 'login');
 
 step('Reconciling: a workspace deleted behind warren\'s back');
 const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;

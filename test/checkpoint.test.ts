@@ -13,6 +13,29 @@ interface CheckpointJson {
 }
 
 describe('warren checkpoint', () => {
+  // Regression: naming an already-ignored path in an exclude pathspec made `git add` fail with
+  // "paths are ignored" after staging the rest (found by `npm run demo`).
+  it('checkpoints a workspace whose provisioned paths .gitignore already covers', async () => {
+    const repo = makeRepo({
+      files: {
+        '.gitignore': 'node_modules/\n.env\n',
+        'warren.yaml': 'provision:\n  - { path: node_modules, mode: copy }\n  - { path: .env, mode: copy }\n',
+        'README.md': '# r\n',
+      },
+    });
+    fs.mkdirSync(path.join(repo.root, 'node_modules', 'dep'), { recursive: true });
+    fs.writeFileSync(path.join(repo.root, 'node_modules', 'dep', 'index.js'), 'x\n');
+    fs.writeFileSync(path.join(repo.root, '.env'), 'SECRET=1\n');
+    const ws = await newTask(repo, 'G-1');
+    expect(fs.existsSync(path.join(ws, '.env'))).toBe(true);
+    writeIn(ws, 'feature.js', 'export {};\n');
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'G-1', '-m', 'feature');
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(gitIn(ws, 'show', '--name-only', '--format=', 'HEAD')).toBe('feature.js');
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('');
+  });
+
   it('commits everything but never a provisioned path, even a share symlink that .gitignore does not match', async () => {
     // `node_modules/` (trailing slash) matches directories only: a share symlink would be committed as a blob.
     const repo = makeRepo({

@@ -42,7 +42,9 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 
-    await gitRetry(['add', '-A', '--', '.', ...excludePathspecs(provisioned)], task.path);
+    // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
+    // makes `git add` fail ("paths are ignored") after it has staged the rest.
+    await gitRetry(['add', '-A', '--', '.', ...excludePathspecs(await notIgnored(task.path, provisioned))], task.path);
     // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
     const staged = splitZ((await git(['diff', '--cached', '--name-only', '-z', '--no-renames'], { cwd: task.path })).stdout);
     const unstaged = provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
@@ -79,6 +81,16 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
     return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
   });
+}
+
+/** The paths among `paths` that git does not ignore in `cwd` (e.g. a `share` symlink under a `dir/` pattern). */
+async function notIgnored(cwd: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const result = await git(['check-ignore', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0', allowFailure: true });
+  // Exit 1 means none is ignored; anything above 1 is an error.
+  if (result.exitCode > 1) throw gitError(result);
+  const ignored = new Set(splitZ(result.stdout));
+  return paths.filter((p) => !ignored.has(p));
 }
 
 /** Index writes in one worktree can meet another git process on the same index; retry those. */
