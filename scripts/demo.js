@@ -86,11 +86,15 @@ warren('audit', 'login');
 
 step('Reconciling: a workspace deleted behind warren\'s back');
 const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
+// (An overlay mounted inside must come off first, or rm -rf stops at the mount point.)
+spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
 warren('scan');
 warren('gc');
 warren('list');
 warren('show', 'login');
 
+step('Clean up: remove the rest');
+warren('rm', 'login', '--delete-branch');
 fs.rmSync(base, { recursive: true, force: true });
 console.log('\nDone; the throwaway repository was deleted.');
