@@ -10,6 +10,7 @@ import { releaseRecords } from './lifecycle.js';
 import { provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
 import { resolveSources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
+import { lexists } from '../util/lexists.js';
 
 export interface ProvisionResult {
   records: ProvisionRecord[];
@@ -37,7 +38,7 @@ export async function provisionTask(ctx: ProjectContext, task: Task, progress: P
         skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path} would resolve outside the workspace (a tracked symlink in its parent?)` });
         continue;
       }
-      if (exists(dst)) {
+      if (lexists(dst)) {
         skips.push({ path: item.path, mode: item.mode, reason: 'exists', detail: `${item.path} already exists in the workspace; warren leaves it as it is` });
         continue;
       }
@@ -90,16 +91,8 @@ function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOu
 function destinationFor(task: Task, item: ProvisionItem): string | null {
   const dst = path.join(task.path, item.path);
   let parent = path.dirname(dst);
-  while (!exists(parent)) parent = path.dirname(parent);
+  while (!lexists(parent)) parent = path.dirname(parent);
   const real = fs.realpathSync(parent);
   return real === task.path || isStrictlyInside(task.path, real) ? dst : null;
 }
 
-function exists(p: string): boolean {
-  try {
-    fs.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}

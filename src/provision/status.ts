@@ -6,6 +6,7 @@ import { diffManifests, readManifest, takeManifest, walkTree, type Change } from
 import { overlayAt } from './overlay.js';
 import { sha256File } from './snapshot.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
+import { lexists } from '../util/lexists.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -37,7 +38,7 @@ export function upperChanges(upper: string, lower: string, merged: string | null
   const changes: Change[] = [];
   walkTree(upper, (rel, st) => {
     if (rel === '') return;
-    const inLower = exists(path.join(lower, rel));
+    const inLower = lexists(path.join(lower, rel));
     if (st.isCharacterDevice() && st.rdev === 0) {
       changes.push({ path: rel, change: 'deleted' });
     } else if (st.isDirectory()) {
@@ -46,7 +47,7 @@ export function upperChanges(upper: string, lower: string, merged: string | null
         // An opaque directory (rm -rf then mkdir, as npm does) hides the lower entries without whiteouts.
         for (const name of safeList(path.join(lower, rel))) {
           const child = `${rel}/${name}`;
-          if (!exists(path.join(merged, child)) && !exists(path.join(upper, child))) changes.push({ path: child, change: 'deleted' });
+          if (!lexists(path.join(merged, child)) && !lexists(path.join(upper, child))) changes.push({ path: child, change: 'deleted' });
         }
       }
     } else {
@@ -102,14 +103,6 @@ function join(base: string, rel: string): string {
   return rel === '' ? base : `${base}/${rel}`;
 }
 
-function exists(p: string): boolean {
-  try {
-    fs.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function safeIno(p: string): number | null {
   try {

@@ -11,6 +11,7 @@ import { removeMeta, writeMeta } from './meta.js';
 import { runReleaseHooks } from './remove.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { syncBase, type SyncOutcome } from './sync.js';
+import { lexists } from '../util/lexists.js';
 
 export interface CreateOptions {
   type: string;
@@ -85,7 +86,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     }
     ensureRoot(ctx);
     const wsPath = workspacePathFor(ctx.root, id);
-    if (fs.existsSync(wsPath) || isSymlink(wsPath)) {
+    if (lexists(wsPath)) {
       throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
         hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
       });
@@ -148,14 +149,6 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     return ctx.store.getTask(ctx.key, id) ?? task;
   } finally {
     lock.release();
-  }
-}
-
-function isSymlink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
   }
 }
 
