@@ -1,6 +1,8 @@
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { runSteps, type StepResult, type StepsOutcome } from './commands.js';
+import { withTaskLock } from '../workspace/locks.js';
+import { requireTask } from './task.js';
 
 /** Setup and verify for one task: run the steps, then record the outcome on the task. */
 
@@ -65,4 +67,10 @@ export async function runVerify(ctx: ProjectContext, task: Task, echo: 'split' |
     data: { log: outcome.log, results: outcome.results },
   });
   return { passed: outcome.ok, log: outcome.log, results: outcome.results };
+}
+
+/** `warren verify ID` as a library call (the CLI and the dashboard both use it): under the task lock. */
+export async function verifyTask(ctx: ProjectContext, rawId: string, echo: 'split' | 'stderr' | 'none' = 'none'): Promise<VerifyOutcome> {
+  const task = requireTask(ctx, rawId);
+  return withTaskLock(ctx, task.id, 'verify', () => runVerify(ctx, task, echo));
 }

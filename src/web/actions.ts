@@ -2,6 +2,7 @@ import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { landTask } from '../land/land.js';
+import { verifyTask } from '../run/steps.js';
 import { gc } from '../workspace/gc.js';
 import { removeTask } from '../workspace/remove.js';
 
@@ -41,6 +42,15 @@ export interface ProjectAction extends ActionBase {
 export type WebAction = TaskAction | ProjectAction;
 
 export const ACTIONS: readonly WebAction[] = [
+  {
+    name: 'verify',
+    label: 'Verify',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    options: [],
+    run: (ctx, id) => verifyTask(ctx, id),
+  },
   {
     name: 'checkpoint',
     label: 'Checkpoint',

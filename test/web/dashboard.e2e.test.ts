@@ -34,8 +34,10 @@ function projectKey(repo: TestRepo): string {
 }
 
 describe('dashboard in headless Chromium', () => {
-  it('shows a CLI-created task live, streams its log, and removes it from the page', async () => {
-    const repo = makeRepo();
+  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', async () => {
+    const repo = makeRepo({
+      files: { 'README.md': '# test\n', 'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n' },
+    });
     const first = await newTask(repo, 'first');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page } = await openBrowser();
@@ -81,9 +83,16 @@ describe('dashboard in headless Chromium', () => {
     expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
     await screenshot(page, 'task');
 
+    // Verify from the page runs warren.yaml's verify commands through the same library call.
+    await page.locator('#task button[data-action="verify"]').click();
+    await page.locator('#notice.info', { hasText: 'Verify' }).waitFor({ timeout: 30_000 });
+    await expect
+      .poll(async () => ((await repo.warrenJson<{ data: { verify?: { passed: boolean } } }>('show', 'second')).json.data.verify?.passed ?? null), { timeout: 30_000 })
+      .toBe(true);
+
     // Checkpoint and land from the page: the task moves to landed and the base has its work.
     await page.locator('#task button[data-action="checkpoint"]').click();
-    await page.locator('#notice.info').waitFor({ timeout: 30_000 });
+    await page.locator('#notice.info', { hasText: 'Checkpoint' }).waitFor({ timeout: 30_000 });
     await page.locator('#task button[data-action="land"]').click();
     await page.locator('dialog#confirm[open]').waitFor();
     await page.locator('#confirm-ok').click();

@@ -1,5 +1,5 @@
 import { WarrenError } from '../../errors.js';
-import { runSetup, runVerify } from '../../run/steps.js';
+import { runSetup, verifyTask } from '../../run/steps.js';
 import { requireTask } from '../../run/task.js';
 import { withTaskLock } from '../../workspace/locks.js';
 import type { Register } from '../command.js';
@@ -36,8 +36,7 @@ export const registerVerify: Register = (program, run) => {
     .action((rawId: string) =>
       run(async (env) => {
         const ctx = await env.project();
-        const task = requireTask(ctx, rawId);
-        const outcome = await withTaskLock(ctx, task.id, 'verify', () => runVerify(ctx, task, env.json ? 'stderr' : 'split'));
+        const outcome = await verifyTask(ctx, rawId, env.json ? 'stderr' : 'split');
         const data = { passed: outcome.passed, log: outcome.log, results: outcome.results };
         const lines = outcome.results.map((r) => `  ${r.exitCode === 0 && !r.timedOut ? 'pass' : 'FAIL'} ${r.id}${r.required ? '' : ' (optional)'}${r.timedOut ? ' (timed out)' : ''}`);
         return {
