@@ -1,6 +1,5 @@
 import { WarrenError } from '../errors.js';
 import { git, gitError } from '../git/exec.js';
-import { isTransientGitFailure } from '../git/errors.js';
 import { splitZ } from '../git/parse.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
@@ -9,6 +8,7 @@ import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertOnBranch, loadTask } from './task.js';
+import { gitRetrying } from '../git/repo.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -44,13 +44,13 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
 
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
     // makes `git add` fail ("paths are ignored") after it has staged the rest.
-    await gitRetry(['add', '-A', '--', '.', ...excludePathspecs(await notIgnored(task.path, provisioned))], task.path);
+    await gitRetrying(['add', '-A', '--', '.', ...excludePathspecs(await notIgnored(task.path, provisioned))], task.path);
     // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
     const staged = splitZ((await git(['diff', '--cached', '--name-only', '-z', '--no-renames'], { cwd: task.path })).stdout);
     const unstaged = provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
     if (unstaged.length > 0) {
       // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
-      await gitRetry(['reset', '-q', 'HEAD', '--', ...unstaged.map((p) => `:(literal)${p}`)], task.path);
+      await gitRetrying(['reset', '-q', 'HEAD', '--', ...unstaged.map((p) => `:(literal)${p}`)], task.path);
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -91,14 +91,4 @@ async function notIgnored(cwd: string, paths: readonly string[]): Promise<string
   if (result.exitCode > 1) throw gitError(result);
   const ignored = new Set(splitZ(result.stdout));
   return paths.filter((p) => !ignored.has(p));
-}
-
-/** Index writes in one worktree can meet another git process on the same index; retry those. */
-async function gitRetry(args: string[], cwd: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await git(args, { cwd, allowFailure: true });
-    if (result.exitCode === 0) return;
-    if (attempt >= 4 || !isTransientGitFailure(result.stderr)) throw gitError(result);
-    await new Promise((r) => setTimeout(r, 50 * attempt));
-  }
 }

@@ -60,7 +60,6 @@ function toEvent(row: EventRow): WarrenEvent {
 export class Store {
   readonly db: Db;
   readonly home: string;
-  private readonly listeners = new Set<(event: WarrenEvent) => void>();
 
   constructor(home = warrenHome()) {
     this.home = home;
@@ -69,12 +68,6 @@ export class Store {
 
   close(): void {
     this.db.close();
-  }
-
-  /** Called for every event this process records (the dashboard streams them). */
-  onEvent(listener: (event: WarrenEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   upsertProject(key: string, root: string, commonDir: string): void {
@@ -157,7 +150,6 @@ export class Store {
       message: event.message,
       data,
     };
-    for (const listener of this.listeners) listener(recorded);
     return recorded;
   }
 

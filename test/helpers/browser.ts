@@ -10,7 +10,8 @@ const ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '
 
 export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../artifacts/screenshots');
 
-export async function openBrowser(): Promise<{ context: BrowserContext; page: Page }> {
+/** The page, and every alert/confirm/prompt it opened (dismissed): injected script would show up here. */
+export async function openBrowser(): Promise<{ context: BrowserContext; page: Page; dialogs: string[] }> {
   const context = await chromium.launchPersistentContext(tmpDir('warren-chromium-'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -19,7 +20,12 @@ export async function openBrowser(): Promise<{ context: BrowserContext; page: Pa
   });
   onTestFinished(() => context.close());
   const page = context.pages()[0] ?? (await context.newPage());
-  return { context, page };
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  return { context, page, dialogs };
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

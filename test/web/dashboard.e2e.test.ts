@@ -40,12 +40,7 @@ describe('dashboard in headless Chromium', () => {
     });
     const first = await newTask(repo, 'first');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
-    const { page } = await openBrowser();
-    const dialogs: string[] = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
+    const { page, dialogs } = await openBrowser();
 
     await page.goto(serve.url);
     await page.locator('tr[data-task="first"]').waitFor();
@@ -155,12 +150,7 @@ describe('dashboard in headless Chromium', () => {
     expect(made.code, made.stderr).toBe(0);
 
     const serve = await startServe({ cwd: repo.root, home: repo.home });
-    const { page } = await openBrowser();
-    const dialogs: string[] = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
+    const { page, dialogs } = await openBrowser();
     await page.goto(serve.url);
     await page.locator('tr[data-task="ghost"]').waitFor();
     await expect(page.locator('tr[data-task="ghost"] td').nth(3).textContent()).resolves.toBe(hostileBranch);
