@@ -163,6 +163,29 @@ describe('share', () => {
   });
 });
 
+describe('keeping provisioned paths out of the workspace status', () => {
+  it('asks git where the workspace ignores by other rules than the main checkout, and adds the exclude line', async () => {
+    // The committed .gitignore (what the workspace gets) does not ignore vendor/; the main checkout's edited one does.
+    const repo = repoWith('provision:\n  - { path: vendor, mode: copy }\n');
+    repo.write('.gitignore', 'node_modules/\nvendor/\n');
+    repo.write('vendor/lib.php', '<?php\n');
+    const a = await make(repo, 'a');
+    expect(a.data.provision.map((p) => p.path)).toEqual(['vendor']);
+    expect(fs.readFileSync(path.join(a.path, '.gitignore'), 'utf8')).not.toContain('vendor');
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: a.path, encoding: 'utf8' })).toBe('');
+    expect(fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8')).toContain('/vendor\n');
+    expect(a.events.some((e) => e.kind === 'provision.excluded')).toBe(true);
+  });
+
+  it('adds nothing where the .gitignore files above the path read the same in both checkouts', async () => {
+    const repo = repoWith('provision:\n  - { path: node_modules, mode: copy }\n');
+    const a = await make(repo, 'a');
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: a.path, encoding: 'utf8' })).toBe('');
+    expect(fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8')).not.toContain('warren');
+    expect(a.events.some((e) => e.kind === 'provision.excluded')).toBe(false);
+  });
+});
+
 describe('cow fallback ladder', () => {
   it('falls back to the best copy when overlay is unavailable, and the event says which and why', async () => {
     const repo = repoWith('provision:\n  - { path: node_modules, mode: cow }\n');

@@ -1,8 +1,11 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
 import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
-import { joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
+import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
 import { diffManifests, type Manifest } from '../src/provision/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
 
@@ -108,5 +111,43 @@ describe('audit section', () => {
       { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules' },
       { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
     ]);
+  });
+});
+
+describe('ignoredAsInMain: when git need not be asked again in the workspace', () => {
+  function pair(): { main: string; ws: string } {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-ign-'));
+    const main = path.join(base, 'main');
+    const ws = path.join(base, 'ws');
+    for (const root of [main, ws]) {
+      fs.mkdirSync(path.join(root, 'app/node_modules'), { recursive: true });
+      fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules/\n');
+    }
+    return { main, ws };
+  }
+
+  it('is true when every .gitignore above the path reads the same and the path is the same kind', () => {
+    const { main, ws } = pair();
+    expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(true);
+  });
+
+  it('is false when a .gitignore above differs, exists on one side only, or is a symlink', () => {
+    let { main, ws } = pair();
+    fs.writeFileSync(path.join(ws, '.gitignore'), 'other/\n');
+    expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
+    ({ main, ws } = pair());
+    fs.writeFileSync(path.join(main, 'app/.gitignore'), '!node_modules/\n');
+    expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
+    ({ main, ws } = pair());
+    fs.rmSync(path.join(ws, '.gitignore'));
+    fs.symlinkSync(path.join(main, '.gitignore'), path.join(ws, '.gitignore'));
+    expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
+  });
+
+  it('is false when the path is another kind in the workspace (a share symlink against a dir-only pattern)', () => {
+    const { main, ws } = pair();
+    fs.rmdirSync(path.join(ws, 'app/node_modules'));
+    fs.symlinkSync(path.join(main, 'app/node_modules'), path.join(ws, 'app/node_modules'));
+    expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
   });
 });

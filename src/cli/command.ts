@@ -44,7 +44,7 @@ export function makeEnv(repoDir: string, json: boolean): CliEnv {
       return store;
     },
     project() {
-      project ??= openProject(repoDir, this.store()).then((ctx) => (opened = ctx));
+      project ??= openProject(repoDir, () => this.store()).then((ctx) => (opened = ctx));
       return project;
     },
     opened: () => opened,

@@ -1,4 +1,5 @@
 import '../features.js';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
@@ -55,7 +56,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
-    .version(await readVersion(), '-V, --version')
+    .version(readVersion(), '-V, --version')
     .addOption(new Option('--repo <dir>', 'the repository (any folder inside it)').default(process.cwd(), 'the current directory'))
     .option('--json', 'print exactly one JSON document on stdout')
     .showHelpAfterError(false)
@@ -134,8 +135,8 @@ function writeJsonError(code: string, message: string, hint?: string, details?: 
   process.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
 }
 
-async function readVersion(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+function readVersion(): string {
+  // Synchronous on purpose: fs/promises' readFile loads Node's streams, ~8 ms of every command.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }

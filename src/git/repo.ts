@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { WarrenError, isWarrenError } from '../errors.js';
+import { WarrenError } from '../errors.js';
 import { git, gitError } from './exec.js';
 import { isTransientGitFailure } from './errors.js';
 import { parseStatusZ, parseWorktreeList, splitLines, type StatusEntry, type WorktreeEntry } from './parse.js';
@@ -11,16 +11,39 @@ export interface Repository {
   root: string;
   /** Canonical path of the common git directory (objects, refs, config, hooks). */
   commonDir: string;
+  /**
+   * The main worktree's HEAD and hooks directory, read by the same git call that found the
+   * repository — present only when that call ran in the main worktree and HEAD has a commit.
+   * A snapshot from opening: callers that need them later in a long command read them again.
+   */
+  main?: MainWorktreeFacts;
 }
 
+export interface MainWorktreeFacts {
+  /** The checked-out branch's full ref (`refs/heads/main`), or null when HEAD is detached. */
+  head: string | null;
+  /** `git rev-parse --git-path hooks`: core.hooksPath when set, else `<commonDir>/hooks`. */
+  hooksDir: string;
+}
+
+const OPEN_ARGS = ['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository', '--show-toplevel', '--git-path', 'hooks', '--symbolic-full-name', 'HEAD'];
+
+/**
+ * Finds the repository from any folder inside it, in one git call: every command pays for it.
+ * Where that call cannot answer everything (a bare repository, an unborn HEAD, a folder inside
+ * `.git`), a minimal call gives the exact answer or error.
+ */
 export async function resolveRepository(dir: string): Promise<Repository> {
-  const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository'], {
-    cwd: dir,
-    allowFailure: true,
-  }).catch((err: unknown) => {
-    if (isWarrenError(err)) throw err;
-    throw err;
-  });
+  const full = await git(OPEN_ARGS, { cwd: dir, allowFailure: true });
+  const lines = splitLines(full.stdout);
+  if (full.exitCode === 0 && lines.length === 5 && lines[1] === 'false') {
+    const [commonDirRaw, , toplevel, hooksDir, head] = lines as [string, string, string, string, string];
+    const commonDir = realpathSync(commonDirRaw);
+    const root = path.dirname(commonDir);
+    const inMain = realpathSync(toplevel) === root;
+    return { root, commonDir, ...(inMain ? { main: { head: head === 'HEAD' ? null : head, hooksDir } } : {}) };
+  }
+  const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository'], { cwd: dir, allowFailure: true });
   if (result.exitCode !== 0) {
     throw new WarrenError('NOT_A_REPO', `${dir} is not inside a git repository; nothing was changed.`, {
       hint: 'Run warren inside a repository, or pass --repo DIR.',
@@ -34,8 +57,7 @@ export async function resolveRepository(dir: string): Promise<Repository> {
   }
   const commonDir = realpathSync(commonDirRaw);
   // The main worktree is the parent of the common .git directory.
-  const root = path.dirname(commonDir);
-  return { root, commonDir };
+  return { root: path.dirname(commonDir), commonDir };
 }
 
 export async function currentBranch(worktree: string): Promise<string | null> {
@@ -56,9 +78,39 @@ export async function branchExists(repo: Repository, branch: string): Promise<bo
   return result.exitCode === 0;
 }
 
-export async function checkBranchName(cwd: string, branch: string): Promise<boolean> {
-  const result = await git(['check-ref-format', '--branch', branch], { cwd, allowFailure: true });
-  return result.exitCode === 0 && result.stdout.trim() === branch;
+export interface Upstream {
+  remote: string;
+  /** The branch's name on the remote (`refs/heads/main`). */
+  remoteRef: string;
+  /** The local remote-tracking ref (`refs/remotes/origin/main`). */
+  trackingRef: string;
+}
+
+export interface BranchFacts {
+  commit: string;
+  /** Null when the branch tracks nothing, or tracks a local branch (`remote = .`). */
+  upstream: Upstream | null;
+}
+
+const FACTS_FORMAT = '%(refname)%00%(objectname)%00%(objecttype)%00%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)';
+
+/**
+ * Several local branches in one `for-each-ref`: each one's commit and upstream; a branch that
+ * does not exist (or points at something other than a commit) is absent from the map.
+ */
+export async function branchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  const facts = new Map<string, BranchFacts>();
+  if (branches.length === 0) return facts;
+  const refs = branches.map((b) => `refs/heads/${b}`);
+  // Patterns match whole path components, so `refs/heads/a` also lists `refs/heads/a/b`: only exact names count.
+  const result = await git(['for-each-ref', `--format=${FACTS_FORMAT}`, '--', ...refs], { cwd: repo.root });
+  for (const line of splitLines(result.stdout)) {
+    const [ref, commit, type, remote, remoteRef, trackingRef] = line.split('\0');
+    if (!ref || !commit || type !== 'commit' || !refs.includes(ref)) continue;
+    const upstream = remote && remoteRef && trackingRef && remote !== '.' ? { remote, remoteRef, trackingRef } : null;
+    facts.set(ref.slice('refs/heads/'.length), { commit, upstream });
+  }
+  return facts;
 }
 
 export async function listWorktrees(repo: Repository): Promise<WorktreeEntry[]> {

@@ -34,11 +34,13 @@ export interface Drift {
   configChanged: boolean;
 }
 
-export async function takeFingerprint(workspace: string, commonDir: string): Promise<Fingerprint> {
-  const dir = await git(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], { cwd: workspace });
-  const hooksDir = dir.stdout.trim();
-  const cfg = await git(['config', '--get', 'core.hooksPath'], { cwd: workspace, allowFailure: true });
-  const hooksPath = cfg.exitCode === 0 ? cfg.stdout.trim() : null;
+/**
+ * `mainHooksDir` is the main worktree's `--git-path hooks`, when already known. When it is the
+ * common `hooks` folder, core.hooksPath is unset and every worktree uses that folder, so no git
+ * call is needed; otherwise (a relative core.hooksPath resolves per worktree) git is asked here.
+ */
+export async function takeFingerprint(workspace: string, commonDir: string, mainHooksDir?: string): Promise<Fingerprint> {
+  const { hooksDir, hooksPath } = mainHooksDir === path.join(commonDir, 'hooks') ? { hooksDir: mainHooksDir, hooksPath: null } : await hooksLocation(workspace);
   const hooksDirExists = isDirectory(hooksDir);
   return {
     hooksDir,
@@ -48,6 +50,12 @@ export async function takeFingerprint(workspace: string, commonDir: string): Pro
     configSha: sha256(readOrEmpty(path.join(commonDir, 'config'))),
     at: new Date().toISOString(),
   };
+}
+
+async function hooksLocation(workspace: string): Promise<{ hooksDir: string; hooksPath: string | null }> {
+  const dir = await git(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], { cwd: workspace });
+  const cfg = await git(['config', '--get', 'core.hooksPath'], { cwd: workspace, allowFailure: true });
+  return { hooksDir: dir.stdout.trim(), hooksPath: cfg.exitCode === 0 ? cfg.stdout.trim() : null };
 }
 
 function hashHooks(dir: string): Record<string, string> {

@@ -9,7 +9,7 @@ import { isTaskLanded } from './landed.js';
  * and "is it landed?" for `rm`. Imported once from src/features.ts.
  */
 addCreateHook(CREATE_PHASE.fingerprint, async (ctx, task) => {
-  const fp = await takeFingerprint(task.path, ctx.repo.commonDir);
+  const fp = await takeFingerprint(task.path, ctx.repo.commonDir, ctx.repo.main?.hooksDir);
   ctx.store.mergeData(ctx.key, task.id, { fingerprint: fp });
   ctx.store.addEvent({
     project: ctx.key,

@@ -63,11 +63,45 @@ async function rewrite(ctx: ProjectContext, change: (ours: string[]) => string[]
 
 /** Returns the paths that needed an exclude line. */
 export async function keepOutOfStatus(ctx: ProjectContext, wsPath: string, rels: readonly string[]): Promise<string[]> {
-  const ignored = await checkIgnored(wsPath, rels);
-  const missing = rels.filter((r) => !ignored.has(r));
+  const unsure = rels.filter((rel) => !ignoredAsInMain(ctx.repo.root, wsPath, rel));
+  const ignored = await checkIgnored(wsPath, unsure);
+  const missing = unsure.filter((r) => !ignored.has(r));
   if (missing.length === 0) return [];
   await rewrite(ctx, (ours) => [...ours, ...missing.map(literalPattern)]);
   return missing;
+}
+
+/**
+ * True when git is sure to ignore `rel` in the workspace because it ignores it in the main
+ * checkout (every provisioned path is checked there first). What git decides from differs
+ * between the two checkouts only in the `.gitignore` files above the path and in the path's
+ * own kind (a dir-only pattern does not match a symlink); info/exclude and core.excludesFile
+ * are shared. When those read the same, git need not be asked again. Pure reads.
+ */
+export function ignoredAsInMain(mainRoot: string, wsPath: string, rel: string): boolean {
+  if (kindOf(path.join(mainRoot, rel)) !== kindOf(path.join(wsPath, rel))) return false;
+  const parts = rel.split('/');
+  for (let depth = 0; depth < parts.length; depth++) {
+    const dir = parts.slice(0, depth).join('/');
+    if (depth > 0 && (kindOf(path.join(mainRoot, dir)) !== 'dir' || kindOf(path.join(wsPath, dir)) !== 'dir')) return false;
+    const a = readIgnoreFile(path.join(mainRoot, dir, '.gitignore'));
+    const b = readIgnoreFile(path.join(wsPath, dir, '.gitignore'));
+    if (a === undefined || b === undefined || a !== b) return false;
+  }
+  return true;
+}
+
+function kindOf(p: string): 'dir' | 'file' | 'link' | 'other' | null {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  if (!st) return null;
+  return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+}
+
+/** A .gitignore's text, '' when there is none, undefined when it is not a plain file (git's own rules then decide). */
+function readIgnoreFile(p: string): string | undefined {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  if (!st) return '';
+  return st.isFile() ? fs.readFileSync(p, 'utf8') : undefined;
 }
 
 /** Drops warren's lines that no remaining task needs. */

@@ -8,7 +8,7 @@ import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
 import { provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
-import { resolveSources } from './sources.js';
+import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { lexists } from '../util/lexists.js';
 
@@ -26,8 +26,13 @@ export const stderrProgress: Progress = (line) => process.stderr.write(`${line}\
  * gather (sources, checks) → act per path → record (events, task.data.provision). A failure
  * undoes this call's mounts and links before it is rethrown, so creation can roll back.
  */
-export async function provisionTask(ctx: ProjectContext, task: Task, progress: Progress = stderrProgress): Promise<ProvisionResult> {
-  const { items, skips } = await resolveSources(ctx);
+export async function provisionTask(
+  ctx: ProjectContext,
+  task: Task,
+  progress: Progress = stderrProgress,
+  sources?: Sources,
+): Promise<ProvisionResult> {
+  const { items, skips } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
   const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data });
   const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };

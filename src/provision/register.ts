@@ -6,14 +6,20 @@ import { addRemoveHooks } from '../workspace/remove.js';
 import { formatBytes } from './budget.js';
 import { collectProvisionGarbage } from './gc.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords } from './lifecycle.js';
-import { provisionTask } from './provision.js';
+import { provisionTask, stderrProgress } from './provision.js';
+import { resolveSources, type Sources } from './sources.js';
 import { provisionRecords } from './types.js';
 
 /** Provisioning's place in the workspace lifecycle: create, remove, gc and audit. */
 
-addCreateHook(CREATE_PHASE.provision, async (ctx, task) => {
-  await provisionTask(ctx, task);
-});
+// Which paths to provision is read from the main checkout while git creates the worktree.
+addCreateHook<Sources>(
+  CREATE_PHASE.provision,
+  async (ctx, task, _options, sources) => {
+    await provisionTask(ctx, task, stderrProgress, sources);
+  },
+  (ctx) => resolveSources(ctx),
+);
 
 addRemoveHooks({
   ownsMount: (_ctx, task, mount) => ownsMount(task, mount),

@@ -81,7 +81,13 @@ async function fromWorktreeInclude(repoRoot: string): Promise<ProvisionItem[]> {
  * Reads both sources and keeps what may be provisioned: safe, present in the main checkout,
  * and ignored by git there (a tracked or unignored path is git's business, not warren's).
  */
-export async function resolveSources(ctx: ProjectContext): Promise<{ items: ProvisionItem[]; skips: ProvisionSkip[] }> {
+/** What to provision, and what was skipped and why. */
+export interface Sources {
+  items: ProvisionItem[];
+  skips: ProvisionSkip[];
+}
+
+export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
   const root = ctx.repo.root;
   const raw: { path: string; mode: ProvisionMode; from: ProvisionItem['from'] }[] = [
     ...ctx.config.provision.map((p) => ({ ...p, from: 'warren.yaml' as const })),

@@ -77,10 +77,10 @@ export async function allocatePorts(store: Store, project: string, taskId: strin
         hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
       });
     }
-    const inUse: number[] = [];
-    for (let p = block.first; p < block.first + block.count; p++) {
-      if (!(await isPortFree(p))) inUse.push(p);
-    }
+    // Every port of the block at once: each check is a bind and a close, mostly waiting.
+    const ports = Array.from({ length: block.count }, (_, i) => block.first + i);
+    const free = await Promise.all(ports.map((p) => isPortFree(p)));
+    const inUse = ports.filter((_, i) => !free[i]);
     if (inUse.length === 0) return { block, busySkipped: [...busy].sort((a, b) => a - b), reclaimed };
     for (const p of inUse) busy.add(p);
     releasePorts(store, project, taskId);
@@ -93,6 +93,7 @@ export function releasePorts(store: Store, project: string, taskId: string): num
 
 /** True when both the wildcard and the loopback address can bind the port right now. */
 export async function isPortFree(port: number): Promise<boolean> {
+  // One after the other: the two binds of one port would otherwise contend with each other.
   for (const host of ['0.0.0.0', '127.0.0.1']) {
     if (!(await canBind(port, host))) return false;
   }

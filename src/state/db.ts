@@ -1,10 +1,25 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type Db = Database.Database;
+
+const requireCjs = createRequire(import.meta.url);
+let driver: { Database: typeof Database; addon: string | undefined } | null = null;
+
+/**
+ * better-sqlite3, loaded on first use (a command that never opens the state does not pay for
+ * it), with its addon named directly: its default lookup (`bindings`) probes a dozen paths.
+ */
+function loadDriver(): { Database: typeof Database; addon: string | undefined } {
+  if (driver) return driver;
+  const built = path.join(path.dirname(requireCjs.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+  driver = { Database: requireCjs('better-sqlite3') as typeof Database, addon: fs.existsSync(built) ? built : undefined };
+  return driver;
+}
 
 /** `WARREN_HOME`, default `~/.warren`: the state database and, by default, the workspaces. */
 export function warrenHome(): string {
@@ -18,7 +33,8 @@ export function warrenHome(): string {
  */
 export function openDb(home = warrenHome(), migrations: readonly Migration[] = MIGRATIONS): Db {
   fs.mkdirSync(home, { recursive: true });
-  const db = new Database(path.join(home, 'state.db'), { timeout: 30_000 });
+  const { Database, addon } = loadDriver();
+  const db = new Database(path.join(home, 'state.db'), { timeout: 30_000, ...(addon ? { nativeBinding: addon } : {}) });
   db.pragma('busy_timeout = 30000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -17,8 +17,15 @@ export interface ProjectContext {
   store: Store;
 }
 
-export async function openProject(dir: string, store = new Store()): Promise<ProjectContext> {
-  const repo = await resolveRepository(dir);
+/**
+ * `store` may be a function: the state database is then opened while git looks for the
+ * repository (the two are independent, and together they are most of a command's start-up).
+ */
+export async function openProject(dir: string, store: Store | (() => Store) = () => new Store()): Promise<ProjectContext> {
+  const finding = resolveRepository(dir);
+  finding.catch(() => undefined); // awaited below; a failure must not go unhandled while the store opens
+  if (typeof store === 'function') store = store();
+  const repo = await finding;
   const config = await loadConfig(repo.root, path.join(store.home, 'cache', 'config'));
   const key = projectKey(repo.root, repo.commonDir);
   const configured = config.worktree_root

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { git } from '../git/exec.js';
 import { isTransientGitFailure } from '../git/errors.js';
-import { branchExists, checkBranchName, currentBranch, listWorktrees, revParse } from '../git/repo.js';
+import { branchExists, branchFacts, currentBranch, listWorktrees, revParse } from '../git/repo.js';
+import { isValidBranchName } from '../git/refname.js';
 import type { Task } from '../state/types.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
@@ -28,22 +29,38 @@ export interface CreateOptions {
   requireSandbox?: boolean;
 }
 
-/** Steps that later stages add to a new workspace; each gets the ready-to-use task. */
-export type CreateHook = (ctx: ProjectContext, task: Task, options: CreateOptions) => Promise<void>;
+/**
+ * Steps that later stages add to a new workspace; each gets the ready-to-use task and what its
+ * own `prepare` read (undefined without one).
+ */
+export type CreateHook<P = undefined> = (ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P) => Promise<void>;
+
+/**
+ * Reads a step needs that do not depend on the workspace (e.g. which paths to provision from the
+ * main checkout). They run while git creates the worktree; a failure rolls creation back like a
+ * failing step.
+ */
+export type CreatePrepare<P> = (ctx: ProjectContext, options: CreateOptions) => Promise<P>;
 
 /** Where a step runs among the others: provisioning, then fingerprints, then ports, then setup. */
 export const CREATE_PHASE = { provision: 10, fingerprint: 20, ports: 30, setup: 40 } as const satisfies Record<string, number>;
 
-const createHooks: { phase: number; hook: CreateHook }[] = [];
+interface CreateStep {
+  phase: number;
+  hook: CreateHook<unknown>;
+  prepare?: CreatePrepare<unknown>;
+}
+
+const createSteps: CreateStep[] = [];
 
 /**
  * Registers a step run after the worktree exists and before the task is `ready`. A hook that
  * throws makes the whole creation roll back; a hook that leaves the task in another state
  * (e.g. `setup_failed`) keeps the workspace.
  */
-export function addCreateHook(phase: number, hook: CreateHook): void {
-  createHooks.push({ phase, hook });
-  createHooks.sort((a, b) => a.phase - b.phase);
+export function addCreateHook<P>(phase: number, hook: CreateHook<P>, prepare?: CreatePrepare<P>): void {
+  createSteps.push({ phase, hook: hook as CreateHook<unknown>, ...(prepare ? { prepare } : {}) });
+  createSteps.sort((a, b) => a.phase - b.phase);
 }
 
 /**
@@ -55,7 +72,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   const type = validateTaskType(options.type);
   const id = validateTaskId(options.id);
   const branch = branchFor(type, id);
-  if (!(await checkBranchName(ctx.repo.root, branch))) {
+  if (!isValidBranchName(branch)) {
     throw new WarrenError('BRANCH_INVALID', `branch name ${JSON.stringify(branch)} is rejected by git check-ref-format --branch. Nothing was created.`, {
       hint: 'Pick a task ID that makes a valid branch name.',
     });
@@ -69,7 +86,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: `Use \`warren show ${id}\`, or remove it with \`warren rm ${id}\` first.`,
       });
     }
-    const base = options.base ?? (await currentBranch(ctx.repo.root));
+    const base = options.base ?? (await defaultBase(ctx));
     if (!base) {
       throw new WarrenError('BASE_UNKNOWN', 'the main worktree has a detached HEAD, so there is no default base; nothing was created.', {
         hint: 'Pass --base BRANCH.',
@@ -78,8 +95,11 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     if (base.startsWith('-')) {
       throw new WarrenError('BRANCH_INVALID', `base ${JSON.stringify(base)} may not start with "-"; nothing was created.`);
     }
-    const baseIsBranch = await branchExists(ctx.repo, base);
-    if (!baseIsBranch && !(await revParse(ctx.repo, base))) {
+    // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
+    const facts = await branchFacts(ctx.repo, [base, branch]);
+    const baseBranch = facts.get(base) ?? null;
+    const baseRev = baseBranch ? null : await revParse(ctx.repo, base);
+    if (!baseBranch && !baseRev) {
       throw new WarrenError('BASE_UNKNOWN', `base ${JSON.stringify(base)} is not a branch or commit of this repository; nothing was created.`, {
         hint: 'Pass --base with an existing branch, tag or commit.',
       });
@@ -91,18 +111,20 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
       });
     }
-    if (await branchExists(ctx.repo, branch)) {
+    if (facts.has(branch)) {
       throw new WarrenError('BRANCH_EXISTS', `branch ${branch} already exists; nothing was created.`, {
         hint: `Pick another ID, or delete the branch (git branch -d ${branch}) if its work is no longer needed. \`warren scan\` lists branches left by failed runs.`,
       });
     }
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && baseIsBranch) sync = await syncBase(ctx, base);
-    const baseCommit = await revParse(ctx.repo, baseIsBranch ? `refs/heads/${base}` : base);
+    if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
-    // Act.
+    // Act. The steps' own reads run meanwhile; each is awaited by its step.
+    const prepared = createSteps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
+    for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
     const task = ctx.store.insertTask({
       project: ctx.key,
       id,
@@ -127,7 +149,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
         data: { branch, path: wsPath, base, baseCommit, sync },
       });
-      for (const { hook } of createHooks) await hook(ctx, task, options);
+      for (const [i, { hook }] of createSteps.entries()) await hook(ctx, task, options, await prepared[i]);
       const final = ctx.store.getTask(ctx.key, id);
       if (final?.state === 'creating') ctx.store.setState(ctx.key, id, 'ready');
     } catch (err) {
@@ -149,6 +171,25 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     return ctx.store.getTask(ctx.key, id) ?? task;
   } finally {
     lock.release();
+  }
+}
+
+/** The branch checked out in the main worktree (null when detached), read when the repository was opened if it could be. */
+async function defaultBase(ctx: ProjectContext): Promise<string | null> {
+  const main = ctx.repo.main;
+  if (!main) return currentBranch(ctx.repo.root);
+  return main.head?.startsWith('refs/heads/') ? main.head.slice('refs/heads/'.length) : null;
+}
+
+/** The base's commit once syncing moved or confirmed it; null when there was nothing to sync. */
+function syncedCommit(sync: SyncOutcome): string | null {
+  switch (sync.kind) {
+    case 'no-upstream':
+      return null;
+    case 'fast-forwarded':
+      return sync.to;
+    default:
+      return sync.commit;
   }
 }
 

@@ -1,6 +1,6 @@
 import { WarrenError } from '../errors.js';
 import { git, gitError } from '../git/exec.js';
-import { isAncestor, listWorktrees, revParse } from '../git/repo.js';
+import { isAncestor, listWorktrees, revParse, type Upstream } from '../git/repo.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 
@@ -15,14 +15,7 @@ export type SyncOutcome =
  * branch, then fast-forward (in the worktree that has it checked out, or by compare-and-swap
  * on the ref). A diverged base is refused before anything is created.
  */
-export async function syncBase(ctx: ProjectContext, base: string): Promise<SyncOutcome> {
-  const info = await git(
-    ['for-each-ref', '--format=%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)', `refs/heads/${base}`],
-    { cwd: ctx.repo.root },
-  );
-  const [remote, remoteRef, trackingRef] = info.stdout.trim().split('\0');
-  if (!remote || !remoteRef || !trackingRef || remote === '.') return { kind: 'no-upstream' };
-
+export async function syncBase(ctx: ProjectContext, base: string, { remote, remoteRef, trackingRef }: Upstream): Promise<SyncOutcome> {
   return withRepoLock(ctx, `sync ${base}`, async () => {
     await git(['fetch', '--no-tags', '--quiet', remote, `+${remoteRef}:${trackingRef}`], { cwd: ctx.repo.root });
     const local = await revParse(ctx.repo, `refs/heads/${base}`);

@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isWarrenError } from '../../src/errors.js';
+import { isValidBranchName } from '../../src/git/refname.js';
+import { branchFacts, resolveRepository } from '../../src/git/repo.js';
+import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
+
+/** git's own answer, the reference isValidBranchName is held to. */
+function gitAccepts(name: string): boolean {
+  const r = spawnSync('git', ['check-ref-format', '--branch', name], { encoding: 'utf8', cwd: tmpDir() });
+  return r.status === 0 && r.stdout.trim() === name;
+}
+
+describe('branch names without a git process', () => {
+  // One or more names per rule of git-check-ref-format(1), plus names that pass.
+  const names = [
+    'feat/ok', 'fix/T-123', 'a/b.c', 'x/a_b', 'chore/1', 'feat/v1.2.3', 'feat/@x', 'feat/a@b', 'feat/a{b}', 'feat/ü', 'feat/a+b',
+    'feat/.hidden', 'feat/a.lock', 'feat/a.lock/b', 'feat/a..b', 'feat/a.', 'feat/', '/feat/a', 'feat//a', 'feat/a@{b',
+    '@', 'HEAD', '-feat/a', 'feat/a b', 'feat/a~1', 'feat/a^', 'feat/a:b', 'feat/a?', 'feat/a*', 'feat/a[b', 'feat/a\\b',
+    'feat/a\x01', 'feat/a\x7f', 'feat/a\tb', 'feat/.', 'feat/..', '.feat/a', 'feat.lock/a', 'feat/lock', 'feat/a.locked', '',
+  ];
+  it.each(names)('agrees with git check-ref-format --branch on %j', (name) => {
+    expect(isValidBranchName(name)).toBe(gitAccepts(name));
+  });
+});
+
+describe('opening a repository in one git call', () => {
+  it('reads the main worktree HEAD and hooks folder with the repository', async () => {
+    const repo = makeRepo();
+    fs.mkdirSync(path.join(repo.root, 'sub'));
+    const opened = await resolveRepository(path.join(repo.root, 'sub'));
+    expect(opened.root).toBe(fs.realpathSync(repo.root));
+    expect(opened.main).toEqual({ head: 'refs/heads/main', hooksDir: path.join(opened.commonDir, 'hooks') });
+  });
+
+  it('says detached, and leaves the facts out where they would be another worktree’s or cannot be read', async () => {
+    const repo = makeRepo();
+    repo.git('checkout', '-q', '--detach');
+    expect((await resolveRepository(repo.root)).main?.head).toBeNull();
+    repo.git('checkout', '-q', 'main');
+
+    // From a linked worktree: its HEAD is not the main worktree's.
+    const linked = path.join(tmpDir(), 'linked');
+    repo.git('worktree', 'add', '-q', '-b', 'other', linked);
+    const fromLinked = await resolveRepository(linked);
+    expect(fromLinked.root).toBe(fs.realpathSync(repo.root));
+    expect(fromLinked.main).toBeUndefined();
+
+    // An unborn HEAD: the minimal call still finds the repository.
+    const empty = path.join(tmpDir(), 'empty');
+    fs.mkdirSync(empty);
+    gitIn(empty, 'init', '-q', '-b', 'main');
+    const unborn = await resolveRepository(empty);
+    expect(unborn.root).toBe(fs.realpathSync(empty));
+    expect(unborn.main).toBeUndefined();
+  });
+
+  it('still refuses a bare repository and a folder outside any repository', async () => {
+    const bare = path.join(tmpDir(), 'bare.git');
+    spawnSync('git', ['init', '-q', '--bare', bare]);
+    const e1 = await resolveRepository(bare).catch((e: unknown) => e);
+    expect(isWarrenError(e1, 'NOT_A_REPO') && e1.message).toMatch(/bare repository/);
+    const e2 = await resolveRepository(tmpDir()).catch((e: unknown) => e);
+    expect(isWarrenError(e2, 'NOT_A_REPO') && e2.message).toMatch(/not inside a git repository/);
+  });
+
+  it('reports core.hooksPath as git resolves it', async () => {
+    const repo = makeRepo();
+    repo.git('config', 'core.hooksPath', '.husky/_');
+    expect((await resolveRepository(repo.root)).main?.hooksDir).toBe(path.join(fs.realpathSync(repo.root), '.husky/_'));
+  });
+});
+
+describe('branch facts in one for-each-ref', () => {
+  it('gives each existing branch its commit and upstream, and leaves out missing and merely-prefixed names', async () => {
+    const repo = makeRepo();
+    const head = repo.git('rev-parse', 'HEAD');
+    repo.git('branch', 'feat/a/b');
+    const remote = makeRepo({ name: 'remote' });
+    repo.git('remote', 'add', 'origin', remote.root);
+    repo.git('fetch', '-q', 'origin');
+    repo.git('branch', '-q', '--set-upstream-to=origin/main', 'main');
+    const facts = await branchFacts(await resolveRepository(repo.root), ['main', 'feat/a', 'nope']);
+    expect([...facts.keys()]).toEqual(['main']);
+    expect(facts.get('main')).toEqual({ commit: head, upstream: { remote: 'origin', remoteRef: 'refs/heads/main', trackingRef: 'refs/remotes/origin/main' } });
+  });
+});
