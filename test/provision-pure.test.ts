@@ -2,12 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers/repo.js';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
 import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
 import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
 import { diffManifests, type Manifest } from '../src/provision/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
+import { opacityProbes, upperChanges } from '../src/provision/status.js';
 
 describe('normalizeProvisionPath', () => {
   it.each([
@@ -79,6 +81,37 @@ describe('diffManifests', () => {
       { path: 'e', change: 'deleted' },
       { path: 'n', change: 'added' },
     ]);
+  });
+});
+
+describe('upper layer without a mount (namespaced cow)', () => {
+  function layers(): { upper: string; lower: string } {
+    const dir = tmpDir();
+    const files: Record<string, string> = { 'lower/dep/lib/main.js': '1', 'lower/dep/package.json': '{}', 'lower/pad/index.js': 'x', 'lower/pad/README': 'r', 'upper/dep/package.json': '{}', 'upper/pad/index.js': 'y', 'upper/new.js': 'n' };
+    for (const [rel, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), text);
+    }
+    return { upper: path.join(dir, 'upper'), lower: path.join(dir, 'lower') };
+  }
+
+  it('probes one lower entry missing from the upper layer per shared directory', () => {
+    const { upper, lower } = layers();
+    expect([...opacityProbes(upper, lower)].sort()).toEqual([
+      ['dep/lib', 'dep'],
+      ['pad/README', 'pad'],
+    ]);
+  });
+
+  it('lists what an opaque directory hides only when told which entries are hidden', () => {
+    const { upper, lower } = layers();
+    const base = [
+      { path: 'dep/package.json', change: 'modified' },
+      { path: 'new.js', change: 'added' },
+      { path: 'pad/index.js', change: 'modified' },
+    ];
+    expect(upperChanges(upper, lower, null)).toEqual(base);
+    expect(upperChanges(upper, lower, { hidden: new Set(['dep/lib']) })).toEqual([{ path: 'dep/lib', change: 'deleted' }, ...base]);
   });
 });
 

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
 import { buildAgentInvocation } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
+import { containedArgv, type Containment } from '../src/run/containment.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
 import { findFreeRun } from '../src/run/ports.js';
 import { parseProcNetTcp } from '../src/run/proc.js';
+import { MOUNT_FAILED_STATUS, mountFailureReason, type RunMount } from '../src/run/run-mounts.js';
 import { classifyRisk } from '../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';
 import { assertRunnable, dbNameFor } from '../src/run/task-env.js';
@@ -108,6 +110,51 @@ describe('sandbox', () => {
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
     expect(sandboxFailureReason({ kind: 'none', network: true, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
+  });
+});
+
+describe('containedArgv', () => {
+  const root: Containment = { kind: 'pid-namespace', reason: '' };
+  const user: Containment = { kind: 'user-namespace', reason: '', uid: 1000, gid: 100 };
+  const mount: RunMount = { fsType: 'overlay', options: 'userxattr,lowerdir=/l,upperdir=/u,workdir=/w', target: '/ws/node_modules' };
+  const initOf = (argv: string[]): number => argv.indexOf('warren-init');
+
+  it('not root: a user and PID namespace, the mounts made as its root, then back to the real uid and gid for the command', () => {
+    const argv = containedArgv(user, ['npm', 'test'], false, [mount]);
+    const s = argv.join(' ');
+    expect(s.startsWith('setpriv --pdeathsig KILL -- unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- sh -c ')).toBe(true);
+    const at = argv.indexOf('warren-mount');
+    expect(argv.slice(at, at + 5)).toEqual(['warren-mount', 'overlay', mount.options, mount.target, '--']);
+    expect(argv.slice(at + 5, at + 10)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--']);
+    expect(argv.slice(initOf(argv))).toEqual(['warren-init', 'npm', 'test']);
+    // Nothing to mount: no mount step, the same namespaces.
+    const plain = containedArgv(user, ['true'], false);
+    expect(plain).not.toContain('warren-mount');
+    expect(plain.join(' ')).toContain('--mount-proc -- unshare --user --map-user=1000 --map-group=100 -- sh -c');
+  });
+
+  it('root: the mounts go in the PID namespace wrapper, which has a mount namespace of its own; the command stays root', () => {
+    const argv = containedArgv(root, ['x'], false, [mount]);
+    expect(argv.slice(0, 10)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--']);
+    expect(argv).toContain('warren-mount');
+    expect(argv.join(' ')).not.toContain('--map-user');
+  });
+
+  it('bwrap: no wrapper namespace unless there is something to mount, and then only a mount namespace', () => {
+    expect(containedArgv(user, ['bwrap', 'x'], true)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'bwrap', 'x']);
+    const argv = containedArgv(user, ['bwrap', 'x'], true, [mount]);
+    expect(argv.slice(0, 9)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', '--user', '--map-root-user', '--mount', '--']);
+    expect(argv).not.toContain('--pid');
+    expect(argv.slice(-7)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--', 'bwrap', 'x']);
+  });
+
+  it('the process group cannot carry mounts (the caller refuses first); a mount failure reads back from the log', () => {
+    expect(containedArgv({ kind: 'process-group', reason: '' }, ['x'], false)).toEqual(['x']);
+    expect(() => containedArgv({ kind: 'process-group', reason: '' }, ['x'], false, [mount])).toThrow(/namespace/);
+    const log = 'warren: could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run\n';
+    expect(mountFailureReason(MOUNT_FAILED_STATUS, log)).toBe('could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run');
+    expect(mountFailureReason(1, log)).toBeNull();
+    expect(mountFailureReason(MOUNT_FAILED_STATUS, 'the command itself exited 125\n')).toBeNull();
   });
 });
 

@@ -1,19 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import type { RunMount } from '../run/run-mounts.js';
 import type { MountEntry } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
+import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { isInside } from '../workspace/paths.js';
 import { pruneExcludes } from './exclude.js';
 import { taskManifestDir, taskOverlayDir } from './layout.js';
-import { mountOverlay, overlayAt, unmount } from './overlay.js';
+import { checkLayerPaths, mountOverlay, overlayAt, overlayOptions, unmount } from './overlay.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
-/** Mount points of a task's cow paths. */
+/** Mount points of a task's global cow mounts (a namespaced one is never mounted on the host). */
 export function cowMountPoints(task: Task): string[] {
   return provisionRecords(task.data)
-    .filter((r) => r.mode === 'cow')
+    .filter((r) => r.mode === 'cow' && !r.namespaced)
     .map((r) => path.join(task.path, r.path));
 }
 
@@ -39,7 +42,8 @@ export async function releaseRecords(
     const target = path.join(task.path, r.path);
     if (r.mode !== 'cow' && problems.length > 0 && !options.removeFiles) break;
     if (r.mode === 'cow') {
-      if (overlayAt(target)) {
+      // A namespaced layer is mounted only inside runs, and goes with each; there is nothing to unmount.
+      if (!r.namespaced && overlayAt(target)) {
         const done = await unmount(target);
         if (!done.ok) {
           problems.push(`${target}: ${done.error}`);
@@ -51,7 +55,10 @@ export async function releaseRecords(
       if (options.removeFiles) {
         const left = removeEmptyDir(target); // the mount point: empty once unmounted; anything else is kept and named
         if (left) problems.push(`${target}: ${left}`);
-        else if (r.upper) removeTree(path.dirname(r.upper));
+        else if (r.upper) {
+          const failures = removeTree(path.dirname(r.upper));
+          if (failures.length > 0) problems.push(`${path.dirname(r.upper)}: could not delete ${failures[0]?.path} (${failures[0]?.code})`);
+        }
       }
     } else if (r.mode === 'share') {
       if (isSymlink(target)) fs.unlinkSync(target);
@@ -75,20 +82,17 @@ export async function forgetTask(ctx: ProjectContext, task: Task): Promise<void>
 }
 
 /**
- * Mounts again every cow layer that is not mounted (after a reboot, or a manual umount): on
- * `status`, `provision`, and before commands run in the workspace.
+ * Mounts again every global cow layer that is not mounted (after a reboot, or a manual umount):
+ * on `status`, `provision`, and before commands run in the workspace. Namespaced layers are
+ * mounted by each run instead (`runMounts`).
  */
 export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<string[]> {
   const remounted: string[] = [];
   for (const r of provisionRecords(task.data)) {
-    if (r.mode !== 'cow' || !r.lower || !r.upper || !r.work) continue;
+    if (r.mode !== 'cow' || r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
     if (overlayAt(target)) continue;
-    if (!fs.existsSync(r.lower)) {
-      throw new WarrenError('PROVISION_FAILED', `the snapshot behind ${r.path} (${r.lower}) is gone, so its overlay cannot be mounted again; the workspace's private changes in ${r.upper} are kept.`, {
-        hint: `Run \`warren provision ${task.id} --refresh\` to provision it again.`,
-      });
-    }
+    assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work, target]) fs.mkdirSync(d, { recursive: true });
     const mounted = await mountOverlay(r.lower, r.upper, r.work, target);
     if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`);
@@ -96,6 +100,49 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
     remounted.push(r.path);
   }
   return remounted;
+}
+
+/**
+ * The mounts a command in this workspace needs in its own namespace: one per namespaced cow
+ * layer. Threat: the mount point is a path in a branch an agent can change; a symlink there (or
+ * in a parent) would carry the mount elsewhere in the run's view, so it must be a real
+ * directory inside the workspace. A missing layer or mount point is made again (empty).
+ */
+export function runMounts(task: Task): RunMount[] {
+  const mounts: RunMount[] = [];
+  for (const r of provisionRecords(task.data)) {
+    if (r.mode !== 'cow' || !r.namespaced || !r.lower || !r.upper || !r.work) continue;
+    const target = path.join(task.path, r.path);
+    assertSnapshot(task, r, r.lower, r.upper);
+    for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
+    if (!plainMountPoint(task, target)) {
+      throw new WarrenError('PROVISION_FAILED', `${target}, where ${r.path}'s copy-on-write layer is mounted for each command, is no longer a plain directory of the workspace; nothing was run.`, {
+        hint: `Remove what is there and run \`warren provision ${task.id} --refresh\`.`,
+      });
+    }
+    const checked = checkLayerPaths(r.lower, r.upper, r.work, target);
+    if (!checked.ok) throw new WarrenError('PROVISION_FAILED', `${r.path}'s copy-on-write layer cannot be mounted: ${checked.error}; nothing was run.`);
+    mounts.push({ fsType: 'overlay', options: overlayOptions(r.lower, r.upper, r.work, true), target });
+  }
+  return mounts;
+}
+
+/** True when `target` is a directory at its own real path, made (empty) if it was gone, never through a link. */
+function plainMountPoint(task: Task, target: string): boolean {
+  if (!lexists(target)) {
+    let parent = path.dirname(target);
+    while (!lexists(parent)) parent = path.dirname(parent);
+    if (!isInside(task.path, fs.realpathSync(parent))) return false;
+    fs.mkdirSync(target, { recursive: true });
+  }
+  return fs.lstatSync(target).isDirectory() && fs.realpathSync(target) === target;
+}
+
+function assertSnapshot(task: Task, r: ProvisionRecord, lower: string, upper: string): void {
+  if (fs.existsSync(lower)) return;
+  throw new WarrenError('PROVISION_FAILED', `the snapshot behind ${r.path} (${lower}) is gone, so its overlay cannot be mounted; the workspace's private changes in ${upper} are kept.`, {
+    hint: `Run \`warren provision ${task.id} --refresh\` to provision it again.`,
+  });
 }
 
 function isSymlink(p: string): boolean {

@@ -8,7 +8,7 @@ import { overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
-import { mountOverlay, overlaySupport } from './overlay.js';
+import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
 import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from './types.js';
 
@@ -112,8 +112,10 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
 
 /**
  * `cow`: an overlay whose lower layer is the shared snapshot and whose upper layer is this
- * workspace's alone. Where overlay cannot be mounted, the best isolated copy, and an event
- * saying which and why.
+ * workspace's alone. As root it is mounted here, for everyone; otherwise (`namespaced`) only
+ * the layers and the empty mount point are made here, and every command warren runs in the
+ * workspace mounts it in its own namespace. Where overlay cannot be mounted, the best isolated
+ * copy, and an event saying which and why.
  */
 export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
   const started = Date.now();
@@ -138,7 +140,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     fs.mkdirSync(upper, { recursive: true });
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(dst, { recursive: true });
-    const mounted = await mountOverlay(snap.tree, upper, work, dst);
+    const namespaced = support.ok && support.how === 'namespaced';
+    // Namespaced, each run makes the mount; what can be checked now is that its options can carry the paths.
+    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst);
     if (!mounted.ok) {
       // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
       fs.rmdirSync(dst);
@@ -150,7 +154,8 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         ...rec,
         mode: 'cow',
         isolated: true,
-        method: 'overlay',
+        method: namespaced ? 'overlay (user namespace)' : 'overlay',
+        ...(namespaced ? { namespaced: true } : {}),
         entries: snap.meta.entries,
         bytes: snap.meta.bytes,
         ms: Date.now() - started,

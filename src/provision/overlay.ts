@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { detectContainment } from '../run/containment.js';
 import { readMounts, type MountEntry } from '../system/mounts.js';
+import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
 
 /**
  * overlayfs for `cow`: a read-only lower layer shared by every workspace, a private upper
- * layer per workspace. As root the mount itself is the probe (a failed mount falls back, with
- * mount's own error as the reason); otherwise a throwaway mount in a user namespace tells
- * whether only a namespaced mount would work.
+ * layer per workspace. As root the mount is global, and the mount itself is the probe (a failed
+ * mount falls back, with mount's own error as the reason). Otherwise it is `namespaced`: made
+ * in a user namespace by every command warren runs, and seen by those commands only; a
+ * throwaway mount in a user namespace tells whether that works here.
  */
 
-export type OverlaySupport = { ok: true; how: 'global' } | { ok: false; reason: string };
+export type OverlaySupport = { ok: true; how: 'global' | 'namespaced' } | { ok: false; reason: string };
 
 /** Test and benchmark seam: WARREN_COW=off forces the fallback ladder. */
 export const COW_ENV = 'WARREN_COW';
@@ -27,23 +30,38 @@ async function probe(home: string): Promise<OverlaySupport> {
   if (process.env[COW_ENV] === 'off') return { ok: false, reason: `overlay disabled by ${COW_ENV}=off` };
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
   if (process.getuid?.() === 0) return { ok: true, how: 'global' };
-  // Not root: an overlay is possible only inside a user namespace, visible only to processes in it.
+  // Not root: the layer is mounted in each run's namespace, so runs must get one.
+  const containment = detectContainment();
+  if (containment.kind !== 'user-namespace') {
+    return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason})` };
+  }
   const dir = path.join(home, 'overlays', `.probe-${process.pid}`);
+  const checked = checkLayerPaths(dir);
+  if (!checked.ok) return { ok: false, reason: checked.error };
   const [l, u, w, m] = ['l', 'u', 'w', 'm'].map((n) => path.join(dir, n)) as [string, string, string, string];
-  for (const d of [l, u, w, m]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [path.join(l, 'd'), u, w, m]) fs.mkdirSync(d, { recursive: true });
   try {
-    const opts = `lowerdir=${l},upperdir=${u},workdir=${w}`;
-    const inNs = await runTool(['unshare', '-Urm', 'mount', '-t', 'overlay', 'overlay', '-o', opts, m], { timeoutMs: 10_000 });
-    if (inNs.exitCode === 0) {
-      return {
-        ok: false,
-        reason: 'not root: overlay mounts work here only inside a user namespace, and tools run outside warren (an editor, a shell) would see an empty folder',
-      };
+    // The mount every run makes, and the delete `npm install` makes: a lower directory removed
+    // through the overlay, which needs overlay's xattrs kept in user.* on the upper file system.
+    const script = 'mount -t overlay overlay -o "$1" "$2" || exit 10; rmdir "$2/d" || exit 11';
+    const inNs = await runTool(['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'warren-probe', overlayOptions(l, u, w, true), m], { timeoutMs: 10_000 });
+    if (inNs.exitCode === 0) return { ok: true, how: 'namespaced' };
+    if (inNs.exitCode === 11) {
+      return { ok: false, reason: `not root: overlay mounts in a user namespace here, but deleting a directory through it fails (${firstLine(inNs.stderr)}), so the file system under ${home} does not keep user.* extended attributes` };
     }
     return { ok: false, reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)})` };
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTree(dir); // as the same user: overlay leaves its work dir mode 000, removeTree allows for that
   }
+}
+
+/**
+ * The `-o` string of a cow mount. A namespaced one keeps overlay's own marks (opaque
+ * directories, redirects) in `user.overlay.*` xattrs (`userxattr`): a user namespace may not
+ * write `trusted.*`, and without them deleting a lower directory fails with EIO.
+ */
+export function overlayOptions(lower: string, upper: string, work: string, namespaced: boolean): string {
+  return `${namespaced ? 'userxattr,' : ''}lowerdir=${lower},upperdir=${upper},workdir=${work}`;
 }
 
 /** Paths overlay's option parser would split (`,` `:`) or misread (`\`). */
@@ -51,11 +69,16 @@ export function overlayUnsafePath(p: string): boolean {
   return /[,:\\\n]/.test(p);
 }
 
+/** Whether overlay's mount options can carry these paths. */
+export function checkLayerPaths(...paths: string[]): { ok: true } | { ok: false; error: string } {
+  const unsafe = paths.find(overlayUnsafePath);
+  return unsafe === undefined ? { ok: true } : { ok: false, error: `${unsafe} contains , : or \\, which overlay mount options cannot carry` };
+}
+
 export async function mountOverlay(lower: string, upper: string, work: string, target: string): Promise<{ ok: true } | { ok: false; error: string }> {
-  for (const p of [lower, upper, work, target]) {
-    if (overlayUnsafePath(p)) return { ok: false, error: `${p} contains , : or \\, which overlay mount options cannot carry` };
-  }
-  const result = await runTool(['mount', '-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${upper},workdir=${work}`, target], { timeoutMs: 30_000 });
+  const checked = checkLayerPaths(lower, upper, work, target);
+  if (!checked.ok) return checked;
+  const result = await runTool(['mount', '-t', 'overlay', 'overlay', '-o', overlayOptions(lower, upper, work, false), target], { timeoutMs: 30_000 });
   return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `mount exited ${result.exitCode}` };
 }
 
@@ -72,6 +95,29 @@ export function overlayAt(target: string, table: readonly MountEntry[] = readMou
 export function overlayOption(mount: MountEntry, name: string): string | null {
   for (const part of mount.options.split(',')) if (part.startsWith(`${name}=`)) return part.slice(name.length + 1);
   return null;
+}
+
+/**
+ * Which of `probes` a namespaced overlay hides. Each probe is a lower entry absent from the upper
+ * layer, so it is hidden exactly when its directory in the upper layer is opaque (replaced, as
+ * `rm -rf dir && mkdir dir` does). overlay keeps that mark in a user.overlay.opaque xattr, which
+ * Node cannot read; a read-only overlay of the two layers, mounted on `mountPoint` in a
+ * throwaway user namespace, answers instead. Probes travel on stdin, one per line.
+ */
+export async function hiddenInNamespace(
+  upper: string,
+  lower: string,
+  mountPoint: string,
+  probes: readonly string[],
+): Promise<{ ok: true; hidden: Set<string> } | { ok: false; error: string }> {
+  if (probes.length === 0) return { ok: true, hidden: new Set() };
+  const script = 'mount -t overlay overlay -o "$1" "$2" || exit 1; cd "$2" || exit 1; while IFS= read -r p; do [ -e "$p" ] || [ -h "$p" ] || printf "%s\\n" "$p"; done';
+  const result = await runTool(['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'warren-status', `ro,userxattr,lowerdir=${upper}:${lower}`, mountPoint], {
+    input: `${probes.join('\n')}\n`,
+    timeoutMs: 60_000,
+  });
+  if (result.exitCode !== 0) return { ok: false, error: firstLine(result.stderr) || `exit ${result.exitCode}` };
+  return { ok: true, hidden: new Set(result.stdout.split('\n').filter((l) => l !== '')) };
 }
 
 function firstLine(text: string): string {

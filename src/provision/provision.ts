@@ -72,6 +72,12 @@ export async function provisionTask(
     event('provision.skip', 'warn', `skipped ${skip.path} (${skip.reason}): ${skip.detail}`, { ...skip });
     progress(`warren: skipped ${skip.path} (${skip.reason}): ${skip.detail}`);
   }
+  const namespaced = records.filter((r) => r.namespaced).map((r) => r.path);
+  if (namespaced.length > 0) {
+    const message = `${namespaced.join(', ')}: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify); tools outside warren (an editor, a shell) see an empty folder. \`warren exec ${task.id} -- $SHELL\` opens a shell that sees it.`;
+    event('provision.namespaced', 'info', message, { paths: namespaced });
+    progress(`warren: ${message}`);
+  }
   ctx.store.mergeData(ctx.key, task.id, { provision: records, provisionSkips: skips });
   return { records, skips };
 }

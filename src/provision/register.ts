@@ -5,7 +5,7 @@ import { addGcHook } from '../workspace/gc.js';
 import { addRemoveHooks } from '../workspace/remove.js';
 import { formatBytes } from './budget.js';
 import { collectProvisionGarbage } from './gc.js';
-import { ensureMounted, forgetTask, ownsMount, releaseRecords } from './lifecycle.js';
+import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts } from './lifecycle.js';
 import { provisionTask, stderrProgress } from './provision.js';
 import { resolveSources, type Sources } from './sources.js';
 import { provisionRecords } from './types.js';
@@ -50,7 +50,11 @@ addAuditSection({
   },
 });
 
-// A cow layer lost to a reboot is mounted again before any command runs in the workspace.
+// Before any command runs in the workspace: a global cow layer lost to a reboot is mounted
+// again, and the run is handed the namespaced ones to mount in its own namespace. Read afresh:
+// setup during `warren new` is given the task as it was before provisioning recorded its paths.
 addBeforeRunHook(async (ctx, task) => {
-  await ensureMounted(ctx, task);
+  const current = ctx.store.getTask(ctx.key, task.id) ?? task;
+  await ensureMounted(ctx, current);
+  return runMounts(current);
 });

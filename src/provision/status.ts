@@ -3,7 +3,7 @@ import path from 'node:path';
 import { statusOf } from '../git/repo.js';
 import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
-import { overlayAt } from './overlay.js';
+import { hiddenInNamespace, overlayAt } from './overlay.js';
 import { sha256File } from './snapshot.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 import { lexists } from '../util/lexists.js';
@@ -33,9 +33,17 @@ export interface TaskStatus {
 
 export const MAX_LISTED = 500;
 
+/**
+ * How to tell which lower entries an opaque directory of the upper layer hides (one replaced
+ * with `rm -rf dir && mkdir dir`): the merged view of a global mount, the lower entries a
+ * namespaced overlay hides (read in a namespace), or — unmounted — not at all.
+ */
+export type MergedView = { merged: string } | { hidden: ReadonlySet<string> } | null;
+
 /** Reads a cow path's upper layer: every entry there is a change; a 0:0 character device is a deletion. */
-export function upperChanges(upper: string, lower: string, merged: string | null): Change[] {
+export function upperChanges(upper: string, lower: string, view: MergedView): Change[] {
   const changes: Change[] = [];
+  const hidden = (rel: string): boolean => (view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel));
   walkTree(upper, (rel, st) => {
     if (rel === '') return;
     const inLower = lexists(path.join(lower, rel));
@@ -43,11 +51,10 @@ export function upperChanges(upper: string, lower: string, merged: string | null
       changes.push({ path: rel, change: 'deleted' });
     } else if (st.isDirectory()) {
       if (!inLower) changes.push({ path: rel, change: 'added' });
-      else if (merged !== null) {
-        // An opaque directory (rm -rf then mkdir, as npm does) hides the lower entries without whiteouts.
+      else if (view !== null) {
         for (const name of safeList(path.join(lower, rel))) {
           const child = `${rel}/${name}`;
-          if (!lexists(path.join(merged, child)) && !lexists(path.join(upper, child))) changes.push({ path: child, change: 'deleted' });
+          if (!lexists(path.join(upper, child)) && hidden(child)) changes.push({ path: child, change: 'deleted' });
         }
       }
     } else {
@@ -57,12 +64,46 @@ export function upperChanges(upper: string, lower: string, merged: string | null
   return changes.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-function recordStatus(task: Task, r: ProvisionRecord): ProvisionedStatus {
+/**
+ * For a namespaced layer: one lower entry, absent from the upper layer, per directory of the
+ * upper layer that is also in the lower one. Hidden in the merged view exactly when that
+ * directory is opaque, so the answer for it holds for all its lower entries.
+ */
+export function opacityProbes(upper: string, lower: string): Map<string, string> {
+  const probes = new Map<string, string>(); // probe → its directory
+  walkTree(upper, (rel, st) => {
+    if (rel === '' || !st.isDirectory() || !lexists(path.join(lower, rel))) return;
+    const name = safeList(path.join(lower, rel)).find((n) => !n.includes('\n') && !lexists(path.join(upper, rel, n)));
+    if (name !== undefined) probes.set(`${rel}/${name}`, rel);
+  });
+  return probes;
+}
+
+/** The lower entries a namespaced layer hides: every lower entry of each directory whose probe is hidden. */
+async function namespacedView(upper: string, lower: string, target: string): Promise<{ view: MergedView; error?: string }> {
+  const probes = opacityProbes(upper, lower);
+  const seen = await hiddenInNamespace(upper, lower, target, [...probes.keys()]);
+  if (!seen.ok) return { view: null, error: `entries hidden by a replaced directory could not be read (${seen.error})` };
+  const hidden = new Set<string>();
+  for (const probe of seen.hidden) {
+    const dir = probes.get(probe);
+    if (dir !== undefined) for (const name of safeList(path.join(lower, dir))) hidden.add(`${dir}/${name}`);
+  }
+  return { view: { hidden } };
+}
+
+async function recordStatus(task: Task, r: ProvisionRecord): Promise<ProvisionedStatus> {
   const target = path.join(task.path, r.path);
   const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: r.isolated, changed: [], changedCount: 0 };
   let changes: Change[] = [];
   if (r.mode === 'cow' && r.upper && r.lower) {
-    changes = upperChanges(r.upper, r.lower, overlayAt(target) ? target : null);
+    let view: MergedView = overlayAt(target) ? { merged: target } : null;
+    if (r.namespaced) {
+      const read = await namespacedView(r.upper, r.lower, target);
+      view = read.view;
+      if (read.error) out.unknown = read.error;
+    }
+    changes = upperChanges(r.upper, r.lower, view);
   } else if (r.manifest) {
     const before = readManifest(r.manifest);
     if (before === null) {
@@ -87,7 +128,8 @@ function recordStatus(task: Task, r: ProvisionRecord): ProvisionedStatus {
 export async function taskStatus(task: Task): Promise<TaskStatus> {
   const tracked = (await statusOf(task.path)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
-  const provisioned = records.map((r) => recordStatus(task, r));
+  const provisioned: ProvisionedStatus[] = [];
+  for (const r of records) provisioned.push(await recordStatus(task, r));
   const staleLockfiles: TaskStatus['staleLockfiles'] = [];
   const seen = new Set<string>();
   for (const r of records) {

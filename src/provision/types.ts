@@ -40,7 +40,7 @@ export interface ProvisionRecord {
   entries: number;
   bytes: number;
   ms: number;
-  /** How it was made: overlay, reflink, clonefile, cp -a, cp -al, symlink. */
+  /** How it was made: overlay, overlay (user namespace), reflink, clonefile, cp -a, cp -al, symlink. */
   method: string;
   /** Absolute path in the main checkout it came from. */
   source: string;
@@ -55,6 +55,11 @@ export interface ProvisionRecord {
   lower?: string;
   upper?: string;
   work?: string;
+  /**
+   * cow without root: the overlay is mounted nowhere on the host, only inside the user
+   * namespace of each command warren runs in the workspace (its layers use `userxattr`).
+   */
+  namespaced?: boolean;
   /** copy/hardlink/share: manifest (size, mtime, inode) taken at provisioning. */
   manifest?: string;
 }

@@ -1,25 +1,30 @@
 import { spawnSync } from 'node:child_process';
 import { hasProc } from './proc.js';
+import { mountArgv, type RunMount } from './run-mounts.js';
 
 /**
  * How a run's process tree is held together so that it can be ended as a whole.
  *
- * - `pid-namespace` (Linux): the command runs in its own PID namespace. When the namespace's
- *   first process exits, the kernel kills every other process in it — including ones that
- *   called setsid() or double-forked — so nothing of the run can outlive it. `setpriv
- *   --pdeathsig KILL` makes the wrapper die with warren (even on SIGKILL), and `unshare
- *   --kill-child` (or bwrap `--die-with-parent`) carries that on to the namespace.
- * - `process-group` (elsewhere, or where namespaces are not permitted): the command leads
- *   its own process group, which warren signals. A process that leaves the group (setsid)
- *   escapes this; warren records the fallback as an event on every run.
+ * - `pid-namespace` (Linux, root): the command runs in its own PID namespace. When the
+ *   namespace's first process exits, the kernel kills every other process in it — including
+ *   ones that called setsid() or double-forked — so nothing of the run can outlive it.
+ *   `setpriv --pdeathsig KILL` makes the wrapper die with warren (even on SIGKILL), and
+ *   `unshare --kill-child` (or bwrap `--die-with-parent`) carries that on to the namespace.
+ * - `user-namespace` (Linux, not root): the same PID namespace, made inside an unprivileged
+ *   user namespace (which is what lets a user who is not root make one). Its first process is
+ *   root of that namespace just long enough to mount the run's copy-on-write layers, then
+ *   enters a nested user namespace that maps the real uid and gid back, so the command runs
+ *   as the user it was started by, with no capabilities.
+ * - `process-group` (elsewhere, or where neither is permitted): the command leads its own
+ *   process group, which warren signals. A process that leaves the group (setsid) escapes
+ *   this; warren records the fallback as an event on every run.
  */
-export type ContainmentKind = 'pid-namespace' | 'process-group';
+export type Containment =
+  | { kind: 'pid-namespace'; reason: string }
+  | { kind: 'user-namespace'; reason: string; uid: number; gid: number }
+  | { kind: 'process-group'; reason: string };
 
-export interface Containment {
-  kind: ContainmentKind;
-  /** Why this kind was chosen (shown in the run's event). */
-  reason: string;
-}
+export type ContainmentKind = Containment['kind'];
 
 let cached: Containment | null = null;
 
@@ -28,20 +33,45 @@ export function detectContainment(): Containment {
   return cached;
 }
 
+const PID_NS = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--'];
+const USER_PID_NS = ['unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--'];
+
+/** Back to the real user, in a nested user namespace: the command runs as uid/gid with no capabilities. */
+function asUser(uid: number, gid: number): string[] {
+  return ['unshare', '--user', `--map-user=${uid}`, `--map-group=${gid}`, '--'];
+}
+
+/** The kind is tried for real (the wrapper around `true`): permission to unshare has no other sign without exceptions. */
 function probe(): Containment {
   if (process.platform !== 'linux' || !hasProc()) {
     return { kind: 'process-group', reason: `${process.platform} has no PID namespaces` };
   }
-  const result = spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'true'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    encoding: 'utf8',
-    timeout: 5000,
-  });
-  if (result.error) return { kind: 'process-group', reason: `setpriv/unshare unavailable (${result.error.message})` };
-  if (result.status !== 0) {
-    return { kind: 'process-group', reason: `unshare --pid is not permitted here: ${result.stderr.trim() || `exit ${result.status}`}` };
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  if (uid === 0) {
+    const refused = tryWrapper([...PID_NS, 'true']);
+    return refused === null
+      ? { kind: 'pid-namespace', reason: 'unshare --pid --fork --kill-child' }
+      : { kind: 'process-group', reason: `unshare --pid is not permitted here: ${refused}` };
   }
-  return { kind: 'pid-namespace', reason: 'unshare --pid --fork --kill-child' };
+  const refused = tryWrapper([...USER_PID_NS, ...asUser(uid, gid), 'true']);
+  if (refused === null) {
+    return {
+      kind: 'user-namespace',
+      reason: `not root: unshare --user --map-root-user --pid --fork --kill-child, then --map-user=${uid} --map-group=${gid} so commands run as uid ${uid} with no capabilities`,
+      uid,
+      gid,
+    };
+  }
+  return { kind: 'process-group', reason: `not root, and unshare --user --pid is not permitted here: ${refused}` };
+}
+
+/** Null when `setpriv --pdeathsig KILL -- ARGV` ran and exited 0; else why not. */
+function tryWrapper(argv: readonly string[]): string | null {
+  const result = spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', ...argv], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 5000 });
+  if (result.error) return `setpriv/unshare unavailable (${result.error.message})`;
+  if (result.status !== 0) return result.stderr.trim().split('\n')[0] || `exit ${result.status}`;
+  return null;
 }
 
 /**
@@ -69,10 +99,24 @@ const INIT = [
   'exit "$s"',
 ].join('\n');
 
-/** The argv that runs `argv` (already sandbox-wrapped, if at all) under this containment. */
-export function containedArgv(kind: ContainmentKind, argv: readonly string[], sandboxed: boolean): string[] {
-  if (kind === 'process-group') return [...argv];
-  // bwrap --unshare-pid brings its own PID namespace and reaping init; only the death signal is added.
-  if (sandboxed) return ['setpriv', '--pdeathsig', 'KILL', '--', ...argv];
-  return ['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', INIT, 'warren-init', ...argv];
+/**
+ * The argv that runs `argv` (already sandbox-wrapped, if at all) under this containment, with
+ * `mounts` made first in the run's own mount namespace (visible to the command only).
+ */
+export function containedArgv(containment: Containment, argv: readonly string[], sandboxed: boolean, mounts: readonly RunMount[] = []): string[] {
+  if (containment.kind === 'process-group') {
+    if (mounts.length > 0) throw new Error('containedArgv: mounts need a namespace; the caller checks this before spawning');
+    return [...argv];
+  }
+  const deathsig = ['setpriv', '--pdeathsig', 'KILL', '--'];
+  const user = containment.kind === 'user-namespace' ? asUser(containment.uid, containment.gid) : [];
+  if (sandboxed) {
+    // bwrap --unshare-pid brings its own PID namespace and reaping init; only the death signal
+    // is added, and a mount namespace when there is something to mount (bwrap binds it along).
+    if (mounts.length === 0) return [...deathsig, ...argv];
+    const mountNs = containment.kind === 'user-namespace' ? ['unshare', '--user', '--map-root-user', '--mount', '--'] : ['unshare', '--mount', '--'];
+    return [...deathsig, ...mountNs, ...mountArgv(mounts), ...user, ...argv];
+  }
+  const ns = containment.kind === 'user-namespace' ? USER_PID_NS : PID_NS;
+  return [...deathsig, ...ns, ...mountArgv(mounts), ...user, 'sh', '-c', INIT, 'warren-init', ...argv];
 }

@@ -1,4 +1,3 @@
-import { runBeforeRunHooks } from './before-run.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
@@ -6,8 +5,10 @@ import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
+import { runBeforeRunHooks } from './before-run.js';
 import { detectContainment } from './containment.js';
 import { finishRun, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import { assertRunnable, taskEnv } from './task-env.js';
@@ -57,10 +58,17 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const env = { ...process.env, ...taskEnv(ctx, task) };
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
-  await runBeforeRunHooks(ctx, task);
+  const containment = detectContainment();
+  const mounts = await runBeforeRunHooks(ctx, task);
+  if (mounts.length > 0 && containment.kind === 'process-group') {
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, and commands cannot run in a namespace here (${containment.reason}); nothing was run.`,
+      { hint: `Run \`warren provision ${task.id} --refresh\` to provision them again in a way this machine supports.` },
+    );
+  }
   const runId = newRunId();
   const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
-  const containment = detectContainment();
   insertRun(ctx.store, {
     id: runId,
     project: ctx.key,
@@ -82,15 +90,10 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     message: `${request.kind} ${request.label} started (log ${log})`,
     data: { runId, kind: request.kind, log, command: [...request.argv] },
   });
-  if (containment.kind !== 'pid-namespace') {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: task.id,
-      kind: 'run.containment_fallback',
-      level: 'warn',
-      message: `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`,
-      data: { runId, reason: containment.reason },
-    });
+  if (containment.kind === 'process-group') {
+    const message = `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`;
+    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
+    if (request.echo !== 'none') process.stderr.write(`warren: ${message}\n`);
   }
   const result = await supervise({
     argv: sandboxArgv(profile, task.path, request.argv),
@@ -102,8 +105,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     logPath: log,
     echo: request.echo,
     sandboxed: profile.kind !== 'none',
+    mounts,
   });
-  const reason = explain(result, request.timeoutMs, profile.kind === 'none' ? null : sandboxFailureReason(profile, tail(log)));
+  const logTail = result.exitCode === 0 ? '' : tail(log);
+  const failure = (mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null) ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
+  const reason = explain(result, request.timeoutMs, failure);
   finishRun(ctx.store, runId, result, reason);
   const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
   ctx.store.addEvent({
@@ -138,11 +144,12 @@ export function exitStatusOf(outcome: RunOutcome): number {
   return outcome.exitCode ?? 1;
 }
 
-function explain(result: SuperviseResult, timeoutMs: number | undefined, sandboxReason: string | null): string | null {
+/** Why the run did not succeed: timeout and cancel first, else what the log says (a mount step, the sandbox). */
+function explain(result: SuperviseResult, timeoutMs: number | undefined, failure: string | null): string | null {
   const ending = result.forced ? 'SIGKILL after the grace period' : 'SIGTERM';
   if (result.timedOut) return `timed out after ${timeoutMs}ms; ended with ${ending}`;
   if (result.canceledBy) return `canceled by ${result.canceledBy} to warren; ended with ${ending}`;
-  if (result.exitCode !== 0) return sandboxReason;
+  if (result.exitCode !== 0) return failure;
   return null;
 }
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { containedArgv, detectContainment, type ContainmentKind } from './containment.js';
 import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from './proc.js';
+import type { RunMount } from './run-mounts.js';
 
 /**
  * The one place warren starts a task's processes (git has its own seam). Every run is bounded:
@@ -24,6 +25,8 @@ export interface SuperviseSpec {
   echo: 'split' | 'stderr' | 'none';
   /** True when `argv` is a bwrap command line that makes its own PID namespace. */
   sandboxed: boolean;
+  /** Made in the run's own mount namespace before the command starts (needs a namespace containment). */
+  mounts?: readonly RunMount[];
 }
 
 export type EndReason = 'exited' | 'timeout' | 'SIGINT' | 'SIGTERM' | 'SIGHUP';
@@ -48,8 +51,9 @@ export interface SuperviseResult {
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
-  const containment = detectContainment().kind;
-  const argv = containedArgv(containment, spec.argv, spec.sandboxed);
+  const contained = detectContainment();
+  const containment = contained.kind;
+  const argv = containedArgv(contained, spec.argv, spec.sandboxed, spec.mounts ?? []);
   const [file, ...args] = argv;
   if (file === undefined) throw new Error('supervise: empty argv');
   const logFd = fs.openSync(spec.logPath, 'a', 0o600);
@@ -68,7 +72,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
 
   let nsInode: number | null = null;
   const namespace = (): number | null => {
-    if (nsInode !== null || rootPid === undefined || containment !== 'pid-namespace') return nsInode;
+    if (nsInode !== null || rootPid === undefined || containment === 'process-group') return nsInode;
     const own = pidNamespaceOf(process.pid);
     for (const kid of childrenOf(rootPid)) {
       const ino = pidNamespaceOf(kid);
@@ -179,7 +183,7 @@ function decodeStatus(code: number | null, signal: NodeJS.Signals | null): { exi
 }
 
 function findSurvivors(kind: ContainmentKind, ino: number | null, rootPid: number | undefined): number[] {
-  if (kind === 'pid-namespace') return ino === null ? [] : pidsInNamespace(ino);
+  if (kind !== 'process-group') return ino === null ? [] : pidsInNamespace(ino);
   return rootPid !== undefined && isAlive(rootPid) ? [rootPid] : [];
 }
 

@@ -24,11 +24,12 @@ export function removeTree(root: string): RemoveFailure[] {
     tryRemove(root, false, failures);
     return failures;
   }
-  walk(root, rootStat.dev, failures);
+  walk(root, rootStat, failures);
   return failures;
 }
 
-function walk(dir: string, dev: number, failures: RemoveFailure[]): void {
+function walk(dir: string, dirStat: fs.Stats, failures: RemoveFailure[]): void {
+  grantOwnerAccess(dir, dirStat);
   let names: string[];
   try {
     names = fs.readdirSync(dir);
@@ -46,17 +47,48 @@ function walk(dir: string, dev: number, failures: RemoveFailure[]): void {
       continue;
     }
     if (stat.isDirectory()) {
-      if (stat.dev !== dev) {
+      if (stat.dev !== dirStat.dev) {
         failures.push({ path: full, code: 'EMOUNTPOINT' });
         continue;
       }
-      walk(full, dev, failures);
+      walk(full, stat, failures);
       tryRemove(full, true, failures);
     } else {
       tryRemove(full, false, failures);
     }
   }
   tryRemove(dir, true, failures);
+}
+
+/** O_PATH (Linux): a handle on the inode itself, opened without read permission. */
+const O_PATH = 0o10000000;
+
+/**
+ * A directory of ours without read, write or search permission for us cannot be emptied —
+ * overlayfs makes its `work/work` dir mode 000, and some tools make read-only trees (0555). Its
+ * owner may chmod it; root needs no permission bits. chmod(2) follows symlinks, and the
+ * directory could be swapped for a link after the lstat: so it is opened without following
+ * links (O_PATH | O_NOFOLLOW), checked to be the same inode, and changed through that handle's
+ * /proc/self/fd link, which names the inode, not a path. Elsewhere nothing is changed and the
+ * read that follows fails and is reported.
+ */
+function grantOwnerAccess(dir: string, stat: fs.Stats): void {
+  const uid = process.getuid?.();
+  if (uid === undefined || uid === 0 || stat.uid !== uid || (stat.mode & 0o700) === 0o700 || process.platform !== 'linux') return;
+  let fd: number;
+  try {
+    fd = fs.openSync(dir, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);
+  } catch {
+    return;
+  }
+  try {
+    const now = fs.fstatSync(fd);
+    if (now.ino === stat.ino && now.dev === stat.dev) fs.chmodSync(`/proc/self/fd/${fd}`, (stat.mode & 0o7777) | 0o700);
+  } catch {
+    // the read that follows fails and names it
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function tryRemove(target: string, isDir: boolean, failures: RemoveFailure[]): void {

@@ -13,7 +13,7 @@ export interface ToolResult {
   stderr: string;
 }
 
-export function runTool(argv: readonly string[], options: { cwd?: string; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ToolResult> {
+export function runTool(argv: readonly string[], options: { cwd?: string; timeoutMs?: number; signal?: AbortSignal; input?: string } = {}): Promise<ToolResult> {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new Error('runTool: empty argv');
   const timeoutMs = options.timeoutMs ?? 30 * 60_000;
@@ -21,9 +21,13 @@ export function runTool(argv: readonly string[], options: { cwd?: string; timeou
     const child = spawn(cmd, args, {
       cwd: options.cwd,
       env: { ...process.env, LC_ALL: 'C' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
+    if (options.input !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined); // the tool may exit without reading it all
+      child.stdin.end(options.input);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const kill = (): void => {
@@ -35,8 +39,8 @@ export function runTool(argv: readonly string[], options: { cwd?: string; timeou
     };
     const timer = setTimeout(kill, timeoutMs);
     options.signal?.addEventListener('abort', kill, { once: true });
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
     child.on('error', (cause) => {
       clearTimeout(timer);
       resolve({ argv: [...argv], exitCode: 127, stdout: '', stderr: cause.message });
