@@ -135,33 +135,46 @@ try {
 
   const env = { ...process.env, WARREN_HOME: home };
   let task = 0;
-  const warrenNew = (mode) => {
+  // The floor under any Node command that makes a worktree, in this environment: Node's own
+  // start-up and a bare `git worktree add`.
+  measure('floor: node -e 0 (Node start-up alone)', () => run(['node', '-e', '0']));
+  measure('floor: git worktree add (bare)', (dst) => run(['git', 'worktree', 'add', '-q', '-b', `floor-${path.basename(dst)}`, dst], { cwd: repo }));
+  const warrenNew = (mode, extraEnv = {}) => {
     fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
     const id = `t${task++}`;
     settle();
-    const ms = time(() => run(['node', warrenBin, 'new', 'feat', id, '--no-sync'], { cwd: repo, env }));
+    // As a user runs it (no --no-sync: the base has no upstream here, so nothing is fetched).
+    const runEnv = { ...env, ...extraEnv };
+    for (const [k, v] of Object.entries(runEnv)) if (v === undefined) delete runEnv[k];
+    const ms = time(() => run(['node', warrenBin, 'new', 'feat', id], { cwd: repo, env: runEnv }));
     // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
     const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
     const step = shown.data.provision?.[0];
     if (mode && step?.mode !== mode) throw new Error(`asked for ${mode}, got ${JSON.stringify(step)}`);
     return { id, ms, stepMs: step?.ms };
   };
-  const series = (name, mode) => {
+  const series = (name, mode, n = runs, extraEnv = {}) => {
     const times = [];
     const steps = [];
-    for (let i = 0; i < runs; i++) {
+    for (let i = 0; i < n; i++) {
       // Workspaces are kept until the end: deleting a 20,000-file copy right before the next copy
       // slows that copy 2-3x on ext4 here, and the cp -a baseline does not delete between runs either.
-      const { ms, stepMs } = warrenNew(mode);
+      const { ms, stepMs } = warrenNew(mode, extraEnv);
       times.push(ms);
       steps.push(stepMs);
     }
-    note(name, median(times), `(median of ${runs})`, mode ? median(steps) : undefined);
+    note(name, median(times), `(median of ${n})`, mode ? median(steps) : undefined);
   };
   series('warren new, nothing provisioned', null);
   const first = warrenNew('cow');
   note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
-  series('warren new, cow (snapshot exists)', 'cow');
+  // The target row: cheap, so more runs for a steadier median.
+  series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
+    // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
+    series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), { NODE_EXTRA_CA_CERTS: undefined });
+  }
   series('warren new, copy', 'copy');
   series('warren new, hardlink', 'hardlink');
   cpA();

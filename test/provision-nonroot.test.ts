@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { waitForFile, waitUntilGone, pidsWithEnv } from './helpers/procs.js';
 import { BIN, gitIn, tmpDir } from './helpers/repo.js';
-import { makeNodeModules, treeDigest } from './helpers/tree.js';
+import { makeNodeModules, recordOverlayRun, treeDigest } from './helpers/tree.js';
 
 /**
  * warren run as an unprivileged user (uid 65534, through setpriv): the real
@@ -50,6 +50,9 @@ function userNsOverlayUnavailable(): string | null {
 }
 const nsUnavailable = userNsOverlayUnavailable();
 if (nsUnavailable && !unavailable) console.warn(`[provision-nonroot] user-namespace cow tests skipped: ${nsUnavailable}`);
+// .ci/run fails the build if these were skipped on a machine where nobody can mount overlay in a user namespace.
+let nsTestsRan = 0;
+afterAll(() => recordOverlayRun('provision-nonroot', nsTestsRan, nsUnavailable));
 const bwrapUnavailable = spawnSync('bwrap', ['--version']).status === 0 ? null : 'bubblewrap (bwrap) is not installed';
 if (bwrapUnavailable && !nsUnavailable) console.warn(`[provision-nonroot] bwrap test skipped: ${bwrapUnavailable}`);
 
@@ -222,6 +225,7 @@ describe.skipIf(unavailable !== null)('removeTree as an unprivileged user', () =
 
 describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', () => {
   it('exec sees the snapshot and writes only its upper layer; never on the host; status, --refresh and rm', async () => {
+    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     const before = treeDigest(path.join(repo.root, 'node_modules'));
     const one = repo.json<{ path: string }>(['new', 'feat', 'one']).path;
@@ -306,6 +310,7 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
   });
 
   it('a command run as nobody is held in a PID namespace: what it starts in the background does not outlive it', async () => {
+    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     const ws = repo.json<{ path: string }>(['new', 'feat', 'pids', '--no-setup']).path;
     const ready = path.join(repo.marks, 'ready');
@@ -366,6 +371,7 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
   });
 
   it('a layer that cannot be mounted for a run stops the run before its command, saying why', () => {
+    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     repo.json(['new', 'feat', 'broken', '--no-setup']);
     const [rec] = provisionOf(repo, 'broken');

@@ -82,6 +82,25 @@ describe('warren stopped by a signal', () => {
     await run.done;
     expect(await waitUntilGone(pids)).toEqual([]);
     expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
+
+    // The killed warren could not record the end; the next run of the task closes the record.
+    const openRuns = (): Record<string, unknown>[] => {
+      const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT id, ended_at, reason FROM runs WHERE task_id = ? ORDER BY started_at').all('k1') as Record<string, unknown>[];
+      } finally {
+        db.close();
+      }
+    };
+    const [killed] = openRuns();
+    expect(killed).toMatchObject({ ended_at: null });
+    expect((await repo.warren('exec', 'k1', '--', 'true')).code).toBe(0);
+    const [closed, next] = openRuns();
+    expect(closed).toMatchObject({ id: killed?.id, reason: expect.stringMatching(/^interrupted: /) });
+    expect(closed?.ended_at).toEqual(expect.any(String));
+    expect(next?.reason).toBeNull();
+    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'k1', '--events', '50');
+    expect(shown.json.events.some((e) => e.kind === 'run.interrupted' && e.message.includes(String(killed?.id)))).toBe(true);
   });
 });
 

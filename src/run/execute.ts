@@ -7,7 +7,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
 import { runBeforeRunHooks } from './before-run.js';
 import { detectContainment } from './containment.js';
-import { finishRun, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import { closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
@@ -66,6 +66,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, and commands cannot run in a namespace here (${containment.reason}); nothing was run.`,
       { hint: `Run \`warren provision ${task.id} --refresh\` to provision them again in a way this machine supports.` },
     );
+  }
+  for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
+    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.interrupted', level: 'warn', message: `run ${id} was ${INTERRUPTED_REASON}`, data: { runId: id } });
   }
   const runId = newRunId();
   const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);

@@ -56,3 +56,18 @@ export function finishRun(store: Store, id: string, result: SuperviseResult, rea
     )
     .run(result.startedAt, result.endedAt, result.exitCode, result.signal, result.timedOut ? 1 : 0, result.canceledBy, reason, result.containment, id);
 }
+
+/** The `reason` of a run whose warren ended without recording the end. */
+export const INTERRUPTED_REASON = 'interrupted: the warren that ran it ended without recording the end (killed?); its processes ended with it';
+
+/**
+ * Closes the runs of a task that never recorded an end: their warren was killed (SIGKILL, power
+ * loss), and the run's processes went with it (death signal, PID namespace). Called by the next
+ * run of the task, under the task lock, so no run of the task can be in progress. Returns their ids.
+ */
+export function closeInterruptedRuns(store: Store, project: string, taskId: string, now = new Date()): string[] {
+  const open = store.db.prepare('SELECT id FROM runs WHERE project = ? AND task_id = ? AND ended_at IS NULL').all(project, taskId) as { id: string }[];
+  const close = store.db.prepare('UPDATE runs SET ended_at = ?, reason = ? WHERE id = ? AND ended_at IS NULL');
+  for (const { id } of open) close.run(now.toISOString(), INTERRUPTED_REASON, id);
+  return open.map((r) => r.id);
+}
