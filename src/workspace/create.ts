@@ -73,7 +73,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   const id = validateTaskId(options.id);
   const branch = branchFor(type, id);
   if (!isValidBranchName(branch)) {
-    throw new WarrenError('BRANCH_INVALID', `branch name ${JSON.stringify(branch)} is rejected by git check-ref-format --branch. Nothing was created.`, {
+    throw new WarrenError('BRANCH_INVALID', `branch name ${JSON.stringify(branch)} breaks git's branch-name rules (git check-ref-format --branch). Nothing was created.`, {
       hint: 'Pick a task ID that makes a valid branch name.',
     });
   }

@@ -16,6 +16,7 @@ describe('hostile task IDs and types', () => {
     ['a double dot', ['feat', '--', 'a..b'], /no "\.\."/],
     ['a .lock suffix', ['feat', '--', 'x.lock'], /\.lock/],
     ['a leading dot', ['feat', '--', '.hidden'], /must match/],
+    ['a trailing dot (a branch name git refuses)', ['feat', '--', 'a.'], /breaks git's branch-name rules/],
     ['an unknown type', ['hack', 'T-1'], /not one of feat, fix, refactor, docs, chore/],
     ['a type with a slash', ['feat/x', 'T-1'], /not one of/],
   ];
@@ -25,7 +26,7 @@ describe('hostile task IDs and types', () => {
     const before = refsAndWorktrees(repo.root);
     const res = await repo.warrenJson<{ error: { code: string; message: string } }>('new', ...args);
     expect(res.code).toBe(2);
-    expect(['ID_INVALID', 'TYPE_INVALID']).toContain(res.json.error.code);
+    expect(['ID_INVALID', 'TYPE_INVALID', 'BRANCH_INVALID']).toContain(res.json.error.code);
     expect(res.json.error.message).toMatch(rule);
     expect(res.json.error.message).toMatch(/Nothing was created/);
     expect(refsAndWorktrees(repo.root)).toBe(before);
