@@ -1,5 +1,7 @@
 import { addCreateHook, CREATE_PHASE } from '../workspace/create.js';
+import { addGcHook } from '../workspace/gc.js';
 import { addRemoveHooks } from '../workspace/remove.js';
+import { collectRunLogs } from './log-gc.js';
 import { runSteps } from './commands.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
@@ -91,3 +93,6 @@ addRemoveHooks({
     }
   },
 });
+
+// Run logs outlive `rm` for a while, then `gc` deletes them (with their rows in `runs`).
+addGcHook({ collect: (ctx) => collectRunLogs(ctx) });

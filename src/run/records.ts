@@ -32,7 +32,7 @@ export function newRunId(): string {
   return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(4).toString('hex')}`;
 }
 
-/** `$WARREN_HOME/logs/<project>/<task>/`: kept after the run (and after `rm`) for inspection. */
+/** `$WARREN_HOME/logs/<project>/<task>/`: kept after the run and after `rm`; `gc` deletes a removed task's logs a week after its last run (log-gc.ts). */
 export function logDir(store: Store, project: string, taskId: string): string {
   const dir = path.join(store.home, 'logs', project, taskId);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
