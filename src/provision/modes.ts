@@ -63,9 +63,15 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
   env.budget.used.entries += counted.entries;
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);
-  await copying;
+  // Written while cp still runs; a failed copy takes its manifest with it.
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
   writeManifest(manifest, withoutInodes(facts));
+  try {
+    await copying;
+  } catch (err) {
+    fs.rmSync(manifest, { force: true });
+    throw err;
+  }
   return {
     record: { ...rec, mode: 'copy', isolated: true, method, entries: counted.entries, bytes: counted.bytes, ms: Date.now() - started, manifest, ...(fallback ? { fallback } : {}) },
   };
