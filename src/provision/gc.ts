@@ -9,6 +9,7 @@ import { overlaysRoot } from './layout.js';
 import { overlayOption, unmount } from './overlay.js';
 import { snapshotLockPath, snapshotsDir } from './snapshot.js';
 import { provisionRecords } from './types.js';
+import { listDir } from '../util/list-dir.js';
 
 type Collected = { removed: GcResult['removed']; kept: { path: string; kind: string; reason: string }[] };
 
@@ -37,9 +38,9 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
   }
 
   const mountedUppers = new Set(readMounts().map((m) => overlayOption(m, 'upperdir')).filter((u): u is string => u !== null));
-  for (const project of safeList(ovRoot)) {
+  for (const project of listDir(ovRoot)) {
     if (project.startsWith('.')) continue;
-    for (const id of safeList(path.join(ovRoot, project))) {
+    for (const id of listDir(path.join(ovRoot, project))) {
       if (live.has(`${project}/${id}`)) continue;
       const dir = path.join(ovRoot, project, id);
       if ([...mountedUppers].some((u) => u.startsWith(`${dir}/`))) {
@@ -54,8 +55,8 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
 
   // Manifests of tasks that are gone (a rolled-back `new`, a record lost in a crash).
   const manifests = path.join(home, 'provision');
-  for (const project of safeList(manifests)) {
-    for (const id of safeList(path.join(manifests, project))) {
+  for (const project of listDir(manifests)) {
+    for (const id of listDir(path.join(manifests, project))) {
       if (live.has(`${project}/${id}`)) continue;
       const dir = path.join(manifests, project, id);
       if (removeTree(dir).length === 0) out.removed.push({ kind: 'manifests', path: dir, id, action: 'delete-dir' });
@@ -64,7 +65,7 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
 
   const used = new Set(allTasks.flatMap((t) => provisionRecords(t.data).map((r) => r.snapshot)).filter((k): k is string => k !== undefined));
   const mountedLowers = readMounts().map((m) => overlayOption(m, 'lowerdir') ?? '');
-  for (const name of safeList(snapshotsDir(home))) {
+  for (const name of listDir(snapshotsDir(home))) {
     if (name.endsWith('.lock') || name.endsWith('.takeover')) continue;
     const dir = path.join(snapshotsDir(home), name);
     const key = name.replace(/^\.tmp-/, '').replace(/-\d+$/, '');
@@ -87,10 +88,3 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
   return out;
 }
 
-function safeList(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-}

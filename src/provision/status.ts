@@ -7,6 +7,7 @@ import { hiddenInNamespace, overlayAt } from './overlay.js';
 import { sha256File } from './snapshot.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 import { lexists } from '../util/lexists.js';
+import { listDir } from '../util/list-dir.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -52,7 +53,7 @@ export function upperChanges(upper: string, lower: string, view: MergedView): Ch
     } else if (st.isDirectory()) {
       if (!inLower) changes.push({ path: rel, change: 'added' });
       else if (view !== null) {
-        for (const name of safeList(path.join(lower, rel))) {
+        for (const name of listDir(path.join(lower, rel))) {
           const child = `${rel}/${name}`;
           if (!lexists(path.join(upper, child)) && hidden(child)) changes.push({ path: child, change: 'deleted' });
         }
@@ -73,7 +74,7 @@ export function opacityProbes(upper: string, lower: string): Map<string, string>
   const probes = new Map<string, string>(); // probe → its directory
   walkTree(upper, (rel, st) => {
     if (rel === '' || !st.isDirectory() || !lexists(path.join(lower, rel))) return;
-    const name = safeList(path.join(lower, rel)).find((n) => !n.includes('\n') && !lexists(path.join(upper, rel, n)));
+    const name = listDir(path.join(lower, rel)).find((n) => !n.includes('\n') && !lexists(path.join(upper, rel, n)));
     if (name !== undefined) probes.set(`${rel}/${name}`, rel);
   });
   return probes;
@@ -87,7 +88,7 @@ async function namespacedView(upper: string, lower: string, target: string): Pro
   const hidden = new Set<string>();
   for (const probe of seen.hidden) {
     const dir = probes.get(probe);
-    if (dir !== undefined) for (const name of safeList(path.join(lower, dir))) hidden.add(`${dir}/${name}`);
+    if (dir !== undefined) for (const name of listDir(path.join(lower, dir))) hidden.add(`${dir}/${name}`);
   }
   return { view: { hidden } };
 }
@@ -154,10 +155,3 @@ function safeIno(p: string): number | null {
   }
 }
 
-function safeList(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-}

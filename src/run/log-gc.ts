@@ -3,6 +3,7 @@ import path from 'node:path';
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { GcPlan, GcResult } from '../workspace/gc.js';
+import { listDir } from '../util/list-dir.js';
 
 /**
  * How long the run logs of a task stay after the task is gone: `rm` keeps them so that what
@@ -20,7 +21,7 @@ export async function collectRunLogs(ctx: ProjectContext, now = Date.now()): Pro
   const out: { removed: GcResult['removed']; kept: GcPlan['kept'] } = { removed: [], kept: [] };
   const root = path.join(ctx.store.home, 'logs', ctx.key);
   const live = new Set(ctx.store.listTasks(ctx.key).map((t) => t.id));
-  for (const id of list(root)) {
+  for (const id of listDir(root)) {
     if (live.has(id)) continue;
     const dir = path.join(root, id);
     const newest = newestMtime(dir);
@@ -43,14 +44,7 @@ export async function collectRunLogs(ctx: ProjectContext, now = Date.now()): Pro
 /** The newest modification time in a log folder (lstat: links are not followed). */
 function newestMtime(dir: string): number {
   let newest = fs.lstatSync(dir).mtimeMs;
-  for (const name of list(dir)) newest = Math.max(newest, fs.lstatSync(path.join(dir, name)).mtimeMs);
+  for (const name of listDir(dir)) newest = Math.max(newest, fs.lstatSync(path.join(dir, name)).mtimeMs);
   return newest;
 }
 
-function list(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
