@@ -12,6 +12,22 @@ const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-demo-
 const repo = path.join(base, 'shop');
 const env = { ...process.env, WARREN_HOME: path.join(base, 'warren-home') };
 
+// Whatever happens — a failed step, Ctrl-C — the throwaway tree goes, mounts first (never delete
+// through a mount; an overlay left behind would outlive the demo).
+function cleanup() {
+  if (!fs.existsSync(base)) return;
+  const mounts = fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(`${base}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const p of mounts) spawnSync('umount', [p], { stdio: 'ignore' });
+  fs.rmSync(base, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
+
 function git(...args) {
   return execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
 }
@@ -96,5 +112,5 @@ warren('show', 'login');
 
 step('Clean up: remove the rest');
 warren('rm', 'login', '--delete-branch');
-fs.rmSync(base, { recursive: true, force: true });
+cleanup();
 console.log('\nDone; the throwaway repository was deleted.');
