@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { mountsUnder, readMounts } from '../dist/system/mounts.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
@@ -202,10 +203,8 @@ try {
   process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
 } finally {
   // Unmount anything left (a failed run) before deleting.
-  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const mp = line.split(' ')[4];
-    if (mp && mp.startsWith(`${work}/`)) spawnSync('umount', [mp]);
-  }
+  const left = mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
+  for (const m of left) spawnSync('umount', [m.mountPoint]);
   fs.rmSync(work, { recursive: true, force: true });
 }
 

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mountsUnder, readMounts } from '../dist/system/mounts.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'warren.js');
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-demo-')));
@@ -16,13 +17,8 @@ const env = { ...process.env, WARREN_HOME: path.join(base, 'warren-home') };
 // through a mount; an overlay left behind would outlive the demo).
 function cleanup() {
   if (!fs.existsSync(base)) return;
-  const mounts = fs
-    .readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4] ?? '')
-    .filter((p) => p.startsWith(`${base}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const p of mounts) spawnSync('umount', [p], { stdio: 'ignore' });
+  const mounts = mountsUnder(readMounts(), base).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
+  for (const m of mounts) spawnSync('umount', [m.mountPoint], { stdio: 'ignore' });
   fs.rmSync(base, { recursive: true, force: true });
 }
 process.on('exit', cleanup);

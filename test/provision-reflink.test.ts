@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitIn, runCli } from './helpers/repo.js';
-import { makeNodeModules, recordOverlayRun, treeDigest } from './helpers/tree.js';
+import { makeNodeModules, recordOverlayRun, treeDigest, unmountUnder } from './helpers/tree.js';
 
 /**
  * The clone rung of copy (and of cow's fallback ladder) on a file system that can clone: an XFS
@@ -42,14 +42,8 @@ beforeAll(() => {
 afterAll(() => {
   recordOverlayRun('provision-reflink', ran, unavailable);
   if (!base) return;
-  // Overlays or anything else inside first, then the loop mount itself.
-  const inside = fs
-    .readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4] ?? '')
-    .filter((p) => p === mnt || p.startsWith(`${mnt}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const p of inside) spawnSync('umount', [p]);
+  // Anything mounted inside first, then the loop mount itself.
+  unmountUnder(mnt);
   fs.rmSync(base, { recursive: true, force: true });
 });
 

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { mountsUnder, readMounts } from '../../src/system/mounts.js';
 
 /** A small install folder shaped like npm's: packages, nested deps, a .bin with relative links. */
 export function makeNodeModules(root: string, dir = 'node_modules'): void {
@@ -72,11 +73,8 @@ export function recordOverlayRun(suite: string, ran: number, skippedReason: stri
 
 /** Unmounts everything mounted at or below `dir` (deepest first), so a test's temp folder can be deleted. */
 export function unmountUnder(dir: string): void {
-  const points = fs
-    .readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4] ?? '')
-    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+  const points = mountsUnder(readMounts(), dir)
+    .map((m) => m.mountPoint)
     .sort((a, b) => b.length - a.length);
   for (const p of points) execFileSync('umount', [p], { stdio: 'ignore' });
 }
