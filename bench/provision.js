@@ -6,7 +6,7 @@
 //
 // The dependency tree is the real one in ../shared/fixtures/deps-20k (about 20,000 files),
 // installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -196,6 +196,32 @@ try {
     store.close();
     note('createTask (library, in a running process), cow (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
   }
+  if (spawnSync('curl', ['--version']).status === 0) {
+    // The same creation asked of a running dashboard (`warren serve`), by a new curl process per
+    // workspace: end to end from a shell, without a Node start-up per workspace.
+    fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
+    const server = await startServe(repo, env);
+    try {
+      const times = [];
+      for (let i = 0; i < Math.max(runs, 7); i++) {
+        const id = `http${i}`;
+        const body = JSON.stringify({ project: server.project, options: { type: 'feat', id } });
+        settle();
+        const ms = time(() => {
+          const out = run(['curl', '-sS', '--fail-with-body', '-H', 'content-type: application/json', '-H', `x-warren-token: ${server.token}`, '--data-binary', body, `${server.url}api/actions/new`]);
+          if (JSON.parse(out).result?.state !== 'ready') throw new Error(`dashboard new: ${out}`);
+        });
+        const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
+        if (shown.data.provision?.[0]?.mode !== 'cow') throw new Error(`dashboard new: asked for cow, got ${JSON.stringify(shown.data.provision)}`);
+        times.push(ms);
+      }
+      note('warren new through a running `warren serve` (curl POST /api/actions/new), cow (snapshot exists)', median(times), `(median of ${times.length})`);
+    } finally {
+      await server.stop();
+    }
+  } else {
+    process.stderr.write('bench: skipped the dashboard row: curl is not installed\n');
+  }
   series('warren new, copy', 'copy');
   series('warren new, hardlink', 'hardlink');
   cpA();
@@ -206,6 +232,31 @@ try {
   const left = mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
   for (const m of left) spawnSync('umount', [m.mountPoint]);
   fs.rmSync(work, { recursive: true, force: true });
+}
+
+/** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
+async function startServe(repo, env) {
+  const child = spawn('node', [warrenBin, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`warren serve exited ${code}: ${out}`)));
+  });
+  const page = await (await fetch(url)).text();
+  const token = /name="warren-token" content="([0-9a-f]{64})"/.exec(page)?.[1];
+  const meta = await (await fetch(`${url}api/meta`, { headers: { 'x-warren-token': token } })).json();
+  const project = meta.project;
+  if (!token || !project) throw new Error(`warren serve: no token or project (${JSON.stringify(meta)})`);
+  const stop = () =>
+    new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+  return { url, token, project, stop };
 }
 
 function fmt(ms) {

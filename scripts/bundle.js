@@ -6,9 +6,13 @@
 // policy signing — split into chunks that load only when used) cuts that to a fraction.
 // better-sqlite3 stays external: it loads a native addon from its own folder.
 import { build } from 'esbuild';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+// Chunk names carry content hashes: start empty, or chunks of earlier builds pile up (and ship).
+fs.rmSync(path.join(root, 'dist/bundle'), { recursive: true, force: true });
 
 await build({
   absWorkingDir: root,

@@ -16,30 +16,48 @@ let refreshTimer = null;
 
 // ---- actions --------------------------------------------------------------------------------
 
-function confirmAction(action, target) {
+/** A field of the dialog for one declared option: checkbox, text box or list. */
+function optionField(o) {
+  if (o.type === 'boolean') {
+    const input = el('input', { type: 'checkbox', name: o.name });
+    return { label: el('label', {}, input, ` ${o.label}`), value: () => input.checked };
+  }
+  const input =
+    o.type === 'choice'
+      ? el('select', { name: o.name }, o.choices.map((c) => el('option', { value: c }, c === '' ? '(as warren.yaml says)' : c)))
+      : el('input', { type: 'text', name: o.name, autocomplete: 'off', spellcheck: 'false', ...(o.required ? { required: '' } : {}) });
+  return { label: el('label', { class: 'field' }, `${o.label} `, input), value: () => input.value };
+}
+
+/** Asks before a destructive action, and for the fields of an action that needs input. */
+function askAction(action, target) {
   const dialog = document.getElementById('confirm');
-  document.getElementById('confirm-text').textContent = `${action.label}: ${target}?`;
-  const boxes = action.options.map((o) => el('input', { type: 'checkbox', name: o.name }));
-  document.getElementById('confirm-options').replaceChildren(...action.options.map((o, i) => el('label', {}, boxes[i], ` ${o.label}`)));
+  document.getElementById('confirm-text').textContent = action.destructive ? `${action.label}: ${target}?` : `${action.label} in ${target}`;
+  const fields = action.options.map(optionField);
+  document.getElementById('confirm-options').replaceChildren(...fields.map((f) => f.label));
+  const ok = document.getElementById('confirm-ok');
+  ok.textContent = action.destructive ? 'Confirm' : action.label;
+  ok.className = action.destructive ? 'danger' : '';
   return new Promise((resolve) => {
-    const ok = document.getElementById('confirm-ok');
     const cancel = document.getElementById('confirm-cancel');
     const finish = (value) => {
       ok.onclick = cancel.onclick = dialog.oncancel = null;
       dialog.close();
       resolve(value);
     };
-    ok.onclick = () => finish(Object.fromEntries(action.options.map((o, i) => [o.name, boxes[i].checked])));
+    ok.onclick = () => finish(Object.fromEntries(action.options.map((o, i) => [o.name, fields[i].value()])));
     cancel.onclick = () => finish(null);
     dialog.oncancel = () => finish(null);
     dialog.showModal();
+    dialog.querySelector('input[type="text"], select')?.focus();
   });
 }
 
 async function runAction(action, project, id) {
   let options = {};
-  if (action.destructive) {
-    options = await confirmAction(action, id ? `task ${id}` : `repository ${project}`);
+  // Destructive actions ask first; an action with text or choice fields asks for them.
+  if (action.destructive || action.options.some((o) => o.type !== 'boolean')) {
+    options = await askAction(action, id ? `task ${id}` : `repository ${project}`);
     if (options === null) return;
   }
   try {
@@ -66,6 +84,10 @@ function details(result) {
       ...result.kept.map((k) => `kept ${k.kind} ${k.path}: ${k.reason}`),
     ];
     return lines.length ? lines : ['nothing to collect'];
+  }
+  if (Array.isArray(result.warnings) && typeof result.branch === 'string') {
+    // A new task: where it is, then every warning recorded while creating it.
+    return [`${result.state}: ${result.branch} at ${result.path}`, ...result.warnings.map((w) => `${w.level}: ${w.message}`)];
   }
   return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
@@ -104,10 +126,10 @@ function projectSection(p, showTitle) {
   return el(
     'section',
     { class: 'project', 'data-project': p.key },
-    el('div', { class: 'section-head' }, showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'), actionButtons('project', p.key)),
+    el('div', { class: 'section-head' }, showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'), el('div', { class: 'actions' }, actionButtons('project', p.key))),
     p.error ? el('p', { class: 'error-text' }, p.error) : null,
     p.tasks.length === 0 && !p.error
-      ? el('p', { class: 'muted empty' }, 'No tasks. Create one with `warren new feat ID`.')
+      ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
       : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
     el('h3', {}, `Strays (${p.strays.length})`),
     p.strays.length === 0

@@ -3,6 +3,9 @@ import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { landTask } from '../land/land.js';
 import { verifyTask } from '../run/steps.js';
+import { TASK_TYPES } from '../state/types.js';
+import { createTask } from '../workspace/create.js';
+import { createdSummary } from '../workspace/created.js';
 import { gc } from '../workspace/gc.js';
 import { removeTask } from '../workspace/remove.js';
 
@@ -12,12 +15,14 @@ import { removeTask } from '../workspace/remove.js';
  * with the same message. Adding an action is one entry.
  */
 
-export interface ActionOption {
-  name: string;
-  label: string;
-  /** Booleans only for now: a checkbox in the confirmation. */
-  type: 'boolean';
-}
+/** One field of an action's dialog: a checkbox, a text box or a list to choose from. */
+export type ActionOption =
+  | { name: string; label: string; type: 'boolean' }
+  | { name: string; label: string; type: 'text'; required: boolean }
+  /** The first choice is the default; an empty value means "as warren.yaml says". */
+  | { name: string; label: string; type: 'choice'; choices: readonly string[] };
+
+export type ActionValues = Record<string, boolean | string>;
 
 interface ActionBase {
   name: string;
@@ -31,17 +36,49 @@ interface ActionBase {
 
 export interface TaskAction extends ActionBase {
   scope: 'task';
-  run(ctx: ProjectContext, id: string, options: Record<string, boolean>): Promise<unknown>;
+  run(ctx: ProjectContext, id: string, options: ActionValues): Promise<unknown>;
 }
 
 export interface ProjectAction extends ActionBase {
   scope: 'project';
-  run(ctx: ProjectContext, options: Record<string, boolean>): Promise<unknown>;
+  run(ctx: ProjectContext, options: ActionValues): Promise<unknown>;
 }
 
 export type WebAction = TaskAction | ProjectAction;
 
+const text = (v: boolean | string | undefined): string => (typeof v === 'string' ? v.trim() : '');
+
 export const ACTIONS: readonly WebAction[] = [
+  {
+    name: 'new',
+    label: 'New task',
+    scope: 'project',
+    destructive: false,
+    removesTask: false,
+    options: [
+      { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES },
+      { name: 'id', label: 'task ID', type: 'text', required: true },
+      { name: 'base', label: 'base (default: the main worktree\'s branch)', type: 'text', required: false },
+      { name: 'sandbox', label: 'sandbox', type: 'choice', choices: ['', 'none', 'bwrap'] },
+      { name: 'skipSync', label: 'do not fetch and fast-forward the base first', type: 'boolean' },
+      { name: 'skipSetup', label: 'do not run the setup commands', type: 'boolean' },
+    ],
+    // The same library call as `warren new`, with the same guards; the result lists the warnings
+    // recorded while creating, as the command prints them.
+    run: async (ctx, o) => {
+      const since = ctx.store.lastEventSeq();
+      const sandbox = text(o.sandbox);
+      const task = await createTask(ctx, {
+        type: text(o.type),
+        id: text(o.id),
+        sync: o.skipSync !== true,
+        setup: o.skipSetup !== true,
+        ...(text(o.base) ? { base: text(o.base) } : {}),
+        ...(sandbox === 'none' || sandbox === 'bwrap' ? { sandbox } : {}),
+      });
+      return createdSummary(ctx, task, since);
+    },
+  },
   {
     name: 'verify',
     label: 'Verify',
@@ -97,7 +134,7 @@ export function describeActions(): Omit<WebAction, 'run'>[] {
 export interface ActionRequest {
   project: string;
   id?: string;
-  options: Record<string, boolean>;
+  options: ActionValues;
 }
 
 /** Pure: validates a request body against the action's declaration; unknown options are errors. */
@@ -109,11 +146,19 @@ export function parseActionRequest(action: WebAction, body: unknown): ActionRequ
   if (action.scope === 'task' && typeof b.id !== 'string') throw bad(`"${action.name}" needs a task "id"`);
   const raw = b.options ?? {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('"options" must be an object');
-  const options: Record<string, boolean> = {};
+  const options: ActionValues = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (!action.options.some((o) => o.name === key)) throw bad(`"${action.name}" has no option "${key}"`);
-    if (typeof value !== 'boolean') throw bad(`option "${key}" must be true or false`);
-    options[key] = value;
+    const declared = action.options.find((o) => o.name === key);
+    if (!declared) throw bad(`"${action.name}" has no option "${key}"`);
+    if (declared.type === 'boolean' && typeof value !== 'boolean') throw bad(`option "${key}" must be true or false`);
+    if (declared.type !== 'boolean' && typeof value !== 'string') throw bad(`option "${key}" must be a string`);
+    if (declared.type === 'choice' && !declared.choices.includes(value as string)) {
+      throw bad(`option "${key}" must be one of ${declared.choices.map((c) => JSON.stringify(c)).join(', ')}`);
+    }
+    options[key] = value as boolean | string;
+  }
+  for (const o of action.options) {
+    if (o.type === 'text' && o.required && text(options[o.name]) === '') throw bad(`"${action.name}" needs option "${o.name}"`);
   }
   return { project: b.project, ...(typeof b.id === 'string' ? { id: b.id } : {}), options };
 }

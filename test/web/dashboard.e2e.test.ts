@@ -195,4 +195,55 @@ describe('dashboard in headless Chromium', () => {
     expect(await page.locator('tr[data-stray]').count()).toBe(0);
     expect(dialogs).toEqual([]);
   });
+
+  it('creates a task from the page: the New task dialog, its warnings, and a refused ID that changes nothing', async () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# test\n',
+        '.gitignore': '.env\n',
+        // One path that is not there: the skip must reach the page as a warning.
+        'warren.yaml': 'provision:\n  - { path: .env, mode: copy }\nsetup:\n  - { id: mark, run: "touch setup-ran" }\n',
+      },
+    });
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page, dialogs } = await openBrowser();
+    await page.goto(serve.url);
+    await page.locator('#live.on').waitFor();
+
+    // A refused ID: the server's own message, and nothing made.
+    await page.locator('section.project button[data-action="new"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
+    await page.locator('dialog#confirm input[name="id"]').fill('../escape');
+    await page.locator('#confirm-ok').click();
+    await expect.poll(() => page.locator('#notice').textContent(), { timeout: 15_000 }).toContain('Nothing was created');
+    expect(gitIn(repo.root, 'branch', '--list').trim()).toBe('* main');
+
+    // A real one: type from the list, setup runs, the skip is shown, the row appears.
+    await page.locator('section.project button[data-action="new"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
+    await page.locator('dialog#confirm select[name="type"]').selectOption('fix');
+    await page.locator('dialog#confirm input[name="id"]').fill('from-page');
+    await screenshot(page, 'new-task-dialog');
+    await page.locator('#confirm-ok').click();
+    await page.locator('tr[data-task="from-page"]').waitFor({ timeout: 30_000 });
+    const lines = await page.locator('#notice.info .details li').allTextContents();
+    expect(lines[0]).toMatch(/^ready: fix\/from-page at \//);
+    expect(lines.some((l) => l.startsWith('warn: skipped .env (missing)'))).toBe(true);
+    await expect(page.locator('tr[data-task="from-page"] td').nth(1).textContent()).resolves.toBe('fix');
+
+    // The same task the command line sees, made by the same library call.
+    const shown = await repo.warrenJson<{ state: string; branch: string; path: string }>('show', 'from-page');
+    expect(shown.json.state).toBe('ready');
+    expect(shown.json.branch).toBe('fix/from-page');
+    expect(fs.existsSync(path.join(shown.json.path, 'setup-ran'))).toBe(true);
+
+    // The same ID again: refused by the same guard as `warren new`, the first task untouched.
+    await page.locator('section.project button[data-action="new"]').click();
+    await page.locator('dialog#confirm input[name="id"]').fill('from-page');
+    await page.locator('#confirm-ok').click();
+    await expect.poll(() => page.locator('#notice').getAttribute('class'), { timeout: 15_000 }).toBe('error');
+    expect(await page.locator('#notice .msg').textContent()).toContain('from-page');
+    expect(fs.existsSync(path.join(shown.json.path, 'setup-ran'))).toBe(true);
+    expect(dialogs).toEqual([]);
+  });
 });

@@ -167,9 +167,28 @@ describe('action requests', () => {
     expect(() => parseActionRequest(rm, body)).toThrow(message);
   });
 
+  it.each([
+    [{ project: 'p', options: { type: 'feat' } }, '"new" needs option "id"'],
+    [{ project: 'p', options: { type: 'feat', id: '   ' } }, '"new" needs option "id"'],
+    [{ project: 'p', options: { type: 'bug', id: 'x' } }, 'option "type" must be one of "feat"'],
+    [{ project: 'p', options: { id: 7 } }, 'option "id" must be a string'],
+    [{ project: 'p', options: { id: 'x', sandbox: 'docker' } }, 'option "sandbox" must be one of'],
+    [{ project: 'p', options: { id: 'x', skipSetup: 'true' } }, 'must be true or false'],
+  ])('new refuses %j', (body, message) => {
+    const action = findAction('new');
+    if (!action) throw new Error('new action missing');
+    expect(() => parseActionRequest(action, body)).toThrow(message);
+  });
+
   it('accepts well-formed requests', () => {
     if (!rm || !gc) throw new Error('actions missing');
     expect(parseActionRequest(rm, { project: 'p', id: 'x', options: { deleteBranch: true } })).toEqual({ project: 'p', id: 'x', options: { deleteBranch: true } });
     expect(parseActionRequest(gc, { project: 'p' })).toEqual({ project: 'p', options: {} });
+    const create = findAction('new');
+    if (!create) throw new Error('new action missing');
+    expect(parseActionRequest(create, { project: 'p', options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true } })).toEqual({
+      project: 'p',
+      options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true },
+    });
   });
 });

@@ -1,5 +1,6 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
+import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
 import { assertSandboxRequirement, classifyRisk } from '../../run/risk.js';
 import { parseSandboxKind } from '../../run/sandbox.js';
 import { validateTaskId, validateTaskType } from '../../workspace/ids.js';
@@ -35,16 +36,11 @@ export const registerNew: Register = (program, run) => {
           ...(opts.requireSandbox ? { requireSandbox: true } : {}),
         });
         // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
-        const warnings = ctx.store
-          .taskEvents(ctx.key, task.id, 200)
-          .filter((e) => e.seq > since && e.level !== 'info')
-          .map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
-        for (const w of warnings) env.log(`warren: ${w.level}: ${w.message}`);
-        const exec = execFacts(task.data);
-        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, ...exec.data, warnings };
+        const data = createdSummary(ctx, task, since);
+        for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
         return {
           data,
-          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})${exec.human}`,
+          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})${execLines(data)}`,
           exitCode: task.state === 'ready' ? 0 : 1,
         };
       }),
@@ -52,23 +48,12 @@ export const registerNew: Register = (program, run) => {
 };
 
 /** Ports, risk and the setup log, when the execution hooks recorded them on the task. */
-function execFacts(data: Record<string, unknown>): { data: Record<string, unknown>; human: string } {
-  const out: Record<string, unknown> = {};
+function execLines(s: CreatedSummary): string {
   let human = '';
-  const ports = data.ports as { first: number; count: number } | undefined;
-  if (ports) {
-    out.ports = ports;
-    human += `\nports ${ports.first}-${ports.first + ports.count - 1}`;
+  if (s.ports) human += `\nports ${s.ports.first}-${s.ports.first + s.ports.count - 1}`;
+  if (s.risk) {
+    human += `\nrisk ${s.risk.level}; recommended sandbox ${s.risk.recommendedSandbox}${s.risk.reasons.length > 0 ? ` (${s.risk.reasons.join('; ')})` : ''}`;
   }
-  const risk = data.risk as { level: string; reasons: string[]; recommendedSandbox: string } | undefined;
-  if (risk) {
-    out.risk = risk;
-    human += `\nrisk ${risk.level}; recommended sandbox ${risk.recommendedSandbox}${risk.reasons.length > 0 ? ` (${risk.reasons.join('; ')})` : ''}`;
-  }
-  const setup = data.setup as { ok: boolean; log: string } | undefined;
-  if (setup) {
-    out.log = setup.log;
-    human += `\nsetup ${setup.ok ? 'passed' : 'FAILED'}; log ${setup.log}`;
-  }
-  return { data: out, human };
+  if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
+  return human;
 }

@@ -1,0 +1,45 @@
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from './context.js';
+
+/** What `warren new` and the dashboard's "New task" report about a task they just created. */
+export interface CreatedSummary {
+  id: string;
+  type: string;
+  branch: string;
+  path: string;
+  base: string;
+  baseCommit: string;
+  state: string;
+  ports?: { first: number; count: number };
+  risk?: { level: string; reasons: string[]; recommendedSandbox: string };
+  /** The setup log, when setup ran. */
+  log?: string;
+  setupOk?: boolean;
+  /** Warnings and errors recorded while creating (e.g. hooks that will not run, skipped paths): shown, never only logged. */
+  warnings: { kind: string; level: string; message: string }[];
+}
+
+/** Reads the task's recorded facts and the non-info events newer than `sinceSeq`. */
+export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number): CreatedSummary {
+  const warnings = ctx.store
+    .taskEvents(ctx.key, task.id, 200)
+    .filter((e) => e.seq > sinceSeq && e.level !== 'info')
+    .map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
+  const data = task.data as Record<string, unknown>;
+  const ports = data.ports as CreatedSummary['ports'];
+  const risk = data.risk as CreatedSummary['risk'];
+  const setup = data.setup as { ok: boolean; log: string } | undefined;
+  return {
+    id: task.id,
+    type: task.type,
+    branch: task.branch,
+    path: task.path,
+    base: task.base,
+    baseCommit: task.baseCommit,
+    state: task.state,
+    ...(ports ? { ports } : {}),
+    ...(risk ? { risk } : {}),
+    ...(setup ? { log: setup.log, setupOk: setup.ok } : {}),
+    warnings,
+  };
+}
