@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   CONFIG_INVALID: 2,
   PATH_UNSAFE: 2,
   NOT_A_REPO: 2,
+  HOME_NOT_OWNED: 2,
   // refusals and failures
   TASK_EXISTS: 1,
   TASK_NOT_FOUND: 1,

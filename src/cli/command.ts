@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { assertOwnHome, warrenHome } from '../state/db.js';
 import { Store } from '../state/store.js';
 import { openProject, type ProjectContext } from '../workspace/context.js';
 
@@ -40,7 +41,11 @@ export function makeEnv(repoDir: string, json: boolean): CliEnv {
     taskId: null,
     log: (line) => process.stderr.write(`${line}\n`),
     store() {
-      store ??= new Store();
+      if (!store) {
+        const home = warrenHome();
+        assertOwnHome(home);
+        store = new Store(home);
+      }
       return store;
     },
     project() {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { WarrenError } from '../errors.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type Db = Database.Database;
@@ -25,6 +26,30 @@ function loadDriver(): { Database: typeof Database; addon: string | undefined } 
 export function warrenHome(): string {
   const fromEnv = process.env.WARREN_HOME;
   return path.resolve(fromEnv && fromEnv !== '' ? fromEnv : path.join(os.homedir(), '.warren'));
+}
+
+/**
+ * Threat: a warren running as another user over someone's state — typically root through `sudo`
+ * with `WARREN_HOME` (or `HOME`) passed on — writes files that user can neither change nor
+ * remove: root-owned files in a copy-on-write upper layer, a worktree, a log. The owner's next
+ * `warren rm` then fails and leaves them behind. So the command line works only on a
+ * `WARREN_HOME` that belongs to the user running it (one that does not exist yet is made).
+ */
+export function assertOwnHome(home: string): void {
+  const euid = process.geteuid?.();
+  if (euid === undefined) return;
+  let owner: number;
+  try {
+    owner = fs.statSync(home).uid;
+  } catch {
+    return;
+  }
+  if (owner === euid) return;
+  throw new WarrenError(
+    'HOME_NOT_OWNED',
+    `WARREN_HOME ${home} belongs to uid ${owner}, and warren is running as uid ${euid}: files it or your commands wrote there would belong to uid ${euid}, and uid ${owner}'s warren could not change or remove them. Nothing was changed.`,
+    { hint: `Run warren as uid ${owner} (e.g. \`sudo -u '#${owner}' warren …\`), or set WARREN_HOME to a folder of your own.`, details: { home, owner, uid: euid } },
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo, refsAndWorktrees } from '../helpers/repo.js';
+import { BIN, makeRepo, refsAndWorktrees } from '../helpers/repo.js';
 
 /** Every hostile name exits 2 with the rule named, and creates nothing: no branch, directory, row or lock. */
 describe('hostile task IDs and types', () => {
@@ -59,5 +60,59 @@ describe('hostile task IDs and types', () => {
       expect(res.code).toBe(2);
       expect(res.json.error.code).toBe('ID_INVALID');
     }
+  });
+});
+
+/** Every file under `dir` with its owner, size and mtime: what "nothing changed" means here. */
+function treeState(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const st = fs.lstatSync(p);
+      out.push(`${path.relative(dir, p)} ${st.uid} ${st.size} ${st.mtimeMs}`);
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+const isRoot = process.getuid?.() === 0;
+
+describe.skipIf(!isRoot)('a WARREN_HOME that belongs to another user', () => {
+  it('is refused by every command, root included, and nothing in it changes', async () => {
+    const repo = makeRepo();
+    expect((await repo.warren('new', 'feat', 'mine')).code).toBe(0);
+    // As if uid 65534 had made it, and root ran `sudo warren …` with WARREN_HOME passed on.
+    execFileSync('chown', ['-R', '65534:65534', repo.home]);
+    const before = treeState(repo.home);
+    for (const args of [['list'], ['rm', 'mine'], ['exec', 'mine', '--', 'touch', 'root-was-here'], ['gc']]) {
+      const res = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(...args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.json.error.code).toBe('HOME_NOT_OWNED');
+      expect(res.json.error.message).toBe(
+        `WARREN_HOME ${repo.home} belongs to uid 65534, and warren is running as uid 0: files it or your commands wrote there would belong to uid 0, and uid 65534's warren could not change or remove them. Nothing was changed.`,
+      );
+      expect(res.json.error.hint).toMatch(/sudo -u '#65534' warren/);
+    }
+    expect(treeState(repo.home)).toEqual(before);
+    // Given back, it works again: nothing was lost.
+    execFileSync('chown', ['-R', '0:0', repo.home]);
+    expect((await repo.warren('rm', 'mine')).code).toBe(0);
+  });
+
+  it('is refused the other way round: uid 65534 over root\'s WARREN_HOME gets the same clear error, not EACCES', () => {
+    const repo = makeRepo();
+    fs.mkdirSync(repo.home);
+    fs.chmodSync(path.dirname(repo.home), 0o755);
+    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, BIN, '--json', 'list'], {
+      cwd: '/',
+      env: { ...process.env, WARREN_HOME: repo.home },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe('HOME_NOT_OWNED');
+    expect(fs.readdirSync(repo.home)).toEqual([]);
   });
 });
