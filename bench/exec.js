@@ -67,9 +67,68 @@ const rows = [
   ['warren exec -- true (bwrap sandbox)', boxed],
   ['  of which the supervised run itself (no sandbox)', plainRun],
   ['  of which the supervised run itself (bwrap)', boxedRun],
+  ...nonRootRows(),
 ];
+/**
+ * As a user who is not root (uid 65534 through setpriv, when this runs as root): every command
+ * runs in a user namespace (PID-namespace containment), and a namespaced cow layer is mounted
+ * inside it for each run. Skipped, with the reason, where that cannot run.
+ */
+function nonRootRows() {
+  const why = process.getuid?.() !== 0 ? 'not running as root, so cannot become uid 65534' : spawnSync('setpriv', ['--version']).status !== 0 ? 'setpriv is missing' : null;
+  if (why) {
+    console.error(`bench: skipped the non-root rows: ${why}`);
+    return [];
+  }
+  const nb = path.join(base, 'nobody');
+  const nbRepo = path.join(nb, 'repo');
+  fs.mkdirSync(path.join(nbRepo, 'vendor/lib'), { recursive: true });
+  fs.chmodSync(base, 0o755);
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(nbRepo, 'vendor/lib', `f${i}.txt`), `file ${i}\n`);
+  fs.writeFileSync(path.join(nbRepo, '.gitignore'), 'vendor/\n');
+  fs.writeFileSync(path.join(nbRepo, 'README.md'), '# bench\n');
+  execFileSync('chown', ['-R', '65534:65534', nb]);
+  const asNobody = (args, cwd = nbRepo) =>
+    spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', ...args], {
+      cwd,
+      env: { ...process.env, HOME: nb, WARREN_HOME: path.join(nb, 'home'), GIT_CONFIG_NOSYSTEM: '1' },
+      encoding: 'utf8',
+    });
+  const must = (args) => {
+    const r = asNobody(args);
+    if (r.status !== 0) throw new Error(`${args.join(' ')} as uid 65534 failed: ${r.stdout}${r.stderr}`);
+    return r.stdout;
+  };
+  must(['git', 'init', '-q', '-b', 'main']);
+  must(['git', '-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init']);
+  must(['git', 'add', '-A']);
+  must(['git', '-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', 'commit', '-q', '-m', 'files']);
+  must([process.execPath, BIN, 'new', 'feat', 'nsplain']);
+  fs.writeFileSync(path.join(nbRepo, 'warren.yaml'), 'provision:\n  - { path: vendor, mode: cow }\n');
+  execFileSync('chown', ['65534:65534', path.join(nbRepo, 'warren.yaml')]);
+  const created = JSON.parse(must([process.execPath, BIN, '--json', 'new', 'feat', 'nscow']));
+  const shown = JSON.parse(must([process.execPath, BIN, '--json', 'show', created.id]));
+  const step = shown.data.provision?.[0];
+  if (step?.method !== 'overlay (user namespace)') {
+    console.error(`bench: skipped the non-root rows: uid 65534 got ${JSON.stringify(step)} instead of a namespaced overlay`);
+    return [];
+  }
+  const nsRun = (id) => {
+    const samples = [];
+    for (let i = 0; i < N; i++) samples.push(JSON.parse(must([process.execPath, BIN, '--json', 'exec', id, '--', 'true'])).durationMs);
+    return median(samples);
+  };
+  const rows = [
+    ['warren exec -- true as uid 65534 (user namespace)', time(() => must([process.execPath, BIN, 'exec', 'nsplain', '--', 'true']))],
+    ['warren exec -- true as uid 65534, cow layer mounted per run', time(() => must([process.execPath, BIN, 'exec', 'nscow', '--', 'true']))],
+    ['  of which the supervised run itself (user namespace)', nsRun('nsplain')],
+    ['  of which the supervised run itself (with the cow mount)', nsRun('nscow')],
+  ];
+  return rows;
+}
+
 console.log(`warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}, load average ${os.loadavg()[0].toFixed(1)}`);
-console.log(`${'case'.padEnd(52)} ${'ms'.padStart(9)} ${'× true'.padStart(9)}`);
-for (const [name, ms] of rows) console.log(`${name.padEnd(52)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
+console.log(`${'case'.padEnd(60)} ${'ms'.padStart(9)} ${'× true'.padStart(9)}`);
+for (const [name, ms] of rows) console.log(`${name.padEnd(60)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
 console.log(`bwrap vs no sandbox, end to end: ${(boxed / plain).toFixed(2)}×; supervised run: ${(boxedRun / plainRun).toFixed(2)}×`);
 fs.rmSync(base, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { detectContainment } from '../run/containment.js';
+import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { readMounts, type MountEntry } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
@@ -21,9 +22,36 @@ export const COW_ENV = 'WARREN_COW';
 
 let cached: OverlaySupport | null = null;
 
+/**
+ * Probed once per process; a namespaced probe that worked (a throwaway mount, ~30 ms) is also remembered
+ * under `$WARREN_HOME/cache` for as long as the facts it depends on stay the same — the boot,
+ * namespaces, sysctls (src/system/boot-cache.ts) and the file system under `home`.
+ */
 export async function overlaySupport(home: string): Promise<OverlaySupport> {
-  cached ??= await probe(home);
+  if (cached) return cached;
+  if (process.env[COW_ENV] === 'off' || os.platform() !== 'linux' || process.getuid?.() === 0) {
+    cached = await probe(home);
+    return cached;
+  }
+  const cacheDir = path.join(home, 'cache');
+  let dev = '-';
+  try {
+    dev = String(fs.statSync(home).dev);
+  } catch {
+    // not made yet: the probe makes it
+  }
+  const key = bootKey([home, dev]);
+  const recalled = recall(cacheDir, 'overlay', key, isSupport);
+  cached = recalled ?? (await probe(home));
+  // Only success is remembered: a failure may be passing (a full disk, a timeout) and leads to a copy.
+  if (!recalled && cached.ok) remember(cacheDir, 'overlay', key, cached);
   return cached;
+}
+
+function isSupport(v: unknown): v is OverlaySupport {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as Record<string, unknown>;
+  return s.ok === true && s.how === 'namespaced';
 }
 
 async function probe(home: string): Promise<OverlaySupport> {
@@ -31,7 +59,7 @@ async function probe(home: string): Promise<OverlaySupport> {
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
   if (process.getuid?.() === 0) return { ok: true, how: 'global' };
   // Not root: the layer is mounted in each run's namespace, so runs must get one.
-  const containment = detectContainment();
+  const containment = detectContainment(path.join(home, 'cache'));
   if (containment.kind !== 'user-namespace') {
     return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason})` };
   }

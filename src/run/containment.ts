@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { hasProc } from './proc.js';
 import { mountArgv, type RunMount } from './run-mounts.js';
 
@@ -28,9 +29,27 @@ export type ContainmentKind = Containment['kind'];
 
 let cached: Containment | null = null;
 
-export function detectContainment(): Containment {
-  cached ??= probe();
+/**
+ * Probed once per process; a namespace that worked is also remembered under `cacheDir` (when
+ * given) for as long as the facts it depends on stay the same (src/system/boot-cache.ts).
+ */
+export function detectContainment(cacheDir?: string): Containment {
+  if (cached) return cached;
+  const key = cacheDir ? bootKey() : null;
+  const recalled = cacheDir ? recall(cacheDir, 'containment', key, isContainment) : undefined;
+  cached = recalled ?? probe();
+  // Only a namespace that worked is remembered: a refusal may be passing (a probe that timed out
+  // on a loaded machine), and the fallback it leads to is weaker.
+  if (cacheDir && !recalled && cached.kind !== 'process-group') remember(cacheDir, 'containment', key, cached);
   return cached;
+}
+
+function isContainment(v: unknown): v is Containment {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  if (typeof c.reason !== 'string') return false;
+  if (c.kind === 'user-namespace') return c.uid === process.getuid?.() && c.gid === process.getgid?.();
+  return c.kind === 'pid-namespace';
 }
 
 const PID_NS = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--'];

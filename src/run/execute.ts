@@ -8,6 +8,7 @@ import { assertContained } from '../workspace/paths.js';
 import { runBeforeRunHooks } from './before-run.js';
 import { detectContainment } from './containment.js';
 import { closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
@@ -49,16 +50,18 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
   const profile = sandboxProfileFor(ctx, task);
-  // Loaded on use: the policy's YAML and schema parsers stay out of other commands' start-up.
-  const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
-  const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
-  if (policy) checkPolicy(policy, task.id, profile);
+  // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
+  if (policyInPlay(ctx.store.home, ctx.repo.root)) {
+    const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
+    const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
+    if (policy) checkPolicy(policy, task.id, profile);
+  }
   assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const env = { ...process.env, ...taskEnv(ctx, task) };
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
-  const containment = detectContainment();
+  const containment = detectContainment(path.join(ctx.store.home, 'cache'));
   const mounts = await runBeforeRunHooks(ctx, task);
   if (mounts.length > 0 && containment.kind === 'process-group') {
     throw new WarrenError(

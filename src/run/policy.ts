@@ -5,9 +5,9 @@ import picomatch from 'picomatch';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { WarrenError } from '../errors.js';
-import { POLICY_FILE } from './policy-file.js';
+import { POLICY_FILE, keyPaths } from './policy-file.js';
 
-export { POLICY_FILE };
+export { POLICY_FILE, keyPaths };
 import type { SandboxProfile } from './sandbox.js';
 
 /**
@@ -31,11 +31,6 @@ const policySchema = z.strictObject({
     .min(1),
 });
 export type Policy = z.infer<typeof policySchema>;
-
-export function keyPaths(home: string): { dir: string; privateKey: string; publicKey: string } {
-  const dir = path.join(home, 'policy');
-  return { dir, privateKey: path.join(dir, 'signing.key'), publicKey: path.join(dir, 'trusted.pub') };
-}
 
 export function keygen(home: string, force = false): { privateKey: string; publicKey: string } {
   const paths = keyPaths(home);
