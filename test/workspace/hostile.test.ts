@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeRepo, refsAndWorktrees } from '../helpers/repo.js';
+import { treeDigest } from '../helpers/tree.js';
 
 /** Every hostile name exits 2 with the rule named, and creates nothing: no branch, directory, row or lock. */
 describe('hostile task IDs and types', () => {
@@ -63,21 +64,6 @@ describe('hostile task IDs and types', () => {
   });
 });
 
-/** Every file under `dir` with its owner, size and mtime: what "nothing changed" means here. */
-function treeState(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      const st = fs.lstatSync(p);
-      out.push(`${path.relative(dir, p)} ${st.uid} ${st.size} ${st.mtimeMs}`);
-      if (e.isDirectory()) walk(p);
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
-
 const isRoot = process.getuid?.() === 0;
 
 describe.skipIf(!isRoot)('a WARREN_HOME that belongs to another user', () => {
@@ -86,7 +72,7 @@ describe.skipIf(!isRoot)('a WARREN_HOME that belongs to another user', () => {
     expect((await repo.warren('new', 'feat', 'mine')).code).toBe(0);
     // As if uid 65534 had made it, and root ran `sudo warren …` with WARREN_HOME passed on.
     execFileSync('chown', ['-R', '65534:65534', repo.home]);
-    const before = treeState(repo.home);
+    const before = treeDigest(repo.home);
     for (const args of [['list'], ['rm', 'mine'], ['exec', 'mine', '--', 'touch', 'root-was-here'], ['gc']]) {
       const res = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(...args);
       expect(res.code, args.join(' ')).toBe(2);
@@ -96,7 +82,7 @@ describe.skipIf(!isRoot)('a WARREN_HOME that belongs to another user', () => {
       );
       expect(res.json.error.hint).toMatch(/sudo -u '#65534' warren/);
     }
-    expect(treeState(repo.home)).toEqual(before);
+    expect(treeDigest(repo.home)).toBe(before);
     // Given back, it works again: nothing was lost.
     execFileSync('chown', ['-R', '0:0', repo.home]);
     expect((await repo.warren('rm', 'mine')).code).toBe(0);
