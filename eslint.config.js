@@ -22,7 +22,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['window', 'document', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'clearTimeout', 'setInterval', 'console'].map((g) => [g, 'readonly']),
+        ['window', 'document', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'clearTimeout', 'setInterval', 'console', 'AbortSignal'].map((g) => [g, 'readonly']),
       ),
     },
   },

@@ -38,8 +38,20 @@ export function duration(ms) {
 
 // ---- server calls ---------------------------------------------------------------------------
 
+/** A read that has not answered by then is given up (and said so), so one hung request cannot stop every later refresh. */
+const READ_TIMEOUT_MS = 20_000;
+
 export async function api(path, init = {}) {
-  const res = await fetch(path, { ...init, headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) } });
+  const read = !init.method || init.method === 'GET';
+  let res;
+  try {
+    res = await fetch(path, { ...init, headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) }, ...(read ? { signal: AbortSignal.timeout(READ_TIMEOUT_MS) } : {}) });
+  } catch (err) {
+    if (err && err.name === 'TimeoutError') {
+      throw Object.assign(new Error('timeout'), { info: { code: 'TIMEOUT', message: `the server did not answer ${path.split('?')[0]} within ${READ_TIMEOUT_MS / 1000} s; the page will ask again on the next change.` } });
+    }
+    throw err;
+  }
   const body = await res.json().catch(() => ({ error: { code: 'BAD_RESPONSE', message: `HTTP ${res.status}` } }));
   if (!res.ok || body.error) throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
   return body;

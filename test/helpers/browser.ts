@@ -32,3 +32,22 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Waits for `selector`; when it does not come, fails with what the page showed instead (its
+ * route, the notice, the live indicator) and a screenshot, so a failure in CI can be read.
+ */
+export async function waitForView(page: Page, selector: string, name: string, timeout = 30_000): Promise<void> {
+  try {
+    await page.locator(selector).waitFor({ timeout });
+  } catch (err) {
+    // A string, evaluated in the page: this file is compiled without the DOM's types.
+    const state: unknown = await page
+      .evaluate(
+        "({ hash: location.hash, notice: document.getElementById('notice')?.textContent ?? null, live: document.getElementById('live')?.textContent ?? null, view: document.getElementById('view')?.firstElementChild?.id ?? null })",
+      )
+      .catch((e: unknown) => ({ evaluateFailed: String(e) }));
+    await screenshot(page, `failed-${name}`).catch(() => undefined);
+    throw new Error(`${selector} did not appear within ${timeout} ms; the page showed ${JSON.stringify(state)} (screenshot failed-${name}.png)`, { cause: err });
+  }
+}

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/state/store.js';
-import { openBrowser, screenshot } from '../helpers/browser.js';
+import { openBrowser, screenshot, waitForView } from '../helpers/browser.js';
 import { gitIn, makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
 import { startServe } from '../helpers/serve.js';
 
@@ -57,7 +57,7 @@ describe('dashboard in headless Chromium', () => {
 
     // Open it; a real `warren exec` starts and its log grows while the page watches.
     await page.locator('tr[data-task="second"] a.task-link').click();
-    await page.locator('#task[data-task="second"]').waitFor();
+    await waitForView(page, '#task[data-task="second"]', 'open-task-second');
     const gate = path.join(path.dirname(repo.root), 'go');
     const script = [
       'echo "step 1: installing"',
@@ -97,7 +97,7 @@ describe('dashboard in headless Chromium', () => {
     await expect.poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 }).toBe('landed');
     await screenshot(page, 'fleet-landed');
     await page.locator('tr[data-task="second"] a.task-link').click();
-    await page.locator('#task[data-task="second"]').waitFor();
+    await waitForView(page, '#task[data-task="second"]', 'reopen-task-second');
 
     // Remove it from the page, through the confirmation; it leaves the fleet.
     await page.locator('#task button[data-action="rm"]').click();
@@ -246,4 +246,24 @@ describe('dashboard in headless Chromium', () => {
     expect(fs.existsSync(path.join(shown.json.path, 'setup-ran'))).toBe(true);
     expect(dialogs).toEqual([]);
   });
+
+  it('gives up a read the server does not answer, says so, and refreshes again once it answers', async () => {
+    const repo = makeRepo();
+    await newTask(repo, 'one');
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page } = await openBrowser();
+    await page.goto(serve.url);
+    await page.locator('tr[data-task="one"]').waitFor();
+    // The server hangs (stopped, its socket open): the next read cannot be answered.
+    serve.child.kill('SIGSTOP');
+    try {
+      await page.evaluate("location.hash = '#/task/x/one'");
+      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 30_000, intervals: [500] }).toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
+    } finally {
+      serve.child.kill('SIGCONT');
+    }
+    // Not wedged: the next change of route is served.
+    await page.evaluate("location.hash = '#/'");
+    await waitForView(page, 'tr[data-task="one"]', 'after-timeout');
+  }, 60_000);
 });
