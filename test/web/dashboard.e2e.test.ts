@@ -258,7 +258,7 @@ describe('dashboard in headless Chromium', () => {
     serve.child.kill('SIGSTOP');
     try {
       await page.evaluate("location.hash = '#/task/x/one'");
-      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 30_000, intervals: [500] }).toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
+      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 30_000, interval: 500 }).toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
     } finally {
       serve.child.kill('SIGCONT');
     }
