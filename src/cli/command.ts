@@ -31,6 +31,13 @@ export type Handler = (env: CliEnv) => Promise<CommandResult>;
 /** Each command file registers itself; `run` receives the handler the action built. */
 export type Register = (program: Command, run: (handler: Handler) => Promise<void>) => void;
 
+/** The state under WARREN_HOME, refused (HOME_NOT_OWNED) when it belongs to another user. */
+export function openOwnStore(): Store {
+  const home = warrenHome();
+  assertOwnHome(home);
+  return new Store(home);
+}
+
 export function makeEnv(repoDir: string, json: boolean): CliEnv {
   let store: Store | null = null;
   let project: Promise<ProjectContext> | null = null;
@@ -41,11 +48,7 @@ export function makeEnv(repoDir: string, json: boolean): CliEnv {
     taskId: null,
     log: (line) => process.stderr.write(`${line}\n`),
     store() {
-      if (!store) {
-        const home = warrenHome();
-        assertOwnHome(home);
-        store = new Store(home);
-      }
+      store ??= openOwnStore();
       return store;
     },
     project() {

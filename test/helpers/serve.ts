@@ -9,10 +9,12 @@ export interface ServeProcess {
   port: number;
   child: ChildProcess;
   stderr(): string;
+  /** With `json: true`: the document `warren --json serve` printed. */
+  printed?: Record<string, unknown>;
 }
 
-export function startServe(opts: { cwd: string; home: string; args?: string[] }): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...(opts.args ?? [])], {
+export function startServe(opts: { cwd: string; home: string; args?: string[]; json?: boolean }): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, ...(opts.json ? ['--json'] : []), 'serve', '--port', '0', ...(opts.args ?? [])], {
     cwd: opts.cwd,
     env: { ...process.env, WARREN_HOME: opts.home },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -29,6 +31,17 @@ export function startServe(opts: { cwd: string; home: string; args?: string[] })
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
+      if (opts.json) {
+        let printed: Record<string, unknown>;
+        try {
+          printed = JSON.parse(out) as Record<string, unknown>;
+        } catch {
+          return; // not all of it yet
+        }
+        const url = String(printed.url);
+        resolve({ url, port: Number(new URL(url).port), child, stderr: () => err, printed });
+        return;
+      }
       const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
       if (m?.[1]) resolve({ url: m[1], port: Number(new URL(m[1]).port), child, stderr: () => err });
     });

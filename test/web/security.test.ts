@@ -44,6 +44,18 @@ function rmRequest(project: string, id: string, headers: Record<string, string>)
 }
 
 describe('dashboard security', () => {
+  it('--json prints the URL and this run\'s token once, for a program that starts warren serve; the API takes it', async () => {
+    const { repo } = await repoWithTask();
+    const server = await startServe({ cwd: repo.root, home: repo.home, json: true });
+    expect(Object.keys(server.printed ?? {}).sort()).toEqual(['host', 'pid', 'port', 'token', 'url']);
+    const token = String(server.printed?.token);
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(token).toBe(await pageToken(server.url));
+    const meta = await request(`${server.url}api/meta`, { headers: { 'x-warren-token': token } });
+    expect(meta.status).toBe(200);
+    expect(JSON.parse(meta.body).project).toMatch(/^repo-/);
+  });
+
   it('refuses a Host header that is not the served address (DNS rebinding), on pages and on actions', async () => {
     const { repo, path: wt } = await repoWithTask();
     const { server, project } = await serveRepo(repo);

@@ -73,7 +73,7 @@ describe.skipIf(!isRoot)('a WARREN_HOME that belongs to another user', () => {
     // As if uid 65534 had made it, and root ran `sudo warren …` with WARREN_HOME passed on.
     execFileSync('chown', ['-R', '65534:65534', repo.home]);
     const before = treeDigest(repo.home);
-    for (const args of [['list'], ['rm', 'mine'], ['exec', 'mine', '--', 'touch', 'root-was-here'], ['gc']]) {
+    for (const args of [['list'], ['rm', 'mine'], ['exec', 'mine', '--', 'touch', 'root-was-here'], ['gc'], ['serve', '--port', '0']]) {
       const res = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(...args);
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.json.error.code).toBe('HOME_NOT_OWNED');

@@ -1,9 +1,8 @@
 import { Option } from 'commander';
 import { WarrenError } from '../../errors.js';
-import { Store } from '../../state/store.js';
 import { openProject } from '../../workspace/context.js';
 import { isLoopbackHost } from '../../web/security.js';
-import type { Register } from '../command.js';
+import { openOwnStore, type Register } from '../command.js';
 
 export const DEFAULT_PORT = 7317;
 
@@ -30,7 +29,7 @@ export const registerServe: Register = (program, run) => {
     .action((opts: { port: string; host: string; allowRemote?: boolean }) =>
       run(async (env) => {
         const port = parsePort(opts.port);
-        const store = new Store();
+        const store = openOwnStore();
         try {
           const project = await openProject(env.repoDir, store);
           // Loaded on use: the web server's modules stay out of every other command's start-up.
@@ -50,7 +49,8 @@ export const registerServe: Register = (program, run) => {
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
           return {
-            data: { url: server.url, host: server.host, port: server.port, pid: process.pid },
+            // The token too: a program that starts `warren --json serve` reads it here (stdout goes to it alone).
+            data: { url: server.url, host: server.host, port: server.port, pid: process.pid, token: server.token },
             human: `warren dashboard: ${server.url}\n(ctrl-c to stop)`,
           };
         } catch (err) {
