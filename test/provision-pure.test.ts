@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { tmpDir } from './helpers/repo.js';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
 import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
+import { watchCopy } from '../src/provision/copy.js';
 import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
 import { diffManifests, type Manifest } from '../src/provision/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
@@ -182,5 +184,25 @@ describe('ignoredAsInMain: when git need not be asked again in the workspace', (
     fs.rmdirSync(path.join(ws, 'app/node_modules'));
     fs.symlinkSync(path.join(main, 'app/node_modules'), path.join(ws, 'app/node_modules'));
     expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
+  });
+});
+
+describe.skipIf(!fs.existsSync('/proc/self/io'))('copy progress', () => {
+  it('reports the bytes a running process has written, as they grow, and stops when told', async () => {
+    const dir = tmpDir('warren-progress-');
+    // A writer that takes its time: 1 MiB, a pause, five times.
+    const script = `const fs=require('fs');let i=0;const t=setInterval(()=>{fs.writeFileSync(${JSON.stringify(dir)}+'/f'+i,Buffer.alloc(1<<20));if(++i===5)clearInterval(t)},120)`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    const seen: number[] = [];
+    const stop = watchCopy(child.pid ?? -1, (n) => seen.push(n), 40);
+    await new Promise((resolve) => child.once('exit', resolve));
+    stop();
+    const after = seen.length;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(seen.length).toBe(after); // stopped
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1] ?? 0); // only changes, only growth
+    expect(seen.at(-1)).toBeGreaterThanOrEqual(3 << 20);
+    expect(seen.at(-1)).toBeLessThan(6 << 20);
   });
 });

@@ -37,21 +37,54 @@ export async function bestCopyMethod(destParent: string): Promise<CopyMethod> {
 }
 
 /** Copies `src` to `dst` (which must not exist): a clone where the file system can, else `cp -a`. */
-export async function copyTree(src: string, dst: string): Promise<CopyMethod> {
+export async function copyTree(src: string, dst: string, onProgress?: (bytesWritten: number) => void): Promise<CopyMethod> {
   const method = await bestCopyMethod(path.dirname(dst));
-  await startCopy(src, dst, method);
+  await startCopy(src, dst, method, undefined, onProgress);
   return method;
+}
+
+/** How often a long copy says how far it got; WARREN_PROGRESS_MS overrides it (a test seam). */
+function progressEvery(): number {
+  const ms = Number(process.env.WARREN_PROGRESS_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 2000;
+}
+
+/**
+ * Reports, every few seconds, how many bytes a running `cp` has written: `wchar` in
+ * /proc/PID/io counts what it passed to write(2) and copy_file_range(2). A copy done sooner
+ * reports nothing. Silent where there is no /proc (macOS). Returns the function that stops it.
+ */
+export function watchCopy(pid: number, report: (bytesWritten: number) => void, everyMs = progressEvery()): () => void {
+  let last = -1;
+  const timer = setInterval(() => {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    } catch {
+      return;
+    }
+    const written = Number(/^wchar:\s*(\d+)/m.exec(text)?.[1] ?? NaN);
+    if (!Number.isFinite(written) || written === last) return;
+    last = written;
+    report(written);
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**
  * Starts the copy now (the child is spawned before this returns, so the caller can work while
- * it runs); `signal` kills it, and the caller deletes what it had made.
+ * it runs); `signal` kills it, and the caller deletes what it had made. `onProgress` hears the
+ * bytes written so far on long plain copies (a clone writes no data, so it has nothing to say).
  */
-export function startCopy(src: string, dst: string, method: CopyMethod, signal?: AbortSignal): Promise<void> {
+export function startCopy(src: string, dst: string, method: CopyMethod, signal?: AbortSignal, onProgress?: (bytesWritten: number) => void): Promise<void> {
   fs.mkdirSync(path.dirname(dst), { recursive: true });
   // macOS cp -c uses clonefile(2) on APFS; GNU cp --reflink=auto uses FICLONE and falls back per file.
   const argv = method === 'clonefile' ? ['cp', '-c', '-a', '--', src, dst] : ['cp', '-a', '--reflink=auto', '--', src, dst];
-  return runTool(argv, signal ? { signal } : {}).then((result) => {
+  let stopWatching = (): void => undefined;
+  const watch = onProgress && method === 'cp -a' ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
+  return runTool(argv, { ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {
+    stopWatching();
     if (signal?.aborted || result.exitCode === 0) return;
     throw new WarrenError('PROVISION_FAILED', `${argv.join(' ')} failed: ${firstLine(result.stderr)}`, {
       details: { argv, stderr: result.stderr },

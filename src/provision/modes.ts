@@ -4,7 +4,7 @@ import { WarrenError } from '../errors.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { overBudget, type Budget } from './budget.js';
+import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
@@ -41,7 +41,10 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
   const rec = base(env, item);
   const method = await bestCopyMethod(path.dirname(dst));
   const abort = new AbortController();
-  const copying = startCopy(rec.source, dst, method, abort.signal);
+  let total: number | null = null; // known once the manifest walk below is done
+  const copying = startCopy(rec.source, dst, method, abort.signal, (written) =>
+    env.progress(`warren: copying ${item.path}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`),
+  );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   let facts: ReturnType<typeof takeManifest>;
   try {
@@ -60,6 +63,7 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
     removeTree(dst);
     return { skip: 'over-budget', detail: `${item.path}: ${over}` };
   }
+  total = counted.bytes;
   env.budget.used.entries += counted.entries;
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);

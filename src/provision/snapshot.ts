@@ -4,6 +4,7 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { acquireWaiting, type HeldLock } from '../util/lockfile.js';
 import { writeFileAtomic } from '../util/atomic.js';
+import { formatBytes } from './budget.js';
 import { copyTree } from './copy.js';
 import { measureTree, walkTree } from './manifest.js';
 import type { LockfileRef } from './types.js';
@@ -126,7 +127,7 @@ export async function ensureSnapshot(
     progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     const started = Date.now();
     try {
-      await copyTree(meta.source, path.join(tmp, 'tree'));
+      await copyTree(meta.source, path.join(tmp, 'tree'), (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
       const totals = measureTree(path.join(tmp, 'tree'));
       const full: SnapshotMeta = { ...meta, key, ...totals, ms: Date.now() - started, createdAt: new Date().toISOString() };
       writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(full, null, 2));

@@ -13,7 +13,16 @@ export interface ToolResult {
   stderr: string;
 }
 
-export function runTool(argv: readonly string[], options: { cwd?: string; timeoutMs?: number; signal?: AbortSignal; input?: string } = {}): Promise<ToolResult> {
+export interface ToolOptions {
+  cwd?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  input?: string;
+  /** Called once the tool has started (e.g. to watch its progress through /proc/PID). */
+  onSpawn?: (pid: number) => void;
+}
+
+export function runTool(argv: readonly string[], options: ToolOptions = {}): Promise<ToolResult> {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new Error('runTool: empty argv');
   const timeoutMs = options.timeoutMs ?? 30 * 60_000;
@@ -24,6 +33,7 @@ export function runTool(argv: readonly string[], options: { cwd?: string; timeou
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     if (options.input !== undefined && child.stdin) {
       child.stdin.on('error', () => undefined); // the tool may exit without reading it all
       child.stdin.end(options.input);
