@@ -100,7 +100,6 @@ function nonRootRows() {
     return r.stdout;
   };
   must(['git', 'init', '-q', '-b', 'main']);
-  must(['git', '-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init']);
   must(['git', 'add', '-A']);
   must(['git', '-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', 'commit', '-q', '-m', 'files']);
   must([process.execPath, BIN, 'new', 'feat', 'nsplain']);

@@ -6,8 +6,6 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { WarrenError } from '../errors.js';
 import { POLICY_FILE, keyPaths } from './policy-file.js';
-
-export { POLICY_FILE, keyPaths };
 import type { SandboxProfile } from './sandbox.js';
 
 /**
