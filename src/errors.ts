@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   GIT_NOT_FOUND: 1,
   GIT_WORKTREE_EXISTS: 1,
   GIT_BRANCH_EXISTS: 1,
+  GIT_PATH_EXISTS: 1,
   GIT_DIRTY: 1,
   GIT_UNKNOWN_REF: 1,
   // a supervised command ran past its timeout

@@ -1,19 +1,37 @@
-/** warren as a library: the same calls the CLI and the dashboard make. */
-import './features.js';
+/**
+ * warren as a library: every operation the CLI offers, the same calls the CLI and the dashboard
+ * make. Open a repository with `openProject` (warren's own lifecycle: provisioning, landing,
+ * execution, audit), then call the operations with the context it returns. Library code never
+ * writes to a terminal: pass a `reporter` to hear progress and see commands' output.
+ */
 export { WarrenError, ERROR_CODES, isWarrenError, type ErrorCode } from './errors.js';
 export { Store } from './state/store.js';
-export type { Task, TaskState, TaskType, WarrenEvent } from './state/types.js';
-export { openProject, type ProjectContext } from './workspace/context.js';
+export type { Task, TaskState, TaskType, TaskFacts, WarrenEvent, EventKind, EventPayloads } from './state/types.js';
+export { EVENT_KINDS } from './state/events.js';
+export { LIFECYCLE, openProject } from './lifecycle.js';
+export { openProjectWith, type ProjectContext, type OpenParts } from './workspace/context.js';
+export { BARE_LIFECYCLE, type Lifecycle, type CreateStep, type RemoveStep, type GcStep, type BeforeRunStep, type AuditSection } from './workspace/lifecycle.js';
+export { SILENT, type Reporter, type RunOutput } from './workspace/reporter.js';
+// Workspaces
 export { createTask, type CreateOptions } from './workspace/create.js';
 export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/remove.js';
+export { listTasks, requireTask, showTask } from './workspace/tasks.js';
 export { scan, classifyStrays, type Stray } from './workspace/scan.js';
 export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
-export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
-export { landTask, type LandOptions, type LandResult } from './land/land.js';
-export { auditTask, type AuditReport } from './audit/run.js';
-export { startServer, type ServeOptions, type RunningServer } from './web/server.js';
-export { provisionTask } from './provision/provision.js';
+// Execution
+export { execTask, runAgent, type ExecOptions, type AgentOptions } from './run/operations.js';
+export { exitStatusOf, type RunOutcome } from './run/execute.js';
+export { setupTask, verifyTask, type SetupOutcome, type VerifyOutcome } from './run/setup-verify.js';
+// Provisioning
+export { provisionTask, statusTask, type ProvisionOutcome } from './provision/operations.js';
 export { ensureMounted } from './provision/lifecycle.js';
 export { taskStatus, type TaskStatus } from './provision/status.js';
 export { provisionRecords, type ProvisionRecord } from './provision/types.js';
+// Landing
+export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
+export { landTask, type LandOptions, type LandResult } from './land/land.js';
+export { auditTask, type AuditReport } from './audit/run.js';
+// Dashboard
+export { startServer, type ServeOptions, type RunningServer } from './web/server.js';
+export { keygen as policyKeygen, signPolicy, verifyPolicyFile, loadVerifiedPolicy } from './run/policy.js';

@@ -51,7 +51,9 @@ describe('warren checkpoint', () => {
     try {
       const task = store.listTasks().find((t) => t.id === 'T-1');
       if (!task) throw new Error('no task row');
-      store.mergeData(task.project, 'T-1', { provision: [{ path: '.env', mode: 'copy' }, { bogus: true }] });
+      // Written as an older warren (or a hand edit) might have: one well-formed record, one not.
+      const provision = [{ path: '.env', mode: 'copy', source: path.join(repo.root, '.env') }, { bogus: true }];
+      store.db.prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?').run(JSON.stringify({ provision }), task.project, 'T-1');
     } finally {
       store.close();
     }

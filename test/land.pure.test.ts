@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { composeBinds } from '../src/audit/compose.js';
 import { compareFingerprints, describeDrift, type Fingerprint } from '../src/land/fingerprint.js';
-import { classifyExclusions, compilePolicy, globProblem, parseNameStatusZ } from '../src/land/protected.js';
+import { parseNameStatusZ } from '../src/git/parse.js';
+import { classifyExclusions, compilePolicy, globProblem } from '../src/land/protected.js';
 import { isWarrenError } from '../src/errors.js';
 
 describe('protected-path globs', () => {

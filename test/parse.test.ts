@@ -57,6 +57,8 @@ describe('classifyGitStderr', () => {
     ["fatal: Unable to create '/r/.git/index.lock': File exists.", 'GIT_LOCKED'],
     ["fatal: a branch named 'feat/x' already exists", 'GIT_BRANCH_EXISTS'],
     ["fatal: 'feat/x' is already checked out at '/w'", 'GIT_WORKTREE_EXISTS'],
+    // What `git worktree add` says when its path is taken: a path in the way, not a branch.
+    ["fatal: '/home/u/.warren/worktrees/p/T-1' already exists", 'GIT_PATH_EXISTS'],
     ["fatal: '/w' contains modified or untracked files, use --force to delete it", 'GIT_DIRTY'],
     ["fatal: invalid reference: nope", 'GIT_UNKNOWN_REF'],
     ['fatal: something else', 'GIT_FAILED'],

@@ -132,9 +132,7 @@ describe('budget', () => {
 
 describe('audit section', () => {
   it('lists provisioned paths with mode and isolation', async () => {
-    await import('../src/provision/register.js');
-    const { auditSections } = await import('../src/audit/sections.js');
-    const section = auditSections().find((s) => s.name === 'provisioning');
+    const { provisionAudit: section } = await import('../src/provision/steps.js');
     const record = (p: string, mode: string, isolated: boolean) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1 });
     const task = { data: { provision: [record('node_modules', 'cow', true), record('vendor', 'share', false)] } } as unknown as Task;
     const out = await section?.collect({} as ProjectContext, task);

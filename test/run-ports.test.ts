@@ -111,14 +111,12 @@ describe('audit: ports', () => {
       let stray = 0;
       while (!stray) stray = Number(fs.readFileSync(ready, 'utf8')) || 0;
       const { Store } = await import('../src/state/store.js');
-      const { openProject } = await import('../src/workspace/context.js');
-      await import('../src/features.js');
-      const { auditSections } = await import('../src/audit/sections.js');
+      const { openProject } = await import('../src/lifecycle.js');
       const store = new Store(repo.home);
       try {
-        const ctx = await openProject(repo.root, store);
+        const ctx = await openProject(repo.root, { store });
         const task = store.getTask(ctx.key, 'srv');
-        const section = auditSections().find((s) => s.name === 'ports');
+        const section = ctx.lifecycle.audit.find((s) => s.name === 'ports');
         expect(section).toBeDefined();
         if (!section || !task) return;
         const report = (await section.collect(ctx, task)) as { data: { listening: { port: number; inBlock: boolean }[]; outside: { port: number }[] }; lines: string[] };

@@ -58,17 +58,21 @@ describe('sandbox: bwrap', () => {
   it('a per-task --sandbox bwrap overrides sandbox: none; --require-sandbox refuses a risky task without one', async () => {
     const marks = tmpDir('warren-marks-');
     const repo = makeRepo({
-      files: { 'README.md': '# main\n', 'warren.yaml': `setup:\n  - { id: deps, run: "npm ci --offline || true; touch ${marks}/setup-ran" }\n` },
+      // Setup marks the workspace, and tries to mark a folder outside it (which a sandbox refuses).
+      files: { 'README.md': '# main\n', 'warren.yaml': `setup:\n  - { id: deps, run: "npm ci --offline || true; touch .setup-ran; touch ${marks}/setup-$WARREN_TASK_ID || true" }\n` },
     });
     const refused = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'rq', '--require-sandbox');
     expect(refused.code).toBe(1);
     expect(refused.json.error.message).toMatch(/medium risk .*package manager/);
     expect(refused.json.error.code).toBe('SANDBOX_REQUIRED');
-    expect(fs.existsSync(path.join(marks, 'setup-ran'))).toBe(false);
+    expect(fs.readdirSync(marks)).toEqual([]);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
 
-    const boxed = await repo.warrenJson<{ state: string; risk: { level: string; recommendedSandbox: string } }>('new', 'feat', 'rq', '--require-sandbox', '--sandbox', 'bwrap');
-    expect(boxed.code).toBe(0);
+    const boxed = await repo.warrenJson<{ path: string; state: string; risk: { level: string; recommendedSandbox: string } }>('new', 'feat', 'rq', '--require-sandbox', '--sandbox', 'bwrap');
+    expect(boxed.code, boxed.stdout + boxed.stderr).toBe(0);
+    // Setup during `new` already runs in the task's own sandbox: it marked the workspace, and could not write outside.
+    expect(fs.existsSync(path.join(boxed.json.path, '.setup-ran'))).toBe(true);
+    expect(fs.existsSync(path.join(marks, 'setup-rq'))).toBe(false);
     expect(boxed.json.risk).toMatchObject({ level: 'medium', recommendedSandbox: 'bwrap' });
     const write = await repo.warrenJson<Run>('exec', 'rq', '--', 'touch', path.join(repo.root, 'escaped'));
     expect(write.code).not.toBe(0);
@@ -76,6 +80,7 @@ describe('sandbox: bwrap', () => {
 
     const plain = await repo.warrenJson('new', 'feat', 'open');
     expect(plain.code).toBe(0);
+    expect(fs.existsSync(path.join(marks, 'setup-open'))).toBe(true);
     const free = await repo.warrenJson<Run>('exec', 'open', '--', 'touch', path.join(marks, 'unsandboxed'));
     expect(free.code).toBe(0);
     expect(free.json.sandbox).toBe('none');

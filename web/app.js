@@ -194,12 +194,14 @@ async function loadTask(project, id) {
       eventBlock(data.setup),
       el('h3', {}, 'Verify'),
       eventBlock(data.verify),
-      el('h3', {}, `Commits not on ${t.base} (${data.commits.length})`),
-      data.commits.length === 0
-        ? el('p', { class: 'muted' }, 'None.')
-        : el('ul', { class: 'commits' }, data.commits.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
+      el('h3', {}, `Commits not on ${t.base}${data.commits.ok ? ` (${data.commits.value.length})` : ''}`),
+      !data.commits.ok
+        ? el('p', { class: 'error-text' }, `Could not read the commits: ${data.commits.error}`)
+        : data.commits.value.length === 0
+          ? el('p', { class: 'muted' }, 'None.')
+          : el('ul', { class: 'commits' }, data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
       el('h3', {}, 'Diff against the base'),
-      diffBlock(data.diff),
+      data.diff.ok ? diffBlock(data.diff.value) : el('p', { class: 'error-text' }, `Could not read the diff: ${data.diff.error}`),
       el('h3', {}, 'Audit'),
       data.audit.length === 0
         ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')

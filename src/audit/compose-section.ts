@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { git } from '../git/exec.js';
-import { splitZ } from '../git/parse.js';
+import { listFiles } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import type { ComposeBind } from './compose.js';
-import type { AuditSection } from './sections.js';
+import type { AuditSection } from '../workspace/lifecycle.js';
 
 export interface ComposeFinding extends ComposeBind {
   /** The compose file, absolute. */
@@ -18,8 +17,7 @@ export interface ComposeFinding extends ComposeBind {
 /** Compose files of a checkout: tracked and untracked-but-not-ignored, by name. */
 async function composeFiles(dir: string): Promise<string[]> {
   const { COMPOSE_FILE } = await import('./compose.js');
-  const listed = splitZ((await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: dir })).stdout);
-  return [...new Set(listed)].filter((rel) => COMPOSE_FILE.test(path.basename(rel))).map((rel) => path.join(dir, rel));
+  return (await listFiles(dir)).filter((rel) => COMPOSE_FILE.test(path.basename(rel))).map((rel) => path.join(dir, rel));
 }
 
 /**
@@ -48,7 +46,6 @@ export async function composeFindings(ctx: ProjectContext, task: Task): Promise<
 
 export const composeSection: AuditSection = {
   name: 'compose',
-  order: 60,
   async collect(ctx: ProjectContext, task: Task) {
     const findings = await composeFindings(ctx, task);
     const risky = findings.filter((f) => f.mainCheckout);

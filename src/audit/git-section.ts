@@ -1,9 +1,8 @@
-import { git } from '../git/exec.js';
-import { splitLines } from '../git/parse.js';
+import { configValue, gitPaths } from '../git/config.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
-import type { AuditSection } from './sections.js';
+import type { AuditSection } from '../workspace/lifecycle.js';
 
 /** The git paths whose owner matters: a worktree has its own HEAD and index; objects, refs, config and hooks are shared. */
 export const GIT_PATHS = ['HEAD', 'index', 'logs/HEAD', 'refs', 'packed-refs', 'objects', 'config', 'config.worktree', 'hooks', 'info/exclude', 'FETCH_HEAD', 'ORIG_HEAD'] as const;
@@ -16,15 +15,14 @@ export interface GitPathFact {
 }
 
 export async function gitPathFacts(task: Task): Promise<{ gitDir: string; commonDir: string; paths: GitPathFact[] }> {
-  const args = ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir', ...GIT_PATHS.flatMap((name) => ['--git-path', name])];
-  const [gitDir = '', commonDir = '', ...resolved] = splitLines((await git(args, { cwd: task.path })).stdout);
-  const worktreeConfig = await git(['config', '--bool', '--get', 'extensions.worktreeConfig'], { cwd: task.path, allowFailure: true });
+  const { gitDir, commonDir, paths: resolved } = await gitPaths(task.path, GIT_PATHS);
+  const worktreeConfig = await configValue(task.path, 'extensions.worktreeConfig', { bool: true });
   const paths = GIT_PATHS.map((name, i): GitPathFact => {
     const p = resolved[i] ?? '';
     // Own: in this worktree's private git dir, or (a relative core.hooksPath) inside the workspace itself.
     const own = isInside(gitDir, p) || isInside(task.path, p);
     const fact: GitPathFact = { name, path: p, scope: own ? 'own' : 'shared' };
-    if (name === 'config.worktree' && worktreeConfig.stdout.trim() !== 'true') fact.note = 'not read: extensions.worktreeConfig is off, so every setting goes to the shared config';
+    if (name === 'config.worktree' && worktreeConfig !== 'true') fact.note = 'not read: extensions.worktreeConfig is off, so every setting goes to the shared config';
     return fact;
   });
   return { gitDir, commonDir, paths };
@@ -32,7 +30,6 @@ export async function gitPathFacts(task: Task): Promise<{ gitDir: string; common
 
 export const gitSection: AuditSection = {
   name: 'git',
-  order: 10,
   async collect(_ctx: ProjectContext, task: Task) {
     const facts = await gitPathFacts(task);
     const width = Math.max(...facts.paths.map((p) => p.name.length));

@@ -1,12 +1,11 @@
 import { compareFingerprints, describeDrift, recordedFingerprint, takeFingerprint } from '../land/fingerprint.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import type { AuditSection } from './sections.js';
+import type { AuditSection } from '../workspace/lifecycle.js';
 
 /** The hooks and shared config as recorded at `new`, as they are now, and what drifted. */
 export const hooksSection: AuditSection = {
   name: 'hooks',
-  order: 20,
   async collect(ctx: ProjectContext, task: Task) {
     const current = await takeFingerprint(task.path, ctx.repo.commonDir);
     const recorded = recordedFingerprint(task);

@@ -1,8 +1,6 @@
-import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { validateTaskId } from '../workspace/ids.js';
+import { requireTask } from '../workspace/tasks.js';
 import { assertContained } from '../workspace/paths.js';
-import { auditSections } from './sections.js';
 
 export interface AuditReport {
   id: string;
@@ -11,15 +9,14 @@ export interface AuditReport {
   lines: string[];
 }
 
-/** `warren audit ID`: every registered section, in order. Read-only. */
+/** `warren audit ID`: every section of the lifecycle, in order. Read-only. */
 export async function auditTask(ctx: ProjectContext, rawId: string): Promise<AuditReport> {
-  const id = validateTaskId(rawId);
-  const task = ctx.store.getTask(ctx.key, id);
-  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
+  const task = requireTask(ctx, rawId);
+  const id = task.id;
   assertContained(ctx.root, task.path);
   const sections: AuditReport['sections'] = [];
   const lines = [`audit of task ${id} (${task.branch}) at ${task.path}`];
-  for (const section of auditSections()) {
+  for (const section of ctx.lifecycle.audit) {
     const { data, lines: sectionLines } = await section.collect(ctx, task);
     sections.push({ name: section.name, data });
     lines.push('', `[${section.name}]`, ...sectionLines.map((l) => `  ${l}`));

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { openProject } from '../lifecycle.js';
 import { assertOwnHome, warrenHome } from '../state/db.js';
 import { Store } from '../state/store.js';
-import { openProject, type ProjectContext } from '../workspace/context.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { Reporter } from '../workspace/reporter.js';
 
 /** What every command handler gets: the global options and lazily opened state. */
 export interface CliEnv {
@@ -9,6 +11,8 @@ export interface CliEnv {
   json: boolean;
   /** Human-readable progress and warnings go here (stderr), never into --json stdout. */
   log(line: string): void;
+  /** What library calls report through: lines on stderr; a command's output on stdout and stderr (both on stderr with --json). */
+  reporter: Reporter;
   store(): Store;
   project(): Promise<ProjectContext>;
   /** The opened project, if any: refusals are recorded against it. */
@@ -38,21 +42,31 @@ export function openOwnStore(): Store {
   return new Store(home);
 }
 
+export function cliReporter(json: boolean): Reporter {
+  return {
+    line: (text) => process.stderr.write(`${text}\n`),
+    // stdout belongs to the one JSON document under --json.
+    output: { stdout: json ? process.stderr : process.stdout, stderr: process.stderr },
+  };
+}
+
 export function makeEnv(repoDir: string, json: boolean): CliEnv {
   let store: Store | null = null;
   let project: Promise<ProjectContext> | null = null;
   let opened: ProjectContext | null = null;
+  const reporter = cliReporter(json);
   return {
     repoDir,
     json,
     taskId: null,
-    log: (line) => process.stderr.write(`${line}\n`),
+    reporter,
+    log: reporter.line,
     store() {
       store ??= openOwnStore();
       return store;
     },
     project() {
-      project ??= openProject(repoDir, () => this.store()).then((ctx) => (opened = ctx));
+      project ??= openProject(repoDir, { store: () => this.store(), reporter }).then((ctx) => (opened = ctx));
       return project;
     },
     opened: () => opened,

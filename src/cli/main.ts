@@ -1,4 +1,3 @@
-import '../features.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';

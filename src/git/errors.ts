@@ -6,8 +6,10 @@ import type { ErrorCode } from '../errors.js';
  */
 export const GIT_STDERR_CODES = [
   [/Unable to create '.*\.lock': File exists|could not lock|cannot lock ref|index\.lock/i, 'GIT_LOCKED'],
-  [/already exists/i, 'GIT_BRANCH_EXISTS'],
+  // "a branch named 'x' already exists" — and only that: a path git finds in the way says "'<path>' already exists".
+  [/a branch named '.*' already exists/i, 'GIT_BRANCH_EXISTS'],
   [/is already (checked out|used by worktree)|already registered worktree/i, 'GIT_WORKTREE_EXISTS'],
+  [/'.*' already exists/i, 'GIT_PATH_EXISTS'],
   [/contains modified or untracked files|has changes not staged|would be overwritten/i, 'GIT_DIRTY'],
   [/not a valid (object name|ref)|unknown revision|invalid reference|bad revision|couldn't find remote ref|not a commit/i, 'GIT_UNKNOWN_REF'],
 ] as const satisfies readonly (readonly [RegExp, ErrorCode])[];

@@ -1,10 +1,12 @@
-import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
+import { runBounded } from '../system/spawn.js';
 import { classifyGitStderr } from './errors.js';
 
 /**
- * The only place that spawns git. Argv arrays (never a shell), a fixed environment, its own
- * process group so that a timeout kills git and anything it started, and one error type.
+ * The only place that spawns git, and only the modules beside it call it: the rest of warren
+ * uses the typed operations in src/git. Argv arrays (never a shell), a fixed environment, its
+ * own process group so that a timeout kills git and anything it started, and one error type.
  */
 
 export interface GitOptions {
@@ -46,63 +48,47 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-export function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const argv = ['git', ...args];
   const timeoutMs = options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS;
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: options.cwd,
-      env: gitEnv(options.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', (cause) => {
-      clearTimeout(timer);
-      reject(
-        new WarrenError('GIT_NOT_FOUND', `could not start git (${cause.message}); nothing was changed.`, {
-          hint: 'Install git 2.38 or newer and make sure it is on PATH.',
-          cause,
-        }),
-      );
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const stdoutBuffer = Buffer.concat(out);
-      const result: GitResult = {
-        argv,
-        exitCode: code ?? 128,
-        stdout: stdoutBuffer.toString('utf8'),
-        stdoutBuffer,
-        stderr: Buffer.concat(err).toString('utf8'),
-      };
-      if (timedOut) {
-        reject(
-          new WarrenError('GIT_TIMEOUT', `${argv.join(' ')} ran past ${timeoutMs}ms and was killed.`, {
-            hint: 'Look for another process holding the repository, then try again.',
-            details: { argv, signal },
-          }),
-        );
-        return;
-      }
-      if (result.exitCode !== 0 && !options.allowFailure) {
-        reject(gitError(result));
-        return;
-      }
-      resolve(result);
-    });
-    if (options.input !== undefined) child.stdin.end(options.input);
-    else child.stdin.end();
+  const run = await runBounded({
+    argv,
+    cwd: options.cwd,
+    env: gitEnv(options.env),
+    stdin: options.input ?? '',
+    stdout: 'collect',
+    stderr: 'collect',
+    timeoutMs,
   });
+  if (run.spawnError) {
+    // ENOENT for the program itself, or for the folder it was to run in: say which.
+    const missingDir = run.spawnError.code === 'ENOENT' && !isDir(options.cwd);
+    throw missingDir
+      ? new WarrenError('GIT_FAILED', `${argv.join(' ')} could not run: its working folder ${options.cwd} does not exist; nothing was changed.`, {
+          hint: 'Run `warren scan` to see which workspace is missing.',
+          cause: run.spawnError,
+          details: { argv, cwd: options.cwd },
+        })
+      : new WarrenError('GIT_NOT_FOUND', `could not start git (${run.spawnError.message}); nothing was changed.`, {
+          hint: 'Install git 2.38 or newer and make sure it is on PATH.',
+          cause: run.spawnError,
+        });
+  }
+  if (run.timedOut) {
+    throw new WarrenError('GIT_TIMEOUT', `${argv.join(' ')} ran past ${timeoutMs}ms and was killed.`, {
+      hint: 'Look for another process holding the repository, then try again.',
+      details: { argv, signal: run.signal },
+    });
+  }
+  const result: GitResult = {
+    argv,
+    exitCode: run.exitCode ?? 128,
+    stdout: run.stdout.toString('utf8'),
+    stdoutBuffer: run.stdout,
+    stderr: run.stderr.toString('utf8'),
+  };
+  if (result.exitCode !== 0 && !options.allowFailure) throw gitError(result);
+  return result;
 }
 
 export function gitError(result: GitResult, context?: string): WarrenError {
@@ -112,11 +98,6 @@ export function gitError(result: GitResult, context?: string): WarrenError {
   });
 }
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is already gone.
-  }
+function isDir(dir: string): boolean {
+  return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
 }

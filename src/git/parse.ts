@@ -96,3 +96,54 @@ export function splitZ(output: string): string[] {
 export function splitLines(output: string): string[] {
   return output.split('\n').map((line) => line.trimEnd()).filter((line) => line !== '');
 }
+
+export interface NameStatus {
+  /** git's status letter: A, M, D, T. */
+  status: string;
+  path: string;
+}
+
+/** Parses `git diff --name-status -z --no-renames`: status and path alternate. */
+export function parseNameStatusZ(output: string): NameStatus[] {
+  const fields = output.split('\0');
+  const out: NameStatus[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const status = fields[i];
+    const path = fields[i + 1];
+    if (!status || path === undefined || path === '') continue;
+    out.push({ status: status.slice(0, 1), path });
+  }
+  return out;
+}
+
+export interface NumstatEntry {
+  path: string;
+  /** null for a binary file. */
+  added: number | null;
+  deleted: number | null;
+}
+
+/**
+ * Parses `git diff --numstat -z`. A plain entry is `added\tdeleted\tpath\0`; a rename is
+ * `added\tdeleted\t\0old\0new\0`. Binary files show `-` counts.
+ */
+export function parseNumstatZ(out: string): NumstatEntry[] {
+  const parts = out.split('\0');
+  const files: NumstatEntry[] = [];
+  const count = (s: string | undefined): number | null => (s === undefined || s === '-' ? null : Number(s));
+  for (let i = 0; i < parts.length; i++) {
+    const head = parts[i];
+    if (!head) continue;
+    const [added, deleted, ...rest] = head.split('\t');
+    const name = rest.join('\t');
+    if (name !== '') {
+      files.push({ path: name, added: count(added), deleted: count(deleted) });
+    } else {
+      const from = parts[i + 1] ?? '';
+      const to = parts[i + 2] ?? '';
+      files.push({ path: `${from} → ${to}`, added: count(added), deleted: count(deleted) });
+      i += 2;
+    }
+  }
+  return files;
+}

@@ -1,6 +1,6 @@
 import { WarrenError } from '../errors.js';
-import { git, gitError } from '../git/exec.js';
-import { splitZ } from '../git/parse.js';
+import { commitStaged, hasStagedChanges, headOf, stageAll, stagedNames, unstage } from '../git/index-ops.js';
+import { checkIgnored } from '../git/status.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
@@ -8,7 +8,6 @@ import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertOnBranch, loadTask } from './task.js';
-import { gitRetrying } from '../git/repo.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -44,13 +43,13 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
 
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
     // makes `git add` fail ("paths are ignored") after it has staged the rest.
-    await gitRetrying(['add', '-A', '--', '.', ...excludePathspecs(await notIgnored(task.path, provisioned))], task.path);
+    await stageAll(task.path, excludePathspecs(await notIgnored(task.path, provisioned)));
     // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
-    const staged = splitZ((await git(['diff', '--cached', '--name-only', '-z', '--no-renames'], { cwd: task.path })).stdout);
+    const staged = await stagedNames(task.path);
     const unstaged = provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
     if (unstaged.length > 0) {
       // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
-      await gitRetrying(['reset', '-q', 'HEAD', '--', ...unstaged.map((p) => `:(literal)${p}`)], task.path);
+      await unstage(task.path, unstaged);
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -62,22 +61,20 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     }
     const warnings = recordDrift(ctx, task, 'checkpoint', current, drift, options.acceptHooks === true);
 
-    const pending = await git(['diff', '--cached', '--quiet'], { cwd: task.path, allowFailure: true });
-    const head = async (): Promise<string> => (await git(['rev-parse', 'HEAD'], { cwd: task.path })).stdout.trim();
-    if (pending.exitCode === 0) {
-      const tip = await head();
+    if (!(await hasStagedChanges(task.path))) {
+      const tip = await headOf(task.path);
       ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint.nothing', message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`, data: { head: tip } });
       return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged, warnings };
     }
     const message = options.message?.trim() || `checkpoint: ${id} ${new Date().toISOString()}`;
-    const result = await git(['commit', '-q', '-F', '-'], { cwd: task.path, input: message, allowFailure: true });
+    const result = await commitStaged(task.path, message);
     if (result.exitCode !== 0) {
       throw new WarrenError('COMMAND_FAILED', `git commit in ${task.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`, {
         hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
         details: { stderr: result.stderr },
       });
     }
-    const commit = await head();
+    const commit = await headOf(task.path);
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
     return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
   });
@@ -85,10 +82,6 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
 
 /** The paths among `paths` that git does not ignore in `cwd` (e.g. a `share` symlink under a `dir/` pattern). */
 async function notIgnored(cwd: string, paths: readonly string[]): Promise<string[]> {
-  if (paths.length === 0) return [];
-  const result = await git(['check-ignore', '-z', '--stdin'], { cwd, input: paths.join('\0') + '\0', allowFailure: true });
-  // Exit 1 means none is ignored; anything above 1 is an error.
-  if (result.exitCode > 1) throw gitError(result);
-  const ignored = new Set(splitZ(result.stdout));
+  const ignored = await checkIgnored(cwd, paths);
   return paths.filter((p) => !ignored.has(p));
 }

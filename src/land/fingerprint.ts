@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { git } from '../git/exec.js';
+import { configValue, gitPaths } from '../git/config.js';
 import type { Task } from '../state/types.js';
 
 /**
@@ -53,9 +53,8 @@ export async function takeFingerprint(workspace: string, commonDir: string, main
 }
 
 async function hooksLocation(workspace: string): Promise<{ hooksDir: string; hooksPath: string | null }> {
-  const dir = await git(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], { cwd: workspace });
-  const cfg = await git(['config', '--get', 'core.hooksPath'], { cwd: workspace, allowFailure: true });
-  return { hooksDir: dir.stdout.trim(), hooksPath: cfg.exitCode === 0 ? cfg.stdout.trim() : null };
+  const { paths } = await gitPaths(workspace, ['hooks']);
+  return { hooksDir: paths[0] ?? '', hooksPath: await configValue(workspace, 'core.hooksPath') };
 }
 
 function hashHooks(dir: string): Record<string, string> {

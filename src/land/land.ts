@@ -1,6 +1,6 @@
 import { WarrenError } from '../errors.js';
-import { git } from '../git/exec.js';
-import { revParse } from '../git/repo.js';
+import { indexMatches, moveCheckout } from '../git/index-ops.js';
+import { compareAndSwapRef, revParse } from '../git/refs.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
@@ -58,7 +58,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
 
     if (branchOnly) {
       const warnings = recordPlan(ctx, plan, options.acceptHooks === true);
-      const previous = (task.data['reviewPush'] as { commit?: string } | undefined)?.commit ?? '';
+      const previous = task.data.reviewPush?.commit ?? '';
       const push = await withRepoLock(ctx, `push ${task.branch}`, () => pushRef(ctx, remote ?? 'origin', plan.commit, `refs/heads/${task.branch}`, previous));
       if (push.ok) ctx.store.mergeData(ctx.key, id, { reviewPush: { remote: push.remote, ref: push.ref, commit: plan.commit, at: new Date().toISOString() } });
       recordPush(ctx, id, push);
@@ -81,7 +81,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     ctx.store.mergeData(ctx.key, id, {
       landed: { commit: plan.commit, tree: plan.tree, taskCommit: plan.taskTip, forkPoint: plan.forkPoint, base: task.base, baseBefore: plan.baseTip, excluded, at: new Date().toISOString() },
     });
-    ctx.store.setState(ctx.key, id, 'landed');
+    if (task.state !== 'landed') ctx.store.transition(ctx.key, id, task.state, 'landed');
     ctx.store.addEvent({
       project: ctx.key,
       taskId: id,
@@ -140,21 +140,29 @@ async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<boolean> {
   const now = await revParse(ctx.repo, plan.baseRef);
   if (now !== plan.baseTip) return false;
   if (plan.checkout) {
-    // Stat information only (what `git status` refreshes too): a file merely touched is not "not uptodate".
-    await git(['update-index', '-q', '--refresh'], { cwd: plan.checkout, allowFailure: true });
-    const ff = await git(['read-tree', '-m', '-u', plan.baseTip, plan.commit], { cwd: plan.checkout, allowFailure: true });
+    const ff = await moveCheckout(plan.checkout, plan.baseTip, plan.commit);
     if (ff.exitCode !== 0) {
       throw new WarrenError('CHECKOUT_DIRTY', `could not bring ${plan.checkout} (which has ${plan.task.base} checked out) forward: ${ff.stderr.trim()}. Nothing was changed.`, {
         hint: `Commit or stash the changes in ${plan.checkout}, then land again.`,
       });
     }
   }
-  const cas = await git(['update-ref', '-m', `warren land ${plan.task.id}`, plan.baseRef, plan.commit, plan.baseTip], { cwd: ctx.repo.root, allowFailure: true });
-  if (cas.exitCode !== 0) {
-    if (plan.checkout) await git(['read-tree', '-m', '-u', plan.commit, plan.baseTip], { cwd: plan.checkout, allowFailure: true });
-    return false;
+  if (await compareAndSwapRef(ctx.repo, plan.baseRef, plan.commit, plan.baseTip, `warren land ${plan.task.id}`)) return true;
+  if (plan.checkout) {
+    // The ref did not move: the checkout must go back, or it would show the task's files as staged changes.
+    const back = await moveCheckout(plan.checkout, plan.commit, plan.baseTip);
+    if (back.exitCode !== 0) {
+      throw new WarrenError(
+        'CHECKOUT_DIRTY',
+        `${plan.task.base} moved while task ${plan.task.id} was landing, so nothing was landed, but ${plan.checkout} could not be put back to ${plan.baseTip.slice(0, 12)}: ${back.stderr.trim()}. Its index and files now hold the task's squash (${plan.commit.slice(0, 12)}) while ${plan.task.base} does not; the task branch is untouched.`,
+        {
+          hint: `In ${plan.checkout}, run \`git read-tree -m -u ${plan.commit.slice(0, 12)} HEAD\` (or \`git reset --keep HEAD\`) to return it to ${plan.task.base}, then land again. Do not commit what it shows as staged.`,
+          details: { checkout: plan.checkout, squash: plan.commit, base: plan.baseTip },
+        },
+      );
+    }
   }
-  return true;
+  return false;
 }
 
 function movedError(plan: LandPlan): WarrenError {
@@ -169,8 +177,7 @@ async function verifyLanded(ctx: ProjectContext, plan: LandPlan): Promise<void> 
     throw new WarrenError('INTERNAL', `after landing, ${plan.baseRef} is at ${tip ?? 'nothing'} instead of ${plan.commit}.`);
   }
   if (plan.checkout && plan.changed.length > 0) {
-    const stale = await git(['diff-index', '--cached', '--quiet', plan.commit, '--', ...plan.changed.map((p) => `:(literal)${p}`)], { cwd: plan.checkout, allowFailure: true });
-    if (stale.exitCode !== 0) {
+    if (!(await indexMatches(plan.checkout, plan.commit, plan.changed))) {
       throw new WarrenError('INTERNAL', `${plan.task.base} landed as ${plan.commit.slice(0, 12)} but the index of ${plan.checkout} does not match it; run \`git status\` there.`);
     }
   }

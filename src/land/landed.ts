@@ -1,25 +1,10 @@
-import { git } from '../git/exec.js';
-import { splitZ } from '../git/parse.js';
-import { isAncestor, revParse } from '../git/repo.js';
+import { isAncestor, mergeBase } from '../git/history.js';
+import { revParse } from '../git/refs.js';
+import { changedNames, touchedPaths } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { compilePolicy } from './protected.js';
-import { touchedPaths } from './squash.js';
 
-interface LandedRecord {
-  commit: string;
-  taskCommit: string;
-  excluded: Set<string>;
-}
-
-function landedRecord(task: Task): LandedRecord | null {
-  const landed = task.data['landed'];
-  if (typeof landed !== 'object' || landed === null) return null;
-  const l = landed as { commit?: unknown; taskCommit?: unknown; excluded?: unknown };
-  if (typeof l.commit !== 'string' || typeof l.taskCommit !== 'string') return null;
-  const excluded = new Set(Array.isArray(l.excluded) ? l.excluded.filter((p): p is string => typeof p === 'string') : []);
-  return { commit: l.commit, taskCommit: l.taskCommit, excluded };
-}
 
 /**
  * Is the task's work on its base? A squash-landed branch is never an ancestor of the base, so
@@ -30,12 +15,13 @@ function landedRecord(task: Task): LandedRecord | null {
  * `rm --delete-branch` then refuses as for any unlanded branch.
  */
 export async function isTaskLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
-  const record = landedRecord(task);
+  const record = task.data.landed;
   if (!record) return false;
+  const excluded = new Set(record.excluded);
   let isProtected: (p: string) => boolean;
   try {
     const policy = compilePolicy(ctx.config.protected, 'warren.yaml');
-    isProtected = (p) => record.excluded.has(p) || policy.matches(p);
+    isProtected = (p) => excluded.has(p) || policy.matches(p);
   } catch {
     return false; // cannot tell what was meant to stay out: do not claim it landed
   }
@@ -49,10 +35,10 @@ export async function isTaskLanded(ctx: ProjectContext, task: Task): Promise<boo
   if ((await revParse(ctx.repo, record.commit)) && (await isAncestor(ctx.repo, record.commit, baseTip))) return true;
 
   // The squash left the base's history (rewritten, or landed by other means): compare content.
-  const mb = await git(['merge-base', baseTip, taskTip], { cwd: ctx.repo.root, allowFailure: true });
-  if (mb.exitCode !== 0) return false;
-  const work = (await touchedPaths(ctx.repo, mb.stdout.trim(), taskTip)).map((t) => t.path).filter((p) => !isProtected(p));
+  const mb = await mergeBase(ctx.repo, baseTip, taskTip);
+  if (mb === null) return false;
+  const work = (await touchedPaths(ctx.repo, mb, taskTip)).map((t) => t.path).filter((p) => !isProtected(p));
   if (work.length === 0) return true;
-  const differing = new Set(splitZ((await git(['diff', '--name-only', '-z', '--no-renames', baseTip, taskTip, '--'], { cwd: ctx.repo.root })).stdout));
+  const differing = new Set(await changedNames(ctx.repo, baseTip, taskTip));
   return work.every((p) => !differing.has(p));
 }

@@ -1,14 +1,16 @@
 import { WarrenError } from '../errors.js';
-import { git } from '../git/exec.js';
-import { splitZ } from '../git/parse.js';
-import { commitsNotOn, listWorktrees, revParse, statusOf } from '../git/repo.js';
+import { commitsNotOn, mergeBase } from '../git/history.js';
+import { revParse, treeOf } from '../git/refs.js';
+import { statusOf } from '../git/status.js';
+import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
+import { listWorktrees } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { landingPolicy } from './policy.js';
 import { classifyExclusions, type Exclusion } from './protected.js';
 import { isProvisioned, provisionedPaths } from './provisioned.js';
-import { commitTree, conflictError, rebaseSquash, squashTree, touchedPaths, treeOf } from './squash.js';
+import { conflictError, rebaseSquash, squashTree } from './squash.js';
 
 export interface LandPlanOptions {
   message?: string;
@@ -59,9 +61,8 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     });
   }
 
-  const mb = await git(['merge-base', baseTip, taskTip], { cwd: ctx.repo.root, allowFailure: true });
-  const forkPoint = mb.stdout.trim();
-  if (mb.exitCode !== 0 || forkPoint === '') {
+  const forkPoint = await mergeBase(ctx.repo, baseTip, taskTip);
+  if (forkPoint === null) {
     throw new WarrenError('BASE_DIVERGED', `${task.branch} and ${task.base} share no history; nothing was changed.`, { hint: 'Inspect both branches by hand.' });
   }
   const touched = await touchedPaths(ctx.repo, forkPoint, taskTip);
@@ -88,7 +89,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   let changed: string[] = [];
   if (!options.branchOnly) {
     checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
-    changed = splitZ((await git(['diff', '--name-only', '-z', '--no-renames', baseTip, commit, '--'], { cwd: ctx.repo.root })).stdout);
+    changed = await changedNames(ctx.repo, baseTip, commit);
     if (checkout) await assertCheckoutCanFollow(checkout, task, changed);
   }
   return { task, baseRef, baseTip, taskTip, forkPoint, exclusions, commit, tree, rebased, message, checkout, changed, fingerprint };

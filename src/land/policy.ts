@@ -1,5 +1,5 @@
 import { CONFIG_FILE, parseConfig } from '../config/load.js';
-import { git } from '../git/exec.js';
+import { fileAt } from '../git/trees.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { compilePolicy, type ProtectedPolicy } from './protected.js';
 
@@ -11,9 +11,9 @@ import { compilePolicy, type ProtectedPolicy } from './protected.js';
  */
 export async function landingPolicy(ctx: ProjectContext, base: string, baseTip: string): Promise<ProtectedPolicy> {
   const globs = new Set(ctx.config.protected);
-  const committed = await git(['cat-file', 'blob', `${baseTip}:${CONFIG_FILE}`], { cwd: ctx.repo.root, allowFailure: true });
-  if (committed.exitCode === 0) {
-    for (const glob of (await parseConfig(committed.stdout, `${CONFIG_FILE} on ${base}`)).protected) globs.add(glob);
+  const committed = await fileAt(ctx.repo, baseTip, CONFIG_FILE);
+  if (committed !== null) {
+    for (const glob of (await parseConfig(committed, `${CONFIG_FILE} on ${base}`)).protected) globs.add(glob);
   }
   return compilePolicy([...globs], `${CONFIG_FILE} (${base} and the main checkout)`);
 }

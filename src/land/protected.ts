@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import { WarrenError } from '../errors.js';
+import type { NameStatus } from '../git/parse.js';
 
 /**
  * The protected-path policy (`protected:` globs in warren.yaml): paths that never land. Pure:
@@ -49,10 +50,8 @@ export function compilePolicy(globs: readonly string[], source: string): Protect
 }
 
 /** One path the task touched, from `git diff --name-status --no-renames`. */
-export interface TouchedPath {
-  status: string;
-  path: string;
-}
+/** A path a task touched, with git's status letter (A, M, D, T). */
+export type TouchedPath = NameStatus;
 
 export interface Exclusion {
   path: string;
@@ -73,17 +72,4 @@ export function classifyExclusions(touched: readonly TouchedPath[], policy: Prot
     if (why === null) return [];
     return [{ path: t.path, how: t.status === 'A' ? 'created' : t.status === 'D' ? 'deleted' : 'changed', why }];
   });
-}
-
-/** Parses `git diff --name-status -z --no-renames`: status and path alternate. */
-export function parseNameStatusZ(output: string): TouchedPath[] {
-  const fields = output.split('\0');
-  const out: TouchedPath[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const status = fields[i];
-    const path = fields[i + 1];
-    if (!status || path === undefined || path === '') continue;
-    out.push({ status: status.slice(0, 1), path });
-  }
-  return out;
 }

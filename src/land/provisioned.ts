@@ -4,20 +4,12 @@ import type { Task } from '../state/types.js';
 /**
  * warren's own paths inside a workspace (provisioned dependencies, `.env` copies, `share`
  * symlinks): never staged, never reported as the task's work. The provisioning feature records
- * them in `task.data.provision` as `[{path, mode, ...}]`; read defensively (absent on tasks
- * made without it, or by older versions), and union with warren.yaml's `provision:` so a
- * missing record never lets a `share` symlink be committed as a blob.
+ * them in `task.data.provision` (absent on tasks made without it); united with warren.yaml's
+ * `provision:` so a missing record never lets a `share` symlink be committed as a blob.
  */
 export function provisionedPaths(ctx: ProjectContext, task: Task): string[] {
   const paths = new Set<string>();
-  const recorded = task.data['provision'];
-  if (Array.isArray(recorded)) {
-    for (const entry of recorded as unknown[]) {
-      if (typeof entry === 'object' && entry !== null && typeof (entry as { path?: unknown }).path === 'string') {
-        paths.add(normalize((entry as { path: string }).path));
-      }
-    }
-  }
+  for (const entry of task.data.provision ?? []) paths.add(normalize(entry.path));
   for (const entry of ctx.config.provision) paths.add(normalize(entry.path));
   paths.delete('');
   return [...paths].sort();

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
-import { currentBranch } from '../git/repo.js';
+import { currentBranch } from '../git/refs.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
+import { requireTask } from '../workspace/tasks.js';
 
 /** The task row as checkpoint and land need it: present, in a state that allows work, where it should be. */
 export function loadTask(ctx: ProjectContext, id: string): Task {
-  const task = ctx.store.getTask(ctx.key, id);
-  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
+  const task = requireTask(ctx, id);
   if (task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
     throw new WarrenError('TASK_STATE', `task ${id} is ${task.state}; nothing was changed.`, { hint: 'Wait for the running command, or see `warren show`.' });
   }

@@ -4,6 +4,7 @@ import { WarrenError } from '../errors.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import type { EventKind, EventPayloads } from '../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
@@ -20,7 +21,8 @@ export interface ModeEnv {
   task: Task;
   budget: { limit: Budget; used: Budget };
   progress(line: string): void;
-  event(kind: string, level: 'info' | 'warn', message: string, data: Record<string, unknown>): void;
+  /** Records an event; the CLI shows every warning event itself, so a warning is not also a progress line. */
+  event<K extends EventKind>(kind: K, level: 'info' | 'warn', message: string, data: EventPayloads[K]): void;
 }
 
 function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' | 'requested' | 'source'> & { lockfile?: ProvisionRecord['lockfile'] } {
@@ -93,7 +95,7 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const { entries, bytes } = manifestTotals(snapshot);
   const linked = outcome.linked ?? Object.values(snapshot.entries).filter((f) => f[0] !== 'd').length;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
-    env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
+    if (outcome.failed.length === 0) env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
     env.event(
       'provision.fill',
       outcome.failed.length > 0 ? 'warn' : 'info',
@@ -184,7 +186,6 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
 async function fallBack(env: ModeEnv, item: ProvisionItem, dst: string, reason: string): Promise<ModeOutcome> {
   const outcome = await provisionCopy(env, item, dst, reason);
   if ('record' in outcome) {
-    env.progress(`warren: ${item.path}: cow fell back to ${outcome.record.method} because ${reason}`);
     env.event('provision.fallback', 'warn', `${item.path}: cow fell back to ${outcome.record.method} because ${reason}`, {
       path: item.path,
       requested: 'cow',

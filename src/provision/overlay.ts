@@ -59,7 +59,7 @@ async function probe(home: string): Promise<OverlaySupport> {
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
   if (process.getuid?.() === 0) return { ok: true, how: 'global' };
   // Not root: the layer is mounted in each run's namespace, so runs must get one.
-  const containment = detectContainment(path.join(home, 'cache'));
+  const containment = await detectContainment(path.join(home, 'cache'));
   if (containment.kind !== 'user-namespace') {
     return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason})` };
   }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
-import type { Task } from '../state/types.js';
+import type { NewEvent, Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isStrictlyInside } from '../workspace/paths.js';
 import { budgetOf, formatBytes } from './budget.js';
@@ -17,24 +17,16 @@ export interface ProvisionResult {
   skips: ProvisionSkip[];
 }
 
-/** Progress for people: stderr, never stdout (which may hold --json). */
-export type Progress = (line: string) => void;
-export const stderrProgress: Progress = (line) => process.stderr.write(`${line}\n`);
-
 /**
  * Brings the ignored paths named by `.worktreeinclude` and `warren.yaml` into a workspace.
  * gather (sources, checks) → act per path → record (events, task.data.provision). A failure
  * undoes this call's mounts and links before it is rethrown, so creation can roll back.
  */
-export async function provisionTask(
-  ctx: ProjectContext,
-  task: Task,
-  progress: Progress = stderrProgress,
-  sources?: Sources,
-): Promise<ProvisionResult> {
+export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: Sources): Promise<ProvisionResult> {
+  const progress = (line: string): void => ctx.reporter.line(line);
   const { items, skips } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
-  const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data });
+  const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
   const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };
   try {
     for (const item of items) {
@@ -70,7 +62,6 @@ export async function provisionTask(
   }
   for (const skip of skips) {
     event('provision.skip', 'warn', `skipped ${skip.path} (${skip.reason}): ${skip.detail}`, { ...skip });
-    progress(`warren: skipped ${skip.path} (${skip.reason}): ${skip.detail}`);
   }
   const namespaced = records.filter((r) => r.namespaced).map((r) => r.path);
   if (namespaced.length > 0) {

@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ignore from 'ignore';
 import type { ProvisionMode } from '../config/schema.js';
-import { git } from '../git/exec.js';
-import { splitZ } from '../git/parse.js';
+import { checkIgnored, listIgnored } from '../git/status.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import type { ProvisionItem, ProvisionSkip } from './types.js';
@@ -67,9 +66,8 @@ async function fromWorktreeInclude(repoRoot: string): Promise<ProvisionItem[]> {
     return [];
   }
   const ig = ignore().add(text);
-  const listed = await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd: repoRoot });
   const candidates = new Set<string>();
-  for (const entry of splitZ(listed.stdout)) {
+  for (const entry of await listIgnored(repoRoot)) {
     const bare = entry.replace(/\/$/, '');
     if (ig.ignores(entry) || ig.ignores(bare)) candidates.add(bare);
   }
@@ -128,14 +126,6 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
     else skips.push({ path: item.path, mode: item.mode, reason: 'not-ignored', detail: `git does not ignore ${item.path} (tracked or not in .gitignore); git carries it, so warren leaves it alone` });
   }
   return { items, skips };
-}
-
-/** `git check-ignore` for many paths at once: the subset git ignores (tracked paths never are). */
-export async function checkIgnored(cwd: string, paths: readonly string[]): Promise<Set<string>> {
-  if (paths.length === 0) return new Set();
-  const result = await git(['check-ignore', '-z', '--stdin'], { cwd, input: paths.map((p) => `${p}\0`).join(''), allowFailure: true });
-  if (result.exitCode > 1) throw new Error(`git check-ignore failed: ${result.stderr}`);
-  return new Set(splitZ(result.stdout));
 }
 
 function isLink(p: string): boolean {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { statusOf } from '../git/repo.js';
+import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from './overlay.js';
@@ -125,12 +125,18 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
   return out;
 }
 
+/** The changes inside each provisioned path (what `status` lists, and the fleet counts). */
+export async function provisionedChanges(task: Task): Promise<ProvisionedStatus[]> {
+  const provisioned: ProvisionedStatus[] = [];
+  for (const r of provisionRecords(task.data)) provisioned.push(await recordStatus(task, r));
+  return provisioned;
+}
+
 /** `warren status ID`: tracked changes from git, changes inside each provisioned path, staleness. */
 export async function taskStatus(task: Task): Promise<TaskStatus> {
   const tracked = (await statusOf(task.path)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
-  const provisioned: ProvisionedStatus[] = [];
-  for (const r of records) provisioned.push(await recordStatus(task, r));
+  const provisioned = await provisionedChanges(task);
   const staleLockfiles: TaskStatus['staleLockfiles'] = [];
   const seen = new Set<string>();
   for (const r of records) {
@@ -145,7 +151,6 @@ export async function taskStatus(task: Task): Promise<TaskStatus> {
 function join(base: string, rel: string): string {
   return rel === '' ? base : `${base}/${rel}`;
 }
-
 
 function safeIno(p: string): number | null {
   try {

@@ -1,4 +1,5 @@
 import type { ProvisionMode } from '../config/schema.js';
+import type { TaskFacts } from '../state/facts.js';
 
 /** Why a requested path was not provisioned. */
 export type SkipReason = 'missing' | 'not-ignored' | 'unsafe' | 'duplicate' | 'over-budget' | 'exists';
@@ -64,14 +65,7 @@ export interface ProvisionRecord {
   manifest?: string;
 }
 
-export function isProvisionRecord(value: unknown): value is ProvisionRecord {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.path === 'string' && typeof v.mode === 'string' && typeof v.source === 'string';
-}
-
-/** The provision records of a task, tolerating rows written before provisioning existed. */
-export function provisionRecords(data: Record<string, unknown>): ProvisionRecord[] {
-  const list = data.provision;
-  return Array.isArray(list) ? list.filter(isProvisionRecord) : [];
+/** The provision records of a task (none on a task made before provisioning existed). */
+export function provisionRecords(data: TaskFacts): ProvisionRecord[] {
+  return data.provision ?? [];
 }

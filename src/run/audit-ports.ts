@@ -1,4 +1,4 @@
-import { addAuditSection } from '../audit/sections.js';
+import type { AuditSection } from '../workspace/lifecycle.js';
 import type { Task } from '../state/types.js';
 import { portsOf, type PortBlock } from './ports.js';
 import { environOf, hasProc, listeningSocketsSeenBy, listPids, socketInodesOf } from './proc.js';
@@ -40,9 +40,9 @@ export function listeningPortsOf(pids: readonly number[], block: PortBlock | nul
   return out.sort((a, b) => a.port - b.port || a.pid - b.pid);
 }
 
-addAuditSection({
+/** `warren audit ID`, section "ports". */
+export const portsAudit: AuditSection = {
   name: 'ports',
-  order: 40,
   async collect(ctx, task) {
     const block = portsOf(ctx.store, ctx.key, task.id);
     const blockText = block ? `${block.first}-${block.first + block.count - 1}` : 'none';
@@ -56,4 +56,4 @@ addAuditSection({
     for (const l of listening) lines.push(`  ${l.inBlock ? 'ok     ' : 'OUTSIDE'} ${l.address}:${l.port} (pid ${l.pid})`);
     return { data: { block, listening, outside }, lines };
   },
-});
+};

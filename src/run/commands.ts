@@ -5,6 +5,7 @@ import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { logDir, newRunId } from './records.js';
+import type { RunOutput } from '../workspace/reporter.js';
 import { runInTask, type RunOutcome } from './execute.js';
 
 /**
@@ -47,7 +48,7 @@ export async function runSteps(
   task: Task,
   kind: 'setup' | 'verify' | 'teardown',
   steps: readonly Step[],
-  options: { stopOnFailure: boolean; echo: 'split' | 'stderr' | 'none'; skipStateCheck?: boolean },
+  options: { stopOnFailure: boolean; output: RunOutput; skipStateCheck?: boolean },
 ): Promise<StepsOutcome> {
   const log = path.join(logDir(ctx.store, ctx.key, task.id), `${newRunId()}-${kind}.log`);
   fs.writeFileSync(log, '', { mode: 0o600 });
@@ -62,7 +63,7 @@ export async function runSteps(
       argv,
       timeoutMs: parseDuration(step.timeout ?? DEFAULT_STEP_TIMEOUT, `${kind} ${step.id} timeout`),
       stdin: 'ignore',
-      echo: options.echo,
+      output: options.output,
       logPath: log,
       ...(options.skipStateCheck ? { skipStateCheck: true } : {}),
     });

@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { bootKey, recall, remember } from '../system/boot-cache.js';
+import { runBounded } from '../system/spawn.js';
 import { hasProc } from './proc.js';
 import { mountArgv, type RunMount } from './run-mounts.js';
 
@@ -33,11 +33,11 @@ let cached: Containment | null = null;
  * Probed once per process; a namespace that worked is also remembered under `cacheDir` (when
  * given) for as long as the facts it depends on stay the same (src/system/boot-cache.ts).
  */
-export function detectContainment(cacheDir?: string): Containment {
+export async function detectContainment(cacheDir?: string): Promise<Containment> {
   if (cached) return cached;
   const key = cacheDir ? bootKey() : null;
   const recalled = cacheDir ? recall(cacheDir, 'containment', key, isContainment) : undefined;
-  cached = recalled ?? probe();
+  cached = recalled ?? (await probe());
   // Only a namespace that worked is remembered: a refusal may be passing (a probe that timed out
   // on a loaded machine), and the fallback it leads to is weaker.
   if (cacheDir && !recalled && cached.kind !== 'process-group') remember(cacheDir, 'containment', key, cached);
@@ -61,19 +61,19 @@ function asUser(uid: number, gid: number): string[] {
 }
 
 /** The kind is tried for real (the wrapper around `true`): permission to unshare has no other sign without exceptions. */
-function probe(): Containment {
+async function probe(): Promise<Containment> {
   if (process.platform !== 'linux' || !hasProc()) {
     return { kind: 'process-group', reason: `${process.platform} has no PID namespaces` };
   }
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
   if (uid === 0) {
-    const refused = tryWrapper([...PID_NS, 'true']);
+    const refused = await tryWrapper([...PID_NS, 'true']);
     return refused === null
       ? { kind: 'pid-namespace', reason: 'unshare --pid --fork --kill-child' }
       : { kind: 'process-group', reason: `unshare --pid is not permitted here: ${refused}` };
   }
-  const refused = tryWrapper([...USER_PID_NS, ...asUser(uid, gid), 'true']);
+  const refused = await tryWrapper([...USER_PID_NS, ...asUser(uid, gid), 'true']);
   if (refused === null) {
     return {
       kind: 'user-namespace',
@@ -86,10 +86,11 @@ function probe(): Containment {
 }
 
 /** Null when `setpriv --pdeathsig KILL -- ARGV` ran and exited 0; else why not. */
-function tryWrapper(argv: readonly string[]): string | null {
-  const result = spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', ...argv], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 5000 });
-  if (result.error) return `setpriv/unshare unavailable (${result.error.message})`;
-  if (result.status !== 0) return result.stderr.trim().split('\n')[0] || `exit ${result.status}`;
+async function tryWrapper(argv: readonly string[]): Promise<string | null> {
+  const result = await runBounded({ argv: ['setpriv', '--pdeathsig', 'KILL', '--', ...argv], stdout: 'ignore', stderr: 'collect', timeoutMs: 5000 });
+  if (result.spawnError) return `setpriv/unshare unavailable (${result.spawnError.message})`;
+  if (result.timedOut) return 'the probe did not finish within 5 s';
+  if (result.exitCode !== 0) return result.stderr.toString('utf8').trim().split('\n')[0] || `exit ${result.exitCode ?? result.signal}`;
   return null;
 }
 

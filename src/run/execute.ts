@@ -5,13 +5,14 @@ import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
-import { runBeforeRunHooks } from './before-run.js';
 import { detectContainment } from './containment.js';
 import { closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
+import type { RunMount } from '../system/mounts.js';
+import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable, taskEnv } from './task-env.js';
 
 export interface RunRequest {
@@ -21,7 +22,8 @@ export interface RunRequest {
   argv: readonly string[];
   timeoutMs?: number;
   stdin: 'inherit' | 'ignore' | { text: string };
-  echo: 'split' | 'stderr' | 'none';
+  /** Where the command's output is shown live, besides its log. */
+  output: RunOutput;
   /** Append to this log instead of a new one (setup and verify keep one log per invocation). */
   logPath?: string;
   /** Skip the task-state guard (teardown during `rm`, which already holds the task). */
@@ -56,13 +58,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
     if (policy) checkPolicy(policy, task.id, profile);
   }
-  assertSandboxAvailable(profile);
+  await assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const env = { ...process.env, ...taskEnv(ctx, task) };
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
-  const containment = detectContainment(path.join(ctx.store.home, 'cache'));
-  const mounts = await runBeforeRunHooks(ctx, task);
+  const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
+  const mounts: RunMount[] = [];
+  for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
   if (mounts.length > 0 && containment.kind === 'process-group') {
     throw new WarrenError(
       'PROVISION_FAILED',
@@ -99,7 +102,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   if (containment.kind === 'process-group') {
     const message = `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`;
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
-    if (request.echo !== 'none') process.stderr.write(`warren: ${message}\n`);
+    ctx.reporter.line(`warren: ${message}`);
   }
   const result = await supervise({
     argv: sandboxArgv(profile, task.path, request.argv),
@@ -109,7 +112,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
     graceMs,
     logPath: log,
-    echo: request.echo,
+    output: request.output,
+    containment,
     sandboxed: profile.kind !== 'none',
     mounts,
   });

@@ -1,15 +1,6 @@
-/**
- * Mounts a run needs in its own mount namespace. A copy-on-write layer provisioned by a user
- * who is not root is mounted nowhere on the host: the first process of each run's namespace
- * mounts it before the command starts, and it goes when the run's namespace goes.
- */
-export interface RunMount {
-  fsType: 'overlay';
-  /** The whole `-o` string (layers and flags), built by the feature that owns the mount. */
-  options: string;
-  /** The absolute path of the directory it is mounted on. */
-  target: string;
-}
+import type { RunMount } from '../system/mounts.js';
+
+export type { RunMount } from '../system/mounts.js';
 
 /** The mount step's exit status when a mount failed: the command was not started. */
 export const MOUNT_FAILED_STATUS = 125;

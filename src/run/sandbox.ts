@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import { runBounded } from '../system/spawn.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 
@@ -54,9 +54,9 @@ function writablePaths(task: Task): string[] {
 
 let bwrapChecked: boolean | null = null;
 
-export function assertSandboxAvailable(profile: SandboxProfile): void {
+export async function assertSandboxAvailable(profile: SandboxProfile): Promise<void> {
   if (profile.kind === 'none') return;
-  bwrapChecked ??= spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).status === 0;
+  bwrapChecked ??= (await runBounded({ argv: ['bwrap', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 5000 })).exitCode === 0;
   if (!bwrapChecked) {
     throw new WarrenError('SANDBOX_UNAVAILABLE', 'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.', {
       hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',

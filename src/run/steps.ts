@@ -1,76 +1,108 @@
-import type { Task } from '../state/types.js';
-import type { ProjectContext } from '../workspace/context.js';
-import { runSteps, type StepResult, type StepsOutcome } from './commands.js';
-import { withTaskLock } from '../workspace/locks.js';
-import { requireTask } from './task.js';
+import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
+import { runSteps } from './commands.js';
+import { collectRunLogs } from './log-gc.js';
+import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
+import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
+import { runSetup } from './setup-verify.js';
 
-/** Setup and verify for one task: run the steps, then record the outcome on the task. */
+/**
+ * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
+ * setup commands before the task is ready; teardown before `rm` removes it, the ports after;
+ * old run logs in `gc`.
+ */
 
-export interface SetupOutcome {
-  state: 'ready' | 'setup_failed';
-  log: string | null;
-  results: StepResult[];
-}
-
-export async function runSetup(ctx: ProjectContext, task: Task, echo: 'split' | 'stderr' | 'none'): Promise<SetupOutcome> {
-  const steps = ctx.config.setup;
-  if (steps.length === 0) return { state: 'ready', log: null, results: [] };
-  const outcome: StepsOutcome = await runSteps(ctx, task, 'setup', steps, { stopOnFailure: true, echo });
-  const state = outcome.ok ? 'ready' : 'setup_failed';
-  ctx.store.mergeData(ctx.key, task.id, {
-    setup: { at: new Date().toISOString(), ok: outcome.ok, log: outcome.log, failed: outcome.failed?.id ?? null },
-  });
-  if (outcome.ok) {
+export const portsCreate: CreateStep = {
+  name: 'ports',
+  async run(ctx, task) {
+    const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;
+    const { block, busySkipped, reclaimed } = await allocatePorts(ctx.store, ctx.key, task.id, count);
+    ctx.store.mergeData(ctx.key, task.id, { ports: block });
     ctx.store.addEvent({
       project: ctx.key,
       taskId: task.id,
-      kind: 'setup.passed',
-      message: `setup ran ${outcome.results.length} command(s) (log ${outcome.log})`,
-      data: { log: outcome.log, results: outcome.results },
+      kind: 'ports.allocated',
+      level: busySkipped.length > 0 ? 'warn' : 'info',
+      message: `ports ${block.first}-${block.first + block.count - 1}${busySkipped.length > 0 ? ` (skipped ports in use by something else: ${busySkipped.join(', ')})` : ''}${reclaimed > 0 ? `; reclaimed ${reclaimed} port(s) of tasks that no longer exist` : ''}`,
+      data: { ...block, busySkipped, reclaimed },
     });
-  } else {
-    const f = outcome.failed;
-    ctx.store.setState(ctx.key, task.id, 'setup_failed');
+  },
+};
+
+/** The sandbox choice and risk, settled before setup runs. */
+export const riskCreate: CreateStep = {
+  name: 'risk',
+  // --require-sandbox: the risk is a pure function of warren.yaml, so it is refused before anything is made.
+  async check(ctx, options) {
+    if (options.requireSandbox) assertSandboxRequirement(options.id, classifyRisk(ctx.config), options.sandbox ?? ctx.config.sandbox);
+  },
+  async run(ctx, task, options) {
+    if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
+    const sandbox = options.sandbox ?? ctx.config.sandbox;
+    const risk = classifyRisk(ctx.config);
+    ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,
       taskId: task.id,
-      kind: 'setup.failed',
-      level: 'error',
-      message: `setup ${f?.id ?? ''} failed (${f?.reason ?? `exit ${f?.exitCode}`}); the workspace is kept as it is, in state setup_failed; log ${outcome.log}`,
-      data: { log: outcome.log, results: outcome.results },
+      kind: 'risk.classified',
+      level: rank(risk.level) >= rank('medium') && sandbox === 'none' ? 'warn' : 'info',
+      message: `risk ${risk.level}${risk.reasons.length > 0 ? ` (${risk.reasons.join('; ')})` : ''}; recommended sandbox ${risk.recommendedSandbox}, this task uses ${sandbox}`,
+      data: { ...risk, sandbox },
     });
-  }
-  return { state, log: outcome.log, results: outcome.results };
-}
+  },
+};
 
-export interface VerifyOutcome {
-  passed: boolean;
-  log: string | null;
-  results: StepResult[];
-}
+export const setupCreate: CreateStep = {
+  name: 'setup',
+  async run(ctx, task, options) {
+    if (ctx.config.setup.length === 0) return;
+    if (options.setup === false) {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'setup.skipped',
+        level: 'warn',
+        message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later`,
+      });
+      return;
+    }
+    // stdout belongs to `warren new`'s own result: the setup's output goes to the reporter's stderr.
+    await runSetup(ctx, task, { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr });
+  },
+};
 
-export async function runVerify(ctx: ProjectContext, task: Task, echo: 'split' | 'stderr' | 'none'): Promise<VerifyOutcome> {
-  const steps = ctx.config.verify;
-  if (steps.length === 0) {
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'verify.empty', level: 'warn', message: 'no verify commands in warren.yaml; nothing was checked' });
-    return { passed: true, log: null, results: [] };
-  }
-  const outcome = await runSteps(ctx, task, 'verify', steps, { stopOnFailure: false, echo });
-  const failedIds = outcome.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
-  ctx.store.mergeData(ctx.key, task.id, { verify: { at: new Date().toISOString(), passed: outcome.ok, log: outcome.log, results: outcome.results } });
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: outcome.ok ? 'verify.passed' : 'verify.failed',
-    level: outcome.ok ? (failedIds.length > 0 ? 'warn' : 'info') : 'error',
-    message: `verify ${outcome.ok ? 'passed' : 'failed'}${failedIds.length > 0 ? `; failed: ${failedIds.join(', ')}` : ''} (log ${outcome.log})`,
-    data: { log: outcome.log, results: outcome.results },
-  });
-  return { passed: outcome.ok, log: outcome.log, results: outcome.results };
-}
+export const executionRemove: RemoveStep = {
+  name: 'execution',
+  // Teardown runs bounded like every command; a failure is recorded and removal goes on, so a
+  // broken teardown cannot leave the task stuck in `removing`.
+  async release(ctx, task) {
+    if (ctx.config.teardown.length === 0) return [];
+    try {
+      const outcome = await runSteps(ctx, task, 'teardown', ctx.config.teardown, {
+        stopOnFailure: false,
+        output: { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
+        skipStateCheck: true,
+      });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: outcome.ok ? 'teardown.passed' : 'teardown.failed',
+        level: outcome.ok ? 'info' : 'warn',
+        message: outcome.ok ? `teardown ran (log ${outcome.log})` : `teardown ${outcome.failed?.id} failed (${outcome.failed?.reason ?? `exit ${outcome.failed?.exitCode}`}); removal went on (log ${outcome.log})`,
+        data: { log: outcome.log, results: outcome.results },
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'teardown.refused', level: 'warn', message: `teardown did not run: ${error}; removal went on`, data: { error } });
+    }
+    return [];
+  },
+  async afterRemove(ctx, task) {
+    const released = releasePorts(ctx.store, ctx.key, task.id);
+    if (released > 0) {
+      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'ports.released', message: `released ${released} port(s)`, data: { count: released } });
+    }
+  },
+};
 
-/** `warren verify ID` as a library call (the CLI and the dashboard both use it): under the task lock. */
-export async function verifyTask(ctx: ProjectContext, rawId: string, echo: 'split' | 'stderr' | 'none' = 'none'): Promise<VerifyOutcome> {
-  const task = requireTask(ctx, rawId);
-  return withTaskLock(ctx, task.id, 'verify', () => runVerify(ctx, task, echo));
-}
+/** Run logs outlive `rm` for a while, then `gc` deletes them (with their rows in `runs`). */
+export const runLogsGc: GcStep = { name: 'run logs', collect: (ctx) => collectRunLogs(ctx) };

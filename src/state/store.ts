@@ -1,5 +1,8 @@
+import { WarrenError } from '../errors.js';
 import type { Db } from './db.js';
 import { openDb, warrenHome } from './db.js';
+import { readFacts, type TaskFacts } from './facts.js';
+import { canMove } from './transitions.js';
 import type { NewEvent, Task, TaskState, WarrenEvent } from './types.js';
 
 interface TaskRow {
@@ -39,21 +42,22 @@ function toTask(row: TaskRow): Task {
     state: row.state as TaskState,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    data: JSON.parse(row.data) as Record<string, unknown>,
+    data: readFacts(row.data),
   };
 }
 
 function toEvent(row: EventRow): WarrenEvent {
+  // Written through addEvent, which takes only known kinds with their payloads.
   return {
     seq: row.seq,
     at: row.at,
     project: row.project,
     taskId: row.task_id,
     kind: row.kind,
-    level: row.level as WarrenEvent['level'],
+    level: row.level,
     message: row.message,
-    data: JSON.parse(row.data) as Record<string, unknown>,
-  };
+    data: JSON.parse(row.data) as unknown,
+  } as WarrenEvent;
 }
 
 /** The one store: every read and write of warren's state goes through here. */
@@ -110,14 +114,26 @@ export class Store {
     return rows.map(toTask);
   }
 
-  setState(project: string, id: string, state: TaskState): void {
-    this.db
-      .prepare('UPDATE tasks SET state = ?, updated_at = ? WHERE project = ? AND id = ?')
-      .run(state, new Date().toISOString(), project, id);
+  /**
+   * Moves a task from one of `from` to `to`, atomically (compare-and-set on the row's state).
+   * A move the state machine does not allow is a bug in warren; a row that is no longer in
+   * `from` (another command moved it) is refused with TASK_STATE and nothing changes.
+   */
+  transition(project: string, id: string, from: TaskState | readonly TaskState[], to: TaskState): void {
+    const sources = typeof from === 'string' ? [from] : from;
+    for (const s of sources) if (!canMove(s, to)) throw new Error(`task state machine: ${s} → ${to} is not a move a task makes`);
+    const changed = this.db
+      .prepare(`UPDATE tasks SET state = ?, updated_at = ? WHERE project = ? AND id = ? AND state IN (${sources.map(() => '?').join(', ')})`)
+      .run(to, new Date().toISOString(), project, id, ...sources).changes;
+    if (changed === 1) return;
+    const now = this.getTask(project, id);
+    throw new WarrenError('TASK_STATE', now ? `task ${id} is ${now.state}, not ${sources.join(' or ')}; nothing was changed.` : `task ${id} no longer exists; nothing was changed.`, {
+      hint: `See \`warren show ${id}\`: another command may have changed it meanwhile.`,
+    });
   }
 
-  /** Shallow-merges `patch` into the task's JSON data. */
-  mergeData(project: string, id: string, patch: Record<string, unknown>): void {
+  /** Shallow-merges `patch` into the task's facts. */
+  mergeData(project: string, id: string, patch: TaskFacts): void {
     const merge = this.db.transaction(() => {
       const row = this.db.prepare('SELECT data FROM tasks WHERE project = ? AND id = ?').get(project, id) as { data: string } | undefined;
       if (!row) return;
@@ -140,7 +156,7 @@ export class Store {
     const result = this.db
       .prepare('INSERT INTO events (at, project, task_id, kind, level, message, data) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(at, event.project, event.taskId ?? null, event.kind, level, event.message, JSON.stringify(data));
-    const recorded: WarrenEvent = {
+    return {
       seq: Number(result.lastInsertRowid),
       at,
       project: event.project,
@@ -149,8 +165,7 @@ export class Store {
       level,
       message: event.message,
       data,
-    };
-    return recorded;
+    } as WarrenEvent;
   }
 
   /** The task's events, oldest first, at most `limit` of the newest. */

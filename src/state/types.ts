@@ -1,8 +1,14 @@
+import type { TaskFacts } from './facts.js';
+
+export type { EventKind, EventLevel, EventPayloads, NewEvent, WarrenEvent } from './events.js';
+export type { TaskFacts } from './facts.js';
+
 export const TASK_TYPES = ['feat', 'fix', 'refactor', 'docs', 'chore'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 /**
  * creating → ready | setup_failed; ready → landed; any → removing → (row deleted) | remove_failed.
+ * The allowed moves are one table (src/state/transitions.ts); the store refuses any other.
  */
 export const TASK_STATES = ['creating', 'ready', 'setup_failed', 'landed', 'removing', 'remove_failed'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -20,28 +26,6 @@ export interface Task {
   state: TaskState;
   createdAt: string;
   updatedAt: string;
-  /** Feature-specific facts (provisioning, fingerprints, ports…), kept as JSON. */
-  data: Record<string, unknown>;
-}
-
-export type EventLevel = 'info' | 'warn' | 'error';
-
-export interface WarrenEvent {
-  seq: number;
-  at: string;
-  project: string | null;
-  taskId: string | null;
-  kind: string;
-  level: EventLevel;
-  message: string;
-  data: Record<string, unknown>;
-}
-
-export interface NewEvent {
-  project: string | null;
-  taskId?: string | null;
-  kind: string;
-  level?: EventLevel;
-  message: string;
-  data?: Record<string, unknown>;
+  /** What later stages recorded (provisioning, fingerprints, ports…): one typed schema, src/state/facts.ts. */
+  data: TaskFacts;
 }

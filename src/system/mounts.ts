@@ -1,5 +1,18 @@
 import fs from 'node:fs';
-import { isInside } from '../workspace/paths.js';
+import { isInside } from '../util/paths.js';
+
+/**
+ * A mount a run needs in its own mount namespace. A copy-on-write layer provisioned by a user
+ * who is not root is mounted nowhere on the host: the first process of each run's namespace
+ * mounts it before the command starts, and it goes when the run's namespace goes.
+ */
+export interface RunMount {
+  fsType: 'overlay';
+  /** The whole `-o` string (layers and flags), built by the feature that owns the mount. */
+  options: string;
+  /** The absolute path of the directory it is mounted on. */
+  target: string;
+}
 
 export interface MountEntry {
   mountPoint: string;

@@ -2,7 +2,7 @@ import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { landTask } from '../land/land.js';
-import { verifyTask } from '../run/steps.js';
+import { verifyTask } from '../run/setup-verify.js';
 import { TASK_TYPES } from '../state/types.js';
 import { createTask } from '../workspace/create.js';
 import { createdSummary } from '../workspace/created.js';

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { Store } from '../state/store.js';
-import { openProject, type ProjectContext } from '../workspace/context.js';
+import { openProjectWith, type ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { describeActions, findAction, parseActionRequest } from './actions.js';
 import type { EventHub } from './event-hub.js';
@@ -39,7 +39,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     if (key === undefined || key === deps.project.key) return deps.project;
     const known = store.listProjects().find((p) => p.key === key);
     if (!known) throw new WarrenError('USAGE', `no repository ${JSON.stringify(key)} is known under ${store.home}; nothing was changed.`);
-    return openProject(known.root, store);
+    return openProjectWith(known.root, { lifecycle: deps.project.lifecycle, store, reporter: deps.project.reporter });
   };
 
   app.get('/api/meta', (c) =>
@@ -48,7 +48,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
 
   app.get('/api/fleet', async (c) => {
     try {
-      if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store));
+      if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store, deps.project));
       return c.json({ generatedAt: new Date().toISOString(), projects: [await projectFleet(deps.project)] });
     } catch (err) {
       return errorResponse(c, err);

@@ -1,9 +1,11 @@
 import { isWarrenError } from '../errors.js';
+import { provisionedChanges, type ProvisionedStatus } from '../provision/status.js';
+import type { PortBlock } from '../run/ports.js';
 import type { Store } from '../state/store.js';
 import type { Task } from '../state/types.js';
-import { openProject, type ProjectContext } from '../workspace/context.js';
+import { openProjectWith, type ProjectContext } from '../workspace/context.js';
+import { baseTip, changeCount, drift } from '../workspace/git-view.js';
 import { scan, type Stray } from '../workspace/scan.js';
-import { baseTip, changeCount, drift } from './git-facts.js';
 import { lastRun, type LastRun } from './run-events.js';
 
 /** One row of the fleet table: the task record plus what git and the events say about it. */
@@ -21,15 +23,15 @@ export interface FleetTask {
   ahead: number | null;
   changes: number | null;
   provision: ProvisionedPath[];
-  /** `task.data.ports` as recorded by the ports feature; shape owned there, shown as is. */
-  ports: unknown;
+  ports: PortBlock | null;
   lastRun: LastRun | null;
 }
 
 export interface ProvisionedPath {
   path: string;
-  mode: string | null;
-  isolated: boolean | null;
+  mode: string;
+  isolated: boolean;
+  /** Changes inside it since it was provisioned, as `warren status` counts them; null when they could not be read. */
   changed: number | null;
 }
 
@@ -47,24 +49,18 @@ export interface Fleet {
   projects: FleetProject[];
 }
 
-/** Pure: `task.data.provision` read defensively; entries without a path are dropped. */
-export function provisionOf(data: Record<string, unknown>): ProvisionedPath[] {
-  const raw = data.provision;
-  if (!Array.isArray(raw)) return [];
-  const out: ProvisionedPath[] = [];
-  for (const item of raw as unknown[]) {
-    if (typeof item !== 'object' || item === null) continue;
-    const entry = item as Record<string, unknown>;
-    if (typeof entry.path !== 'string') continue;
-    const changed = Array.isArray(entry.changed) ? entry.changed.length : typeof entry.changed === 'number' ? entry.changed : null;
-    out.push({
-      path: entry.path,
-      mode: typeof entry.mode === 'string' ? entry.mode : null,
-      isolated: typeof entry.isolated === 'boolean' ? entry.isolated : null,
-      changed,
-    });
+/** Pure: the fleet's view of `warren status`'s per-path changes. */
+export function provisionOf(statuses: readonly ProvisionedStatus[]): ProvisionedPath[] {
+  return statuses.map((p) => ({ path: p.path, mode: p.mode, isolated: p.isolated, changed: p.unknown === undefined ? p.changedCount : null }));
+}
+
+/** The changes inside the provisioned paths; a task whose workspace cannot be read shows its records with unknown counts. */
+async function provisionedOf(task: Task): Promise<ProvisionedPath[]> {
+  try {
+    return provisionOf(await provisionedChanges(task));
+  } catch {
+    return (task.data.provision ?? []).map((r) => ({ path: r.path, mode: r.mode, isolated: r.isolated, changed: null }));
   }
-  return out;
 }
 
 /** Base commits by base name, read once per fleet rather than once per task. */
@@ -73,7 +69,7 @@ export type BaseTips = Map<string, Promise<string | null>>;
 export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map()): Promise<FleetTask> {
   if (!tips.has(task.base)) tips.set(task.base, baseTip(ctx.repo, task.base).catch(() => null));
   const base = await tips.get(task.base)!;
-  const [d, changes] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task)]);
+  const [d, changes, provision] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task), provisionedOf(task)]);
   return {
     project: task.project,
     id: task.id,
@@ -87,7 +83,7 @@ export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips 
     behind: d?.behind ?? null,
     ahead: d?.ahead ?? null,
     changes,
-    provision: provisionOf(task.data),
+    provision,
     ports: task.data.ports ?? null,
     lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
   };
@@ -119,11 +115,11 @@ export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
 }
 
 /** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
-export async function allProjectsFleet(store: Store): Promise<Fleet> {
+export async function allProjectsFleet(store: Store, via: Pick<ProjectContext, 'lifecycle' | 'reporter'>): Promise<Fleet> {
   const projects: FleetProject[] = [];
   for (const p of store.listProjects()) {
     try {
-      projects.push(await projectFleet(await openProject(p.root, store)));
+      projects.push(await projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })));
     } catch (err) {
       const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
       projects.push({ key: p.key, root: p.root, tasks: [], strays: [], error: message });

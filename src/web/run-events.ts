@@ -1,30 +1,18 @@
-import type { WarrenEvent } from '../state/types.js';
+import type { EventKind, WarrenEvent } from '../state/events.js';
+import type { RunKind } from '../run/records.js';
 
 /**
- * How the dashboard recognises the events other features record. The names live here, in one
- * table, so that matching them to what `exec`/`run`, `setup` and `verify` actually record is a
- * one-line change. Everything read from `data` is read defensively: its shape belongs to the
- * feature that wrote it.
+ * How the dashboard reads a task's runs from its events: `run.started` and the `run.ended` (or
+ * `run.interrupted`, recorded when the next run found a warren killed mid-run) with the same
+ * `runId`. The kinds are the typed ones `addEvent` takes, so a kind nobody records cannot be
+ * matched here; other events recorded meanwhile (a containment fallback, say) never end a run.
  */
-export const RUN_EVENTS = {
-  /** Any event of a supervised command; the newest one is the task's "last run". */
-  prefix: 'run.',
-  /** Recorded when a command starts; `data[logField]` is the path of its log file. */
-  started: 'run.started',
-  /** Recorded when it ends (either name); the log is followed until one arrives. */
-  finished: ['run.finished', 'run.ended'] as readonly string[],
-  /** When both events carry this field, a finish belongs to the start with the same value. */
-  runIdField: 'runId',
-  logField: 'log',
-  setupPrefix: 'setup.',
-  verifyPrefix: 'verify.',
-} as const;
 
 export interface LastRun {
-  kind: string;
+  kind: RunKind;
   at: string;
   message: string;
-  /** The newest run event is a start: a command is running (or died without recording its end). */
+  /** Started and not ended: a command is running (or its warren was killed and no run has looked since). */
   running: boolean;
   exitCode?: number;
   durationMs?: number;
@@ -32,67 +20,81 @@ export interface LastRun {
   command?: string;
 }
 
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+/** The kinds that start and end a run, as the readers below match them. */
+export const RUN_START = 'run.started' satisfies EventKind;
+export const RUN_ENDINGS = ['run.ended', 'run.interrupted'] as const satisfies readonly EventKind[];
+
+type Started = Extract<WarrenEvent, { kind: typeof RUN_START }>;
+type Ending = Extract<WarrenEvent, { kind: (typeof RUN_ENDINGS)[number] }>;
+
+function isEnding(e: WarrenEvent): e is Ending {
+  return (RUN_ENDINGS as readonly string[]).includes(e.kind);
 }
 
-function commandText(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(' ');
-  return undefined;
+/** The event that ended run `runId`, among `events` after index `from`. Pure. */
+function endingOf(events: readonly WarrenEvent[], from: number, runId: string): Ending | null {
+  for (let i = from + 1; i < events.length; i++) {
+    const e = events[i];
+    if (e && isEnding(e) && e.data.runId === runId) return e;
+  }
+  return null;
 }
 
-/** Pure: the newest run event of these (oldest first), reduced to what the fleet shows. */
+/** Pure: the newest run among these events (oldest first), reduced to what the fleet shows. */
 export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
+  // Runs of a task are one at a time (the task lock), so the newest start is the newest run.
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
-    if (!e || !e.kind.startsWith(RUN_EVENTS.prefix)) continue;
-    const exitCode = num(e.data.exitCode);
-    const durationMs = num(e.data.durationMs);
-    const command = commandText(e.data.command ?? e.data.argv ?? e.data.cmd);
+    if (!e || e.kind !== RUN_START) continue;
+    const end = endingOf(events, i, e.data.runId);
     return {
-      kind: e.kind,
-      at: e.at,
-      message: e.message,
-      running: e.kind === RUN_EVENTS.started,
-      ...(exitCode !== undefined ? { exitCode } : {}),
-      ...(durationMs !== undefined ? { durationMs } : {}),
-      ...(typeof e.data.timedOut === 'boolean' ? { timedOut: e.data.timedOut } : {}),
-      ...(command !== undefined ? { command } : {}),
+      kind: e.data.kind,
+      at: end?.at ?? e.at,
+      message: end?.message ?? e.message,
+      running: end === null,
+      command: e.data.command.join(' '),
+      ...(end?.kind === 'run.ended' ? ended(end) : {}),
     };
   }
-  return null;
-}
-
-/** Pure: the newest event whose kind starts with `prefix`, or null. */
-export function newestWithPrefix(events: readonly WarrenEvent[], prefix: string): WarrenEvent | null {
+  // Its start fell out of the window: the newest end alone says what the fleet shows.
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
-    if (e && e.kind.startsWith(prefix)) return e;
+    if (e?.kind === 'run.ended') return { kind: e.data.kind, at: e.at, message: e.message, running: false, ...ended(e) };
   }
   return null;
 }
+
+function ended(e: Extract<WarrenEvent, { kind: 'run.ended' }>): Pick<LastRun, 'exitCode' | 'durationMs' | 'timedOut'> {
+  return { ...(e.data.exitCode === null ? {} : { exitCode: e.data.exitCode }), durationMs: e.data.durationMs, timedOut: e.data.timedOut };
+}
+
+/** Pure: the newest event whose kind is one of `kinds`, or null. */
+export function newestOfKinds(events: readonly WarrenEvent[], kinds: readonly EventKind[]): WarrenEvent | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e && kinds.includes(e.kind)) return e;
+  }
+  return null;
+}
+
+export const SETUP_KINDS = ['setup.passed', 'setup.failed', 'setup.skipped'] as const satisfies readonly EventKind[];
+export const VERIFY_KINDS = ['verify.passed', 'verify.failed', 'verify.empty'] as const satisfies readonly EventKind[];
 
 export interface LogSource {
   startedSeq: number;
   path: string;
-  /** The finishing event, when the command has ended. */
-  finished: WarrenEvent | null;
+  /** The event that ended the command, once it has ended. */
+  finished: Ending | null;
 }
 
-/** Pure: the newest started command with a log path, and whether it has finished since. */
+/** Pure: the newest started command with a log path, and whether it has ended since. */
 export function logSource(events: readonly WarrenEvent[]): LogSource | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
-    if (!e || e.kind !== RUN_EVENTS.started) continue;
-    const p = e.data[RUN_EVENTS.logField];
-    if (typeof p !== 'string' || p === '') return null;
-    const runId = e.data[RUN_EVENTS.runIdField];
-    const finished =
-      events
-        .slice(i + 1)
-        .find((later) => RUN_EVENTS.finished.includes(later.kind) && (runId === undefined || later.data[RUN_EVENTS.runIdField] === undefined || later.data[RUN_EVENTS.runIdField] === runId)) ?? null;
-    return { startedSeq: e.seq, path: p, finished };
+    if (!e || e.kind !== RUN_START) continue;
+    const started: Started = e;
+    if (started.data.log === '') return null;
+    return { startedSeq: started.seq, path: started.data.log, finished: endingOf(events, i, started.data.runId) };
   }
   return null;
 }

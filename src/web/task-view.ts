@@ -1,18 +1,19 @@
-import { auditSections } from '../audit/sections.js';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { WarrenEvent } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { validateTaskId } from '../workspace/ids.js';
+import { branchCommits, diffAgainstBase, type TaskDiff } from '../workspace/git-view.js';
+import { requireTask } from '../workspace/tasks.js';
 import { fleetTask, type FleetTask } from './fleet.js';
-import { commitsNotOn } from '../git/repo.js';
-import { baseTip, diffAgainstBase, type TaskDiff } from './git-facts.js';
-import { RUN_EVENTS, logSource, newestWithPrefix } from './run-events.js';
+import { SETUP_KINDS, VERIFY_KINDS, logSource, newestOfKinds } from './run-events.js';
 
 export interface AuditView {
   name: string;
   lines: string[];
   error: string | null;
 }
+
+/** A part of the view that could not be read: the page says so, instead of showing it empty. */
+export type Readout<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export interface TaskView {
   task: FleetTask;
@@ -22,8 +23,9 @@ export interface TaskView {
   /** The newest command with a log: whether it is still running, and its log path. */
   log: { startedSeq: number; path: string; running: boolean } | null;
   /** Commits on the branch that the base does not have, newest first (at most 100). */
-  commits: { sha: string; subject: string }[];
-  diff: TaskDiff | null;
+  commits: Readout<{ sha: string; subject: string }[]>;
+  /** Null value: the base or the branch is gone. */
+  diff: Readout<TaskDiff | null>;
   audit: AuditView[];
 }
 
@@ -31,15 +33,27 @@ function messageOf(err: unknown): string {
   return isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
 }
 
+async function readout<T>(read: () => Promise<T>): Promise<Readout<T>> {
+  try {
+    return { ok: true, value: await read() };
+  } catch (err) {
+    return { ok: false, error: messageOf(err) };
+  }
+}
+
 export async function taskView(ctx: ProjectContext, rawId: string): Promise<TaskView> {
-  const id = validateTaskId(rawId);
-  const task = ctx.store.getTask(ctx.key, id);
-  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'It may have been removed.' });
+  let task;
+  try {
+    task = requireTask(ctx, rawId);
+  } catch (err) {
+    if (isWarrenError(err, 'TASK_NOT_FOUND')) throw new WarrenError('TASK_NOT_FOUND', err.message, { hint: 'It may have been removed.' });
+    throw err;
+  }
   const row = await fleetTask(ctx, task);
-  const events = ctx.store.taskEvents(ctx.key, id, 200);
+  const events = ctx.store.taskEvents(ctx.key, task.id, 200);
   const source = logSource(events);
   const audit: AuditView[] = [];
-  for (const section of auditSections()) {
+  for (const section of ctx.lifecycle.audit) {
     try {
       const { lines } = await section.collect(ctx, task);
       audit.push({ name: section.name, lines, error: null });
@@ -50,20 +64,11 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
   return {
     task: row,
     events,
-    setup: newestWithPrefix(events, RUN_EVENTS.setupPrefix),
-    verify: newestWithPrefix(events, RUN_EVENTS.verifyPrefix),
+    setup: newestOfKinds(events, SETUP_KINDS),
+    verify: newestOfKinds(events, VERIFY_KINDS),
     log: source ? { startedSeq: source.startedSeq, path: source.path, running: source.finished === null } : null,
-    commits: await branchCommits(ctx, task.branch, task.base),
-    diff: await diffAgainstBase(ctx.repo, task).catch(() => null),
+    commits: await readout(() => branchCommits(ctx.repo, task)),
+    diff: await readout(() => diffAgainstBase(ctx.repo, task)),
     audit,
   };
-}
-
-async function branchCommits(ctx: ProjectContext, branch: string, base: string): Promise<{ sha: string; subject: string }[]> {
-  const tip = await baseTip(ctx.repo, base);
-  try {
-    return (await commitsNotOn(ctx.repo, `refs/heads/${branch}`, tip ? [tip] : [])).slice(0, 100);
-  } catch {
-    return [];
-  }
 }

@@ -5,7 +5,9 @@ import type { WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { resolveRepository, type Repository } from '../git/repo.js';
 import { Store } from '../state/store.js';
+import type { Lifecycle } from './lifecycle.js';
 import { isInside, projectKey } from './paths.js';
+import { SILENT, type Reporter } from './reporter.js';
 
 /** Everything a command needs about one repository: read once, before any mutation. */
 export interface ProjectContext {
@@ -15,16 +17,27 @@ export interface ProjectContext {
   /** Canonical workspace root (its parent resolved; the root itself must not be a symlink). */
   root: string;
   store: Store;
+  /** The features' steps, in order (src/lifecycle.ts composes warren's own). */
+  lifecycle: Lifecycle;
+  reporter: Reporter;
 }
 
-/**
- * `store` may be a function: the state database is then opened while git looks for the
- * repository (the two are independent, and together they are most of a command's start-up).
- */
-export async function openProject(dir: string, store: Store | (() => Store) = () => new Store()): Promise<ProjectContext> {
+export interface OpenParts {
+  lifecycle: Lifecycle;
+  /**
+   * The state, or a function that opens it: it is then opened while git looks for the
+   * repository (the two are independent, and together they are most of a command's start-up).
+   */
+  store?: Store | (() => Store);
+  reporter?: Reporter;
+}
+
+/** Opens a repository with the lifecycle it is given (the library's `openProject` gives warren's own). */
+export async function openProjectWith(dir: string, parts: OpenParts): Promise<ProjectContext> {
   const finding = resolveRepository(dir);
   finding.catch(() => undefined); // awaited below; a failure must not go unhandled while the store opens
-  if (typeof store === 'function') store = store();
+  const opening = parts.store ?? (() => new Store());
+  const store = typeof opening === 'function' ? opening() : opening;
   const repo = await finding;
   const config = await loadConfig(repo.root, path.join(store.home, 'cache', 'config'));
   const key = projectKey(repo.root, repo.commonDir);
@@ -33,7 +46,7 @@ export async function openProject(dir: string, store: Store | (() => Store) = ()
     : path.join(store.home, 'worktrees', key);
   const root = canonicalRoot(configured);
   store.upsertProject(key, repo.root, repo.commonDir);
-  return { repo, key, config, root, store };
+  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT };
 }
 
 /**

@@ -1,18 +1,20 @@
 import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { git } from '../git/exec.js';
 import { isTransientGitFailure } from '../git/errors.js';
-import { branchExists, branchFacts, currentBranch, listWorktrees, revParse } from '../git/repo.js';
 import { isValidBranchName } from '../git/refname.js';
+import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, revParse } from '../git/refs.js';
+import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
+import { mountsUnder, readMounts } from '../system/mounts.js';
+import { removeTree } from '../system/remove-tree.js';
+import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { removeMeta, writeMeta } from './meta.js';
-import { runReleaseHooks } from './remove.js';
 import { assertContained, workspacePathFor } from './paths.js';
+import { releaseSteps } from './remove.js';
 import { syncBase, type SyncOutcome } from './sync.js';
-import { lexists } from '../util/lexists.js';
 
 export interface CreateOptions {
   type: string;
@@ -30,42 +32,9 @@ export interface CreateOptions {
 }
 
 /**
- * Steps that later stages add to a new workspace; each gets the ready-to-use task and what its
- * own `prepare` read (undefined without one).
- */
-export type CreateHook<P = undefined> = (ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P) => Promise<void>;
-
-/**
- * Reads a step needs that do not depend on the workspace (e.g. which paths to provision from the
- * main checkout). They run while git creates the worktree; a failure rolls creation back like a
- * failing step.
- */
-export type CreatePrepare<P> = (ctx: ProjectContext, options: CreateOptions) => Promise<P>;
-
-/** Where a step runs among the others: provisioning, then fingerprints, then ports, then setup. */
-export const CREATE_PHASE = { provision: 10, fingerprint: 20, ports: 30, setup: 40 } as const satisfies Record<string, number>;
-
-interface CreateStep {
-  phase: number;
-  hook: CreateHook<unknown>;
-  prepare?: CreatePrepare<unknown>;
-}
-
-const createSteps: CreateStep[] = [];
-
-/**
- * Registers a step run after the worktree exists and before the task is `ready`. A hook that
- * throws makes the whole creation roll back; a hook that leaves the task in another state
- * (e.g. `setup_failed`) keeps the workspace.
- */
-export function addCreateHook<P>(phase: number, hook: CreateHook<P>, prepare?: CreatePrepare<P>): void {
-  createSteps.push({ phase, hook: hook as CreateHook<unknown>, ...(prepare ? { prepare } : {}) });
-  createSteps.sort((a, b) => a.phase - b.phase);
-}
-
-/**
- * `warren new TYPE ID`: validate → gather and check everything → act (row, worktree, metadata)
- * → verify → record. Any failure after the first mutation undoes what was made.
+ * `warren new TYPE ID`: validate → gather and check everything → act (row, worktree, metadata,
+ * then the lifecycle's create steps in order) → record. Any failure after the first mutation
+ * undoes what was made.
  */
 export async function createTask(ctx: ProjectContext, options: CreateOptions): Promise<Task> {
   // Validate: pure checks and read-only git, before any lock or file.
@@ -77,6 +46,9 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       hint: 'Pick a task ID that makes a valid branch name.',
     });
   }
+
+  // The features' own guards, before the first mutation.
+  for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
 
   const lock = lockTask(ctx, id, `new ${branch}`);
   try {
@@ -123,7 +95,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
     // Act. The steps' own reads run meanwhile; each is awaited by its step.
-    const prepared = createSteps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
+    const steps = ctx.lifecycle.create;
+    const prepared = steps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
     for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
     const task = ctx.store.insertTask({
       project: ctx.key,
@@ -138,7 +111,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     });
     const made = { worktree: false, branch: false, meta: false };
     try {
-      await addWorktree(ctx, branch, wsPath, baseCommit, made);
+      await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
       assertContained(ctx.root, wsPath);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
       made.meta = true;
@@ -149,9 +122,13 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
         data: { branch, path: wsPath, base, baseCommit, sync },
       });
-      for (const [i, { hook }] of createSteps.entries()) await hook(ctx, task, options, await prepared[i]);
+      for (const [i, step] of steps.entries()) {
+        // Each step sees the task as the steps before it left it (their recorded facts included).
+        const now = ctx.store.getTask(ctx.key, id) ?? task;
+        await step.run(ctx, now, options, await prepared[i]);
+      }
       const final = ctx.store.getTask(ctx.key, id);
-      if (final?.state === 'creating') ctx.store.setState(ctx.key, id, 'ready');
+      if (final?.state === 'creating') ctx.store.transition(ctx.key, id, 'creating', 'ready');
     } catch (err) {
       const undone = await rollback(ctx, id, branch, wsPath, made);
       ctx.store.addEvent({
@@ -201,7 +178,7 @@ function errorMessage(err: unknown): string {
  * `git worktree add` under the repository lock, retried on transient failures. A failed attempt
  * can leave its new branch behind; that branch is deleted before the next try.
  */
-async function addWorktree(
+async function addTaskWorktree(
   ctx: ProjectContext,
   branch: string,
   wsPath: string,
@@ -210,10 +187,7 @@ async function addWorktree(
 ): Promise<void> {
   await withRepoLock(ctx, `worktree add ${branch}`, async () => {
     for (let attempt = 1; ; attempt++) {
-      const result = await git(['worktree', 'add', '--quiet', '-b', branch, '--', wsPath, baseCommit], {
-        cwd: ctx.repo.root,
-        allowFailure: true,
-      });
+      const result = await addWorktree(ctx.repo, branch, wsPath, baseCommit);
       if (result.exitCode === 0) {
         made.worktree = true;
         made.branch = true;
@@ -231,17 +205,24 @@ async function addWorktree(
   });
 }
 
+/** A failed `worktree add` of this call's own: nothing in it is anyone's work, and nothing is mounted in it yet. */
 async function cleanupPartialAdd(ctx: ProjectContext, branch: string, wsPath: string, made: { branch: boolean }): Promise<void> {
   const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
-  if (listed) await git(['worktree', 'remove', '--force', '--force', wsPath], { cwd: ctx.repo.root, allowFailure: true });
-  fs.rmSync(wsPath, { recursive: true, force: true });
+  if (listed) await removeWorktree(ctx.repo, wsPath, true);
+  removeTree(wsPath);
   if (made.branch) {
-    await git(['branch', '-D', branch], { cwd: ctx.repo.root, allowFailure: true });
+    await deleteBranchIfExists(ctx.repo, branch);
     made.branch = false;
   }
 }
 
-/** Undoes a half-made task. Everything here was made by this call, so it holds no one's work. */
+/**
+ * Undoes a half-made task. Everything here was made by this call, so it holds no one's work —
+ * but a later step may have mounted something inside it, and git and a recursive delete both
+ * go through a mount. So the features' release steps unmount first, and the mount table is read
+ * again: while anything is still mounted inside, the workspace is left on disk (and named), never
+ * deleted through the mount.
+ */
 async function rollback(
   ctx: ProjectContext,
   id: string,
@@ -250,31 +231,43 @@ async function rollback(
   made: { worktree: boolean; branch: boolean; meta: boolean },
 ): Promise<string[]> {
   const undone: string[] = [];
-  // Unmount what later stages mounted inside the workspace first: never delete through a mount.
   const row = ctx.store.getTask(ctx.key, id);
-  if (row) await runReleaseHooks(ctx, row).catch((err: unknown) => undone.push(`(release failed: ${errorMessage(err)})`));
+  const problems = row ? await releaseSteps(ctx, row) : [];
+  for (const p of problems) undone.push(`(release failed: ${p})`);
+  const mounted = mountsUnder(readMounts(), wsPath);
+  if (mounted.length > 0) {
+    undone.push(`(kept ${wsPath}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\`)`);
+    return undone; // the row stays in `creating`, so scan and gc find it
+  }
   try {
     await withRepoLock(ctx, `rollback ${branch}`, async () => {
       const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
       if (listed) {
-        // --force is safe here: the worktree was created by this call moments ago.
-        await git(['worktree', 'remove', '--force', '--force', wsPath], { cwd: ctx.repo.root, allowFailure: true });
+        // --force is safe here: the worktree was created by this call moments ago, and nothing is mounted in it.
+        await removeWorktree(ctx.repo, wsPath, true);
         undone.push(`worktree ${wsPath} removed`);
       }
-      if (fs.existsSync(wsPath)) {
-        fs.rmSync(wsPath, { recursive: true, force: true });
-        if (!listed) undone.push(`directory ${wsPath} removed`);
+      if (lexists(wsPath)) {
+        const failures = removeTree(wsPath);
+        if (failures.length > 0) undone.push(`(could not delete ${failures[0]?.path}: ${failures[0]?.code})`);
+        else if (!listed) undone.push(`directory ${wsPath} removed`);
       }
-      if (made.branch && (await branchExists(ctx.repo, branch))) {
-        await git(['branch', '-D', branch], { cwd: ctx.repo.root, allowFailure: true });
-        undone.push(`branch ${branch} deleted`);
-      }
+      if (made.branch && (await deleteBranchIfExists(ctx.repo, branch))) undone.push(`branch ${branch} deleted`);
     });
   } catch (err) {
     undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
   }
   if (made.meta) removeMeta(wsPath);
-  ctx.store.deleteTask(ctx.key, id);
-  undone.push('task record deleted');
+  if (!fs.existsSync(wsPath)) {
+    await afterRemoveSteps(ctx, row);
+    ctx.store.deleteTask(ctx.key, id);
+    undone.push('task record deleted');
+  }
   return undone;
+}
+
+/** What the features keep beside a workspace (ports, layers, manifests) goes with the rolled-back row. */
+async function afterRemoveSteps(ctx: ProjectContext, row: Task | null): Promise<void> {
+  if (!row) return;
+  for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, row).catch(() => undefined);
 }

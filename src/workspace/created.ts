@@ -25,10 +25,7 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
     .taskEvents(ctx.key, task.id, 200)
     .filter((e) => e.seq > sinceSeq && e.level !== 'info')
     .map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
-  const data = task.data as Record<string, unknown>;
-  const ports = data.ports as CreatedSummary['ports'];
-  const risk = data.risk as CreatedSummary['risk'];
-  const setup = data.setup as { ok: boolean; log: string } | undefined;
+  const { ports, risk, setup } = task.data;
   return {
     id: task.id,
     type: task.type,

@@ -1,12 +1,16 @@
 import fs from 'node:fs';
-import { git } from '../git/exec.js';
-import { commitsNotOn, otherRefTips, statusOf } from '../git/repo.js';
+import { commitsNotOn } from '../git/history.js';
+import { headOrNull } from '../git/index-ops.js';
+import { deleteBranch, otherRefTips } from '../git/refs.js';
+import { statusOf } from '../git/status.js';
+import { pruneWorktrees, removeWorktree, unlockWorktree } from '../git/worktrees.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 import { removeMeta } from './meta.js';
-import { runReleaseHooks } from './remove.js';
+import type { GcCollected } from './lifecycle.js';
+import { releaseSteps } from './remove.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { gatherScan, classifyStrays, type Stray } from './scan.js';
 
@@ -86,10 +90,10 @@ async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks:
     let empty = false;
     if (stray.kind === 'unclaimed' && stray.path) {
       uncommitted = (await statusOf(stray.path).catch(() => [{ code: '??', path: '(status failed)' }])).length;
-      const head = await git(['rev-parse', 'HEAD'], { cwd: stray.path, allowFailure: true });
-      if (head.exitCode === 0) {
+      const head = await headOrNull(stray.path);
+      if (head) {
         const own = stray.branch ? [`refs/heads/${stray.branch}`] : [];
-        unlandedCommits = (await commitsNotOn(ctx.repo, head.stdout.trim(), await otherRefTips(ctx.repo, own))).length;
+        unlandedCommits = (await commitsNotOn(ctx.repo, head, await otherRefTips(ctx.repo, own))).length;
       }
     }
     if (stray.kind === 'orphan_branch' && stray.branch) {
@@ -108,19 +112,7 @@ async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks:
   return facts;
 }
 
-/** Later stages collect their own leftovers (unused snapshots, orphaned mounts) in `gc`. */
-export interface GcHook {
-  collect(ctx: ProjectContext): Promise<{ removed: GcResult['removed']; kept: GcPlan['kept'] }>;
-}
-const gcHooks: GcHook[] = [];
-export function addGcHook(hook: GcHook): void {
-  gcHooks.push(hook);
-}
-
-export interface GcResult {
-  removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[];
-  kept: GcPlan['kept'];
-}
+export type GcResult = GcCollected;
 
 /** `warren gc`: removes the strays that are provably safe to remove and says why it kept the rest. */
 export async function gc(ctx: ProjectContext): Promise<GcResult> {
@@ -140,7 +132,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
             ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           case 'prune':
-            await git(['worktree', 'prune'], { cwd: ctx.repo.root });
+            await pruneWorktrees(ctx.repo);
             break;
           case 'delete-dir': {
             const failures = removeTree(action.path);
@@ -156,15 +148,14 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
           case 'remove-worktree': {
             // Unmount what later stages mounted inside first (a crashed `new` may have left a
             // cow layer): git would delete through a mount, and warren never does.
-            if (action.task) await runReleaseHooks(ctx, action.task);
+            const problems = action.task ? await releaseSteps(ctx, action.task) : [];
             const mounted = mountsUnder(readMounts(), action.path);
-            if (mounted.length > 0) {
-              kept.push({ path: action.path, kind: stray.kind, reason: `still mounted inside: ${mounted.map((m) => m.mountPoint).join(', ')}` });
+            if (mounted.length > 0 || problems.length > 0) {
+              kept.push({ path: action.path, kind: stray.kind, reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; ') });
               continue;
             }
-            if (action.force) await git(['worktree', 'unlock', '--', action.path], { cwd: ctx.repo.root, allowFailure: true });
-            const args = action.force ? ['worktree', 'remove', '--force', '--force', '--', action.path] : ['worktree', 'remove', '--', action.path];
-            const result = await git(args, { cwd: ctx.repo.root, allowFailure: true });
+            if (action.force) await unlockWorktree(ctx.repo, action.path);
+            const result = await removeWorktree(ctx.repo, action.path, action.force);
             if (result.exitCode !== 0) {
               kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
               continue;
@@ -174,7 +165,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
             break;
           }
           case 'delete-branch':
-            await git(['branch', '-D', '--', action.branch], { cwd: ctx.repo.root });
+            await deleteBranch(ctx.repo, action.branch);
             if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
             break;
         }
@@ -184,8 +175,8 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       }
     }
   });
-  for (const hook of gcHooks) {
-    const extra = await hook.collect(ctx);
+  for (const step of ctx.lifecycle.gc) {
+    const extra = await step.collect(ctx);
     removed.push(...extra.removed);
     kept.push(...extra.kept);
   }

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import { isStrictlyInside } from '../util/paths.js';
+
+export { isInside, isStrictlyInside } from '../util/paths.js';
 
 /**
  * `<project>` names the repository and stays distinct for two repositories with the same
@@ -13,15 +16,6 @@ export function projectKey(repoRoot: string, commonDir: string): string {
   return `${name}-${hash}`;
 }
 
-/** Is `child` the same as or below `parent`? Both must already be canonical. Pure. */
-export function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel) && rel !== '..');
-}
-
-export function isStrictlyInside(parent: string, child: string): boolean {
-  return child !== parent && isInside(parent, child);
-}
 
 /**
  * The workspace path for an ID under a canonical root, with its real location checked.

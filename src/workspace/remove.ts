@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
-import { git } from '../git/exec.js';
-import { commitsNotOn, listWorktrees, otherRefTips, revParse, statusOf } from '../git/repo.js';
+import { commitsNotOn } from '../git/history.js';
+import { deleteBranch as deleteGitBranch, otherRefTips, revParse } from '../git/refs.js';
+import { statusOf } from '../git/status.js';
+import { listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { MountEntry } from '../system/mounts.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
-import { validateTaskId } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { removeMeta } from './meta.js';
 import { checkOwnership } from './ownership.js';
 import { assertContained } from './paths.js';
+import { requireTask } from './tasks.js';
+import { validateTaskId } from './ids.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
@@ -26,35 +29,31 @@ export interface RemoveResult {
   unlandedCommits: number;
 }
 
-/** What later stages plug into removal: mounts they own, teardown, resources to release. */
-export interface RemoveHooks {
-  /** True when this mount inside the workspace is warren's own (unmounted by `release`). */
-  ownsMount?(ctx: ProjectContext, task: Task, mount: MountEntry): boolean;
-  /** After every guard passed, before git removes the worktree: teardown, unmount. */
-  release?(ctx: ProjectContext, task: Task): Promise<void>;
-  /** After the worktree and directory are gone: ports, snapshots. */
-  afterRemove?(ctx: ProjectContext, task: Task): Promise<void>;
-  /** True when the task's work is on the base although not by ancestry (squash-landed). */
-  isLanded?(ctx: ProjectContext, task: Task): Promise<boolean>;
-}
-
-const hooks: RemoveHooks[] = [];
-export function addRemoveHooks(h: RemoveHooks): void {
-  hooks.push(h);
-}
-
-/** True when a later stage (e.g. cow provisioning) owns this mount inside the task's workspace. */
+/** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
 export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry): boolean {
-  return hooks.some((h) => h.ownsMount?.(ctx, task, mount) === true);
+  return ctx.lifecycle.remove.some((s) => s.ownsMount?.(ctx, task, mount) === true);
 }
 
-/** Runs every `release` hook (unmount, unlink) — also when a half-made task is rolled back. */
-export async function runReleaseHooks(ctx: ProjectContext, task: Task): Promise<void> {
-  for (const h of hooks) if (h.release) await h.release(ctx, task);
+/**
+ * Runs every feature's `release` in order (teardown, unmount) — also when a half-made task is
+ * rolled back — and returns every problem they met. A step that throws is a problem too: the
+ * next steps still run, so one broken teardown cannot keep a layer mounted.
+ */
+export async function releaseSteps(ctx: ProjectContext, task: Task): Promise<string[]> {
+  const problems: string[] = [];
+  for (const step of ctx.lifecycle.remove) {
+    if (!step.release) continue;
+    try {
+      problems.push(...(await step.release(ctx, task)));
+    } catch (err) {
+      problems.push(`${step.name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return problems;
 }
 
 export async function isWorkLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
-  for (const h of hooks) if (h.isLanded && (await h.isLanded(ctx, task))) return true;
+  for (const step of ctx.lifecycle.remove) if (step.isLanded && (await step.isLanded(ctx, task))) return true;
   return false;
 }
 
@@ -67,10 +66,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   const id = validateTaskId(rawId);
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
-    const task = ctx.store.getTask(ctx.key, id);
-    if (!task) {
-      throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
-    }
+    const task = requireTask(ctx, id);
     assertContained(ctx.root, task.path);
     if (task.state === 'remove_failed') return await retryLeftover(ctx, task, options);
 
@@ -83,7 +79,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       });
     }
     checkOwnership(ctx, task, worktrees);
-    const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !hooks.some((h) => h.ownsMount?.(ctx, task, m)));
+    const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !isOwnedMount(ctx, task, m));
     if (foreignMounts.length > 0) {
       throw new WarrenError(
         'WORKSPACE_MOUNTED',
@@ -109,31 +105,27 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     if (options.deleteBranch && !landed) await assertBranchLandedElsewhere(ctx, task);
 
     // Act.
-    ctx.store.setState(ctx.key, id, 'removing');
-    try {
-      await runReleaseHooks(ctx, task);
-    } catch (err) {
-      ctx.store.setState(ctx.key, id, task.state);
-      throw err;
-    }
+    ctx.store.transition(ctx.key, id, task.state, 'removing');
+    const problems = await releaseSteps(ctx, task);
     const stillMounted = mountsUnder(readMounts(), task.path);
-    if (stillMounted.length > 0) {
-      ctx.store.setState(ctx.key, id, task.state);
-      throw new WarrenError('WORKSPACE_MOUNTED', `${stillMounted.map((m) => m.mountPoint).join(', ')} is still mounted inside ${task.path}; nothing was removed.`, {
-        hint: 'Unmount it and run `warren rm` again.',
+    if (problems.length > 0 || stillMounted.length > 0) {
+      ctx.store.transition(ctx.key, id, 'removing', task.state);
+      const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
+      throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed.`, {
+        hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
+        details: { problems: what },
       });
     }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
       // No --force: the worktree was proven clean above, and git re-checks it.
-      const result = await git(['worktree', 'remove', '--', task.path], { cwd: ctx.repo.root, allowFailure: true });
-      gitStderr = result.stderr.trim();
+      gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
     });
 
     // Verify both facts: git forgot it, and the disk is clear.
     const stillListed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
     if (stillListed) {
-      ctx.store.setState(ctx.key, id, task.state);
+      ctx.store.transition(ctx.key, id, 'removing', task.state);
       throw new WarrenError('REMOVE_INCOMPLETE', `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`, {
         hint: 'Fix what git names and run `warren rm` again.',
       });
@@ -148,7 +140,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 }
 
 async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number): Promise<RemoveResult> {
-  for (const h of hooks) if (h.afterRemove) await h.afterRemove(ctx, task);
+  for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   removeMeta(task.path);
   ctx.store.deleteTask(ctx.key, task.id);
   ctx.store.addEvent({
@@ -181,10 +173,8 @@ async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Pro
 }
 
 async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
-  await withRepoLock(ctx, `branch delete ${task.branch}`, async () => {
-    // -D after warren's own check: -d would only ask whether HEAD contains the branch.
-    await git(['branch', '-D', '--', task.branch], { cwd: ctx.repo.root });
-  });
+  // -D after warren's own check: -d would only ask whether HEAD contains the branch.
+  await withRepoLock(ctx, `branch delete ${task.branch}`, () => deleteGitBranch(ctx.repo, task.branch));
   return true;
 }
 
@@ -207,7 +197,7 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
     });
     return;
   }
-  ctx.store.setState(ctx.key, task.id, 'remove_failed');
+  if (task.state !== 'remove_failed') ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
   const first = failures[0];
   const cause = first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
   ctx.store.addEvent({

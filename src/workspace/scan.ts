@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WorktreeEntry } from '../git/parse.js';
-import { branchExists, listWorktrees } from '../git/repo.js';
+import { branchExists } from '../git/refs.js';
+import { listWorktrees } from '../git/worktrees.js';
 import { readMounts, type MountEntry } from '../system/mounts.js';
 import type { Task } from '../state/types.js';
 import { isHolderAlive, readHolder } from '../util/lockfile.js';

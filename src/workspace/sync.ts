@@ -1,6 +1,10 @@
 import { WarrenError } from '../errors.js';
-import { git, gitError } from '../git/exec.js';
-import { isAncestor, listWorktrees, revParse, type Upstream } from '../git/repo.js';
+import { gitError } from '../git/exec.js';
+import { isAncestor } from '../git/history.js';
+import { fastForward } from '../git/index-ops.js';
+import { compareAndSwapRef, revParse, type Upstream } from '../git/refs.js';
+import { fetchBranch } from '../git/remote.js';
+import { listWorktrees } from '../git/worktrees.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 
@@ -17,7 +21,7 @@ export type SyncOutcome =
  */
 export async function syncBase(ctx: ProjectContext, base: string, { remote, remoteRef, trackingRef }: Upstream): Promise<SyncOutcome> {
   return withRepoLock(ctx, `sync ${base}`, async () => {
-    await git(['fetch', '--no-tags', '--quiet', remote, `+${remoteRef}:${trackingRef}`], { cwd: ctx.repo.root });
+    await fetchBranch(ctx.repo, remote, remoteRef, trackingRef);
     const local = await revParse(ctx.repo, `refs/heads/${base}`);
     const upstream = await revParse(ctx.repo, trackingRef);
     if (!local || !upstream) throw new WarrenError('BASE_UNKNOWN', `could not resolve ${base} or ${trackingRef} after fetching; nothing was created.`);
@@ -35,7 +39,7 @@ export async function syncBase(ctx: ProjectContext, base: string, { remote, remo
     }
     const checkedOut = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === `refs/heads/${base}`);
     if (checkedOut) {
-      const merge = await git(['merge', '--ff-only', '--quiet', upstream], { cwd: checkedOut.path, allowFailure: true });
+      const merge = await fastForward(checkedOut.path, upstream);
       if (merge.exitCode !== 0) {
         throw new WarrenError('CHECKOUT_DIRTY', `could not fast-forward ${base} in ${checkedOut.path}: ${merge.stderr.trim().split('\n')[0] ?? ''}. Nothing was created; ${base} was left as it was.`, {
           hint: `Commit or stash the changes in ${checkedOut.path}, or use --no-sync.`,
@@ -44,7 +48,11 @@ export async function syncBase(ctx: ProjectContext, base: string, { remote, remo
       }
       return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only' };
     }
-    await git(['update-ref', '-m', `warren: fast-forward ${base} to ${trackingRef}`, `refs/heads/${base}`, upstream, local], { cwd: ctx.repo.root });
+    if (!(await compareAndSwapRef(ctx.repo, `refs/heads/${base}`, upstream, local, `warren: fast-forward ${base} to ${trackingRef}`))) {
+      throw new WarrenError('BASE_DIVERGED', `${base} moved while warren was fast-forwarding it to ${trackingRef}; nothing was created and ${base} keeps its new tip.`, {
+        hint: 'Run the command again.',
+      });
+    }
     return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'update-ref' };
   });
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
-import { branchFacts, resolveRepository } from '../../src/git/repo.js';
+import { branchFacts } from '../../src/git/refs.js';
+import { resolveRepository } from '../../src/git/repo.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
 /** git's own answer, the reference isValidBranchName is held to. */

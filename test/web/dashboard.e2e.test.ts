@@ -138,9 +138,13 @@ describe('dashboard in headless Chromium', () => {
     const store = new Store(repo.home);
     try {
       // A row no CLI could write (IDs are checked) but a database could hold: still inert.
-      store.insertTask({ project, id: 'ghost', type: 'feat', branch: hostileBranch, path: path.join(repo.home, 'nowhere', 'ghost'), base: 'main', baseCommit: repo.git('rev-parse', 'HEAD'), state: 'ready', data: { ports: { web: '<b>3000</b>' } } });
-      store.addEvent({ project, taskId: 'inj', kind: 'note', message: '<script>window.pwned=5</script>', data: {} });
-      store.addEvent({ project, taskId: 'inj', kind: 'verify.failed', level: 'warn', message: 'verify failed: <b>unit</b>', data: { results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] } });
+      store.insertTask({ project, id: 'ghost', type: 'feat', branch: hostileBranch, path: path.join(repo.home, 'nowhere', 'ghost'), base: 'main', baseCommit: repo.git('rev-parse', 'HEAD'), state: 'ready', data: {} });
+      // Written as raw rows: the typed API would not let warren write these, but a database can hold them.
+      const provision = [{ path: '<b>vendor</b>', mode: 'copy', requested: 'copy', isolated: true, entries: 1, bytes: 1, ms: 1, method: 'cp -a', source: '/x', manifest: '/nowhere/m.json' }];
+      store.db.prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?').run(JSON.stringify({ provision }), project, 'ghost');
+      const insert = store.db.prepare("INSERT INTO events (at, project, task_id, kind, level, message, data) VALUES (?, ?, 'inj', ?, ?, ?, ?)");
+      insert.run(new Date().toISOString(), project, 'note', 'info', '<script>window.pwned=5</script>', '{}');
+      insert.run(new Date().toISOString(), project, 'verify.failed', 'warn', 'verify failed: <b>unit</b>', JSON.stringify({ log: '', results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] }));
     } finally {
       store.close();
     }
@@ -154,7 +158,7 @@ describe('dashboard in headless Chromium', () => {
     await page.goto(serve.url);
     await page.locator('tr[data-task="ghost"]').waitFor();
     await expect(page.locator('tr[data-task="ghost"] td').nth(3).textContent()).resolves.toBe(hostileBranch);
-    await expect(page.locator('tr[data-task="ghost"] td').nth(8).textContent()).resolves.toBe('web=<b>3000</b>');
+    await expect(page.locator('tr[data-task="ghost"] td').nth(7).textContent()).resolves.toContain('<b>vendor</b>');
     // The ghost's directory does not exist: scan reports it among the strays, also as text.
     await page.locator('tr[data-stray="vanished"]').waitFor();
     expect(await page.locator('tr[data-task="elsewhere"]').count()).toBe(0);

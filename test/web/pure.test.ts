@@ -3,12 +3,17 @@ import { describe, expect, it } from 'vitest';
 import type { WarrenEvent } from '../../src/state/types.js';
 import { ACTIONS, findAction, parseActionRequest } from '../../src/web/actions.js';
 import { provisionOf } from '../../src/web/fleet.js';
-import { parseNumstatZ } from '../../src/web/git-facts.js';
+import { parseNumstatZ } from '../../src/git/parse.js';
+import { EVENT_KINDS } from '../../src/state/events.js';
+import { readFacts } from '../../src/state/facts.js';
 import { logPathAllowed } from '../../src/web/log-tail.js';
-import { lastRun, logSource } from '../../src/web/run-events.js';
+import { RUN_ENDINGS, RUN_START, SETUP_KINDS, VERIFY_KINDS, lastRun, logSource } from '../../src/web/run-events.js';
 import { allowedHosts, hostAllowed, isLoopbackHost, originAllowed, tokenMatches } from '../../src/web/security.js';
 
 /** The dashboard's deciding functions on plain data. */
+
+/** The kinds the dashboard's readers match by name. */
+const dashboardKinds = [RUN_START, ...RUN_ENDINGS];
 
 describe('security rules', () => {
   it.each([
@@ -94,47 +99,60 @@ describe('git output parsing', () => {
   });
 });
 
-function ev(seq: number, kind: string, data: Record<string, unknown> = {}): WarrenEvent {
-  return { seq, at: `2026-01-01T00:00:0${seq % 10}Z`, project: 'p', taskId: 't', kind, level: 'info', message: kind, data };
-}
+let seqs = 0;
+const at = (): string => `2026-01-01T00:00:0${++seqs % 10}Z`;
+const started = (runId: string, log = `/${runId}.log`): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.started', level: 'info', message: `start ${runId}`, data: { runId, kind: 'exec', log, command: ['npm', 'test'] } });
+const ended = (runId: string, exitCode: number | null = 0): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.ended', level: 'info', message: `end ${runId}`, data: { runId, kind: 'exec', exitCode, signal: null, timedOut: false, durationMs: 12, log: `/${runId}.log`, survivors: [] } });
+const fallback = (runId: string): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.containment_fallback', level: 'warn', message: 'process group only', data: { runId, reason: 'no namespaces' } });
+const created = (): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'task.created', level: 'info', message: 'created', data: { branch: 'b', path: '/w', base: 'main', baseCommit: 'c', sync: { kind: 'no-upstream' } } });
 
-describe('reading other features\' records defensively', () => {
-  it.each([
-    [{}, []],
-    [{ provision: 'node_modules' }, []],
-    [{ provision: [null, 3, { mode: 'cow' }] }, []],
-    [
-      { provision: [{ path: 'node_modules', mode: 'cow', isolated: true, changed: ['a', 'b'] }] },
-      [{ path: 'node_modules', mode: 'cow', isolated: true, changed: 2 }],
-    ],
-    [{ provision: [{ path: '.env', mode: 7, isolated: 'yes', changed: 5 }] }, [{ path: '.env', mode: null, isolated: null, changed: 5 }]],
-  ])('provisionOf(%j)', (data, expected) => {
-    expect(provisionOf(data)).toEqual(expected);
+describe("the dashboard's reading of runs", () => {
+  it('pairs a run with its own end: a warning recorded after run.started does not end it', () => {
+    // The old reader took the newest `run.*` event as the state of the run: a containment
+    // fallback recorded right after run.started made a running command show as not running.
+    expect(lastRun([started('A'), fallback('A')])).toMatchObject({ running: true, command: 'npm test' });
+    expect(lastRun([started('A'), fallback('A'), ended('A', 3)])).toMatchObject({ running: false, exitCode: 3, durationMs: 12, kind: 'exec' });
+    // Another run's end does not end this one.
+    expect(lastRun([started('A'), ended('B')])?.running).toBe(true);
+    expect(lastRun([created()])).toBeNull();
   });
 
-  it('takes the newest run event and only well-typed fields', () => {
-    expect(lastRun([ev(1, 'task.created')])).toBeNull();
-    const run = lastRun([ev(1, 'run.finished', { exitCode: 0 }), ev(2, 'run.finished', { exitCode: 3, durationMs: 12, timedOut: true, command: ['npm', 'test'] }), ev(3, 'note')]);
-    expect(run).toMatchObject({ kind: 'run.finished', exitCode: 3, durationMs: 12, timedOut: true, command: 'npm test' });
-    const odd = lastRun([ev(1, 'run.finished', { exitCode: '0', durationMs: Number.NaN, timedOut: 'no' })]);
-    expect(odd).toEqual({ kind: 'run.finished', at: odd?.at, message: 'run.finished', running: false });
-    expect(lastRun([ev(1, 'run.started', { log: '/x' })])?.running).toBe(true);
-  });
-
-  it('follows the newest started command until a finishing event after it', () => {
-    expect(logSource([ev(1, 'task.created')])).toBeNull();
-    expect(logSource([ev(1, 'run.started', {})])).toBeNull();
-    const running = logSource([ev(1, 'run.started', { log: '/a.log' }), ev(2, 'run.finished'), ev(3, 'run.started', { log: '/b.log' })]);
-    expect(running).toEqual({ startedSeq: 3, path: '/b.log', finished: null });
-    const done = logSource([ev(3, 'run.started', { log: '/b.log' }), ev(4, 'note'), ev(5, 'run.finished', { exitCode: 1 })]);
-    expect(done?.finished?.seq).toBe(5);
-    // Another command's end (a different runId) does not finish this one; its own does, by either name.
-    const other = logSource([ev(1, 'run.started', { log: '/c.log', runId: 'A' }), ev(2, 'run.ended', { runId: 'B' })]);
+  it('follows the newest started command until its own end', () => {
+    expect(logSource([created()])).toBeNull();
+    const running = logSource([started('A', '/a.log'), ended('A'), started('B', '/b.log')]);
+    expect(running).toMatchObject({ path: '/b.log', finished: null });
+    const other = logSource([started('C', '/c.log'), ended('D')]);
     expect(other?.finished).toBeNull();
-    const own = logSource([ev(1, 'run.started', { log: '/c.log', runId: 'A' }), ev(2, 'run.ended', { runId: 'B' }), ev(3, 'run.ended', { runId: 'A' })]);
-    expect(own?.finished?.seq).toBe(3);
+    const own = logSource([started('E', '/e.log'), ended('D'), ended('E', 1)]);
+    expect(own?.finished?.kind).toBe('run.ended');
   });
 
+  it('reads only event kinds that warren records (a kind nobody emits can never match)', () => {
+    // The dashboard once waited for `run.finished`, which nothing records (`run.ended` is).
+    for (const kind of [...dashboardKinds, ...SETUP_KINDS, ...VERIFY_KINDS]) expect(EVENT_KINDS).toContain(kind);
+  });
+});
+
+describe('task facts read from a row', () => {
+  it('keeps well-formed known keys and drops the rest, per entry in a list', () => {
+    const record = { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, entries: 1, bytes: 1, ms: 1, method: 'overlay', source: '/r/node_modules' };
+    expect(readFacts('{}')).toEqual({});
+    expect(readFacts('not json')).toEqual({});
+    expect(readFacts(JSON.stringify({ provision: 'node_modules' }))).toEqual({});
+    expect(readFacts(JSON.stringify({ provision: [null, 3, { mode: 'cow' }, record] }))).toEqual({ provision: [record] });
+    expect(readFacts(JSON.stringify({ ports: { first: 1, count: 2 }, sandbox: 'docker', future: 1 }))).toEqual({ ports: { first: 1, count: 2 } });
+  });
+
+  it('the fleet shows the change counts `status` computes', () => {
+    const status = { path: 'node_modules', mode: 'cow' as const, isolated: true, changed: [], changedCount: 7 };
+    expect(provisionOf([status, { ...status, path: '.env', mode: 'copy', changedCount: 0, unknown: 'manifest missing' }])).toEqual([
+      { path: 'node_modules', mode: 'cow', isolated: true, changed: 7 },
+      { path: '.env', mode: 'copy', isolated: true, changed: null },
+    ]);
+  });
+});
+
+describe('log paths', () => {
   it.each([
     ['/home/u/.warren/logs/t.log', true],
     ['/home/u/.warren', true],

@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/state/store.js';
-import { openProject } from '../../src/workspace/context.js';
+import { openProject } from '../../src/lifecycle.js';
 import { startServer, type RunningServer } from '../../src/web/server.js';
 import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
 import { pageToken, request, startServe } from '../helpers/serve.js';
@@ -12,7 +12,7 @@ import { pageToken, request, startServe } from '../helpers/serve.js';
 
 async function serveRepo(repo: TestRepo): Promise<{ server: RunningServer; project: string }> {
   const store = new Store(repo.home);
-  const ctx = await openProject(repo.root, store);
+  const ctx = await openProject(repo.root, { store });
   const server = await startServer({ project: ctx, store, host: '127.0.0.1', port: 0 });
   onTestFinished(async () => {
     await server.close();
@@ -134,7 +134,7 @@ describe('dashboard security', () => {
     fs.writeFileSync(secret, 'do not serve me\n');
     const store = new Store(repo.home);
     try {
-      store.addEvent({ project, taskId: 'keep', kind: 'run.started', message: 'x', data: { log: secret } });
+      store.addEvent({ project, taskId: 'keep', kind: 'run.started', message: 'x', data: { runId: 'r-secret', kind: 'exec', log: secret, command: ['x'] } });
     } finally {
       store.close();
     }

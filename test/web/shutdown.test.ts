@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/state/store.js';
-import { openProject } from '../../src/workspace/context.js';
-import { addRemoveHooks } from '../../src/workspace/remove.js';
+import { LIFECYCLE, openProject } from '../../src/lifecycle.js';
+import type { RemoveStep } from '../../src/workspace/lifecycle.js';
 import { startServer } from '../../src/web/server.js';
 import { makeRepo } from '../helpers/repo.js';
 import { pageToken, request } from '../helpers/serve.js';
@@ -20,17 +20,20 @@ describe('dashboard shutdown', () => {
     const inside = new Promise<void>((resolve) => (entered = resolve));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    addRemoveHooks({
+    const hold: RemoveStep = {
+      name: 'hold',
       release: async (_ctx, task) => {
-        if (task.id !== 'held') return;
+        if (task.id !== 'held') return [];
         entered();
         await gate;
+        return [];
       },
-    });
+    };
 
     const store = new Store(repo.home);
     onTestFinished(() => store.close());
-    const ctx = await openProject(repo.root, store);
+    const ctx = await openProject(repo.root, { store });
+    ctx.lifecycle = { ...LIFECYCLE, remove: [hold, ...LIFECYCLE.remove] };
     const server = await startServer({ project: ctx, store, host: '127.0.0.1', port: 0 });
     const token = await pageToken(server.url);
     const response = request(`${server.url}api/actions/rm`, {

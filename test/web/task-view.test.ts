@@ -1,18 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { addAuditSection } from '../../src/audit/sections.js';
+import { LIFECYCLE, openProject } from '../../src/lifecycle.js';
 import { Store } from '../../src/state/store.js';
-import { openProject } from '../../src/workspace/context.js';
 import { projectFleet } from '../../src/web/fleet.js';
 import { taskView } from '../../src/web/task-view.js';
+import type { AuditSection } from '../../src/workspace/lifecycle.js';
 import { gitIn, makeRepo } from '../helpers/repo.js';
 
 /** What the task view and the fleet read, against a real repository and database. */
 
 describe('task view data', () => {
   it('reads drift, changes, commits, the diff, runs, setup/verify, the log source and audit sections', async () => {
-    const repo = makeRepo();
+    const repo = makeRepo({ files: { '.gitignore': 'cache/\n', 'warren.yaml': 'provision:\n  - { path: cache, mode: copy }\n' } });
+    repo.write('cache/a.txt', 'cached\n');
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'tv');
     expect(made.code, made.stderr).toBe(0);
     const wt = made.json.path;
@@ -20,6 +21,8 @@ describe('task view data', () => {
     gitIn(wt, 'add', '-A');
     gitIn(wt, 'commit', '-q', '-m', 'add feature');
     fs.writeFileSync(path.join(wt, 'draft.txt'), 'wip\n');
+    // A change inside the provisioned copy: the fleet counts it as `warren status` does.
+    fs.writeFileSync(path.join(wt, 'cache', 'a.txt'), 'changed in the task\n');
     repo.write('base.txt', 'moved on\n');
     repo.commit('base moves');
     repo.write('base.txt', 'moved on again\n');
@@ -27,35 +30,37 @@ describe('task view data', () => {
 
     const store = new Store(repo.home);
     onTestFinished(() => store.close());
-    const ctx = await openProject(repo.root, store);
-    store.mergeData(ctx.key, 'tv', { provision: [{ path: 'node_modules', mode: 'cow', isolated: true, changed: ['x'] }], ports: { first: 20000, count: 10 } });
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'verify.failed', level: 'warn', message: 'verify failed', data: { results: [{ id: 'unit', exitCode: 1 }] } });
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.started', message: 'exec', data: { log: path.join(repo.home, 'logs', 'a.log'), runId: 'r1' } });
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.ended', message: 'exec ended', data: { runId: 'r1', exitCode: 2, timedOut: false, durationMs: 40 } });
+    const ctx = await openProject(repo.root, { store });
+    const log = path.join(repo.home, 'logs', 'a.log');
+    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'verify.failed', level: 'warn', message: 'verify failed', data: { log, results: [{ id: 'unit', exitCode: 1, timedOut: false, required: true, durationMs: 5, reason: null }] } });
+    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.started', message: 'exec', data: { runId: 'r1', kind: 'exec', log, command: ['make'] } });
+    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.ended', message: 'exec ended', data: { runId: 'r1', kind: 'exec', exitCode: 2, signal: null, timedOut: false, durationMs: 40, log, survivors: [] } });
 
     const order: string[] = [];
-    addAuditSection({ name: 'zz-broken', order: 1_000_001, collect: () => Promise.reject(new Error('section failed')) });
-    addAuditSection({
+    const tested: AuditSection = {
       name: 'zz-test',
-      order: 1_000_000,
       collect: (_ctx, task) => {
         order.push(task.id);
         return Promise.resolve({ data: null, lines: [`task ${task.id}`] });
       },
-    });
+    };
+    const broken: AuditSection = { name: 'zz-broken', collect: () => Promise.reject(new Error('section failed')) };
+    ctx.lifecycle = { ...LIFECYCLE, audit: [...LIFECYCLE.audit, tested, broken] };
 
     const view = await taskView(ctx, 'tv');
-    expect(view.task).toMatchObject({ id: 'tv', behind: 2, ahead: 1, changes: 1, ports: { first: 20000, count: 10 } });
-    expect(view.task.provision).toEqual([{ path: 'node_modules', mode: 'cow', isolated: true, changed: 1 }]);
-    expect(view.task.lastRun).toMatchObject({ kind: 'run.ended', exitCode: 2, durationMs: 40, running: false });
-    expect(view.commits.map((c) => c.subject)).toEqual(['add feature']);
-    expect(view.diff?.files).toEqual([{ path: 'feature.txt', added: 2, deleted: 0 }]);
+    expect(view.task).toMatchObject({ id: 'tv', behind: 2, ahead: 1, changes: 1 });
+    expect(view.task.ports).toMatchObject({ count: 10 });
+    expect(view.task.provision).toEqual([{ path: 'cache', mode: 'copy', isolated: true, changed: 1 }]);
+    expect(view.task.lastRun).toMatchObject({ kind: 'exec', exitCode: 2, durationMs: 40, running: false, command: 'make' });
+    expect(view.commits).toEqual({ ok: true, value: [expect.objectContaining({ subject: 'add feature' })] });
+    if (!view.diff.ok || !view.diff.value) throw new Error(`no diff: ${JSON.stringify(view.diff)}`);
+    expect(view.diff.value.files).toEqual([{ path: 'feature.txt', added: 2, deleted: 0 }]);
     // base...branch: what the branch changed, not what the base did since.
-    expect(view.diff?.patch).toContain('+two');
-    expect(view.diff?.patch).not.toContain('base.txt');
+    expect(view.diff.value.patch).toContain('+two');
+    expect(view.diff.value.patch).not.toContain('base.txt');
     expect(view.verify?.kind).toBe('verify.failed');
     expect(view.setup).toBeNull();
-    expect(view.log).toEqual({ startedSeq: expect.any(Number), path: path.join(repo.home, 'logs', 'a.log'), running: false });
+    expect(view.log).toEqual({ startedSeq: expect.any(Number), path: log, running: false });
     expect(view.audit.slice(-2)).toEqual([
       { name: 'zz-test', lines: ['task tv'], error: null },
       { name: 'zz-broken', lines: [], error: 'section failed' },
@@ -67,7 +72,20 @@ describe('task view data', () => {
 
     // The fleet reads the same facts, plus the strays.
     const fleet = await projectFleet(ctx);
-    expect(fleet.tasks.map((t) => [t.id, t.behind, t.changes])).toEqual([['tv', 2, 1]]);
+    expect(fleet.tasks.map((t) => [t.id, t.behind, t.changes, t.provision[0]?.changed])).toEqual([['tv', 2, 1, 1]]);
     expect(fleet.strays).toEqual([]);
+  });
+
+  it('says when the commits cannot be read, instead of showing none', async () => {
+    const repo = makeRepo();
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'gone');
+    expect(made.code, made.stderr).toBe(0);
+    const store = new Store(repo.home);
+    onTestFinished(() => store.close());
+    const ctx = await openProject(repo.root, { store });
+    // The branch ref points at an object that does not exist: git cannot walk it.
+    fs.writeFileSync(path.join(repo.root, '.git', 'refs', 'heads', 'feat', 'gone'), `${'1'.repeat(40)}\n`);
+    const view = await taskView(ctx, 'gone');
+    expect(view.commits.ok).toBe(false);
   });
 });

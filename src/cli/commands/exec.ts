@@ -1,7 +1,6 @@
-import { exitStatusOf, runInTask, type RunOutcome } from '../../run/execute.js';
-import { requireTask } from '../../run/task.js';
+import { exitStatusOf, type RunOutcome } from '../../run/execute.js';
+import { execTask } from '../../run/operations.js';
 import { parseDuration } from '../../util/duration.js';
-import { withTaskLock } from '../../workspace/locks.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';
 
 export const registerExec: Register = (program, run) => {
@@ -15,18 +14,7 @@ export const registerExec: Register = (program, run) => {
       run(async (env) => {
         const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
         const ctx = await env.project();
-        const task = requireTask(ctx, rawId);
-        // The task lock for the whole run: rm, setup or checkpoint cannot change the workspace under it.
-        const outcome = await withTaskLock(ctx, task.id, `exec ${argv[0] ?? ''}`, () =>
-          runInTask(ctx, task, {
-            kind: 'exec',
-            label: argv[0] ?? 'exec',
-            argv,
-            ...(timeoutMs === undefined ? {} : { timeoutMs }),
-            stdin: 'inherit',
-            echo: env.json ? 'stderr' : 'split',
-          }),
-        );
+        const outcome = await execTask(ctx, rawId, argv, { stdin: 'inherit', ...(timeoutMs === undefined ? {} : { timeoutMs }) });
         return runResult(env, outcome);
       }),
     );

@@ -1,3 +1,4 @@
+import { listTasks } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 import { age, table } from '../format.js';
 
@@ -8,7 +9,7 @@ export const registerList: Register = (program, run) => {
     .action(() =>
       run(async (env) => {
         const ctx = await env.project();
-        const tasks = ctx.store.listTasks(ctx.key);
+        const tasks = listTasks(ctx);
         const data = tasks.map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt }));
         const human =
           tasks.length === 0

@@ -1,7 +1,6 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
-import { assertSandboxRequirement, classifyRisk } from '../../run/risk.js';
 import { parseSandboxKind } from '../../run/sandbox.js';
 import { validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
@@ -23,8 +22,6 @@ export const registerNew: Register = (program, run) => {
         env.taskId = validateTaskId(id);
         const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
         const ctx = await env.project();
-        // Guard before anything is made: the risk is a pure function of warren.yaml.
-        if (opts.requireSandbox) assertSandboxRequirement(id, classifyRisk(ctx.config), sandbox ?? ctx.config.sandbox);
         const since = ctx.store.lastEventSeq();
         const task = await createTask(ctx, {
           type,

@@ -1,12 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
-import { buildAgentInvocation } from '../../run/agents.js';
-import { runInTask } from '../../run/execute.js';
-import { logDir, newRunId } from '../../run/records.js';
-import { requireTask } from '../../run/task.js';
+import { readPromptFile, runAgent } from '../../run/operations.js';
 import { parseDuration } from '../../util/duration.js';
-import { withTaskLock } from '../../workspace/locks.js';
 import type { Register } from '../command.js';
 import { runResult } from './exec.js';
 
@@ -25,31 +20,10 @@ export const registerRun: Register = (program, run) => {
           throw new WarrenError('USAGE', 'give exactly one of --prompt and --prompt-file; nothing was run.');
         }
         const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
-        const prompt = opts.prompt ?? readPrompt(path.resolve(env.repoDir, opts.promptFile ?? ''));
+        const prompt = opts.prompt ?? readPromptFile(path.resolve(env.repoDir, opts.promptFile ?? ''));
         const ctx = await env.project();
-        const task = requireTask(ctx, rawId);
-        const promptFile = path.join(logDir(ctx.store, ctx.key, task.id), `${newRunId()}-prompt.txt`);
-        const invocation = buildAgentInvocation(ctx.config, opts.agent, prompt, promptFile);
-        const outcome = await withTaskLock(ctx, task.id, `run ${opts.agent}`, async () => {
-          if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, prompt, { mode: 0o600 });
-          return runInTask(ctx, task, {
-            kind: 'agent',
-            label: opts.agent,
-            argv: invocation.argv,
-            ...(timeoutMs === undefined ? {} : { timeoutMs }),
-            stdin: invocation.stdin === null ? 'ignore' : { text: invocation.stdin },
-            echo: env.json ? 'stderr' : 'split',
-          });
-        });
+        const outcome = await runAgent(ctx, rawId, { agent: opts.agent, prompt, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
         return runResult(env, outcome);
       }),
     );
 };
-
-function readPrompt(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new WarrenError('USAGE', `cannot read --prompt-file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}); nothing was run.`);
-  }
-}

@@ -1,6 +1,7 @@
 import { Option } from 'commander';
 import { WarrenError } from '../../errors.js';
-import { openProject } from '../../workspace/context.js';
+import { openProject } from '../../lifecycle.js';
+import { SILENT } from '../../workspace/reporter.js';
 import { isLoopbackHost } from '../../web/security.js';
 import { openOwnStore, type Register } from '../command.js';
 
@@ -31,7 +32,8 @@ export const registerServe: Register = (program, run) => {
         const port = parsePort(opts.port);
         const store = openOwnStore();
         try {
-          const project = await openProject(env.repoDir, store);
+          // The dashboard's own calls report nothing on this terminal: runs have their logs, warnings their events.
+          const project = await openProject(env.repoDir, { store, reporter: SILENT });
           // Loaded on use: the web server's modules stay out of every other command's start-up.
           const { startServer } = await import('../../web/server.js');
           const server = await startServer({ project, store, host: opts.host, port, allowRemote: opts.allowRemote === true, warn: env.log });

@@ -1,5 +1,5 @@
-import { WarrenError } from '../../errors.js';
 import { validateTaskId } from '../../workspace/ids.js';
+import { showTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 
 export const registerShow: Register = (program, run) => {
@@ -10,13 +10,10 @@ export const registerShow: Register = (program, run) => {
     .option('--events <n>', 'how many recent events', '20')
     .action((rawId: string, opts: { events: string }) =>
       run(async (env) => {
-        const id = validateTaskId(rawId);
-        env.taskId = id;
+        env.taskId = validateTaskId(rawId);
         const ctx = await env.project();
-        const task = ctx.store.getTask(ctx.key, id);
-        if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository.`, { hint: 'See `warren list`.' });
-        const limit = Math.max(1, Number.parseInt(opts.events, 10) || 20);
-        const events = ctx.store.taskEvents(ctx.key, id, limit).map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
+        const { task, events: recorded } = showTask(ctx, rawId, Number.parseInt(opts.events, 10) || 20);
+        const events = recorded.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
         const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, createdAt: task.createdAt, data: task.data, events };
         const human = [
           `task    ${task.id} (${task.type})`,

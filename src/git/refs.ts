@@ -1,0 +1,114 @@
+import { git, gitError } from './exec.js';
+import { isTransientGitFailure } from './errors.js';
+import { splitLines } from './parse.js';
+import type { Repository } from './repo.js';
+
+/** Refs and revisions: resolving them, reading branches, moving refs by compare-and-swap. */
+
+/** A revision as a commit id, or null when it does not name a commit. `--end-of-options`: a name is never an option. */
+export async function revParse(repo: Repository, rev: string): Promise<string | null> {
+  return commitAt(repo.root, rev);
+}
+
+/** The commit `rev` names, read in `cwd` (a worktree's own HEAD), or null. */
+export async function commitAt(cwd: string, rev: string): Promise<string | null> {
+  const result = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { cwd, allowFailure: true });
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+/** The tree of a commit. */
+export async function treeOf(repo: Repository, commit: string): Promise<string> {
+  return (await git(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { cwd: repo.root })).stdout.trim();
+}
+
+export async function currentBranch(worktree: string): Promise<string | null> {
+  const result = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: worktree, allowFailure: true });
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+export async function branchExists(repo: Repository, branch: string): Promise<boolean> {
+  const result = await git(['show-ref', '--verify', '--quiet', '--', `refs/heads/${branch}`], { cwd: repo.root, allowFailure: true });
+  return result.exitCode === 0;
+}
+
+export interface Upstream {
+  remote: string;
+  /** The branch's name on the remote (`refs/heads/main`). */
+  remoteRef: string;
+  /** The local remote-tracking ref (`refs/remotes/origin/main`). */
+  trackingRef: string;
+}
+
+export interface BranchFacts {
+  commit: string;
+  /** Null when the branch tracks nothing, or tracks a local branch (`remote = .`). */
+  upstream: Upstream | null;
+}
+
+const FACTS_FORMAT = '%(refname)%00%(objectname)%00%(objecttype)%00%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)';
+
+/**
+ * Several local branches in one `for-each-ref`: each one's commit and upstream; a branch that
+ * does not exist (or points at something other than a commit) is absent from the map.
+ */
+export async function branchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  const facts = new Map<string, BranchFacts>();
+  if (branches.length === 0) return facts;
+  const refs = branches.map((b) => `refs/heads/${b}`);
+  // Patterns match whole path components, so `refs/heads/a` also lists `refs/heads/a/b`: only exact names count.
+  const result = await git(['for-each-ref', `--format=${FACTS_FORMAT}`, '--', ...refs], { cwd: repo.root });
+  for (const line of splitLines(result.stdout)) {
+    const [ref, commit, type, remote, remoteRef, trackingRef] = line.split('\0');
+    if (!ref || !commit || type !== 'commit' || !refs.includes(ref)) continue;
+    const upstream = remote && remoteRef && trackingRef && remote !== '.' ? { remote, remoteRef, trackingRef } : null;
+    facts.set(ref.slice('refs/heads/'.length), { commit, upstream });
+  }
+  return facts;
+}
+
+/** Every ref's object id except the named ones: where else a branch's work may already be. */
+export async function otherRefTips(repo: Repository, exclude: readonly string[]): Promise<string[]> {
+  const result = await git(['for-each-ref', '--format=%(refname)%00%(objectname)%00%(*objectname)'], { cwd: repo.root });
+  const tips = new Set<string>();
+  for (const line of splitLines(result.stdout)) {
+    const [name, object, peeled] = line.split('\0');
+    if (!name || exclude.includes(name)) continue;
+    // A tag's own object is not a commit; its peeled target is.
+    tips.add(peeled || object || '');
+  }
+  tips.delete('');
+  return [...tips];
+}
+
+/**
+ * Moves `ref` to `to` only if it is still at `from` (compare-and-swap). False when it moved
+ * meanwhile (or git could not lock it); throws on anything else.
+ */
+export async function compareAndSwapRef(repo: Repository, ref: string, to: string, from: string, reason: string): Promise<boolean> {
+  const result = await git(['update-ref', '-m', reason, '--', ref, to, from], { cwd: repo.root, allowFailure: true });
+  if (result.exitCode === 0) return true;
+  if (/cannot lock ref|is at .* but expected|Unable to create .*\.lock/i.test(result.stderr)) return false;
+  throw gitError(result);
+}
+
+/** Deletes a local branch outright (`-D`): callers check first that its work is elsewhere. */
+export async function deleteBranch(repo: Repository, branch: string): Promise<void> {
+  await git(['branch', '-D', '--', branch], { cwd: repo.root });
+}
+
+/** Deletes a branch if it exists; true when it did. */
+export async function deleteBranchIfExists(repo: Repository, branch: string): Promise<boolean> {
+  if (!(await branchExists(repo, branch))) return false;
+  const result = await git(['branch', '-D', '--', branch], { cwd: repo.root, allowFailure: true });
+  return result.exitCode === 0;
+}
+
+/** Runs a mutating git command once more when another git process held a lock or was mid-write. */
+export async function gitRetrying(args: readonly string[], cwd: string, attempts = 4, input?: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await git(args, { cwd, allowFailure: true, ...(input === undefined ? {} : { input }) });
+    if (result.exitCode === 0) return;
+    if (attempt >= attempts || !isTransientGitFailure(result.stderr)) throw gitError(result);
+    await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 50));
+  }
+}

@@ -1,0 +1,33 @@
+import { git, gitError } from './exec.js';
+import { parseStatusZ, splitZ, type StatusEntry } from './parse.js';
+
+/** What a worktree holds besides its commits: changes, untracked and ignored files. */
+
+export async function statusOf(worktree: string): Promise<StatusEntry[]> {
+  const result = await git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], {
+    cwd: worktree,
+    env: { GIT_OPTIONAL_LOCKS: '0' },
+  });
+  return parseStatusZ(result.stdout);
+}
+
+/** `git check-ignore` for many paths at once: the subset git ignores in `cwd` (tracked paths never are). */
+export async function checkIgnored(cwd: string, paths: readonly string[]): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const result = await git(['check-ignore', '-z', '--stdin'], { cwd, input: paths.map((p) => `${p}\0`).join(''), allowFailure: true });
+  // Exit 1 means none is ignored; anything above 1 is an error.
+  if (result.exitCode > 1) throw gitError(result);
+  return new Set(splitZ(result.stdout));
+}
+
+/** The ignored, untracked paths of a checkout; a wholly ignored directory is one entry ending in `/`. */
+export async function listIgnored(cwd: string): Promise<string[]> {
+  const result = await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd });
+  return splitZ(result.stdout);
+}
+
+/** Tracked files and untracked ones git does not ignore. */
+export async function listFiles(cwd: string): Promise<string[]> {
+  const result = await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd });
+  return [...new Set(splitZ(result.stdout))];
+}

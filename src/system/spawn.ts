@@ -1,0 +1,198 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
+ * supervised commands all build on it. Argv only, never a shell. Every process is bounded:
+ * a timeout or an abort asks the tree to end (SIGTERM), and after `graceMs` makes it
+ * (SIGKILL); the result says which of those happened (`timedOut`, `aborted`, `forced`).
+ *
+ * "The tree" is the process group by default (the child leads its own group, so whatever it
+ * started goes too); a caller with a better handle — the supervisor's PID namespace — passes
+ * its own `signalTree`.
+ */
+
+export type Sink = 'collect' | 'ignore' | ((chunk: Buffer) => void);
+
+export interface SpawnSpec {
+  argv: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** `inherit` passes this process's stdin; a string or Buffer is written and closed. */
+  stdin?: 'ignore' | 'inherit' | string | Buffer;
+  stdout?: Sink;
+  stderr?: Sink;
+  timeoutMs?: number;
+  /** Between SIGTERM and SIGKILL when the run is ended early; 0 sends SIGKILL at once. */
+  graceMs?: number;
+  /** Aborting ends the run like a timeout does, recorded as `aborted`. */
+  signal?: AbortSignal;
+  /** Lead a process group of its own (default true): the handle on the tree without a namespace. */
+  group?: boolean;
+  /** How to signal the whole tree; default: the process group (or the child alone without one). */
+  signalTree?: (signal: NodeJS.Signals) => void;
+  /**
+   * After the child exits, how long to wait for its pipes to close. A process that escaped the
+   * tree can hold them open for ever; default: wait for them (git and tools never escape).
+   */
+  drainMs?: number;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface SpawnResult {
+  argv: string[];
+  /** null when the process was ended by a signal or never started. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** SIGKILL was needed: the grace ran out, or a second stop asked for it. */
+  forced: boolean;
+  stdout: Buffer;
+  stderr: Buffer;
+  startedAt: number;
+  durationMs: number;
+  /** Set when the process could not be started at all (ENOENT, EACCES, a missing cwd). */
+  spawnError: NodeJS.ErrnoException | null;
+}
+
+export interface BoundedProcess {
+  pid: number | undefined;
+  /** Ends the tree: SIGTERM, then SIGKILL after the grace; a second call sends SIGKILL at once. */
+  stop(): void;
+  done: Promise<SpawnResult>;
+}
+
+export function startBounded(spec: SpawnSpec): BoundedProcess {
+  const [file, ...args] = spec.argv;
+  if (file === undefined) throw new Error('startBounded: empty argv');
+  const group = spec.group ?? true;
+  const stdin = spec.stdin ?? 'ignore';
+  const startedAt = Date.now();
+  const child = spawn(file, args, {
+    cwd: spec.cwd,
+    env: spec.env ?? process.env,
+    stdio: [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)],
+    detached: group,
+  });
+  const pid = child.pid;
+  if (pid !== undefined) spec.onSpawn?.(pid);
+
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  attach(child.stdout, spec.stdout, out);
+  attach(child.stderr, spec.stderr, err);
+  if (child.stdin && stdin !== 'ignore' && stdin !== 'inherit') {
+    child.stdin.on('error', () => undefined); // the process may exit without reading it all
+    child.stdin.end(stdin);
+  }
+
+  const signalTree =
+    spec.signalTree ??
+    ((sig: NodeJS.Signals) => {
+      if (pid === undefined) return;
+      tryKill(group ? -pid : pid, sig);
+    });
+
+  let timedOut = false;
+  let aborted = false;
+  let forced = false;
+  let stopping = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const kill = (): void => {
+    forced = true;
+    signalTree('SIGKILL');
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    if (timer) clearTimeout(timer); // ending already: a timeout now would only cut the grace short
+    if (stopping) {
+      kill();
+      return;
+    }
+    stopping = true;
+    const grace = spec.graceMs ?? 0;
+    if (grace <= 0) {
+      kill();
+      return;
+    }
+    signalTree('SIGTERM');
+    killTimer = setTimeout(kill, grace);
+  };
+  if (spec.timeoutMs !== undefined) {
+    timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, spec.timeoutMs);
+  }
+  const onAbort = (): void => {
+    aborted = true;
+    stop();
+  };
+  if (spec.signal?.aborted) onAbort();
+  else spec.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const done = new Promise<SpawnResult>((resolve) => {
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError: NodeJS.ErrnoException | null): void => {
+      if (timer) clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      resolve({
+        argv: [...spec.argv],
+        exitCode,
+        signal,
+        timedOut,
+        aborted,
+        forced,
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err),
+        startedAt,
+        durationMs: Date.now() - startedAt,
+        spawnError,
+      });
+    };
+    child.once('error', (cause: NodeJS.ErrnoException) => {
+      // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
+      if (pid === undefined) finish(null, null, cause);
+    });
+    child.once('exit', (code, signal) => {
+      void drain(closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
+    });
+  });
+  return { pid, stop, done };
+}
+
+/** Starts a bounded process and waits for its result. */
+export function runBounded(spec: SpawnSpec): Promise<SpawnResult> {
+  return startBounded(spec).done;
+}
+
+function sinkStdio(sink: Sink | undefined): 'pipe' | 'ignore' {
+  return sink === 'ignore' ? 'ignore' : 'pipe';
+}
+
+function attach(stream: NodeJS.ReadableStream | null, sink: Sink | undefined, into: Buffer[]): void {
+  if (!stream || sink === 'ignore') return;
+  if (typeof sink === 'function') stream.on('data', (chunk: Buffer) => sink(chunk));
+  else stream.on('data', (chunk: Buffer) => into.push(chunk));
+}
+
+/** Waits for the pipes to deliver their last bytes, at most `drainMs` when given. */
+async function drain(closed: Promise<void>, drainMs: number | undefined, ...streams: ({ destroy(): void } | null)[]): Promise<void> {
+  if (drainMs === undefined) {
+    await closed;
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+  clearTimeout(timer);
+  for (const s of streams) s?.destroy();
+}
+
+export function tryKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,81 @@
+import type { Task } from '../state/types.js';
+import type { MountEntry, RunMount } from '../system/mounts.js';
+import type { ProjectContext } from './context.js';
+import type { CreateOptions } from './create.js';
+
+/**
+ * What the features (provisioning, landing, execution, audit) add to a workspace's life, as
+ * plain ordered lists. One module composes them (src/lifecycle.ts) and hands the result to
+ * every command through the project context: the order is read in one place, and a test can
+ * pass its own list — a step that fails, say — without touching a global.
+ */
+
+/** A step of `warren new`, after the worktree exists and before the task is `ready`. */
+export interface CreateStep<P = unknown> {
+  name: string;
+  /**
+   * A guard read before anything is made (no lock, file, row or branch yet): throwing refuses
+   * the whole `new` with nothing to undo. Pure reads only.
+   */
+  check?(ctx: ProjectContext, options: CreateOptions): Promise<void>;
+  /**
+   * Reads that do not need the workspace (e.g. which paths to provision from the main
+   * checkout). They run while git creates the worktree; a failure rolls creation back.
+   */
+  prepare?(ctx: ProjectContext, options: CreateOptions): Promise<P>;
+  /** Throwing rolls the whole creation back; leaving the task in another state (setup_failed) keeps it. */
+  run(ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P): Promise<void>;
+}
+
+/** What a feature plugs into removal (`rm`, and the rollback of a failed `new`). */
+export interface RemoveStep {
+  name: string;
+  /** True when this mount inside the workspace is the feature's own (taken off by `release`). */
+  ownsMount?(ctx: ProjectContext, task: Task, mount: MountEntry): boolean;
+  /**
+   * After every guard passed, before git removes the worktree: teardown, unmount. Returns the
+   * problems it met (a mount that would not come off), each in words; removal then refuses.
+   */
+  release?(ctx: ProjectContext, task: Task): Promise<readonly string[]>;
+  /** After the worktree and directory are gone: ports, layers. */
+  afterRemove?(ctx: ProjectContext, task: Task): Promise<void>;
+  /** True when the task's work is on the base although not by ancestry (squash-landed). */
+  isLanded?(ctx: ProjectContext, task: Task): Promise<boolean>;
+}
+
+export interface GcCollected {
+  removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[];
+  kept: { path: string; kind: string; reason: string }[];
+}
+
+/** What a feature leaves beside the workspaces and collects in `gc` (snapshots, logs). */
+export interface GcStep {
+  name: string;
+  collect(ctx: ProjectContext): Promise<GcCollected>;
+}
+
+/**
+ * Before any command runs in a workspace, after every guard passed: e.g. mount a cow layer
+ * again after a reboot. May return mounts that exist only in the run's own namespace.
+ */
+export interface BeforeRunStep {
+  name: string;
+  run(ctx: ProjectContext, task: Task): Promise<readonly RunMount[]>;
+}
+
+/** One section of `warren audit ID`, owned by the feature that knows the facts. */
+export interface AuditSection {
+  name: string;
+  collect(ctx: ProjectContext, task: Task): Promise<{ data: unknown; lines: string[] }>;
+}
+
+export interface Lifecycle {
+  create: readonly CreateStep<unknown>[];
+  remove: readonly RemoveStep[];
+  gc: readonly GcStep[];
+  beforeRun: readonly BeforeRunStep[];
+  audit: readonly AuditSection[];
+}
+
+/** A lifecycle with nothing added: a bare worktree per task. */
+export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [] };

@@ -1,0 +1,23 @@
+import { WarrenError } from '../errors.js';
+import type { Task, WarrenEvent } from '../state/types.js';
+import type { ProjectContext } from './context.js';
+import { validateTaskId } from './ids.js';
+
+/** The one lookup of a task by the ID a user typed: validated, then present, or TASK_NOT_FOUND. */
+export function requireTask(ctx: ProjectContext, rawId: string): Task {
+  const id = validateTaskId(rawId);
+  const task = ctx.store.getTask(ctx.key, id);
+  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
+  return task;
+}
+
+/** `warren list`: every task of this repository, oldest first. */
+export function listTasks(ctx: ProjectContext): Task[] {
+  return ctx.store.listTasks(ctx.key);
+}
+
+/** `warren show ID`: the task and its newest `limit` events, oldest first. */
+export function showTask(ctx: ProjectContext, rawId: string, limit = 20): { task: Task; events: WarrenEvent[] } {
+  const task = requireTask(ctx, rawId);
+  return { task, events: ctx.store.taskEvents(ctx.key, task.id, Math.max(1, limit)) };
+}

@@ -1,0 +1,90 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runBounded, startBounded } from '../../src/system/spawn.js';
+import { tmpDir } from '../helpers/repo.js';
+
+/** The one spawn primitive every process of warren's goes through: bounded, and honest about how it ended. */
+
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+  return !alive(pid);
+}
+
+function readPid(file: string): number {
+  return Number(fs.readFileSync(file, 'utf8').trim());
+}
+
+async function waitFor(file: string): Promise<void> {
+  for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== ''); i++) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe('runBounded', () => {
+  it('collects output, writes stdin, and reports the exit code', async () => {
+    const r = await runBounded({ argv: ['sh', '-c', 'cat; echo err >&2; exit 3'], stdin: 'hello', stdout: 'collect', stderr: 'collect' });
+    expect(r).toMatchObject({ exitCode: 3, signal: null, timedOut: false, aborted: false, forced: false, spawnError: null });
+    expect(r.stdout.toString()).toBe('hello');
+    expect(r.stderr.toString()).toBe('err\n');
+  });
+
+  it('says a program could not start instead of throwing', async () => {
+    const r = await runBounded({ argv: ['warren-no-such-program'] });
+    expect(r.spawnError?.code).toBe('ENOENT');
+    expect(r.exitCode).toBeNull();
+  });
+
+  it('on timeout ends the whole process group, a grandchild included', async () => {
+    const pidFile = path.join(tmpDir(), 'pid');
+    const r = await runBounded({ argv: ['sh', '-c', `sleep 30 & echo $! > ${pidFile}; wait`], timeoutMs: 300 });
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+    expect(await gone(readPid(pidFile))).toBe(true);
+  });
+
+  it('gives a grace period: SIGTERM first, SIGKILL only for what ignores it', async () => {
+    const dir = tmpDir();
+    const polite = await runBounded({ argv: ['sh', '-c', 'sleep 30'], timeoutMs: 200, graceMs: 5000 });
+    expect(polite).toMatchObject({ timedOut: true, signal: 'SIGTERM', forced: false });
+    const ready = path.join(dir, 'ready');
+    const stubborn = await runBounded({ argv: ['sh', '-c', `trap '' TERM; echo $$ > ${ready}; while :; do sleep 0.05; done`], timeoutMs: 300, graceMs: 300 });
+    expect(stubborn).toMatchObject({ timedOut: true, forced: true, signal: 'SIGKILL' });
+  });
+
+  it('an abort ends it like a timeout, recorded as aborted', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const r = await runBounded({ argv: ['sleep', '30'], signal: controller.signal });
+    expect(r).toMatchObject({ aborted: true, timedOut: false });
+  });
+
+  it('does not wait for a process that escaped with the pipes open, when told how long to drain', async () => {
+    const pidFile = path.join(tmpDir(), 'pid');
+    const started = Date.now();
+    // setsid leaves the group; the grandchild keeps stdout open.
+    const r = await runBounded({ argv: ['sh', '-c', `setsid sleep 30 & echo $! > ${pidFile}; echo out`], stdout: 'collect', drainMs: 200 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.toString()).toBe('out\n');
+    await waitFor(pidFile);
+    process.kill(readPid(pidFile), 'SIGKILL');
+  });
+
+  it('a second stop skips the grace', async () => {
+    const proc = startBounded({ argv: ['sh', '-c', "trap '' TERM; while :; do sleep 0.05; done"], graceMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    proc.stop();
+    proc.stop();
+    const r = await proc.done;
+    expect(r.forced).toBe(true);
+    expect(r.durationMs).toBeLessThan(10_000);
+  });
+});
