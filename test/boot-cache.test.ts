@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bootKey, recall, remember } from '../src/system/boot-cache.js';
+import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runCli, tmpDir } from './helpers/repo.js';
 
 /**
@@ -53,7 +54,9 @@ function loggingSetpriv(): { bin: string; log: string } {
 const probeCalls = (log: string): string[] =>
   fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter((l) => / true$/.test(l) && l.includes('unshare')) : [];
 
-describe.skipIf(process.platform !== 'linux')('warren exec remembers the containment probe', () => {
+const noSetpriv = unavailable(import.meta.filename, 'setpriv');
+
+describe.skipIf(noSetpriv !== null)('warren exec remembers the containment probe', () => {
   it('probes on the first run only, and each run is still contained the same way', async () => {
     const repo = makeRepo();
     expect((await repo.warren('new', 'feat', 'c1')).code).toBe(0);

@@ -2,16 +2,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
-import { makeNodeModules, overlayUnavailable, unmountUnder, recordOverlayRun, treeDigest } from './helpers/tree.js';
+import { makeNodeModules, unmountUnder, treeDigest } from './helpers/tree.js';
 
 /** cow provisioning against real overlay mounts (root). Skipped, with the reason printed, where the machine cannot mount. */
 
-const unavailable = overlayUnavailable();
-if (unavailable) console.warn(`[provision-cow] overlay tests skipped: ${unavailable}`);
-let ran = 0;
-afterAll(() => recordOverlayRun('provision-cow', ran, unavailable));
+const noOverlay = unavailable(import.meta.filename, 'overlay-root');
 
 interface Provisioned {
   path: string;
@@ -53,9 +51,8 @@ function isMounted(p: string): boolean {
   return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === p);
 }
 
-describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
+describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
   it('isolates: a write, a delete and an npm-install-like replace in A leave B and the main checkout byte-identical', async () => {
-    ran++;
     const repo = cowRepo();
     const a = await newTask(repo, 'a');
     const b = await newTask(repo, 'b');
@@ -93,7 +90,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('two concurrent warren new take the snapshot once and both mount it', async () => {
-    ran++;
     const repo = cowRepo();
     const [a, b] = await Promise.all([repo.warrenJson<{ path: string }>('new', 'feat', 'a'), repo.warrenJson<{ path: string }>('new', 'feat', 'b')]);
     expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
@@ -106,7 +102,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('reports stale after a lockfile edit, and --refresh provisions again', async () => {
-    ran++;
     const repo = cowRepo();
     const a = await newTask(repo, 'a');
     expect((await repo.warrenJson<Status>('status', 'a')).json.stale).toBe(false);
@@ -122,7 +117,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('rm unmounts before removing, leaves the main checkout intact, and gc drops the unused snapshot', async () => {
-    ran++;
     const repo = cowRepo();
     const main = path.join(repo.root, 'node_modules');
     const digest = treeDigest(main);
@@ -149,7 +143,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('mounts a layer again when it is not mounted (after a reboot), keeping its private changes', async () => {
-    ran++;
     const repo = cowRepo();
     const a = await newTask(repo, 'a');
     const mountPoint = path.join(a.path, 'node_modules');
@@ -172,7 +165,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('gc of a warren new that died after mounting unmounts before removing the worktree', async () => {
-    ran++;
     const repo = cowRepo();
     const main = path.join(repo.root, 'node_modules');
     const digest = treeDigest(main);
@@ -191,7 +183,6 @@ describe.skipIf(unavailable !== null)('cow provisioning (overlay)', () => {
   });
 
   it('gc unmounts and deletes the overlay of a task whose record is gone', async () => {
-    ran++;
     const repo = cowRepo();
     const a = await newTask(repo, 'a');
     const mountPoint = path.join(a.path, 'node_modules');

@@ -1,12 +1,12 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
 import { waitForFile, waitUntilGone, pidsWithEnv } from './helpers/procs.js';
 import { BIN, gitIn, tmpDir } from './helpers/repo.js';
-import { makeNodeModules, recordOverlayRun, treeDigest } from './helpers/tree.js';
+import { makeNodeModules, treeDigest } from './helpers/tree.js';
 
 /**
  * warren run as an unprivileged user (uid 65534, through setpriv): the real
@@ -16,45 +16,10 @@ import { makeNodeModules, recordOverlayRun, treeDigest } from './helpers/tree.js
  */
 
 const NOBODY = 65534;
-const unavailable =
-  process.getuid?.() !== 0
-    ? 'not root: cannot switch to an unprivileged user'
-    : spawnSync('setpriv', ['--version']).status !== 0
-      ? 'setpriv (util-linux) is missing'
-      : fs.readFileSync('/proc/sys/fs/protected_hardlinks', 'utf8').trim() !== '1'
-        ? 'fs.protected_hardlinks is off'
-        : null;
-if (unavailable) console.warn(`[provision-nonroot] skipped: ${unavailable}`);
-
-/**
- * Can uid 65534 mount overlay in a user namespace here, and run a command as itself in a PID
- * namespace inside it? Tried for real, the way warren does it. Null when it can, else why not.
- */
-function userNsOverlayUnavailable(): string | null {
-  if (unavailable) return unavailable;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-userns-probe-'));
-  try {
-    fs.chmodSync(dir, 0o755);
-    for (const d of ['l/d', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d), { recursive: true });
-    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir]);
-    const script = `mount -t overlay overlay -o "userxattr,lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d" && exec unshare --user --map-user=${NOBODY} --map-group=${NOBODY} -- true`;
-    const r = spawnSync(
-      'setpriv',
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', script, 'probe', dir],
-      { encoding: 'utf8' },
-    );
-    return r.status === 0 ? null : `an unprivileged user cannot mount overlay in a user namespace here: ${r.stderr.trim() || `exit ${r.status}`}`;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-const nsUnavailable = userNsOverlayUnavailable();
-if (nsUnavailable && !unavailable) console.warn(`[provision-nonroot] user-namespace cow tests skipped: ${nsUnavailable}`);
-// .ci/run fails the build if these were skipped on a machine where nobody can mount overlay in a user namespace.
-let nsTestsRan = 0;
-afterAll(() => recordOverlayRun('provision-nonroot', nsTestsRan, nsUnavailable));
-const bwrapUnavailable = spawnSync('bwrap', ['--version']).status === 0 ? null : 'bubblewrap (bwrap) is not installed';
-if (bwrapUnavailable && !nsUnavailable) console.warn(`[provision-nonroot] bwrap test skipped: ${bwrapUnavailable}`);
+const noNobody = unavailable(import.meta.filename, 'nobody');
+const noHardlinkRefusal = noNobody ?? unavailable(import.meta.filename, 'protected-hardlinks');
+const nsUnavailable = noNobody ?? unavailable(import.meta.filename, 'overlay-userns');
+const bwrapUnavailable = nsUnavailable ?? unavailable(import.meta.filename, 'bwrap');
 
 interface Cli {
   code: number;
@@ -154,7 +119,7 @@ function hostOverlaysTouching(dir: string): string[] {
 
 const COW_YAML = 'kill_grace: 300ms\nprovision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: sees-layer, run: "cat node_modules/dep/lib/main.js > node_modules/.setup-saw-it" }\n';
 
-describe.skipIf(unavailable !== null)('provisioning as an unprivileged user', () => {
+describe.skipIf(noHardlinkRefusal !== null)('provisioning as an unprivileged user', () => {
   it('fills what protected_hardlinks refuses to link; cow is an overlay in a user namespace, and warren says who can see it', () => {
     const repo = nobodyRepo('provision:\n  - { path: node_modules, mode: cow }\n  - { path: vendor, mode: hardlink }\n', (root) => {
       fs.mkdirSync(path.join(root, 'vendor'));
@@ -193,7 +158,7 @@ describe.skipIf(unavailable !== null)('provisioning as an unprivileged user', ()
   });
 });
 
-describe.skipIf(unavailable !== null)('removeTree as an unprivileged user', () => {
+describe.skipIf(noNobody !== null)('removeTree as an unprivileged user', () => {
   it('empties its own mode-000 and read-only folders (overlay leaves work/work mode 000), and never changes what a link points at', () => {
     const base = tmpDir();
     fs.chmodSync(base, 0o755);
@@ -225,7 +190,6 @@ describe.skipIf(unavailable !== null)('removeTree as an unprivileged user', () =
 
 describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', () => {
   it('exec sees the snapshot and writes only its upper layer; never on the host; status, --refresh and rm', async () => {
-    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     const before = treeDigest(path.join(repo.root, 'node_modules'));
     const one = repo.json<{ path: string }>(['new', 'feat', 'one']).path;
@@ -310,7 +274,6 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
   });
 
   it('a command run as nobody is held in a PID namespace: what it starts in the background does not outlive it', async () => {
-    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     const ws = repo.json<{ path: string }>(['new', 'feat', 'pids', '--no-setup']).path;
     const ready = path.join(repo.marks, 'ready');
@@ -371,7 +334,6 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
   });
 
   it('a layer that cannot be mounted for a run stops the run before its command, saying why', () => {
-    nsTestsRan++;
     const repo = nobodyRepo(COW_YAML);
     repo.json(['new', 'feat', 'broken', '--no-setup']);
     const [rec] = provisionOf(repo, 'broken');

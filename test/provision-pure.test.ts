@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
 import { tmpDir } from './helpers/repo.js';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
@@ -185,7 +186,9 @@ describe('ignoredAsInMain: when git need not be asked again in the workspace', (
   });
 });
 
-describe.skipIf(!fs.existsSync('/proc/self/io'))('copy progress', () => {
+const noProcIo = unavailable(import.meta.filename, 'proc-io');
+
+describe.skipIf(noProcIo !== null)('copy progress', () => {
   it('reports the bytes a running process has written, as they grow, and stops when told', async () => {
     const dir = tmpDir('warren-progress-');
     // A writer that takes its time: 1 MiB, a pause, five times.

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runCli } from './helpers/repo.js';
 import { startCli, waitForFile } from './helpers/procs.js';
 
@@ -92,7 +93,9 @@ describe('port blocks', () => {
 });
 
 describe('audit: ports', () => {
-  it.each(['none', 'bwrap'])("sandbox %s: lists the ports the task's processes listen on and flags the ones outside its block", async (sandbox) => {
+  const noBwrap = unavailable(import.meta.filename, 'bwrap');
+  it.for(['none', 'bwrap'])("sandbox %s: lists the ports the task's processes listen on and flags the ones outside its block", async (sandbox, { skip }) => {
+    skip(sandbox === 'bwrap' && noBwrap !== null, noBwrap ?? undefined);
     const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': `sandbox: ${sandbox}\n` } });
     const made = (await repo.warrenJson('new', 'feat', 'srv')) as unknown as Made & { json: { path: string } };
     // Written in the workspace: the one place a sandboxed command may write.

@@ -3,14 +3,17 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, tmpDir } from './helpers/repo.js';
 import { alive, pidsWithEnv, startCli, waitForFile } from './helpers/procs.js';
 
 /** The bwrap sandbox against real writes and real connections. .ci/run installs bubblewrap. */
 
+const noBwrap = unavailable(import.meta.filename, 'bwrap');
+
 type Run = { exitCode: number; reason: string | null; sandbox: string; log: string };
 
-describe('sandbox: bwrap', () => {
+describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
   it('lets the command write its workspace and /tmp, refuses the main checkout, another workspace, and 127.0.0.1 outside', async () => {
     const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\n' } });
     const a = await repo.warrenJson<{ path: string }>('new', 'feat', 'sa');

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { mountsUnder, readMounts } from '../../src/system/mounts.js';
 
@@ -39,36 +38,6 @@ export function treeDigest(dir: string): string {
   };
   visit('');
   return hash.digest('hex');
-}
-
-/**
- * Can this machine mount overlay? Tried for real (root, a throwaway mount), because that is the
- * only sign without exceptions. Returns null when it can, else the reason.
- */
-export function overlayUnavailable(): string | null {
-  if (os.platform() !== 'linux') return `overlayfs is Linux-only (${os.platform()})`;
-  if (process.getuid?.() !== 0) return 'not root: global overlay mounts need root';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-ovl-probe-'));
-  try {
-    for (const d of ['l', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d));
-    execFileSync('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`, `${dir}/m`], { stdio: 'pipe' });
-    execFileSync('umount', [`${dir}/m`]);
-    return null;
-  } catch (err) {
-    return `mount -t overlay failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Records whether a suite's overlay tests ran, for `.ci/run`: it fails the run when they were
- * skipped on a machine that can mount overlay.
- */
-export function recordOverlayRun(suite: string, ran: number, skippedReason: string | null): void {
-  const dir = path.resolve(import.meta.dirname, '../../artifacts/overlay-tests');
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, `${suite}.json`), JSON.stringify({ suite, ran, skippedReason }) + '\n');
 }
 
 /** Unmounts everything mounted at or below `dir` (deepest first), so a test's temp folder can be deleted. */

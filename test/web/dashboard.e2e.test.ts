@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/state/store.js';
 import { openBrowser, screenshot, waitForView } from '../helpers/browser.js';
+import { unavailable } from '../helpers/capabilities.js';
 import { gitIn, makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
 import { startServe } from '../helpers/serve.js';
 
@@ -33,7 +34,9 @@ function projectKey(repo: TestRepo): string {
   }
 }
 
-describe('dashboard in headless Chromium', () => {
+const noChromium = unavailable(import.meta.filename, 'chromium');
+
+describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
   it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', async () => {
     const repo = makeRepo({
       files: { 'README.md': '# test\n', 'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n' },

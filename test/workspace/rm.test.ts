@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, refsAndWorktrees, type TestRepo } from '../helpers/repo.js';
 
 interface Err {
@@ -20,7 +21,8 @@ function commitIn(ws: string, file: string, content: string, message: string): v
   execFileSync('git', ['commit', '-q', '-m', message], { cwd: ws });
 }
 
-const isRoot = process.getuid?.() === 0;
+const noChattr = unavailable(import.meta.filename, 'chattr');
+const noMount = unavailable(import.meta.filename, 'tmpfs-mount');
 
 describe('warren rm', () => {
   it('removes a clean workspace: git forgets it, the directory and metadata are gone, the branch is kept', async () => {
@@ -149,7 +151,7 @@ describe('warren rm', () => {
     expect(repo.git('branch', '--list', 'feat/S-2')).toBe('');
   });
 
-  it.skipIf(!isRoot)('reports an undeletable file (chattr +i) as remove_failed, scan finds it, and rm finishes once fixed', async () => {
+  it.skipIf(noChattr !== null)('reports an undeletable file (chattr +i) as remove_failed, scan finds it, and rm finishes once fixed', async () => {
     const repo = makeRepo({ files: { '.gitignore': 'build/\n', 'README.md': 'x\n' } });
     const ws = await newTask(repo, 'I-1');
     fs.mkdirSync(path.join(ws, 'build'));
@@ -176,7 +178,7 @@ describe('warren rm', () => {
     expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
   });
 
-  it.skipIf(!isRoot)('refuses to remove a workspace with a mount inside and leaves the mounted files intact', async () => {
+  it.skipIf(noMount !== null)('refuses to remove a workspace with a mount inside and leaves the mounted files intact', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'MT-1');
     const mnt = path.join(ws, 'mnt');

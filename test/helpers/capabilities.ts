@@ -1,0 +1,269 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * What some tests need from the machine beyond Node and git. Each capability has a probe that
+ * tries the real thing, cheaply. A test that needs one skips where its probe says no, prints
+ * why and what to install, and records the skip under artifacts/skips/. `.ci/run` asks its own
+ * probe (.ci/probe, written apart on purpose) about every recorded skip and fails the build on
+ * one this machine could have run. docs/testing.md lists them.
+ */
+
+/** Where a probe looks: tests point these elsewhere to see a probe report what is missing. */
+export interface ProbeOptions {
+  /** The PATH binaries are found on. */
+  PATH: string;
+  /** The browser the dashboard tests launch (Debian's, never a downloaded one). */
+  chromium: string;
+}
+
+interface Capability {
+  /** Null when this machine has it, else why not. */
+  probe(options: ProbeOptions): string | null;
+  /** What makes it available on Debian 12. */
+  install: string;
+}
+
+export const DEFAULT_PROBE_OPTIONS: ProbeOptions = { PATH: process.env.PATH ?? '', chromium: '/usr/bin/chromium' };
+
+const NOBODY = 65534;
+const AS_NOBODY = [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'];
+/** xfsprogs refuses to make a file system smaller than 300 MiB; the image is sparse. */
+const XFS_IMAGE_BYTES = 300 * 1024 * 1024;
+
+/** Runs argv with `options.PATH`; null when it exits 0, else why not (naming a missing binary). */
+function tryRun(options: ProbeOptions, argv: readonly string[]): string | null {
+  const [cmd, ...args] = argv;
+  if (cmd === undefined) throw new Error('tryRun: empty argv');
+  const r = spawnSync(cmd, args, { env: { ...process.env, PATH: options.PATH, LC_ALL: 'C' }, encoding: 'utf8', timeout: 60_000 });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return `${cmd} is not installed (not found on PATH)`;
+  if (r.error) return `${argv.join(' ')} could not run: ${r.error.message}`;
+  if (r.status === 0) return null;
+  return `${argv.join(' ')} failed: ${r.stderr.trim() || `exit ${r.status ?? r.signal}`}`;
+}
+
+const notRoot = (why: string): string | null => (process.getuid?.() === 0 ? null : `not root: ${why}`);
+
+/**
+ * Runs `fn` in a fresh temp dir, removed afterwards: a probe mounts on `m` and makes `f`
+ * immutable, and a probe that failed halfway may have left either.
+ */
+function inTempDir(prefix: string, fn: (dir: string) => string | null): string | null {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `warren-probe-${prefix}-`)));
+  try {
+    return fn(dir);
+  } finally {
+    const mounted = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === path.join(dir, 'm'));
+    if (mounted) spawnSync('umount', [path.join(dir, 'm')], { stdio: 'ignore' });
+    if (fs.existsSync(path.join(dir, 'f'))) spawnSync('chattr', ['-i', path.join(dir, 'f')], { stdio: 'ignore' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function mountOverlay(options: ProbeOptions): string | null {
+  return (
+    notRoot('a global overlay mount needs root') ??
+    inTempDir('overlay', (dir) => {
+      for (const d of ['l', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d));
+      return tryRun(options, ['mount', '-t', 'overlay', 'overlay', '-o', `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`, `${dir}/m`]) ?? tryRun(options, ['umount', `${dir}/m`]);
+    })
+  );
+}
+
+function switchToNobody(options: ProbeOptions): string | null {
+  return notRoot('only root can switch to another user') ?? tryRun(options, ['setpriv', ...AS_NOBODY, 'true']);
+}
+
+/**
+ * The way warren does it without root: uid 65534 mounts overlay in a user namespace of its own,
+ * then runs a command as itself in a PID namespace inside it.
+ */
+function mountOverlayInUserNamespace(options: ProbeOptions): string | null {
+  return (
+    switchToNobody(options) ??
+    inTempDir('userns', (dir) => {
+      fs.chmodSync(dir, 0o755);
+      for (const d of ['l/d', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      for (const d of ['', 'l', 'l/d', 'u', 'w', 'm']) fs.chownSync(path.join(dir, d), NOBODY, NOBODY);
+      const script = `mount -t overlay overlay -o "userxattr,lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d" && exec unshare --user --map-user=${NOBODY} --map-group=${NOBODY} -- true`;
+      const why = tryRun(options, ['setpriv', ...AS_NOBODY, 'unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', script, 'probe', dir]);
+      return why && `uid ${NOBODY} cannot mount overlay in a user namespace: ${why}`;
+    })
+  );
+}
+
+function loopMountXfs(options: ProbeOptions): string | null {
+  return (
+    notRoot('a loop mount needs root') ??
+    inTempDir('xfs', (dir) => {
+      const image = path.join(dir, 'xfs.img');
+      fs.mkdirSync(path.join(dir, 'm'));
+      fs.writeFileSync(image, '');
+      fs.truncateSync(image, XFS_IMAGE_BYTES);
+      return tryRun(options, ['mkfs.xfs', '-q', '-m', 'reflink=1', image]) ?? tryRun(options, ['mount', '-o', 'loop', image, `${dir}/m`]) ?? tryRun(options, ['umount', `${dir}/m`]);
+    })
+  );
+}
+
+function makeImmutable(options: ProbeOptions): string | null {
+  return (
+    notRoot('chattr +i needs CAP_LINUX_IMMUTABLE') ??
+    inTempDir('chattr', (dir) => {
+      fs.writeFileSync(path.join(dir, 'f'), '');
+      const why = tryRun(options, ['chattr', '+i', `${dir}/f`]) ?? tryRun(options, ['chattr', '-i', `${dir}/f`]);
+      // It ran and failed: most often the file system, not chattr.
+      return why && /^chattr [+-]i /.test(why) ? `${why} (is ${os.tmpdir()} on a file system without immutable files, such as tmpfs?)` : why;
+    })
+  );
+}
+
+function mountTmpfs(options: ProbeOptions): string | null {
+  return (
+    notRoot('mount needs root') ??
+    inTempDir('tmpfs', (dir) => {
+      fs.mkdirSync(path.join(dir, 'm'));
+      return tryRun(options, ['mount', '-t', 'tmpfs', 'tmpfs', `${dir}/m`]) ?? tryRun(options, ['umount', `${dir}/m`]);
+    })
+  );
+}
+
+function runChromium(options: ProbeOptions): string | null {
+  if (!fs.existsSync(options.chromium)) return `${options.chromium} does not exist`;
+  const r = spawnSync(options.chromium, ['--version'], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status === 0 && /Chromium \d+/.test(r.stdout)) return null;
+  return `${options.chromium} --version failed: ${(r.stderr || r.stdout || r.error?.message || `exit ${r.status}`).trim()}`;
+}
+
+function readProtectedHardlinks(): string | null {
+  const value = fs.readFileSync('/proc/sys/fs/protected_hardlinks', 'utf8').trim();
+  return value === '1' ? null : `fs.protected_hardlinks is ${value}, not 1`;
+}
+
+function readProcIo(): string | null {
+  try {
+    fs.readFileSync('/proc/self/io', 'utf8');
+    return null;
+  } catch (err) {
+    return `/proc/self/io cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): this kernel has no per-process I/O accounting`;
+  }
+}
+
+/** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
+export const CAPABILITIES = {
+  // The bwrap sandbox (warren exec/run with sandbox: bwrap)
+  bwrap: {
+    // The namespaces and mounts warren's own sandbox argv asks for (src/run/sandbox.ts).
+    probe: (o) =>
+      tryRun(o, ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session', '--unshare-net', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--', 'true']),
+    install: 'apt-get install bubblewrap',
+  },
+  // The dashboard's browser tests (headless Chromium through playwright-core)
+  chromium: {
+    probe: runChromium,
+    install: 'apt-get install chromium',
+  },
+  // cow provisioning as root: a real overlay mount
+  'overlay-root': {
+    probe: mountOverlay,
+    install: 'run the tests as root on a kernel with overlayfs (a container needs CAP_SYS_ADMIN)',
+  },
+  // cow provisioning without root: overlay in a user namespace, as uid 65534
+  'overlay-userns': {
+    probe: mountOverlayInUserNamespace,
+    install: 'apt-get install util-linux, and run the tests as root (to switch to uid 65534) on Linux 5.11 or later with user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1)',
+  },
+  // copy's clone (reflink) rung: an XFS image on a loop device
+  xfs: {
+    probe: loopMountXfs,
+    install: 'apt-get install xfsprogs, and run the tests as root with loop devices (/dev/loop-control)',
+  },
+  // Tests run as an unprivileged user: root switching to uid 65534 with setpriv
+  nobody: {
+    probe: switchToNobody,
+    install: 'apt-get install util-linux, and run the tests as root',
+  },
+  // The kernel's refusal to hard-link another user's file, which hardlink provisioning works around
+  'protected-hardlinks': {
+    probe: readProtectedHardlinks,
+    install: 'sysctl -w fs.protected_hardlinks=1',
+  },
+  // An undeletable (immutable) file in a workspace
+  chattr: {
+    probe: makeImmutable,
+    install: 'apt-get install e2fsprogs, and run the tests as root with TMPDIR on ext4 or xfs',
+  },
+  // A mount inside a workspace
+  'tmpfs-mount': {
+    probe: mountTmpfs,
+    install: 'run the tests as root (a container needs CAP_SYS_ADMIN)',
+  },
+  // warren's containment of each run (setpriv --pdeathsig)
+  setpriv: {
+    probe: (o) => tryRun(o, ['setpriv', '--version']),
+    install: 'apt-get install util-linux',
+  },
+  // Progress of long copies (bytes written, from /proc/PID/io)
+  'proc-io': {
+    probe: readProcIo,
+    install: 'a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian\'s is)',
+  },
+} satisfies Record<string, Capability>;
+
+export type CapabilityName = keyof typeof CAPABILITIES;
+
+/** What a test records when it skips, one file per suite and capability. */
+export interface SkipRecord {
+  /** The test file, relative to test/, without `.test.ts` (e.g. `workspace/rm`). */
+  suite: string;
+  capability: CapabilityName;
+  reason: string;
+  install: string;
+}
+
+const SKIPS_DIR = path.resolve(import.meta.dirname, '../../artifacts/skips');
+const TEST_DIR = path.resolve(import.meta.dirname, '..');
+
+const probed = new Map<CapabilityName, string | null>();
+
+/** Probes a capability on this machine, as it is set up for this process (each once per process). */
+export function probe(name: CapabilityName): string | null {
+  let reason = probed.get(name);
+  if (reason === undefined) {
+    reason = process.platform === 'linux' ? CAPABILITIES[name].probe(DEFAULT_PROBE_OPTIONS) : `Linux only (this is ${process.platform})`;
+    probed.set(name, reason);
+  }
+  return reason;
+}
+
+const reported = new Set<string>();
+
+/**
+ * Why the tests in `testFile` that need `name` cannot run here, or null when they can. Where
+ * they cannot, prints the reason and what installs it, once, and records the skip for `.ci/run`.
+ */
+export function unavailable(testFile: string, name: CapabilityName): string | null {
+  const reason = probe(name);
+  if (reason === null) return null;
+  const suite = path.relative(TEST_DIR, testFile).replace(/\.test\.ts$/, '');
+  const key = `${suite}\0${name}`;
+  if (!reported.has(key)) {
+    reported.add(key);
+    const { install } = CAPABILITIES[name];
+    console.warn(`[${suite}] skipped, needs ${name}: ${reason} — to run it: ${install}`);
+    recordSkip(SKIPS_DIR, { suite, capability: name, reason, install });
+  }
+  return reason;
+}
+
+export function skipFile(dir: string, suite: string, capability: CapabilityName): string {
+  return path.join(dir, `${suite.replaceAll('/', '__')}.${capability}.json`);
+}
+
+export function recordSkip(dir: string, record: SkipRecord): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = skipFile(dir, record.suite, record.capability);
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(record) + '\n');
+  fs.renameSync(`${file}.tmp`, file);
+}
