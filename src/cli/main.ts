@@ -44,15 +44,15 @@ interface Outcome {
   exitCode: number;
 }
 
-/**
- * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
- * 2 bad input (nothing touched), 124 a supervised command timed out.
- */
-export async function main(argv: readonly string[]): Promise<number> {
-  const json = argv.includes('--json');
-  const outcome: Outcome = { exitCode: 0 };
-  let env: CliEnv | null = null;
+/** What a command's action calls with the handler it built (main's runs it and prints the result). */
+export type Runner = (handler: Handler) => Promise<void>;
 
+/**
+ * The whole command line as commander objects: every command, option, argument and default.
+ * `main` runs it; the docs generator (scripts/docs.js) walks it with a runner that never runs.
+ * `json` only silences commander's own error output, so that --json stdout stays one document.
+ */
+export function buildProgram(run: Runner, json = false): Command {
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
     .version(readVersion(), '-V, --version')
@@ -66,16 +66,28 @@ export async function main(argv: readonly string[]): Promise<number> {
         if (!json) process.stderr.write(s);
       },
     });
+  for (const register of COMMANDS) register(program, run);
+  program.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
+  return program;
+}
 
-  const run = async (handler: Handler): Promise<void> => {
+/**
+ * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
+ * 2 bad input (nothing touched), 124 a supervised command timed out.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const json = argv.includes('--json');
+  const outcome: Outcome = { exitCode: 0 };
+  let env: CliEnv | null = null;
+
+  const run: Runner = async (handler) => {
     const opts = program.opts<{ repo: string; json?: boolean }>();
     env = makeEnv(opts.repo, opts.json === true);
     const result = await handler(env);
     print(env.json, result.data, result.human);
     outcome.exitCode = result.exitCode ?? 0;
   };
-  for (const register of COMMANDS) register(program, run);
-  program.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
+  const program = buildProgram(run, json);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -17,7 +17,7 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
     throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
-      hint: `Fix ${file}; the keys it takes are listed in the README under "Configuration".`,
+      hint: `Fix ${file}; the keys it takes are listed in docs/configuration.md.`,
       details: { problems },
     });
   }

@@ -119,7 +119,7 @@ function parsePolicy(bytes: Buffer, file: string): Policy {
   const parsed = doc.errors.length > 0 ? null : policySchema.safeParse(doc.toJS());
   if (!parsed?.success) {
     const why = parsed ? parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ') : 'not valid YAML';
-    throw refuse(`${file} is not a valid policy (${why})`, 'See the README section "execution" for the policy format.');
+    throw refuse(`${file} is not a valid policy (${why})`, 'The policy format is in docs/design/execution.md ("Signed policy").');
   }
   return parsed.data;
 }

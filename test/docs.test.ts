@@ -1,0 +1,144 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { commandDocs, GENERATED_MARK, renderDocs } from '../src/cli/docs-render.js';
+import { buildProgram } from '../src/cli/main.js';
+import { COMMAND_REFERENCE } from '../src/cli/reference.js';
+import { ERROR_CODES } from '../src/errors.js';
+
+/**
+ * The docs drift test (worktrunk's readme_sync): every generated page is rendered in memory from
+ * the current command definitions and compared with the file on disk, and the hand-written pages
+ * are held to their links and the README to its size.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const REGENERATE = 'run `npm run docs` and commit the result';
+const program = buildProgram(async () => {});
+const docs = commandDocs(program);
+
+function read(rel: string): string | null {
+  const file = path.join(ROOT, rel);
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+}
+
+function markdownFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) return markdownFiles(rel);
+    return e.name.endsWith('.md') ? [rel] : [];
+  });
+}
+
+/** The flags in the rows of a command page's "Options" table. */
+function documentedOptions(page: string): string[] {
+  const section = page.split(/^## /m).find((part) => part.startsWith('Options')) ?? '';
+  return [...section.matchAll(/^\| `(-[^`]+)`/gm)].map((m) => m[1] ?? '');
+}
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+function withoutCode(markdown: string): string {
+  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '``');
+}
+
+function anchors(markdown: string): Set<string> {
+  const headings = withoutCode(markdown.replace(/`/g, '')).match(/^#{1,6} .*$/gm) ?? [];
+  return new Set(headings.map((h) => slug(h.replace(/^#+ /, ''))));
+}
+
+/** Relative links (and images) whose file, or whose #anchor in that file, does not exist. */
+function brokenLinks(rel: string): string[] {
+  const text = read(rel) ?? '';
+  const broken: string[] = [];
+  for (const m of withoutCode(text).matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+    const target = m[1] ?? '';
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
+    const [file = '', anchor] = target.split('#');
+    const targetRel = file === '' ? rel : path.posix.normalize(path.posix.join(path.posix.dirname(rel), file));
+    const content = read(targetRel);
+    if (content === null) {
+      broken.push(`${rel}: ${target} (no file ${targetRel})`);
+      continue;
+    }
+    if (anchor && targetRel.endsWith('.md') && !anchors(content).has(anchor)) broken.push(`${rel}: ${target} (no heading #${anchor} in ${targetRel})`);
+  }
+  return broken;
+}
+
+describe('docs', () => {
+  const rendered = renderDocs(program);
+
+  it('every command has an entry in src/cli/reference.ts, and every entry a command', () => {
+    const names = docs.map((d) => d.name);
+    expect(names.filter((n) => !(n in COMMAND_REFERENCE)), 'commands without an entry in src/cli/reference.ts').toEqual([]);
+    expect(Object.keys(COMMAND_REFERENCE).filter((n) => !names.includes(n)), 'entries in src/cli/reference.ts for commands that do not exist').toEqual([]);
+  });
+
+  it('every command has a page that names each of its options', () => {
+    const problems: string[] = [];
+    for (const doc of docs) {
+      const page = read(doc.file);
+      if (page === null) {
+        problems.push(`\`warren ${doc.name}\` has no page ${doc.file}`);
+        continue;
+      }
+      const flags = doc.command.options.map((o) => o.flags);
+      for (const flag of flags) {
+        if (!page.includes(`\`${flag}\``)) problems.push(`${doc.file} does not document option ${flag} of \`warren ${doc.name}\``);
+      }
+      for (const flag of documentedOptions(page)) {
+        if (!flags.includes(flag)) problems.push(`${doc.file} documents option ${flag}, which \`warren ${doc.name}\` no longer has`);
+      }
+      for (const arg of doc.command.registeredArguments) {
+        if (!page.includes(arg.name())) problems.push(`${doc.file} does not document argument <${arg.name()}> of \`warren ${doc.name}\``);
+      }
+    }
+    expect(problems, REGENERATE).toEqual([]);
+  });
+
+  it('has no page for a command that does not exist', () => {
+    const orphans = markdownFiles('docs/commands').filter((rel) => !rendered.has(rel));
+    expect(orphans, `pages for commands that no longer exist: ${REGENERATE} (it deletes them)`).toEqual([]);
+  });
+
+  it('docs/errors.md documents every error code', () => {
+    const page = read('docs/errors.md') ?? '';
+    const missing = Object.keys(ERROR_CODES).filter((code) => !page.includes(`### \`${code}\``));
+    expect(missing, `codes missing from docs/errors.md: ${REGENERATE}`).toEqual([]);
+  });
+
+  it('every generated page matches what the current definitions render', () => {
+    const stale = [...rendered].filter(([rel, content]) => read(rel) !== content).map(([rel]) => rel);
+    expect(stale, `stale generated pages: ${REGENERATE}`).toEqual([]);
+    for (const content of rendered.values()) expect(content.startsWith(GENERATED_MARK)).toBe(true);
+  });
+
+  it('README.md stays under 15 KB', () => {
+    const bytes = fs.statSync(path.join(ROOT, 'README.md')).size;
+    expect(bytes, 'README.md is 15,000 bytes or more: move detail into docs/').toBeLessThan(15_000);
+  });
+
+  it('relative links in README.md and docs/ point to files and headings that exist', () => {
+    const broken = ['README.md', ...markdownFiles('docs')].flatMap(brokenLinks);
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('slug', () => {
+  it.each([
+    ['What changed: `warren status ID`', 'what-changed-warren-status-id'],
+    ['`HOOKS_CHANGED`', 'hooks_changed'],
+    ['Sandbox: `sandbox: none | bwrap`', 'sandbox-sandbox-none--bwrap'],
+    ['After landing: `rm`', 'after-landing-rm'],
+  ])('%s → %s', (heading, expected) => {
+    expect(slug(heading)).toBe(expected);
+  });
+});
