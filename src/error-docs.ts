@@ -190,8 +190,12 @@ export const ERROR_DOCS = {
     action: '`git worktree list` and `warren scan` show where.',
   },
   GIT_BRANCH_EXISTS: {
-    meaning: 'git says a branch (or another object) already exists.',
+    meaning: 'git says a branch of that name already exists.',
     action: 'Pick another name, or delete the branch if its work is no longer needed.',
+  },
+  GIT_PATH_EXISTS: {
+    meaning: "git refused because a file or folder is already where it would write (`'<path>' already exists`), e.g. `git worktree add` onto a path that is taken.",
+    action: 'Run `warren scan` to see what is at that path; move or remove it if it is not yours to keep, then run the command again.',
   },
   GIT_DIRTY: {
     meaning: 'git refused because local changes would be overwritten, or the worktree has modified or untracked files.',
