@@ -1,5 +1,4 @@
 import { WarrenError } from '../errors.js';
-import { gitError } from '../git/exec.js';
 import { isAncestor } from '../git/history.js';
 import { fastForward } from '../git/index-ops.js';
 import { compareAndSwapRef, revParse, type Upstream } from '../git/refs.js';
@@ -43,7 +42,7 @@ export async function syncBase(ctx: ProjectContext, base: string, { remote, remo
       if (merge.exitCode !== 0) {
         throw new WarrenError('CHECKOUT_DIRTY', `could not fast-forward ${base} in ${checkedOut.path}: ${merge.stderr.trim().split('\n')[0] ?? ''}. Nothing was created; ${base} was left as it was.`, {
           hint: `Commit or stash the changes in ${checkedOut.path}, or use --no-sync.`,
-          cause: gitError(merge),
+          details: { argv: merge.argv, stderr: merge.stderr },
         });
       }
       return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only' };
