@@ -5,8 +5,16 @@ import { fingerprintCreate, landingRemove } from './land/steps.js';
 import { provisionAudit, provisionBeforeRun, provisionCreate, provisionGc, provisionRemove } from './provision/steps.js';
 import { portsAudit } from './run/audit-ports.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/steps.js';
+import { recoverCheckpoint } from './land/checkpoint.js';
+import { recoverLand } from './land/land.js';
+import { recoverProvision } from './provision/operations.js';
+import type { IntentOp } from './state/intents.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
+import { recoverNew } from './workspace/create.js';
+import { recoverGc } from './workspace/gc.js';
+import { recoverInterrupted, type RecoverFn } from './workspace/intents.js';
 import type { Lifecycle } from './workspace/lifecycle.js';
+import { recoverRm } from './workspace/remove.js';
 
 /**
  * warren's features, composed: every step each lifecycle runs, in the order it runs them. This
@@ -25,7 +33,22 @@ export const LIFECYCLE: Lifecycle = {
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, composeSection],
 };
 
-/** Opens a repository as every warren command does: with warren's own lifecycle. */
-export function openProject(dir: string, parts: Partial<OpenParts> = {}): Promise<ProjectContext> {
-  return openProjectWith(dir, { lifecycle: LIFECYCLE, ...parts });
+/** How each multi-step operation is repaired when its warren died half way (src/workspace/intents.ts). */
+export const RECOVER: Record<IntentOp, RecoverFn> = {
+  new: recoverNew,
+  rm: recoverRm,
+  checkpoint: recoverCheckpoint,
+  land: recoverLand,
+  provision: recoverProvision,
+  gc: recoverGc,
+};
+
+/**
+ * Opens a repository as every warren command does: with warren's own lifecycle, after repairing
+ * any operation on it whose warren was killed half way.
+ */
+export async function openProject(dir: string, parts: Partial<OpenParts> = {}): Promise<ProjectContext> {
+  const ctx = await openProjectWith(dir, { lifecycle: LIFECYCLE, ...parts });
+  await recoverInterrupted(ctx, RECOVER);
+  return ctx;
 }

@@ -27,6 +27,8 @@ export interface EventPayloads {
   gc: { removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[]; kept: { path: string; kind: string; reason: string }[] };
   refused: { code: string; command: string };
   'serve.remote': { host: string; port: number };
+  'intent.recovered': { op: string; step: string; outcome: string; startedAt: string };
+  'intent.recovery_failed': { op: string; step: string; outcome: string; startedAt: string };
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
@@ -89,6 +91,8 @@ export const EVENT_KINDS = Object.keys({
   gc: 1,
   refused: 1,
   'serve.remote': 1,
+  'intent.recovered': 1,
+  'intent.recovery_failed': 1,
   'task.landed': 1,
   'land.excluded': 1,
   'land.pushed': 1,

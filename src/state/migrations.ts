@@ -87,4 +87,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ports_by_task ON ports (project, task_id);
     `,
   },
+  {
+    // Multi-step mutations in flight: written before the first mutation, deleted after the last.
+    // One left by a process that died is what the next command repairs (src/workspace/intents.ts).
+    name: '003-intents',
+    sql: `
+      CREATE TABLE intents (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        op TEXT NOT NULL,
+        step TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        proc_start TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX intents_by_project ON intents (project);
+    `,
+  },
 ];

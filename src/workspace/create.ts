@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { isTransientGitFailure } from '../git/errors.js';
 import { isValidBranchName } from '../git/refname.js';
-import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, revParse } from '../git/refs.js';
+import { commitsNotOn } from '../git/history.js';
+import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -11,8 +12,9 @@ import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { removeMeta, writeMeta } from './meta.js';
+import { metaPathFor, removeMeta, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
+import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
 import { releaseSteps } from './remove.js';
 import { syncBase, type SyncOutcome } from './sync.js';
 
@@ -84,9 +86,19 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
     }
     if (facts.has(branch)) {
-      throw new WarrenError('BRANCH_EXISTS', `branch ${branch} already exists; nothing was created.`, {
-        hint: `Pick another ID, or delete the branch (git branch -d ${branch}) if its work is no longer needed. \`warren scan\` lists branches left by failed runs.`,
-      });
+      // Say whether it holds work: a branch left by something that died holds none, and is safe to delete.
+      const own = await commitsNotOn(ctx.repo, `refs/heads/${branch}`, await otherRefTips(ctx.repo, [`refs/heads/${branch}`]));
+      throw new WarrenError(
+        'BRANCH_EXISTS',
+        `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
+        {
+          hint:
+            own.length === 0
+              ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
+              : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
+          details: { branch, ownCommits: own.length },
+        },
+      );
     }
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
@@ -98,6 +110,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const steps = ctx.lifecycle.create;
     const prepared = steps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
     for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
+    // From here on every step is recorded: a warren killed half way is repaired by the next command.
+    const intent = beginIntent(ctx, 'new', id, { id, branch, path: wsPath, baseCommit });
     const task = ctx.store.insertTask({
       project: ctx.key,
       id,
@@ -109,12 +123,15 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       state: 'creating',
       data: {},
     });
+    intent.step('row-inserted');
     const made = { worktree: false, branch: false, meta: false };
     try {
       await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
+      intent.step('worktree-added');
       assertContained(ctx.root, wsPath);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
       made.meta = true;
+      intent.step('meta-written');
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -126,11 +143,15 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         // Each step sees the task as the steps before it left it (their recorded facts included).
         const now = ctx.store.getTask(ctx.key, id) ?? task;
         await step.run(ctx, now, options, await prepared[i]);
+        intent.step(`after-${step.name}`);
       }
       const final = ctx.store.getTask(ctx.key, id);
       if (final?.state === 'creating') ctx.store.transition(ctx.key, id, 'creating', 'ready');
+      intent.step('ready');
+      intent.done();
     } catch (err) {
       const undone = await rollback(ctx, id, branch, wsPath, made);
+      intent.done();
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -232,7 +253,7 @@ async function rollback(
 ): Promise<string[]> {
   const undone: string[] = [];
   const row = ctx.store.getTask(ctx.key, id);
-  const problems = row ? await releaseSteps(ctx, row) : [];
+  const problems = row && lexists(wsPath) ? await releaseSteps(ctx, row) : [];
   for (const p of problems) undone.push(`(release failed: ${p})`);
   const mounted = mountsUnder(readMounts(), wsPath);
   if (mounted.length > 0) {
@@ -265,6 +286,29 @@ async function rollback(
   }
   return undone;
 }
+
+/**
+ * A `new` whose warren died before the task was handed over: undone like a failed one (it was
+ * never reported as made, so it holds nobody's work), after which the same `new` succeeds. Once
+ * the task reached its final state (ready, or setup_failed) there is nothing to undo.
+ */
+export const recoverNew: RecoverFn = async (ctx, intent) => {
+  const { id, branch, path: wsPath } = intent.data as { id: string; branch: string; path: string };
+  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had made nothing' };
+  const row = ctx.store.getTask(ctx.key, id);
+  if (row && row.state !== 'creating') return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
+  const steps = intentSteps('new', ctx.lifecycle);
+  const made = {
+    worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),
+    branch: steps.indexOf(intent.step) >= steps.indexOf('worktree-added'),
+    meta: lexists(metaPathFor(wsPath)),
+  };
+  const undone = await rollback(ctx, id, branch, wsPath, made);
+  const kept = ctx.store.getTask(ctx.key, id) !== null;
+  return kept
+    ? { outcome: 'failed', message: `could not undo it all: ${undone.join(', ')}` }
+    : { outcome: 'rolled-back', message: `undone (${undone.join(', ')}); \`warren new\` can make it again` };
+};
 
 /** What the features keep beside a workspace (ports, layers, manifests) goes with the rolled-back row. */
 async function afterRemoveSteps(ctx: ProjectContext, row: Task | null): Promise<void> {

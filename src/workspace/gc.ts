@@ -11,6 +11,7 @@ import { withRepoLock } from './locks.js';
 import { removeMeta } from './meta.js';
 import type { GcCollected } from './lifecycle.js';
 import { releaseSteps } from './remove.js';
+import { beginIntent, type RecoverFn } from './intents.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { gatherScan, classifyStrays, type Stray } from './scan.js';
 
@@ -121,6 +122,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   const plan = planGc(await gatherFacts(ctx, strays, input.tasks));
   const removed: GcResult['removed'] = [];
   const kept = [...plan.kept];
+  const intent = beginIntent(ctx, 'gc', null, { actions: plan.actions.length });
   await withRepoLock(ctx, 'gc', async () => {
     for (const action of plan.actions) {
       const { stray } = action;
@@ -175,11 +177,14 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       }
     }
   });
+  intent.step('strays-collected');
   for (const step of ctx.lifecycle.gc) {
     const extra = await step.collect(ctx);
     removed.push(...extra.removed);
     kept.push(...extra.kept);
   }
+  intent.step('features-collected');
+  intent.done();
   ctx.store.addEvent({
     project: ctx.key,
     kind: 'gc',
@@ -189,3 +194,6 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   });
   return { removed, kept };
 }
+
+/** A `gc` whose warren died: each of its actions is whole or not begun, so what it had not done is still a stray the next `gc` collects. */
+export const recoverGc: RecoverFn = async () => ({ outcome: 'nothing-to-do', message: 'what it had not collected is still there for the next `warren gc`' });

@@ -15,6 +15,7 @@ import { checkOwnership } from './ownership.js';
 import { assertContained } from './paths.js';
 import { requireTask } from './tasks.js';
 import { validateTaskId } from './ids.js';
+import { beginIntent, intentSteps, type Intent, type RecoverFn } from './intents.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
@@ -104,12 +105,16 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const landed = await isWorkLanded(ctx, task);
     if (options.deleteBranch && !landed) await assertBranchLandedElsewhere(ctx, task);
 
-    // Act.
+    // Act. Every step is recorded: a warren killed half way is repaired by the next command.
+    const intent = beginIntent(ctx, 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: options.deleteBranch === true, prevState: task.state, unlanded: unlanded.length });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
+    intent.step('removing');
     const problems = await releaseSteps(ctx, task);
+    intent.step('released');
     const stillMounted = mountsUnder(readMounts(), task.path);
     if (problems.length > 0 || stillMounted.length > 0) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
+      intent.done();
       const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
       throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed.`, {
         hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
@@ -126,21 +131,32 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const stillListed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
     if (stillListed) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
+      intent.done();
       throw new WarrenError('REMOVE_INCOMPLETE', `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`, {
         hint: 'Fix what git names and run `warren rm` again.',
       });
     }
-    if (fs.existsSync(task.path)) clearLeftover(ctx, task, gitStderr);
+    intent.step('worktree-removed');
+    try {
+      if (fs.existsSync(task.path)) clearLeftover(ctx, task, gitStderr);
+    } catch (err) {
+      intent.done(); // remove_failed is a recorded state of its own: `rm` or `gc` finishes it
+      throw err;
+    }
 
     const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
-    return finish(ctx, task, branchDeleted, unlanded.length);
+    intent.step('branch-deleted');
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, intent);
+    intent.done();
+    return result;
   } finally {
     lock.release();
   }
 }
 
-async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number): Promise<RemoveResult> {
+async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, intent?: Intent): Promise<RemoveResult> {
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
+  intent?.step('after-remove');
   removeMeta(task.path);
   ctx.store.deleteTask(ctx.key, task.id);
   ctx.store.addEvent({
@@ -237,3 +253,42 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
   const unlanded = branchAlive ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
   return finish(ctx, task, branchDeleted, unlanded.length);
 }
+
+/**
+ * An `rm` whose warren died. Before git removed the worktree the workspace is whole: the task
+ * goes back to the state it was in (its layers are mounted again on next use), and `rm` can run
+ * again. After, the removal is finished: what is left on disk, the branch when asked, the
+ * features' leftovers, the record.
+ */
+export const recoverRm: RecoverFn = async (ctx, intent) => {
+  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number };
+  const steps = intentSteps('rm', ctx.lifecycle);
+  const reached = steps.indexOf(intent.step);
+  const task = ctx.store.getTask(ctx.key, d.id);
+  if (intent.step === 'begun' || !task) return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
+  if (reached < steps.indexOf('worktree-removed')) {
+    if (task.state === 'removing') ctx.store.transition(ctx.key, d.id, 'removing', d.prevState);
+    return { outcome: 'rolled-back', message: `the workspace ${d.path} was still whole; task ${d.id} is ${d.prevState} again, and \`warren rm ${d.id}\` can run again` };
+  }
+  if (mountsUnder(readMounts(), d.path).length > 0) return { outcome: 'failed', message: `${d.path} has a mount inside; unmount it and run \`warren gc\`` };
+  if (fs.existsSync(d.path)) {
+    const failures = removeTree(d.path);
+    if (fs.existsSync(d.path)) return { outcome: 'failed', message: `could not delete what git left in ${d.path}: ${failures[0]?.path} (${likelyCause(failures[0]?.code ?? '')})` };
+  }
+  let branchDeleted = false;
+  if (d.deleteBranch && reached < steps.indexOf('branch-deleted') && (await revParse(ctx.repo, `refs/heads/${d.branch}`))) {
+    await deleteBranch(ctx, task);
+    branchDeleted = true;
+  }
+  if (reached < steps.indexOf('after-remove')) for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
+  removeMeta(d.path);
+  ctx.store.deleteTask(ctx.key, d.id);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: d.id,
+    kind: 'task.removed',
+    message: `removed ${d.path} (finished after an interrupted rm)${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}`,
+    data: { branchDeleted: branchDeleted || d.deleteBranch, unlandedCommits: d.unlanded },
+  });
+  return { outcome: 'rolled-forward', message: `git had removed the worktree; warren finished removing task ${d.id}` };
+};
