@@ -133,6 +133,10 @@ export const ERROR_DOCS = {
     meaning: 'A `protected:` glob (in warren.yaml on the base or in the main checkout) is absolute, has `..`, a `!` negation or a backslash, or does not compile. Nothing was changed.',
     action: 'Fix the `protected:` list and run the command again.',
   },
+  GATE_FAILED: {
+    meaning: "The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. The base, the task and its branch are as they were.",
+    action: "Read the gate's log (named in the message), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
+  },
   LAND_CONFLICT: {
     meaning: 'The task conflicts with what landed on the base since it branched (the message lists the paths). Nothing was landed: the base, the task branch and every checkout are as they were.',
     action: 'Bring the base into the task (e.g. `git merge main` in the workspace), resolve, `warren checkpoint ID`, then land again.',

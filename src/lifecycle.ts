@@ -8,6 +8,7 @@ import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from
 import { recoverCheckpoint } from './land/checkpoint.js';
 import { recoverLand } from './land/land.js';
 import { recoverProvision } from './provision/operations.js';
+import { recoverQueue } from './queue/processor.js';
 import type { IntentOp } from './state/intents.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
 import { recoverNew } from './workspace/create.js';
@@ -41,6 +42,7 @@ export const RECOVER: Record<IntentOp, RecoverFn> = {
   land: recoverLand,
   provision: recoverProvision,
   gc: recoverGc,
+  queue: recoverQueue,
 };
 
 /**

@@ -6,7 +6,7 @@ import { LIFECYCLE } from '../src/lifecycle.js';
 import { INTENT_OPS, type IntentOp } from '../src/state/intents.js';
 import { Store } from '../src/state/store.js';
 import { readMounts } from '../src/system/mounts.js';
-import { isHolderAlive, readHolder } from '../src/util/lockfile.js';
+import { isHolderAlive, readHolder, tryAcquire } from '../src/util/lockfile.js';
 import { intentSteps } from '../src/workspace/intents.js';
 import { BIN, gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
 import { makeNodeModules, unmountUnder } from './helpers/tree.js';
@@ -39,19 +39,32 @@ afterAll(() => {
   console.log(`crash matrix\n${text}`);
 });
 
-/** The command line of each operation, on task `k` (gc collects the vanished task `v`). */
+/**
+ * `landTask` moves the base itself (the library's direct land, which `land --branch-only` and
+ * programs use); `warren land` goes through the merge queue (`queue` below).
+ */
+const DIRECT_LAND = [
+  '--input-type=module',
+  '-e',
+  `import { openProject, landTask } from ${JSON.stringify(path.resolve(import.meta.dirname, '../dist/index.js'))}; const ctx = await openProject(process.cwd()); await landTask(ctx, 'k'); ctx.store.close();`,
+];
+
+/** The command line of each operation, on task `k` (gc collects the vanished task `v`); a leading `node:` runs node itself. */
 const COMMAND: Record<IntentOp, string[]> = {
   new: ['new', 'feat', 'k'],
   rm: ['rm', 'k', '--delete-branch'],
   checkpoint: ['checkpoint', 'k', '-m', 'work'],
-  land: ['land', 'k'],
+  land: ['node:', ...DIRECT_LAND],
   provision: ['provision', 'k', '--refresh'],
   gc: ['gc'],
+  // The merge queue's processor: `land` works the queue when nobody else does.
+  queue: ['land', 'k'],
 };
 
 function runWith(repo: TestRepo, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = args[0] === 'node:' ? args.slice(1) : [BIN, ...args];
+    const child = spawn(process.execPath, argv, { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -72,7 +85,8 @@ function crashRepo(): TestRepo {
       '.gitignore': 'node_modules/\n.setup-ran\n',
       'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
       // cow: a real overlay as root (so "no mount left behind" means something); elsewhere it falls back to a copy.
-      'warren.yaml': 'provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: mark, run: "touch .setup-ran" }\n',
+      // A gate, so that the merge queue has a gating step to be killed at.
+      'warren.yaml': 'provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: mark, run: "touch .setup-ran" }\nverify:\n  - { id: ok, run: "true" }\n',
     },
   });
   makeNodeModules(repo.root);
@@ -85,8 +99,8 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
   if (op === 'new') return;
   await ok(repo, 'new', 'feat', 'k');
   const ws = workspace(repo, 'k');
-  if (op === 'checkpoint' || op === 'land') fs.writeFileSync(path.join(ws, 'work.txt'), 'the task\'s work\n');
-  if (op === 'land') await ok(repo, 'checkpoint', 'k', '-m', 'work');
+  if (op === 'checkpoint' || op === 'land' || op === 'queue') fs.writeFileSync(path.join(ws, 'work.txt'), 'the task\'s work\n');
+  if (op === 'land' || op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
   if (op === 'rm') {
     // Work on the branch that landed elsewhere, so --delete-branch may delete it.
     fs.writeFileSync(path.join(ws, 'work.txt'), 'x\n');
@@ -138,7 +152,9 @@ function goalReached(repo: TestRepo, op: IntentOp, tasks = listJson(repo)): bool
     case 'checkpoint':
       return k !== undefined && gitIn(k.path, 'log', '-1', '--format=%s') === 'work' && gitIn(k.path, 'status', '--porcelain') === '';
     case 'land':
-      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt'));
+    case 'queue':
+      // Landed once: one squash commit on the base.
+      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt')) && gitIn(repo.root, 'log', '--format=%s').split('\n').filter((s) => s === 'feat: k').length === 1;
     case 'provision':
       return k !== undefined && fs.existsSync(path.join(k.path, 'node_modules', 'left-pad', 'index.js'));
     case 'gc':
@@ -176,12 +192,16 @@ describe('a crash at any step of any mutating command', () => {
     for (const c of before) expect(after.has(c), `commit ${c} lost`).toBe(true);
     // The main checkout's HEAD, index and files agree.
     expect(gitIn(repo.root, 'status', '--porcelain', '--untracked-files=no')).toBe('');
-    // No lock held by a dead process.
+    // No lock blocks: one a dead process left is taken over by the next taker.
     const locks = path.join(repo.home, 'locks');
     for (const dir of fs.existsSync(locks) ? fs.readdirSync(locks) : []) {
-      for (const f of fs.readdirSync(path.join(locks, dir))) {
-        const holder = readHolder(path.join(locks, dir, f));
-        if (holder) expect(isHolderAlive(holder), `lock ${f} held by a dead process`).toBe(true);
+      for (const f of fs.readdirSync(path.join(locks, dir)).filter((n) => n.endsWith('.lock'))) {
+        const file = path.join(locks, dir, f);
+        const holder = readHolder(file);
+        if (!holder || isHolderAlive(holder)) continue;
+        const taken = tryAcquire(file, 'crash test');
+        expect(taken.ok, `lock ${f} of dead pid ${holder.pid} blocks`).toBe(true);
+        if (taken.ok) taken.lock.release();
       }
     }
     // No mount of a task that no longer exists.

@@ -109,7 +109,7 @@ function taskRow(t) {
     { 'data-task': t.id, onclick: () => (location.hash = href) },
     el('td', {}, el('a', { href, class: 'task-link' }, t.id)),
     el('td', {}, t.type),
-    el('td', {}, stateBadge(t.state)),
+    el('td', {}, stateBadge(t.state), queueBadge(t.queue)),
     el('td', {}, el('code', {}, t.branch)),
     el('td', { 'data-age': t.createdAt }, age(t.createdAt)),
     el('td', {}, driftCell(t)),
@@ -119,6 +119,51 @@ function taskRow(t) {
     el('td', {}, lastRunCell(t.lastRun)),
     el('td', { class: 'actions' }, actionButtons('task', t.project, t.id)),
   );
+}
+
+/** The task's place in the merge queue, or why it bounced from it. */
+function queueBadge(q) {
+  if (!q || q.state === 'landed' || q.state === 'removed') return null;
+  if (q.state === 'bounced') return el('span', { class: 'badge bad', title: q.reason ?? '' }, `bounced: ${q.code ?? ''}`);
+  return el('span', { class: 'badge running' }, q.state === 'testing' ? 'queue: testing' : `queue #${q.position}`);
+}
+
+/** The merge queue: entries in order, each one's state and since when; the gate's live log while it runs. */
+function queuePanel(p) {
+  const entries = p.queue ? p.queue.entries : [];
+  const logBox = el('div', { class: 'queue-log' });
+  const testing = entries.find((e) => e.state === 'testing' && e.gateTask);
+  const panel = el(
+    'div',
+    { class: 'queue', 'data-queue': p.key },
+    el('h3', {}, `Merge queue (${entries.filter((e) => e.state === 'queued' || e.state === 'testing').length} waiting)`, p.queue && p.queue.processor ? el('span', { class: 'muted' }, `  worked by pid ${p.queue.processor.pid}`) : null),
+    entries.length === 0
+      ? el('p', { class: 'muted' }, 'Empty. Land a task to join it.')
+      : el(
+          'table',
+          { class: 'queue-entries' },
+          el('thead', {}, el('tr', {}, ['#', 'task', 'state', 'since', 'detail'].map((h) => el('th', {}, h)))),
+          el(
+            'tbody',
+            {},
+            entries.map((e) =>
+              el(
+                'tr',
+                { 'data-entry': String(e.entry), 'data-state': e.state },
+                el('td', {}, e.position === null ? '' : String(e.position)),
+                el('td', {}, e.id),
+                el('td', {}, el('span', { class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}` }, e.state)),
+                el('td', { title: e.since }, `${age(e.since)} ago`),
+                el('td', { class: 'detail' }, e.state === 'landed' ? el('code', {}, (e.commit ?? '').slice(0, 12)) : e.state === 'bounced' ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}` : ''),
+              ),
+            ),
+          ),
+        ),
+    testing ? el('h4', {}, `Gate log (${testing.id})`) : null,
+    testing ? logBox : null,
+  );
+  if (testing) openLog(p.key, testing.gateTask, { startedSeq: 0, running: true }, logBox);
+  return panel;
 }
 
 function projectSection(p, showTitle) {
@@ -131,6 +176,7 @@ function projectSection(p, showTitle) {
     p.tasks.length === 0 && !p.error
       ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
       : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
+    queuePanel(p),
     el('h3', {}, `Strays (${p.strays.length})`),
     p.strays.length === 0
       ? el('p', { class: 'muted' }, 'None: the database, git and the disk agree.')

@@ -6,6 +6,7 @@ import { registerAudit } from './commands/audit.js';
 import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerGc } from './commands/gc.js';
 import { registerLand } from './commands/land.js';
+import { registerQueue } from './commands/queue.js';
 import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
 import { registerProvision } from './commands/provision.js';
@@ -35,6 +36,7 @@ export const COMMANDS: readonly Register[] = [
   registerVerify,
   registerCheckpoint,
   registerLand,
+  registerQueue,
   registerAudit,
   registerPolicy,
   registerServe,

@@ -499,25 +499,42 @@ $ warren --json checkpoint cart
     see: [['Landing', '../design/landing.md'], ['The shared parts of git, watched', '../design/landing.md#the-shared-parts-of-git-watched']],
   },
   land: {
-    json: `{
-  id: string;
-  commit: string; tree: string;    // the squash commit (on the base, or pushed for review)
+    json: `// landed (after waiting in the merge queue):
+{
+  state: 'landed'; id: string; entry: number;  // entry: its row in the queue
+  commit: string; tree: string;    // the squash commit on the base
   base: string; baseBefore: string;
   excluded: string[];              // every path left out
   exclusions: { path: string; how: 'created' | 'changed' | 'deleted'; why: 'protected' | 'provisioned' }[];
   rebased: boolean;                // the base had moved; the squash was merged onto it
-  landed: boolean;                 // false with --branch-only
+  landed: true;
   checkoutUpdated: string | null;  // the checkout of the base that followed
   warnings: string[];
   push: { remote: string; ref: string; commit: string; ok: boolean; error?: string } | null;
-}`,
+}
+// --no-wait: { state: 'queued'; id: string; entry: number; position: number }
+// bounced: an error (exit 1) whose code says why (GATE_FAILED, LAND_CONFLICT, HOOKS_CHANGED…)
+//   and details { state: 'bounced', entry, reason, log }
+// --branch-only: { state: 'built', ...the squash, landed: false, push }`,
     exit: [
-      [0, 'landed (or built and pushed for review with `--branch-only`)'],
-      [1, 'refused before anything moved (uncommitted work, a conflict, changed hooks, nothing to land…), or the land happened and the push failed'],
+      [0, 'landed (or joined the queue with `--no-wait`, or built and pushed for review with `--branch-only`)'],
+      [1, 'refused before joining the queue (uncommitted work, a conflict, changed hooks, nothing to land…), bounced from the queue (the reason and, for a gate, its log), or landed and the push failed'],
       [2, 'bad input: an invalid ID, a remote name that is not valid or does not exist'],
     ],
-    errors: ['WORKSPACE_DIRTY', 'LAND_CONFLICT', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'TASK_STATE', 'LOCK_HELD'],
-    example: `$ warren land cart -m 'feat: a cart'
+    errors: ['GATE_FAILED', 'LAND_CONFLICT', 'WORKSPACE_DIRTY', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'TASK_STATE', 'LOCK_HELD'],
+    example: `$ cat warren.yaml     # (another repository: a gate that allows one plugin)
+verify:
+  - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }
+$ warren land search --no-wait
+search joined the merge queue at position 1; see \`warren queue\`
+[exit 0]
+$ warren land cart
+warren: merge queue: gate one-plugin on cart (run 1)…
+warren: task cart bounced from the merge queue: the gate failed on cart integrated onto 8baaba6931e0: one-plugin (exit 1). Nothing was landed; the task, its branch and the base are as they were.
+  hint: Read the gate's log (/tmp/qd-home/logs/qd-e65a5112bb/queue-mx3qdtah-2541/20261130T203900-b1e809d6-verify.log), fix the task, \`warren checkpoint cart\`, and land again.
+[exit 1]
+$ cd ../shop     # the repository of the other examples: no gate
+$ warren land cart -m 'feat: a cart'
 warren: left out protected .env.testing (created); the workspace keeps its copy
 landed cart on main as c3f6d2ed8e59
 excluded: .env.testing
@@ -565,6 +582,70 @@ e70951d fix: login
 c3f6d2e feat: a cart
 d20fa0d initial`,
     see: [['Landing: what `land` does, in order', '../design/landing.md#what-land-does']],
+  },
+  queue: {
+    json: `{
+  id: string;                // the task
+  entry: number;             // its row in the queue (the order it joined)
+  position: number | null;   // 1 = next; null once landed, bounced or removed
+  state: 'queued' | 'testing' | 'landed' | 'bounced' | 'removed';
+  since: string;             // when it entered that state
+  reason: string | null; code: string | null; log: string | null;  // why it bounced (and the gate's log)
+  commit: string | null;     // the squash commit, when landed
+  gateTask: string | null;   // the integration workspace of its latest gate run (its log: /api/log?id=…)
+}[]`,
+    exit: [
+      [0, 'listed (when entries wait and no warren works the queue, a background one is started to resume it)'],
+    ],
+    errors: ['NOT_A_REPO'],
+    example: `$ warren land search --no-wait
+search joined the merge queue at position 1; see \`warren queue\`
+[exit 0]
+$ warren land cart --no-wait
+cart joined the merge queue at position 2; see \`warren queue\`
+[exit 0]
+$ warren queue
+POS  ID      STATE    SINCE   DETAIL
+-    search  landed   1s ago  8baaba6931e0
+1    cart    testing  0s ago
+[exit 0]
+$ warren queue
+POS  ID      STATE    SINCE    DETAIL
+-    search  landed   15s ago  8baaba6931e0
+-    cart    bounced  13s ago  GATE_FAILED: the gate failed on cart integrated onto 8baaba6931e0: one-plugin (exit 1)
+[exit 0]`,
+    see: [['The merge queue', '../design/merge-queue.md']],
+  },
+  'queue rm': {
+    json: `{ removed: true; id: string }`,
+    exit: [
+      [0, 'the task left the queue'],
+      [1, 'it is not in the queue, or the queue is testing it right now'],
+    ],
+    errors: ['TASK_STATE', 'TASK_NOT_FOUND'],
+    example: `$ cat warren.yaml     # (a repository whose gate takes 3 s, one task at a time)
+verify:
+  - { id: slow, run: "sleep 3" }
+land: { batch: 1 }
+$ warren land api --no-wait
+api joined the merge queue at position 1; see \`warren queue\`
+[exit 0]
+$ warren land docs --no-wait
+docs joined the merge queue at position 2; see \`warren queue\`
+[exit 0]
+$ warren queue rm docs
+docs left the merge queue
+[exit 0]
+$ warren queue rm docs
+warren: task docs is not in the merge queue; nothing was changed.
+  hint: See \`warren queue\`.
+[exit 1]
+$ warren queue
+POS  ID    STATE    SINCE   DETAIL
+-    api   landed   5s ago  23b3983d49fb
+-    docs  removed  6s ago
+[exit 0]`,
+    see: [['The merge queue', '../design/merge-queue.md']],
   },
   audit: {
     json: `{ id: string; path: string; sections: { name: 'git' | 'hooks' | 'provisioning' | 'ports' | 'compose'; data: unknown }[] }`,

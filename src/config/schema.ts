@@ -31,6 +31,13 @@ export const configSchema = z.strictObject({
   network: z.boolean().optional(),
   ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
   kill_grace: duration.optional(),
+  /** The merge queue: which verify commands gate a land (default: the required ones), and how many tasks are tested together. */
+  land: z
+    .strictObject({
+      gate: z.array(id).optional(),
+      batch: z.number().int().min(1).max(64).optional(),
+    })
+    .optional(),
   agents: z
     .record(
       z.string(),

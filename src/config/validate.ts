@@ -21,6 +21,13 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
       details: { problems },
     });
   }
+  const unknownGates = (result.data.land?.gate ?? []).filter((g) => !result.data.verify.some((v) => v.id === g));
+  if (unknownGates.length > 0) {
+    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: land.gate names ${unknownGates.map((g) => `"${g}"`).join(', ')}, which no verify command has as its id. Nothing was changed.`, {
+      hint: `Use ids from verify: (${result.data.verify.map((v) => v.id).join(', ') || 'none'}), or add the command there.`,
+      details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
+    });
+  }
   return result.data;
 }
 

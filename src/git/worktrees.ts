@@ -29,3 +29,8 @@ export async function unlockWorktree(repo: Repository, wsPath: string): Promise<
 export async function pruneWorktrees(repo: Repository): Promise<void> {
   await git(['worktree', 'prune'], { cwd: repo.root });
 }
+
+/** A detached worktree at `commit` (no branch): the merge queue's integration workspaces. */
+export function addDetachedWorktree(repo: Repository, wsPath: string, commit: string): Promise<GitResult> {
+  return git(['worktree', 'add', '--quiet', '--detach', '--', wsPath, commit], { cwd: repo.root, allowFailure: true });
+}

@@ -90,7 +90,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
   });
 }
 
-function resultOf(plan: LandPlan): LandResult {
+export function resultOf(plan: LandPlan): LandResult {
   return {
     id: plan.task.id,
     commit: plan.commit,
@@ -108,7 +108,7 @@ function resultOf(plan: LandPlan): LandResult {
 }
 
 /** What the plan decided that must not stay silent: exclusions, accepted hooks, config drift. Returns the warnings to show. */
-function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): string[] {
+export function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): string[] {
   const { task, fingerprint } = plan;
   const warnings = recordDrift(ctx, task, 'land', fingerprint.current, fingerprint.drift, acceptHooks);
   if (plan.exclusions.length === 0) return warnings;
@@ -184,7 +184,7 @@ async function verifyLanded(ctx: ProjectContext, plan: LandPlan): Promise<void> 
   }
 }
 
-function recordPush(ctx: ProjectContext, id: string, push: PushOutcome): void {
+export function recordPush(ctx: ProjectContext, id: string, push: PushOutcome): void {
   ctx.store.addEvent({
     project: ctx.key,
     taskId: id,
@@ -196,7 +196,7 @@ function recordPush(ctx: ProjectContext, id: string, push: PushOutcome): void {
 }
 
 /** What a land puts on the record, and what its repair needs: everything but the plan's objects is here. */
-interface Landed {
+export interface Landed {
   id: string;
   branch: string;
   base: string;
@@ -211,7 +211,7 @@ interface Landed {
   checkout: string | null;
 }
 
-function landedOf(plan: LandPlan): Landed {
+export function landedOf(plan: LandPlan): Landed {
   return {
     id: plan.task.id,
     branch: plan.task.branch,
@@ -229,7 +229,7 @@ function landedOf(plan: LandPlan): Landed {
 }
 
 /** The task's record of a land that moved its base: facts, state, event. */
-function recordLanded(ctx: ProjectContext, l: Landed, note: string): void {
+export function recordLanded(ctx: ProjectContext, l: Landed, note: string): void {
   ctx.store.mergeData(ctx.key, l.id, {
     landed: { commit: l.commit, tree: l.tree, taskCommit: l.taskTip, forkPoint: l.forkPoint, base: l.base, baseBefore: l.baseTip, excluded: l.excluded, at: new Date().toISOString() },
   });

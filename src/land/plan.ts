@@ -17,6 +17,12 @@ export interface LandPlanOptions {
   acceptHooks?: boolean;
   /** Build the squash but keep the base where it is (`--branch-only`). */
   branchOnly?: boolean;
+  /**
+   * Squash onto this commit instead of the base's tip: the merge queue integrates several tasks
+   * one after another on top of the base. The checkout is not checked here (the queue checks it
+   * when it moves the base).
+   */
+  onto?: string;
 }
 
 /** Everything a land needs, read and checked before the first mutation. Only objects were written. */
@@ -42,13 +48,14 @@ export interface LandPlan {
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
   const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land');
   const baseRef = `refs/heads/${task.base}`;
-  const baseTip = await revParse(ctx.repo, baseRef);
-  if (!baseTip) {
+  const realTip = await revParse(ctx.repo, baseRef);
+  if (!realTip) {
     throw new WarrenError('BASE_UNKNOWN', `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`, {
       hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
     });
   }
-  const policy = await landingPolicy(ctx, task.base, baseTip);
+  const policy = await landingPolicy(ctx, task.base, realTip);
+  const baseTip = options.onto ?? realTip;
   const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
 
@@ -87,7 +94,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
 
   let checkout: string | null = null;
   let changed: string[] = [];
-  if (!options.branchOnly) {
+  if (!options.branchOnly && options.onto === undefined) {
     checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
     changed = await changedNames(ctx.repo, baseTip, commit);
     if (checkout) await assertCheckoutCanFollow(checkout, task, changed);
@@ -96,7 +103,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
 }
 
 /** The checkout of the base will be fast-forwarded; its uncommitted changes to those paths would be overwritten. */
-async function assertCheckoutCanFollow(checkout: string, task: Task, changed: readonly string[]): Promise<void> {
+export async function assertCheckoutCanFollow(checkout: string, task: Pick<Task, 'id' | 'base'>, changed: readonly string[]): Promise<void> {
   const touchedSet = new Set(changed);
   const inTheWay = (await statusOf(checkout)).filter((e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)));
   if (inTheWay.length === 0) return;

@@ -32,6 +32,10 @@ export interface EventPayloads {
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
+  'land.bounced': { entry: number; code: string; reason: string; log: string | null };
+  'queue.joined': { entry: number; position: number };
+  'queue.left': { entry: number };
+  'queue.gate': { tasks: string[]; passed: boolean; log: string | null; gateTask: string; run: number };
   'land.pushed': PushOutcome;
   'land.push_failed': PushOutcome;
   'fingerprint.recorded': { hooksDir: string; hooksPath: string | null; hooks: string[] };
@@ -95,6 +99,10 @@ export const EVENT_KINDS = Object.keys({
   'intent.recovery_failed': 1,
   'task.landed': 1,
   'land.excluded': 1,
+  'land.bounced': 1,
+  'queue.joined': 1,
+  'queue.left': 1,
+  'queue.gate': 1,
   'land.pushed': 1,
   'land.push_failed': 1,
   'fingerprint.recorded': 1,

@@ -108,4 +108,36 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX intents_by_project ON intents (project);
     `,
   },
+  {
+    // The merge queue (src/queue/): one row per land asked for, in order, and one lease per
+    // repository naming the process that works the queue.
+    name: '004-queue',
+    sql: `
+      CREATE TABLE queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '{}',
+        enqueued_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        reason TEXT,
+        code TEXT,
+        log TEXT,
+        planned TEXT,
+        result TEXT,
+        gate_task TEXT
+      );
+      CREATE INDEX queue_by_project ON queue (project, state, id);
+      CREATE TABLE queue_lease (
+        project TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        proc_start TEXT,
+        token TEXT NOT NULL,
+        since TEXT NOT NULL,
+        heartbeat TEXT NOT NULL
+      );
+    `,
+  },
 ];

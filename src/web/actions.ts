@@ -1,7 +1,7 @@
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
-import { landTask } from '../land/land.js';
+import { queueLand, workQueue } from '../queue/operations.js';
 import { verifyTask } from '../run/setup-verify.js';
 import { TASK_TYPES } from '../state/types.js';
 import { createTask } from '../workspace/create.js';
@@ -104,7 +104,12 @@ export const ACTIONS: readonly WebAction[] = [
     destructive: true,
     removesTask: false,
     options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
-    run: (ctx, id, o) => landTask(ctx, id, { acceptHooks: o.acceptHooks === true }),
+    // Joins the merge queue; the server works the queue itself when nobody else does.
+    run: async (ctx, id, o) => {
+      const joined = await queueLand(ctx, id, { acceptHooks: o.acceptHooks === true, wait: false });
+      void workQueue(ctx).catch(() => undefined); // its outcome is in the queue and the events
+      return joined;
+    },
   },
   {
     name: 'rm',

@@ -59,6 +59,9 @@ export function intentSteps(op: IntentOp, lifecycle: Lifecycle): string[] {
       return ['begun', 'released', 'cleared', 'provisioned'];
     case 'gc':
       return ['begun', 'strays-collected', 'features-collected'];
+    case 'queue':
+      // The merge queue's processor: a batch integrated, its gate run, then the base advanced.
+      return ['integrating', 'gating', 'begun', 'checkout-moved', 'ref-moved', 'recorded'];
   }
 }
 
