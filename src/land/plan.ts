@@ -60,7 +60,9 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
 
   const provisioned = provisionedPaths(ctx, task);
-  const dirty = (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned));
+  // The queue lands the branch as committed; work the agent goes on with after joining stays in
+  // the workspace (the guard ran when the task joined).
+  const dirty = options.onto === undefined ? (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
   if (dirty.length > 0) {
     throw new WarrenError('WORKSPACE_DIRTY', `task ${task.id} has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 10).map((e) => e.path).join(', ')}); land takes committed work only. Nothing was changed.`, {
       hint: `Run \`warren checkpoint ${task.id}\` first (or discard the changes), then land again.`,

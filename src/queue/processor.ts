@@ -26,6 +26,12 @@ import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued,
 
 export const DEFAULT_BATCH = 4;
 const HEARTBEAT_MS = 2000;
+/**
+ * How long a batch that is not full waits for more entries, counted from its oldest entry's
+ * joining: lands started together (an orchestrator landing its agents' work) then share one gate
+ * run instead of the first one running alone.
+ */
+export const BATCH_WINDOW_MS = 1500;
 
 interface Candidate {
   entry: QueueEntry;
@@ -55,8 +61,13 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
     await resume(ctx);
     for (;;) {
       if (stop()) break;
-      const batch = nextBatch(ctx);
+      let batch = nextBatch(ctx);
       if (batch.length === 0) break;
+      const waited = Date.now() - Date.parse(batch[0]?.enqueuedAt ?? '');
+      if (batch.length < (ctx.config.land?.batch ?? DEFAULT_BATCH) && waited < BATCH_WINDOW_MS) {
+        await new Promise((r) => setTimeout(r, BATCH_WINDOW_MS - waited));
+        batch = nextBatch(ctx);
+      }
       await settleBatch(ctx, batch, counter);
     }
   } finally {
