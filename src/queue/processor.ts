@@ -64,7 +64,8 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       let batch = nextBatch(ctx);
       if (batch.length === 0) break;
       const waited = Date.now() - Date.parse(batch[0]?.enqueuedAt ?? '');
-      if (batch.length < (ctx.config.land?.batch ?? DEFAULT_BATCH) && waited < BATCH_WINDOW_MS) {
+      // Only a gate is worth sharing: without one, nothing waits.
+      if (gateSteps(ctx.config).length > 0 && batch.length < (ctx.config.land?.batch ?? DEFAULT_BATCH) && waited < BATCH_WINDOW_MS) {
         await new Promise((r) => setTimeout(r, BATCH_WINDOW_MS - waited));
         batch = nextBatch(ctx);
       }

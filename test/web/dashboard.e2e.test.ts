@@ -37,7 +37,7 @@ function projectKey(repo: TestRepo): string {
 const noChromium = unavailable(import.meta.filename, 'chromium');
 
 describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
-  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', async () => {
+  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', { timeout: 180_000 }, async () => {
     const repo = makeRepo({
       files: { 'README.md': '# test\n', 'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n' },
     });
