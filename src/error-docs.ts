@@ -34,8 +34,9 @@ export const ERROR_DOCS = {
     action: 'Write a number with a unit: `500ms`, `2s`, `10m` or `1h`.',
   },
   CONFIG_INVALID: {
-    meaning: '`warren.yaml` is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Nothing was changed.',
-    action: 'Fix the file; every key is in [configuration.md](configuration.md).',
+    meaning:
+      '`warren.yaml` (or your own `$WARREN_HOME/config.yaml`, or `WARREN_WORKTREE_ROOT`) is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Also: a `worktree_root` in `warren.yaml` that resolves outside the repository (or to its root, into `.git`, or onto tracked files) and not under `WARREN_HOME` — a repository may not place files anywhere else. Nothing was changed.',
+    action: 'Fix the file; every key is in [configuration.md](configuration.md). To keep workspaces somewhere else, choose the root yourself: `WARREN_WORKTREE_ROOT` or `worktree_root` in `$WARREN_HOME/config.yaml`.',
   },
   PATH_UNSAFE: {
     meaning: 'A task ID would make a workspace path outside the workspace root. Nothing was created.',

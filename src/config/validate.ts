@@ -1,10 +1,19 @@
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
-import { configSchema, type WarrenConfig } from './schema.js';
+import { configSchema, userConfigSchema, type UserConfig, type WarrenConfig } from './schema.js';
 
 /** Parses and validates warren.yaml text: YAML and zod, loaded only when a file must be checked. */
 export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
+  return validate(text, file, configSchema);
+}
+
+/** `$WARREN_HOME/config.yaml`, the user's own settings. */
+export function parseUserConfig(text: string, file: string): UserConfig {
+  return validate(text, file, userConfigSchema);
+}
+
+function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
   const doc = parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
@@ -13,7 +22,7 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
     });
   }
   const raw: unknown = doc.toJS() ?? {};
-  const result = configSchema.safeParse(raw);
+  const result = schema.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
     throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {

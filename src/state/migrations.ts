@@ -87,4 +87,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ports_by_task ON ports (project, task_id);
     `,
   },
+  {
+    // The ledger of paths warren made (workspaces, their metadata files): written before a path
+    // is made, deleted after warren deleted it. scan, gc and rm delete nothing that is not here.
+    name: '003-made-paths',
+    sql: `
+      CREATE TABLE made_paths (
+        path TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX made_paths_by_project ON made_paths (project);
+    `,
+  },
 ];

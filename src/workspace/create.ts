@@ -11,7 +11,8 @@ import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { removeMeta, writeMeta } from './meta.js';
+import { forgetWorkspace, recordMade } from './ledger.js';
+import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { releaseSteps } from './remove.js';
 import { syncBase, type SyncOutcome } from './sync.js';
@@ -76,7 +77,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: 'Pass --base with an existing branch, tag or commit.',
       });
     }
-    ensureRoot(ctx);
+    await ensureRoot(ctx);
     const wsPath = workspacePathFor(ctx.root, id);
     if (lexists(wsPath)) {
       throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
@@ -109,12 +110,13 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       state: 'creating',
       data: {},
     });
-    const made = { worktree: false, branch: false, meta: false };
+    const made = { worktree: false, branch: false };
     try {
+      recordMade(ctx, wsPath, 'workspace', id);
       await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
       assertContained(ctx.root, wsPath);
+      recordMade(ctx, metaPathFor(wsPath), 'meta', id);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
-      made.meta = true;
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -228,7 +230,7 @@ async function rollback(
   id: string,
   branch: string,
   wsPath: string,
-  made: { worktree: boolean; branch: boolean; meta: boolean },
+  made: { worktree: boolean; branch: boolean },
 ): Promise<string[]> {
   const undone: string[] = [];
   const row = ctx.store.getTask(ctx.key, id);
@@ -257,8 +259,8 @@ async function rollback(
   } catch (err) {
     undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
   }
-  if (made.meta) removeMeta(wsPath);
   if (!fs.existsSync(wsPath)) {
+    forgetWorkspace(ctx, wsPath);
     await afterRemoveSteps(ctx, row);
     ctx.store.deleteTask(ctx.key, id);
     undone.push('task record deleted');
