@@ -166,6 +166,11 @@ export const ERROR_DOCS = {
     meaning: '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
     action: 'Use one of the names the hint lists, or add the agent under `agents:`.',
   },
+  UNTRUSTED_COMMANDS: {
+    meaning:
+      "The repository's `warren.yaml` defines commands (setup, verify, teardown, its own agents) that you have not trusted, or that changed since you did. warren runs none of them until you do: `new` refuses before anything is made (`--no-setup` still works), `setup`, `verify` and `run --agent` refuse before anything runs; `rm` skips teardown with a warning. The message names the commands that would have run.",
+    action: 'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
+  },
   COMMAND_FAILED: {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
     action: 'Check the command\'s name or install it; for a refused commit, read the hook\'s output and fix what it names.',

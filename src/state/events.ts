@@ -27,6 +27,7 @@ export interface EventPayloads {
   gc: { removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[]; kept: { path: string; kind: string; reason: string }[] };
   refused: { code: string; command: string };
   'serve.remote': { host: string; port: number };
+  'trust.recorded': { hash: string; commands: string[] };
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
@@ -88,6 +89,7 @@ export const EVENT_KINDS = Object.keys({
   'lock.takeover': 1,
   gc: 1,
   refused: 1,
+  'trust.recorded': 1,
   'serve.remote': 1,
   'task.landed': 1,
   'land.excluded': 1,

@@ -187,6 +187,25 @@ export class Store {
     return row.seq ?? 0;
   }
 
+  /** The command set this user trusted for a project (trust on first use), or null. */
+  getTrust(project: string): TrustRecord | null {
+    const row = this.db.prepare('SELECT hash, commands, trusted_at FROM trust WHERE project = ?').get(project) as
+      | { hash: string; commands: string; trusted_at: string }
+      | undefined;
+    return row ? { hash: row.hash, commands: JSON.parse(row.commands) as unknown, trustedAt: row.trusted_at } : null;
+  }
+
+  setTrust(project: string, hash: string, commands: unknown): TrustRecord {
+    const trustedAt = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO trust (project, hash, commands, trusted_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(project) DO UPDATE SET hash = excluded.hash, commands = excluded.commands, trusted_at = excluded.trusted_at`,
+      )
+      .run(project, hash, JSON.stringify(commands), trustedAt);
+    return { hash, commands, trustedAt };
+  }
+
   /** Records a path warren is about to make (before making it): the ledger scan, gc and rm consult. */
   recordMadePath(entry: { path: string; kind: MadePathKind; project: string; taskId: string | null }): void {
     this.db
@@ -217,6 +236,13 @@ export class Store {
   isMadePath(project: string, path: string): boolean {
     return this.db.prepare('SELECT 1 FROM made_paths WHERE project = ? AND path = ?').get(project, path) !== undefined;
   }
+}
+
+export interface TrustRecord {
+  hash: string;
+  /** The command set as it was trusted (its canonical form). */
+  commands: unknown;
+  trustedAt: string;
 }
 
 export type MadePathKind = 'workspace' | 'meta';
