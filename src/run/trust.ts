@@ -65,7 +65,7 @@ export function assertTrusted(ctx: ProjectContext, kinds: readonly RepoCommandKi
   throw untrusted(state, wouldRun, what);
 }
 
-export function untrusted(state: TrustState, wouldRun: readonly RepoCommand[], what: string): WarrenError {
+function untrusted(state: TrustState, wouldRun: readonly RepoCommand[], what: string): WarrenError {
   const listed = (wouldRun.length > 0 ? wouldRun : state.commands).map(describeCommand);
   const why = state.trustedAt === null ? 'you have not trusted them yet' : `they changed since you trusted them (${state.changed.length} new or changed)`;
   return new WarrenError('UNTRUSTED_COMMANDS', `this repository's warren.yaml asks warren to run commands, and ${why}: ${listed.join('; ')}. ${what}`, {
