@@ -87,6 +87,11 @@ fs.writeFileSync(path.join(repo, '.env'), 'SECRET=demo\n');
 console.log(`repository ${repo}; WARREN_HOME=${env.WARREN_HOME}`);
 sh('cat warren.yaml');
 
+section('trust');
+warren('new', 'feat', 'cart');
+warren('trust');
+warren('--json', 'trust', '--yes');
+
 section('new');
 warren('new', 'feat', 'cart');
 warren('--json', 'new', 'fix', 'login');
@@ -154,6 +159,7 @@ warren('new', 'docs', 'api', '--no-setup');
 const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
+fs.mkdirSync(path.join(path.dirname(api), 'boot')); // a folder warren did not make: listed, never deleted
 warren('scan');
 warren('--json', 'scan');
 warren('gc');

@@ -34,8 +34,9 @@ export const ERROR_DOCS = {
     action: 'Write a number with a unit: `500ms`, `2s`, `10m` or `1h`.',
   },
   CONFIG_INVALID: {
-    meaning: '`warren.yaml` is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Nothing was changed.',
-    action: 'Fix the file; every key is in [configuration.md](configuration.md).',
+    meaning:
+      '`warren.yaml` (or your own `$WARREN_HOME/config.yaml`, or `WARREN_WORKTREE_ROOT`) is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Also: a `worktree_root` in `warren.yaml` that resolves outside the repository (or to its root, into `.git`, or onto tracked files) and not under `WARREN_HOME` — a repository may not place files anywhere else. Nothing was changed.',
+    action: 'Fix the file; every key is in [configuration.md](configuration.md). To keep workspaces somewhere else, choose the root yourself: `WARREN_WORKTREE_ROOT` or `worktree_root` in `$WARREN_HOME/config.yaml`.',
   },
   PATH_UNSAFE: {
     meaning: 'A task ID would make a workspace path outside the workspace root. Nothing was created.',
@@ -168,6 +169,11 @@ export const ERROR_DOCS = {
   AGENT_UNKNOWN: {
     meaning: '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
     action: 'Use one of the names the hint lists, or add the agent under `agents:`.',
+  },
+  UNTRUSTED_COMMANDS: {
+    meaning:
+      "The repository's `warren.yaml` defines commands (setup, verify, teardown, its own agents) that you have not trusted, or that changed since you did. warren runs none of them until you do: `new` refuses before anything is made (`--no-setup` still works), `setup`, `verify` and `run --agent` refuse before anything runs; `rm` skips teardown with a warning. The message names the commands that would have run.",
+    action: 'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
   },
   COMMAND_FAILED: {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',

@@ -19,6 +19,7 @@ import { registerPolicy } from './commands/policy.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup, registerVerify } from './commands/setup.js';
 import { registerStatus } from './commands/status.js';
+import { registerTrust } from './commands/trust.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
@@ -34,6 +35,7 @@ export const COMMANDS: readonly Register[] = [
   registerRun,
   registerSetup,
   registerVerify,
+  registerTrust,
   registerCheckpoint,
   registerLand,
   registerQueue,

@@ -59,10 +59,10 @@ export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
 }`,
     exit: [
       [0, 'the task is `ready`'],
-      [1, 'refused (nothing was created), or setup failed: the task is kept in `setup_failed` with its log'],
-      [2, 'bad input: an invalid type, ID, branch name, `--sandbox` or warren.yaml; nothing was created'],
+      [1, 'refused (nothing was created; e.g. setup commands not trusted yet), or setup failed: the task is kept in `setup_failed` with its log'],
+      [2, 'bad input: an invalid type, ID, branch name, `--sandbox` or warren.yaml (a `worktree_root` it may not choose included); nothing was created'],
     ],
-    errors: ['ID_INVALID', 'TYPE_INVALID', 'BRANCH_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'WORKSPACE_EXISTS', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'CHECKOUT_DIRTY', 'SANDBOX_REQUIRED', 'PORTS_EXHAUSTED', 'CONFIG_INVALID', 'CREATE_FAILED'],
+    errors: ['ID_INVALID', 'TYPE_INVALID', 'BRANCH_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'WORKSPACE_EXISTS', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'CHECKOUT_DIRTY', 'SANDBOX_REQUIRED', 'PORTS_EXHAUSTED', 'UNTRUSTED_COMMANDS', 'CONFIG_INVALID', 'CREATE_FAILED'],
     example: `$ warren new feat cart
 warren: taking a snapshot of node_modules (once per lockfile content; later workspaces reuse it)…
 setting up cart on port 20000
@@ -278,13 +278,14 @@ $ warren --json rm login
   },
   scan: {
     json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
-// StrayKind: vanished | stranded | unclaimed | prunable | mounted | orphan_branch`,
+// StrayKind: vanished | stranded | unclaimed | prunable | mounted | orphan_branch | foreign (a path warren did not make: listed, never deleted)`,
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan
-KIND      ID   PATH OR BRANCH                                              WHY
-vanished  api  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api  recorded, but its directory is gone from disk
-prunable  api  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api  git: gitdir file points to non-existent location
+KIND      ID   PATH OR BRANCH                                               WHY
+vanished  api  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api   recorded, but its directory is gone from disk
+foreign   -    /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot  warren did not make it (not in its ledger); it is left as it is
+prunable  api  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api   git: gitdir file points to non-existent location
 [exit 0]
 $ warren --json scan
 {
@@ -292,13 +293,18 @@ $ warren --json scan
     {
       "kind": "vanished",
       "id": "api",
-      "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api",
+      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api",
       "branch": "docs/api",
       "reason": "recorded, but its directory is gone from disk"
     },
     {
+      "kind": "foreign",
+      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot",
+      "reason": "warren did not make it (not in its ledger); it is left as it is"
+    },
+    {
       "kind": "prunable",
-      "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api",
+      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api",
       "id": "api",
       "reason": "git: gitdir file points to non-existent location"
     }
@@ -315,26 +321,32 @@ $ warren --json scan
     exit: [[0, 'gc ran; what it kept is listed with the reason'], [1, 'refused (e.g. the repository lock stayed held)']],
     errors: ['LOCK_TIMEOUT'],
     example: `$ warren gc
-removed  vanished  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api (api)
-removed  prunable  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api (api)
-removed  overlay_layers  /tmp/warren-docs-5hhMmU/home/overlays/shop-8a05b0aba1/api (api)
-removed  manifests  /tmp/warren-docs-5hhMmU/home/provision/shop-8a05b0aba1/api (api)
-removed  snapshot  /tmp/warren-docs-5hhMmU/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142
-kept     run_logs  /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
-kept     run_logs  /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+removed  vanished  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api (api)
+removed  prunable  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api (api)
+removed  overlay_layers  /tmp/warren-docs-Qn6xLb/home/overlays/shop-6a256113b5/api (api)
+removed  manifests  /tmp/warren-docs-Qn6xLb/home/provision/shop-6a256113b5/api (api)
+removed  snapshot  /tmp/warren-docs-Qn6xLb/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142
+kept     foreign  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot: warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to
+kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 [exit 0]
 $ warren --json gc
 {
   "removed": [],
   "kept": [
     {
+      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot",
+      "kind": "foreign",
+      "reason": "warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to"
+    },
+    {
       "kind": "run_logs",
-      "path": "/tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart",
+      "path": "/tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/cart",
       "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
     },
     {
       "kind": "run_logs",
-      "path": "/tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/login",
+      "path": "/tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/login",
       "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
     }
   ]
@@ -402,10 +414,10 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
     exit: [
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
-      [1, 'refused before anything ran: an unknown agent, the task locked or in the wrong state, the policy or sandbox refused'],
+      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, the task locked or in the wrong state, the policy or sandbox refused'],
       [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, an invalid `--timeout`'],
     ],
-    errors: ['AGENT_UNKNOWN', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
+    errors: ['AGENT_UNKNOWN', 'UNTRUSTED_COMMANDS', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
 -n "quoted" $HOME
 [exit 0]
@@ -421,8 +433,8 @@ warren: no agent named "nope"; nothing was run.
   log: string | null;
   results: { id: string; exitCode: number | null; timedOut: boolean; required: boolean; durationMs: number; reason: string | null }[];
 }`,
-    exit: [[0, 'setup passed; a `setup_failed` task is `ready` again'], [1, 'setup failed (the task stays `setup_failed`), or refused: the task is locked or being removed'], TASK_EXIT_2],
-    errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
+    exit: [[0, 'setup passed; a `setup_failed` task is `ready` again'], [1, 'setup failed (the task stays `setup_failed`), or refused: the task is locked or being removed, or the commands are not trusted'], TASK_EXIT_2],
+    errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'UNTRUSTED_COMMANDS'],
     example: `$ warren setup cart
 setting up cart on port 20000
 setup passed; cart is ready (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191224-8f92a8bb-setup.log)
@@ -435,8 +447,8 @@ setup passed; cart is ready (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0ab
   log: string | null;
   results: { id: string; exitCode: number | null; timedOut: boolean; required: boolean; durationMs: number; reason: string | null }[];
 }`,
-    exit: [[0, 'every required command passed (optional ones may fail)'], [1, 'a required command failed, or refused: the task is locked or not runnable'], TASK_EXIT_2],
-    errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
+    exit: [[0, 'every required command passed (optional ones may fail)'], [1, 'a required command failed, or refused: the task is locked or not runnable, or the commands are not trusted'], TASK_EXIT_2],
+    errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'UNTRUSTED_COMMANDS'],
     example: `$ warren verify cart
 hello
 verify passed (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191225-20b49583-verify.log)
@@ -469,6 +481,70 @@ hello
 }
 [exit 0]`,
     see: [['Setup, verify, teardown', '../design/execution.md#setup-verify-teardown']],
+  },
+  trust: {
+    json: `{
+  trusted: boolean;                // true: recorded now, earlier, or the set is empty
+  hash: string;                    // sha256 of the set's canonical form
+  commands: { kind: 'setup' | 'verify' | 'teardown' | 'agent'; id: string; run: string | string[]; prompt?: 'argv' | 'stdin' | 'file' }[];
+  trustedAt: string | null;        // when this user last trusted a set for this repository
+  changed?: { kind; id; run; prompt? }[]; // not trusted: what is new or changed since the last trusted set
+}`,
+    exit: [
+      [0, 'the set is trusted: now (`--yes`, `--hash`, or y at the question), before, or it is empty'],
+      [1, 'not trusted: answered no, or no terminal to ask and no `--yes`; or `--hash` names another set. Nothing was recorded'],
+    ],
+    errors: ['UNTRUSTED_COMMANDS', 'CONFIG_INVALID', 'NOT_A_REPO'],
+    example: `$ warren new feat cart
+warren: this repository's warren.yaml asks warren to run commands, and you have not trusted them yet: setup hello: echo setting up $WARREN_TASK_ID on port $WARREN_PORT. Nothing was created; \`warren new --no-setup\` creates the workspace without running them.
+  hint: Review them with \`warren trust\`, which shows the whole set and records your trust.
+[exit 1]
+$ warren trust
+this repository's commands (its main checkout's warren.yaml), sha256 7c3a296897cf6f4ab8b7464c19114f154cfb1dadd5e5db8a29635808898440e8:
+KIND    ID          RUNS (a string with sh -c, a list as argv)
+setup   hello       echo setting up $WARREN_TASK_ID on port $WARREN_PORT
+verify  test        node app.js
+verify  lint        ["sh","-c","grep -q TODO app.js"]
+agent   echo-agent  ["cat"]  (prompt: stdin)
+not trusted; nothing was recorded. Run \`warren trust --yes\` (or \`--hash 7c3a296897cf6f4ab8b7464c19114f154cfb1dadd5e5db8a29635808898440e8\`) once you have read them.
+[exit 1]
+$ warren --json trust --yes
+{
+  "trusted": true,
+  "hash": "7c3a296897cf6f4ab8b7464c19114f154cfb1dadd5e5db8a29635808898440e8",
+  "commands": [
+    {
+      "kind": "setup",
+      "id": "hello",
+      "run": "echo setting up $WARREN_TASK_ID on port $WARREN_PORT"
+    },
+    {
+      "kind": "verify",
+      "id": "test",
+      "run": "node app.js"
+    },
+    {
+      "kind": "verify",
+      "id": "lint",
+      "run": [
+        "sh",
+        "-c",
+        "grep -q TODO app.js"
+      ]
+    },
+    {
+      "kind": "agent",
+      "id": "echo-agent",
+      "run": [
+        "cat"
+      ],
+      "prompt": "stdin"
+    }
+  ],
+  "trustedAt": "2026-11-30T20:31:20.614Z"
+}
+[exit 0]`,
+    see: [['Trust: what a repository can and cannot make warren do', '../design/trust.md']],
   },
   checkpoint: {
     json: `{

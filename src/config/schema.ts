@@ -10,7 +10,11 @@ export const PROVISION_MODES = ['copy', 'hardlink', 'share', 'cow'] as const;
 export type ProvisionMode = (typeof PROVISION_MODES)[number];
 
 export const configSchema = z.strictObject({
-  /** Where workspaces go; default `$WARREN_HOME/worktrees/<project>`. Relative to the repository root. */
+  /**
+   * Where workspaces go; default `$WARREN_HOME/worktrees/<project>`. Relative to the repository
+   * root. A repository may only choose a folder inside itself (not `.git`) or under WARREN_HOME;
+   * a root elsewhere is the user's choice (`userConfigSchema`, WARREN_WORKTREE_ROOT).
+   */
   worktree_root: z.string().min(1).optional(),
   provision: z
     .array(z.strictObject({ path: z.string().min(1), mode: z.enum(PROVISION_MODES) }))
@@ -48,3 +52,14 @@ export const configSchema = z.strictObject({
 
 export type WarrenConfig = z.infer<typeof configSchema>;
 export type CommandSpec = z.infer<typeof command>;
+
+/**
+ * `$WARREN_HOME/config.yaml`: the user's own settings, which a repository cannot set. Settings
+ * that place files outside the repository live here (or in the environment), never in warren.yaml.
+ */
+export const userConfigSchema = z.strictObject({
+  /** An absolute folder; each repository's workspaces go in `<worktree_root>/<project>/`. */
+  worktree_root: z.string().min(1).optional(),
+});
+
+export type UserConfig = z.infer<typeof userConfigSchema>;

@@ -1,10 +1,27 @@
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
-import { configSchema, type WarrenConfig } from './schema.js';
+import { configSchema, userConfigSchema, type UserConfig, type WarrenConfig } from './schema.js';
 
 /** Parses and validates warren.yaml text: YAML and zod, loaded only when a file must be checked. */
 export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
+  const config = validate(text, file, configSchema);
+  const unknownGates = (config.land?.gate ?? []).filter((g) => !config.verify.some((v) => v.id === g));
+  if (unknownGates.length > 0) {
+    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: land.gate names ${unknownGates.map((g) => `"${g}"`).join(', ')}, which no verify command has as its id. Nothing was changed.`, {
+      hint: `Use ids from verify: (${config.verify.map((v) => v.id).join(', ') || 'none'}), or add the command there.`,
+      details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
+    });
+  }
+  return config;
+}
+
+/** `$WARREN_HOME/config.yaml`, the user's own settings. */
+export function parseUserConfig(text: string, file: string): UserConfig {
+  return validate(text, file, userConfigSchema);
+}
+
+function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
   const doc = parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
@@ -13,19 +30,12 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
     });
   }
   const raw: unknown = doc.toJS() ?? {};
-  const result = configSchema.safeParse(raw);
+  const result = schema.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
     throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
       hint: `Fix ${file}; the keys it takes are listed in docs/configuration.md.`,
       details: { problems },
-    });
-  }
-  const unknownGates = (result.data.land?.gate ?? []).filter((g) => !result.data.verify.some((v) => v.id === g));
-  if (unknownGates.length > 0) {
-    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: land.gate names ${unknownGates.map((g) => `"${g}"`).join(', ')}, which no verify command has as its id. Nothing was changed.`, {
-      hint: `Use ids from verify: (${result.data.verify.map((v) => v.id).join(', ') || 'none'}), or add the command there.`,
-      details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
     });
   }
   return result.data;

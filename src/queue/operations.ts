@@ -5,6 +5,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
+import { assertTrusted } from '../run/trust.js';
+import { gateSteps } from './gate.js';
 import { processQueue } from './processor.js';
 import { activeEntries, enqueue, getEntry, leaseHolder, recentEntries, removeEntry, type LandedSummary, type QueueEntry, type QueueOptions } from './store.js';
 
@@ -29,6 +31,8 @@ export type QueueLandResult =
 export async function queueLand(ctx: ProjectContext, rawId: string, options: QueueLandOptions = {}): Promise<QueueLandResult> {
   const id = validateTaskId(rawId);
   const { wait = true, ...queueOptions } = options;
+  const gate = gateSteps(ctx.config);
+  if (gate.length > 0) assertTrusted(ctx, ['verify'], `Task ${id} did not join the merge queue, whose gate runs them.`, gate.map((g) => g.id));
   await withTaskLock(ctx, id, `land ${id}`, async () => {
     const task = loadTask(ctx, id);
     await assertOnBranch(task);

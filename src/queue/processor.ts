@@ -178,7 +178,14 @@ async function settle(ctx: ProjectContext, group: Candidate[], base: string, cou
     counter.gateRuns++;
     const tasks = group.map((c) => c.entry.taskId);
     ctx.reporter.line(`warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`);
-    const gate = await runGate(ctx, last.plan.commit, steps, (gateTask) => setGateTask(ctx.store, group.map((c) => c.entry.id), gateTask));
+    let gate: Awaited<ReturnType<typeof runGate>>;
+    try {
+      gate = await runGate(ctx, last.plan.commit, steps, (gateTask) => setGateTask(ctx.store, group.map((c) => c.entry.id), gateTask));
+    } catch (err) {
+      // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
+      for (const c of group) bounce(ctx, c.entry, err, null);
+      return true;
+    }
     faultPoint('queue', 'gating');
     ctx.store.addEvent({
       project: ctx.key,

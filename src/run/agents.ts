@@ -35,10 +35,15 @@ export function agentNames(config: WarrenConfig): string[] {
   return [...new Set([...Object.keys(BUILTIN_AGENTS), ...Object.keys(config.agents ?? {})])].sort();
 }
 
+/** Does warren.yaml define (or replace) this agent? Its command is then the repository's word. */
+export function isRepositoryAgent(config: WarrenConfig, name: string): boolean {
+  return config.agents !== undefined && Object.hasOwn(config.agents, name);
+}
+
 /** Pure: which command line runs `name` with `prompt`. `promptFile` is where a file prompt goes. */
 export function buildAgentInvocation(config: WarrenConfig, name: string, prompt: string, promptFile: string): AgentInvocation {
   // hasOwn: a name like `toString` or `__proto__` must not reach Object.prototype.
-  const custom = config.agents && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
+  const custom = isRepositoryAgent(config, name) ? config.agents?.[name] : undefined;
   if (custom) {
     const via: PromptVia = custom.prompt;
     if (via === 'argv') return { argv: [...custom.command, prompt], stdin: null, promptFile: null };

@@ -5,9 +5,10 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import { buildAgentInvocation } from './agents.js';
+import { buildAgentInvocation, isRepositoryAgent } from './agents.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { logDir, newRunId } from './records.js';
+import { assertTrusted } from './trust.js';
 
 /**
  * `warren exec` and `warren run` as library calls. Each holds the task lock for the whole run:
@@ -45,8 +46,9 @@ export interface AgentOptions {
 export async function runAgent(ctx: ProjectContext, rawId: string, options: AgentOptions): Promise<RunOutcome> {
   const id = validateTaskId(rawId);
   const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
-  // Refused (AGENT_UNKNOWN) before the lock or any file.
+  // Refused (AGENT_UNKNOWN, or an agent of warren.yaml's not trusted yet) before the lock or any file.
   const invocation = buildAgentInvocation(ctx.config, options.agent, options.prompt, promptFile);
+  if (isRepositoryAgent(ctx.config, options.agent)) assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
   return withTaskLock(ctx, id, `run ${options.agent}`, async () => {
     const task = requireTask(ctx, id);
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });

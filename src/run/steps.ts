@@ -4,6 +4,7 @@ import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { runSetup } from './setup-verify.js';
+import { assertTrusted, trustState } from './trust.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
@@ -53,6 +54,12 @@ export const riskCreate: CreateStep = {
 
 export const setupCreate: CreateStep = {
   name: 'setup',
+  // A fresh clone's setup runs only once the user trusted it: refused before anything is made.
+  async check(ctx, options) {
+    if (options.setup !== false && ctx.config.setup.length > 0) {
+      assertTrusted(ctx, ['setup'], 'Nothing was created; `warren new --no-setup` creates the workspace without running them.');
+    }
+  },
   async run(ctx, task, options) {
     if (ctx.config.setup.length === 0) return;
     if (options.setup === false) {
@@ -61,7 +68,7 @@ export const setupCreate: CreateStep = {
         taskId: task.id,
         kind: 'setup.skipped',
         level: 'warn',
-        message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later`,
+        message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later${trustState(ctx).trusted ? '' : ', after `warren trust`'}`,
       });
       return;
     }
@@ -76,6 +83,13 @@ export const executionRemove: RemoveStep = {
   // broken teardown cannot leave the task stuck in `removing`.
   async release(ctx, task) {
     if (ctx.config.teardown.length === 0) return [];
+    // Untrusted teardown is skipped, not a reason to refuse: removing a workspace whose work is
+    // safe must not require trusting commands the user chose not to trust.
+    if (!trustState(ctx).trusted) {
+      const error = "this repository's commands are not trusted (see `warren trust`)";
+      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'teardown.refused', level: 'warn', message: `teardown did not run: ${error}; removal went on`, data: { error } });
+      return [];
+    }
     try {
       const outcome = await runSteps(ctx, task, 'teardown', ctx.config.teardown, {
         stopOnFailure: false,

@@ -29,6 +29,7 @@ export interface EventPayloads {
   'serve.remote': { host: string; port: number };
   'intent.recovered': { op: string; step: string; outcome: string; startedAt: string };
   'intent.recovery_failed': { op: string; step: string; outcome: string; startedAt: string };
+  'trust.recorded': { hash: string; commands: string[] };
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
@@ -94,6 +95,7 @@ export const EVENT_KINDS = Object.keys({
   'lock.takeover': 1,
   gc: 1,
   refused: 1,
+  'trust.recorded': 1,
   'serve.remote': 1,
   'intent.recovered': 1,
   'intent.recovery_failed': 1,

@@ -138,6 +138,34 @@ export const MIGRATIONS: readonly Migration[] = [
         since TEXT NOT NULL,
         heartbeat TEXT NOT NULL
       );
+      `,
+  },
+  {
+    // Trust on first use: the hash of the repository commands (setup, verify, teardown, agents)
+    // this user accepted for a project, and the set itself, to show what changed since.
+    name: '003-trust',
+    sql: `
+      CREATE TABLE trust (
+        project TEXT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        commands TEXT NOT NULL,
+        trusted_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    // The ledger of paths warren made (workspaces, their metadata files): written before a path
+    // is made, deleted after warren deleted it. scan, gc and rm delete nothing that is not here.
+    name: '003-made-paths',
+    sql: `
+      CREATE TABLE made_paths (
+        path TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX made_paths_by_project ON made_paths (project);
     `,
   },
 ];

@@ -12,7 +12,8 @@ import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { metaPathFor, removeMeta, writeMeta } from './meta.js';
+import { forgetWorkspace, recordMade } from './ledger.js';
+import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
 import { releaseSteps } from './remove.js';
@@ -78,7 +79,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: 'Pass --base with an existing branch, tag or commit.',
       });
     }
-    ensureRoot(ctx);
+    await ensureRoot(ctx);
     const wsPath = workspacePathFor(ctx.root, id);
     if (lexists(wsPath)) {
       throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
@@ -124,13 +125,14 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       data: {},
     });
     intent.step('row-inserted');
-    const made = { worktree: false, branch: false, meta: false };
+    const made = { worktree: false, branch: false };
     try {
+      recordMade(ctx, wsPath, 'workspace', id);
       await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
       intent.step('worktree-added');
       assertContained(ctx.root, wsPath);
+      recordMade(ctx, metaPathFor(wsPath), 'meta', id);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
-      made.meta = true;
       intent.step('meta-written');
       ctx.store.addEvent({
         project: ctx.key,
@@ -249,7 +251,7 @@ async function rollback(
   id: string,
   branch: string,
   wsPath: string,
-  made: { worktree: boolean; branch: boolean; meta: boolean },
+  made: { worktree: boolean; branch: boolean },
 ): Promise<string[]> {
   const undone: string[] = [];
   const row = ctx.store.getTask(ctx.key, id);
@@ -278,8 +280,8 @@ async function rollback(
   } catch (err) {
     undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
   }
-  if (made.meta) removeMeta(wsPath);
   if (!fs.existsSync(wsPath)) {
+    forgetWorkspace(ctx, wsPath);
     await afterRemoveSteps(ctx, row);
     ctx.store.deleteTask(ctx.key, id);
     undone.push('task record deleted');
@@ -301,7 +303,6 @@ export const recoverNew: RecoverFn = async (ctx, intent) => {
   const made = {
     worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),
     branch: steps.indexOf(intent.step) >= steps.indexOf('worktree-added'),
-    meta: lexists(metaPathFor(wsPath)),
   };
   const undone = await rollback(ctx, id, branch, wsPath, made);
   const kept = ctx.store.getTask(ctx.key, id) !== null;

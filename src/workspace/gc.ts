@@ -8,7 +8,7 @@ import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
-import { removeMeta } from './meta.js';
+import { forgetWorkspace, madeByWarren } from './ledger.js';
 import type { GcCollected } from './lifecycle.js';
 import { releaseSteps } from './remove.js';
 import { beginIntent, type RecoverFn } from './intents.js';
@@ -77,6 +77,9 @@ export function planGc(facts: readonly StrayFacts[]): GcPlan {
       case 'mounted':
         keep(f, 'something is mounted here; unmount it first (warren never deletes through a mount)');
         break;
+      case 'foreign':
+        keep(f, 'warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to');
+        break;
     }
   }
   return { actions, kept };
@@ -130,24 +133,33 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       try {
         switch (action.kind) {
           case 'forget-row':
-            removeMeta(action.task.path);
+            forgetWorkspace(ctx, action.task.path);
             ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           case 'prune':
             await pruneWorktrees(ctx.repo);
             break;
           case 'delete-dir': {
+            // Checked again at the moment of deleting: the plan is only as old as the scan.
+            if (!madeByWarren(ctx, action.path, input.tasks)) {
+              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never deletes it' });
+              continue;
+            }
             const failures = removeTree(action.path);
             if (fs.existsSync(action.path)) {
               const first = failures[0];
               kept.push({ path: action.path, kind: stray.kind, reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}` });
               continue;
             }
-            removeMeta(action.path);
+            forgetWorkspace(ctx, action.path);
             if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           }
           case 'remove-worktree': {
+            if (!madeByWarren(ctx, action.path, input.tasks)) {
+              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never removes it' });
+              continue;
+            }
             // Unmount what later stages mounted inside first (a crashed `new` may have left a
             // cow layer): git would delete through a mount, and warren never does.
             const problems = action.task ? await releaseSteps(ctx, action.task) : [];
@@ -162,7 +174,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
               kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
               continue;
             }
-            removeMeta(action.path);
+            forgetWorkspace(ctx, action.path);
             if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           }

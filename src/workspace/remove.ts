@@ -10,7 +10,7 @@ import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { removeMeta } from './meta.js';
+import { forgetWorkspace, madeByWarren } from './ledger.js';
 import { checkOwnership } from './ownership.js';
 import { assertContained } from './paths.js';
 import { requireTask } from './tasks.js';
@@ -157,7 +157,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, intent?: Intent): Promise<RemoveResult> {
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   intent?.step('after-remove');
-  removeMeta(task.path);
+  forgetWorkspace(ctx, task.path);
   ctx.store.deleteTask(ctx.key, task.id);
   ctx.store.addEvent({
     project: ctx.key,
@@ -197,11 +197,12 @@ async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
 /**
  * git deregistered the worktree but files stayed. The worktree was proven clean before git
  * removed it, so deleting what remains loses nothing: try (by lstat, never through a link or
- * a mount), and if anything still will not go, name it, keep the row as remove_failed and
- * let `scan` find it.
+ * a mount, and only a directory warren's ledger says it made), and if anything still will not
+ * go, name it, keep the row as remove_failed and let `scan` find it.
  */
 function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void {
-  const failures = removeTree(task.path);
+  const owned = madeByWarren(ctx, task.path, [task]);
+  const failures = owned ? removeTree(task.path) : [];
   if (!fs.existsSync(task.path)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -215,7 +216,7 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
   }
   if (task.state !== 'remove_failed') ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
   const first = failures[0];
-  const cause = first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
+  const cause = !owned ? 'the directory itself (warren has no record of making it, and deletes only what it made)' : first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -281,7 +282,7 @@ export const recoverRm: RecoverFn = async (ctx, intent) => {
     branchDeleted = true;
   }
   if (reached < steps.indexOf('after-remove')) for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
-  removeMeta(d.path);
+  forgetWorkspace(ctx, d.path);
   ctx.store.deleteTask(ctx.key, d.id);
   ctx.store.addEvent({
     project: ctx.key,

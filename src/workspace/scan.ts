@@ -8,11 +8,12 @@ import type { Task } from '../state/types.js';
 import { isHolderAlive, readHolder } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
 import { taskLockPath } from './locks.js';
+import { madeByWarren } from './ledger.js';
 import { isMetaFile } from './meta.js';
 import { isOwnedMount } from './remove.js';
 import { isStrictlyInside } from './paths.js';
 
-export const STRAY_KINDS = ['vanished', 'stranded', 'unclaimed', 'prunable', 'mounted', 'orphan_branch'] as const;
+export const STRAY_KINDS = ['vanished', 'stranded', 'unclaimed', 'prunable', 'mounted', 'orphan_branch', 'foreign'] as const;
 export type StrayKind = (typeof STRAY_KINDS)[number];
 
 export interface Stray {
@@ -30,6 +31,8 @@ export interface ScanInput {
   worktrees: readonly WorktreeEntry[];
   /** Canonical paths of the entries in the root (metadata files excluded). */
   entries: readonly string[];
+  /** The entries warren made (its ledger, or a workspace of an older warren with matching metadata). */
+  owned: ReadonlySet<string>;
   mounts: readonly MountEntry[];
   /** IDs whose task lock is held by a live process: work in progress, not strays. */
   busy: ReadonlySet<string>;
@@ -63,6 +66,11 @@ export function classifyStrays(input: ScanInput): Stray[] {
   for (const entry of input.entries) {
     const task = byPath.get(entry);
     if (task && input.busy.has(task.id)) continue;
+    if (!input.owned.has(entry)) {
+      // Listed, never deleted: whatever it is, it is not warren's to remove.
+      strays.push({ kind: 'foreign', path: entry, reason: 'warren did not make it (not in its ledger); it is left as it is' });
+      continue;
+    }
     if (!listed.has(entry)) {
       strays.push({
         kind: 'stranded',
@@ -79,6 +87,7 @@ export function classifyStrays(input: ScanInput): Stray[] {
     if (!isStrictlyInside(input.root, wt.path)) continue;
     const task = byPath.get(wt.path);
     if (task && input.busy.has(task.id)) continue;
+    if (onDisk.has(wt.path) && !input.owned.has(wt.path)) continue; // reported as foreign above
     if (wt.prunable !== null) {
       strays.push({ kind: 'prunable', path: wt.path, ...(task ? { id: task.id } : {}), reason: `git: ${wt.prunable || 'prunable'}` });
       continue;
@@ -129,7 +138,10 @@ export async function gatherScan(ctx: ProjectContext): Promise<ScanInput> {
   } catch {
     names = [];
   }
+  // A root that is now a symlink is not followed: its entries would be somewhere else's.
+  if (isSymlink(ctx.root)) names = [];
   const entries = names.filter((n) => !isMetaFile(n) && !n.startsWith('.')).map((n) => path.join(ctx.root, n));
+  const owned = new Set([...entries, ...worktrees.map((wt) => wt.path)].filter((p) => madeByWarren(ctx, p, tasks)));
   const busy = new Set(tasks.filter((t) => isTaskBusy(ctx, t.id)).map((t) => t.id));
   const leftoverBranches: { id: string; branch: string }[] = [];
   for (const task of tasks) {
@@ -139,9 +151,17 @@ export async function gatherScan(ctx: ProjectContext): Promise<ScanInput> {
   }
   // A live task's own mounts (its cow layers) are part of it, not strays.
   const mounts = readMounts().filter((m) => !tasks.some((t) => isOwnedMount(ctx, t, m)));
-  return { root: ctx.root, tasks, worktrees, entries, mounts, busy, leftoverBranches };
+  return { root: ctx.root, tasks, worktrees, entries, owned, mounts, busy, leftoverBranches };
 }
 
 export async function scan(ctx: ProjectContext): Promise<{ strays: Stray[] }> {
   return { strays: classifyStrays(await gatherScan(ctx)) };
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

@@ -204,6 +204,11 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['setpriv', '--version']),
     install: 'apt-get install util-linux',
   },
+  // A person at a terminal: a command run on a pseudo-terminal by util-linux's `script` (warren trust's question)
+  pty: {
+    probe: (o) => tryRun(o, ['script', '-qec', 'test -t 0 && test -t 2', '/dev/null']),
+    install: 'apt-get install util-linux',
+  },
   // Progress of long copies (bytes written, from /proc/PID/io)
   'proc-io': {
     probe: readProcIo,

@@ -12,7 +12,10 @@ export const registerRm: Register = (program, run) => {
       run(async (env) => {
         env.taskId = validateTaskId(id);
         const ctx = await env.project();
+        const since = ctx.store.lastEventSeq();
         const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true });
+        // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
+        for (const e of ctx.store.taskEvents(ctx.key, result.id, 50)) if (e.seq > since && e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
         const human = result.branchDeleted
           ? `removed ${result.id}; deleted branch ${result.branch}`
           : `removed ${result.id}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
