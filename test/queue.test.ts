@@ -63,7 +63,7 @@ describe('the merge queue', () => {
     for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `${id}.txt`), 'utf8')).toBe(`${id}\n`);
   });
 
-  it('a semantic conflict: two tasks that each pass the gate alone but break it together — the first lands, the second bounces with the gate\'s log', async () => {
+  it('a semantic conflict: two tasks that each pass the gate alone but break it together — the first lands, the second bounces with the gate\'s log', { timeout: 240_000 }, async () => {
     // The gate allows one plugin at most: each task adds one.
     const repo = makeRepo({
       files: { 'plugins/README': 'plugins go here\n', 'warren.yaml': 'verify:\n  - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }\n' },
@@ -91,7 +91,7 @@ describe('the merge queue', () => {
     expect(repo.git('status', '--porcelain')).toBe('');
   });
 
-  it('bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs', async () => {
+  it('bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs', { timeout: 240_000 }, async () => {
     const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' } });
     for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
     await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
@@ -107,7 +107,7 @@ describe('the merge queue', () => {
     console.log(`bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`);
   });
 
-  it('keeps land\'s guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins', async () => {
+  it('keeps land\'s guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins', { timeout: 240_000 }, async () => {
     const repo = makeRepo();
     await taskWith(repo, 'h', { 'h.txt': 'h\n' });
     const ctx = await project(repo);
