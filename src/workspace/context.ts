@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config/load.js';
+import { DEFAULT_CONFIG, loadConfig } from '../config/load.js';
 import type { WarrenConfig } from '../config/schema.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { resolveRepository, type Repository } from '../git/repo.js';
 import { Store } from '../state/store.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -20,6 +20,11 @@ export interface ProjectContext {
   /** The features' steps, in order (src/lifecycle.ts composes warren's own). */
   lifecycle: Lifecycle;
   reporter: Reporter;
+  /**
+   * Set only when opened with `lenientConfig` and warren.yaml is invalid: the defaults stand in
+   * (the default workspace root among them), and this says what is wrong with the file.
+   */
+  configProblem?: WarrenError;
 }
 
 export interface OpenParts {
@@ -30,6 +35,11 @@ export interface OpenParts {
    */
   store?: Store | (() => Store);
   reporter?: Reporter;
+  /**
+   * Open even when warren.yaml is invalid, with the defaults in its place: for commands that need
+   * nothing from it (list, show, scan, gc), so that bad configuration blocks only what uses it.
+   */
+  lenientConfig?: boolean;
 }
 
 /** Opens a repository with the lifecycle it is given (the library's `openProject` gives warren's own). */
@@ -39,14 +49,23 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const opening = parts.store ?? (() => new Store());
   const store = typeof opening === 'function' ? opening() : opening;
   const repo = await finding;
-  const config = await loadConfig(repo.root, path.join(store.home, 'cache', 'config'));
+  const { config, problem } = await readConfig(repo.root, path.join(store.home, 'cache', 'config'), parts.lenientConfig === true);
   const key = projectKey(repo.root, repo.commonDir);
   const configured = config.worktree_root
     ? path.resolve(repo.root, config.worktree_root)
     : path.join(store.home, 'worktrees', key);
   const root = canonicalRoot(configured);
   store.upsertProject(key, repo.root, repo.commonDir);
-  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT };
+  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT, ...(problem ? { configProblem: problem } : {}) };
+}
+
+async function readConfig(repoRoot: string, cacheDir: string, lenient: boolean): Promise<{ config: WarrenConfig; problem?: WarrenError }> {
+  try {
+    return { config: await loadConfig(repoRoot, cacheDir) };
+  } catch (err) {
+    if (!lenient || !isWarrenError(err, 'CONFIG_INVALID')) throw err;
+    return { config: structuredClone(DEFAULT_CONFIG), problem: err };
+  }
 }
 
 /**
