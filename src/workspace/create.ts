@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { isTransientGitFailure } from '../git/errors.js';
-import { isValidBranchName } from '../git/refname.js';
+import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
 import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, revParse } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
@@ -14,7 +14,7 @@ import { lockTask, withRepoLock } from './locks.js';
 import { removeMeta, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { releaseSteps } from './remove.js';
-import { syncBase, type SyncOutcome } from './sync.js';
+import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
 
 export interface CreateOptions {
   type: string;
@@ -47,6 +47,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     });
   }
 
+  if (options.base !== undefined) validateBase(options.base);
+
   // The features' own guards, before the first mutation.
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
 
@@ -63,9 +65,6 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       throw new WarrenError('BASE_UNKNOWN', 'the main worktree has a detached HEAD, so there is no default base; nothing was created.', {
         hint: 'Pass --base BRANCH.',
       });
-    }
-    if (base.startsWith('-')) {
-      throw new WarrenError('BRANCH_INVALID', `base ${JSON.stringify(base)} may not start with "-"; nothing was created.`);
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
     const facts = await branchFacts(ctx.repo, [base, branch]);
@@ -91,6 +90,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
     if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    recordFastForward(ctx, id, base, sync);
     const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
@@ -149,6 +149,15 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   } finally {
     lock.release();
   }
+}
+
+/** `--base` is bad input (exit 2) unless it can name a branch, tag or commit: never handed to git otherwise. */
+function validateBase(base: string): void {
+  if (isValidBaseRef(base)) return;
+  const shown = base.length > 80 ? `${JSON.stringify(base.slice(0, 80))}… (${base.length} characters)` : JSON.stringify(base);
+  throw new WarrenError('BRANCH_INVALID', `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`, {
+    hint: 'Pass --base with an existing branch, tag or commit.',
+  });
 }
 
 /** The branch checked out in the main worktree (null when detached), read when the repository was opened if it could be. */
