@@ -7,7 +7,7 @@ import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
-import { assertOnBranch, loadTask } from './task.js';
+import { assertWorkable, loadTask } from './task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -37,7 +37,7 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    await assertWorkable(ctx, task, { allow: ['merge'] });
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 

@@ -4,7 +4,7 @@ import { compareAndSwapRef, revParse } from '../git/refs.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
-import { assertOnBranch, loadTask } from './task.js';
+import { assertWorkable, loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordDrift } from './record.js';
@@ -49,7 +49,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `land ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    await assertWorkable(ctx, task);
     const branchOnly = options.branchOnly === true;
     const pushTo = options.push ?? (branchOnly ? true : undefined);
     const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);

@@ -13,9 +13,10 @@ export const registerRm: Register = (program, run) => {
         env.taskId = validateTaskId(id);
         const ctx = await env.project();
         const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true });
+        const what = result.folderMissing ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)` : `removed ${result.id}`;
         const human = result.branchDeleted
-          ? `removed ${result.id}; deleted branch ${result.branch}`
-          : `removed ${result.id}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
+          ? `${what}; deleted branch ${result.branch}`
+          : `${what}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
         return { data: result, human };
       }),
     );
