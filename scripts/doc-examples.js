@@ -154,9 +154,13 @@ warren('new', 'docs', 'api', '--no-setup');
 const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
+// A worktree made by hand under the root and deleted: git's record of it is prunable.
+git('worktree', 'add', '-q', '-b', 'by-hand', path.join(path.dirname(api), 'by-hand'));
+fs.rmSync(path.join(path.dirname(api), 'by-hand'), { recursive: true, force: true });
 warren('scan');
 warren('--json', 'scan');
 warren('gc');
+warren('rm', 'api');
 warren('--json', 'gc');
 
 section('policy');

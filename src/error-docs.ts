@@ -26,15 +26,15 @@ export const ERROR_DOCS = {
     action: 'Use one of those types.',
   },
   BRANCH_INVALID: {
-    meaning: 'The branch `TYPE/ID` would break git\'s branch-name rules (`git check-ref-format --branch`), or `--base` starts with `-`. Nothing was created.',
-    action: 'Pick a task ID (or base) that makes a valid branch name.',
+    meaning: 'The branch `TYPE/ID` would break git\'s branch-name rules (`git check-ref-format --branch`), or `--base` cannot name a branch, tag or commit (it breaks those rules, starts with `-`, or is longer than 1024 characters; a `~N`/`^N` suffix is fine). Nothing was created.',
+    action: 'Pick a task ID that makes a valid branch name, or pass `--base` with an existing branch, tag or commit.',
   },
   DURATION_INVALID: {
     meaning: 'A duration (`--timeout`, or `timeout:`/`kill_grace:` in warren.yaml) is not a number with a unit, or is zero. Nothing was run.',
     action: 'Write a number with a unit: `500ms`, `2s`, `10m` or `1h`.',
   },
   CONFIG_INVALID: {
-    meaning: '`warren.yaml` is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Nothing was changed.',
+    meaning: '`warren.yaml` is not valid YAML, expands more than 100 YAML aliases (an alias bomb), has a key warren does not know, or a value of the wrong type (a zero duration among them); the message names each key. Nothing was changed. Only commands that use the file refuse: `list`, `show`, `scan` and `gc` run with the defaults and say so in one warning line.',
     action: 'Fix the file; every key is in [configuration.md](configuration.md).',
   },
   PATH_UNSAFE: {
@@ -146,8 +146,8 @@ export const ERROR_DOCS = {
     action: 'Commit or stash those changes in that checkout, then run the command again.',
   },
   NOTHING_TO_LAND: {
-    meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out. Nothing was changed.',
-    action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land.',
+    meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out — for a landed task with nothing new since, the message says it is already landed and names the commit. Nothing was changed.',
+    action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land. A landed task is done: `warren rm ID` removes its workspace and keeps the branch.',
   },
   POLICY_INVALID: {
     meaning: 'The signed run policy refused the run, or cannot be trusted: a policy without a trusted key (or the reverse), a missing or wrong signature, another signer, expired, no rule for the task, a sandbox or network the rule does not allow; or `policy keygen` found a key already there, or `policy sign` found no signing key. Nothing was run.',

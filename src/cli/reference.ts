@@ -245,13 +245,14 @@ $ warren --json status cart
     see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
   },
   rm: {
-    json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number }`,
+    json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number;
+  folderMissing?: true }  // the folder was already missing: only the records went`,
     exit: [
-      [0, 'removed (and, with `--delete-branch`, the branch deleted)'],
-      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree; or removal was incomplete (`remove_failed`)'],
+      [0, 'removed (and, with `--delete-branch`, the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept'],
+      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`); or removal was incomplete (`remove_failed`)'],
       TASK_EXIT_2,
     ],
-    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
+    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'BRANCH_CHECKED_OUT', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'TASK_STATE', 'PATH_ESCAPE', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
     example: `$ echo draft > /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart/draft.txt
 $ warren rm cart
 warren: task cart has 1 uncommitted change(s) that removing would lose: ?? draft.txt. Nothing was removed.
@@ -277,29 +278,28 @@ $ warren --json rm login
     see: [['Workspaces: `rm`', '../design/workspaces.md#rm'], ['After landing', '../design/landing.md#after-landing-rm']],
   },
   scan: {
-    json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
-// StrayKind: vanished | stranded | unclaimed | prunable | mounted | orphan_branch`,
+    json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string; locked?: string }[] }
+// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan_branch`,
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan
-KIND      ID   PATH OR BRANCH                                              WHY
-vanished  api  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api  recorded, but its directory is gone from disk
-prunable  api  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api  git: gitdir file points to non-existent location
+KIND       ID   PATH OR BRANCH                                                  WHY
+displaced  api  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api      live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api
+prunable   -    /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/by-hand  git: gitdir file points to non-existent location
 [exit 0]
 $ warren --json scan
 {
   "strays": [
     {
-      "kind": "vanished",
+      "kind": "displaced",
       "id": "api",
       "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api",
       "branch": "docs/api",
-      "reason": "recorded, but its directory is gone from disk"
+      "reason": "live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api"
     },
     {
       "kind": "prunable",
-      "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api",
-      "id": "api",
+      "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/by-hand",
       "reason": "git: gitdir file points to non-existent location"
     }
   ]
@@ -315,17 +315,23 @@ $ warren --json scan
     exit: [[0, 'gc ran; what it kept is listed with the reason'], [1, 'refused (e.g. the repository lock stayed held)']],
     errors: ['LOCK_TIMEOUT'],
     example: `$ warren gc
-removed  vanished  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api (api)
-removed  prunable  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api (api)
-removed  overlay_layers  /tmp/warren-docs-5hhMmU/home/overlays/shop-8a05b0aba1/api (api)
-removed  manifests  /tmp/warren-docs-5hhMmU/home/provision/shop-8a05b0aba1/api (api)
-removed  snapshot  /tmp/warren-docs-5hhMmU/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142
+removed  prunable  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/by-hand
+kept     displaced  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/api: live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api
 kept     run_logs  /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 kept     run_logs  /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 [exit 0]
+$ warren rm api
+forgot api (its folder was already missing; git's record of it is gone too); kept branch docs/api (0 commit(s) not on the base)
+[exit 0]
 $ warren --json gc
 {
-  "removed": [],
+  "removed": [
+    {
+      "kind": "snapshot",
+      "path": "/tmp/warren-docs-5hhMmU/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142",
+      "action": "delete-dir"
+    }
+  ],
   "kept": [
     {
       "kind": "run_logs",
@@ -479,7 +485,7 @@ hello
   warnings: string[];              // shared-git changes that were not refused
 }`,
     exit: [[0, 'committed, or nothing to commit'], [1, 'refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit'], TASK_EXIT_2],
-    errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'TASK_NOT_FOUND'],
+    errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'TASK_NOT_FOUND'],
     example: `$ warren checkpoint cart -m 'a cart'
 committed fff96d64a3f4 on feat/cart
 [exit 0]
@@ -516,7 +522,7 @@ $ warren --json checkpoint cart
       [1, 'refused before anything moved (uncommitted work, a conflict, changed hooks, nothing to land…), or the land happened and the push failed'],
       [2, 'bad input: an invalid ID, a remote name that is not valid or does not exist'],
     ],
-    errors: ['WORKSPACE_DIRTY', 'LAND_CONFLICT', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'TASK_STATE', 'LOCK_HELD'],
+    errors: ['WORKSPACE_DIRTY', 'LAND_CONFLICT', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'LOCK_HELD'],
     example: `$ warren land cart -m 'feat: a cart'
 warren: left out protected .env.testing (created); the workspace keeps its copy
 landed cart on main as c3f6d2ed8e59
