@@ -7,7 +7,8 @@ import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
-import { assertWorkable, loadTask } from './task.js';
+import { assertWorkspaceState } from '../workspace/ownership.js';
+import { loadTask } from './task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -37,7 +38,9 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertWorkable(ctx, task, { allow: ['merge'] });
+    // On its branch, nothing half done — except a merge: this commit concludes it (the documented
+    // way to bring the base in after a conflict).
+    await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 

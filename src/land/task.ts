@@ -1,7 +1,6 @@
 import { WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { assertWorkspaceState, type InspectOptions } from '../workspace/ownership.js';
 import { assertContained, presenceAt } from '../workspace/paths.js';
 import { requireTask } from '../workspace/tasks.js';
 
@@ -21,14 +20,4 @@ export function loadTask(ctx: ProjectContext, id: string): Task {
   }
   assertContained(ctx.root, task.path);
   return task;
-}
-
-/**
- * The workspace must be this task's worktree, on its branch, with no git operation half done:
- * committing or landing there would put the work elsewhere or leave commits behind. A merge may
- * be in progress for `checkpoint`: its commit concludes the merge (the documented way to bring
- * the base in after a conflict).
- */
-export async function assertWorkable(ctx: ProjectContext, task: Task, options: InspectOptions = {}): Promise<void> {
-  await assertWorkspaceState(ctx.repo, task, options);
 }
