@@ -99,13 +99,13 @@ export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> 
   return { actions, kept };
 }
 
-/** Each stray's facts on their own: one that cannot be read is kept and named, and the rest are still collected. */
 function unclaimedElsewhere(stray: Stray, presence: Presence): string {
   const where = presence.kind === 'missing' ? 'is missing' : presence.kind === 'replaced' ? `was replaced by ${presence.what}` : 'is there';
   if (stray.locked === undefined) return `its folder ${where}; warren never removes a worktree through a link or without its folder`;
   return `git's record is locked${stray.locked ? ` ("${stray.locked}")` : ''} and its folder ${where} (on a disk not mounted?); if it is gone for good, \`git worktree unlock ${stray.path ?? ''}\` and \`warren gc\` prune it`;
 }
 
+/** Each stray's facts on their own: one that cannot be read is kept and named, and the rest are still collected. */
 async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks: readonly Task[]): Promise<StrayFacts[]> {
   const facts: StrayFacts[] = [];
   for (const stray of strays) {

@@ -79,7 +79,7 @@ export function classifyStrays(input: ScanInput): Stray[] {
         id: task.id,
         path: task.path,
         branch: task.branch,
-        reason: task.state === 'creating' ? 'a warren new that did not finish; its directory is gone' : 'recorded, but its directory is gone from disk (and git has no record of it)',
+        reason: task.state === 'creating' ? 'a warren new that did not finish; its directory is gone' : `recorded, but its directory is gone from disk${wt ? '' : ' (and git has no record of it)'}`,
       });
     }
   }
