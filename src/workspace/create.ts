@@ -141,7 +141,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
       throw new WarrenError(
         'CREATE_FAILED',
-        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; the base and the main checkout are as they were.`,
+        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(base, sync)}.`,
         { hint: isWarrenError(err) ? err.hint : 'Fix the cause and run `warren new` again.', cause: err },
       );
     }
@@ -165,6 +165,12 @@ async function defaultBase(ctx: ProjectContext): Promise<string | null> {
   const main = ctx.repo.main;
   if (!main) return currentBranch(ctx.repo.root);
   return main.head?.startsWith('refs/heads/') ? main.head.slice('refs/heads/'.length) : null;
+}
+
+/** What a failed `new` left of the base: as it was, or fast-forwarded to its upstream (not undone: that is the upstream's history). */
+function baseAfter(base: string, sync: SyncOutcome): string {
+  if (sync.kind !== 'fast-forwarded') return 'the base and the main checkout are as they were';
+  return `${base} stays fast-forwarded to ${sync.upstream} (${sync.to.slice(0, 12)}, from ${sync.from.slice(0, 12)})${sync.checkout ? `, and ${sync.checkout} with it` : ''}`;
 }
 
 /** The base's commit once syncing moved or confirmed it; null when there was nothing to sync. */

@@ -126,6 +126,18 @@ describe('nothing silent, nothing misleading', () => {
     expect(lines).toEqual([`warren: warn: fast-forwarded main from ${from.slice(0, 12)} to ${to.slice(0, 12)} (refs/remotes/origin/main) before branching; ${repo.root} (which has main checked out) moved with it; --no-sync leaves it as it is`]);
     const show = await repo.warrenJson<{ events: { kind: string; level: string; from?: string; to?: string }[] }>('show', 'F-1');
     expect(show.json.events).toContainEqual(expect.objectContaining({ kind: 'base.fast_forwarded', level: 'warn', from, to }));
+
+    // A new that fails after the fast-forward no longer claims the base is as it was.
+    fs.writeFileSync(path.join(other, 'up2.txt'), 'up');
+    gitIn(other, 'add', '-A');
+    gitIn(other, 'commit', '-q', '-m', 'upstream 2');
+    gitIn(other, 'push', '-q', 'origin', 'main');
+    const hook = path.join(repo.root, '.git', 'hooks', 'post-checkout');
+    fs.writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 }); // makes git worktree add fail
+    const failed = await repo.warrenJson<Refusal>('new', 'feat', 'F-2');
+    expect(failed.json.error.code).toBe('CREATE_FAILED');
+    expect(failed.json.error.message).toContain(`main stays fast-forwarded to refs/remotes/origin/main (${gitIn(other, 'rev-parse', 'HEAD').slice(0, 12)}, from ${to.slice(0, 12)}), and ${repo.root} with it`);
+    expect(failed.json.error.message).not.toContain('as they were');
   });
 
   it('a share path that provisioning skipped does not raise the task\'s risk', async () => {
