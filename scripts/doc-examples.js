@@ -160,9 +160,13 @@ const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
 fs.mkdirSync(path.join(path.dirname(api), 'boot')); // a folder warren did not make: listed, never deleted
+// A worktree made by hand under the root and deleted: git's record of it is prunable.
+git('worktree', 'add', '-q', '-b', 'by-hand', path.join(path.dirname(api), 'by-hand'));
+fs.rmSync(path.join(path.dirname(api), 'by-hand'), { recursive: true, force: true });
 warren('scan');
 warren('--json', 'scan');
 warren('gc');
+warren('rm', 'api');
 warren('--json', 'gc');
 
 section('policy');

@@ -245,13 +245,14 @@ $ warren --json status cart
     see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
   },
   rm: {
-    json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number }`,
+    json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number;
+  folderMissing?: true }  // the folder was already missing: only the records went`,
     exit: [
-      [0, 'removed (and, with `--delete-branch`, the branch deleted)'],
-      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree; or removal was incomplete (`remove_failed`)'],
+      [0, 'removed (and, with `--delete-branch`, the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept'],
+      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`); or removal was incomplete (`remove_failed`)'],
       TASK_EXIT_2,
     ],
-    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
+    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'BRANCH_CHECKED_OUT', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'TASK_STATE', 'PATH_ESCAPE', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
     example: `$ echo draft > /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart/draft.txt
 $ warren rm cart
 warren: task cart has 1 uncommitted change(s) that removing would lose: ?? draft.txt. Nothing was removed.
@@ -278,7 +279,7 @@ $ warren --json rm login
   },
   scan: {
     json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
-// StrayKind: vanished | stranded | unclaimed | prunable | mounted | orphan_branch | foreign (a path warren did not make: listed, never deleted)`,
+// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan_branch | foreign (a path warren did not make: listed, never deleted)`,
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan
@@ -291,11 +292,11 @@ $ warren --json scan
 {
   "strays": [
     {
-      "kind": "vanished",
+      "kind": "displaced",
       "id": "api",
       "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api",
       "branch": "docs/api",
-      "reason": "recorded, but its directory is gone from disk"
+      "reason": "live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api"
     },
     {
       "kind": "foreign",
@@ -330,9 +331,18 @@ kept     foreign  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot: w
 kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 [exit 0]
+$ warren rm api
+forgot api (its folder was already missing; git's record of it is gone too); kept branch docs/api (0 commit(s) not on the base)
+[exit 0]
 $ warren --json gc
 {
-  "removed": [],
+  "removed": [
+    {
+      "kind": "snapshot",
+      "path": "/tmp/warren-docs-5hhMmU/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142",
+      "action": "delete-dir"
+    }
+  ],
   "kept": [
     {
       "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot",
@@ -555,7 +565,7 @@ $ warren --json trust --yes
   warnings: string[];              // shared-git changes that were not refused
 }`,
     exit: [[0, 'committed, or nothing to commit'], [1, 'refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit'], TASK_EXIT_2],
-    errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'TASK_NOT_FOUND'],
+    errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'TASK_NOT_FOUND'],
     example: `$ warren checkpoint cart -m 'a cart'
 committed fff96d64a3f4 on feat/cart
 [exit 0]
@@ -597,7 +607,7 @@ $ warren --json checkpoint cart
       [1, 'refused before joining the queue (uncommitted work, a conflict, changed hooks, nothing to land…), bounced from the queue (the reason and, for a gate, its log), or landed and the push failed'],
       [2, 'bad input: an invalid ID, a remote name that is not valid or does not exist'],
     ],
-    errors: ['GATE_FAILED', 'LAND_CONFLICT', 'WORKSPACE_DIRTY', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'TASK_STATE', 'LOCK_HELD'],
+    errors: ['GATE_FAILED', 'LAND_CONFLICT', 'WORKSPACE_DIRTY', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'LOCK_HELD'],
     example: `$ cat warren.yaml     # (another repository: a gate that allows one plugin)
 verify:
   - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }

@@ -12,7 +12,7 @@ export const USER_CONFIG_FILE = 'config.yaml';
 export const DEFAULT_CONFIG: WarrenConfig = { provision: [], setup: [], verify: [], teardown: [], protected: [], sandbox: 'none' };
 
 /** Bump when the schema or its defaults change, so cached results of the old one are not used. */
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
 
 /**
  * Reads `warren.yaml` from the repository root; a missing file is the default configuration.

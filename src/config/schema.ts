@@ -2,7 +2,11 @@ import { z } from 'zod';
 
 /** `warren.yaml`. Unknown keys and wrong types are errors that name the key (strict objects). */
 
-const duration = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'a duration such as 500ms, 2s, 10m or 1h');
+// Zero is refused here, not first at run time (where parseDuration refuses it too).
+const duration = z
+  .string()
+  .regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'a duration such as 500ms, 2s, 10m or 1h')
+  .refine((text) => Number.parseFloat(text) > 0, 'a duration greater than zero, such as 500ms, 2s, 10m or 1h');
 const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, . _ - (1-64 characters)');
 

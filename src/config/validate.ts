@@ -1,7 +1,9 @@
-import { parseDocument } from 'yaml';
+import { parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
 import { configSchema, userConfigSchema, type UserConfig, type WarrenConfig } from './schema.js';
+
+const MAX_ALIAS_COUNT = 100;
 
 /** Parses and validates warren.yaml text: YAML and zod, loaded only when a file must be checked. */
 export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
@@ -29,7 +31,7 @@ function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
       hint: `Fix ${file} and run the command again.`,
     });
   }
-  const raw: unknown = doc.toJS() ?? {};
+  const raw = toPlain(doc, file);
   const result = schema.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
@@ -39,6 +41,22 @@ function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
     });
   }
   return result.data;
+}
+
+/**
+ * The document as plain data. yaml refuses to expand more than 100 aliases (an alias bomb: a
+ * few lines that would expand to billions of nodes) by throwing; that is bad configuration, not
+ * a bug, and is reported as such.
+ */
+function toPlain(doc: Document, file: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new WarrenError('CONFIG_INVALID', `${file} could not be read as data: ${why} (warren expands at most ${MAX_ALIAS_COUNT} YAML aliases); nothing was changed.`, {
+      hint: `Fix ${file}: write the values out instead of nesting aliases.`,
+    });
+  }
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

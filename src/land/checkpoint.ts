@@ -8,7 +8,8 @@ import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
-import { assertOnBranch, loadTask } from './task.js';
+import { assertWorkspaceState } from '../workspace/ownership.js';
+import { loadTask } from './task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -38,7 +39,9 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    // On its branch, nothing half done — except a merge: this commit concludes it (the documented
+    // way to bring the base in after a conflict).
+    await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 

@@ -5,7 +5,8 @@ import { beginIntent, type Intent, type RecoverFn } from '../workspace/intents.j
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
-import { assertOnBranch, loadTask } from './task.js';
+import { assertWorkspaceState } from '../workspace/ownership.js';
+import { loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordDrift } from './record.js';
@@ -50,7 +51,8 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `land ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    // This task's worktree, on its branch, with no git operation half done; else the state is named.
+    await assertWorkspaceState(ctx.repo, task);
     const branchOnly = options.branchOnly === true;
     const pushTo = options.push ?? (branchOnly ? true : undefined);
     const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);

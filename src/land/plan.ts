@@ -84,12 +84,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
     tree = merged.tree;
   }
-  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) {
-    throw new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
-      hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
-      details: { excluded: exclusions.map((e) => e.path) },
-    });
-  }
+  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) throw nothingToLand(task, taskTip, exclusions);
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
   const message = options.message?.trim() || defaultMessage(task, subjects, exclusions);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);
@@ -125,4 +120,21 @@ export function defaultMessage(task: Task, subjects: readonly string[], exclusio
   }
   lines.push('', `Warren-Task: ${task.id}`);
   return lines.join('\n') + '\n';
+}
+
+/** The base already has it all: said as "already landed" when that is why, so the hint does not send the user to commit. */
+function nothingToLand(task: Task, taskTip: string, exclusions: readonly Exclusion[]): WarrenError {
+  const details = { excluded: exclusions.map((e) => e.path) };
+  const landed = task.data.landed;
+  if (landed) {
+    const since = landed.taskCommit === taskTip ? 'no commit since' : 'nothing new since';
+    return new WarrenError('NOTHING_TO_LAND', `task ${task.id} is already landed on ${landed.base} (as ${landed.commit.slice(0, 12)}) and has ${since}; nothing to land, nothing was changed.`, {
+      hint: `Remove it with \`warren rm ${task.id}\` (the branch is kept), or commit more work with \`warren checkpoint ${task.id}\` and land again.`,
+      details: { ...details, landed: landed.commit },
+    });
+  }
+  return new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
+    hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
+    details,
+  });
 }

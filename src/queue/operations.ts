@@ -1,6 +1,7 @@
 import { ERROR_CODES, WarrenError, type ErrorCode } from '../errors.js';
 import { planLand } from '../land/plan.js';
-import { assertOnBranch, loadTask } from '../land/task.js';
+import { loadTask } from '../land/task.js';
+import { assertWorkspaceState } from '../workspace/ownership.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
@@ -35,7 +36,7 @@ export async function queueLand(ctx: ProjectContext, rawId: string, options: Que
   if (gate.length > 0) assertTrusted(ctx, ['verify'], `Task ${id} did not join the merge queue, whose gate runs them.`, gate.map((g) => g.id));
   await withTaskLock(ctx, id, `land ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    await assertWorkspaceState(ctx.repo, task);
     await planLand(ctx, task, queueOptions);
   });
   const { entry, joined } = enqueue(ctx.store, ctx.key, id, queueOptions);

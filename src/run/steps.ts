@@ -1,3 +1,4 @@
+import { resolveSources } from '../provision/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
@@ -32,14 +33,19 @@ export const portsCreate: CreateStep = {
 /** The sandbox choice and risk, settled before setup runs. */
 export const riskCreate: CreateStep = {
   name: 'risk',
-  // --require-sandbox: the risk is a pure function of warren.yaml, so it is refused before anything is made.
+  // --require-sandbox: the risk is read from warren.yaml and the main checkout, so it is refused before anything is made.
   async check(ctx, options) {
-    if (options.requireSandbox) assertSandboxRequirement(options.id, classifyRisk(ctx.config), options.sandbox ?? ctx.config.sandbox);
+    if (!options.requireSandbox) return;
+    // The paths provisioning will share (read as it will read them), not a share entry it will skip.
+    const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
+    assertSandboxRequirement(options.id, classifyRisk(ctx.config, shared), options.sandbox ?? ctx.config.sandbox);
   },
   async run(ctx, task, options) {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
     const sandbox = options.sandbox ?? ctx.config.sandbox;
-    const risk = classifyRisk(ctx.config);
+    // After provisioning: only what was actually shared counts, not a share entry that was skipped.
+    const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
+    const risk = classifyRisk(ctx.config, shared);
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,

@@ -20,9 +20,10 @@ export interface EventPayloads {
   // the workspace core
   'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome };
   'task.create_failed': { undone: string[] };
-  'task.removed': { branchDeleted: boolean; unlandedCommits: number };
+  'task.removed': { branchDeleted: boolean; unlandedCommits: number; folderMissing?: true };
   'task.leftover_removed': { gitStderr: string };
   'task.remove_failed': { path: string; failures: RemoveFailure[]; gitStderr: string };
+  'base.fast_forwarded': { base: string; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
   'lock.takeover': { holder: LockHolder };
   gc: { removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[]; kept: { path: string; kind: string; reason: string }[] };
   refused: { code: string; command: string };
@@ -92,6 +93,7 @@ export const EVENT_KINDS = Object.keys({
   'task.removed': 1,
   'task.leftover_removed': 1,
   'task.remove_failed': 1,
+  'base.fast_forwarded': 1,
   'lock.takeover': 1,
   gc: 1,
   refused: 1,

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
+import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
 import type { WarrenConfig } from '../config/schema.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { resolveRepository, type Repository } from '../git/repo.js';
 import { tracksAnything } from '../git/status.js';
 import { Store } from '../state/store.js';
@@ -22,6 +22,11 @@ export interface ProjectContext {
   /** The features' steps, in order (src/lifecycle.ts composes warren's own). */
   lifecycle: Lifecycle;
   reporter: Reporter;
+  /**
+   * Set only when opened with `lenientConfig` and warren.yaml is invalid: the defaults stand in
+   * (the default workspace root among them), and this says what is wrong with the file.
+   */
+  configProblem?: WarrenError;
 }
 
 export interface OpenParts {
@@ -32,6 +37,11 @@ export interface OpenParts {
    */
   store?: Store | (() => Store);
   reporter?: Reporter;
+  /**
+   * Open even when warren.yaml is invalid, with the defaults in its place: for commands that need
+   * nothing from it (list, show, scan, gc), so that bad configuration blocks only what uses it.
+   */
+  lenientConfig?: boolean;
 }
 
 /** Opens a repository with the lifecycle it is given (the library's `openProject` gives warren's own). */
@@ -42,12 +52,21 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const store = typeof opening === 'function' ? opening() : opening;
   const repo = await finding;
   const cache = path.join(store.home, 'cache', 'config');
-  const [config, user] = await Promise.all([loadConfig(repo.root, cache), userRootChoice(store.home, cache)]);
+  const [{ config, problem }, user] = await Promise.all([readConfig(repo.root, cache, parts.lenientConfig === true), userRootChoice(store.home, cache)]);
   const key = projectKey(repo.root, repo.commonDir);
   // Decided before anything is recorded: a root the repository may not choose touches nothing.
   const root = resolveWorktreeRoot({ repoRoot: repo.root, commonDir: repo.commonDir, home: store.home, key, fromRepository: config.worktree_root, fromUser: user });
   store.upsertProject(key, repo.root, repo.commonDir);
-  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT };
+  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT, ...(problem ? { configProblem: problem } : {}) };
+}
+
+async function readConfig(repoRoot: string, cacheDir: string, lenient: boolean): Promise<{ config: WarrenConfig; problem?: WarrenError }> {
+  try {
+    return { config: await loadConfig(repoRoot, cacheDir) };
+  } catch (err) {
+    if (!lenient || !isWarrenError(err, 'CONFIG_INVALID')) throw err;
+    return { config: structuredClone(DEFAULT_CONFIG), problem: err };
+  }
 }
 
 /** The user's workspace root: the environment over `$WARREN_HOME/config.yaml`; null when neither sets one. */

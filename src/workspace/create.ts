@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { isTransientGitFailure } from '../git/errors.js';
-import { isValidBranchName } from '../git/refname.js';
+import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
 import { commitsNotOn } from '../git/history.js';
 import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
@@ -17,7 +17,7 @@ import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
 import { releaseSteps } from './remove.js';
-import { syncBase, type SyncOutcome } from './sync.js';
+import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
 
 export interface CreateOptions {
   type: string;
@@ -50,6 +50,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     });
   }
 
+  if (options.base !== undefined) validateBase(options.base);
+
   // The features' own guards, before the first mutation.
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
 
@@ -66,9 +68,6 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       throw new WarrenError('BASE_UNKNOWN', 'the main worktree has a detached HEAD, so there is no default base; nothing was created.', {
         hint: 'Pass --base BRANCH.',
       });
-    }
-    if (base.startsWith('-')) {
-      throw new WarrenError('BRANCH_INVALID', `base ${JSON.stringify(base)} may not start with "-"; nothing was created.`);
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
     const facts = await branchFacts(ctx.repo, [base, branch]);
@@ -104,6 +103,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
     if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    recordFastForward(ctx, id, base, sync);
     const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
@@ -164,7 +164,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
       throw new WarrenError(
         'CREATE_FAILED',
-        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; the base and the main checkout are as they were.`,
+        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(base, sync)}.`,
         { hint: isWarrenError(err) ? err.hint : 'Fix the cause and run `warren new` again.', cause: err },
       );
     }
@@ -174,11 +174,26 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   }
 }
 
+/** `--base` is bad input (exit 2) unless it can name a branch, tag or commit: never handed to git otherwise. */
+function validateBase(base: string): void {
+  if (isValidBaseRef(base)) return;
+  const shown = base.length > 80 ? `${JSON.stringify(base.slice(0, 80))}… (${base.length} characters)` : JSON.stringify(base);
+  throw new WarrenError('BRANCH_INVALID', `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`, {
+    hint: 'Pass --base with an existing branch, tag or commit.',
+  });
+}
+
 /** The branch checked out in the main worktree (null when detached), read when the repository was opened if it could be. */
 async function defaultBase(ctx: ProjectContext): Promise<string | null> {
   const main = ctx.repo.main;
   if (!main) return currentBranch(ctx.repo.root);
   return main.head?.startsWith('refs/heads/') ? main.head.slice('refs/heads/'.length) : null;
+}
+
+/** What a failed `new` left of the base: as it was, or fast-forwarded to its upstream (not undone: that is the upstream's history). */
+function baseAfter(base: string, sync: SyncOutcome): string {
+  if (sync.kind !== 'fast-forwarded') return 'the base and the main checkout are as they were';
+  return `${base} stays fast-forwarded to ${sync.upstream} (${sync.to.slice(0, 12)}, from ${sync.from.slice(0, 12)})${sync.checkout ? `, and ${sync.checkout} with it` : ''}`;
 }
 
 /** The base's commit once syncing moved or confirmed it; null when there was nothing to sync. */

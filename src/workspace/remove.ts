@@ -3,7 +3,8 @@ import { WarrenError } from '../errors.js';
 import { commitsNotOn } from '../git/history.js';
 import { deleteBranch as deleteGitBranch, otherRefTips, revParse } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
-import { listWorktrees, removeWorktree } from '../git/worktrees.js';
+import type { WorktreeEntry } from '../git/parse.js';
+import { listWorktrees, removeWorktree, SPARE_LOCK_REASON, unlockWorktree } from '../git/worktrees.js';
 import type { MountEntry } from '../system/mounts.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
@@ -12,7 +13,7 @@ import type { ProjectContext } from './context.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
 import { checkOwnership } from './ownership.js';
-import { assertContained } from './paths.js';
+import { assertContained, presenceAt } from './paths.js';
 import { requireTask } from './tasks.js';
 import { validateTaskId } from './ids.js';
 import { beginIntent, intentSteps, type Intent, type RecoverFn } from './intents.js';
@@ -28,6 +29,8 @@ export interface RemoveResult {
   branchDeleted: boolean;
   /** Commits on the kept branch that the base does not have. */
   unlandedCommits: number;
+  /** Set when the folder was already missing: only the records were removed. */
+  folderMissing?: true;
 }
 
 /** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
@@ -68,18 +71,15 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
     const task = requireTask(ctx, id);
+    const presence = presenceAt(task.path);
+    if (presence.kind === 'replaced') throw replacedError(task, presence.what);
     assertContained(ctx.root, task.path);
     if (task.state === 'remove_failed') return await retryLeftover(ctx, task, options);
 
     // Gather.
     const worktrees = await listWorktrees(ctx.repo);
-    const dirExists = fs.existsSync(task.path);
-    if (!dirExists) {
-      throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s workspace ${task.path} is missing from disk; nothing was changed.`, {
-        hint: 'Run `warren scan` (it reports it as vanished) and `warren gc` to clear the record.',
-      });
-    }
-    checkOwnership(ctx, task, worktrees);
+    if (presence.kind === 'missing') return await forgetMissing(ctx, task, worktrees, options);
+    const entry = await checkOwnership(ctx, task, worktrees);
     const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !isOwnedMount(ctx, task, m));
     if (foreignMounts.length > 0) {
       throw new WarrenError(
@@ -103,7 +103,10 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
     const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
     const landed = await isWorkLanded(ctx, task);
-    if (options.deleteBranch && !landed) await assertBranchLandedElsewhere(ctx, task);
+    if (options.deleteBranch) {
+      assertBranchNotCheckedOutElsewhere(task, worktrees);
+      if (!landed) await assertBranchLandedElsewhere(ctx, task);
+    }
 
     // Act. Every step is recorded: a warren killed half way is repaired by the next command.
     const intent = beginIntent(ctx, 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: options.deleteBranch === true, prevState: task.state, unlanded: unlanded.length });
@@ -123,6 +126,8 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
+      // A spare lock left by a gc that was killed mid-prune would make git refuse.
+      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
       // No --force: the worktree was proven clean above, and git re-checks it.
       gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
     });
@@ -146,7 +151,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 
     const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
     intent.step('branch-deleted');
-    const result = await finish(ctx, task, branchDeleted, unlanded.length, intent);
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, { intent });
     intent.done();
     return result;
   } finally {
@@ -154,21 +159,66 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   }
 }
 
-async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, intent?: Intent): Promise<RemoveResult> {
+async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, options: { intent?: Intent; folderMissing?: boolean } = {}): Promise<RemoveResult> {
+  const { intent, folderMissing = false } = options;
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   intent?.step('after-remove');
   forgetWorkspace(ctx, task.path);
   ctx.store.deleteTask(ctx.key, task.id);
+  const what = folderMissing ? `forgot ${task.path} (its folder was already missing)` : `removed ${task.path}`;
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
     kind: 'task.removed',
-    message: branchDeleted
-      ? `removed ${task.path} and deleted branch ${task.branch}`
-      : `removed ${task.path}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
-    data: { branchDeleted, unlandedCommits },
+    message: branchDeleted ? `${what} and deleted branch ${task.branch}` : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
+    data: { branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) },
   });
-  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits };
+  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) };
+}
+
+/**
+ * `rm` of a task whose folder is missing (deleted, or on a disk not mounted; `scan` lists it as
+ * displaced). Nothing on disk can be deleted or lost here: what goes is git's record of the
+ * path, which only this task's own `rm` ever prunes, and the row. The branch is kept unless
+ * --delete-branch passes its usual checks; a folder that comes back later is left as it is
+ * (`scan` then lists it as stranded, and `gc` never deletes a folder that holds anything).
+ */
+async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonly WorktreeEntry[], options: RemoveOptions): Promise<RemoveResult> {
+  const entry = worktrees.find((wt) => wt.path === task.path) ?? null;
+  if (options.deleteBranch) {
+    assertBranchNotCheckedOutElsewhere(task, worktrees);
+    if (!(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  }
+  const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
+  const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
+
+  ctx.store.transition(ctx.key, task.id, task.state, 'removing');
+  // Teardown cannot run without the folder (it is recorded as not run); nothing can be mounted inside a missing folder.
+  await releaseSteps(ctx, task);
+  let gitStderr = '';
+  if (entry) {
+    await withRepoLock(ctx, `worktree remove ${task.id}`, async () => {
+      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
+      // With the folder gone, git only deletes its own record. A user's lock (a removable disk) makes git refuse.
+      if (!fs.existsSync(task.path)) gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
+    });
+  }
+  if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) {
+    ctx.store.transition(ctx.key, task.id, 'removing', task.state);
+    throw new WarrenError('REMOVE_INCOMPLETE', `task ${task.id}'s folder ${task.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`, {
+      hint: entry?.locked ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.` : `Run \`warren rm ${task.id}\` again.`,
+    });
+  }
+  const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, { folderMissing: true });
+}
+
+/** The workspace path holds a symlink or a file: never followed, never deleted. */
+function replacedError(task: Task, what: string): WarrenError {
+  return new WarrenError('PATH_ESCAPE', `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`, {
+    hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
+    details: { path: task.path, found: what },
+  });
 }
 
 async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Promise<void> {
@@ -186,6 +236,16 @@ async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Pro
       details: { commits: onlyHere },
     },
   );
+}
+
+/** git refuses to delete a branch another worktree has checked out: refused here, before anything is removed. */
+function assertBranchNotCheckedOutElsewhere(task: Task, worktrees: readonly WorktreeEntry[]): void {
+  const elsewhere = worktrees.filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`).map((wt) => wt.path);
+  if (elsewhere.length === 0) return;
+  throw new WarrenError('BRANCH_CHECKED_OUT', `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`, {
+    hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
+    details: { branch: task.branch, worktrees: elsewhere },
+  });
 }
 
 async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
@@ -237,7 +297,8 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
 
 /** `rm` of a remove_failed task: git already forgot it; clear what is left on disk. */
 async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOptions): Promise<RemoveResult> {
-  const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
+  const worktrees = await listWorktrees(ctx.repo);
+  const listed = worktrees.some((wt) => wt.path === task.path);
   if (listed) {
     throw new WarrenError('OWNERSHIP_MISMATCH', `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`, {
       hint: 'Run `warren scan` and inspect the workspace.',
@@ -247,7 +308,10 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
     throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, { hint: 'Unmount it first.' });
   }
   const branchAlive = (await revParse(ctx.repo, `refs/heads/${task.branch}`)) !== null;
-  if (options.deleteBranch && branchAlive && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  if (options.deleteBranch && branchAlive) {
+    assertBranchNotCheckedOutElsewhere(task, worktrees);
+    if (!(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  }
   if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
   const branchDeleted = options.deleteBranch === true && branchAlive && (await deleteBranch(ctx, task));
   const baseTip = await revParse(ctx.repo, task.base);

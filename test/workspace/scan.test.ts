@@ -27,18 +27,33 @@ function madeByWarren(repo: TestRepo, ...paths: string[]): void {
 }
 
 describe('scan and gc', () => {
-  it('finds a vanished workspace (row, no directory) and git\'s prunable entry; gc clears both and keeps the branch', async () => {
+  it('a live task whose folder is gone is displaced: gc keeps both records (the folder may come back); rm forgets it and keeps the branch', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'V-1');
     fs.rmSync(ws, { recursive: true, force: true });
     const scan = await repo.warrenJson<ScanJson>('scan');
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'vanished', id: 'V-1', path: ws }));
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'prunable', path: ws }));
+    expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'displaced', id: 'V-1', path: ws })]);
     const gc = await repo.warrenJson<GcJson>('gc');
-    expect(gc.json.removed.map((r) => r.kind).sort()).toEqual(['prunable', 'vanished']);
+    expect(gc.json.removed).toEqual([]);
+    expect(gc.json.kept).toEqual([expect.objectContaining({ kind: 'displaced', path: ws })]);
+    expect(repo.git('worktree', 'list', '--porcelain')).toContain(ws);
+    expect((await repo.warrenJson('rm', 'V-1')).code).toBe(0);
     expect((await repo.warrenJson<ScanJson>('scan')).json.strays).toEqual([]);
     expect(repo.git('branch', '--list', 'feat/V-1')).toContain('feat/V-1');
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain(ws);
+  });
+
+  it('a row whose folder is gone and that git has no record of is vanished; gc forgets the row and keeps the branch', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'V-2');
+    fs.rmSync(ws, { recursive: true, force: true });
+    repo.git('worktree', 'prune');
+    const scan = await repo.warrenJson<ScanJson>('scan');
+    expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'vanished', id: 'V-2', path: ws })]);
+    const gc = await repo.warrenJson<GcJson>('gc');
+    expect(gc.json.removed.map((r) => r.kind)).toEqual(['vanished']);
+    expect((await repo.warrenJson<ScanJson>('scan')).json.strays).toEqual([]);
+    expect(repo.git('branch', '--list', 'feat/V-2')).toContain('feat/V-2');
   });
 
   it('finds a stranded directory git does not list; gc keeps one with files and says why, removes an empty one', async () => {

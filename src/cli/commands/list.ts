@@ -8,7 +8,7 @@ export const registerList: Register = (program, run) => {
     .description('every task of this repository')
     .action(() =>
       run(async (env) => {
-        const ctx = await env.project();
+        const ctx = await env.project({ lenientConfig: true });
         const tasks = listTasks(ctx);
         const data = tasks.map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt }));
         const human =

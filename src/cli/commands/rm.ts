@@ -16,9 +16,10 @@ export const registerRm: Register = (program, run) => {
         const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true });
         // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
         for (const e of ctx.store.taskEvents(ctx.key, result.id, 50)) if (e.seq > since && e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
+        const what = result.folderMissing ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)` : `removed ${result.id}`;
         const human = result.branchDeleted
-          ? `removed ${result.id}; deleted branch ${result.branch}`
-          : `removed ${result.id}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
+          ? `${what}; deleted branch ${result.branch}`
+          : `${what}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
         return { data: result, human };
       }),
     );
