@@ -363,17 +363,18 @@ node_modules: cow by overlay, 4 entries, 20 ms
   exec: {
     json: `{
   exitCode: number | null; signal: string | null;
-  timedOut: boolean; canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | null;
+  timedOut: boolean; canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGPIPE' | null;   // SIGPIPE: warren's output closed
   durationMs: number;
   log: string;                     // $WARREN_HOME/logs/<project>/<task>/<runId>-exec.log
   sandbox: 'none' | 'bwrap';
-  reason: string | null;           // why it did not succeed: timeout, cancel, a sandbox refusal, a mount
+  reason: string | null;           // why it did not succeed: timeout, cancel, output closed, a sandbox refusal, a mount
   runId: string;
 }`,
     exit: [
       [0, "the command's own exit status is warren's"],
       [124, 'the command ran past `--timeout`; its whole process tree was ended'],
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
+      [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
       [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
       [2, 'bad input: no command after `--`, an invalid `--timeout`'],
     ],
@@ -402,6 +403,7 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
     exit: [
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
+      [141, "warren's output closed, and warren ended the agent (as `exec`)"],
       [1, 'refused before anything ran: an unknown agent, the task locked or in the wrong state, the policy or sandbox refused'],
       [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, an invalid `--timeout`'],
     ],

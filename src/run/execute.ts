@@ -145,12 +145,16 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   };
 }
 
-/** The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped by signal N. */
+/**
+ * The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped
+ * by signal N, 141 (128+SIGPIPE) when its output closed.
+ */
 export function exitStatusOf(outcome: RunOutcome): number {
   if (outcome.timedOut) return 124;
   if (outcome.canceledBy === 'SIGINT') return 130;
   if (outcome.canceledBy === 'SIGTERM') return 143;
   if (outcome.canceledBy === 'SIGHUP') return 129;
+  if (outcome.canceledBy === 'SIGPIPE') return 141; // as a shell reports a command whose reader went away
   return outcome.exitCode ?? 1;
 }
 
@@ -158,6 +162,10 @@ export function exitStatusOf(outcome: RunOutcome): number {
 function explain(result: SuperviseResult, timeoutMs: number | undefined, failure: string | null): string | null {
   const ending = result.forced ? 'SIGKILL after the grace period' : 'SIGTERM';
   if (result.timedOut) return `timed out after ${timeoutMs}ms; ended with ${ending}`;
+  if (result.outputClosed) {
+    const { stream, code } = result.outputClosed;
+    return `${stream} closed (${code})${code === 'EPIPE' ? ': the reader went away' : ''}; ended with ${ending}`;
+  }
   if (result.canceledBy) return `canceled by ${result.canceledBy} to warren; ended with ${ending}`;
   if (result.exitCode !== 0) return failure;
   return null;
