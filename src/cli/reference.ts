@@ -376,7 +376,7 @@ node_modules: cow by overlay, 4 entries, 20 ms
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
       [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
       [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
-      [2, 'bad input: no command after `--`, an invalid `--timeout`'],
+      [2, 'bad input: no command after `--`, an argument with a NUL byte, an invalid `--timeout`'],
     ],
     errors: ['LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'COMMAND_FAILED', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'PROVISION_FAILED', 'DURATION_INVALID', 'USAGE'],
     example: `$ warren exec cart -- sh -c 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT'
@@ -405,7 +405,7 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
       [124, 'the agent ran past `--timeout`'],
       [141, "warren's output closed, and warren ended the agent (as `exec`)"],
       [1, 'refused before anything ran: an unknown agent, the task locked or in the wrong state, the policy or sandbox refused'],
-      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, an invalid `--timeout`'],
+      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
     ],
     errors: ['AGENT_UNKNOWN', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
