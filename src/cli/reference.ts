@@ -664,7 +664,7 @@ warren: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml does not match its signa
     json: `{ url: string; host: string; port: number; pid: number; token: string }   // printed once listening; the token is this run's`,
     exit: [
       [0, 'stopped with ctrl-c (SIGINT) or SIGTERM, after the running action answered'],
-      [2, 'refused before listening: a non-loopback `--host` without `--allow-remote`, a bad `--port`, a port in use, `WARREN_HOME` of another user'],
+      [2, 'refused before listening: a non-loopback `--host` without `--allow-remote`, a `--host` this machine does not have or cannot resolve, a bad `--port`, a port in use, `WARREN_HOME` of another user'],
     ],
     errors: ['USAGE', 'HOME_NOT_OWNED'],
     example: `$ warren serve --port 0

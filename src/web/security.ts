@@ -29,6 +29,15 @@ export function tokenMatches(expected: string, given: string | null | undefined)
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * Pure: the address to listen on for a `--host` value. An IPv6 address may be written as in a
+ * URL, `[::1]`; the socket wants it bare. Anything else is passed on as given.
+ */
+export function listenAddress(host: string): string {
+  const bracketed = /^\[(.*)\]$/.exec(host);
+  return bracketed?.[1] !== undefined && net.isIPv6(bracketed[1]) ? bracketed[1] : host;
+}
+
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');
   if (bare === 'localhost') return true;

@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/state/store.js';
 import { openProject } from '../../src/lifecycle.js';
 import { startServer, type RunningServer } from '../../src/web/server.js';
+import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
 import { pageToken, request, startServe } from '../helpers/serve.js';
 
@@ -163,6 +164,14 @@ describe('dashboard security', () => {
     expect(refused.stderr).toContain('is not a loopback address');
     expect(refused.stderr).toContain('Nothing was started');
 
+    // An address this machine does not have, or cannot resolve, is bad input, not a crash.
+    for (const host of ['[::1', 'no-such-host.invalid']) {
+      const bad = await runCli(['serve', '--port', '0', '--host', host, '--allow-remote'], { cwd: repo.root, home: repo.home });
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(bad.stderr).toMatch(new RegExp(`--host ${host.replace(/[[.]/g, '\\$&')} .*; nothing was started\\.`));
+      expect(bad.stderr).not.toContain('internal error');
+    }
+
     const badPort = await runCli(['serve', '--port', '70000'], { cwd: repo.root, home: repo.home });
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('is not a port number');
@@ -180,5 +189,17 @@ describe('dashboard security', () => {
     } finally {
       store.close();
     }
+  });
+
+  const noIpv6 = unavailable(import.meta.filename, 'ipv6-loopback');
+  it.skipIf(noIpv6 !== null)('serves IPv6 loopback written as in a URL, `--host [::1]`, with the brackets kept in the URL', async () => {
+    const { repo } = await repoWithTask();
+    const v6 = await startServe({ cwd: repo.root, home: repo.home, json: true, args: ['--host', '[::1]'] });
+    expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+\/$/);
+    expect(v6.printed?.host).toBe('[::1]');
+    const token = String(v6.printed?.token);
+    expect((await request(`${v6.url}api/meta`, { headers: { 'x-warren-token': token } })).status).toBe(200);
+    // The same request on 127.0.0.1 finds nothing listening there: it is bound to ::1 alone.
+    await expect(request(`http://127.0.0.1:${v6.port}/`)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
