@@ -92,6 +92,16 @@ export function originAllowed(origin: string | undefined | null, allowed: Readon
   return url.protocol === 'http:' && allowed.has(url.host.toLowerCase());
 }
 
+/**
+ * Pure: is this Content-Type header JSON? Exactly `application/json`, in any case, with optional
+ * parameters (`; charset=utf-8`); `application/jsonx` or `text/plain` are not. A cross-site form
+ * can send only form and text types, so requiring JSON also keeps forms out.
+ */
+export function isJsonMediaType(header: string | undefined | null): boolean {
+  if (!header) return false;
+  return /^application\/json[ \t]*(;|$)/i.test(header.trim());
+}
+
 /** Response headers for every reply: no framing, no sniffing, no inline script, no referrer leak. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy':

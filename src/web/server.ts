@@ -8,7 +8,7 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { registerApi } from './api.js';
 import { EventHub } from './event-hub.js';
-import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isLoopbackHost, listenAddress, newToken, originAllowed, tokenMatches } from './security.js';
+import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isJsonMediaType, isLoopbackHost, listenAddress, newToken, originAllowed, tokenMatches } from './security.js';
 
 export interface ServeOptions {
   /** The project `warren serve` was started in; the default view. */
@@ -85,8 +85,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // A state-changing request must carry it in the header, and as JSON.
     const given = c.req.header(TOKEN_HEADER) ?? (mutating ? undefined : c.req.query('token'));
     if (!tokenMatches(token, given)) return refuse(c, `the request lacks this run's token (${TOKEN_HEADER})`);
-    if (mutating && !(c.req.header('content-type') ?? '').startsWith('application/json')) {
-      return refuse(c, 'a state-changing request must be application/json');
+    const type = c.req.header('content-type');
+    if (mutating && !isJsonMediaType(type)) {
+      const message = `a state-changing request must be application/json, not ${type === undefined ? 'without a Content-Type' : JSON.stringify(type)}; nothing was changed.`;
+      return c.json({ error: { code: 'USAGE', message, hint: 'Send the body as JSON with `Content-Type: application/json`.' } }, 415);
     }
     await next();
   });

@@ -91,7 +91,7 @@ describe('dashboard security', () => {
       { name: 'wrong token', init: rmRequest(project, 'keep', { 'x-warren-token': 'f'.repeat(64) }) },
       { name: 'token of another length', init: rmRequest(project, 'keep', { 'x-warren-token': token.slice(1) }) },
       { name: 'right token from another origin', init: rmRequest(project, 'keep', { 'x-warren-token': token, origin: 'http://evil.example' }) },
-      { name: 'right token as a form post', init: { ...rmRequest(project, 'keep', { 'x-warren-token': token }), headers: { 'content-type': 'text/plain', 'x-warren-token': token } } },
+      { name: 'a form post (no token)', init: { ...rmRequest(project, 'keep', {}), headers: { 'content-type': 'text/plain' } } },
     ];
     for (const { name, init } of cases) {
       const res = await request(`${server.url}api/actions/rm`, init);
@@ -111,6 +111,27 @@ describe('dashboard security', () => {
 
     // The same request with the token does remove it: the refusals above were the token's doing.
     const ok = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token, origin: server.url.replace(/\/$/, '') }));
+    expect(ok.status, ok.body).toBe(200);
+    expect(fs.existsSync(wt)).toBe(false);
+  });
+
+  it('takes an action only as application/json: any other Content-Type, even with the token, is refused with 415 and changes nothing', async () => {
+    const { repo, path: wt } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const before = refsAndWorktrees(repo.root);
+    for (const type of ['application/jsonx', 'application/json-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'text/plain; application/json', '']) {
+      const init = rmRequest(project, 'keep', { 'x-warren-token': token });
+      const res = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': type } });
+      expect(res.status, type).toBe(415);
+      expect(JSON.parse(res.body).error.code, type).toBe('USAGE');
+      expect(JSON.parse(res.body).error.message, type).toContain('must be application/json');
+    }
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    expect(fs.existsSync(wt)).toBe(true);
+    // JSON with a parameter is JSON: the same request goes through.
+    const init = rmRequest(project, 'keep', { 'x-warren-token': token });
+    const ok = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': 'Application/JSON; charset=utf-8' } });
     expect(ok.status, ok.body).toBe(200);
     expect(fs.existsSync(wt)).toBe(false);
   });
