@@ -314,6 +314,8 @@ function connect() {
     const r = route();
     if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
   });
+  // The server dropped events while this page was not reading: re-read everything.
+  es.addEventListener('missed', () => scheduleRefresh(0));
   es.onerror = () => {
     // CLOSED: the server refused (a restarted server has a new token) — only a reload helps.
     const closed = es.readyState === EventSource.CLOSED;

@@ -385,19 +385,20 @@ node_modules: cow by overlay, 4 entries, 20 ms
   exec: {
     json: `{
   exitCode: number | null; signal: string | null;
-  timedOut: boolean; canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | null;
+  timedOut: boolean; canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGPIPE' | null;   // SIGPIPE: warren's output closed
   durationMs: number;
   log: string;                     // $WARREN_HOME/logs/<project>/<task>/<runId>-exec.log
   sandbox: 'none' | 'bwrap';
-  reason: string | null;           // why it did not succeed: timeout, cancel, a sandbox refusal, a mount
+  reason: string | null;           // why it did not succeed: timeout, cancel, output closed, a sandbox refusal, a mount
   runId: string;
 }`,
     exit: [
       [0, "the command's own exit status is warren's"],
       [124, 'the command ran past `--timeout`; its whole process tree was ended'],
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
+      [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
       [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
-      [2, 'bad input: no command after `--`, an invalid `--timeout`'],
+      [2, 'bad input: no command after `--`, an argument with a NUL byte, an invalid `--timeout`'],
     ],
     errors: ['LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'COMMAND_FAILED', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'PROVISION_FAILED', 'DURATION_INVALID', 'USAGE'],
     example: `$ warren exec cart -- sh -c 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT'
@@ -424,8 +425,9 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
     exit: [
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
+      [141, "warren's output closed, and warren ended the agent (as `exec`)"],
       [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, the task locked or in the wrong state, the policy or sandbox refused'],
-      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, an invalid `--timeout`'],
+      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
     ],
     errors: ['AGENT_UNKNOWN', 'UNTRUSTED_COMMANDS', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
@@ -829,7 +831,7 @@ warren: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml does not match its signa
     json: `{ url: string; host: string; port: number; pid: number; token: string }   // printed once listening; the token is this run's`,
     exit: [
       [0, 'stopped with ctrl-c (SIGINT) or SIGTERM, after the running action answered'],
-      [2, 'refused before listening: a non-loopback `--host` without `--allow-remote`, a bad `--port`, a port in use, `WARREN_HOME` of another user'],
+      [2, 'refused before listening: a non-loopback `--host` without `--allow-remote`, a `--host` this machine does not have or cannot resolve, a bad `--port`, a port in use, `WARREN_HOME` of another user'],
     ],
     errors: ['USAGE', 'HOME_NOT_OWNED'],
     example: `$ warren serve --port 0

@@ -40,8 +40,21 @@ export function isRepositoryAgent(config: WarrenConfig, name: string): boolean {
   return config.agents !== undefined && Object.hasOwn(config.agents, name);
 }
 
-/** Pure: which command line runs `name` with `prompt`. `promptFile` is where a file prompt goes. */
+/**
+ * Pure: which command line runs `name` with `prompt`. `promptFile` is where a file prompt goes.
+ * A prompt that must go in argv and holds a NUL byte is refused (USAGE): argv cannot carry it.
+ */
 export function buildAgentInvocation(config: WarrenConfig, name: string, prompt: string, promptFile: string): AgentInvocation {
+  const invocation = invocationOf(config, name, prompt, promptFile);
+  if (prompt.includes('\0') && invocation.argv.some((arg) => arg.includes('\0'))) {
+    throw new WarrenError('USAGE', `the prompt contains a NUL byte, and agent ${name} takes its prompt as a command-line argument, which cannot carry one; nothing was run.`, {
+      hint: 'Remove the NUL byte, or use an agent that reads its prompt from stdin or a file (`prompt: stdin` or `prompt: file` under `agents:` in warren.yaml).',
+    });
+  }
+  return invocation;
+}
+
+function invocationOf(config: WarrenConfig, name: string, prompt: string, promptFile: string): AgentInvocation {
   // hasOwn: a name like `toString` or `__proto__` must not reach Object.prototype.
   const custom = isRepositoryAgent(config, name) ? config.agents?.[name] : undefined;
   if (custom) {

@@ -57,6 +57,11 @@ export function finishRun(store: Store, id: string, result: SuperviseResult, rea
     .run(result.startedAt, result.endedAt, result.exitCode, result.signal, result.timedOut ? 1 : 0, result.canceledBy, reason, result.containment, id);
 }
 
+/** Closes a run that never got a result (the command could not be started or watched), with why. */
+export function abandonRun(store: Store, id: string, reason: string, now = new Date()): void {
+  store.db.prepare('UPDATE runs SET ended_at = ?, reason = ? WHERE id = ? AND ended_at IS NULL').run(now.toISOString(), reason, id);
+}
+
 /** The `reason` of a run whose warren ended without recording the end. */
 export const INTERRUPTED_REASON = 'interrupted: the warren that ran it ended without recording the end (killed?); its processes ended with it';
 

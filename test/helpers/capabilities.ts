@@ -150,6 +150,13 @@ function readProcIo(): string | null {
   }
 }
 
+/** Listens on ::1 in a child process: a container may have IPv6 switched off, loopback included. */
+function listenOnIpv6Loopback(): string | null {
+  const script = "require('net').createServer().on('error', (e) => { console.error(e.code); process.exit(1); }).listen(0, '::1', function () { this.close(); })";
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+  return r.status === 0 ? null : `cannot listen on ::1 (${r.stderr.trim() || `exit ${r.status ?? r.signal}`}): IPv6 is off on the loopback interface`;
+}
+
 /** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
 export const CAPABILITIES = {
   // The bwrap sandbox (warren exec/run with sandbox: bwrap)
@@ -208,6 +215,11 @@ export const CAPABILITIES = {
   pty: {
     probe: (o) => tryRun(o, ['script', '-qec', 'test -t 0 && test -t 2', '/dev/null']),
     install: 'apt-get install util-linux',
+  },
+  // The dashboard on IPv6 loopback (serve --host [::1])
+  'ipv6-loopback': {
+    probe: listenOnIpv6Loopback,
+    install: 'switch IPv6 on for the loopback interface (sysctl -w net.ipv6.conf.lo.disable_ipv6=0)',
   },
   // Progress of long copies (bytes written, from /proc/PID/io)
   'proc-io': {
