@@ -283,10 +283,10 @@ $ warren --json rm login
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan
-KIND      ID   PATH OR BRANCH                                               WHY
-vanished  api  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api   recorded, but its directory is gone from disk
-foreign   -    /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot  warren did not make it (not in its ledger); it is left as it is
-prunable  api  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api   git: gitdir file points to non-existent location
+KIND       ID   PATH OR BRANCH                                                  WHY
+displaced  api  /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/api      live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api
+foreign    -    /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/boot     warren did not make it (not in its ledger); it is left as it is
+prunable   -    /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/by-hand  git: gitdir file points to non-existent location
 [exit 0]
 $ warren --json scan
 {
@@ -294,19 +294,18 @@ $ warren --json scan
     {
       "kind": "displaced",
       "id": "api",
-      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api",
+      "path": "/tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/api",
       "branch": "docs/api",
       "reason": "live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api"
     },
     {
       "kind": "foreign",
-      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot",
+      "path": "/tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/boot",
       "reason": "warren did not make it (not in its ledger); it is left as it is"
     },
     {
       "kind": "prunable",
-      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api",
-      "id": "api",
+      "path": "/tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/by-hand",
       "reason": "git: gitdir file points to non-existent location"
     }
   ]
@@ -322,14 +321,13 @@ $ warren --json scan
     exit: [[0, 'gc ran; what it kept is listed with the reason'], [1, 'refused (e.g. the repository lock stayed held)']],
     errors: ['LOCK_TIMEOUT'],
     example: `$ warren gc
-removed  vanished  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api (api)
-removed  prunable  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/api (api)
-removed  overlay_layers  /tmp/warren-docs-Qn6xLb/home/overlays/shop-6a256113b5/api (api)
-removed  manifests  /tmp/warren-docs-Qn6xLb/home/provision/shop-6a256113b5/api (api)
-removed  snapshot  /tmp/warren-docs-Qn6xLb/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142
-kept     foreign  /tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot: warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to
-kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
-kept     run_logs  /tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+removed  prunable  /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/by-hand
+kept     displaced  /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/api: live task whose folder is missing (a disk not mounted? moved?); warren and git keep its records: put the folder back, or, if it is gone for good, \`warren rm api\` forgets the workspace and keeps branch docs/api
+kept     foreign  /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/boot: warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to
+kept     run_logs  /tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/cart: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+kept     run_logs  /tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/login: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+kept     run_logs  /tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/queue-mx3sy8di-9129: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
+kept     run_logs  /tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/queue-mx3syfdc-9612: logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07
 [exit 0]
 $ warren rm api
 forgot api (its folder was already missing; git's record of it is gone too); kept branch docs/api (0 commit(s) not on the base)
@@ -339,24 +337,34 @@ $ warren --json gc
   "removed": [
     {
       "kind": "snapshot",
-      "path": "/tmp/warren-docs-5hhMmU/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142",
+      "path": "/tmp/warren-docs-5BwVX2/home/snapshots/cd59ce9f3c600c0f313a4d87e0df0142",
       "action": "delete-dir"
     }
   ],
   "kept": [
     {
-      "path": "/tmp/warren-docs-Qn6xLb/home/worktrees/shop-6a256113b5/boot",
+      "path": "/tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/boot",
       "kind": "foreign",
       "reason": "warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to"
     },
     {
       "kind": "run_logs",
-      "path": "/tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/cart",
+      "path": "/tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/cart",
       "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
     },
     {
       "kind": "run_logs",
-      "path": "/tmp/warren-docs-Qn6xLb/home/logs/shop-6a256113b5/login",
+      "path": "/tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/login",
+      "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
+    },
+    {
+      "kind": "run_logs",
+      "path": "/tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/queue-mx3sy8di-9129",
+      "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
+    },
+    {
+      "kind": "run_logs",
+      "path": "/tmp/warren-docs-5BwVX2/home/logs/shop-1fc3eebf81/queue-mx3syfdc-9612",
       "reason": "logs of a removed task are kept 7 days after its last run; gc deletes them from 2026-12-07"
     }
   ]
@@ -621,12 +629,14 @@ warren: merge queue: gate one-plugin on cart (run 1)…
 warren: task cart bounced from the merge queue: the gate failed on cart integrated onto 8baaba6931e0: one-plugin (exit 1). Nothing was landed; the task, its branch and the base are as they were.
   hint: Read the gate's log (/tmp/qd-home/logs/qd-e65a5112bb/queue-mx3qdtah-2541/20261130T203900-b1e809d6-verify.log), fix the task, \`warren checkpoint cart\`, and land again.
 [exit 1]
-$ cd ../shop     # the repository of the other examples: no gate
+$ cd ../shop     # the repository of the other examples: its gate is the verify command \`test\`
 $ warren land cart -m 'feat: a cart'
+warren: merge queue: gate test on cart (run 1)…
+warren: merge queue: landed cart (ae15254245d7) on main
 warren: left out protected .env.testing (created); the workspace keeps its copy
-landed cart on main as c3f6d2ed8e59
+landed cart on main as ae15254245d7
 excluded: .env.testing
-/tmp/warren-docs-5hhMmU/shop follows main
+/tmp/warren-docs-5BwVX2/shop follows main
 [exit 0]
 $ warren --json land login
 {
@@ -640,35 +650,39 @@ $ warren --json land login
   }
 }
 [exit 1]
-$ echo 'console.log("hi");' > /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login/app.js
+$ echo 'console.log("hi");' > /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/login/app.js
 $ warren checkpoint login -m 'say hi'
-committed bc5b4b021d5e on fix/login
+committed 14a91b8809d4 on fix/login
 [exit 0]
 $ warren --json land login --push
+warren: merge queue: gate test on login (run 1)…
+warren: merge queue: landed login (a4733d1fbe5d) on main
 {
+  "state": "landed",
   "id": "login",
-  "commit": "e70951d94f73ec30f7cd368124acd30dce365e3c",
+  "entry": 2,
+  "commit": "a4733d1fbe5dcffa2fe2e96381ea9fe93d7ca4ec",
   "tree": "c24d4ade04a727663ee31c7a6253b44b03bd14a8",
   "base": "main",
-  "baseBefore": "c3f6d2ed8e59fa9454187643edbd8918ab410cd1",
+  "baseBefore": "ae15254245d79f6668aba54a3b9f0819e43d8c13",
   "excluded": [],
   "exclusions": [],
   "rebased": true,
-  "landed": true,
-  "checkoutUpdated": "/tmp/warren-docs-5hhMmU/shop",
+  "checkoutUpdated": "/tmp/warren-docs-5BwVX2/shop",
   "warnings": [],
+  "landed": true,
   "push": {
     "remote": "origin",
     "ref": "refs/heads/main",
-    "commit": "e70951d94f73ec30f7cd368124acd30dce365e3c",
+    "commit": "a4733d1fbe5dcffa2fe2e96381ea9fe93d7ca4ec",
     "ok": true
   }
 }
 [exit 0]
 $ git log --format="%h %s" -3
-e70951d fix: login
-c3f6d2e feat: a cart
-d20fa0d initial`,
+a4733d1 fix: login
+ae15254 feat: a cart
+ca18460 initial`,
     see: [['Landing: what `land` does, in order', '../design/landing.md#what-land-does']],
   },
   queue: {
