@@ -112,6 +112,9 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
     const v = workspace(repo, 'v');
     unmountUnder(v);
     fs.rmSync(v, { recursive: true, force: true });
+    // Gone for good, git's record too: a vanished task gc forgets (a live task whose folder is
+    // merely away, with git's record kept, is displaced and spared instead).
+    repo.git('worktree', 'prune');
   }
 }
 

@@ -119,7 +119,10 @@ describe('gc and a live task whose folder is away', () => {
 
     const gc = await repo.warrenJson<GcJson>('gc');
     expect(gc.code, gc.stdout).toBe(0);
-    expect(gc.json.removed.map((r) => `${r.kind}:${r.path ?? ''}`).sort()).toEqual([`prunable:${stray}`, `stranded:${path.join(root, 'empty-leftover')}`]);
+    expect(gc.json.removed.map((r) => `${r.kind}:${r.path ?? ''}`).sort()).toEqual([`prunable:${stray}`]);
+    // A folder warren did not make is listed, never deleted, even when empty.
+    expect(gc.json.kept.find((k) => k.path === path.join(root, 'empty-leftover'))?.reason).toMatch(/warren did not make it/);
+    expect(fs.existsSync(path.join(root, 'empty-leftover'))).toBe(true);
     const kept = gc.json.kept.find((k) => k.path === removable);
     expect(kept?.reason).toMatch(/locked \("on a removable disk"\) and its folder is missing/);
     expect(kept?.reason).toMatch(/git worktree unlock/);
