@@ -165,6 +165,10 @@ export const ERROR_DOCS = {
     meaning: '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
     action: 'Use one of the names the hint lists, or add the agent under `agents:`.',
   },
+  AGENT_NO_SESSION: {
+    meaning: '`warren run ID --resume` found no conversation to continue: no agent that keeps sessions (claude, codex, gemini) has run in this task, or not the one `--agent` names. Nothing was run.',
+    action: 'Start a conversation first with `warren run ID --agent NAME --prompt …`, then resume it.',
+  },
   COMMAND_FAILED: {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
     action: 'Check the command\'s name or install it; for a refused commit, read the hook\'s output and fix what it names.',

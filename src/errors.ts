@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   SANDBOX_REQUIRED: 1,
   PORTS_EXHAUSTED: 1,
   AGENT_UNKNOWN: 1,
+  AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,

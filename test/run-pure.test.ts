@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
-import { buildAgentInvocation } from '../src/run/agents.js';
+import { buildAgentInvocation, isResumable, type AgentRequest } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
 import { containedArgv, type Containment } from '../src/run/containment.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
@@ -79,11 +79,30 @@ describe('classifyRisk', () => {
 
 describe('buildAgentInvocation', () => {
   const config = configSchema.parse({ agents: { claude: { command: ['my-claude', '--x'], prompt: 'argv' } } });
+  const req = (prompt: string, over: Partial<AgentRequest> = {}): AgentRequest => ({ prompt, promptFile: '/f', home: '/h', resume: null, sandboxed: false, ...over });
   it('a warren.yaml agent replaces a built-in of the same name; no shell anywhere', () => {
-    expect(buildAgentInvocation(config, 'claude', '-p; rm -rf /', '/f')).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null });
-    expect(buildAgentInvocation(config, 'codex', 'x', '/f').argv).toEqual(['codex', 'exec', '-']);
-    expect(() => buildAgentInvocation(config, '__proto__', 'x', '/f')).toThrow(/no agent named/);
-    expect(() => buildAgentInvocation(config, 'toString', 'x', '/f')).toThrow(/no agent named/);
+    expect(buildAgentInvocation(config, 'claude', req('-p; rm -rf /'))).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null, env: {}, session: null });
+    expect(buildAgentInvocation(config, 'codex', req('x')).argv).toEqual(['codex', 'exec', '--sandbox', 'workspace-write', '-']);
+    expect(() => buildAgentInvocation(config, '__proto__', req('x'))).toThrow(/no agent named/);
+    expect(() => buildAgentInvocation(config, 'toString', req('x'))).toThrow(/no agent named/);
+    expect(isResumable(config, 'claude')).toBe(false);
+    expect(isResumable(config, 'codex')).toBe(true);
+  });
+  it('the built-ins: unattended flags, their own state folder, a session named up front or resumed', () => {
+    const plain = configSchema.parse({});
+    const claude = buildAgentInvocation(plain, 'claude', req('hi'));
+    expect(claude.argv.slice(0, 6)).toEqual(['claude', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash']);
+    expect(claude.argv.slice(6)).toEqual(['--session-id', claude.session]);
+    expect(claude).toMatchObject({ stdin: 'hi', env: { CLAUDE_CONFIG_DIR: '/h' } });
+    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6)).toEqual(['--resume', 'S1']);
+    expect(buildAgentInvocation(plain, 'codex', req('hi', { resume: 'S2', sandboxed: true }))).toMatchObject({
+      argv: ['codex', 'exec', '--dangerously-bypass-approvals-and-sandbox', 'resume', 'S2', '-'],
+      stdin: 'hi',
+      env: { CODEX_HOME: '/h' },
+      session: null,
+    });
+    const gemini = buildAgentInvocation(plain, 'gemini', req('-x', { resume: 'S3' }));
+    expect(gemini).toMatchObject({ argv: ['gemini', '--skip-trust', '--approval-mode', 'yolo', '--resume', 'S3', '--prompt=-x'], env: { GEMINI_CLI_HOME: '/h' }, session: 'S3' });
   });
   it('commandArgv: a string is shell, a list is argv', () => {
     expect(commandArgv('npm ci && echo "$X"')).toEqual(['sh', '-c', 'npm ci && echo "$X"']);

@@ -28,6 +28,10 @@ export interface RunRequest {
   logPath?: string;
   /** Skip the task-state guard (teardown during `rm`, which already holds the task). */
   skipStateCheck?: boolean;
+  /** Variables for this command only, over the task's own (an agent's state folder). */
+  env?: Record<string, string>;
+  /** More paths the command may write in a sandbox (an agent's state folder). */
+  writable?: readonly string[];
 }
 
 export interface RunOutcome {
@@ -51,7 +55,8 @@ export const DEFAULT_GRACE = '2s';
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
-  const profile = sandboxProfileFor(ctx, task);
+  const base = sandboxProfileFor(ctx, task);
+  const profile = base.kind === 'none' ? base : { ...base, writable: [...base.writable, ...(request.writable ?? [])] };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
@@ -60,7 +65,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   }
   await assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
-  const env = { ...process.env, ...taskEnv(ctx, task) };
+  const env = { ...process.env, ...taskEnv(ctx, task), ...request.env };
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
