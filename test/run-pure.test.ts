@@ -111,7 +111,7 @@ describe('buildAgentInvocation', () => {
 });
 
 describe('sandbox', () => {
-  const profile = { kind: 'bwrap' as const, network: false, writable: ['/w/ws'], readable: ['/tmp/repo'] };
+  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'] };
   it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
     expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
@@ -122,13 +122,13 @@ describe('sandbox', () => {
     expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
-    expect(sandboxArgv({ kind: 'none', network: true, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
+    expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
   });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
-    expect(sandboxFailureReason({ kind: 'none', network: true, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
+    expect(sandboxFailureReason({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
   });
 });
 
@@ -186,7 +186,7 @@ describe('checkPolicy', () => {
       { tasks: '*', sandbox: ['bwrap'], network: false },
     ],
   };
-  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, writable: [], readable: [] });
+  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, allow: null, writable: [], readable: [] });
   it.each([
     ['trusted-1', p('none', true), null],
     ['trusted-1', p('bwrap', true), null],

@@ -10,6 +10,7 @@ import { closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir,
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
+import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
@@ -91,7 +92,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     label: request.label,
     argv: [...request.argv],
     cwd: task.path,
-    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : ''}`,
+    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -109,19 +110,25 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
     ctx.reporter.line(`warren: ${message}`);
   }
-  const result = await supervise({
-    argv: sandboxArgv(profile, task.path, request.argv),
-    cwd: task.path,
-    env,
-    stdin: request.stdin,
-    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
-    graceMs,
-    logPath: log,
-    output: request.output,
-    containment,
-    sandboxed: profile.kind !== 'none',
-    mounts,
-  });
+  const egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
+  let result: SuperviseResult;
+  try {
+    result = await supervise({
+      argv: sandboxArgv(profile, task.path, request.argv, egress && { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards, node: process.execPath, bridge: bridgeScript() }),
+      cwd: task.path,
+      env,
+      stdin: request.stdin,
+      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      graceMs,
+      logPath: log,
+      output: request.output,
+      containment,
+      sandboxed: profile.kind !== 'none',
+      mounts,
+    });
+  } finally {
+    await egress?.close();
+  }
   const logTail = result.exitCode === 0 ? '' : tail(log);
   const failure = (mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null) ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
@@ -148,6 +155,28 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     sandbox: profile.kind,
     reason,
   };
+}
+
+/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. */
+async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow: string[]): Promise<EgressProxy> {
+  const proxy = await startEgressProxy(allow, (host, port, via) => {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'sandbox.egress_refused',
+      level: 'warn',
+      message: `sandbox: run ${runId} tried to reach ${host}:${port}, which is not on the allow list; refused`,
+      data: { runId, host, port, via },
+    });
+  });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'sandbox.egress_allowed',
+    message: `sandbox: run ${runId} may reach ${allow.length > 0 ? allow.join(', ') : 'no host'} through warren's proxy`,
+    data: { runId, allow, proxy: proxy.socket },
+  });
+  return proxy;
 }
 
 /** The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped by signal N. */

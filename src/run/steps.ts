@@ -1,3 +1,4 @@
+import { sandboxKindOf } from '../config/schema.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
@@ -33,11 +34,11 @@ export const riskCreate: CreateStep = {
   name: 'risk',
   // --require-sandbox: the risk is a pure function of warren.yaml, so it is refused before anything is made.
   async check(ctx, options) {
-    if (options.requireSandbox) assertSandboxRequirement(options.id, classifyRisk(ctx.config), options.sandbox ?? ctx.config.sandbox);
+    if (options.requireSandbox) assertSandboxRequirement(options.id, classifyRisk(ctx.config), options.sandbox ?? sandboxKindOf(ctx.config));
   },
   async run(ctx, task, options) {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
-    const sandbox = options.sandbox ?? ctx.config.sandbox;
+    const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     const risk = classifyRisk(ctx.config);
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
