@@ -5,6 +5,7 @@ import { makeEnv, type CliEnv, type Handler, type Register } from './command.js'
 import { registerAudit } from './commands/audit.js';
 import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerGc } from './commands/gc.js';
+import { registerHook, registerHooks } from './commands/hooks.js';
 import { registerLand } from './commands/land.js';
 import { registerList } from './commands/list.js';
 import { registerNew } from './commands/new.js';
@@ -38,6 +39,8 @@ export const COMMANDS: readonly Register[] = [
   registerAudit,
   registerPolicy,
   registerServe,
+  registerHooks,
+  registerHook,
 ];
 
 interface Outcome {
