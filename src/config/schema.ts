@@ -55,14 +55,4 @@ export const configSchema = z.strictObject({
 });
 
 export type WarrenConfig = z.infer<typeof configSchema>;
-
-/** The sandbox kind warren.yaml asks for. */
-export function sandboxKindOf(config: WarrenConfig): 'none' | 'bwrap' {
-  return typeof config.sandbox === 'string' ? config.sandbox : config.sandbox.kind;
-}
-
-/** The egress allowlist warren.yaml gives the bwrap sandbox, or null when it gives none (then: no network, or all with `network: true`). */
-export function egressAllowOf(config: WarrenConfig): string[] | null {
-  return typeof config.sandbox === 'string' ? null : config.sandbox.allow;
-}
 export type CommandSpec = z.infer<typeof command>;

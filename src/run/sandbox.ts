@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { egressAllowOf, sandboxKindOf } from '../config/schema.js';
+import { egressAllowOf, sandboxKindOf } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';

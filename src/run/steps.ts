@@ -1,4 +1,4 @@
-import { sandboxKindOf } from '../config/schema.js';
+import { sandboxKindOf } from '../config/sandbox.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
