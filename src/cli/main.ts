@@ -8,6 +8,7 @@ import { registerGc } from './commands/gc.js';
 import { registerHook, registerHooks } from './commands/hooks.js';
 import { registerLand } from './commands/land.js';
 import { registerList } from './commands/list.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerNew } from './commands/new.js';
 import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
@@ -39,6 +40,7 @@ export const COMMANDS: readonly Register[] = [
   registerAudit,
   registerPolicy,
   registerServe,
+  registerMcp,
   registerHooks,
   registerHook,
 ];
