@@ -69,6 +69,9 @@ class Collected {
 
 const id = z.string().describe('the task ID');
 
+/** Tool calls still running: when the client closes stdin, these finish (and answer) before the server goes. */
+let inFlight = 0;
+
 export function buildServer(options: McpOptions): McpServer {
   const server = new McpServer({ name: 'warren', version: options.version });
 
@@ -77,6 +80,7 @@ export function buildServer(options: McpOptions): McpServer {
     async (args: A): Promise<CallToolResult> => {
       const collected = new Collected();
       let ctx: ProjectContext | null = null;
+      inFlight++;
       try {
         ctx = await openProject(options.repoDir, { store: options.store, reporter: collected.reporter() });
         const data = await fn(ctx, args, collected);
@@ -91,6 +95,8 @@ export function buildServer(options: McpOptions): McpServer {
         }
         const error = { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}), ...(err.details ? { details: err.details } : {}) };
         return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }] };
+      } finally {
+        inFlight--;
       }
     };
 
@@ -192,13 +198,26 @@ export function buildServer(options: McpOptions): McpServer {
   return server;
 }
 
-/** Serves on stdin/stdout until the client closes stdin. */
+/**
+ * Serves on stdin/stdout until the client closes stdin, then lets the calls it already sent
+ * finish and answer (a script may pipe its requests in and close at once).
+ */
 export async function serveMcp(options: McpOptions): Promise<void> {
   const server = buildServer(options);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
+    process.stdin.once('end', () => {
+      // Requests read just before the end are dispatched on later ticks: idle twice in a row means none is left.
+      let idle = 0;
+      const check = setInterval(() => {
+        idle = inFlight === 0 ? idle + 1 : 0;
+        if (idle >= 2) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+    });
   });
   await server.connect(transport);
   await closed;
