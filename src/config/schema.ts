@@ -38,7 +38,11 @@ export const configSchema = z.strictObject({
   teardown: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
   protected: z.array(z.string().min(1)).default([]),
   /** `none`, `bwrap`, or bwrap with egress through warren's proxy to the listed hosts only. */
-  sandbox: z.union([z.enum(['none', 'bwrap']), z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) })]).default('none'),
+  sandbox: z
+    .union([z.enum(['none', 'bwrap']), z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) })], {
+      error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
+    })
+    .default('none'),
   network: z.boolean().optional(),
   ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
   kill_grace: duration.optional(),
