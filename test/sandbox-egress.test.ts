@@ -112,6 +112,9 @@ describe.skipIf(noBwrap !== null || noClaude !== null)('egress allowlist: a real
     // The listed one is reachable by a plain command too (a forward on the sandbox's loopback).
     const listed = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`${model.url}/`, false));
     expect(fs.readFileSync(listed.json.log, 'utf8')).toContain('status 200');
+    // …and through the proxy, as a plain-HTTP request with an absolute URL.
+    const proxied = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`${model.url}/`, true));
+    expect(fs.readFileSync(proxied.json.log, 'utf8')).toContain('status 200');
 
     const shown = await repo.warrenJson<Shown>('show', 'box', '--events', '100');
     const refused = shown.json.events.filter((e) => e.kind === 'sandbox.egress_refused');

@@ -10,6 +10,7 @@ import type { Task } from '../state/types.js';
 import { agentHome, codexSessionSince, seedAgentHome } from './agent-home.js';
 import { assertAgentKnown, buildAgentInvocation, isResumable, RESUMABLE } from './agents.js';
 import { sandboxProfileFor } from './sandbox.js';
+import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { logDir, newRunId } from './records.js';
 
@@ -64,9 +65,10 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
   if (options.agent === undefined && !options.resume) throw new WarrenError('USAGE', 'name the agent with --agent (or continue a conversation with --resume); nothing was run.');
   // Refused (AGENT_UNKNOWN) before the lock or any file.
   if (options.agent !== undefined) assertAgentKnown(ctx.config, options.agent);
-  const runLabel = options.agent ?? 'resume';
-  return withTaskLock(ctx, id, `run ${runLabel}`, async () => {
+  return withTaskLock(ctx, id, `run ${options.agent ?? 'resume'}`, async () => {
     const task = requireTask(ctx, id);
+    // Refused before the agent's state folder is made or seeded (runInTask checks it again).
+    assertRunnable(task, 'agent');
     const resumed = options.resume ? sessionToResume(ctx, task, options.agent) : null;
     const agent = resumed?.agent ?? options.agent ?? '';
     const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
