@@ -152,7 +152,7 @@ function readProcIo(): string | null {
 
 /** The real agent CLIs, installed at pinned versions into test/agent-clis by .ci/run. */
 export const AGENT_CLI_BIN = path.resolve(import.meta.dirname, '../agent-clis/node_modules/.bin');
-const AGENT_CLI_INSTALL = 'npm ci --prefix test/agent-clis --ignore-scripts (as .ci/run does)';
+const AGENT_CLI_INSTALL = 'npm ci --prefix test/agent-clis --ignore-scripts && npm rebuild --prefix test/agent-clis @anthropic-ai/claude-code (as .ci/run does)';
 
 function runAgentCli(name: string): string | null {
   const bin = path.join(AGENT_CLI_BIN, name);
