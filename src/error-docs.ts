@@ -179,6 +179,10 @@ export const ERROR_DOCS = {
       "The repository's `warren.yaml` defines commands (setup, verify, teardown, its own agents) that you have not trusted, or that changed since you did. warren runs none of them until you do: `new` refuses before anything is made (`--no-setup` still works), `setup`, `verify` and `run --agent` refuse before anything runs; `rm` skips teardown with a warning. The message names the commands that would have run.",
     action: 'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
   },
+  AGENT_NO_SESSION: {
+    meaning: '`warren run ID --resume` found no conversation to continue: no agent that keeps sessions (claude, codex, gemini) has run in this task, or not the one `--agent` names. Nothing was run.',
+    action: 'Start a conversation first with `warren run ID --agent NAME --prompt …`, then resume it.',
+  },
   COMMAND_FAILED: {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
     action: 'Check the command\'s name or install it; for a refused commit, read the hook\'s output and fix what it names.',

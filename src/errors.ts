@@ -49,6 +49,7 @@ export const ERROR_CODES = {
   PORTS_EXHAUSTED: 1,
   AGENT_UNKNOWN: 1,
   UNTRUSTED_COMMANDS: 1,
+  AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,

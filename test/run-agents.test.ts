@@ -41,7 +41,8 @@ function setup(): { w: (...args: string[]) => Promise<CliResult>; record: string
       ].join('\n'),
     },
   });
-  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, AGENT_RECORD: record };
+  // HOME: the built-ins copy the user's login into the task's state folder; this one has none.
+  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, AGENT_RECORD: record, HOME: tmpDir('warren-agents-home-'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', GEMINI_CLI_HOME: '' };
   return { w: (...args) => runCli(args, { cwd: repo.root, home: repo.home, env }), record, home: repo.home, root: repo.root };
 }
 
@@ -53,9 +54,25 @@ function recorded(record: string, exe: string): { argv: string[]; stdin: string 
 type Expect = (prompt: string, argv: string[], stdin: string) => void;
 
 const ADAPTERS: { agent: string; exe: string; check: Expect }[] = [
-  { agent: 'claude', exe: 'claude', check: (p, argv, stdin) => (expect(argv).toEqual(['-p']), expect(stdin).toBe(p)) },
-  { agent: 'codex', exe: 'codex', check: (p, argv, stdin) => (expect(argv).toEqual(['exec', '-']), expect(stdin).toBe(p)) },
-  { agent: 'gemini', exe: 'gemini', check: (p, argv, stdin) => (expect(argv).toEqual([`--prompt=${p}`]), expect(stdin).toBe('')) },
+  {
+    agent: 'claude',
+    exe: 'claude',
+    check: (p, argv, stdin) => {
+      expect(argv.slice(0, 5)).toEqual(['-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash']);
+      expect(argv[5]).toBe('--session-id');
+      expect(stdin).toBe(p);
+    },
+  },
+  { agent: 'codex', exe: 'codex', check: (p, argv, stdin) => (expect(argv).toEqual(['exec', '--sandbox', 'workspace-write', '-']), expect(stdin).toBe(p)) },
+  {
+    agent: 'gemini',
+    exe: 'gemini',
+    check: (p, argv, stdin) => {
+      expect(argv.slice(0, 4)).toEqual(['--skip-trust', '--approval-mode', 'yolo', '--session-id']);
+      expect(argv.slice(5)).toEqual([`--prompt=${p}`]);
+      expect(stdin).toBe('');
+    },
+  },
   {
     agent: 'aider',
     exe: 'aider',

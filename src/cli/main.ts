@@ -5,9 +5,11 @@ import { makeEnv, type CliEnv, type Handler, type Register } from './command.js'
 import { registerAudit } from './commands/audit.js';
 import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerGc } from './commands/gc.js';
+import { registerHook, registerHooks } from './commands/hooks.js';
 import { registerLand } from './commands/land.js';
 import { registerQueue } from './commands/queue.js';
 import { registerList } from './commands/list.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerNew } from './commands/new.js';
 import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
@@ -42,6 +44,9 @@ export const COMMANDS: readonly Register[] = [
   registerAudit,
   registerPolicy,
   registerServe,
+  registerMcp,
+  registerHooks,
+  registerHook,
 ];
 
 interface Outcome {

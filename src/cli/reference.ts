@@ -428,24 +428,49 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
     see: [['Execution: bounded endings', '../design/execution.md#warren-exec-and-bounded-endings'], ['Ports and names', '../design/execution.md#ports-and-names']],
   },
   run: {
-    json: `// as exec
-{ exitCode; signal; timedOut; canceledBy; durationMs; log; sandbox; reason; runId }`,
+    json: `// as exec, and the agent and its conversation
+{ exitCode; signal; timedOut; canceledBy; durationMs; log; sandbox; reason; runId;
+  agent: string;
+  session: string | null }   // claude, codex, gemini: the session \`--resume\` continues; null for others`,
     exit: [
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
       [141, "warren's output closed, and warren ended the agent (as `exec`)"],
-      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, the task locked or in the wrong state, the policy or sandbox refused'],
-      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
+      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, the task locked or in the wrong state, the policy or sandbox refused'],
+      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
     ],
-    errors: ['AGENT_UNKNOWN', 'UNTRUSTED_COMMANDS', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
+    errors: ['AGENT_UNKNOWN', 'AGENT_NO_SESSION', 'UNTRUSTED_COMMANDS', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
 -n "quoted" $HOME
 [exit 0]
 $ warren run cart --agent nope --prompt hi
 warren: no agent named "nope"; nothing was run.
   hint: Use one of aider, claude, codex, echo-agent, gemini, or add it under \`agents:\` in warren.yaml.
+[exit 1]
+$ warren --json run cart --agent claude --prompt "Add a cart, then show where you are."   # the real claude 2.1.328, against a scripted model server
+scripted turn done
+{
+  "exitCode": 0,
+  "timedOut": false,
+  "durationMs": 10519,
+  "log": "/tmp/warren-docs-agents/home/logs/shop-1061e4e954/cart/20261130T211234-b67f2313-agent.log",
+  "signal": null,
+  "canceledBy": null,
+  "sandbox": "none",
+  "reason": null,
+  "runId": "20261130T211234-b67f2313",
+  "agent": "claude",
+  "session": "879577ad-3cda-4700-9533-9ab6a0949352"
+}
+[exit 0]
+$ warren run cart --resume --prompt "Now test it."
+ok
+[exit 0]
+$ warren run cart --resume --agent codex --prompt hi
+warren: task cart has no conversation with codex to resume; nothing was run.
+  hint: Start one with \`warren run cart --agent codex --prompt …\`.
 [exit 1]`,
-    see: [['Agents', '../design/execution.md#agents']],
+    see: [['Agents', '../design/execution.md#agents'], ['Using warren with Claude Code, Codex and Gemini', '../agents.md'], ['Continuing a conversation', '../agents.md#continuing-a-conversation-warren-run---resume']],
   },
   setup: {
     json: `{
@@ -868,5 +893,95 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
   hint: Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.
 [exit 2]`,
     see: [['Dashboard', '../design/dashboard.md'], ['Security model', '../design/dashboard.md#security-model'], ['Scripting the dashboard', '../design/dashboard.md#scripting-the-dashboard']],
+  },
+  mcp: {
+    json: '// none: stdout carries the MCP protocol (JSON-RPC over stdio). Each tool answers with the JSON the CLI prints; a refusal is a tool error whose text is the CLI\'s --json error.',
+    exit: [
+      [0, 'the client closed stdin (calls already sent are answered first)'],
+      [2, 'refused before serving: not a repository, `WARREN_HOME` of another user'],
+    ],
+    errors: ['NOT_A_REPO', 'HOME_NOT_OWNED'],
+    example: "$ printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"1\"}}}' '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list\",\"arguments\":{}}}' '{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\",\"arguments\":{\"id\":\"nope\"}}}' | warren mcp\n{\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":\"warren\",\"version\":\"0.1.0\"}},\"jsonrpc\":\"2.0\",\"id\":1}\n{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\n  \\\"error\\\": {\\n    \\\"code\\\": \\\"TASK_NOT_FOUND\\\",\\n    \\\"message\\\": \\\"no task nope in this repository; nothing was changed.\\\",\\n    \\\"hint\\\": \\\"See `warren list`.\\\"\\n  }\\n}\"}],\"isError\":true},\"jsonrpc\":\"2.0\",\"id\":3}\n{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"[\\n  {\\n    \\\"id\\\": \\\"cart\\\",\\n    \\\"type\\\": \\\"feat\\\",\\n    \\\"branch\\\": \\\"feat/cart\\\",\\n    \\\"path\\\": \\\"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/cart\\\",\\n    \\\"base\\\": \\\"main\\\",\\n    \\\"state\\\": \\\"ready\\\",\\n    \\\"createdAt\\\": \\\"2026-11-30T21:12:32.391Z\\\"\\n  }\\n]\"}]},\"jsonrpc\":\"2.0\",\"id\":2}\n[exit 0]\n$ claude mcp add warren -- warren mcp        # register it with Claude Code (in the repository)\nAdded stdio MCP server warren with command: warren mcp to local config\n$ codex mcp add warren -- warren --repo /path/to/repo mcp     # with Codex (global: name the repository)\nAdded global MCP server 'warren'.",
+    see: [['warren as an MCP server', '../agents.md#warren-as-an-mcp-server-warren-mcp'], ['Benchmarks', '../benchmarks.md#mcp-npm-run-bench-mcp']],
+  },
+  'hooks install': {
+    json: `{
+  file: string;                                   // <repo>/.claude/settings.local.json
+  added: ('WorktreeCreate' | 'WorktreeRemove')[];  // empty: both were there already
+  hooks: { WorktreeCreate: unknown; WorktreeRemove: unknown };   // those keys as written
+}`,
+    exit: [
+      [0, 'the hooks are there (written now, or already)'],
+      [2, 'refused, nothing changed: an agent other than `claude`, the settings file is not JSON, or another command already answers WorktreeCreate'],
+    ],
+    errors: ['CONFIG_INVALID', 'USAGE', 'NOT_A_REPO'],
+    example: `$ warren hooks install claude
+wrote WorktreeCreate and WorktreeRemove into /tmp/warren-docs-agents/shop/.claude/settings.local.json:
+{
+  "hooks": {
+    "WorktreeCreate": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-create"
+          }
+        ]
+      }
+    ],
+    "WorktreeRemove": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-remove"
+          }
+        ]
+      }
+    ]
+  }
+}
+[exit 0]
+$ warren --json hooks install claude
+{
+  "file": "/tmp/warren-docs-agents/shop/.claude/settings.local.json",
+  "added": [],
+  "hooks": {
+    "WorktreeCreate": [
+…
+[exit 0]`,
+    see: [["Claude Code's worktrees", '../agents.md#claude-codes-worktrees-warren-hooks-install-claude']],
+  },
+  'hook claude-create': {
+    json: '{ id: string; path: string; created: boolean }   // created: false when a ready task of that name was reused. Without --json, stdout is the path alone (what Claude Code reads).',
+    exit: [
+      [0, 'the workspace is ready; its path is on stdout'],
+      [1, 'refused (nothing created), or its setup failed (the task is kept in `setup_failed`): Claude Code shows the message'],
+      [2, 'a payload that is not JSON, names no worktree, or leaves no usable task ID; an invalid `--type`'],
+    ],
+    errors: ['USAGE', 'ID_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'BASE_UNKNOWN', 'SETUP_FAILED', 'CREATE_FAILED'],
+    example: `$ echo '{"session_id":"0b3c9a54-…","cwd":"/tmp/warren-docs-agents/shop","hook_event_name":"WorktreeCreate","name":"fix-login"}' | warren hook claude-create
+setting up fix-login on port 20010
+warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
+/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login
+[exit 0]`,
+    see: [["Claude Code's worktrees", '../agents.md#claude-codes-worktrees-warren-hooks-install-claude']],
+  },
+  'hook claude-remove': {
+    json: '// as rm',
+    exit: [
+      [0, 'removed'],
+      [1, 'refused, nothing removed: work would be lost, or the path is not a warren workspace of this repository'],
+      [2, 'a payload that is not JSON or names no worktree_path'],
+    ],
+    errors: ['WORKSPACE_DIRTY', 'TASK_NOT_FOUND', 'LOCK_HELD', 'USAGE'],
+    example: `$ echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login"}' | warren hook claude-remove
+warren: task fix-login has 1 uncommitted change(s) that removing would lose: ?? draft.txt. Nothing was removed.
+  hint: Commit them (\`warren checkpoint fix-login\`) or discard them in /tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login, then run \`warren rm fix-login\` again.
+[exit 1]
+$ rm draft.txt; echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login"}' | warren hook claude-remove
+removed fix-login; kept branch feat/fix-login
+[exit 0]`,
+    see: [["Claude Code's worktrees", '../agents.md#claude-codes-worktrees-warren-hooks-install-claude']],
   },
 };

@@ -10,6 +10,16 @@ const duration = z
 const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, . _ - (1-64 characters)');
 
+/** An egress allowlist entry: `host`, `host:port`, `*.domain[:port]`, an IPv4 address or `[IPv6]`, with an optional port. */
+export const ALLOW_ENTRY = /^(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+const allowEntry = z
+  .string()
+  .regex(ALLOW_ENTRY, 'host, host:port, *.domain, an IPv4 address or [IPv6], with an optional :port')
+  .refine((e) => {
+    const port = /:(\d+)$/.exec(e)?.[1];
+    return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+  }, 'a port from 1 to 65535');
+
 export const PROVISION_MODES = ['copy', 'hardlink', 'share', 'cow'] as const;
 export type ProvisionMode = (typeof PROVISION_MODES)[number];
 
@@ -35,7 +45,12 @@ export const configSchema = z.strictObject({
     .default([]),
   teardown: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
   protected: z.array(z.string().min(1)).default([]),
-  sandbox: z.enum(['none', 'bwrap']).default('none'),
+  /** `none`, `bwrap`, or bwrap with egress through warren's proxy to the listed hosts only. */
+  sandbox: z
+    .union([z.enum(['none', 'bwrap']), z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) })], {
+      error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
+    })
+    .default('none'),
   network: z.boolean().optional(),
   ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
   kill_grace: duration.optional(),
@@ -52,6 +67,10 @@ export const configSchema = z.strictObject({
       z.strictObject({ command: z.array(z.string()).min(1), prompt: z.enum(['argv', 'stdin', 'file']).default('argv') }),
     )
     .optional(),
+}).superRefine((config, ctx) => {
+  if (typeof config.sandbox === 'object' && config.network === true) {
+    ctx.addIssue({ code: 'custom', path: ['network'], message: 'network: true lets every connection out, which the sandbox allow list exists to prevent; keep one of the two' });
+  }
 });
 
 export type WarrenConfig = z.infer<typeof configSchema>;

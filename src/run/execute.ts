@@ -10,6 +10,7 @@ import { abandonRun, closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insert
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
+import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
@@ -28,6 +29,10 @@ export interface RunRequest {
   logPath?: string;
   /** Skip the task-state guard (teardown during `rm`, which already holds the task). */
   skipStateCheck?: boolean;
+  /** Variables for this command only, over the task's own (an agent's state folder). */
+  env?: Record<string, string>;
+  /** More paths the command may write in a sandbox (an agent's state folder). */
+  writable?: readonly string[];
 }
 
 export interface RunOutcome {
@@ -51,7 +56,8 @@ export const DEFAULT_GRACE = '2s';
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
-  const profile = sandboxProfileFor(ctx, task);
+  const base = sandboxProfileFor(ctx, task);
+  const profile = base.kind === 'none' ? base : { ...base, writable: [...base.writable, ...(request.writable ?? [])] };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
@@ -60,7 +66,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   }
   await assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
-  const env = { ...process.env, ...taskEnv(ctx, task) };
+  const env = { ...process.env, ...taskEnv(ctx, task), ...request.env };
   assertArgvCarriable(request.argv);
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
@@ -87,7 +93,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     label: request.label,
     argv: [...request.argv],
     cwd: task.path,
-    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : ''}`,
+    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -105,10 +111,13 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
     ctx.reporter.line(`warren: ${message}`);
   }
+  let egress: EgressProxy | null = null;
   let result: SuperviseResult;
   try {
+    // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
+    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
     result = await supervise({
-      argv: sandboxArgv(profile, task.path, request.argv),
+      argv: sandboxArgv(profile, task.path, request.argv, egress && { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards, node: process.execPath, bridge: bridgeScript() }),
       cwd: task.path,
       env,
       stdin: request.stdin,
@@ -133,6 +142,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       data: { runId, kind: request.kind, exitCode: null, signal: null, timedOut: false, durationMs: 0, log, survivors: [] },
     });
     throw err;
+  } finally {
+    await egress?.close();
   }
   const logTail = result.exitCode === 0 ? '' : tail(log);
   const failure = (mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null) ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
@@ -160,6 +171,28 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     sandbox: profile.kind,
     reason,
   };
+}
+
+/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. */
+async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow: string[]): Promise<EgressProxy> {
+  const proxy = await startEgressProxy(allow, (host, port, via) => {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'sandbox.egress_refused',
+      level: 'warn',
+      message: `sandbox: run ${runId} tried to reach ${host}:${port}, which is not on the allow list; refused`,
+      data: { runId, host, port, via },
+    });
+  });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'sandbox.egress_allowed',
+    message: `sandbox: run ${runId} may reach ${allow.length > 0 ? allow.join(', ') : 'no host'} through warren's proxy`,
+    data: { runId, allow, proxy: proxy.socket },
+  });
+  return proxy;
 }
 
 /**

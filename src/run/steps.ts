@@ -1,3 +1,4 @@
+import { sandboxKindOf } from '../config/sandbox.js';
 import { resolveSources } from '../provision/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
@@ -38,11 +39,11 @@ export const riskCreate: CreateStep = {
     if (!options.requireSandbox) return;
     // The paths provisioning will share (read as it will read them), not a share entry it will skip.
     const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
-    assertSandboxRequirement(options.id, classifyRisk(ctx.config, shared), options.sandbox ?? ctx.config.sandbox);
+    assertSandboxRequirement(options.id, classifyRisk(ctx.config, shared), options.sandbox ?? sandboxKindOf(ctx.config));
   },
   async run(ctx, task, options) {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
-    const sandbox = options.sandbox ?? ctx.config.sandbox;
+    const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
     const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
     const risk = classifyRisk(ctx.config, shared);

@@ -52,6 +52,10 @@ export interface EventPayloads {
   'run.containment_fallback': { runId: string; reason: string };
   'run.ended': { runId: string; kind: RunKind; exitCode: number | null; signal: string | null; timedOut: boolean; durationMs: number; log: string; survivors: number[] };
   'run.interrupted': { runId: string };
+  'agent.session': { agent: string; session: string; runId: string; resumed: boolean };
+  'agent.seeded': { agent: string; home: string; files: string[] };
+  'sandbox.egress_refused': { runId: string; host: string; port: number; via: 'connect' | 'http' };
+  'sandbox.egress_allowed': { runId: string; allow: string[]; proxy: string };
   'setup.passed': StepsPayload;
   'setup.failed': StepsPayload;
   'setup.skipped': Record<string, never>;
@@ -120,6 +124,10 @@ export const EVENT_KINDS = Object.keys({
   'run.containment_fallback': 1,
   'run.ended': 1,
   'run.interrupted': 1,
+  'agent.session': 1,
+  'agent.seeded': 1,
+  'sandbox.egress_refused': 1,
+  'sandbox.egress_allowed': 1,
   'setup.passed': 1,
   'setup.failed': 1,
   'setup.skipped': 1,
