@@ -16,9 +16,15 @@ import { assertContained } from './paths.js';
 import { requireTask } from './tasks.js';
 import { validateTaskId } from './ids.js';
 import { beginIntent, intentSteps, type Intent, type RecoverFn } from './intents.js';
+import { archiveTask, snapshotTask, type Archive } from './archive.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
+  /**
+   * Remove a task that has uncommitted or unlanded work, after saving all of it under
+   * `refs/warren/archive/<ID>/<UTC time>` (src/workspace/archive.ts); the branch goes too.
+   */
+  discard?: boolean;
 }
 
 export interface RemoveResult {
@@ -28,6 +34,8 @@ export interface RemoveResult {
   branchDeleted: boolean;
   /** Commits on the kept branch that the base does not have. */
   unlandedCommits: number;
+  /** `--discard`: the archive ref everything was saved under. */
+  archive?: string;
 }
 
 /** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
@@ -89,13 +97,13 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       );
     }
     const dirty = await statusOf(task.path);
-    if (dirty.length > 0) {
+    if (dirty.length > 0 && !options.discard) {
       const shown = dirty.slice(0, 20).map((e) => `${e.code.trim() || '??'} ${e.path}`);
       throw new WarrenError(
         'WORKSPACE_DIRTY',
         `task ${id} has ${dirty.length} uncommitted change(s) that removing would lose: ${shown.join(', ')}${dirty.length > 20 ? ', …' : ''}. Nothing was removed.`,
         {
-          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again.`,
+          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again; or \`warren rm ${id} --discard\` saves everything under refs/warren/archive/${id}/ and removes it.`,
           details: { changes: dirty },
         },
       );
@@ -103,10 +111,14 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
     const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
     const landed = await isWorkLanded(ctx, task);
-    if (options.deleteBranch && !landed) await assertBranchLandedElsewhere(ctx, task);
+    const discard = options.discard === true;
+    if (options.deleteBranch && !landed && !discard) await assertBranchLandedElsewhere(ctx, task);
+    const tip = discard ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
+    if (discard && !tip) throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s branch ${task.branch} is missing; nothing was removed.`, { hint: 'See `warren scan`.' });
 
     // Act. Every step is recorded: a warren killed half way is repaired by the next command.
-    const intent = beginIntent(ctx, 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: options.deleteBranch === true, prevState: task.state, unlanded: unlanded.length });
+    const deleteBranchToo = options.deleteBranch === true || discard;
+    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: deleteBranchToo, prevState: task.state, unlanded: unlanded.length });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
     intent.step('removing');
     const problems = await releaseSteps(ctx, task);
@@ -121,10 +133,17 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
         details: { problems: what },
       });
     }
+    // Saved last, after teardown: the archive is the workspace as it is removed.
+    let archive: Archive | null = null;
+    if (discard && tip) {
+      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
+      intent.step('archived', { archive: archive.ref });
+      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
+    }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
-      // No --force: the worktree was proven clean above, and git re-checks it.
-      gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
+      // No --force: the worktree was proven clean above, and git re-checks it. --discard: everything in it was saved just now.
+      gitStderr = (await removeWorktree(ctx.repo, task.path, discard)).stderr.trim();
     });
 
     // Verify both facts: git forgot it, and the disk is clear.
@@ -144,9 +163,9 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       throw err;
     }
 
-    const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
+    const branchDeleted = deleteBranchToo && (await deleteBranch(ctx, task));
     intent.step('branch-deleted');
-    const result = await finish(ctx, task, branchDeleted, unlanded.length, intent);
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, intent, archive?.ref);
     intent.done();
     return result;
   } finally {
@@ -154,7 +173,7 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   }
 }
 
-async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, intent?: Intent): Promise<RemoveResult> {
+async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, intent?: Intent, archive?: string): Promise<RemoveResult> {
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   intent?.step('after-remove');
   removeMeta(task.path);
@@ -163,12 +182,24 @@ async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, u
     project: ctx.key,
     taskId: task.id,
     kind: 'task.removed',
-    message: branchDeleted
-      ? `removed ${task.path} and deleted branch ${task.branch}`
-      : `removed ${task.path}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
+    message: archive
+      ? `discarded ${task.path} and branch ${task.branch}; everything is saved in ${archive}`
+      : branchDeleted
+        ? `removed ${task.path} and deleted branch ${task.branch}`
+        : `removed ${task.path}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
     data: { branchDeleted, unlandedCommits },
   });
-  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits };
+  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(archive ? { archive } : {}) };
+}
+
+function recordArchived(ctx: ProjectContext, task: Task, archive: Archive, changes: number, unlanded: number): void {
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'task.archived',
+    message: `saved ${changes} uncommitted change(s) and ${unlanded} commit(s) not on ${task.base} as ${archive.ref}; \`warren restore ${task.id}\` brings them back`,
+    data: { archive: archive.ref, commit: archive.commit, tip: archive.tip, changes, unlandedCommits: unlanded },
+  });
 }
 
 async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Promise<void> {
@@ -245,24 +276,27 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
   if (mountsUnder(readMounts(), task.path).length > 0) {
     throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, { hint: 'Unmount it first.' });
   }
-  const branchAlive = (await revParse(ctx.repo, `refs/heads/${task.branch}`)) !== null;
-  if (options.deleteBranch && branchAlive && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
   if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
-  const branchDeleted = options.deleteBranch === true && branchAlive && (await deleteBranch(ctx, task));
   const baseTip = await revParse(ctx.repo, task.base);
-  const unlanded = branchAlive ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
-  return finish(ctx, task, branchDeleted, unlanded.length);
+  const unlanded = tip ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
+  // git forgot the worktree before it failed (it was clean then): only the branch is left to save.
+  const archive = options.discard && tip ? await archiveTask(ctx, task, tip, null) : null;
+  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
+  const branchDeleted = (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, undefined, archive?.ref);
 }
 
 /**
- * An `rm` whose warren died. Before git removed the worktree the workspace is whole: the task
+ * An `rm` (or `rm --discard`) whose warren died. Before git removed the worktree the workspace is whole: the task
  * goes back to the state it was in (its layers are mounted again on next use), and `rm` can run
  * again. After, the removal is finished: what is left on disk, the branch when asked, the
  * features' leftovers, the record.
  */
 export const recoverRm: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number };
-  const steps = intentSteps('rm', ctx.lifecycle);
+  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number; archive?: string };
+  const steps = intentSteps(intent.op, ctx.lifecycle);
   const reached = steps.indexOf(intent.step);
   const task = ctx.store.getTask(ctx.key, d.id);
   if (intent.step === 'begun' || !task) return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
@@ -287,7 +321,7 @@ export const recoverRm: RecoverFn = async (ctx, intent) => {
     project: ctx.key,
     taskId: d.id,
     kind: 'task.removed',
-    message: `removed ${d.path} (finished after an interrupted rm)${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}`,
+    message: `removed ${d.path} (finished after an interrupted ${intent.op === 'discard' ? 'rm --discard' : 'rm'})${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}${d.archive ? `; everything is saved in ${d.archive}` : ''}`,
     data: { branchDeleted: branchDeleted || d.deleteBranch, unlandedCommits: d.unlanded },
   });
   return { outcome: 'rolled-forward', message: `git had removed the worktree; warren finished removing task ${d.id}` };
