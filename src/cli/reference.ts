@@ -117,7 +117,8 @@ warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0
 // --archived: what rm --discard saved, oldest first
 { id: string; ref: string; at: string;           // refs/warren/archive/<ID>/<UTC time>, and that time
   commit: string; tip: string; index: string;    // the archive, the branch tip it keeps, the index it kept
-  type: string; branch: string; base: string; baseCommit: string }[]`,
+  type: string; branch: string; base: string; baseCommit: string;
+  sandbox?: 'none' | 'bwrap' }[]                  // the task's own sandbox (new --sandbox), which restore gives back`,
     exit: [[0, 'always, when the repository opens']],
     errors: ['NOT_A_REPO'],
     example: `$ warren list

@@ -20,8 +20,8 @@ import { provisionedExcludes } from './provisioned.js';
  *   after the branch is deleted.
  * - Its second parent is a commit of the index as it was, so `restore` brings staged changes back
  *   staged, the rest unstaged, and untracked files untracked.
- * - Its message names the task's type, branch and base in trailers: an archive is read from git
- *   alone, whatever the database holds.
+ * - Its message names the task's type, branch, base (and sandbox, when the task had its own) in
+ *   trailers: an archive is read from git alone, whatever the database holds.
  */
 
 export const ARCHIVE_PREFIX = 'refs/warren/archive/';
@@ -43,6 +43,8 @@ export interface Archive {
   branch: string;
   base: string;
   baseCommit: string;
+  /** The task's own sandbox (`new --sandbox`), when it had one: `restore` gives it back. */
+  sandbox?: 'none' | 'bwrap';
 }
 
 /** `20261130T191218.123Z`: the time in a ref name (no `:`), sorting as it reads. */
@@ -60,7 +62,10 @@ export function parseArchiveRef(ref: string): { id: string; at: string } | null 
 
 const TRAILERS = { type: 'Warren-Type', branch: 'Warren-Branch', base: 'Warren-Base', baseCommit: 'Warren-Base-Commit' } as const;
 
-export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base' | 'baseCommit'>, indexKept: boolean): string {
+const SANDBOX_TRAILER = 'Warren-Sandbox';
+
+export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base' | 'baseCommit'> & { data?: Pick<Task['data'], 'sandbox'> }, indexKept: boolean): string {
+  const sandbox = task.data?.sandbox;
   return [
     `warren archive of ${task.id}`,
     '',
@@ -68,12 +73,13 @@ export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base
     '',
     `Warren-Task: ${task.id}`,
     ...Object.entries(TRAILERS).map(([key, trailer]) => `${trailer}: ${task[key as keyof typeof TRAILERS]}`),
+    ...(sandbox ? [`${SANDBOX_TRAILER}: ${sandbox}`] : []),
     '',
   ].join('\n');
 }
 
 /** Pure: the task facts an archive's message carries, or null when one is missing. */
-export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'branch' | 'base' | 'baseCommit'> | null {
+export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'branch' | 'base' | 'baseCommit' | 'sandbox'> | null {
   const value = (trailer: string): string | null => {
     const line = message.split('\n').find((l) => l.startsWith(`${trailer}: `));
     return line ? line.slice(trailer.length + 2).trim() : null;
@@ -82,7 +88,9 @@ export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'br
   const branch = value(TRAILERS.branch);
   const base = value(TRAILERS.base);
   const baseCommit = value(TRAILERS.baseCommit);
-  return type && branch && base && baseCommit ? { type, branch, base, baseCommit } : null;
+  const sandbox = value(SANDBOX_TRAILER);
+  if (!type || !branch || !base || !baseCommit) return null;
+  return { type, branch, base, baseCommit, ...(sandbox === 'none' || sandbox === 'bwrap' ? { sandbox } : {}) };
 }
 
 /**
@@ -99,7 +107,7 @@ export async function archiveTask(ctx: ProjectContext, task: Task, tip: string, 
     const at = new Date(t);
     const ref = `${ARCHIVE_PREFIX}${task.id}/${archiveStamp(at)}`;
     if (await createRef(ctx.repo, ref, commit, `warren: rm ${task.id} --discard`)) {
-      return { id: task.id, ref, at: at.toISOString(), commit, tip, index, type: task.type, branch: task.branch, base: task.base, baseCommit: task.baseCommit };
+      return { id: task.id, ref, at: at.toISOString(), commit, tip, index, type: task.type, branch: task.branch, base: task.base, baseCommit: task.baseCommit, ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}) };
     }
   }
   throw new WarrenError('GIT_LOCKED', `could not create an archive ref for task ${task.id}; nothing was removed.`, { hint: 'Run the command again.' });

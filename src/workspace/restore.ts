@@ -30,6 +30,7 @@ export async function restoreTask(ctx: ProjectContext, rawId: string, options: R
     base: archive.base,
     sync: false,
     setup: options.setup !== false,
+    ...(archive.sandbox ? { sandbox: archive.sandbox } : {}),
     restore: { tip: archive.tip, baseCommit: archive.baseCommit, from: archive.ref, populate: (wsPath) => populateFromArchive(ctx, wsPath, archive) },
   });
   return { task, archive };

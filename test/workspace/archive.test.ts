@@ -182,5 +182,6 @@ describe('rm --discard and restore', () => {
     expect(parseArchiveMessage(archiveMessage(task, true))).toEqual({ type: 'spike', branch: 'spike/T-1', base: 'main', baseCommit: 'a'.repeat(40) });
     expect(archiveMessage(task, false)).toContain('every change comes back unstaged');
     expect(parseArchiveMessage('a commit someone else wrote\n')).toBeNull();
+    expect(parseArchiveMessage(archiveMessage({ ...task, data: { sandbox: 'bwrap' } }, true))?.sandbox).toBe('bwrap');
   });
 });
