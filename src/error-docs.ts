@@ -154,6 +154,10 @@ export const ERROR_DOCS = {
     meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out — for a landed task with nothing new since, the message says it is already landed and names the commit. Nothing was changed.',
     action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land. A landed task is done: `warren rm ID` removes its workspace and keeps the branch.',
   },
+  NOTHING_TO_REVIEW: {
+    meaning: '`warren run ID --review` (or the dashboard\'s Send to agent) found no open review comment on the task, so there was no prompt to send. Nothing was run.',
+    action: 'Comment on lines of the diff first (`warren comment ID FILE:LINE TEXT`, or on the dashboard), or reopen one (`warren comments ID --reopen N`); `warren comments ID` lists them.',
+  },
   POLICY_INVALID: {
     meaning: 'The signed run policy refused the run, or cannot be trusted: a policy without a trusted key (or the reverse), a missing or wrong signature, another signer, expired, no rule for the task, a sandbox or network the rule does not allow; or `policy keygen` found a key already there, or `policy sign` found no signing key. Nothing was run.',
     action: 'Follow the hint: sign the policy again with `warren policy sign`, create the task with the sandbox the rule asks for, or `warren policy keygen` (`--force` to replace a key).',

@@ -9,8 +9,10 @@ import { recoverCheckpoint } from './land/checkpoint.js';
 import { recoverLand } from './land/land.js';
 import { recoverProvision } from './provision/operations.js';
 import { recoverQueue } from './queue/processor.js';
+import { reviewRemove } from './review/steps.js';
 import type { IntentOp } from './state/intents.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
+import { archiveGc } from './workspace/archive.js';
 import { recoverNew } from './workspace/create.js';
 import { recoverGc } from './workspace/gc.js';
 import { recoverInterrupted, type RecoverFn } from './workspace/intents.js';
@@ -27,8 +29,8 @@ export const LIFECYCLE: Lifecycle = {
   create: [provisionCreate, fingerprintCreate, portsCreate, riskCreate, setupCreate],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them.
-  remove: [landingRemove, executionRemove, provisionRemove],
-  gc: [runLogsGc, provisionGc],
+  remove: [landingRemove, executionRemove, provisionRemove, reviewRemove],
+  gc: [runLogsGc, provisionGc, archiveGc],
   beforeRun: [provisionBeforeRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, compose binds.
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, composeSection],
@@ -43,6 +45,8 @@ export const RECOVER: Record<IntentOp, RecoverFn> = {
   provision: recoverProvision,
   gc: recoverGc,
   queue: recoverQueue,
+  discard: recoverRm,
+  restore: recoverNew,
 };
 
 /**

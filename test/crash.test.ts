@@ -59,6 +59,8 @@ const COMMAND: Record<IntentOp, string[]> = {
   gc: ['gc'],
   // The merge queue's processor: `land` works the queue when nobody else does.
   queue: ['land', 'k'],
+  discard: ['rm', 'k', '--discard'],
+  restore: ['restore', 'k'],
 };
 
 function runWith(repo: TestRepo, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
@@ -107,6 +109,14 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
     await ok(repo, 'checkpoint', 'k', '-m', 'work');
     repo.git('branch', 'keep-k', 'feat/k');
   }
+  if (op === 'discard' || op === 'restore') {
+    // Uncommitted, untracked and unlanded work: all of it must survive either way.
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'committed\n');
+    await ok(repo, 'checkpoint', 'k', '-m', 'work');
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'changed\n');
+    fs.writeFileSync(path.join(ws, 'untracked.txt'), 'new\n');
+  }
+  if (op === 'restore') await ok(repo, 'rm', 'k', '--discard');
   if (op === 'gc') {
     await ok(repo, 'new', 'feat', 'v');
     const v = workspace(repo, 'v');
@@ -157,11 +167,20 @@ function goalReached(repo: TestRepo, op: IntentOp, tasks = listJson(repo)): bool
     case 'land':
     case 'queue':
       // Landed once: one squash commit on the base.
-      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt')) && gitIn(repo.root, 'log', '--format=%s').split('\n').filter((s) => s === 'feat: k').length === 1;
+      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt')) && gitIn(repo.root, 'log', '--format=%s').split('\n').filter((s) => s === 'work').length === 1;
     case 'provision':
       return k !== undefined && fs.existsSync(path.join(k.path, 'node_modules', 'left-pad', 'index.js'));
     case 'gc':
       return !tasks.some((t) => t.id === 'v');
+    case 'discard':
+      return k === undefined && gitIn(repo.root, 'branch', '--list', 'feat/k') === '' && gitIn(repo.root, 'for-each-ref', 'refs/warren/archive/k/') !== '';
+    case 'restore':
+      return (
+        k?.state === 'ready' &&
+        fs.readFileSync(path.join(k.path, 'work.txt'), 'utf8') === 'changed\n' &&
+        fs.readFileSync(path.join(k.path, 'untracked.txt'), 'utf8') === 'new\n' &&
+        gitIn(k.path, 'status', '--porcelain') === 'M work.txt\n?? untracked.txt'
+      );
   }
 }
 

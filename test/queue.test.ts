@@ -57,7 +57,7 @@ describe('the merge queue', () => {
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     for (const r of results) expect(r.json.state).toBe('landed');
     // One squash commit per task, in the order they joined the queue.
-    const order = [...results].sort((a, b) => a.json.entry - b.json.entry).map((r) => `feat: ${ids[results.indexOf(r)]}`);
+    const order = [...results].sort((a, b) => a.json.entry - b.json.entry).map((r) => `${ids[results.indexOf(r)]}'s work`);
     expect(landedSubjects(repo, before)).toEqual(order);
     expect(repo.git('status', '--porcelain')).toBe('');
     for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `${id}.txt`), 'utf8')).toBe(`${id}\n`);
@@ -103,7 +103,7 @@ describe('the merge queue', () => {
     const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
     expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
     expect(worked.gateRuns).toBeLessThanOrEqual(2 * Math.log2(4) + 1);
-    expect(landedSubjects(repo, before)).toEqual(['feat: q1', 'feat: q2', 'feat: q3']);
+    expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
     console.log(`bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`);
   });
 

@@ -3,7 +3,8 @@
 // hostile text: it reaches the page only through text nodes (el() in dom.js), never as HTML.
 
 import { TOKEN, age, api, el, showError, showInfo } from './dom.js';
-import { diffBlock, driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge } from './cells.js';
+import { driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge, verifyCell } from './cells.js';
+import { diffView } from './diff.js';
 import { closeLog, openLog } from './log.js';
 
 const view = document.getElementById('view');
@@ -13,6 +14,8 @@ const allRepos = document.getElementById('all-repos');
 let meta = null;
 let fleet = null;
 let refreshTimer = null;
+/** A comment is being written: the task view is not redrawn under it (it is once the form closes). */
+let composing = false;
 
 // ---- actions --------------------------------------------------------------------------------
 
@@ -92,9 +95,27 @@ function details(result) {
   return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
 
-function actionButtons(scope, project, id) {
+/** One call of an action without a dialog (a comment, Send to agent): its result, or null after showing the refusal. */
+async function callAction(name, project, id, options) {
+  try {
+    const body = await api(`/api/actions/${encodeURIComponent(name)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ project, id, options }),
+    });
+    return body.result;
+  } catch (err) {
+    showError(err);
+    throw err;
+  } finally {
+    scheduleRefresh(0);
+  }
+}
+
+/** The buttons of a task (in its state) or a project; actions the page calls from elsewhere (inline) are not among them. */
+function actionButtons(scope, project, id, state) {
   return (meta ? meta.actions : [])
-    .filter((a) => a.scope === scope)
+    .filter((a) => a.scope === scope && !a.inline && (!a.states || state === undefined || a.states.includes(state)))
     .map((a) =>
       el('button', { type: 'button', class: a.destructive ? 'danger' : '', 'data-action': a.name, onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)) }, a.label),
     );
@@ -116,8 +137,9 @@ function taskRow(t) {
     el('td', {}, t.changes === null ? el('span', { class: 'muted' }, '?') : String(t.changes)),
     el('td', {}, provisionCell(t.provision)),
     el('td', {}, portsCell(t.ports)),
+    el('td', {}, verifyCell(t.verify)),
     el('td', {}, lastRunCell(t.lastRun)),
-    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id)),
+    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state)),
   );
 }
 
@@ -167,7 +189,7 @@ function queuePanel(p) {
 }
 
 function projectSection(p, showTitle) {
-  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'last run', ''];
+  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'verify', 'last run', ''];
   return el(
     'section',
     { class: 'project', 'data-project': p.key },
@@ -223,7 +245,7 @@ async function loadTask(project, id) {
       'div',
       { id: 'task', 'data-task': t.id },
       el('p', {}, el('a', { href: '#/' }, '← fleet')),
-      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id))),
+      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state))),
       kv([
         ['branch', el('code', {}, t.branch)],
         ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
@@ -232,6 +254,7 @@ async function loadTask(project, id) {
         ['changes', t.changes === null ? '?' : String(t.changes)],
         ['provisioned', provisionCell(t.provision)],
         ['ports', portsCell(t.ports)],
+        ['verify', verifyCell(t.verify)],
         ['last run', lastRunCell(t.lastRun)],
       ]),
       el('h3', {}, 'Live log'),
@@ -246,8 +269,20 @@ async function loadTask(project, id) {
         : data.commits.value.length === 0
           ? el('p', { class: 'muted' }, 'None.')
           : el('ul', { class: 'commits' }, data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
-      el('h3', {}, 'Diff against the base'),
-      data.diff.ok ? diffBlock(data.diff.value) : el('p', { class: 'error-text' }, `Could not read the diff: ${data.diff.error}`),
+      el('h3', {}, 'Changes against the base'),
+      data.diff.ok
+        ? diffView(data.diff.value, {
+            taskKey: `${t.project}/${t.id}/${t.createdAt}`,
+            comments: data.comments,
+            onComment: (c) => callAction('comment', t.project, t.id, { path: c.path, line: String(c.line), side: c.side, body: c.body }),
+            onCompose: (active) => {
+              composing = active;
+              if (!active) scheduleRefresh(0);
+            },
+          })
+        : el('p', { class: 'error-text' }, `Could not read the diff: ${data.diff.error}`),
+      el('h3', {}, `Review comments (${data.comments.filter((c) => c.state === 'open').length} open)`),
+      reviewPanel(t, data),
       el('h3', {}, 'Audit'),
       data.audit.length === 0
         ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')
@@ -261,6 +296,49 @@ async function loadTask(project, id) {
     closeLog();
     logBox.replaceChildren(el('p', { class: 'muted' }, 'No command has run yet.'));
   }
+}
+
+/** The task's review comments (open first), each resolvable, and Send to agent with the open ones. */
+function reviewPanel(t, data) {
+  const open = data.comments.filter((c) => c.state === 'open');
+  const ordered = [...open, ...data.comments.filter((c) => c.state !== 'open')];
+  const agent = el('select', { name: 'agent', 'aria-label': 'agent' }, data.agents.names.map((n) => el('option', { value: n, ...(n === data.agents.preferred ? { selected: '' } : {}) }, n)));
+  if (!data.agents.names.includes(data.agents.preferred)) agent.prepend(el('option', { value: data.agents.preferred, selected: '' }, data.agents.preferred));
+  const send = el('button', { type: 'button', 'data-action': 'review', ...(open.length === 0 ? { disabled: '' } : {}) }, `Send ${open.length} open comment${open.length === 1 ? '' : 's'} to the agent`);
+  send.addEventListener('click', async () => {
+    send.disabled = true;
+    try {
+      const r = await callAction('review', t.project, t.id, { agent: agent.value });
+      showInfo(`Sent ${r.comments.length} comment(s) to ${agent.value}: ${r.reason ?? `exit ${r.exitCode}`}; ${r.resolved ? 'resolved' : 'still open'}`, [`log ${r.log}`]);
+    } catch {
+      send.disabled = false;
+    }
+  });
+  return el(
+    'div',
+    { class: 'review' },
+    ordered.length === 0
+      ? el('p', { class: 'muted' }, 'None yet. Click a line of the diff above to comment on it; Send to agent then gives the open comments to the agent as its prompt.')
+      : el(
+          'ol',
+          { class: 'comments' },
+          ordered.map((c) =>
+            el(
+              'li',
+              { 'data-comment': String(c.id), 'data-state': c.state },
+              el('span', { class: `badge ${c.state === 'open' ? 'running' : 'good'}` }, c.state),
+              ' ',
+              el('code', {}, `${c.path}:${c.line}${c.side === 'old' ? ' (removed line)' : ''}`),
+              ' ',
+              el('span', { class: 'body' }, c.body),
+              ' ',
+              el('button', { type: 'button', class: 'resolve', onclick: () => callAction('resolve', t.project, t.id, { comment: String(c.id), state: c.state === 'open' ? 'resolved' : 'open' }).catch(() => undefined) }, c.state === 'open' ? 'Resolve' : 'Reopen'),
+              el('details', { class: 'hunk' }, el('summary', {}, 'the diff it was made on'), el('pre', { class: 'diff' }, c.hunk)),
+            ),
+          ),
+        ),
+    el('div', { class: 'send' }, el('label', {}, 'Agent ', agent), ' ', send),
+  );
 }
 
 // ---- routing and live updates ---------------------------------------------------------------
@@ -282,6 +360,8 @@ async function refresh() {
   refreshing = true;
   try {
     const r = route();
+    if (r.name === 'task' && composing && document.querySelector('tr.comment-form')) return;
+    composing = false;
     if (r.name === 'task') await loadTask(r.project, r.id);
     else {
       closeLog();

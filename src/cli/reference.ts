@@ -113,7 +113,12 @@ warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0
   },
   list: {
     json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string }[]
-// TaskState: creating | ready | setup_failed | landed | removing | remove_failed`,
+// TaskState: creating | ready | setup_failed | landed | removing | remove_failed
+// --archived: what rm --discard saved, oldest first
+{ id: string; ref: string; at: string;           // refs/warren/archive/<ID>/<UTC time>, and that time
+  commit: string; tip: string; index: string;    // the archive, the branch tip it keeps, the index it kept
+  type: string; branch: string; base: string; baseCommit: string;
+  sandbox?: 'none' | 'bwrap' }[]                  // the task's own sandbox (new --sandbox), which restore gives back`,
     exit: [[0, 'always, when the repository opens']],
     errors: ['NOT_A_REPO'],
     example: `$ warren list
@@ -142,8 +147,28 @@ $ warren --json list
     "createdAt": "2026-11-30T19:12:18.779Z"
   }
 ]
+[exit 0]
+$ warren list --archived
+ID      TYPE  ARCHIVED  BRANCH       TIP           REF
+search  feat  1s ago    feat/search  7093eabcefd9  refs/warren/archive/search/20261130T214821.051Z
+[exit 0]
+$ warren --json list --archived
+[
+  {
+    "id": "search",
+    "ref": "refs/warren/archive/search/20261130T214821.051Z",
+    "at": "2026-11-30T21:48:21.051Z",
+    "commit": "9efaf2e7a5e5f8f4cdd488082dd7afe604ad4b89",
+    "tip": "7093eabcefd92e50094ccbf257eedf89ff8b18ed",
+    "index": "ef2bacd8863acd13460dc34cfad7f425dfd769a0",
+    "type": "feat",
+    "branch": "feat/search",
+    "base": "main",
+    "baseCommit": "c2e4346fdf0b2d2c803ffa3d5e014b6391ace723"
+  }
+]
 [exit 0]`,
-    see: [['Task states', '../design/workspaces.md#list-and-show']],
+    see: [['Task states', '../design/workspaces.md#list-and-show'], ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring']],
   },
   show: {
     json: `{
@@ -244,15 +269,100 @@ $ warren --json status cart
 [exit 0]`,
     see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
   },
+  path: {
+    json: `{ path: string }   // the workspace, canonical (symlinks resolved)`,
+    exit: [[0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'], [1, 'no such task'], TASK_EXIT_2],
+    errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
+    example: `$ warren path cart
+/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/cart
+[exit 0]
+$ warren --json path login
+{
+  "path": "/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/login"
+}
+[exit 0]`,
+    see: [['Moving around: path, completion, exec', '../design/workspaces.md#moving-around'], ['Where workspaces live', '../design/workspaces.md#where-workspaces-live']],
+  },
+  diff: {
+    json: `{
+  id: string; base: string; branch: string;
+  scope: 'all' | 'committed' | 'uncommitted';
+  from: string;                   // the commit it starts from: where the branch left the base (HEAD for --uncommitted)
+  to: string;                     // the branch tip (--committed), or the tree of the workspace as it is
+  files: { path: string; from: string | null;        // from: a renamed or copied file's old path
+           status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
+           added: number | null; deleted: number | null; binary: boolean }[];
+  added: number; deleted: number;  // lines, all files
+  patch?: string;                  // the whole patch (not with --stat)
+  truncated: false;
+}`,
+    exit: [[0, 'the diff was read (no changes is not a failure)'], [1, 'no such task; the workspace is gone (only `--committed` can be shown)'], [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID']],
+    errors: ['TASK_NOT_FOUND', 'OWNERSHIP_MISMATCH', 'USAGE'],
+    example: `$ warren diff cart --stat
+   ADDED  DELETED  PATH
+A  +1     -0       .env.testing
+A  +1     -0       cart.js
+2 file(s) changed, +2 -0: feat/cart since it left main, uncommitted work included
+[exit 0]
+$ warren diff cart
+diff --git a/.env.testing b/.env.testing
+new file mode 100644
+index 0000000..0b4b07f
+--- /dev/null
++++ b/.env.testing
+@@ -0,0 +1 @@
++SECRET=mine
+diff --git a/cart.js b/cart.js
+new file mode 100644
+index 0000000..506075e
+--- /dev/null
++++ b/cart.js
+@@ -0,0 +1 @@
++export const cart = [];
+[exit 0]
+$ warren --json diff cart --uncommitted --stat
+{
+  "id": "cart",
+  "base": "main",
+  "branch": "feat/cart",
+  "scope": "uncommitted",
+  "from": "f4ca5dfa546908c089d09503b9e91f3c31316631",
+  "to": "44ba2e50833bf0d865b9eedf3760628e9efaaa8b",
+  "files": [
+    {
+      "path": ".env.testing",
+      "from": null,
+      "status": "added",
+      "added": 1,
+      "deleted": 0,
+      "binary": false
+    },
+    {
+      "path": "cart.js",
+      "from": null,
+      "status": "added",
+      "added": 1,
+      "deleted": 0,
+      "binary": false
+    }
+  ],
+  "added": 2,
+  "deleted": 0,
+  "truncated": false
+}
+[exit 0]`,
+    see: [['Reviewing a task', '../design/review.md'], ['What changed in provisioned paths: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
+  },
   rm: {
     json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number;
-  folderMissing?: true }  // the folder was already missing: only the records went`,
+  folderMissing?: true;        // the folder was already missing: only the records went
+  archive?: string }           // --discard: the ref everything was saved under, refs/warren/archive/<ID>/<UTC time>`,
     exit: [
-      [0, 'removed (and, with `--delete-branch`, the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept'],
-      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`); or removal was incomplete (`remove_failed`)'],
+      [0, 'removed (and, with `--delete-branch`, the branch deleted; with `--discard`, everything saved first and the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept'],
+      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`, `--discard`); or removal was incomplete (`remove_failed`)'],
       TASK_EXIT_2,
     ],
-    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'BRANCH_CHECKED_OUT', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'TASK_STATE', 'PATH_ESCAPE', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND'],
+    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'BRANCH_CHECKED_OUT', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'TASK_STATE', 'PATH_ESCAPE', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'USAGE'],
     example: `$ echo draft > /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart/draft.txt
 $ warren rm cart
 warren: task cart has 1 uncommitted change(s) that removing would lose: ?? draft.txt. Nothing was removed.
@@ -274,8 +384,83 @@ $ warren --json rm login
   "branchDeleted": false,
   "unlandedCommits": 1
 }
+[exit 0]
+$ warren rm search
+warren: task search has 2 uncommitted change(s) that removing would lose: M app.js, ?? notes.txt. Nothing was removed.
+  hint: Commit them (\`warren checkpoint search\`) or discard them in /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/search, then run \`warren rm search\` again; or \`warren rm search --discard\` saves everything under refs/warren/archive/search/ and removes it.
+[exit 1]
+$ warren rm search --discard
+discarded search and branch feat/search; everything is saved in refs/warren/archive/search/20261130T214821.051Z (\`warren restore search\` brings it back)
 [exit 0]`,
-    see: [['Workspaces: `rm`', '../design/workspaces.md#rm'], ['After landing', '../design/landing.md#after-landing-rm']],
+    see: [['Workspaces: `rm`', '../design/workspaces.md#rm'], ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring'], ['After landing', '../design/landing.md#after-landing-rm']],
+  },
+  restore: {
+    json: `// as new, plus the archive it came from
+{ id; type; branch; path; base; baseCommit; state: 'ready' | 'setup_failed'; ports?; risk?; log?; setupOk?; warnings; archive: string }`,
+    exit: [
+      [0, 'the task is back and `ready`'],
+      [1, 'refused (nothing was made): no archive of that ID, the ID is a task again, its branch exists again; or setup failed (the task is kept in `setup_failed`)'],
+      TASK_EXIT_2,
+    ],
+    errors: ['TASK_NOT_FOUND', 'TASK_EXISTS', 'BRANCH_EXISTS', 'BASE_UNKNOWN', 'CREATE_FAILED'],
+    example: `$ warren rm search --discard
+discarded search and branch feat/search; everything is saved in refs/warren/archive/search/20261130T214821.051Z (\`warren restore search\` brings it back)
+[exit 0]
+$ warren restore search --no-setup
+warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
+warren: warn: setup skipped (--no-setup): 1 command(s) not run; run \`warren setup search\` later
+restored: feat/search at /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/search from refs/warren/archive/search/20261130T214821.051Z (archived 2026-11-30T21:48:21.051Z)
+[exit 0]
+$ cd /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/search && git status --short && git log --format='%h %s' -2
+ M app.js
+?? notes.txt
+7093eab a search
+c2e4346 say hi
+$ warren --json rm search --discard
+{
+  "removed": true,
+  "id": "search",
+  "branch": "feat/search",
+  "branchDeleted": true,
+  "unlandedCommits": 1,
+  "archive": "refs/warren/archive/search/20261130T214826.484Z"
+}
+[exit 0]
+$ warren --json restore search
+setting up search on port 20000
+warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
+{
+  "id": "search",
+  "type": "feat",
+  "branch": "feat/search",
+  "path": "/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/search",
+  "base": "main",
+  "baseCommit": "c2e4346fdf0b2d2c803ffa3d5e014b6391ace723",
+  "state": "ready",
+  "ports": {
+    "first": 20000,
+    "count": 10
+  },
+  "risk": {
+    "level": "medium",
+    "reasons": [
+      "setup hello binds a port"
+    ],
+    "recommendedSandbox": "bwrap"
+  },
+  "log": "/tmp/warren-docs-iqVKjQ/home/logs/shop-07830bb079/search/20261130T214829-8a20c869-setup.log",
+  "setupOk": true,
+  "warnings": [
+    {
+      "kind": "risk.classified",
+      "level": "warn",
+      "message": "risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none"
+    }
+  ],
+  "archive": "refs/warren/archive/search/20261130T214826.484Z"
+}
+[exit 0]`,
+    see: [['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring']],
   },
   scan: {
     json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
@@ -406,7 +591,7 @@ node_modules: cow by overlay, 4 entries, 20 ms
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
       [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
       [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
-      [2, 'bad input: no command after `--`, an argument with a NUL byte, an invalid `--timeout`'],
+      [2, 'bad input: no command, a word of the command that starts with `-` without `--` before the command, an argument with a NUL byte, an invalid `--timeout`'],
     ],
     errors: ['LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'COMMAND_FAILED', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'PROVISION_FAILED', 'DURATION_INVALID', 'USAGE'],
     example: `$ warren exec cart -- sh -c 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT'
@@ -424,22 +609,28 @@ $ warren --json exec cart --timeout 1s -- sh -c 'setsid sleep 600 & sleep 600'
   "reason": "timed out after 1000ms; ended with SIGTERM",
   "runId": "20261130T191221-0f87abd8"
 }
-[exit 124]`,
-    see: [['Execution: bounded endings', '../design/execution.md#warren-exec-and-bounded-endings'], ['Ports and names', '../design/execution.md#ports-and-names']],
+[exit 124]
+$ warren exec cart ls -la
+warren: \`warren exec\` would read "-la" as its own option, not as part of the command; nothing was run.
+  hint: Put the command after \`--\`: warren exec cart -- ls -la (warren's own options, such as --timeout, go before \`--\`).
+[exit 2]`,
+    see: [['Execution: bounded endings', '../design/execution.md#warren-exec-and-bounded-endings'], ['Ports and names', '../design/execution.md#ports-and-names'], ['Why the command goes after `--`', '../design/workspaces.md#moving-around']],
   },
   run: {
     json: `// as exec, and the agent and its conversation
 { exitCode; signal; timedOut; canceledBy; durationMs; log; sandbox; reason; runId;
   agent: string;
-  session: string | null }   // claude, codex, gemini: the session \`--resume\` continues; null for others`,
+  session: string | null }   // claude, codex, gemini: the session \`--resume\` continues; null for others
+// --review: also the comments it sent, resolved when the agent exited 0
+{ ...; comments: { id: number; state: 'open' | 'resolved' }[] }`,
     exit: [
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
       [141, "warren's output closed, and warren ended the agent (as `exec`)"],
-      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, the task locked or in the wrong state, the policy or sandbox refused'],
-      [2, 'bad input: both or neither of `--prompt` and `--prompt-file`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
+      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, `--review` with no open comment, the task locked or in the wrong state, the policy or sandbox refused'],
+      [2, 'bad input: not exactly one of `--prompt`, `--prompt-file` and `--review`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
     ],
-    errors: ['AGENT_UNKNOWN', 'AGENT_NO_SESSION', 'UNTRUSTED_COMMANDS', 'USAGE', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
+    errors: ['AGENT_UNKNOWN', 'AGENT_NO_SESSION', 'UNTRUSTED_COMMANDS', 'USAGE', 'NOTHING_TO_REVIEW', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
 -n "quoted" $HOME
 [exit 0]
@@ -469,8 +660,101 @@ ok
 $ warren run cart --resume --agent codex --prompt hi
 warren: task cart has no conversation with codex to resume; nothing was run.
   hint: Start one with \`warren run cart --agent codex --prompt …\`.
-[exit 1]`,
-    see: [['Agents', '../design/execution.md#agents'], ['Using warren with Claude Code, Codex and Gemini', '../agents.md'], ['Continuing a conversation', '../agents.md#continuing-a-conversation-warren-run---resume']],
+[exit 1]
+$ warren run cart --agent echo-agent --review
+warren: sent 1 comment(s) to echo-agent; resolved
+A reviewer left 1 comment on your changes in this workspace. Address each one: change the code where it asks for a change. Line numbers are those of the files as they are now, unless a comment says it is about a removed line.
+
+1. cart.js:1
+export a function that adds to it
+
+\`\`\`diff
+@@ -0,0 +1,1 @@
++export const cart = [];
+\`\`\`
+[exit 0]
+$ warren comments cart
+#  STATE     WHERE      COMMENT
+1  resolved  cart.js:1  export a function that adds to it
+2  resolved  app.js:1   say hello to the cart
+[exit 0]`,
+    see: [['Agents', '../design/execution.md#agents'], ['Using warren with Claude Code, Codex and Gemini', '../agents.md'], ['Continuing a conversation', '../agents.md#continuing-a-conversation-warren-run---resume'], ['Reviewing a task', '../design/review.md']],
+  },
+  comment: {
+    json: `{
+  id: number;                     // the comment's number (\`comments --resolve N\`)
+  taskId: string; path: string; line: number;
+  side: 'new' | 'old';            // new: the line as the workspace has it; old (--old): a removed line, numbered as in the base
+  body: string;
+  hunk: string;                   // the part of the diff it was made on (the file's own lines for an unchanged one)
+  state: 'open' | 'resolved'; createdAt: string; resolvedAt: string | null;
+  sentRun: string | null;         // the agent run that last received it
+}`,
+    exit: [[0, 'recorded'], [1, 'no such task'], [2, 'bad input: not FILE:LINE, a path outside the workspace, a line in neither the diff nor the file, an empty comment']],
+    errors: ['USAGE', 'TASK_NOT_FOUND'],
+    example: `$ warren comment cart cart.js:1 export a function that adds to it
+comment 1 on cart.js:1 (open)
+@@ -0,0 +1,1 @@
++export const cart = [];
+[exit 0]
+$ warren --json comment cart app.js:1 'say hello to the cart'
+{
+  "id": 2,
+  "taskId": "cart",
+  "path": "app.js",
+  "line": 1,
+  "side": "new",
+  "body": "say hello to the cart",
+  "hunk": "@@ -1,1 +1,1 @@ (unchanged)\\n console.log(\\"hello\\");",
+  "state": "open",
+  "createdAt": "2026-11-30T21:47:37.461Z",
+  "resolvedAt": null,
+  "sentRun": null
+}
+[exit 0]`,
+    see: [['Reviewing a task', '../design/review.md']],
+  },
+  comments: {
+    json: `// the task's comments, oldest first (after --resolve / --reopen)
+{ id; taskId; path; line; side; body; hunk; state: 'open' | 'resolved'; createdAt; resolvedAt; sentRun }[]`,
+    exit: [[0, 'listed (and changed)'], [1, 'no such task'], [2, 'bad input: a comment number that is not the task\'s']],
+    errors: ['USAGE', 'TASK_NOT_FOUND'],
+    example: `$ warren comments cart
+#  STATE  WHERE      COMMENT
+1  open   cart.js:1  export a function that adds to it
+2  open   app.js:1   say hello to the cart
+[exit 0]
+$ warren --json comments cart --resolve 2
+[
+  {
+    "id": 1,
+    "taskId": "cart",
+    "path": "cart.js",
+    "line": 1,
+    "side": "new",
+    "body": "export a function that adds to it",
+    "hunk": "@@ -0,0 +1,1 @@\\n+export const cart = [];",
+    "state": "open",
+    "createdAt": "2026-11-30T21:47:36.126Z",
+    "resolvedAt": null,
+    "sentRun": null
+  },
+  {
+    "id": 2,
+    "taskId": "cart",
+    "path": "app.js",
+    "line": 1,
+    "side": "new",
+    "body": "say hello to the cart",
+    "hunk": "@@ -1,1 +1,1 @@ (unchanged)\\n console.log(\\"hello\\");",
+    "state": "resolved",
+    "createdAt": "2026-11-30T21:47:37.461Z",
+    "resolvedAt": "2026-11-30T21:47:38.692Z",
+    "sentRun": null
+  }
+]
+[exit 0]`,
+    see: [['Reviewing a task', '../design/review.md']],
   },
   setup: {
     json: `{
@@ -654,14 +938,14 @@ warren: merge queue: gate one-plugin on cart (run 1)…
 warren: task cart bounced from the merge queue: the gate failed on cart integrated onto 8baaba6931e0: one-plugin (exit 1). Nothing was landed; the task, its branch and the base are as they were.
   hint: Read the gate's log (/tmp/qd-home/logs/qd-e65a5112bb/queue-mx3qdtah-2541/20261130T203900-b1e809d6-verify.log), fix the task, \`warren checkpoint cart\`, and land again.
 [exit 1]
-$ cd ../shop     # the repository of the other examples: its gate is the verify command \`test\`
+$ cd ../shop     # the repository of the other examples: its gate is the required verify command, test
 $ warren land cart -m 'feat: a cart'
 warren: merge queue: gate test on cart (run 1)…
-warren: merge queue: landed cart (ae15254245d7) on main
+warren: merge queue: landed cart (85e92162d91e) on main
 warren: left out protected .env.testing (created); the workspace keeps its copy
-landed cart on main as ae15254245d7
+landed cart on main as 85e92162d91e
 excluded: .env.testing
-/tmp/warren-docs-5BwVX2/shop follows main
+/tmp/warren-docs-iqVKjQ/shop follows main
 [exit 0]
 $ warren --json land login
 {
@@ -675,39 +959,39 @@ $ warren --json land login
   }
 }
 [exit 1]
-$ echo 'console.log("hi");' > /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/login/app.js
+$ echo 'console.log("hi");' > /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/login/app.js
 $ warren checkpoint login -m 'say hi'
-committed 14a91b8809d4 on fix/login
+committed e6e80c167b5d on fix/login
 [exit 0]
 $ warren --json land login --push
 warren: merge queue: gate test on login (run 1)…
-warren: merge queue: landed login (a4733d1fbe5d) on main
+warren: merge queue: landed login (c2e4346fdf0b) on main
 {
   "state": "landed",
   "id": "login",
   "entry": 2,
-  "commit": "a4733d1fbe5dcffa2fe2e96381ea9fe93d7ca4ec",
+  "commit": "c2e4346fdf0b2d2c803ffa3d5e014b6391ace723",
   "tree": "c24d4ade04a727663ee31c7a6253b44b03bd14a8",
   "base": "main",
-  "baseBefore": "ae15254245d79f6668aba54a3b9f0819e43d8c13",
+  "baseBefore": "85e92162d91eab742bc792559e83316386bb2806",
   "excluded": [],
   "exclusions": [],
   "rebased": true,
-  "checkoutUpdated": "/tmp/warren-docs-5BwVX2/shop",
+  "checkoutUpdated": "/tmp/warren-docs-iqVKjQ/shop",
   "warnings": [],
   "landed": true,
   "push": {
     "remote": "origin",
     "ref": "refs/heads/main",
-    "commit": "a4733d1fbe5dcffa2fe2e96381ea9fe93d7ca4ec",
+    "commit": "c2e4346fdf0b2d2c803ffa3d5e014b6391ace723",
     "ok": true
   }
 }
 [exit 0]
 $ git log --format="%h %s" -3
-a4733d1 fix: login
-ae15254 feat: a cart
-ca18460 initial`,
+c2e4346 say hi
+85e9216 feat: a cart
+f4ca5df initial`,
     see: [['Landing: what `land` does, in order', '../design/landing.md#what-land-does']],
   },
   queue: {
@@ -983,5 +1267,17 @@ $ rm draft.txt; echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/
 removed fix-login; kept branch feat/fix-login
 [exit 0]`,
     see: [["Claude Code's worktrees", '../agents.md#claude-codes-worktrees-warren-hooks-install-claude']],
+  },
+  completion: {
+    json: `{ shell: 'bash' | 'zsh' | 'fish'; script: string }`,
+    exit: [[0, 'the script is printed'], [2, 'a shell it has no script for']],
+    errors: ['USAGE'],
+    example: `$ bash -c 'source <(warren completion bash); complete -p warren'
+complete -F _warren warren
+$ warren completion zsh | head -3
+#compdef warren
+# warren completion for zsh. Load it after compinit with: source <(warren completion zsh)
+_warren_spec() {`,
+    see: [['Moving around: path, completion, exec', '../design/workspaces.md#moving-around']],
   },
 };

@@ -9,6 +9,10 @@ const duration = z
   .refine((text) => Number.parseFloat(text) > 0, 'a duration greater than zero, such as 500ms, 2s, 10m or 1h');
 const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, . _ - (1-64 characters)');
+/** A task type is the first part of its branches' names (`TYPE/ID`): validate.ts also holds it to git's branch-name rules. */
+const taskType = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,31}$/, 'letters, digits, . _ - / (1-32 characters, starting with a letter or digit)');
+/** A duration of days or less, for how long things are kept: `14d`, `12h`. */
+const keep = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'a duration such as 12h or 14d');
 
 /** An egress allowlist entry: `host`, `host:port`, `*.domain[:port]`, an IPv4 address or `[IPv6]`, with an optional port. */
 export const ALLOW_ENTRY = /^(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
@@ -61,6 +65,10 @@ export const configSchema = z.strictObject({
       batch: z.number().int().min(1).max(64).optional(),
     })
     .optional(),
+  /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */
+  types: z.array(taskType).min(1).optional(),
+  /** What `rm --discard` saves: how long `gc` keeps it. */
+  archive: z.strictObject({ keep: keep.optional() }).optional(),
   agents: z
     .record(
       z.string(),

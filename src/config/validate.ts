@@ -1,6 +1,7 @@
 import { parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
+import { isValidBranchName } from '../git/refname.js';
 import { configSchema, userConfigSchema, type UserConfig, type WarrenConfig } from './schema.js';
 
 const MAX_ALIAS_COUNT = 100;
@@ -15,7 +16,24 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
       details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
     });
   }
+  const badTypes = typeProblems(config.types ?? []);
+  if (badTypes.length > 0) {
+    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${badTypes.join('; ')}. Nothing was changed.`, {
+      hint: 'Each type becomes the first part of branch names (TYPE/ID): use plain words such as feat, fix, spike.',
+      details: { problems: badTypes },
+    });
+  }
   return config;
+}
+
+/** Pure: what is wrong with a `types:` list beyond its shape (duplicates, names git refuses in a branch). */
+export function typeProblems(types: readonly string[]): string[] {
+  const problems: string[] = [];
+  types.forEach((type, i) => {
+    if (types.indexOf(type) !== i) problems.push(`types[${i}]: "${type}" is listed twice`);
+    else if (!isValidBranchName(`${type}/x`)) problems.push(`types[${i}]: "${type}" would make branch names git refuses (git check-ref-format --branch "${type}/ID")`);
+  });
+  return problems;
 }
 
 /** `$WARREN_HOME/config.yaml`, the user's own settings. */

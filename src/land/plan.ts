@@ -86,7 +86,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   }
   if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) throw nothingToLand(task, taskTip, exclusions);
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
-  const message = options.message?.trim() || defaultMessage(task, subjects, exclusions);
+  const message = landMessage(task, subjects, exclusions, options.message);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);
 
   let checkout: string | null = null;
@@ -111,8 +111,25 @@ export async function assertCheckoutCanFollow(checkout: string, task: Pick<Task,
   );
 }
 
-export function defaultMessage(task: Task, subjects: readonly string[], exclusions: readonly Exclusion[]): string {
-  const lines = [`${task.type}: ${task.id}`, '', `Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`];
+/** The subject `warren checkpoint` gives a commit when it is given no message: it says nothing about the work. */
+export function isGeneratedCheckpointSubject(subject: string, id: string): boolean {
+  return subject.startsWith(`checkpoint: ${id} `) && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(subject.slice(`checkpoint: ${id} `.length));
+}
+
+/**
+ * The landed commit's message. Its subject is `land -m` (its first line; further lines open the
+ * body), else the subject of the branch's first commit that warren did not title
+ * itself (a `checkpoint` without `-m`), else `TYPE: ID`. The body lists the squashed commits and what was left out; the `Warren-Task: ID`
+ * trailer always ends it, so the task is found from the commit whatever its subject.
+ */
+export function landMessage(task: Pick<Task, 'id' | 'type' | 'branch'>, subjects: readonly string[], exclusions: readonly Exclusion[], given?: string): string {
+  const [givenSubject = '', ...givenBody] = (given ?? '').trim().split('\n');
+  const first = subjects.find((s) => s.trim() !== '' && !isGeneratedCheckpointSubject(s, task.id));
+  const subject = givenSubject.trim() || first?.trim() || `${task.type}: ${task.id}`;
+  const lines = [subject, ''];
+  const body = givenBody.join('\n').trim();
+  if (body !== '') lines.push(body, '');
+  lines.push(`Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`);
   for (const s of subjects) lines.push(`- ${s}`);
   if (exclusions.length > 0) {
     lines.push('', 'Left out (they never land):');

@@ -10,13 +10,13 @@ import { openProject } from '../lifecycle.js';
 import { statusTask } from '../provision/operations.js';
 import { exitStatusOf } from '../run/execute.js';
 import { execTask } from '../run/operations.js';
+import { diffOf } from '../review/diff.js';
 import { verifyTask } from '../run/setup-verify.js';
 import type { Store } from '../state/store.js';
 import { TASK_TYPES } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { createTask } from '../workspace/create.js';
 import { createdSummary } from '../workspace/created.js';
-import { diffAgainstBase } from '../workspace/git-view.js';
 import { removeTask } from '../workspace/remove.js';
 import type { Reporter } from '../workspace/reporter.js';
 import { listTasks, requireTask, showTask } from '../workspace/tasks.js';
@@ -105,7 +105,7 @@ export function buildServer(options: McpOptions): McpServer {
     {
       description: "Create a task's workspace: branch TYPE/ID from the base, a git worktree, provisioned paths, ports, setup. Returns its path and state (ready or setup_failed).",
       inputSchema: {
-        type: z.enum(TASK_TYPES).describe('the task type'),
+        type: z.string().describe(`the task type: ${TASK_TYPES.join(', ')}, or those warren.yaml's types: lists instead`),
         id,
         base: z.string().optional().describe('branch or commit to start from; default: the branch checked out in the main worktree'),
         sync: z.boolean().optional().describe('fetch and fast-forward the base first (default true)'),
@@ -145,9 +145,10 @@ export function buildServer(options: McpOptions): McpServer {
       inputSchema: { id },
     },
     tool('diff', async (ctx, a: { id: string }) => {
+      // As `warren diff`: the committed patch, and the uncommitted and untracked files beside it.
       const task = requireTask(ctx, a.id);
-      const [committed, status] = await Promise.all([diffAgainstBase(ctx.repo, task), statusTask(ctx, a.id)]);
-      return { committed, uncommitted: status.tracked };
+      const [committed, uncommitted] = await Promise.all([diffOf(ctx, task, { scope: 'committed' }), diffOf(ctx, task, { scope: 'uncommitted', stat: true })]);
+      return { committed, uncommitted: uncommitted.files };
     }),
   );
 

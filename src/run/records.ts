@@ -76,3 +76,11 @@ export function closeInterruptedRuns(store: Store, project: string, taskId: stri
   for (const { id } of open) close.run(now.toISOString(), INTERRUPTED_REASON, id);
   return open.map((r) => r.id);
 }
+
+/** The label of the task's newest run of `kind` started at or after `since` (an agent's name for `agent`), or null. */
+export function newestRunLabel(store: Store, project: string, taskId: string, kind: RunKind, since: string): string | null {
+  const row = store.db
+    .prepare('SELECT label FROM runs WHERE project = ? AND task_id = ? AND kind = ? AND started_at >= ? ORDER BY started_at DESC LIMIT 1')
+    .get(project, taskId, kind, since) as { label: string } | undefined;
+  return row?.label ?? null;
+}

@@ -18,9 +18,10 @@ import type { SyncOutcome } from '../workspace/sync.js';
  */
 export interface EventPayloads {
   // the workspace core
-  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome };
+  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome; restored?: { archive: string; tip: string } };
   'task.create_failed': { undone: string[] };
   'task.removed': { branchDeleted: boolean; unlandedCommits: number; folderMissing?: true };
+  'task.archived': { archive: string; commit: string; tip: string; changes: number; unlandedCommits: number };
   'task.leftover_removed': { gitStderr: string };
   'task.remove_failed': { path: string; failures: RemoveFailure[]; gitStderr: string };
   'base.fast_forwarded': { base: string; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
@@ -95,6 +96,7 @@ export const EVENT_KINDS = Object.keys({
   'task.created': 1,
   'task.create_failed': 1,
   'task.removed': 1,
+  'task.archived': 1,
   'task.leftover_removed': 1,
   'task.remove_failed': 1,
   'base.fast_forwarded': 1,

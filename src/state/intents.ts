@@ -8,7 +8,7 @@ import type { Store } from './store.js';
  * is gone is an operation that died half way; src/workspace/intents.ts repairs it.
  */
 
-export const INTENT_OPS = ['new', 'rm', 'checkpoint', 'land', 'provision', 'gc', 'queue'] as const;
+export const INTENT_OPS = ['new', 'rm', 'checkpoint', 'land', 'provision', 'gc', 'queue', 'discard', 'restore'] as const;
 export type IntentOp = (typeof INTENT_OPS)[number];
 
 export interface IntentRow {

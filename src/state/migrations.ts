@@ -168,4 +168,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX made_paths_by_project ON made_paths (project);
     `,
   },
+  {
+    // Review comments on a task's diff (src/review/): each names a line, says something, keeps the
+    // part of the diff it was made on, and is open until resolved. `task_created_at` ties it to
+    // one task: an ID used again after `rm` starts with none.
+    name: '005-comments',
+    sql: `
+      CREATE TABLE comments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_created_at TEXT NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        side TEXT NOT NULL,
+        body TEXT NOT NULL,
+        hunk TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        resolved_at TEXT,
+        sent_run TEXT
+      );
+      CREATE INDEX comments_by_task ON comments (project, task_id, id);
+    `,
+  },
 ];

@@ -168,11 +168,21 @@ export class Store {
     } as WarrenEvent;
   }
 
-  /** The task's events, oldest first, at most `limit` of the newest. */
+  /**
+   * The task's events, oldest first, at most `limit` of the newest. An ID can be used again after
+   * `rm`: only the events since the newest `task.created` of that ID are this task's (a `new`
+   * that never got that far has all of them).
+   */
   taskEvents(project: string, taskId: string, limit = 50): WarrenEvent[] {
     const rows = this.db
-      .prepare('SELECT * FROM (SELECT * FROM events WHERE project = ? AND task_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq')
-      .all(project, taskId, limit) as EventRow[];
+      .prepare(
+        `SELECT * FROM (
+           SELECT * FROM events WHERE project = @project AND task_id = @taskId
+             AND seq >= COALESCE((SELECT MAX(seq) FROM events WHERE project = @project AND task_id = @taskId AND kind = 'task.created'), 0)
+           ORDER BY seq DESC LIMIT @limit
+         ) ORDER BY seq`,
+      )
+      .all({ project, taskId, limit }) as EventRow[];
     return rows.map(toEvent);
   }
 

@@ -44,7 +44,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   };
 
   app.get('/api/meta', (c) =>
-    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(), seq: hub.lastSeq }),
+    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(deps.project.config), seq: hub.lastSeq }),
   );
 
   app.get('/api/fleet', async (c) => {

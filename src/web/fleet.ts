@@ -26,6 +26,8 @@ export interface FleetTask {
   provision: ProvisionedPath[];
   ports: PortBlock | null;
   lastRun: LastRun | null;
+  /** The task's latest verify: passed, or which commands failed (a failed required one fails it). */
+  verify: { at: string; passed: boolean; failed: { id: string; required: boolean }[] } | null;
   /** The task's newest merge-queue entry: waiting, being tested, or why it bounced. */
   queue: QueueRow | null;
 }
@@ -93,8 +95,16 @@ export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips 
     provision,
     ports: task.data.ports ?? null,
     lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
+    verify: verifyOf(task),
     queue: queue?.entries.findLast((e) => e.id === task.id) ?? null,
   };
+}
+
+/** Pure: the task's recorded verify, reduced to what the fleet shows. */
+export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
+  const v = task.data.verify;
+  if (!v) return null;
+  return { at: v.at, passed: v.passed, failed: v.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => ({ id: r.id, required: r.required })) };
 }
 
 const FLEET_CONCURRENCY = 4;

@@ -41,7 +41,10 @@ const CLIENT_FILES: Record<string, string> = {
   '/dom.js': JS,
   '/cells.js': JS,
   '/log.js': JS,
+  '/diff.js': JS,
   '/app.css': 'text/css; charset=utf-8',
+  // Served here, never fetched from elsewhere; also at /favicon.ico, where browsers look unasked.
+  '/favicon.svg': 'image/svg+xml',
 };
 
 function readClient(name: string): string {
@@ -105,6 +108,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const body = readClient(file.slice(1));
     app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
   }
+  const icon = readClient('favicon.svg');
+  app.get('/favicon.ico', (c) => c.body(icon, 200, { 'Content-Type': 'image/svg+xml' }));
   registerApi(app, { project: options.project, store: options.store, hub, closers, inflight });
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;

@@ -10,7 +10,7 @@ import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
-import { branchFor, validateTaskId, validateTaskType } from './ids.js';
+import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
 import { metaPathFor, writeMeta } from './meta.js';
@@ -32,6 +32,18 @@ export interface CreateOptions {
   sandbox?: 'none' | 'bwrap';
   /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
   requireSandbox?: boolean;
+  /** `warren restore`: the branch is made at `tip` (not the base), and `populate` puts the saved files in place before anything runs. */
+  restore?: RestoreSource;
+}
+
+export interface RestoreSource {
+  /** Where the branch is made: the archived branch tip. */
+  tip: string;
+  /** The base commit the task was first made from. */
+  baseCommit: string;
+  /** The archive, in words for the event (its ref). */
+  from: string;
+  populate(wsPath: string): Promise<void>;
 }
 
 /**
@@ -41,7 +53,8 @@ export interface CreateOptions {
  */
 export async function createTask(ctx: ProjectContext, options: CreateOptions): Promise<Task> {
   // Validate: pure checks and read-only git, before any lock or file.
-  const type = validateTaskType(options.type);
+  // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
+  const type = validateTaskType(options.type, options.restore ? [options.type] : taskTypes(ctx.config));
   const id = validateTaskId(options.id);
   const branch = branchFor(type, id);
   if (!isValidBranchName(branch)) {
@@ -102,9 +115,9 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     }
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    if (options.sync !== false && !options.restore && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
     recordFastForward(ctx, id, base, sync);
-    const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
+    const baseCommit = options.restore?.baseCommit ?? syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
     // Act. The steps' own reads run meanwhile; each is awaited by its step.
@@ -112,7 +125,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const prepared = steps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
     for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
     // From here on every step is recorded: a warren killed half way is repaired by the next command.
-    const intent = beginIntent(ctx, 'new', id, { id, branch, path: wsPath, baseCommit });
+    const intent = beginIntent(ctx, options.restore ? 'restore' : 'new', id, { id, branch, path: wsPath, baseCommit });
     const task = ctx.store.insertTask({
       project: ctx.key,
       id,
@@ -128,8 +141,12 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const made = { worktree: false, branch: false };
     try {
       recordMade(ctx, wsPath, 'workspace', id);
-      await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
+      await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made);
       intent.step('worktree-added');
+      if (options.restore) {
+        await options.restore.populate(wsPath);
+        intent.step('files-restored');
+      }
       assertContained(ctx.root, wsPath);
       recordMade(ctx, metaPathFor(wsPath), 'meta', id);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
@@ -138,8 +155,10 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         project: ctx.key,
         taskId: id,
         kind: 'task.created',
-        message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
-        data: { branch, path: wsPath, base, baseCommit, sync },
+        message: options.restore
+          ? `restored ${branch} at ${wsPath} from ${options.restore.from} (branch at ${options.restore.tip.slice(0, 12)}; first made from ${base} ${baseCommit.slice(0, 12)})`
+          : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
+        data: { branch, path: wsPath, base, baseCommit, sync, ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
       });
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
@@ -314,7 +333,7 @@ export const recoverNew: RecoverFn = async (ctx, intent) => {
   if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had made nothing' };
   const row = ctx.store.getTask(ctx.key, id);
   if (row && row.state !== 'creating') return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
-  const steps = intentSteps('new', ctx.lifecycle);
+  const steps = intentSteps(intent.op, ctx.lifecycle);
   const made = {
     worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),
     branch: steps.indexOf(intent.step) >= steps.indexOf('worktree-added'),

@@ -6,9 +6,9 @@ import type { Lifecycle } from './lifecycle.js';
 import { taskLockPath } from './locks.js';
 
 /**
- * Every multi-step mutation (`new`, `rm`, `checkpoint`, `land`, `provision --refresh`, `gc`)
- * writes an intent record before its first mutation, names each step as it passes it, and
- * deletes the record after its last. A process killed half way (SIGKILL, power loss) leaves its
+ * Every multi-step mutation (`new`, `rm`, `checkpoint`, `land`, `provision --refresh`, `gc`,
+ * `rm --discard`, `restore`) writes an intent record before its first mutation, names each step
+ * as it passes it, and deletes the record after its last. A process killed half way (SIGKILL, power loss) leaves its
  * record behind; the next warren command on the repository (and `scan`, `gc`) finds it, sees
  * its process is gone, and rolls the operation back or forward to a consistent state, with an
  * event saying which. Each step is also a fault-injection point (src/system/fault.ts).
@@ -51,6 +51,12 @@ export function intentSteps(op: IntentOp, lifecycle: Lifecycle): string[] {
       return ['begun', 'row-inserted', 'worktree-added', 'meta-written', ...lifecycle.create.map((s) => `after-${s.name}`), 'ready'];
     case 'rm':
       return ['begun', 'removing', 'released', 'worktree-removed', 'branch-deleted', 'after-remove'];
+    case 'discard':
+      // `rm --discard`: everything is saved under refs/warren/archive/ before the worktree goes.
+      return ['begun', 'removing', 'released', 'archived', 'worktree-removed', 'branch-deleted', 'after-remove'];
+    case 'restore':
+      // `restore` is a `new` at the archived branch tip, with the archived files put in first.
+      return ['begun', 'row-inserted', 'worktree-added', 'files-restored', 'meta-written', ...lifecycle.create.map((s) => `after-${s.name}`), 'ready'];
     case 'checkpoint':
       return ['begun', 'staged', 'committed'];
     case 'land':

@@ -17,9 +17,15 @@ import { assertContained, presenceAt } from './paths.js';
 import { requireTask } from './tasks.js';
 import { validateTaskId } from './ids.js';
 import { beginIntent, intentSteps, type Intent, type RecoverFn } from './intents.js';
+import { archiveTask, snapshotTask, type Archive } from './archive.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
+  /**
+   * Remove a task that has uncommitted or unlanded work, after saving all of it under
+   * `refs/warren/archive/<ID>/<UTC time>` (src/workspace/archive.ts); the branch goes too.
+   */
+  discard?: boolean;
 }
 
 export interface RemoveResult {
@@ -31,6 +37,8 @@ export interface RemoveResult {
   unlandedCommits: number;
   /** Set when the folder was already missing: only the records were removed. */
   folderMissing?: true;
+  /** `--discard`: the archive ref everything was saved under. */
+  archive?: string;
 }
 
 /** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
@@ -89,13 +97,13 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       );
     }
     const dirty = await statusOf(task.path);
-    if (dirty.length > 0) {
+    if (dirty.length > 0 && !options.discard) {
       const shown = dirty.slice(0, 20).map((e) => `${e.code.trim() || '??'} ${e.path}`);
       throw new WarrenError(
         'WORKSPACE_DIRTY',
         `task ${id} has ${dirty.length} uncommitted change(s) that removing would lose: ${shown.join(', ')}${dirty.length > 20 ? ', …' : ''}. Nothing was removed.`,
         {
-          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again.`,
+          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again; or \`warren rm ${id} --discard\` saves everything under refs/warren/archive/${id}/ and removes it.`,
           details: { changes: dirty },
         },
       );
@@ -103,13 +111,15 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
     const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
     const landed = await isWorkLanded(ctx, task);
-    if (options.deleteBranch) {
-      assertBranchNotCheckedOutElsewhere(task, worktrees);
-      if (!landed) await assertBranchLandedElsewhere(ctx, task);
-    }
+    const discard = options.discard === true;
+    if (options.deleteBranch || discard) assertBranchNotCheckedOutElsewhere(task, worktrees);
+    if (options.deleteBranch && !discard && !landed) await assertBranchLandedElsewhere(ctx, task);
+    const tip = discard ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
+    if (discard && !tip) throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s branch ${task.branch} is missing; nothing was removed.`, { hint: 'See `warren scan`.' });
 
     // Act. Every step is recorded: a warren killed half way is repaired by the next command.
-    const intent = beginIntent(ctx, 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: options.deleteBranch === true, prevState: task.state, unlanded: unlanded.length });
+    const deleteBranchToo = options.deleteBranch === true || discard;
+    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: deleteBranchToo, prevState: task.state, unlanded: unlanded.length });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
     intent.step('removing');
     const problems = await releaseSteps(ctx, task);
@@ -124,12 +134,19 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
         details: { problems: what },
       });
     }
+    // Saved last, after teardown: the archive is the workspace as it is removed.
+    let archive: Archive | null = null;
+    if (discard && tip) {
+      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
+      intent.step('archived', { archive: archive.ref });
+      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
+    }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
       // A spare lock left by a gc that was killed mid-prune would make git refuse.
       if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
-      // No --force: the worktree was proven clean above, and git re-checks it.
-      gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
+      // No --force: the worktree was proven clean above, and git re-checks it. --discard: everything in it was saved just now.
+      gitStderr = (await removeWorktree(ctx.repo, task.path, discard)).stderr.trim();
     });
 
     // Verify both facts: git forgot it, and the disk is clear.
@@ -149,9 +166,9 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       throw err;
     }
 
-    const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
+    const branchDeleted = deleteBranchToo && (await deleteBranch(ctx, task));
     intent.step('branch-deleted');
-    const result = await finish(ctx, task, branchDeleted, unlanded.length, { intent });
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, { intent, ...(archive ? { archive: archive.ref } : {}) });
     intent.done();
     return result;
   } finally {
@@ -159,8 +176,14 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   }
 }
 
-async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number, options: { intent?: Intent; folderMissing?: boolean } = {}): Promise<RemoveResult> {
-  const { intent, folderMissing = false } = options;
+async function finish(
+  ctx: ProjectContext,
+  task: Task,
+  branchDeleted: boolean,
+  unlandedCommits: number,
+  options: { intent?: Intent; folderMissing?: boolean; archive?: string } = {},
+): Promise<RemoveResult> {
+  const { intent, folderMissing = false, archive } = options;
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   intent?.step('after-remove');
   forgetWorkspace(ctx, task.path);
@@ -170,10 +193,14 @@ async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, u
     project: ctx.key,
     taskId: task.id,
     kind: 'task.removed',
-    message: branchDeleted ? `${what} and deleted branch ${task.branch}` : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
+    message: archive
+      ? `discarded ${task.path} and branch ${task.branch}; everything is saved in ${archive}`
+      : branchDeleted
+        ? `${what} and deleted branch ${task.branch}`
+        : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
     data: { branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) },
   });
-  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) };
+  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}), ...(archive ? { archive } : {}) };
 }
 
 /**
@@ -185,10 +212,10 @@ async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, u
  */
 async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonly WorktreeEntry[], options: RemoveOptions): Promise<RemoveResult> {
   const entry = worktrees.find((wt) => wt.path === task.path) ?? null;
-  if (options.deleteBranch) {
-    assertBranchNotCheckedOutElsewhere(task, worktrees);
-    if (!(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
-  }
+  const discard = options.discard === true;
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if ((options.deleteBranch || discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
+  if (options.deleteBranch && !discard && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
   const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
   const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
 
@@ -209,8 +236,11 @@ async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonl
       hint: entry?.locked ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.` : `Run \`warren rm ${task.id}\` again.`,
     });
   }
-  const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
-  return finish(ctx, task, branchDeleted, unlanded.length, { folderMissing: true });
+  // --discard: the folder is gone already; what is left to save is the branch.
+  const archive = discard && tip ? await archiveTask(ctx, task, tip, null) : null;
+  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
+  const branchDeleted = (options.deleteBranch === true || discard) && tip !== null && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, { folderMissing: true, ...(archive ? { archive: archive.ref } : {}) });
 }
 
 /** The workspace path holds a symlink or a file: never followed, never deleted. */
@@ -218,6 +248,16 @@ function replacedError(task: Task, what: string): WarrenError {
   return new WarrenError('PATH_ESCAPE', `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`, {
     hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
     details: { path: task.path, found: what },
+  });
+}
+
+function recordArchived(ctx: ProjectContext, task: Task, archive: Archive, changes: number, unlanded: number): void {
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'task.archived',
+    message: `saved ${changes} uncommitted change(s) and ${unlanded} commit(s) not on ${task.base} as ${archive.ref}; \`warren restore ${task.id}\` brings them back`,
+    data: { archive: archive.ref, commit: archive.commit, tip: archive.tip, changes, unlandedCommits: unlanded },
   });
 }
 
@@ -307,27 +347,28 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
   if (mountsUnder(readMounts(), task.path).length > 0) {
     throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, { hint: 'Unmount it first.' });
   }
-  const branchAlive = (await revParse(ctx.repo, `refs/heads/${task.branch}`)) !== null;
-  if (options.deleteBranch && branchAlive) {
-    assertBranchNotCheckedOutElsewhere(task, worktrees);
-    if (!(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
-  }
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if ((options.deleteBranch || options.discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
+  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
   if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
-  const branchDeleted = options.deleteBranch === true && branchAlive && (await deleteBranch(ctx, task));
   const baseTip = await revParse(ctx.repo, task.base);
-  const unlanded = branchAlive ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
-  return finish(ctx, task, branchDeleted, unlanded.length);
+  const unlanded = tip ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
+  // git forgot the worktree before it failed (it was clean then): only the branch is left to save.
+  const archive = options.discard && tip ? await archiveTask(ctx, task, tip, null) : null;
+  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
+  const branchDeleted = (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, archive ? { archive: archive.ref } : {});
 }
 
 /**
- * An `rm` whose warren died. Before git removed the worktree the workspace is whole: the task
+ * An `rm` (or `rm --discard`) whose warren died. Before git removed the worktree the workspace is whole: the task
  * goes back to the state it was in (its layers are mounted again on next use), and `rm` can run
  * again. After, the removal is finished: what is left on disk, the branch when asked, the
  * features' leftovers, the record.
  */
 export const recoverRm: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number };
-  const steps = intentSteps('rm', ctx.lifecycle);
+  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number; archive?: string };
+  const steps = intentSteps(intent.op, ctx.lifecycle);
   const reached = steps.indexOf(intent.step);
   const task = ctx.store.getTask(ctx.key, d.id);
   if (intent.step === 'begun' || !task) return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
@@ -352,7 +393,7 @@ export const recoverRm: RecoverFn = async (ctx, intent) => {
     project: ctx.key,
     taskId: d.id,
     kind: 'task.removed',
-    message: `removed ${d.path} (finished after an interrupted rm)${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}`,
+    message: `removed ${d.path} (finished after an interrupted ${intent.op === 'discard' ? 'rm --discard' : 'rm'})${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}${d.archive ? `; everything is saved in ${d.archive}` : ''}`,
     data: { branchDeleted: branchDeleted || d.deleteBranch, unlandedCommits: d.unlanded },
   });
   return { outcome: 'rolled-forward', message: `git had removed the worktree; warren finished removing task ${d.id}` };

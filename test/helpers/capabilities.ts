@@ -241,6 +241,16 @@ export const CAPABILITIES = {
     probe: readProcIo,
     install: 'a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian\'s is)',
   },
+  // `warren completion zsh` loaded and run in a real zsh
+  zsh: {
+    probe: (o) => tryRun(o, ['zsh', '-fc', 'autoload -U compinit && compinit -u -D']),
+    install: 'apt-get install zsh',
+  },
+  // `warren completion fish` loaded and run in a real fish
+  fish: {
+    probe: (o) => tryRun(o, ['fish', '--no-config', '-c', 'complete -C"true "']),
+    install: 'apt-get install fish',
+  },
 } satisfies Record<string, Capability>;
 
 export type CapabilityName = keyof typeof CAPABILITIES;

@@ -13,7 +13,7 @@ export const registerLand: Register = (program, run) => {
     .command('land')
     .description("join the repository's merge queue and wait: the task is squashed onto the latest base, gated, and lands as one commit, protected paths left out")
     .argument('<id>')
-    .option('-m, --message <msg>', 'commit message (default: generated from the type, ID and checkpoint subjects)')
+    .option('-m, --message <msg>', "the landed commit's subject (default: the first checkpoint's message, else TYPE: ID); a Warren-Task: ID trailer is always added")
     .option('--no-wait', 'join the queue and return at once (a background warren works it)')
     .option('--push [remote]', "push the landed base (default remote: the base branch's upstream remote, else origin)")
     .option('--branch-only', 'do not land: push the squashed task branch for review instead (no queue)')
