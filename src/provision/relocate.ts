@@ -22,7 +22,7 @@ import type { ProvisionRecord, Relocation } from './types.js';
 type Event = <K extends EventKind>(kind: K, level: 'info' | 'warn', message: string, data: EventPayloads[K]) => void;
 
 /** Writes into a tree: directly, or into an overlay's upper layer. */
-interface TreeWriter extends TreeReader {
+export interface TreeWriter extends TreeReader {
   write(rel: string, data: Buffer, like: fs.Stats): void;
   relink(rel: string, target: string): void;
 }
@@ -142,7 +142,7 @@ export function snapshotScan(lower: string, fallbackRoot: string): EmbedScan {
   return scan;
 }
 
-function directTree(base: string): TreeWriter {
+export function directTree(base: string): TreeWriter {
   return {
     ...directReader(base),
     write: (rel, data, like) => replaceFile(path.join(base, rel), data, like),
