@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathCandidates, scanEmbeds } from '../dist/provision/embeds.js';
+import { pathCandidates, scanTree } from '../dist/provision/embeds.js';
 import { directTree, relocate } from '../dist/provision/relocate.js';
 import { machine, median, printTable, sh, time, tmp } from './lib.js';
 
@@ -99,10 +99,10 @@ for (let r = 0; r < runs; r++) {
   fs.mkdirSync(ws);
   sh('cp', ['-a', path.join(main, 'src'), path.join(ws, 'src')]); // what the worktree holds: the tracked source
   rows.cp.push((await time(() => sh('cp', ['-a', venv, path.join(ws, '.venv')]))).ms);
-  let scan;
-  rows.detect.push((await time(() => (scan = scanEmbeds(path.join(ws, '.venv'), main)))).ms);
+  let scans;
+  rows.detect.push((await time(() => (scans = scanTree(path.join(ws, '.venv'), main, '.venv')))).ms);
   let outcome;
-  rows.rewrite.push((await time(() => (outcome = relocate(directTree(path.join(ws, '.venv')), scan, ws, '.venv', main)))).ms);
+  rows.rewrite.push((await time(() => (outcome = relocate(directTree(path.join(ws, '.venv')), scans[0], ws, '.venv', main)))).ms);
   rows.both.push(rows.detect.at(-1) + rows.rewrite.at(-1));
   if (outcome.left.length > 0 || outcome.rewritten.length === 0) throw new Error(`bench: relocation did not do its work: ${JSON.stringify(outcome)}`);
   const again = path.join(base, `re${r}`);
@@ -120,12 +120,12 @@ const npmTree = path.resolve(path.dirname(new URL(import.meta.url).pathname), '.
 const npmEntries = count(npmTree);
 const npmDetect = median(Array.from({ length: runs }, () => {
   const t = process.hrtime.bigint();
-  scanEmbeds(npmTree, '/nonexistent-main');
+  scanTree(npmTree, '/nonexistent-main', 'node_modules');
   return Number(process.hrtime.bigint() - t) / 1e6;
 }));
 
 console.log(`relocation benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(`a real venv: python3 -m venv + pip install -e . + 5 local wheels, ${entries} entries; ${pathCandidates(venv).length} files read, ${scanEmbeds(venv, main).embeds.length} name the main checkout; median of ${runs}`);
+console.log(`a real venv: python3 -m venv + pip install -e . + 5 local wheels, ${entries} entries; ${pathCandidates(venv).length} files read, ${scanTree(venv, main, '.venv')[0].embeds.length} name the main checkout; median of ${runs}`);
 printTable(
   'making a workspace\'s venv name the workspace',
   [

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds } from '../src/provision/embeds.js';
+import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds, scanTree } from '../src/provision/embeds.js';
+import { directTree, relocate } from '../src/provision/relocate.js';
 import { tmpDir } from './helpers/repo.js';
 
 /** Finding and rewriting the main checkout's absolute path in a tree's files (issue 13 §3), on plain data. */
@@ -110,5 +111,31 @@ describe('pathCandidates and scanEmbeds', () => {
 
   it('any other tree: nothing is read', () => {
     expect(pathCandidates(tree({ 'a.txt': '/w/main\n', 'bin/x': '#!/w/main/x\n' }))).toEqual([]);
+  });
+});
+
+describe('a tree that names the checkout through a symlink to it', () => {
+  it('finds that spelling too, and relocates both to the workspace', () => {
+    const base = tmpDir();
+    const main = path.join(base, 'main');
+    const link = path.join(base, 'link');
+    const ws = path.join(base, 'ws');
+    fs.mkdirSync(path.join(main, 'src'), { recursive: true });
+    fs.mkdirSync(path.join(ws, 'src'), { recursive: true });
+    fs.symlinkSync(main, link);
+    const venv = path.join(ws, '.venv');
+    fs.mkdirSync(path.join(venv, 'bin'), { recursive: true });
+    fs.mkdirSync(path.join(venv, 'lib/python3.11/site-packages'), { recursive: true });
+    fs.writeFileSync(path.join(venv, 'pyvenv.cfg'), `home = /usr/bin\ncommand = /usr/bin/python3 -m venv ${link}/.venv\n`);
+    fs.writeFileSync(path.join(venv, 'bin/pip'), `#!${link}/.venv/bin/python3\n`);
+    fs.writeFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), `${main}/src\n`);
+    const scans = scanTree(venv, main, '.venv');
+    expect(scans.map((s) => s.root)).toEqual([main, link]);
+    expect(scans[1]?.embeds.map((e) => e.path).sort()).toEqual(['bin/pip', 'pyvenv.cfg']);
+    const tree = directTree(venv);
+    const parts = scans.map((scan) => relocate(tree, scan, ws, '.venv', main));
+    expect(parts.flatMap((p) => p.left)).toEqual([]);
+    expect(fs.readFileSync(path.join(venv, 'bin/pip'), 'utf8')).toBe(`#!${ws}/.venv/bin/python3\n`);
+    expect(fs.readFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), 'utf8')).toBe(`${ws}/src\n`);
   });
 });

@@ -84,6 +84,48 @@ export function scanEmbeds(tree: string, root: string, candidates = pathCandidat
   return { root, checked: candidates.length, embeds };
 }
 
+/**
+ * Scans of a tree for `root` and for each other spelling of it the tree names itself by (a
+ * venv made as `python3 -m venv /home/me/link/.venv`, where `link` is a symlink to the checkout;
+ * /tmp and /private/tmp on macOS): the candidates are listed once.
+ */
+export function scanTree(tree: string, root: string, rel: string): EmbedScan[] {
+  const candidates = pathCandidates(tree);
+  const view = directReader(tree);
+  return [root, ...rootAliases(view, candidates, root, rel)].map((r) => scanEmbeds(tree, r, candidates, view));
+}
+
+/**
+ * The prefixes P of paths `P/<rel>` or `P/<rel>/…` in the candidate files that are not `root`
+ * but resolve to it. Only those prefixes are resolved, each once.
+ */
+export function rootAliases(view: TreeReader, candidates: readonly string[], root: string, rel: string): string[] {
+  const real = realpathOr(root);
+  if (real === null) return [];
+  const re = new RegExp(`(/${PATH_CHARS}*?)/${escapeRegExp(rel)}(?=/|$|[^A-Za-z0-9._~+@-])`, 'g');
+  const seen = new Map<string, boolean>();
+  for (const name of candidates) {
+    const st = view.lstat(name);
+    if (st === null || (!st.isSymbolicLink() && (!st.isFile() || st.size > MAX_CANDIDATE_BYTES))) continue;
+    const text = st.isSymbolicLink() ? view.readlink(name) : view.read(name)?.toString('utf8');
+    if (text === null || text === undefined) continue;
+    for (const m of text.matchAll(re)) {
+      const prefix = m[1];
+      if (prefix === undefined || prefix === root || seen.has(prefix) || !startsAPath(text, m.index)) continue;
+      seen.set(prefix, realpathOr(prefix) === real);
+    }
+  }
+  return [...seen].filter(([, alias]) => alias).map(([prefix]) => prefix);
+}
+
+function realpathOr(p: string): string | null {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
 /** How the files of a tree are read: directly, or through an overlay's layers. */
 export interface TreeReader {
   lstat(rel: string): fs.Stats | null;

@@ -6,7 +6,7 @@ import type { Task } from '../state/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { directReader, foreignTokens, rewritePaths, scanEmbeds, type EmbedScan, type TreeReader } from './embeds.js';
+import { directReader, foreignTokens, rewritePaths, scanTree, type EmbedScan, type TreeReader } from './embeds.js';
 import { readSnapshotMeta } from './snapshot.js';
 import type { ProvisionRecord, Relocation } from './types.js';
 
@@ -33,8 +33,8 @@ export async function relocateRecords(ctx: ProjectContext, task: Task, records: 
     const target = path.join(task.path, r.path);
     const layered = r.mode === 'cow' && r.namespaced === true && r.upper !== undefined && r.lower !== undefined;
     const tree = layered ? layeredTree(r.upper as string, r.lower as string) : directTree(target);
-    const scan = r.mode === 'cow' && r.lower ? snapshotScan(r.lower, ctx.repo.root) : scanEmbeds(target, ctx.repo.root);
-    const relocation = relocate(tree, scan, task.path, r.path, ctx.repo.root);
+    const scans = r.mode === 'cow' && r.lower ? snapshotScans(r.lower, ctx.repo.root, r.path) : scanTree(target, ctx.repo.root, r.path);
+    const relocation = combine(scans.map((scan) => relocate(tree, scan, task.path, r.path, ctx.repo.root)));
     r.relocation = relocation;
     if (relocation.left.length > 0) r.isolated = false;
     if (relocation.rewritten.length > 0) {
@@ -109,6 +109,17 @@ export function relocate(tree: TreeWriter, scan: EmbedScan, to: string, rel: str
   return { from, to, checked: scan.checked, rewritten, left };
 }
 
+/** One record of the relocations for the root and each other spelling of it (the first is the root's). */
+function combine(parts: Relocation[]): Relocation {
+  const [first, ...rest] = parts;
+  if (first === undefined) throw new Error('combine: no relocation');
+  const left = new Map<string, Relocation['left'][number]>();
+  for (const l of parts.flatMap((p) => p.left)) if (!left.has(l.path)) left.set(l.path, l);
+  // A file rewritten for two spellings: the last hash is what it holds.
+  const rewritten = new Map(parts.flatMap((p) => p.rewritten).map((f) => [f.path, f]));
+  return { ...first, ...(rest.length > 0 ? { aliases: rest.map((p) => p.from) } : {}), rewritten: [...rewritten.values()], left: [...left.values()] };
+}
+
 function stillNames(tree: TreeReader, rel: string, roots: readonly string[], to: string): string | null {
   const st = tree.lstat(rel);
   if (st === null) return null;
@@ -122,24 +133,25 @@ function stillNames(tree: TreeReader, rel: string, roots: readonly string[], to:
 }
 
 /**
- * The scan of a snapshot, made once and kept beside it (`embeds.json`): the snapshot never
- * changes, so no task reads its files again. Its root is the checkout the snapshot was taken
+ * The scans of a snapshot, made once and kept beside it (`embeds.json`): the snapshot never
+ * changes, so no task reads its files again. Their root is the checkout the snapshot was taken
  * from, which a task of another clone with the same lockfile shares.
  */
-export function snapshotScan(lower: string, fallbackRoot: string): EmbedScan {
+export function snapshotScans(lower: string, fallbackRoot: string, rel: string): EmbedScan[] {
   const dir = path.dirname(lower);
   const file = path.join(dir, 'embeds.json');
   try {
-    const cached = JSON.parse(fs.readFileSync(file, 'utf8')) as EmbedScan & { version?: number };
-    if (cached.version === 1 && typeof cached.root === 'string' && Array.isArray(cached.embeds)) return cached;
+    const cached = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: number; scans?: EmbedScan[] };
+    if (cached.version === 1 && Array.isArray(cached.scans) && cached.scans.length > 0) return cached.scans;
   } catch {
     // not scanned yet
   }
   const meta = readSnapshotMeta(dir);
-  const root = meta && meta.source.endsWith(`/${meta.path}`) ? meta.source.slice(0, -(meta.path.length + 1)) : fallbackRoot;
-  const scan = scanEmbeds(lower, root);
-  writeFileAtomic(file, JSON.stringify({ version: 1, ...scan }));
-  return scan;
+  const known = meta !== null && meta.source.endsWith(`/${meta.path}`);
+  const root = known ? meta.source.slice(0, -(meta.path.length + 1)) : fallbackRoot;
+  const scans = scanTree(lower, root, known ? meta.path : rel);
+  writeFileAtomic(file, JSON.stringify({ version: 1, scans }));
+  return scans;
 }
 
 export function directTree(base: string): TreeWriter {

@@ -75,6 +75,8 @@ export interface ProvisionRecord {
 export interface Relocation {
   /** The checkout the tree was built in. */
   from: string;
+  /** Other spellings of `from` the tree named itself by (a path through a symlink to it), rewritten too. */
+  aliases?: string[];
   /** The workspace. */
   to: string;
   /** How many files warren read: those these ecosystems write absolute paths into. */
