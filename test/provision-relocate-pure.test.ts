@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds, scanTree } from '../src/provision/embeds.js';
 import { directTree, relocate } from '../src/provision/relocate.js';
+import type { Task } from '../src/state/types.js';
+import type { ProjectContext } from '../src/workspace/context.js';
 import { tmpDir } from './helpers/repo.js';
 
 /** Finding and rewriting the main checkout's absolute path in a tree's files (issue 13 §3), on plain data. */
@@ -109,8 +111,11 @@ describe('pathCandidates and scanEmbeds', () => {
     expect(scan.checked).toBe(6); // .modules.yaml, the four shims, npm-style
   });
 
-  it('any other tree: nothing is read', () => {
-    expect(pathCandidates(tree({ 'a.txt': '/w/main\n', 'bin/x': '#!/w/main/x\n' }))).toEqual([]);
+  it('any other tree: nothing is read; a file (`.env`) is not a tree, and asking under it is not an error', () => {
+    const other = tree({ 'a.txt': '/w/main\n', 'bin/x': '#!/w/main/x\n', '.env': 'A=/w/main\n' });
+    expect(pathCandidates(other)).toEqual([]);
+    expect(pathCandidates(path.join(other, '.env'))).toEqual([]);
+    expect(scanTree(path.join(other, '.env'), '/w/main', '.env')).toEqual([{ root: '/w/main', checked: 0, embeds: [] }]);
   });
 });
 
@@ -137,5 +142,28 @@ describe('a tree that names the checkout through a symlink to it', () => {
     expect(parts.flatMap((p) => p.left)).toEqual([]);
     expect(fs.readFileSync(path.join(venv, 'bin/pip'), 'utf8')).toBe(`#!${ws}/.venv/bin/python3\n`);
     expect(fs.readFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), 'utf8')).toBe(`${ws}/src\n`);
+  });
+});
+
+describe('audit says isolated only when it was checked', () => {
+  it('a record without a check (an older warren\'s) is not called plainly isolated; one with a file left is NOT isolated', async () => {
+    const { provisionAudit: section } = await import('../src/provision/steps.js');
+    const base = { path: '.venv', mode: 'cow', requested: 'cow', method: 'overlay', source: '/main/.venv', entries: 2, bytes: 2048, ms: 1 };
+    const left = [{ path: 'lib/python3.11/site-packages/local.pth', why: 'names /main/local-lib, which the workspace does not have' }];
+    const task = {
+      data: {
+        provision: [
+          { ...base, isolated: true },
+          { ...base, isolated: true, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [{ path: 'bin/pip', sha256: 'x' }], left: [] } },
+          { ...base, isolated: false, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [], left } },
+        ],
+      },
+    } as unknown as Task;
+    const out = await section?.collect({} as ProjectContext, task);
+    expect(out?.lines).toEqual([
+      '.venv: cow (overlay), isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; `warren provision ID --refresh` checks); 2 entries, 2.0 KiB',
+      '.venv: cow (overlay), isolated (1 file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back); 2 entries, 2.0 KiB',
+      '.venv: cow (overlay), NOT isolated: 1 file(s) still name the main checkout by absolute path (lib/python3.11/site-packages/local.pth: names /main/local-lib, which the workspace does not have); 2 entries, 2.0 KiB',
+    ]);
   });
 });

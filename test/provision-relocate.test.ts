@@ -112,7 +112,7 @@ describe.skipIf(noVenv !== null)('a venv in a workspace names the workspace', ()
       fs.writeFileSync(path.join(ws, 'src/mypkg/__init__.py'), 'VALUE = 2\n');
       expect((await repo.warren('exec', 'a', '--', '.venv/bin/python', 'check.py')).code).not.toBe(0);
       execFileSync(path.join(repo.root, '.venv/bin/python'), ['check.py'], { cwd: repo.root }); // throws if it fails
-    }, 120_000);
+    }, 300_000);
   }
 
   describe.skipIf(noOverlay !== null)('what cannot be made to name the workspace', () => {
@@ -137,7 +137,7 @@ describe.skipIf(noVenv !== null)('a venv in a workspace names the workspace', ()
       expect(audit.stdout).toMatch(/\.venv: cow \(overlay\), NOT isolated: 1 file\(s\) still name the main checkout/);
       // The rest was still rewritten.
       expect(fs.readFileSync(path.join(made.json.path, '.venv/bin/pip'), 'utf8')).toContain(made.json.path);
-    }, 120_000);
+    }, 300_000);
   });
 });
 
@@ -176,7 +176,7 @@ describe.skipIf(noVenv !== null || noUserns !== null)('a venv in a workspace of 
     const changed = status.provisioned[0]?.changed.map((c) => c.path) ?? [];
     expect(changed).toContain('.venv/bin/extra-tool');
     expect(changed).not.toContain('.venv/bin/pip');
-  }, 120_000);
+  }, 300_000);
 });
 
 describe.skipIf(noPnpm !== null || noOverlay !== null)('pnpm .bin shims in a workspace resolve in the workspace', () => {
@@ -203,6 +203,6 @@ describe.skipIf(noPnpm !== null || noOverlay !== null)('pnpm .bin shims in a wor
     for (const entry of entries) expect(entry.startsWith(`${made.json.path}/node_modules/`)).toBe(true);
     // The main checkout's shim still names the main checkout.
     expect(fs.readFileSync(path.join(repo.root, 'node_modules/.bin/tool'), 'utf8')).toContain(`${repo.root}/node_modules/.pnpm`);
-  }, 120_000);
+  }, 300_000);
 });
 

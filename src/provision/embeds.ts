@@ -135,7 +135,13 @@ export interface TreeReader {
 
 export function directReader(tree: string): TreeReader {
   return {
-    lstat: (rel) => fs.lstatSync(path.join(tree, rel), { throwIfNoEntry: false }) ?? null,
+    lstat: (rel) => {
+      try {
+        return fs.lstatSync(path.join(tree, rel));
+      } catch {
+        return null; // gone, or under a file (ENOTDIR)
+      }
+    },
     read: (rel) => tryRead(path.join(tree, rel)),
     readlink: (rel) => tryReadlink(path.join(tree, rel)),
   };
@@ -208,12 +214,21 @@ export function rewritePaths(text: string, from: string, to: string, keep: (toke
   return { text: out, kept };
 }
 
+/** False for anything that is not there, including under a file (`.env/pyvenv.cfg` is ENOTDIR, not ENOENT). */
 function isFile(p: string): boolean {
-  return fs.statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDir(p: string): boolean {
-  return fs.lstatSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  try {
+    return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function dirents(dir: string): fs.Dirent[] {
