@@ -151,6 +151,7 @@ describe('audit says isolated only when it was checked', () => {
     const base = { path: '.venv', mode: 'cow', requested: 'cow', method: 'overlay', source: '/main/.venv', entries: 2, bytes: 2048, ms: 1 };
     const left = [{ path: 'lib/python3.11/site-packages/local.pth', why: 'names /main/local-lib, which the workspace does not have' }];
     const task = {
+      id: 't1',
       data: {
         provision: [
           { ...base, isolated: true },
@@ -161,7 +162,7 @@ describe('audit says isolated only when it was checked', () => {
     } as unknown as Task;
     const out = await section?.collect({} as ProjectContext, task);
     expect(out?.lines).toEqual([
-      '.venv: cow (overlay), isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; `warren provision ID --refresh` checks); 2 entries, 2.0 KiB',
+      '.venv: cow (overlay), isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; `warren provision t1 --refresh` checks); 2 entries, 2.0 KiB',
       '.venv: cow (overlay), isolated (1 file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back); 2 entries, 2.0 KiB',
       '.venv: cow (overlay), NOT isolated: 1 file(s) still name the main checkout by absolute path (lib/python3.11/site-packages/local.pth: names /main/local-lib, which the workspace does not have); 2 entries, 2.0 KiB',
     ]);

@@ -59,18 +59,18 @@ export const provisionAudit: AuditSection = {
     const lines =
       records.length === 0
         ? ['no provisioned paths']
-        : records.map((r) => `${r.path}: ${r.mode} (${r.method}), ${isolation(r)}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`);
+        : records.map((r) => `${r.path}: ${r.mode} (${r.method}), ${isolation(r, task.id)}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`);
     return { data, lines };
   },
 };
 
 /** What audit says about a path's isolation: only what was checked. */
-function isolation(r: ProvisionRecord): string {
+function isolation(r: ProvisionRecord, id: string): string {
   const left = r.relocation?.left ?? [];
   if (left.length > 0) return `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left.slice(0, 3).map((l) => `${l.path}: ${l.why}`).join('; ')})`;
   if (r.mode === 'share') return 'NOT isolated: shared with the main checkout and every workspace that shares it';
   if (!r.isolated) return 'NOT isolated: an in-place write through a hard link changes the main checkout';
-  if (!r.relocation) return 'isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; `warren provision ID --refresh` checks)';
+  if (!r.relocation) return `isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; \`warren provision ${id} --refresh\` checks)`;
   const n = r.relocation.rewritten.length;
   return n > 0 ? `isolated (${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back)` : 'isolated';
 }
