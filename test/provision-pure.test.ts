@@ -135,14 +135,15 @@ describe('audit section', () => {
   it('lists provisioned paths with mode and isolation', async () => {
     const { provisionAudit: section } = await import('../src/provision/steps.js');
     const record = (p: string, mode: string, isolated: boolean) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1 });
-    const task = { data: { provision: [record('node_modules', 'cow', true), record('vendor', 'share', false)] } } as unknown as Task;
+    const relocation = { from: '/main', to: '/ws', checked: 3, rewritten: [], left: [] };
+    const task = { data: { provision: [{ ...record('node_modules', 'cow', true), relocation }, record('vendor', 'share', false)] } } as unknown as Task;
     const out = await section?.collect({} as ProjectContext, task);
     expect(out?.lines).toEqual([
       'node_modules: cow (m), isolated; 2 entries, 2.0 KiB',
       'vendor: share (m), NOT isolated: shared with the main checkout and every workspace that shares it; 2 entries, 2.0 KiB',
     ]);
     expect(out?.data).toEqual([
-      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules' },
+      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules', absolutePaths: { checked: 3, rewritten: 0, left: [] } },
       { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
     ]);
   });

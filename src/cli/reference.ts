@@ -563,7 +563,8 @@ $ warren --json gc
 // with --refresh
 { provision: ProvisionRecord[]; skips: { path: string; mode?: string; reason: string; detail: string }[] }
 // ProvisionRecord: { path, mode, requested, isolated, entries, bytes, ms, method, source, lockfile?, fallback?,
-//                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, manifest? }`,
+//                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, manifest?,
+//                    relocation?: { from, aliases?, to, checked, rewritten: { path, sha256 }[], left: { path, why }[] } }`,
     exit: [[0, 'everything is in place (or provisioned again)'], [1, 'refused or failed: no such task, the lock is held, a mount or copy failed'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE'],
     example: `$ warren provision login

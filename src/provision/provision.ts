@@ -8,6 +8,7 @@ import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
 import { provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
+import { relocateRecords } from './relocate.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { lexists } from '../util/lexists.js';
@@ -47,6 +48,7 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
       records.push(outcome.record);
       // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
       ctx.store.mergeData(ctx.key, task.id, { provision: records });
+      await relocateRecords(ctx, task, [outcome.record], event); // may set isolated: false, recorded below
       const r = outcome.record;
       event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
     }

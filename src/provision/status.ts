@@ -4,6 +4,7 @@ import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from './overlay.js';
+import { readEntry, withoutRelocations } from './relocate.js';
 import { sha256File } from './snapshot.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 import { lexists } from '../util/lexists.js';
@@ -120,6 +121,8 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
       if (through.length > 0) out.writtenThrough = through.map((c) => join(r.path, c.path));
     }
   }
+  // The files warren itself rewrote to name the workspace are not the task's changes.
+  changes = withoutRelocations(changes, r, (rel) => readEntry(r.namespaced && r.upper ? r.upper : target, rel));
   out.changedCount = changes.length;
   out.changed = changes.slice(0, MAX_LISTED).map((c) => ({ ...c, path: join(r.path, c.path) }));
   return out;

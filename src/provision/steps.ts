@@ -4,7 +4,7 @@ import { collectProvisionGarbage } from './gc.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts } from './lifecycle.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './sources.js';
-import { provisionRecords } from './types.js';
+import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
@@ -46,14 +46,31 @@ export const provisionAudit: AuditSection = {
   name: 'provisioning',
   async collect(_ctx, task) {
     const records = provisionRecords(task.data);
-    const data = records.map((r) => ({ path: r.path, mode: r.mode, requested: r.requested, isolated: r.isolated, method: r.method, source: r.source, ...(r.fallback ? { fallback: r.fallback } : {}) }));
+    const data = records.map((r) => ({
+      path: r.path,
+      mode: r.mode,
+      requested: r.requested,
+      isolated: r.isolated,
+      method: r.method,
+      source: r.source,
+      ...(r.fallback ? { fallback: r.fallback } : {}),
+      ...(r.relocation ? { absolutePaths: { checked: r.relocation.checked, rewritten: r.relocation.rewritten.length, left: r.relocation.left } } : {}),
+    }));
     const lines =
       records.length === 0
         ? ['no provisioned paths']
-        : records.map(
-            (r) =>
-              `${r.path}: ${r.mode} (${r.method}), ${r.isolated ? 'isolated' : r.mode === 'share' ? 'NOT isolated: shared with the main checkout and every workspace that shares it' : 'NOT isolated: an in-place write through a hard link changes the main checkout'}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`,
-          );
+        : records.map((r) => `${r.path}: ${r.mode} (${r.method}), ${isolation(r, task.id)}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`);
     return { data, lines };
   },
 };
+
+/** What audit says about a path's isolation: only what was checked. */
+function isolation(r: ProvisionRecord, id: string): string {
+  const left = r.relocation?.left ?? [];
+  if (left.length > 0) return `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left.slice(0, 3).map((l) => `${l.path}: ${l.why}`).join('; ')})`;
+  if (r.mode === 'share') return 'NOT isolated: shared with the main checkout and every workspace that shares it';
+  if (!r.isolated) return 'NOT isolated: an in-place write through a hard link changes the main checkout';
+  if (!r.relocation) return `isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; \`warren provision ${id} --refresh\` checks)`;
+  const n = r.relocation.rewritten.length;
+  return n > 0 ? `isolated (${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back)` : 'isolated';
+}

@@ -63,6 +63,28 @@ export interface ProvisionRecord {
   namespaced?: boolean;
   /** copy/hardlink/share: manifest (size, mtime, inode) taken at provisioning. */
   manifest?: string;
+  /** cow/copy/hardlink: the files that named the main checkout by absolute path, rewritten and read back (src/provision/relocate.ts). */
+  relocation?: Relocation;
+}
+
+/**
+ * A tree that named the main checkout by absolute path (a venv's shebangs, `pyvenv.cfg`, an
+ * editable install's `.pth`, pnpm's `.bin` shims), made to name the workspace. Paths are
+ * relative to the provisioned tree.
+ */
+export interface Relocation {
+  /** The checkout the tree was built in. */
+  from: string;
+  /** Other spellings of `from` the tree named itself by (a path through a symlink to it), rewritten too. */
+  aliases?: string[];
+  /** The workspace. */
+  to: string;
+  /** How many files warren read: those these ecosystems write absolute paths into. */
+  checked: number;
+  /** Rewritten, with the hash of what warren wrote (`status` does not count them as the task's changes while they hold it). */
+  rewritten: { path: string; sha256: string }[];
+  /** Still naming the main checkout, and why: the tree is then recorded as not isolated. */
+  left: { path: string; why: string }[];
 }
 
 /** The provision records of a task (none on a task made before provisioning existed). */

@@ -81,6 +81,8 @@ export interface EventPayloads {
   'provision.unmounted': { path: string };
   'provision.unmount_failed': { path: string };
   'provision.remount': { path: string };
+  'provision.relocated': { path: string; from: string; to: string; files: string[] };
+  'provision.not_isolated': { path: string; left: { path: string; why: string }[] };
 }
 
 export interface StepsPayload {
@@ -153,6 +155,8 @@ export const EVENT_KINDS = Object.keys({
   'provision.unmounted': 1,
   'provision.unmount_failed': 1,
   'provision.remount': 1,
+  'provision.relocated': 1,
+  'provision.not_isolated': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

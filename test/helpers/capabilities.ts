@@ -251,6 +251,17 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['fish', '--no-config', '-c', 'complete -C"true "']),
     install: 'apt-get install fish',
   },
+  // A real Python venv (venv + ensurepip, which Debian ships apart in python3-venv): trees that name the main checkout by absolute path
+  'python-venv': {
+    // Debian's python3 where there is one, as test/helpers/ecosystems.ts uses.
+    probe: (o) => tryRun(o, [fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', '-c', 'import venv, ensurepip']),
+    install: 'apt-get install python3-venv',
+  },
+  // A real pnpm 9 or later, offline with local packages: its .bin shims name the checkout by absolute path
+  pnpm: {
+    probe: (o) => tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
+    install: 'npm install -g pnpm@9',
+  },
 } satisfies Record<string, Capability>;
 
 export type CapabilityName = keyof typeof CAPABILITIES;
