@@ -3,7 +3,6 @@ import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { NewEvent, Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { isStrictlyInside } from '../workspace/paths.js';
 import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
@@ -30,17 +29,20 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };
   try {
     for (const item of items) {
-      const dst = destinationFor(task, item);
-      if (dst === null) {
-        skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path} would resolve outside the workspace (a tracked symlink in its parent?)` });
+      const dst = path.join(task.path, item.path);
+      const parents = unsafeParent(task.path, item.path);
+      if (parents !== null) {
+        skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path}: ${parents} in the workspace, so the copy could land outside it` });
         continue;
       }
       if (lexists(dst)) {
         skips.push({ path: item.path, mode: item.mode, reason: 'exists', detail: `${item.path} already exists in the workspace; warren leaves it as it is` });
         continue;
       }
+      const made = makeParents(task.path, item.path);
       const outcome = await runMode(env, item, dst);
       if ('skip' in outcome) {
+        removeEmptyDirs(made);
         skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
         continue;
       }
@@ -87,14 +89,45 @@ function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOu
 }
 
 /**
- * The workspace path for an item, with its existing parent resolved. Threat: a tracked symlink
- * in the branch (`vendor -> /etc`) would carry a copy or a mount outside the workspace.
+ * Why the folders above `rel` in the workspace cannot hold it, or null. Threat: a tracked
+ * symlink in the branch (`vendor -> /etc`) would carry a copy or a mount outside the
+ * workspace, so every existing folder on the way must be a real folder, never a link.
  */
-function destinationFor(task: Task, item: ProvisionItem): string | null {
-  const dst = path.join(task.path, item.path);
-  let parent = path.dirname(dst);
-  while (!lexists(parent)) parent = path.dirname(parent);
-  const real = fs.realpathSync(parent);
-  return real === task.path || isStrictlyInside(task.path, real) ? dst : null;
+function unsafeParent(root: string, rel: string): string | null {
+  const parts = rel.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = parts.slice(0, i).join('/');
+    const st = fs.lstatSync(path.join(root, at), { throwIfNoEntry: false });
+    if (!st) return null; // the rest is made by makeParents
+    if (st.isSymbolicLink()) return `${at} is a symlink`;
+    if (!st.isDirectory()) return `${at} is not a folder`;
+  }
+  return null;
 }
 
+/**
+ * Makes the missing folders above `rel` (a listed `cache/data.json` whose `cache/` the branch
+ * does not have), one `mkdir` at a time so none goes through a link; returns those it made.
+ */
+function makeParents(root: string, rel: string): string[] {
+  const made: string[] = [];
+  const parts = rel.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = path.join(root, ...parts.slice(0, i));
+    if (lexists(at)) continue;
+    fs.mkdirSync(at);
+    made.push(at);
+  }
+  return made;
+}
+
+/** Removes folders makeParents made, deepest first, where they are still empty. */
+function removeEmptyDirs(dirs: readonly string[]): void {
+  for (const dir of [...dirs].reverse()) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      return; // not empty: something else is there now, and it stays
+    }
+  }
+}
