@@ -36,13 +36,6 @@ export async function bestCopyMethod(destParent: string): Promise<CopyMethod> {
   return (await canReflink(destParent)) ? 'reflink' : 'cp -a';
 }
 
-/** Copies `src` to `dst` (which must not exist): a clone where the file system can, else `cp -a`. */
-export async function copyTree(src: string, dst: string, onProgress?: (bytesWritten: number) => void): Promise<CopyMethod> {
-  const method = await bestCopyMethod(path.dirname(dst));
-  await startCopy(src, dst, method, undefined, onProgress);
-  return method;
-}
-
 /** How often a long copy says how far it got; WARREN_PROGRESS_MS overrides it (a test seam). */
 function progressEvery(): number {
   const ms = Number(process.env.WARREN_PROGRESS_MS);

@@ -8,7 +8,8 @@ import type { EventKind, EventPayloads } from '../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
-import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
+import { containTree, findingsForCopy, newFindings, noteEntry, scanTree, type Contained, type Findings } from './contain.js';
+import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest } from './manifest.js';
 import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
 import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from './types.js';
@@ -49,8 +50,9 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
   );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   let facts: ReturnType<typeof takeManifest>;
+  const found = newFindings();
   try {
-    facts = takeManifest(rec.source);
+    facts = takeManifest(rec.source, (rel, st) => noteEntry(found, rel, st));
   } catch (err) {
     abort.abort();
     await copying.catch(() => undefined);
@@ -71,15 +73,62 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
   if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);
   // Written while cp still runs; a failed copy takes its manifest with it.
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
-  writeManifest(manifest, withoutInodes(facts));
+  let copied = withoutInodes(facts);
+  writeManifest(manifest, copied);
   try {
     await copying;
   } catch (err) {
     fs.rmSync(manifest, { force: true });
     throw err;
   }
+  // The source's walk saw every link cp -a copied (or the copy is walked again); each is verified here, so `isolated` is true.
+  const checked = findingsForCopy(found, dst);
+  if (checked.rewalked) copied = withoutInodes(takeManifest(dst));
+  const contained = await contain(env, item, dst, rec.source, checked.found);
+  retakeManifest(copied, dst, contained.changed, false);
+  if (checked.rewalked || contained.changed.length > 0) writeManifest(manifest, copied);
+  const totals = checked.rewalked || contained.changed.length > 0 ? manifestTotals(copied) : counted;
   return {
-    record: { ...rec, mode: 'copy', isolated: true, method, entries: counted.entries, bytes: counted.bytes, ms: Date.now() - started, manifest, ...(fallback ? { fallback } : {}) },
+    record: { ...rec, mode: 'copy', isolated: true, method, entries: totals.entries, bytes: totals.bytes, ms: Date.now() - started, manifest, ...(fallback ? { fallback } : {}), ...containedFacts(contained) },
+  };
+}
+
+/**
+ * Makes a provisioned tree contained (contain.ts) and says what was done: a warning event per
+ * path naming every link that led outside and every entry taken out.
+ */
+async function contain(env: ModeEnv, item: ProvisionItem, tree: string, source: string, found: Findings): Promise<Contained> {
+  const contained = await containTree({ tree, itemRel: item.path, source, repoRoot: env.ctx.repo.root, found, budget: env.budget });
+  reportContained(env, item.path, contained);
+  return contained;
+}
+
+function reportContained(env: ModeEnv, itemPath: string, contained: Pick<Contained, 'outsideLinks' | 'stripped'>): void {
+  const { outsideLinks, stripped } = contained;
+  if (outsideLinks.length > 0) {
+    const listed = outsideLinks.slice(0, 10).map((l) => `${l.path} -> ${l.target} ${l.why}`);
+    env.event(
+      'provision.outside_links',
+      'warn',
+      `${itemPath}: ${outsideLinks.length} symlink(s) pointed outside the workspace, where a write through them would land: ${listed.join('; ')}${outsideLinks.length > 10 ? `; and ${outsideLinks.length - 10} more (warren show --json lists them)` : ''}`,
+      { path: itemPath, links: outsideLinks.slice(0, 100) },
+    );
+  }
+  if (stripped.length > 0) {
+    const listed = stripped.slice(0, 10).map((e) => `${e.path} (${e.why})`);
+    env.event('provision.stripped', 'warn', `${itemPath}: left out of the workspace's copy: ${listed.join(', ')}${stripped.length > 10 ? `, and ${stripped.length - 10} more` : ''}`, {
+      path: itemPath,
+      entries: stripped.slice(0, 100),
+    });
+  }
+}
+
+/** The record's account of containment (absent when there was nothing to do). */
+function containedFacts(contained: Pick<Contained, 'outsideLinks' | 'stripped'>): Pick<ProvisionRecord, 'outsideLinks' | 'stripped' | 'contained'> {
+  return {
+    contained: true,
+    ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
+    ...(contained.stripped.length > 0 ? { stripped: contained.stripped.slice(0, 100) } : {}),
   };
 }
 
@@ -89,7 +138,10 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   env.progress(`warren: linking ${item.path}…`);
   const outcome = await hardlinkTree(rec.source, dst);
   // Inodes matter here: the same inode with a new size or mtime is a write through the link.
-  const snapshot = takeManifest(dst);
+  const found = newFindings();
+  const snapshot = takeManifest(dst, (rel, st) => noteEntry(found, rel, st));
+  const contained = await contain(env, item, dst, rec.source, found.crossesDevice ? scanTree(dst) : found);
+  retakeManifest(snapshot, dst, contained.changed, true);
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
   writeManifest(manifest, snapshot);
   const { entries, bytes } = manifestTotals(snapshot);
@@ -107,7 +159,7 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
     throw new WarrenError('PROVISION_FAILED', `${item.path}: ${outcome.failed.length} file(s) could neither be hard-linked nor copied (first: ${outcome.failed[0]?.path}: ${outcome.failed[0]?.error})`);
   }
   return {
-    record: { ...rec, mode: 'hardlink', isolated: false, method: 'cp -al', entries, bytes, ms: Date.now() - started, manifest, linked, filled: outcome.filled },
+    record: { ...rec, mode: 'hardlink', isolated: false, method: 'cp -al', entries, bytes, ms: Date.now() - started, manifest, linked, filled: outcome.filled, ...containedFacts(contained) },
   };
 }
 
@@ -137,7 +189,10 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
   const unsupported = !support.ok ? support.reason : !source.isDirectory() ? `${item.path} is not a directory, and overlay layers are directories` : null;
   if (unsupported !== null) return fallBack(env, item, dst, unsupported);
   const key = snapshotKey(item.path, rec.source, rec.lockfile ?? null);
-  const snap = await ensureSnapshot(env.ctx.store.home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress);
+  const snap = await ensureSnapshot(env.ctx.store.home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress, {
+    repoRoot: env.ctx.repo.root,
+    budget: env.budget.limit,
+  });
   try {
     if (snap.created) {
       env.event('provision.snapshot', 'info', `took snapshot ${key.slice(0, 12)} of ${item.path}: ${snap.meta.entries} entries in ${snap.meta.ms} ms (first time only)`, {
@@ -148,6 +203,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         ms: snap.meta.ms,
       });
     }
+    // The snapshot was made contained when it was taken; every workspace made from it says so.
+    const contained = { outsideLinks: snap.meta.outsideLinks ?? [], stripped: snap.meta.stripped ?? [] };
+    reportContained(env, item.path, contained);
     const { upper, work } = layerDirs(env.ctx, env.task.id, item.path);
     fs.mkdirSync(upper, { recursive: true });
     fs.mkdirSync(work, { recursive: true });
@@ -175,6 +233,7 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         lower: snap.tree,
         upper,
         work,
+        ...containedFacts(contained),
       },
     };
   } finally {

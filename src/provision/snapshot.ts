@@ -5,9 +5,11 @@ import { WarrenError } from '../errors.js';
 import { acquireWaiting, type HeldLock } from '../util/lockfile.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { formatBytes } from './budget.js';
-import { copyTree } from './copy.js';
+import { bestCopyMethod, startCopy } from './copy.js';
+import type { Budget } from './budget.js';
+import { containTree, findingsForCopy, newFindings, noteEntry } from './contain.js';
 import { measureTree, walkTree } from './manifest.js';
-import type { LockfileRef } from './types.js';
+import type { LockfileRef, OutsideLink, StrippedEntry } from './types.js';
 
 /** Lockfiles that pin what an install folder holds, in the order they are looked for. */
 export const LOCKFILES = [
@@ -52,7 +54,8 @@ export function lockfileFor(root: string, relPath: string): LockfileRef | null {
  * folder (path, type, size, mtime of every entry).
  */
 export function snapshotKey(relPath: string, source: string, lockfile: LockfileRef | null): string {
-  const hash = createHash('sha256').update(`warren-snapshot-v1\0${relPath}\0`);
+  // v2: snapshots are contained (contain.ts); a v1 snapshot may hold a link that leads outside.
+  const hash = createHash('sha256').update(`warren-snapshot-v2\0${relPath}\0`);
   if (lockfile) {
     hash.update(`lockfile\0${lockfile.path}\0${lockfile.sha256}`);
   } else {
@@ -72,6 +75,9 @@ export interface SnapshotMeta {
   bytes: number;
   ms: number;
   createdAt: string;
+  /** Links that led outside the workspace and entries left out, as in a provision record. */
+  outsideLinks?: OutsideLink[];
+  stripped?: StrippedEntry[];
 }
 
 export interface Snapshot {
@@ -107,8 +113,9 @@ export function snapshotLockPath(home: string, key: string): string {
 export async function ensureSnapshot(
   home: string,
   key: string,
-  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt'>,
+  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt' | 'outsideLinks' | 'stripped'>,
   progress: (line: string) => void,
+  contain: { repoRoot: string; budget: Budget },
 ): Promise<Snapshot> {
   const dir = path.join(snapshotsDir(home), key);
   const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
@@ -127,9 +134,37 @@ export async function ensureSnapshot(
     progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     const started = Date.now();
     try {
-      await copyTree(meta.source, path.join(tmp, 'tree'), (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
-      const totals = measureTree(path.join(tmp, 'tree'));
-      const full: SnapshotMeta = { ...meta, key, ...totals, ms: Date.now() - started, createdAt: new Date().toISOString() };
+      const tree = path.join(tmp, 'tree');
+      const copying = startCopy(meta.source, tree, await bestCopyMethod(tmp), undefined, (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
+      copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+      // While cp runs, one walk of the source counts the tree and finds what containment must look at.
+      const found = newFindings();
+      let totals = { entries: 0, bytes: 0 };
+      walkTree(meta.source, (rel, st) => {
+        if (rel !== '') totals.entries++;
+        if (st.isFile()) totals.bytes += st.size;
+        return noteEntry(found, rel, st);
+      });
+      await copying;
+      const checked = findingsForCopy(found, tree);
+      const contained = await containTree({
+        tree,
+        itemRel: meta.path,
+        source: meta.source,
+        repoRoot: contain.repoRoot,
+        found: checked.found,
+        budget: { limit: contain.budget, used: { entries: 0, bytes: 0 } },
+      });
+      if (checked.rewalked || contained.changed.length > 0) totals = measureTree(tree);
+      const full: SnapshotMeta = {
+        ...meta,
+        key,
+        ...totals,
+        ms: Date.now() - started,
+        createdAt: new Date().toISOString(),
+        ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
+        ...(contained.stripped.length > 0 ? { stripped: contained.stripped.slice(0, 100) } : {}),
+      };
       writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(full, null, 2));
       fs.renameSync(tmp, dir);
       return { meta: full, tree: path.join(dir, 'tree'), created: true, lock: got.lock };

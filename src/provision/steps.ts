@@ -4,7 +4,7 @@ import { collectProvisionGarbage } from './gc.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts } from './lifecycle.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './sources.js';
-import { provisionRecords } from './types.js';
+import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
@@ -46,14 +46,47 @@ export const provisionAudit: AuditSection = {
   name: 'provisioning',
   async collect(_ctx, task) {
     const records = provisionRecords(task.data);
-    const data = records.map((r) => ({ path: r.path, mode: r.mode, requested: r.requested, isolated: r.isolated, method: r.method, source: r.source, ...(r.fallback ? { fallback: r.fallback } : {}) }));
-    const lines =
-      records.length === 0
-        ? ['no provisioned paths']
-        : records.map(
-            (r) =>
-              `${r.path}: ${r.mode} (${r.method}), ${r.isolated ? 'isolated' : r.mode === 'share' ? 'NOT isolated: shared with the main checkout and every workspace that shares it' : 'NOT isolated: an in-place write through a hard link changes the main checkout'}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`,
-          );
+    const data = records.map((r) => ({
+      path: r.path,
+      mode: r.mode,
+      requested: r.requested,
+      isolated: verifiedIsolated(r),
+      method: r.method,
+      source: r.source,
+      ...(r.fallback ? { fallback: r.fallback } : {}),
+      ...(r.outsideLinks ? { outsideLinks: r.outsideLinks } : {}),
+      ...(r.stripped ? { stripped: r.stripped } : {}),
+    }));
+    const lines = records.length === 0 ? ['no provisioned paths'] : records.flatMap((r) => auditLines(r, task.id));
     return { data, lines };
   },
 };
+
+/** One record as `warren audit` shows it: isolation as verified, then what containment did. Pure. */
+export function auditLines(r: ProvisionRecord, taskId: string): string[] {
+  const isolation = r.isolated
+    ? verifiedIsolated(r)
+      ? `isolated (verified when provisioned: ${linkSummary(r)})`
+      : `isolation NOT verified: provisioned by an older warren, which did not check for symlinks that lead outside (\`warren provision ${taskId} --refresh\` provisions it again, checked)`
+    : r.mode === 'share'
+      ? 'NOT isolated: shared with the main checkout and every workspace that shares it'
+      : `NOT isolated: an in-place write through a hard link changes the main checkout (${linkSummary(r)})`;
+  const lines = [`${r.path}: ${r.mode} (${r.method}), ${isolation}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`];
+  for (const l of r.outsideLinks ?? []) lines.push(`  ${l.path} -> ${l.target}: ${l.why}`);
+  for (const e of r.stripped ?? []) lines.push(`  ${e.path}: left out (${e.why})`);
+  return lines;
+}
+
+function linkSummary(r: ProvisionRecord): string {
+  const links = r.outsideLinks ?? [];
+  if (links.length === 0) return 'no symlink leads outside the workspace';
+  const count = (action: string): number => links.filter((l) => l.action === action).length;
+  const parts = [
+    [count('materialised'), 'copied in'],
+    [count('repointed'), 're-pointed'],
+    [count('removed'), 'removed'],
+  ]
+    .filter(([n]) => n !== 0)
+    .map(([n, what]) => `${n} ${what}`);
+  return `${links.length} symlink(s) pointed outside: ${parts.join(', ')}`;
+}

@@ -1,7 +1,7 @@
 import type { Drift } from '../land/fingerprint.js';
 import type { Exclusion } from '../land/protected.js';
 import type { PushOutcome } from '../land/push.js';
-import type { ProvisionRecord, ProvisionSkip } from '../provision/types.js';
+import type { OutsideLink, ProvisionRecord, ProvisionSkip, StrippedEntry } from '../provision/types.js';
 import type { StepResult } from '../run/commands.js';
 import type { PortBlock } from '../run/ports.js';
 import type { RunKind } from '../run/records.js';
@@ -68,6 +68,8 @@ export interface EventPayloads {
   'provision.unmounted': { path: string };
   'provision.unmount_failed': { path: string };
   'provision.remount': { path: string };
+  'provision.outside_links': { path: string; links: OutsideLink[] };
+  'provision.stripped': { path: string; entries: StrippedEntry[] };
 }
 
 export interface StepsPayload {
@@ -127,6 +129,8 @@ export const EVENT_KINDS = Object.keys({
   'provision.unmounted': 1,
   'provision.unmount_failed': 1,
   'provision.remount': 1,
+  'provision.outside_links': 1,
+  'provision.stripped': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {
