@@ -4,9 +4,10 @@ import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from './overlay.js';
+import { summarise, type PackageChange, type VersionOf } from './packages.js';
 import { sha256File } from './snapshot.js';
-import { provisionRecords, type ProvisionRecord } from './types.js';
-import { lexists } from '../util/lexists.js';
+import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
+import { lexists, lstatOrNull } from '../util/lexists.js';
 import { listDir } from '../util/list-dir.js';
 
 export interface ProvisionedStatus {
@@ -23,6 +24,8 @@ export interface ProvisionedStatus {
   writtenThrough?: string[];
   /** Why the changes could not be read, when they could not. */
   unknown?: string;
+  /** The changes per package (or per top-level entry), for a folder with changes: `changed` lists every file. */
+  packages?: PackageChange[];
 }
 
 export interface TaskStatus {
@@ -95,7 +98,7 @@ async function namespacedView(upper: string, lower: string, target: string): Pro
 
 async function recordStatus(task: Task, r: ProvisionRecord): Promise<ProvisionedStatus> {
   const target = path.join(task.path, r.path);
-  const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: r.isolated, changed: [], changedCount: 0 };
+  const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: verifiedIsolated(r), changed: [], changedCount: 0 };
   let changes: Change[] = [];
   if (r.mode === 'cow' && r.upper && r.lower) {
     let view: MergedView = overlayAt(target) ? { merged: target } : null;
@@ -122,7 +125,37 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
   }
   out.changedCount = changes.length;
   out.changed = changes.slice(0, MAX_LISTED).map((c) => ({ ...c, path: join(r.path, c.path) }));
+  if (changes.some((c) => c.path !== '')) out.packages = summarise(changes, path.posix.basename(r.path) === 'node_modules', versionsBefore(r), versionsAfter(r, target));
   return out;
+}
+
+/** Where a package's version before the task can be read: the snapshot, or the main checkout it was copied from (a share's past is gone). */
+function versionsBefore(r: ProvisionRecord): VersionOf {
+  if (r.mode === 'share') return null;
+  const root = r.mode === 'cow' ? r.lower : r.source;
+  return root ? (name) => versionIn(root, name) : null;
+}
+
+/** Where it can be read now: the workspace, or for a layer mounted only in each run, its upper layer over the snapshot. */
+function versionsAfter(r: ProvisionRecord, target: string): VersionOf {
+  if (r.mode !== 'cow' || !r.namespaced || !r.upper || !r.lower) return (name) => versionIn(target, name);
+  const { upper, lower } = r;
+  return (name) => {
+    for (const p of [path.join(upper, name), path.join(upper, name, 'package.json')]) {
+      if (lstatOrNull(p)?.isCharacterDevice()) return undefined; // a whiteout: deleted in the task
+    }
+    return lstatOrNull(path.join(upper, name, 'package.json'))?.isFile() ? versionIn(upper, name) : versionIn(lower, name);
+  };
+}
+
+/** `version` from `<root>/<name>/package.json`, if it says one. */
+function versionIn(root: string, name: string): string | undefined {
+  try {
+    const version = (JSON.parse(fs.readFileSync(path.join(root, name, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    return typeof version === 'string' && version.length <= 100 ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The changes inside each provisioned path (what `status` lists, and the fleet counts). */
