@@ -77,6 +77,7 @@ const cached = path.join(cacheDir, 'node_modules');
 const entries = count(cached);
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-')));
 const results = [];
+const paired = { copy: [], cow: [] };
 const note = (name, ms, extra = '', stepMs = undefined) => {
   results.push({ name, ms, extra, stepMs });
   process.stderr.write(`bench: ${name}: ${ms.toFixed(0)} ms ${extra}${stepMs === undefined ? '' : ` (provisioning step ${stepMs} ms)`}\n`);
@@ -149,7 +150,7 @@ try {
     for (const [k, v] of Object.entries(runEnv)) if (v === undefined) delete runEnv[k];
     const ms = time(() => run(['node', warrenBin, 'new', 'feat', id], { cwd: repo, env: runEnv }));
     // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
-    const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
+    const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env: runEnv }));
     const step = shown.data.provision?.[0];
     if (mode && step?.mode !== mode) throw new Error(`asked for ${mode}, got ${JSON.stringify(step)}`);
     return { id, ms, stepMs: step?.ms };
@@ -167,8 +168,18 @@ try {
     note(name, median(times), `(median of ${n})`, mode ? median(steps) : undefined);
   };
   series('warren new, nothing provisioned', null);
-  const first = warrenNew('cow');
-  note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
+  {
+    // The first workspace for a lockfile takes the snapshot: each run in a WARREN_HOME of its own, so each takes one.
+    const times = [];
+    const steps = [];
+    for (let i = 0; i < runs; i++) {
+      const first = warrenNew('cow', { WARREN_HOME: path.join(work, `home-first-${i}`) });
+      times.push(first.ms);
+      steps.push(first.stepMs);
+    }
+    note('warren new, cow (first time: takes the snapshot)', median(times), `(median of ${runs}, each a new snapshot)`, median(steps));
+  }
+  warrenNew('cow'); // the snapshot the rows below reuse
   // The target row: cheap, so more runs for a steadier median.
   series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
   if (process.env.NODE_EXTRA_CA_CERTS) {
@@ -183,7 +194,7 @@ try {
     fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
     const lib = await import(path.join(root, 'dist', 'index.js'));
     const store = new lib.Store(home);
-    const ctx = await lib.openProject(repo, store);
+    const ctx = await lib.openProject(repo, { store });
     const times = [];
     const steps = [];
     for (let i = 0; i < Math.max(runs, 7); i++) {
@@ -224,6 +235,29 @@ try {
   }
   series('warren new, copy', 'copy');
   series('warren new, hardlink', 'hardlink');
+  {
+    // Paired: each round runs cp -a, then warren's copy step, then a first cow step (a new
+    // snapshot, in a WARREN_HOME of its own), back to back through the library, and keeps each
+    // step's ratio to the cp -a of its own round. A shared machine whose load swings by 2x
+    // within a run moves both sides of each ratio alike.
+    const lib = await import(path.join(root, 'dist', 'index.js'));
+    const rounds = Math.max(runs, 5);
+    for (let i = 0; i < rounds; i++) {
+      settle();
+      const cp = time(() => run(['cp', '-a', src, fresh()]));
+      for (const mode of ['copy', 'cow']) {
+        fs.writeFileSync(path.join(repo, 'warren.yaml'), `provision:\n  - { path: node_modules, mode: ${mode} }\n`);
+        const store = new lib.Store(path.join(work, `home-paired-${mode}-${i}`));
+        const ctx = await lib.openProject(repo, { store });
+        settle();
+        const task = await lib.createTask(ctx, { type: 'feat', id: `paired-${mode}-${i}`, sync: false });
+        store.close();
+        const step = task.data.provision[0];
+        if (step.mode !== mode) throw new Error(`paired: asked for ${mode}, got ${JSON.stringify(step)}`);
+        paired[mode].push(step.ms / cp);
+      }
+    }
+  }
   cpA();
   results.unshift({ name: 'cp -a', ms: median(cpTimes), extra: `(median of ${cpTimes.length}: half before, half after the warren rows)` });
   process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
@@ -276,4 +310,15 @@ const lines = [
       `| ${r.name} ${r.extra} | ${fmt(r.ms)} | ${(r.ms / base).toFixed(2)} | ${r.stepMs === undefined ? '' : `${fmt(r.stepMs)} (${(r.stepMs / base).toFixed(2)})`} |`,
   ),
 ];
+lines.push(
+  '',
+  'paired with cp -a (each round: cp -a, then the step, back to back; the step as warren recorded it):',
+  '',
+  '| step | rounds | median × cp -a | each round |',
+  '|---|---:|---:|---|',
+  ...[
+    ['copy', paired.copy],
+    ['cow, first time (takes the snapshot)', paired.cow],
+  ].map(([name, xs]) => `| ${name} | ${xs.length} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} |`),
+);
 console.log(lines.join('\n'));

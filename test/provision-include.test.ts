@@ -251,3 +251,23 @@ describe('.worktreeinclude cases where warren used to differ from git', () => {
     });
   }
 });
+
+describe('what .worktreeinclude selects inside one folder is one copy', () => {
+  it('copies the paths of a folder by one cp, records each, and keeps the budget per path when the group goes over it', async () => {
+    const repo = makeRepo({
+      files: { '.gitignore': 'cache/*\n!cache/tracked\n', '.worktreeinclude': 'cache/\n', 'cache/tracked': 'tracked\n', 'warren.yaml': 'provision_budget: { entries: 3 }\n' },
+    });
+    repo.write('cache/a', 'a\n');
+    for (const f of ['x', 'y', 'z']) repo.write(`cache/b/${f}`, `${f}\n`);
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
+    expect(made.code, made.stderr).toBe(0);
+    const shown = await repo.warrenJson<{ data: { provision: { path: string }[]; provisionSkips: { path: string; reason: string }[] } }>('show', 'a');
+    expect(shown.json.data.provision.map((r) => r.path)).toEqual(['cache/a']);
+    expect(shown.json.data.provisionSkips).toEqual([expect.objectContaining({ path: 'cache/b', reason: 'over-budget' })]);
+    expect(provisionedFiles(made.json.path)).toEqual(['cache/a']);
+    // Within the budget, both come in one group.
+    repo.write('warren.yaml', '');
+    const b = await repo.warrenJson<{ path: string }>('new', 'feat', 'b');
+    expect(provisionedFiles(b.json.path)).toEqual(['cache/a', 'cache/b/x', 'cache/b/y', 'cache/b/z']);
+  });
+});

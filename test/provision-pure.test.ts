@@ -16,6 +16,7 @@ import { opacityProbes, upperChanges } from '../src/provision/status.js';
 import { selectIncluded, vcsMetadataOf } from '../src/provision/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../src/provision/packages.js';
 import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/contain.js';
+import { copyGroups } from '../src/provision/provision.js';
 import { walkTree } from '../src/provision/manifest.js';
 import { execFileSync } from 'node:child_process';
 
@@ -369,5 +370,13 @@ describe('findingsForCopy: the source walk stands for the copy only when they sa
     expect(stale.links).toEqual([]);
     const checked = findingsForCopy(stale, path.join(dir, 'copy'));
     expect(checked).toMatchObject({ rewalked: true, found: { links: ['a/out'] } });
+  });
+});
+
+describe('copyGroups: one cp per parent folder for what .worktreeinclude selects', () => {
+  it('groups .worktreeinclude copies by parent, and leaves every other path on its own', () => {
+    const r = (p: string, from: '.worktreeinclude' | 'warren.yaml' = '.worktreeinclude', mode: 'copy' | 'cow' = 'copy') => ({ item: { path: p, mode, from } });
+    const groups = copyGroups([r('node_modules', 'warren.yaml', 'cow'), r('nm/a'), r('nm/a-b'), r('nm/c/d'), r('nm/e'), r('.env'), r('.env.local', 'warren.yaml')]);
+    expect(groups.map((g) => g.map((x) => x.item.path))).toEqual([['node_modules'], ['nm/a', 'nm/a-b', 'nm/e'], ['nm/c/d'], ['.env'], ['.env.local']]);
   });
 });

@@ -9,7 +9,7 @@ import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { containTree, findingsForCopy, newFindings, noteEntry, scanTree, type Contained, type Findings } from './contain.js';
-import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest } from './manifest.js';
+import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest, type Manifest } from './manifest.js';
 import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
 import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from './types.js';
@@ -35,62 +35,106 @@ function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' |
 
 /**
  * `cp` starts at once; meanwhile one walk of the source gives the budget check and the manifest
- * (cp -a keeps size and mtime, so the source's facts are the copy's, inodes aside). The walk
- * is much faster than the copy, so the whole costs what `cp -a` costs; over budget, the copy
- * is killed and what it had made deleted before anything more is written.
+ * (cp -a keeps size and mtime, so the source's facts are the copy's, inodes aside) and finds
+ * what containment must look at. On an idle machine the walk runs beside cp on another core,
+ * so the whole costs what `cp -a` costs; over budget, the copy is killed and what it had made
+ * deleted before anything more is written.
  */
 export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: string, fallback?: string): Promise<ModeOutcome> {
+  return (await provisionCopies(env, [{ item, dst }], fallback))[0] as ModeOutcome;
+}
+
+/**
+ * Several paths with the same parent folder (what `.worktreeinclude` selects inside a folder
+ * it does not select whole, e.g. `node_modules/*` less one package) by one `cp`: one process
+ * rather than hundreds. One outcome per path, in order. Should the group go over the budget,
+ * it is undone and each path is copied on its own, so each is kept or skipped by itself.
+ */
+export async function provisionCopies(env: ModeEnv, group: readonly { item: ProvisionItem; dst: string }[], fallback?: string): Promise<ModeOutcome[]> {
   const started = Date.now();
-  const rec = base(env, item);
-  const method = await bestCopyMethod(path.dirname(dst));
+  const first = group[0];
+  if (!first) return [];
+  const recs = group.map((g) => base(env, g.item));
+  const label = group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
+  const method = await bestCopyMethod(path.dirname(first.dst));
   const abort = new AbortController();
-  let total: number | null = null; // known once the manifest walk below is done
-  const copying = startCopy(rec.source, dst, method, abort.signal, (written) =>
-    env.progress(`warren: copying ${item.path}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`),
+  let total: number | null = null; // known once the manifest walks below are done
+  const copying = startCopy(
+    group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
+    group.length === 1 ? first.dst : path.dirname(first.dst),
+    method,
+    abort.signal,
+    (written) => env.progress(`warren: copying ${label}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`),
   );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
-  let facts: ReturnType<typeof takeManifest>;
-  const found = newFindings();
-  try {
-    facts = takeManifest(rec.source, (rel, st) => noteEntry(found, rel, st));
-  } catch (err) {
+  const undo = async (): Promise<void> => {
     abort.abort();
     await copying.catch(() => undefined);
-    removeTree(dst);
+    for (const g of group) removeTree(g.dst);
+  };
+  const walked: { facts: Manifest; found: Findings; counted: Budget }[] = [];
+  try {
+    for (const r of recs) {
+      const found = newFindings();
+      const facts = takeManifest(r.source, (rel, st) => noteEntry(found, rel, st));
+      walked.push({ facts, found, counted: manifestTotals(facts) });
+    }
+  } catch (err) {
+    await undo();
     throw err;
   }
-  const counted = manifestTotals(facts);
+  const counted = walked.reduce((sum, w) => ({ entries: sum.entries + w.counted.entries, bytes: sum.bytes + w.counted.bytes }), { entries: 0, bytes: 0 });
   const over = overBudget(env.budget.used, env.budget.limit, counted);
   if (over) {
-    abort.abort();
-    await copying.catch(() => undefined);
-    removeTree(dst);
-    return { skip: 'over-budget', detail: `${item.path}: ${over}` };
+    await undo();
+    if (group.length === 1) return [{ skip: 'over-budget', detail: `${first.item.path}: ${over}` }];
+    const each: ModeOutcome[] = [];
+    for (const g of group) each.push(...(await provisionCopies(env, [g], fallback)));
+    return each;
   }
   total = counted.bytes;
   env.budget.used.entries += counted.entries;
   env.budget.used.bytes += counted.bytes;
-  if (counted.entries > 2000) env.progress(`warren: copying ${item.path} (${counted.entries} entries)…`);
-  // Written while cp still runs; a failed copy takes its manifest with it.
-  const manifest = manifestFile(env.ctx, env.task.id, item.path);
-  let copied = withoutInodes(facts);
-  writeManifest(manifest, copied);
+  if (counted.entries > 2000) env.progress(`warren: copying ${label} (${counted.entries} entries)…`);
+  // Written while cp still runs; a failed copy takes its manifests with it.
+  const manifests = group.map((g) => manifestFile(env.ctx, env.task.id, g.item.path));
+  const copied = walked.map((w) => withoutInodes(w.facts));
+  copied.forEach((m, i) => writeManifest(manifests[i] as string, m));
   try {
     await copying;
   } catch (err) {
-    fs.rmSync(manifest, { force: true });
+    for (const m of manifests) fs.rmSync(m, { force: true });
     throw err;
   }
-  // The source's walk saw every link cp -a copied (or the copy is walked again); each is verified here, so `isolated` is true.
-  const checked = findingsForCopy(found, dst);
-  if (checked.rewalked) copied = withoutInodes(takeManifest(dst));
-  const contained = await contain(env, item, dst, rec.source, checked.found);
-  retakeManifest(copied, dst, contained.changed, false);
-  if (checked.rewalked || contained.changed.length > 0) writeManifest(manifest, copied);
-  const totals = checked.rewalked || contained.changed.length > 0 ? manifestTotals(copied) : counted;
-  return {
-    record: { ...rec, mode: 'copy', isolated: true, method, entries: totals.entries, bytes: totals.bytes, ms: Date.now() - started, manifest, ...(fallback ? { fallback } : {}), ...containedFacts(contained) },
-  };
+  const outcomes: ModeOutcome[] = [];
+  for (const [i, g] of group.entries()) {
+    const rec = recs[i] as (typeof recs)[number];
+    const w = walked[i] as (typeof walked)[number];
+    let manifest = copied[i] as Manifest;
+    // The source's walk saw every link cp -a copied (or the copy is walked again); each is verified here, so `isolated` is true.
+    const checked = findingsForCopy(w.found, g.dst);
+    if (checked.rewalked) manifest = withoutInodes(takeManifest(g.dst));
+    const contained = await contain(env, g.item, g.dst, rec.source, checked.found);
+    retakeManifest(manifest, g.dst, contained.changed, false);
+    const changed = checked.rewalked || contained.changed.length > 0;
+    if (changed) writeManifest(manifests[i] as string, manifest);
+    const totals = changed ? manifestTotals(manifest) : w.counted;
+    outcomes.push({
+      record: {
+        ...rec,
+        mode: 'copy',
+        isolated: true,
+        method,
+        entries: totals.entries,
+        bytes: totals.bytes,
+        ms: Date.now() - started,
+        manifest: manifests[i] as string,
+        ...(fallback ? { fallback } : {}),
+        ...containedFacts(contained),
+      },
+    });
+  }
+  return outcomes;
 }
 
 /**
@@ -203,9 +247,6 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         ms: snap.meta.ms,
       });
     }
-    // The snapshot was made contained when it was taken; every workspace made from it says so.
-    const contained = { outsideLinks: snap.meta.outsideLinks ?? [], stripped: snap.meta.stripped ?? [] };
-    reportContained(env, item.path, contained);
     const { upper, work } = layerDirs(env.ctx, env.task.id, item.path);
     fs.mkdirSync(upper, { recursive: true });
     fs.mkdirSync(work, { recursive: true });
@@ -219,6 +260,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
       removeTree(path.dirname(upper));
       return fallBack(env, item, dst, `mounting overlay failed (${mounted.error})`);
     }
+    // The snapshot was made contained when it was taken; every workspace made from it says so.
+    const contained = { outsideLinks: snap.meta.outsideLinks ?? [], stripped: snap.meta.stripped ?? [] };
+    reportContained(env, item.path, contained);
     return {
       record: {
         ...rec,

@@ -6,7 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
-import { provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
+import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { lexists } from '../util/lexists.js';
@@ -28,6 +28,7 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
   const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };
   try {
+    const ready: Ready[] = [];
     for (const item of items) {
       const dst = path.join(task.path, item.path);
       const parents = unsafeParent(task.path, item.path);
@@ -39,18 +40,23 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
         skips.push({ path: item.path, mode: item.mode, reason: 'exists', detail: `${item.path} already exists in the workspace; warren leaves it as it is` });
         continue;
       }
-      const made = makeParents(task.path, item.path);
-      const outcome = await runMode(env, item, dst);
-      if ('skip' in outcome) {
-        removeEmptyDirs(made);
-        skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
-        continue;
+      ready.push({ item, dst, made: makeParents(task.path, item.path) });
+    }
+    for (const group of copyGroups(ready)) {
+      const outcomes = group.length > 1 ? await provisionCopies(env, group) : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
+      for (const [i, outcome] of outcomes.entries()) {
+        const { item, made } = group[i] as Ready;
+        if ('skip' in outcome) {
+          removeEmptyDirs(made);
+          skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
+          continue;
+        }
+        records.push(outcome.record);
+        const r = outcome.record;
+        event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
       }
-      records.push(outcome.record);
       // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
       ctx.store.mergeData(ctx.key, task.id, { provision: records });
-      const r = outcome.record;
-      event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
     }
     const excluded = await keepOutOfStatus(ctx, task.path, records.map((r) => r.path));
     if (excluded.length > 0) {
@@ -73,6 +79,38 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   }
   ctx.store.mergeData(ctx.key, task.id, { provision: records, provisionSkips: skips });
   return { records, skips };
+}
+
+/** A path that passed its checks, where it goes, and the folders made above it. */
+interface Ready {
+  item: ProvisionItem;
+  dst: string;
+  made: string[];
+}
+
+/**
+ * The order to provision in: what `.worktreeinclude` selects is copied one `cp` per parent
+ * folder (hundreds of packages under `node_modules/*` are one process, not hundreds); every
+ * other path on its own. Pure.
+ */
+export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  const byParent = new Map<string, T[]>();
+  for (const r of ready) {
+    if (r.item.from !== '.worktreeinclude' || r.item.mode !== 'copy') {
+      groups.push([r]);
+      continue;
+    }
+    const parent = path.posix.dirname(r.item.path);
+    const group = byParent.get(parent);
+    if (group) group.push(r);
+    else {
+      const fresh = [r];
+      byParent.set(parent, fresh);
+      groups.push(fresh);
+    }
+  }
+  return groups;
 }
 
 function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
