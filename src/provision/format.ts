@@ -31,7 +31,10 @@ export function formatStatus(id: string, status: TaskStatus, options: { files?: 
   }
   if (summarised) lines.push(`(\`warren status ${id} --files\` lists every changed file)`);
   if (status.stale) {
-    for (const s of status.staleLockfiles) lines.push(`stale: ${s.path} ${s.now === null ? 'is gone' : 'changed'} since the provisioned tree was installed; run \`warren provision ${id} --refresh\` (or reinstall)`);
+    for (const s of status.staleLockfiles) {
+      if (s.tree && s.why) lines.push(`stale: ${s.tree} does not match ${s.path} (${s.why}); ${s.fix ?? 'reinstall'}`);
+      else lines.push(`stale: ${s.path} ${s.now === null ? 'is gone' : 'changed'} since the provisioned tree was installed; run \`warren provision ${id} --refresh\` (or reinstall)`);
+    }
   } else {
     lines.push('stale: no');
   }

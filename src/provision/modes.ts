@@ -11,8 +11,9 @@ import { layerDirs, manifestFile } from './layout.js';
 import { containTree, findingsForCopy, newFindings, noteEntry, scanTree, type Contained, type Findings } from './contain.js';
 import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest, type Manifest } from './manifest.js';
 import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
-import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
-import type { ProvisionItem, ProvisionRecord } from './types.js';
+import { installCommand, installedFacts, isNodeModules } from './installed.js';
+import { ensureSnapshot, lastGoodSnapshot, lockfileFor, snapshotKey, type Snapshot } from './snapshot.js';
+import type { InstalledFacts, ProvisionItem, ProvisionRecord } from './types.js';
 
 /** What one mode hands back: a record, or a reason it skipped the path. */
 export type ModeOutcome = { record: ProvisionRecord } | { skip: 'over-budget'; detail: string };
@@ -233,10 +234,29 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
   const unsupported = !support.ok ? support.reason : !source.isDirectory() ? `${item.path} is not a directory, and overlay layers are directories` : null;
   if (unsupported !== null) return fallBack(env, item, dst, unsupported);
   const key = snapshotKey(item.path, rec.source, rec.lockfile ?? null);
-  const snap = await ensureSnapshot(env.ctx.store.home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress, {
-    repoRoot: env.ctx.repo.root,
-    budget: env.budget.limit,
-  });
+  const home = env.ctx.store.home;
+  const containIn = { repoRoot: env.ctx.repo.root, budget: env.budget.limit };
+  // A node_modules is checked against its lockfile before it becomes the snapshot for that lockfile.
+  const verify = isNodeModules(item.path) ? { verify: () => installedFacts(env.ctx.repo.root, item.path) } : {};
+  const taken = await ensureSnapshot(home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress, containIn, verify);
+  let snap: Snapshot;
+  let stale: InstalledFacts | undefined;
+  if (taken === null) throw new Error('ensureSnapshot returned nothing without existingOnly');
+  if ('refused' in taken) {
+    // The main checkout's install is stale: the last good snapshot, else a copy of what is there; either way the task is stale.
+    stale = taken.refused;
+    const good = lastGoodSnapshot(home, rec.source, item.path);
+    const reused = good ? await ensureSnapshot(home, good.key, good, env.progress, containIn, { existingOnly: true }) : null;
+    if (reused === null || 'refused' in reused) {
+      staleEvent(env, item.path, stale, `a copy of the main checkout's stale ${item.path}`);
+      const outcome = await provisionCopy(env, item, dst, `the main checkout's ${item.path} does not match ${stale.lockfile ?? 'package.json'} and there is no earlier snapshot`);
+      return 'record' in outcome ? { record: { ...outcome.record, installed: stale } } : outcome;
+    }
+    snap = reused;
+    staleEvent(env, item.path, stale, `the last good snapshot (${snap.meta.key.slice(0, 12)}, taken ${snap.meta.createdAt}${snap.meta.lockfile ? ` from ${snap.meta.lockfile.path} as it was then` : ''})`);
+  } else {
+    snap = taken;
+  }
   try {
     if (snap.created) {
       env.event('provision.snapshot', 'info', `took snapshot ${key.slice(0, 12)} of ${item.path}: ${snap.meta.entries} entries in ${snap.meta.ms} ms (first time only)`, {
@@ -273,16 +293,30 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         entries: snap.meta.entries,
         bytes: snap.meta.bytes,
         ms: Date.now() - started,
-        snapshot: key,
+        snapshot: snap.meta.key,
         lower: snap.tree,
         upper,
         work,
         ...containedFacts(contained),
+        // Stale: the lockfile the snapshot was taken from, so `status` compares the workspace's with it.
+        ...(stale ? { installed: stale, ...(snap.meta.lockfile ? { lockfile: snap.meta.lockfile } : {}) } : snap.meta.installed ? { installed: snap.meta.installed } : {}),
       },
     };
   } finally {
     snap.lock.release();
   }
+}
+
+/** Says that the main checkout's install is stale, what this workspace got instead, and what to do. */
+export function staleEvent(env: ModeEnv, itemPath: string, stale: InstalledFacts, used: string): void {
+  const cmd = installCommand(stale.manager, stale.lockfile);
+  const id = env.task.id;
+  env.event(
+    'provision.install_stale',
+    'warn',
+    `${itemPath}: the main checkout's ${itemPath} does not match ${stale.lockfile ?? 'package.json'} (${stale.why ?? 'it differs'}), so no snapshot was taken of it; this workspace got ${used} and is stale. Reinstall in the main checkout (${cmd}) and run \`warren provision ${id} --refresh\`, or install in the workspace: \`warren exec ${id} -- ${cmd}\``,
+    { path: itemPath, lockfile: stale.lockfile, why: stale.why ?? '', used },
+  );
 }
 
 /** The next rung of the ladder: the best isolated copy (clone where the file system can), with an event saying which and why. */

@@ -6,7 +6,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
-import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
+import { installedFacts, isNodeModules } from './installed.js';
+import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provisionShare, staleEvent, type ModeEnv, type ModeOutcome } from './modes.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { lexists } from '../util/lexists.js';
@@ -51,8 +52,8 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
           skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
           continue;
         }
-        records.push(outcome.record);
-        const r = outcome.record;
+        const r = await withInstalled(env, outcome.record);
+        records.push(r);
         event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
       }
       // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
@@ -111,6 +112,18 @@ export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[
     }
   }
   return groups;
+}
+
+/**
+ * A `node_modules` copied, linked or shared as it is in the main checkout: checked against its
+ * lockfile, so a copy of a stale install is said and `status` calls the task stale (a cow path
+ * is checked before its snapshot is taken).
+ */
+async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<ProvisionRecord> {
+  if (r.installed || !isNodeModules(r.path)) return r;
+  const installed = await installedFacts(env.ctx.repo.root, r.path);
+  if (installed.state === 'differs') staleEvent(env, r.path, installed, r.mode === 'share' ? `the main checkout's own stale ${r.path} (share)` : `a ${r.mode} of the main checkout's stale ${r.path}`);
+  return { ...r, installed };
 }
 
 function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {

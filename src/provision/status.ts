@@ -5,7 +5,7 @@ import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from './overlay.js';
 import { summarise, type PackageChange, type VersionOf } from './packages.js';
-import { sha256File } from './snapshot.js';
+import { staleEntries, type StaleEntry } from './stale.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 import { lexists, lstatOrNull } from '../util/lexists.js';
 import { listDir } from '../util/list-dir.js';
@@ -32,7 +32,7 @@ export interface TaskStatus {
   tracked: { code: string; path: string }[];
   provisioned: ProvisionedStatus[];
   stale: boolean;
-  staleLockfiles: { path: string; provisionedFrom: string; now: string | null }[];
+  staleLockfiles: StaleEntry[];
 }
 
 export const MAX_LISTED = 500;
@@ -170,14 +170,7 @@ export async function taskStatus(task: Task): Promise<TaskStatus> {
   const tracked = (await statusOf(task.path)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
   const provisioned = await provisionedChanges(task);
-  const staleLockfiles: TaskStatus['staleLockfiles'] = [];
-  const seen = new Set<string>();
-  for (const r of records) {
-    if (!r.lockfile || seen.has(r.lockfile.path)) continue;
-    seen.add(r.lockfile.path);
-    const now = sha256File(path.join(task.path, r.lockfile.path));
-    if (now !== r.lockfile.sha256) staleLockfiles.push({ path: r.lockfile.path, provisionedFrom: r.lockfile.sha256, now });
-  }
+  const staleLockfiles = await staleEntries(task, records);
   return { tracked, provisioned, stale: staleLockfiles.length > 0, staleLockfiles };
 }
 

@@ -92,6 +92,25 @@ export interface ProvisionRecord {
    * record this warren writes for copy, hardlink and cow; absent on older records).
    */
   contained?: true;
+  /**
+   * node_modules: what the provisioned tree was, checked against its lockfile (or package.json)
+   * by the package manager's own record of its install (`installed.ts`). `differs` when the
+   * main checkout's install was stale: this workspace got the last good snapshot, or a copy of
+   * the stale tree, and `status` calls it stale until its own tree matches.
+   */
+  installed?: InstalledFacts;
+}
+
+/** A `node_modules` checked against what pins it, when it was provisioned. */
+export interface InstalledFacts {
+  /** The lockfile compared with (relative to the workspace root); null: none, package.json was. */
+  lockfile: string | null;
+  /** Who installed it, by its installed-state file. */
+  manager: 'npm' | 'pnpm' | 'yarn-berry' | 'yarn-classic' | null;
+  state: 'matches' | 'differs' | 'unknown';
+  why?: string;
+  /** No lockfile: the sha256 of package.json when it was checked. */
+  packageJson?: string;
 }
 
 /** The provision records of a task (none on a task made before provisioning existed). */

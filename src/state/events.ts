@@ -70,6 +70,8 @@ export interface EventPayloads {
   'provision.remount': { path: string };
   'provision.outside_links': { path: string; links: OutsideLink[] };
   'provision.stripped': { path: string; entries: StrippedEntry[] };
+  /** The main checkout's install did not match its lockfile: no snapshot under that key; what the workspace got instead. */
+  'provision.install_stale': { path: string; lockfile: string | null; why: string; used: string };
 }
 
 export interface StepsPayload {
@@ -131,6 +133,7 @@ export const EVENT_KINDS = Object.keys({
   'provision.remount': 1,
   'provision.outside_links': 1,
   'provision.stripped': 1,
+  'provision.install_stale': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

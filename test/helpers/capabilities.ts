@@ -204,6 +204,11 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['setpriv', '--version']),
     install: 'apt-get install util-linux',
   },
+  // Real pnpm 9 installs (offline, from local tarballs): snapshots that match their key
+  pnpm: {
+    probe: (o) => tryRun(o, ['pnpm', '--version']),
+    install: 'npm install -g pnpm@9',
+  },
   // Progress of long copies (bytes written, from /proc/PID/io)
   'proc-io': {
     probe: readProcIo,
