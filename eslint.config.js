@@ -14,7 +14,7 @@ export default tseslint.config(
   },
   {
     files: ['bin/**/*.js', '.ci/**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
   },
   {
     // The dashboard's client: plain browser JS modules, served as is.

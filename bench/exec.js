@@ -32,6 +32,21 @@ function warren(...args) {
 warren('new', 'feat', 'plain');
 warren('new', 'feat', 'boxed', '--sandbox', 'bwrap');
 
+// The egress allowlist (issue 15): a second repository whose warren.yaml gives bwrap an allowlist,
+// so every run also starts warren's proxy and the bridge inside the sandbox.
+const allowRepo = path.join(base, 'repo-allow');
+fs.mkdirSync(allowRepo);
+for (const args of [['init', '-q', '-b', 'main'], ['config', 'user.name', 'bench'], ['config', 'user.email', 'bench@example.invalid']]) execFileSync('git', args, { cwd: allowRepo, stdio: 'ignore' });
+fs.writeFileSync(path.join(allowRepo, 'warren.yaml'), 'sandbox: { kind: bwrap, allow: ["127.0.0.1:9"] }\n');
+execFileSync('git', ['add', '-A'], { cwd: allowRepo, stdio: 'ignore' });
+execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: allowRepo, stdio: 'ignore' });
+function warrenAllow(...args) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: allowRepo, env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+warrenAllow('new', 'feat', 'allowed');
+
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -57,16 +72,22 @@ const direct = time(() => spawnSync('true'));
 const nodeFloor = time(() => spawnSync(process.execPath, [BIN, '--version']));
 const plain = time(() => warren('exec', 'plain', '--', 'true'));
 const boxed = time(() => warren('exec', 'boxed', '--', 'true'));
+const allowed = time(() => warrenAllow('exec', 'allowed', '--', 'true'));
 const plainRun = supervised('plain');
 const boxedRun = supervised('boxed');
+const allowedRuns = [];
+for (let i = 0; i < N; i++) allowedRuns.push(JSON.parse(warrenAllow('--json', 'exec', 'allowed', '--', 'true')).durationMs);
+const allowedRun = median(allowedRuns);
 
 const rows = [
   ['true, run directly', direct],
   ['warren --version (Node start-up floor)', nodeFloor],
   ['warren exec -- true (no sandbox)', plain],
   ['warren exec -- true (bwrap sandbox)', boxed],
+  ['warren exec -- true (bwrap, egress allowlist)', allowed],
   ['  of which the supervised run itself (no sandbox)', plainRun],
   ['  of which the supervised run itself (bwrap)', boxedRun],
+  ['  of which the supervised run itself (bwrap, allowlist)', allowedRun],
   ...nonRootRows(),
 ];
 /**
@@ -130,4 +151,5 @@ console.log(`warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, 
 console.log(`${'case'.padEnd(60)} ${'ms'.padStart(9)} ${'× true'.padStart(9)}`);
 for (const [name, ms] of rows) console.log(`${name.padEnd(60)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
 console.log(`bwrap vs no sandbox, end to end: ${(boxed / plain).toFixed(2)}×; supervised run: ${(boxedRun / plainRun).toFixed(2)}×`);
+console.log(`bwrap with an egress allowlist vs bwrap, end to end: ${(allowed / boxed).toFixed(2)}×; supervised run: ${(allowedRun / boxedRun).toFixed(2)}×`);
 fs.rmSync(base, { recursive: true, force: true });

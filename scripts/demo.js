@@ -73,6 +73,10 @@ for (const name of ['left-pad', 'is-odd']) {
 fs.writeFileSync(path.join(repo, '.env'), 'SECRET=demo\n');
 console.log(`A throwaway repository at ${repo}; WARREN_HOME=${env.WARREN_HOME}`);
 
+step("A fresh clone runs none of its own commands until you trust them");
+warren('new', 'feat', 'cart');
+warren('trust', '--yes');
+
 step('Three agents, three workspaces');
 warren('new', 'feat', 'cart');
 warren('new', 'fix', 'login');

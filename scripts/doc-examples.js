@@ -12,7 +12,11 @@ const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bi
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-docs-')));
 const repo = path.join(base, 'shop');
 const origin = path.join(base, 'origin.git');
-const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
+// A `warren` on PATH for the shell lines (completion calls it back).
+const shim = path.join(base, 'bin');
+fs.mkdirSync(shim);
+fs.writeFileSync(path.join(shim, 'warren'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+const env = { ...process.env, WARREN_HOME: path.join(base, 'home'), PATH: `${shim}:${process.env.PATH}` };
 
 function cleanup() {
   if (!fs.existsSync(base)) return;
@@ -87,6 +91,11 @@ fs.writeFileSync(path.join(repo, '.env'), 'SECRET=demo\n');
 console.log(`repository ${repo}; WARREN_HOME=${env.WARREN_HOME}`);
 sh('cat warren.yaml');
 
+section('trust');
+warren('new', 'feat', 'cart');
+warren('trust');
+warren('--json', 'trust', '--yes');
+
 section('new');
 warren('new', 'feat', 'cart');
 warren('--json', 'new', 'fix', 'login');
@@ -100,6 +109,7 @@ warren('--json', 'list');
 section('exec');
 warren('exec', 'cart', '--', 'sh', '-c', 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT');
 warren('--json', 'exec', 'cart', '--timeout', '1s', '--', 'sh', '-c', 'setsid sleep 600 & sleep 600');
+warren('exec', 'cart', 'ls', '-la');
 
 section('run');
 warren('run', 'cart', '--agent', 'echo-agent', '--prompt', '-n "quoted" $HOME');
@@ -109,6 +119,27 @@ section('status');
 warren('status', 'cart');
 warren('status', 'cart', '--files');
 warren('--json', 'status', 'cart');
+
+section('path');
+warren('path', 'cart');
+warren('--json', 'path', 'login');
+
+section('diff');
+warren('diff', 'cart', '--stat');
+warren('diff', 'cart');
+warren('--json', 'diff', 'cart', '--uncommitted', '--stat');
+
+section('comment / comments / run --review');
+warren('comment', 'cart', 'cart.js:1', 'export', 'a', 'function', 'that', 'adds', 'to', 'it');
+warren('--json', 'comment', 'cart', 'app.js:1', 'say hello to the cart');
+warren('comments', 'cart');
+warren('--json', 'comments', 'cart', '--resolve', '2');
+warren('run', 'cart', '--agent', 'echo-agent', '--review');
+warren('comments', 'cart');
+
+section('completion');
+sh("bash -c 'source <(warren completion bash); complete -p warren'");
+sh('warren completion zsh | head -3');
 
 section('show');
 warren('show', 'cart', '--events', '5');
@@ -150,14 +181,32 @@ section('rm');
 warren('rm', 'cart', '--delete-branch');
 warren('--json', 'rm', 'login');
 
+section('rm --discard / list --archived / restore');
+warren('new', 'feat', 'search', '--no-setup');
+const search = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'path', 'search'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
+sh(`cd ${quote(search)} && echo 'export const search = 1;' > search.js && git add search.js && git commit -qm 'a search' && echo draft > notes.txt && echo '// TODO' >> app.js`);
+warren('rm', 'search');
+warren('rm', 'search', '--discard');
+warren('list', '--archived');
+warren('--json', 'list', '--archived');
+warren('restore', 'search', '--no-setup');
+sh(`cd ${quote(search)} && git status --short && git log --format='%h %s' -2`);
+warren('--json', 'rm', 'search', '--discard');
+warren('--json', 'restore', 'search');
+
 section('scan / gc');
 warren('new', 'docs', 'api', '--no-setup');
 const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
+fs.mkdirSync(path.join(path.dirname(api), 'boot')); // a folder warren did not make: listed, never deleted
+// A worktree made by hand under the root and deleted: git's record of it is prunable.
+git('worktree', 'add', '-q', '-b', 'by-hand', path.join(path.dirname(api), 'by-hand'));
+fs.rmSync(path.join(path.dirname(api), 'by-hand'), { recursive: true, force: true });
 warren('scan');
 warren('--json', 'scan');
 warren('gc');
+warren('rm', 'api');
 warren('--json', 'gc');
 
 section('policy');

@@ -26,16 +26,17 @@ export const ERROR_DOCS = {
     action: 'Use one of those types.',
   },
   BRANCH_INVALID: {
-    meaning: 'The branch `TYPE/ID` would break git\'s branch-name rules (`git check-ref-format --branch`), or `--base` starts with `-`. Nothing was created.',
-    action: 'Pick a task ID (or base) that makes a valid branch name.',
+    meaning: 'The branch `TYPE/ID` would break git\'s branch-name rules (`git check-ref-format --branch`), or `--base` cannot name a branch, tag or commit (it breaks those rules, starts with `-`, or is longer than 1024 characters; a `~N`/`^N` suffix is fine). Nothing was created.',
+    action: 'Pick a task ID that makes a valid branch name, or pass `--base` with an existing branch, tag or commit.',
   },
   DURATION_INVALID: {
     meaning: 'A duration (`--timeout`, or `timeout:`/`kill_grace:` in warren.yaml) is not a number with a unit, or is zero. Nothing was run.',
     action: 'Write a number with a unit: `500ms`, `2s`, `10m` or `1h`.',
   },
   CONFIG_INVALID: {
-    meaning: '`warren.yaml` is not valid YAML, has a key warren does not know, or a value of the wrong type; the message names each key. Nothing was changed.',
-    action: 'Fix the file; every key is in [configuration.md](configuration.md).',
+    meaning:
+      '`warren.yaml` (or your own `$WARREN_HOME/config.yaml`, or `WARREN_WORKTREE_ROOT`) is not valid YAML, expands more than 100 YAML aliases (an alias bomb), has a key warren does not know, or a value of the wrong type (a zero duration among them); the message names each key. Also: a `worktree_root` in `warren.yaml` that resolves outside the repository (or to its root, into `.git`, or onto tracked files) and not under `WARREN_HOME` — a repository may not place files anywhere else. Nothing was changed. Only commands that use the file refuse: `list`, `show`, `scan` and `gc` run with the defaults and say so in one warning line.',
+    action: 'Fix the file; every key is in [configuration.md](configuration.md). To keep workspaces somewhere else, choose the root yourself: `WARREN_WORKTREE_ROOT` or `worktree_root` in `$WARREN_HOME/config.yaml`.',
   },
   PATH_UNSAFE: {
     meaning: 'A task ID would make a workspace path outside the workspace root. Nothing was created.',
@@ -58,8 +59,8 @@ export const ERROR_DOCS = {
     action: '`warren list` shows the tasks; check `--repo`.',
   },
   TASK_STATE: {
-    meaning: 'The task is in a state that does not allow the command: a command in a task whose setup failed or that is being removed, `setup` of a task that is not ready, `land` of a workspace switched off its branch, or a branch that is missing. Nothing was run or changed.',
-    action: 'See `warren show ID`. For `setup_failed`, fix the cause and run `warren setup ID`; for a switched branch, check the task\'s branch out again in the workspace.',
+    meaning: 'The task is in a state that does not allow the command: a command in a task whose setup failed or that is being removed, `setup` of a task that is not ready, a branch that is missing; or, for `rm`, `land` and `checkpoint`, a workspace that is not on its branch — another branch, a detached HEAD (the message names any commits that are on no branch), or a rebase, merge, cherry-pick, revert, `am` or bisect in progress. Nothing was run or changed.',
+    action: 'See `warren show ID`. For `setup_failed`, fix the cause and run `warren setup ID`. For a workspace off its branch, follow the hint: it says how to keep the commits (`git branch NAME HEAD` on a detached HEAD) and how to finish the operation in progress, before switching back to the task\'s branch.',
   },
   BRANCH_EXISTS: {
     meaning: 'The branch `TYPE/ID` already exists, so `warren new` would not own it. Nothing was created.',
@@ -68,6 +69,10 @@ export const ERROR_DOCS = {
   BRANCH_UNLANDED: {
     meaning: '`rm --delete-branch` was refused: the branch holds commits that are on no other branch or ref (the message lists them). Nothing was removed.',
     action: 'Land the work (`warren land ID`), or run `warren rm ID` without `--delete-branch` to keep the branch.',
+  },
+  BRANCH_CHECKED_OUT: {
+    meaning: '`rm --delete-branch` was refused: another worktree has the task\'s branch checked out, and git will not delete a checked-out branch (the message names the worktree). Nothing was removed.',
+    action: 'Switch that worktree to another branch, or run `warren rm ID` without `--delete-branch` to keep the branch.',
   },
   BASE_UNKNOWN: {
     meaning: 'The base cannot be resolved: `--base` names no branch or commit, the main worktree has a detached HEAD (no default base), the base vanished while creating, or at `land` the base is not a branch any more. Nothing was created or changed.',
@@ -86,8 +91,8 @@ export const ERROR_DOCS = {
     action: 'Wait for the other process; if no warren process is running, remove the lock file the message names.',
   },
   PATH_ESCAPE: {
-    meaning: 'A workspace or the workspace root now resolves somewhere else (a symlink swapped in, a `..`), or lies outside the root. warren refuses to follow it. Nothing was changed.',
-    action: 'Inspect the path the message names; `warren scan` shows what warren sees.',
+    meaning: 'A workspace or the workspace root now resolves somewhere else (a symlink swapped in, a `..`), was replaced by a file, or lies outside the root. warren refuses to follow it or delete it. Nothing was changed; git\'s record of the workspace and its branch are kept.',
+    action: 'Put the real folder back where the message says (`warren scan` lists the task as displaced); if a workspace is gone for good, take away what is in its place and `warren rm ID` forgets it, keeping the branch.',
   },
   WORKSPACE_EXISTS: {
     meaning: 'The folder the new workspace would use already exists, but no task claims it. Nothing was changed.',
@@ -102,8 +107,8 @@ export const ERROR_DOCS = {
     action: 'Unmount it (`umount PATH`) and run `warren rm ID` again.',
   },
   OWNERSHIP_MISMATCH: {
-    meaning: 'The task\'s records disagree: the database, the metadata file beside the workspace (`ID.warren.json`) and `git worktree list` name different branches or paths, or the workspace is missing from disk. Nothing was changed.',
-    action: 'Run `warren scan`; a vanished workspace is cleared by `warren gc`; fix or remove by hand a workspace that is not warren\'s.',
+    meaning: 'The task\'s records disagree, or its folder is not its worktree: the database, the metadata file beside the workspace (`ID.warren.json`) and `git worktree list` name different branches or paths; the folder is missing (for `checkpoint` and `land`); its `.git` file is missing or broken; or the folder holds another repository. Nothing was changed.',
+    action: 'Follow the hint, which names the state: a broken `.git` file is relinked by `git worktree repair PATH` in the main checkout (your files are untouched); a folder that is another repository is not warren\'s — move it away; a missing folder is put back, or `warren rm ID` forgets the workspace and keeps its branch. `warren scan` shows what warren sees.',
   },
   REMOVE_INCOMPLETE: {
     meaning: 'git refused to remove the worktree (the workspace is as it was), or git deregistered it but files stayed on disk (an immutable file, another user\'s file): the task is kept in state `remove_failed`, its branch untouched, no committed work lost.',
@@ -133,6 +138,10 @@ export const ERROR_DOCS = {
     meaning: 'A `protected:` glob (in warren.yaml on the base or in the main checkout) is absolute, has `..`, a `!` negation or a backslash, or does not compile. Nothing was changed.',
     action: 'Fix the `protected:` list and run the command again.',
   },
+  GATE_FAILED: {
+    meaning: "The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. The base, the task and its branch are as they were.",
+    action: "Read the gate's log (named in the message), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
+  },
   LAND_CONFLICT: {
     meaning: 'The task conflicts with what landed on the base since it branched (the message lists the paths). Nothing was landed: the base, the task branch and every checkout are as they were.',
     action: 'Bring the base into the task (e.g. `git merge main` in the workspace), resolve, `warren checkpoint ID`, then land again.',
@@ -142,8 +151,12 @@ export const ERROR_DOCS = {
     action: 'Commit or stash those changes in that checkout, then run the command again.',
   },
   NOTHING_TO_LAND: {
-    meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out. Nothing was changed.',
-    action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land.',
+    meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out — for a landed task with nothing new since, the message says it is already landed and names the commit. Nothing was changed.',
+    action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land. A landed task is done: `warren rm ID` removes its workspace and keeps the branch.',
+  },
+  NOTHING_TO_REVIEW: {
+    meaning: '`warren run ID --review` (or the dashboard\'s Send to agent) found no open review comment on the task, so there was no prompt to send. Nothing was run.',
+    action: 'Comment on lines of the diff first (`warren comment ID FILE:LINE TEXT`, or on the dashboard), or reopen one (`warren comments ID --reopen N`); `warren comments ID` lists them.',
   },
   POLICY_INVALID: {
     meaning: 'The signed run policy refused the run, or cannot be trusted: a policy without a trusted key (or the reverse), a missing or wrong signature, another signer, expired, no rule for the task, a sandbox or network the rule does not allow; or `policy keygen` found a key already there, or `policy sign` found no signing key. Nothing was run.',
@@ -164,6 +177,15 @@ export const ERROR_DOCS = {
   AGENT_UNKNOWN: {
     meaning: '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
     action: 'Use one of the names the hint lists, or add the agent under `agents:`.',
+  },
+  UNTRUSTED_COMMANDS: {
+    meaning:
+      "The repository's `warren.yaml` defines commands (setup, verify, teardown, its own agents) that you have not trusted, or that changed since you did. warren runs none of them until you do: `new` refuses before anything is made (`--no-setup` still works), `setup`, `verify` and `run --agent` refuse before anything runs; `rm` skips teardown with a warning. The message names the commands that would have run.",
+    action: 'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
+  },
+  AGENT_NO_SESSION: {
+    meaning: '`warren run ID --resume` found no conversation to continue: no agent that keeps sessions (claude, codex, gemini) has run in this task, or not the one `--agent` names. Nothing was run.',
+    action: 'Start a conversation first with `warren run ID --agent NAME --prompt …`, then resume it.',
   },
   COMMAND_FAILED: {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',

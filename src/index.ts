@@ -15,12 +15,15 @@ export { SILENT, type Reporter, type RunOutput } from './workspace/reporter.js';
 // Workspaces
 export { createTask, type CreateOptions } from './workspace/create.js';
 export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/remove.js';
-export { listTasks, requireTask, showTask } from './workspace/tasks.js';
+export { listTasks, requireTask, showTask, taskPath } from './workspace/tasks.js';
+export { restoreTask, type RestoreOptions } from './workspace/restore.js';
+export { listArchives, ARCHIVE_PREFIX, type Archive } from './workspace/archive.js';
 export { scan, classifyStrays, type Stray } from './workspace/scan.js';
 export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
 // Execution
-export { execTask, runAgent, type ExecOptions, type AgentOptions } from './run/operations.js';
+export { execTask, runAgent, type ExecOptions, type AgentOptions, type AgentOutcome } from './run/operations.js';
+export { installClaudeHooks, parseCreatePayload, parseRemovePayload, type HooksInstallResult } from './run/claude-hooks.js';
 export { exitStatusOf, type RunOutcome } from './run/execute.js';
 export { setupTask, verifyTask, type SetupOutcome, type VerifyOutcome } from './run/setup-verify.js';
 // Provisioning
@@ -32,6 +35,13 @@ export { provisionRecords, type ProvisionRecord } from './provision/types.js';
 export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
 export { landTask, type LandOptions, type LandResult } from './land/land.js';
 export { auditTask, type AuditReport } from './audit/run.js';
+// MCP (loads @modelcontextprotocol/sdk)
+export { buildServer as buildMcpServer, serveMcp, type McpOptions } from './mcp/server.js';
+// Review
+export { diffTask, type DiffOptions, type DiffScope, type DiffFile, type TaskDiff } from './review/diff.js';
+export { addComment, listComments, setCommentState, type Comment, type NewComment } from './review/comments.js';
+export { sendReview, type ReviewOptions, type ReviewOutcome } from './review/send.js';
+export { reviewPrompt } from './review/prompt.js';
 // Dashboard
 export { startServer, type ServeOptions, type RunningServer } from './web/server.js';
 export { keygen as policyKeygen, signPolicy, verifyPolicyFile, loadVerifiedPolicy } from './run/policy.js';

@@ -32,6 +32,7 @@ describe('a probe names what is missing', () => {
     ['overlay-root', 'mount', 'root'],
     ['tmpfs-mount', 'mount', 'root'],
     ['setpriv', 'setpriv', 'util-linux'],
+    ['pty', 'script', 'util-linux'],
   ];
   it.each(cases)('%s, with no %s on PATH, says so, and how to get it (%s)', (name, binary, needs) => {
     const reason = CAPABILITIES[name].probe({ ...DEFAULT_PROBE_OPTIONS, PATH: tmpDir('warren-empty-path-') });

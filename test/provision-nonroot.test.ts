@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { waitForFile, waitUntilGone, pidsWithEnv } from './helpers/procs.js';
-import { BIN, gitIn, tmpDir } from './helpers/repo.js';
+import { BIN, gitIn, tmpDir, trustRepo } from './helpers/repo.js';
 import { makeNodeModules, treeDigest } from './helpers/tree.js';
 
 /**
@@ -75,6 +75,7 @@ function nobodyRepo(yaml: string, extra: (root: string) => void = () => undefine
   extra(root);
   gitIn(root, 'add', '-A');
   gitIn(root, 'commit', '-q', '-m', 'init');
+  trustRepo(root, home); // before the chown: the state database is uid 65534's too
   execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, root, home, marks]);
   const warren = (args: readonly string[], env: Record<string, string> = {}): Cli => asNobody(root, home, args, env);
   return {

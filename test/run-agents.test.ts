@@ -1,6 +1,10 @@
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openProject } from '../src/lifecycle.js';
+import { execTask } from '../src/run/operations.js';
+import { Store } from '../src/state/store.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from './helpers/repo.js';
 
 /**
@@ -19,7 +23,7 @@ const HOSTILE = [
   '-',
 ];
 
-function setup(): { w: (...args: string[]) => Promise<CliResult>; record: string } {
+function setup(): { w: (...args: string[]) => Promise<CliResult>; record: string; home: string; root: string } {
   const bin = tmpDir('warren-agents-bin-');
   const record = tmpDir('warren-agents-rec-');
   for (const name of ['claude', 'codex', 'gemini', 'aider', 'my-agent']) {
@@ -37,8 +41,9 @@ function setup(): { w: (...args: string[]) => Promise<CliResult>; record: string
       ].join('\n'),
     },
   });
-  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, AGENT_RECORD: record };
-  return { w: (...args) => runCli(args, { cwd: repo.root, home: repo.home, env }), record };
+  // HOME: the built-ins copy the user's login into the task's state folder; this one has none.
+  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, AGENT_RECORD: record, HOME: tmpDir('warren-agents-home-'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', GEMINI_CLI_HOME: '' };
+  return { w: (...args) => runCli(args, { cwd: repo.root, home: repo.home, env }), record, home: repo.home, root: repo.root };
 }
 
 function recorded(record: string, exe: string): { argv: string[]; stdin: string } {
@@ -49,9 +54,25 @@ function recorded(record: string, exe: string): { argv: string[]; stdin: string 
 type Expect = (prompt: string, argv: string[], stdin: string) => void;
 
 const ADAPTERS: { agent: string; exe: string; check: Expect }[] = [
-  { agent: 'claude', exe: 'claude', check: (p, argv, stdin) => (expect(argv).toEqual(['-p']), expect(stdin).toBe(p)) },
-  { agent: 'codex', exe: 'codex', check: (p, argv, stdin) => (expect(argv).toEqual(['exec', '-']), expect(stdin).toBe(p)) },
-  { agent: 'gemini', exe: 'gemini', check: (p, argv, stdin) => (expect(argv).toEqual([`--prompt=${p}`]), expect(stdin).toBe('')) },
+  {
+    agent: 'claude',
+    exe: 'claude',
+    check: (p, argv, stdin) => {
+      expect(argv.slice(0, 5)).toEqual(['-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash']);
+      expect(argv[5]).toBe('--session-id');
+      expect(stdin).toBe(p);
+    },
+  },
+  { agent: 'codex', exe: 'codex', check: (p, argv, stdin) => (expect(argv).toEqual(['exec', '--sandbox', 'workspace-write', '-']), expect(stdin).toBe(p)) },
+  {
+    agent: 'gemini',
+    exe: 'gemini',
+    check: (p, argv, stdin) => {
+      expect(argv.slice(0, 4)).toEqual(['--skip-trust', '--approval-mode', 'yolo', '--session-id']);
+      expect(argv.slice(5)).toEqual([`--prompt=${p}`]);
+      expect(stdin).toBe('');
+    },
+  },
   {
     agent: 'aider',
     exe: 'aider',
@@ -102,5 +123,43 @@ describe('warren run --agent: the prompt reaches the agent exactly as given', ()
     expect(error.hint).toContain('claude');
     expect((await w('--json', 'run', 'pf', '--agent', 'claude', '--prompt', 'x', '--prompt-file', file)).code).toBe(2);
     expect((await w('--json', 'run', 'pf', '--agent', 'claude')).code).toBe(2);
+  });
+
+  it('a prompt with a NUL byte: refused (USAGE, exit 2) before anything runs where it would go in argv; passed byte for byte on stdin or in a file', async () => {
+    const { w, record, home, root } = setup();
+    expect((await w('new', 'feat', 'nul')).code).toBe(0);
+    const file = path.join(tmpDir(), 'nul-prompt.txt');
+    const prompt = 'before\0after';
+    fs.writeFileSync(file, prompt);
+    for (const agent of ['gemini', 'viaargv']) {
+      const r = await w('--json', 'run', 'nul', '--agent', agent, '--prompt-file', file);
+      expect(r.code, `${agent}: ${r.stdout}${r.stderr}`).toBe(2);
+      const error = (JSON.parse(r.stdout) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('USAGE');
+      expect(error.message).toContain('NUL byte');
+      expect(error.message).toContain('nothing was run');
+    }
+    // Through the library too: any argv with a NUL byte is refused before a run is recorded.
+    const store = new Store(home);
+    try {
+      const ctx = await openProject(root, { store });
+      await expect(execTask(ctx, 'nul', ['echo', 'a\0b'])).rejects.toMatchObject({ code: 'USAGE' });
+    } finally {
+      store.close();
+    }
+    // Nothing ran, and no run was recorded (so none is left open).
+    expect(fs.existsSync(path.join(record, 'gemini.argv'))).toBe(false);
+    expect(fs.existsSync(path.join(record, 'my-agent.argv'))).toBe(false);
+    const db = new Database(path.join(home, 'state.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT COUNT(*) AS n FROM runs').get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+    // Where the prompt goes on stdin or in a file, a NUL byte is just a byte.
+    expect((await w('run', 'nul', '--agent', 'viastdin', '--prompt-file', file)).code).toBe(0);
+    expect(recorded(record, 'my-agent').stdin).toBe(prompt);
+    expect((await w('run', 'nul', '--agent', 'viafile', '--prompt-file', file)).code).toBe(0);
+    expect(fs.readFileSync(recorded(record, 'my-agent').argv[1] ?? '', 'utf8')).toBe(prompt);
   });
 });

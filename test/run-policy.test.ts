@@ -8,7 +8,7 @@ import { makeRepo, tmpDir } from './helpers/repo.js';
 const POLICY = (expires: string, sandboxes: string) => `version: 1\nexpires: "${expires}"\nrules:\n  - { tasks: "*", sandbox: [${sandboxes}], network: false }\n`;
 
 describe('warren policy', () => {
-  it('unsigned, tampered, expired, foreign-key and disallowing policies refuse the run before any process starts', async () => {
+  it('unsigned, tampered, expired, foreign-key and disallowing policies refuse the run before any process starts', { timeout: 180_000 }, async () => {
     const repo = makeRepo();
     const marks = tmpDir('warren-marks-');
     expect((await repo.warren('new', 'feat', 'p1')).code).toBe(0);

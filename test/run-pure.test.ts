@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
-import { buildAgentInvocation } from '../src/run/agents.js';
+import { buildAgentInvocation, isResumable, type AgentRequest } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
 import { containedArgv, type Containment } from '../src/run/containment.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
@@ -79,11 +79,30 @@ describe('classifyRisk', () => {
 
 describe('buildAgentInvocation', () => {
   const config = configSchema.parse({ agents: { claude: { command: ['my-claude', '--x'], prompt: 'argv' } } });
+  const req = (prompt: string, over: Partial<AgentRequest> = {}): AgentRequest => ({ prompt, promptFile: '/f', home: '/h', resume: null, sandboxed: false, ...over });
   it('a warren.yaml agent replaces a built-in of the same name; no shell anywhere', () => {
-    expect(buildAgentInvocation(config, 'claude', '-p; rm -rf /', '/f')).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null });
-    expect(buildAgentInvocation(config, 'codex', 'x', '/f').argv).toEqual(['codex', 'exec', '-']);
-    expect(() => buildAgentInvocation(config, '__proto__', 'x', '/f')).toThrow(/no agent named/);
-    expect(() => buildAgentInvocation(config, 'toString', 'x', '/f')).toThrow(/no agent named/);
+    expect(buildAgentInvocation(config, 'claude', req('-p; rm -rf /'))).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null, env: {}, session: null });
+    expect(buildAgentInvocation(config, 'codex', req('x')).argv).toEqual(['codex', 'exec', '--sandbox', 'workspace-write', '-']);
+    expect(() => buildAgentInvocation(config, '__proto__', req('x'))).toThrow(/no agent named/);
+    expect(() => buildAgentInvocation(config, 'toString', req('x'))).toThrow(/no agent named/);
+    expect(isResumable(config, 'claude')).toBe(false);
+    expect(isResumable(config, 'codex')).toBe(true);
+  });
+  it('the built-ins: unattended flags, their own state folder, a session named up front or resumed', () => {
+    const plain = configSchema.parse({});
+    const claude = buildAgentInvocation(plain, 'claude', req('hi'));
+    expect(claude.argv.slice(0, 6)).toEqual(['claude', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash']);
+    expect(claude.argv.slice(6)).toEqual(['--session-id', claude.session]);
+    expect(claude).toMatchObject({ stdin: 'hi', env: { CLAUDE_CONFIG_DIR: '/h' } });
+    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6)).toEqual(['--resume', 'S1']);
+    expect(buildAgentInvocation(plain, 'codex', req('hi', { resume: 'S2', sandboxed: true }))).toMatchObject({
+      argv: ['codex', 'exec', '--dangerously-bypass-approvals-and-sandbox', 'resume', 'S2', '-'],
+      stdin: 'hi',
+      env: { CODEX_HOME: '/h' },
+      session: null,
+    });
+    const gemini = buildAgentInvocation(plain, 'gemini', req('-x', { resume: 'S3' }));
+    expect(gemini).toMatchObject({ argv: ['gemini', '--skip-trust', '--approval-mode', 'yolo', '--resume', 'S3', '--prompt=-x'], env: { GEMINI_CLI_HOME: '/h' }, session: 'S3' });
   });
   it('commandArgv: a string is shell, a list is argv', () => {
     expect(commandArgv('npm ci && echo "$X"')).toEqual(['sh', '-c', 'npm ci && echo "$X"']);
@@ -92,7 +111,7 @@ describe('buildAgentInvocation', () => {
 });
 
 describe('sandbox', () => {
-  const profile = { kind: 'bwrap' as const, network: false, writable: ['/w/ws'], readable: ['/tmp/repo'] };
+  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'] };
   it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
     expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
@@ -103,13 +122,13 @@ describe('sandbox', () => {
     expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
-    expect(sandboxArgv({ kind: 'none', network: true, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
+    expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
   });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
-    expect(sandboxFailureReason({ kind: 'none', network: true, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
+    expect(sandboxFailureReason({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
   });
 });
 
@@ -167,7 +186,7 @@ describe('checkPolicy', () => {
       { tasks: '*', sandbox: ['bwrap'], network: false },
     ],
   };
-  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, writable: [], readable: [] });
+  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, allow: null, writable: [], readable: [] });
   it.each([
     ['trusted-1', p('none', true), null],
     ['trusted-1', p('bwrap', true), null],

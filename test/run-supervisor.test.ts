@@ -2,7 +2,10 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
+import { spawn } from 'node:child_process';
+import { Store } from '../src/state/store.js';
+import { lastRun } from '../src/web/run-events.js';
+import { BIN, makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
 import { alive, pidsWithEnv, startCli, waitForFile, waitUntilGone } from './helpers/procs.js';
 
 /**
@@ -171,6 +174,76 @@ describe('the recorded run', () => {
     } finally {
       first.child.kill('SIGTERM');
       expect((await first.done).code).toBe(143);
+    }
+  });
+});
+
+/** `bash -c SCRIPT` with warren as "$W": its stdout and stderr, once the whole pipeline is done. */
+function pipeline(repo: TestRepo, script: string): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd: repo.root,
+      env: { ...process.env, WARREN_HOME: repo.home, W: `${process.execPath} ${BIN}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', () => resolve({ stdout, stderr }));
+  });
+}
+
+/** What an unhandled error looks like on stderr: a stack frame or Node's own banner. */
+const CRASH = /^\s+at |Unhandled 'error' event|internal error/m;
+
+describe('a closed output pipe', () => {
+  it('`warren exec ID -- seq 1 200000 | head -1`: the run ends cleanly, exit 141, its reason recorded, nothing left running', async () => {
+    const { repo, ws } = await taskRepo('p1');
+    const r = await pipeline(repo, '$W exec p1 -- seq 1 200000 | head -1; echo "warren exited ${PIPESTATUS[0]}"');
+    expect(r.stdout).toBe('1\nwarren exited 141\n');
+    expect(r.stderr).not.toMatch(CRASH);
+    expect(r.stderr).toContain('warren: stdout closed (EPIPE): the reader went away; ended with SIGTERM');
+    expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
+
+    const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
+    const rows = db.prepare('SELECT * FROM runs').all() as Record<string, unknown>[];
+    db.close();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ canceled_by: 'SIGPIPE', reason: 'stdout closed (EPIPE): the reader went away; ended with SIGTERM' });
+    expect(rows[0]?.ended_at).toEqual(expect.any(String));
+    // The log kept what the reader did not take.
+    expect(fs.readFileSync(String(rows[0]?.log_path), 'utf8')).toMatch(/^1\n2\n3\n/);
+
+    // The fleet (the dashboard's reading of the events) shows the run ended, not running.
+    const store = new Store(repo.home);
+    try {
+      const project = store.listProjects()[0]?.key ?? '';
+      const last = lastRun(store.taskEvents(project, 'p1', 50));
+      expect(last).toMatchObject({ kind: 'exec', running: false });
+      expect(last?.message).toContain('stdout closed (EPIPE)');
+    } finally {
+      store.close();
+    }
+    // And the task is free for the next run.
+    const next = await repo.warren('exec', 'p1', '--', 'true');
+    expect(next.code, next.stderr).toBe(0);
+  });
+
+  it('warren printing its own result to a reader that went away: no stack trace, the exit status the command earned', async () => {
+    const { repo } = await taskRepo('p2');
+    for (const [script, status] of [
+      ['$W --json exec p2 -- seq 1 5 | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
+      ['$W --json list | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
+      ['$W list | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
+      ['$W --json show nope | true; echo "warren exited ${PIPESTATUS[0]}"', 1],
+      // Both streams closed: the command's output (on stderr with --json) has nowhere to go, so the run ends.
+      ['$W --json exec p2 -- seq 1 200000 2>&1 | head -c 1 >/dev/null; echo "warren exited ${PIPESTATUS[0]}"', 141],
+    ] as const) {
+      const r = await pipeline(repo, script);
+      expect(r.stdout, script).toBe(`warren exited ${status}\n`);
+      expect(r.stderr, script).not.toMatch(CRASH);
     }
   });
 });

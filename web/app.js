@@ -3,7 +3,8 @@
 // hostile text: it reaches the page only through text nodes (el() in dom.js), never as HTML.
 
 import { TOKEN, age, api, el, showError, showInfo } from './dom.js';
-import { diffBlock, driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge } from './cells.js';
+import { driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge, verifyCell } from './cells.js';
+import { diffView } from './diff.js';
 import { closeLog, openLog } from './log.js';
 
 const view = document.getElementById('view');
@@ -13,6 +14,8 @@ const allRepos = document.getElementById('all-repos');
 let meta = null;
 let fleet = null;
 let refreshTimer = null;
+/** A comment is being written: the task view is not redrawn under it (it is once the form closes). */
+let composing = false;
 
 // ---- actions --------------------------------------------------------------------------------
 
@@ -92,9 +95,27 @@ function details(result) {
   return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
 
-function actionButtons(scope, project, id) {
+/** One call of an action without a dialog (a comment, Send to agent): its result, or null after showing the refusal. */
+async function callAction(name, project, id, options) {
+  try {
+    const body = await api(`/api/actions/${encodeURIComponent(name)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ project, id, options }),
+    });
+    return body.result;
+  } catch (err) {
+    showError(err);
+    throw err;
+  } finally {
+    scheduleRefresh(0);
+  }
+}
+
+/** The buttons of a task (in its state) or a project; actions the page calls from elsewhere (inline) are not among them. */
+function actionButtons(scope, project, id, state) {
   return (meta ? meta.actions : [])
-    .filter((a) => a.scope === scope)
+    .filter((a) => a.scope === scope && !a.inline && (!a.states || state === undefined || a.states.includes(state)))
     .map((a) =>
       el('button', { type: 'button', class: a.destructive ? 'danger' : '', 'data-action': a.name, onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)) }, a.label),
     );
@@ -109,20 +130,66 @@ function taskRow(t) {
     { 'data-task': t.id, onclick: () => (location.hash = href) },
     el('td', {}, el('a', { href, class: 'task-link' }, t.id)),
     el('td', {}, t.type),
-    el('td', {}, stateBadge(t.state)),
+    el('td', {}, stateBadge(t.state), queueBadge(t.queue)),
     el('td', {}, el('code', {}, t.branch)),
     el('td', { 'data-age': t.createdAt }, age(t.createdAt)),
     el('td', {}, driftCell(t)),
     el('td', {}, t.changes === null ? el('span', { class: 'muted' }, '?') : String(t.changes)),
     el('td', {}, provisionCell(t.provision)),
     el('td', {}, portsCell(t.ports)),
+    el('td', {}, verifyCell(t.verify)),
     el('td', {}, lastRunCell(t.lastRun)),
-    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id)),
+    el('td', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state)),
   );
 }
 
+/** The task's place in the merge queue, or why it bounced from it. */
+function queueBadge(q) {
+  if (!q || q.state === 'landed' || q.state === 'removed') return null;
+  if (q.state === 'bounced') return el('span', { class: 'badge bad', title: q.reason ?? '' }, `bounced: ${q.code ?? ''}`);
+  return el('span', { class: 'badge running' }, q.state === 'testing' ? 'queue: testing' : `queue #${q.position}`);
+}
+
+/** The merge queue: entries in order, each one's state and since when; the gate's live log while it runs. */
+function queuePanel(p) {
+  const entries = p.queue ? p.queue.entries : [];
+  const logBox = el('div', { class: 'queue-log' });
+  const testing = entries.find((e) => e.state === 'testing' && e.gateTask);
+  const panel = el(
+    'div',
+    { class: 'queue', 'data-queue': p.key },
+    el('h3', {}, `Merge queue (${entries.filter((e) => e.state === 'queued' || e.state === 'testing').length} waiting)`, p.queue && p.queue.processor ? el('span', { class: 'muted' }, `  worked by pid ${p.queue.processor.pid}`) : null),
+    entries.length === 0
+      ? el('p', { class: 'muted' }, 'Empty. Land a task to join it.')
+      : el(
+          'table',
+          { class: 'queue-entries' },
+          el('thead', {}, el('tr', {}, ['#', 'task', 'state', 'since', 'detail'].map((h) => el('th', {}, h)))),
+          el(
+            'tbody',
+            {},
+            entries.map((e) =>
+              el(
+                'tr',
+                { 'data-entry': String(e.entry), 'data-state': e.state },
+                el('td', {}, e.position === null ? '' : String(e.position)),
+                el('td', {}, e.id),
+                el('td', {}, el('span', { class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}` }, e.state)),
+                el('td', { title: e.since }, `${age(e.since)} ago`),
+                el('td', { class: 'detail' }, e.state === 'landed' ? el('code', {}, (e.commit ?? '').slice(0, 12)) : e.state === 'bounced' ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}` : ''),
+              ),
+            ),
+          ),
+        ),
+    testing ? el('h4', {}, `Gate log (${testing.id})`) : null,
+    testing ? logBox : null,
+  );
+  if (testing) openLog(p.key, testing.gateTask, { startedSeq: 0, running: true }, logBox);
+  return panel;
+}
+
 function projectSection(p, showTitle) {
-  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'last run', ''];
+  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'verify', 'last run', ''];
   return el(
     'section',
     { class: 'project', 'data-project': p.key },
@@ -131,6 +198,7 @@ function projectSection(p, showTitle) {
     p.tasks.length === 0 && !p.error
       ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
       : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
+    queuePanel(p),
     el('h3', {}, `Strays (${p.strays.length})`),
     p.strays.length === 0
       ? el('p', { class: 'muted' }, 'None: the database, git and the disk agree.')
@@ -177,7 +245,7 @@ async function loadTask(project, id) {
       'div',
       { id: 'task', 'data-task': t.id },
       el('p', {}, el('a', { href: '#/' }, '← fleet')),
-      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id))),
+      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state))),
       kv([
         ['branch', el('code', {}, t.branch)],
         ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
@@ -186,6 +254,7 @@ async function loadTask(project, id) {
         ['changes', t.changes === null ? '?' : String(t.changes)],
         ['provisioned', provisionCell(t.provision)],
         ['ports', portsCell(t.ports)],
+        ['verify', verifyCell(t.verify)],
         ['last run', lastRunCell(t.lastRun)],
       ]),
       el('h3', {}, 'Live log'),
@@ -200,8 +269,20 @@ async function loadTask(project, id) {
         : data.commits.value.length === 0
           ? el('p', { class: 'muted' }, 'None.')
           : el('ul', { class: 'commits' }, data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
-      el('h3', {}, 'Diff against the base'),
-      data.diff.ok ? diffBlock(data.diff.value) : el('p', { class: 'error-text' }, `Could not read the diff: ${data.diff.error}`),
+      el('h3', {}, 'Changes against the base'),
+      data.diff.ok
+        ? diffView(data.diff.value, {
+            taskKey: `${t.project}/${t.id}/${t.createdAt}`,
+            comments: data.comments,
+            onComment: (c) => callAction('comment', t.project, t.id, { path: c.path, line: String(c.line), side: c.side, body: c.body }),
+            onCompose: (active) => {
+              composing = active;
+              if (!active) scheduleRefresh(0);
+            },
+          })
+        : el('p', { class: 'error-text' }, `Could not read the diff: ${data.diff.error}`),
+      el('h3', {}, `Review comments (${data.comments.filter((c) => c.state === 'open').length} open)`),
+      reviewPanel(t, data),
       el('h3', {}, 'Audit'),
       data.audit.length === 0
         ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')
@@ -215,6 +296,49 @@ async function loadTask(project, id) {
     closeLog();
     logBox.replaceChildren(el('p', { class: 'muted' }, 'No command has run yet.'));
   }
+}
+
+/** The task's review comments (open first), each resolvable, and Send to agent with the open ones. */
+function reviewPanel(t, data) {
+  const open = data.comments.filter((c) => c.state === 'open');
+  const ordered = [...open, ...data.comments.filter((c) => c.state !== 'open')];
+  const agent = el('select', { name: 'agent', 'aria-label': 'agent' }, data.agents.names.map((n) => el('option', { value: n, ...(n === data.agents.preferred ? { selected: '' } : {}) }, n)));
+  if (!data.agents.names.includes(data.agents.preferred)) agent.prepend(el('option', { value: data.agents.preferred, selected: '' }, data.agents.preferred));
+  const send = el('button', { type: 'button', 'data-action': 'review', ...(open.length === 0 ? { disabled: '' } : {}) }, `Send ${open.length} open comment${open.length === 1 ? '' : 's'} to the agent`);
+  send.addEventListener('click', async () => {
+    send.disabled = true;
+    try {
+      const r = await callAction('review', t.project, t.id, { agent: agent.value });
+      showInfo(`Sent ${r.comments.length} comment(s) to ${agent.value}: ${r.reason ?? `exit ${r.exitCode}`}; ${r.resolved ? 'resolved' : 'still open'}`, [`log ${r.log}`]);
+    } catch {
+      send.disabled = false;
+    }
+  });
+  return el(
+    'div',
+    { class: 'review' },
+    ordered.length === 0
+      ? el('p', { class: 'muted' }, 'None yet. Click a line of the diff above to comment on it; Send to agent then gives the open comments to the agent as its prompt.')
+      : el(
+          'ol',
+          { class: 'comments' },
+          ordered.map((c) =>
+            el(
+              'li',
+              { 'data-comment': String(c.id), 'data-state': c.state },
+              el('span', { class: `badge ${c.state === 'open' ? 'running' : 'good'}` }, c.state),
+              ' ',
+              el('code', {}, `${c.path}:${c.line}${c.side === 'old' ? ' (removed line)' : ''}`),
+              ' ',
+              el('span', { class: 'body' }, c.body),
+              ' ',
+              el('button', { type: 'button', class: 'resolve', onclick: () => callAction('resolve', t.project, t.id, { comment: String(c.id), state: c.state === 'open' ? 'resolved' : 'open' }).catch(() => undefined) }, c.state === 'open' ? 'Resolve' : 'Reopen'),
+              el('details', { class: 'hunk' }, el('summary', {}, 'the diff it was made on'), el('pre', { class: 'diff' }, c.hunk)),
+            ),
+          ),
+        ),
+    el('div', { class: 'send' }, el('label', {}, 'Agent ', agent), ' ', send),
+  );
 }
 
 // ---- routing and live updates ---------------------------------------------------------------
@@ -236,6 +360,8 @@ async function refresh() {
   refreshing = true;
   try {
     const r = route();
+    if (r.name === 'task' && composing && document.querySelector('tr.comment-form')) return;
+    composing = false;
     if (r.name === 'task') await loadTask(r.project, r.id);
     else {
       closeLog();
@@ -268,6 +394,8 @@ function connect() {
     const r = route();
     if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
   });
+  // The server dropped events while this page was not reading: re-read everything.
+  es.addEventListener('missed', () => scheduleRefresh(0));
   es.onerror = () => {
     // CLOSED: the server refused (a restarted server has a new token) — only a reload helps.
     const closed = es.readyState === EventSource.CLOSED;

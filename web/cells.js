@@ -27,11 +27,24 @@ export function lastRunCell(run) {
   if (!run) return el('span', { class: 'muted' }, '—');
   const parts = [];
   if (run.running) parts.push(el('span', { class: 'badge running' }, 'running'));
+  // A setup or verify command: the whole run's outcome counts, not this command's exit (an optional one may pass after a required one failed).
+  else if (run.outcome) parts.push(el('span', { class: `badge ${run.outcome.passed ? 'good' : 'bad'}`, 'data-outcome': run.outcome.passed ? 'passed' : 'failed' }, `${run.outcome.kind} ${run.outcome.passed ? 'passed' : `failed${run.outcome.failed.length ? `: ${run.outcome.failed.join(', ')}` : ''}`}`));
   else if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
   else if (typeof run.exitCode === 'number') parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
   else parts.push(el('span', { class: 'badge' }, run.kind));
   if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
   return el('span', { title: run.command ?? run.message }, parts);
+}
+
+/** The task's latest verify: green when it passed, red naming the failed commands when a required one failed. */
+export function verifyCell(v) {
+  if (!v) return el('span', { class: 'muted' }, '—');
+  const failed = v.failed.map((f) => `${f.id}${f.required ? '' : ' (optional)'}`);
+  return el(
+    'span',
+    { class: `badge ${v.passed ? 'good' : 'bad'}`, 'data-verify': v.passed ? 'passed' : 'failed', title: v.at },
+    v.passed ? `passed${failed.length ? ` (${failed.join(', ')} failed)` : ''}` : `failed: ${failed.join(', ')}`,
+  );
 }
 
 export function driftCell(t) {
@@ -43,12 +56,11 @@ export function kv(pairs) {
   return el('dl', { class: 'kv' }, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
 
-/** A setup/verify event: its `results` (if it has a list of them) as a table, the rest as JSON. */
+/** A setup/verify event: what happened, each command as a row of a table, and where the log is. */
 export function eventBlock(e) {
   if (!e) return el('span', { class: 'muted' }, 'none recorded');
-  const { results, ...rest } = e.data;
-  const rows = Array.isArray(results) ? results.filter((r) => r && typeof r === 'object') : [];
-  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const rows = Array.isArray(e.data.results) ? e.data.results.filter((r) => r && typeof r === 'object') : [];
+  const result = (r) => (r.timedOut ? 'timed out' : r.exitCode === 0 ? 'passed' : r.exitCode === null ? 'did not run to the end' : 'failed');
   return el(
     'div',
     { class: `event level-${e.level}` },
@@ -56,25 +68,29 @@ export function eventBlock(e) {
     ' ',
     e.message,
     rows.length
-      ? el('table', { class: 'results' }, el('thead', {}, el('tr', {}, cols.map((c) => el('th', {}, c)))), el('tbody', {}, rows.map((r) => el('tr', {}, cols.map((c) => el('td', {}, r[c] === null || r[c] === undefined ? '' : typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c])))))))
+      ? el(
+          'table',
+          { class: 'results' },
+          el('thead', {}, el('tr', {}, ['command', 'result', 'exit', 'required', 'took', 'why'].map((c) => el('th', {}, c)))),
+          el(
+            'tbody',
+            {},
+            rows.map((r) => {
+              const bad = result(r) !== 'passed';
+              return el(
+                'tr',
+                { class: bad ? (r.required === false ? 'optional-failed' : 'failed') : 'passed' },
+                el('td', {}, String(r.id ?? '')),
+                el('td', {}, el('span', { class: `badge ${bad ? (r.required === false ? '' : 'bad') : 'good'}` }, result(r))),
+                el('td', {}, r.exitCode === null || r.exitCode === undefined ? '—' : String(r.exitCode)),
+                el('td', {}, r.required === false ? 'no' : 'yes'),
+                el('td', {}, typeof r.durationMs === 'number' ? duration(r.durationMs) : ''),
+                el('td', { class: 'muted' }, r.reason ? String(r.reason) : ''),
+              );
+            }),
+          ),
+        )
       : null,
-    Object.keys(rest).length ? el('pre', { class: 'data' }, JSON.stringify(rest, null, 2)) : null,
-  );
-}
-
-export function diffBlock(diff) {
-  if (!diff) return el('p', { class: 'muted' }, 'No diff (the branch or the base is gone).');
-  if (diff.files.length === 0) return el('p', { class: 'muted' }, `No committed changes on ${diff.branch} since it left ${diff.base}.`);
-  const pre = el('pre', { class: 'diff' });
-  for (const line of diff.patch.split('\n')) {
-    const cls = line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') ? 'file' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
-    pre.append(el('span', { class: cls }, `${line}\n`));
-  }
-  return el(
-    'div',
-    {},
-    el('ul', { class: 'files' }, diff.files.map((f) => el('li', {}, el('code', {}, f.path), ' ', el('span', { class: 'add' }, `+${f.added ?? 'bin'}`), ' ', el('span', { class: 'del' }, `-${f.deleted ?? 'bin'}`)))),
-    pre,
-    diff.truncated ? el('p', { class: 'warn' }, 'Diff truncated at 512 KiB.') : null,
+    typeof e.data.log === 'string' && e.data.log !== '' ? el('p', { class: 'muted log-path' }, 'log ', el('code', {}, e.data.log)) : null,
   );
 }

@@ -1,6 +1,11 @@
 // The live log of a task's newest command: a server-sent stream appended as text nodes.
 import { TOKEN, el } from './dom.js';
 
+// The page keeps the last part of a long log, not all of it: the log file has everything.
+const MAX_SHOWN_CHARS = 2_000_000;
+// Chunks are appended together, a few times a second: one layout per batch, not one per chunk.
+const FLUSH_MS = 50;
+
 let logStream = null; // { key, es, pre, status }
 
 export function openLog(project, id, source, container) {
@@ -15,16 +20,54 @@ export function openLog(project, id, source, container) {
   container.replaceChildren(status, pre);
   const es = new EventSource(`/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`);
   logStream = { key, es, pre, status };
+  let logPath = null;
+  const whole = () => (logPath ? `; the whole output is in ${logPath}` : '');
+
+  let pending = [];
+  let timer = null;
+  let shown = 0;
+  let trimmed = null; // the note that stands for the text removed from the top
+  const flush = () => {
+    clearTimeout(timer);
+    timer = null;
+    if (pending.length === 0) return;
+    const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    pre.append(...pending);
+    pending = [];
+    trim();
+    if (atBottom) pre.scrollTop = pre.scrollHeight;
+  };
+  const trim = () => {
+    while (shown > MAX_SHOWN_CHARS) {
+      const oldest = trimmed ? trimmed.nextSibling : pre.firstChild;
+      if (!oldest || oldest === pre.lastChild) return; // the newest stays
+      shown -= oldest.textContent.length;
+      oldest.remove();
+      if (!trimmed) {
+        trimmed = el('span', { class: 'log-skip' }, `[earlier output is no longer shown here${whole()}]\n`);
+        pre.prepend(trimmed);
+      }
+    }
+  };
+  const show = (node) => {
+    shown += node.textContent.length;
+    pending.push(node);
+    timer ??= setTimeout(flush, FLUSH_MS);
+  };
+
+  es.addEventListener('meta', (ev) => (logPath = JSON.parse(ev.data).path));
   es.addEventListener('start', (ev) => {
     const info = JSON.parse(ev.data);
     if (info.skipped > 0) status.textContent = `showing the last part (${info.skipped} bytes left out)`;
   });
-  es.addEventListener('chunk', (ev) => {
-    const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-    pre.append(document.createTextNode(JSON.parse(ev.data).text));
-    if (atBottom) pre.scrollTop = pre.scrollHeight;
+  // This page read slower than the command wrote: the server left the middle out and says how much.
+  es.addEventListener('skip', (ev) => {
+    const { skipped } = JSON.parse(ev.data);
+    show(el('span', { class: 'log-skip' }, `\n[… ${skipped.toLocaleString('en')} bytes skipped: this page fell behind the command${whole()}]\n`));
   });
+  es.addEventListener('chunk', (ev) => show(document.createTextNode(JSON.parse(ev.data).text)));
   es.addEventListener('end', (ev) => {
+    flush();
     const info = JSON.parse(ev.data);
     const f = info.finished;
     const d = f && f.data ? f.data : {};

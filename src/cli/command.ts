@@ -14,7 +14,12 @@ export interface CliEnv {
   /** What library calls report through: lines on stderr; a command's output on stdout and stderr (both on stderr with --json). */
   reporter: Reporter;
   store(): Store;
-  project(): Promise<ProjectContext>;
+  /**
+   * The repository, opened once. `lenientConfig`: for commands that need nothing from
+   * warren.yaml (list, show, scan, gc): an invalid file is then one warning line on stderr
+   * instead of a refusal.
+   */
+  project(options?: { lenientConfig?: boolean }): Promise<ProjectContext>;
   /** The opened project, if any: refusals are recorded against it. */
   opened(): ProjectContext | null;
   /** The task a command is about, once validated: refusals are recorded against it. */
@@ -65,8 +70,11 @@ export function makeEnv(repoDir: string, json: boolean): CliEnv {
       store ??= openOwnStore();
       return store;
     },
-    project() {
-      project ??= openProject(repoDir, { store: () => this.store(), reporter }).then((ctx) => (opened = ctx));
+    project(options = {}) {
+      project ??= openProject(repoDir, { store: () => this.store(), reporter, lenientConfig: options.lenientConfig === true }).then((ctx) => {
+        if (ctx.configProblem) reporter.line(`warren: warn: ${ctx.configProblem.message.replace(/[;.]?\s*[Nn]othing was changed\.?$/, '')} — ignored here: this command needs nothing from it, and uses the default workspace root ${ctx.root}`);
+        return (opened = ctx);
+      });
       return project;
     },
     opened: () => opened,

@@ -28,11 +28,15 @@ export function pageFile(name: string): string {
 /** Every command that runs something, depth first, in the order `--help` lists them. */
 export function commandDocs(program: Command): CommandDoc[] {
   const out: CommandDoc[] = [];
+  // commander keeps these private: a command with subcommands may also run something itself
+  // (`warren queue` lists, `warren queue rm` removes), and a hidden command is not documented.
+  const internals = (cmd: Command) => cmd as unknown as { _actionHandler?: unknown; _hidden?: boolean };
   const walk = (cmd: Command, prefix: string): void => {
     for (const sub of cmd.commands) {
+      if (internals(sub)._hidden) continue;
       const name = `${prefix}${sub.name()}`;
+      if (sub.commands.length === 0 || internals(sub)._actionHandler) out.push({ name, file: pageFile(name), command: sub });
       if (sub.commands.length > 0) walk(sub, `${name} `);
-      else out.push({ name, file: pageFile(name), command: sub });
     }
   };
   walk(program, '');

@@ -5,39 +5,59 @@ import { makeEnv, type CliEnv, type Handler, type Register } from './command.js'
 import { registerAudit } from './commands/audit.js';
 import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerGc } from './commands/gc.js';
+import { registerHook, registerHooks } from './commands/hooks.js';
 import { registerLand } from './commands/land.js';
+import { registerQueue } from './commands/queue.js';
 import { registerList } from './commands/list.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerNew } from './commands/new.js';
 import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
-import { registerExec } from './commands/exec.js';
+import { checkExecArgv, registerExec } from './commands/exec.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup, registerVerify } from './commands/setup.js';
 import { registerStatus } from './commands/status.js';
+import { registerTrust } from './commands/trust.js';
+import { registerDiff } from './commands/diff.js';
+import { registerComment, registerComments } from './commands/comment.js';
+import { registerPath } from './commands/path.js';
+import { registerRestore } from './commands/restore.js';
+import { registerCompletion } from './commands/completion.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
   registerNew,
   registerList,
   registerShow,
+  registerPath,
   registerStatus,
+  registerDiff,
   registerRm,
+  registerRestore,
   registerScan,
   registerGc,
   registerProvision,
   registerExec,
   registerRun,
+  registerComment,
+  registerComments,
   registerSetup,
   registerVerify,
+  registerTrust,
   registerCheckpoint,
   registerLand,
+  registerQueue,
   registerAudit,
   registerPolicy,
   registerServe,
+  registerMcp,
+  registerHooks,
+  registerHook,
+  registerCompletion,
 ];
 
 interface Outcome {
@@ -90,6 +110,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram(run, json);
 
   try {
+    checkExecArgv(argv);
     await program.parseAsync([...argv], { from: 'user' });
     return outcome.exitCode;
   } catch (err) {

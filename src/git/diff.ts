@@ -1,16 +1,34 @@
 import { git } from './exec.js';
-import { parseNumstatZ, type NumstatEntry } from './parse.js';
-import type { Repository } from './repo.js';
+import { parseNameStatusRenamesZ, parseNumstatZ } from './parse.js';
 
-/** Diffs for people: per-file counts and the patch text. */
+/** Diffs for people: which files changed, their line counts, and the patch text. */
 
-export async function numstat(repo: Repository, from: string, to: string): Promise<NumstatEntry[]> {
-  const result = await git(['diff', '--numstat', '-z', '--no-color', '--no-ext-diff', '--end-of-options', `${from}...${to}`, '--'], { cwd: repo.root });
-  return parseNumstatZ(result.stdout);
+/** What changed in one file between two trees (or commits), as `--name-status` and `--numstat` say. */
+export interface FileChange {
+  /** git's letter: A added, M modified, D deleted, R renamed, C copied, T type changed. */
+  status: string;
+  path: string;
+  /** Where a renamed or copied file came from. */
+  from: string | null;
+  /** Lines; null for a binary file. */
+  added: number | null;
+  deleted: number | null;
 }
 
-/** The patch of `from...to` (what `to` changed since it left `from`), as bytes. */
-export async function patch(repo: Repository, from: string, to: string): Promise<Buffer> {
-  const result = await git(['diff', '--no-color', '--no-ext-diff', '--find-renames', '--end-of-options', `${from}...${to}`, '--'], { cwd: repo.root });
-  return result.stdoutBuffer;
+const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--find-renames'];
+
+/** The files that differ between `from` and `to` (trees or commits), renames found, in git's order. */
+export async function changedFiles(cwd: string, from: string, to: string): Promise<FileChange[]> {
+  const [names, counts] = await Promise.all([
+    git(['diff', '--name-status', '-z', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd }),
+    git(['diff', '--numstat', '-z', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd }),
+  ]);
+  // Both list the same files in the same order (one diff queue), so the counts are zipped by position.
+  const numbers = parseNumstatZ(counts.stdout);
+  return parseNameStatusRenamesZ(names.stdout).map((n, i) => ({ ...n, added: numbers[i]?.added ?? null, deleted: numbers[i]?.deleted ?? null }));
+}
+
+/** The patch from `from` to `to` (trees or commits), as bytes, in the same file order as `changedFiles`. */
+export async function patchBetween(cwd: string, from: string, to: string): Promise<Buffer> {
+  return (await git(['diff', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd })).stdoutBuffer;
 }

@@ -61,3 +61,8 @@ export async function indexMatches(worktree: string, commit: string, paths: read
 export function fastForward(worktree: string, commit: string): Promise<GitResult> {
   return git(['merge', '--ff-only', '--quiet', '--end-of-options', commit], { cwd: worktree, allowFailure: true });
 }
+
+/** Puts the whole index back to HEAD (`git reset -q`): what was staged is unstaged, no file changes. */
+export async function unstageAll(worktree: string): Promise<void> {
+  await gitRetrying(['reset', '-q'], worktree);
+}

@@ -147,3 +147,45 @@ export function parseNumstatZ(out: string): NumstatEntry[] {
   }
   return files;
 }
+
+/** Parses `git diff --name-status -z` with renames: `R100\0old\0new\0`, else `M\0path\0`. */
+export function parseNameStatusRenamesZ(output: string): { status: string; path: string; from: string | null }[] {
+  const fields = output.split('\0');
+  const out: { status: string; path: string; from: string | null }[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const status = fields[i];
+    if (!status) continue;
+    const letter = status.slice(0, 1);
+    if (letter === 'R' || letter === 'C') {
+      const from = fields[i + 1] ?? '';
+      const to = fields[i + 2] ?? '';
+      out.push({ status: letter, path: to, from });
+      i += 2;
+    } else {
+      out.push({ status: letter, path: fields[i + 1] ?? '', from: null });
+      i += 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * Splits a `git diff` patch into one text per file, in order. Safe on content: every line of a
+ * hunk starts with ` `, `+`, `-` or `\`, so only a file's header starts with `diff --git `.
+ */
+export function splitPatchByFile(patch: string): string[] {
+  const files: string[] = [];
+  let start = -1;
+  let at = 0;
+  while (at < patch.length) {
+    const end = patch.indexOf('\n', at);
+    const next = end === -1 ? patch.length : end + 1;
+    if (patch.startsWith('diff --git ', at)) {
+      if (start !== -1) files.push(patch.slice(start, at));
+      start = at;
+    }
+    at = next;
+  }
+  if (start !== -1) files.push(patch.slice(start));
+  return files;
+}

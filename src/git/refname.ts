@@ -15,3 +15,16 @@ export function isValidBranchName(name: string): boolean {
   }
   return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
 }
+
+/** Longer than any real ref or commit name; a longer `--base` is refused before git sees it. */
+export const MAX_BASE_LENGTH = 1024;
+
+/**
+ * Whether `name` can name a base: a branch, tag or commit (a valid ref name, or `HEAD`), with
+ * an optional `~N` / `^N` suffix. Pure. Anything else is bad input, refused before git runs.
+ */
+export function isValidBaseRef(name: string): boolean {
+  if (name.length === 0 || name.length > MAX_BASE_LENGTH) return false;
+  const ref = name.replace(/(?:[~^]\d*)+$/, '');
+  return ref === 'HEAD' || isValidBranchName(ref);
+}

@@ -112,3 +112,35 @@ export async function gitRetrying(args: readonly string[], cwd: string, attempts
     await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 50));
   }
 }
+
+/** A ref under a prefix, with its commit's parents and message (for refs warren writes itself, e.g. archives). */
+export interface RefCommit {
+  ref: string;
+  commit: string;
+  parents: string[];
+  message: string;
+}
+
+/** Every ref under `prefix` (`refs/warren/archive/`) that points at a commit, sorted by name. */
+export async function refsUnder(repo: Repository, prefix: string): Promise<RefCommit[]> {
+  // Records end in NUL NUL (a message holds neither); for-each-ref adds a newline after each.
+  const result = await git(['for-each-ref', '--sort=refname', '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(parent)%00%(contents)%00%00', '--', prefix], { cwd: repo.root });
+  const out: RefCommit[] = [];
+  for (const record of result.stdout.split('\0\0\n')) {
+    const [ref, commit, type, parents, message] = record.split('\0');
+    if (!ref || !commit || type !== 'commit') continue;
+    out.push({ ref, commit, parents: (parents ?? '').split(' ').filter(Boolean), message: message ?? '' });
+  }
+  return out;
+}
+
+/** Makes `ref` point at `commit` only if it does not exist yet. False when it does. */
+export async function createRef(repo: Repository, ref: string, commit: string, reason: string): Promise<boolean> {
+  return compareAndSwapRef(repo, ref, commit, '0'.repeat(40), reason);
+}
+
+/** Deletes `ref` if it still points at `expected`; false when it moved or is gone. */
+export async function deleteRefAt(repo: Repository, ref: string, expected: string): Promise<boolean> {
+  const result = await git(['update-ref', '-d', '--', ref, expected], { cwd: repo.root, allowFailure: true });
+  return result.exitCode === 0;
+}

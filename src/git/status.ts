@@ -55,3 +55,9 @@ export async function listFiles(cwd: string): Promise<string[]> {
   const result = await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd });
   return [...new Set(splitZ(result.stdout))];
 }
+
+/** Does git track anything at or below `rel` (relative to `cwd`)? `rel` is taken literally, never as pathspec magic. */
+export async function tracksAnything(cwd: string, rel: string): Promise<boolean> {
+  const result = await git(['ls-files', '-z', '--cached', '--', rel], { cwd, env: { GIT_LITERAL_PATHSPECS: '1' } });
+  return result.stdout.length > 0;
+}

@@ -59,8 +59,9 @@ export async function treeWithEntries(repo: Repository, commit: string, replace:
   }
 }
 
-export async function commitTree(repo: Repository, tree: string, parent: string, message: string): Promise<string> {
-  return (await git(['commit-tree', tree, '-p', parent, '-F', '-'], { cwd: repo.root, input: message })).stdout.trim();
+export async function commitTree(repo: Repository, tree: string, parent: string | readonly string[], message: string): Promise<string> {
+  const parents = (typeof parent === 'string' ? [parent] : parent).flatMap((p) => ['-p', p]);
+  return (await git(['commit-tree', tree, ...parents, '-F', '-'], { cwd: repo.root, input: message })).stdout.trim();
 }
 
 export type Merged = { ok: true; tree: string } | { ok: false; conflicts: string[] };

@@ -1,13 +1,15 @@
 import { WarrenError } from '../errors.js';
-import { commitStaged, hasStagedChanges, headOf, stageAll, stagedNames, unstage } from '../git/index-ops.js';
+import { commitStaged, hasStagedChanges, headOf, stageAll, stagedNames, unstage, unstageAll } from '../git/index-ops.js';
 import { checkIgnored } from '../git/status.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
+import { beginIntent, type RecoverFn } from '../workspace/intents.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
-import { assertOnBranch, loadTask } from './task.js';
+import { assertWorkspaceState } from '../workspace/ownership.js';
+import { loadTask } from './task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -37,13 +39,18 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
-    await assertOnBranch(task);
+    // On its branch, nothing half done — except a merge: this commit concludes it (the documented
+    // way to bring the base in after a conflict).
+    await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });
     const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
     const provisioned = provisionedPaths(ctx, task);
 
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
     // makes `git add` fail ("paths are ignored") after it has staged the rest.
-    await stageAll(task.path, excludePathspecs(await notIgnored(task.path, provisioned)));
+    const excluded = excludePathspecs(await notIgnored(task.path, provisioned));
+    // The index changes from here: a warren killed half way is repaired by the next command.
+    const intent = beginIntent(ctx, 'checkpoint', id, { id, path: task.path, branch: task.branch });
+    await stageAll(task.path, excluded);
     // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
     const staged = await stagedNames(task.path);
     const unstaged = provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
@@ -59,23 +66,28 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
         data: { paths: unstaged },
       });
     }
+    intent.step('staged');
     const warnings = recordDrift(ctx, task, 'checkpoint', current, drift, options.acceptHooks === true);
 
     if (!(await hasStagedChanges(task.path))) {
       const tip = await headOf(task.path);
       ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint.nothing', message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`, data: { head: tip } });
+      intent.done();
       return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged, warnings };
     }
     const message = options.message?.trim() || `checkpoint: ${id} ${new Date().toISOString()}`;
     const result = await commitStaged(task.path, message);
     if (result.exitCode !== 0) {
+      intent.done(); // the changes stay staged, as said: a state of its own, nothing to repair
       throw new WarrenError('COMMAND_FAILED', `git commit in ${task.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`, {
         hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
         details: { stderr: result.stderr },
       });
     }
     const commit = await headOf(task.path);
+    intent.step('committed');
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
+    intent.done();
     return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
   });
 }
@@ -85,3 +97,20 @@ async function notIgnored(cwd: string, paths: readonly string[]): Promise<string
   const ignored = await checkIgnored(cwd, paths);
   return paths.filter((p) => !ignored.has(p));
 }
+
+/**
+ * A checkpoint whose warren died. Staged but not committed: the index goes back to HEAD (the
+ * files are untouched, so nothing is lost) and `checkpoint` can run again. Committed: the
+ * commit is on the branch; only its event was missing.
+ */
+export const recoverCheckpoint: RecoverFn = async (ctx, intent) => {
+  const d = intent.data as { id: string; path: string; branch: string };
+  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had changed nothing' };
+  if (intent.step === 'staged') {
+    await unstageAll(d.path);
+    return { outcome: 'rolled-back', message: `what it had staged in ${d.path} was unstaged (every file is as it was); \`warren checkpoint ${d.id}\` can run again` };
+  }
+  const commit = await headOf(d.path);
+  ctx.store.addEvent({ project: ctx.key, taskId: d.id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${d.branch} (recorded after an interrupted checkpoint)`, data: { commit } });
+  return { outcome: 'rolled-forward', message: `the commit ${commit.slice(0, 12)} is on ${d.branch}` };
+};

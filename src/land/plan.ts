@@ -17,6 +17,12 @@ export interface LandPlanOptions {
   acceptHooks?: boolean;
   /** Build the squash but keep the base where it is (`--branch-only`). */
   branchOnly?: boolean;
+  /**
+   * Squash onto this commit instead of the base's tip: the merge queue integrates several tasks
+   * one after another on top of the base. The checkout is not checked here (the queue checks it
+   * when it moves the base).
+   */
+  onto?: string;
 }
 
 /** Everything a land needs, read and checked before the first mutation. Only objects were written. */
@@ -42,18 +48,21 @@ export interface LandPlan {
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
   const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land');
   const baseRef = `refs/heads/${task.base}`;
-  const baseTip = await revParse(ctx.repo, baseRef);
-  if (!baseTip) {
+  const realTip = await revParse(ctx.repo, baseRef);
+  if (!realTip) {
     throw new WarrenError('BASE_UNKNOWN', `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`, {
       hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
     });
   }
-  const policy = await landingPolicy(ctx, task.base, baseTip);
+  const policy = await landingPolicy(ctx, task.base, realTip);
+  const baseTip = options.onto ?? realTip;
   const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
 
   const provisioned = provisionedPaths(ctx, task);
-  const dirty = (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned));
+  // The queue lands the branch as committed; work the agent goes on with after joining stays in
+  // the workspace (the guard ran when the task joined).
+  const dirty = options.onto === undefined ? (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
   if (dirty.length > 0) {
     throw new WarrenError('WORKSPACE_DIRTY', `task ${task.id} has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 10).map((e) => e.path).join(', ')}); land takes committed work only. Nothing was changed.`, {
       hint: `Run \`warren checkpoint ${task.id}\` first (or discard the changes), then land again.`,
@@ -75,19 +84,14 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
     tree = merged.tree;
   }
-  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) {
-    throw new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
-      hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
-      details: { excluded: exclusions.map((e) => e.path) },
-    });
-  }
+  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) throw nothingToLand(task, taskTip, exclusions);
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
-  const message = options.message?.trim() || defaultMessage(task, subjects, exclusions);
+  const message = landMessage(task, subjects, exclusions, options.message);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);
 
   let checkout: string | null = null;
   let changed: string[] = [];
-  if (!options.branchOnly) {
+  if (!options.branchOnly && options.onto === undefined) {
     checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
     changed = await changedNames(ctx.repo, baseTip, commit);
     if (checkout) await assertCheckoutCanFollow(checkout, task, changed);
@@ -96,7 +100,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
 }
 
 /** The checkout of the base will be fast-forwarded; its uncommitted changes to those paths would be overwritten. */
-async function assertCheckoutCanFollow(checkout: string, task: Task, changed: readonly string[]): Promise<void> {
+export async function assertCheckoutCanFollow(checkout: string, task: Pick<Task, 'id' | 'base'>, changed: readonly string[]): Promise<void> {
   const touchedSet = new Set(changed);
   const inTheWay = (await statusOf(checkout)).filter((e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)));
   if (inTheWay.length === 0) return;
@@ -107,8 +111,25 @@ async function assertCheckoutCanFollow(checkout: string, task: Task, changed: re
   );
 }
 
-export function defaultMessage(task: Task, subjects: readonly string[], exclusions: readonly Exclusion[]): string {
-  const lines = [`${task.type}: ${task.id}`, '', `Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`];
+/** The subject `warren checkpoint` gives a commit when it is given no message: it says nothing about the work. */
+export function isGeneratedCheckpointSubject(subject: string, id: string): boolean {
+  return subject.startsWith(`checkpoint: ${id} `) && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(subject.slice(`checkpoint: ${id} `.length));
+}
+
+/**
+ * The landed commit's message. Its subject is `land -m` (its first line; further lines open the
+ * body), else the subject of the branch's first commit that warren did not title
+ * itself (a `checkpoint` without `-m`), else `TYPE: ID`. The body lists the squashed commits and what was left out; the `Warren-Task: ID`
+ * trailer always ends it, so the task is found from the commit whatever its subject.
+ */
+export function landMessage(task: Pick<Task, 'id' | 'type' | 'branch'>, subjects: readonly string[], exclusions: readonly Exclusion[], given?: string): string {
+  const [givenSubject = '', ...givenBody] = (given ?? '').trim().split('\n');
+  const first = subjects.find((s) => s.trim() !== '' && !isGeneratedCheckpointSubject(s, task.id));
+  const subject = givenSubject.trim() || first?.trim() || `${task.type}: ${task.id}`;
+  const lines = [subject, ''];
+  const body = givenBody.join('\n').trim();
+  if (body !== '') lines.push(body, '');
+  lines.push(`Squashed from ${task.branch} (${subjects.length} commit${subjects.length === 1 ? '' : 's'}):`);
   for (const s of subjects) lines.push(`- ${s}`);
   if (exclusions.length > 0) {
     lines.push('', 'Left out (they never land):');
@@ -116,4 +137,21 @@ export function defaultMessage(task: Task, subjects: readonly string[], exclusio
   }
   lines.push('', `Warren-Task: ${task.id}`);
   return lines.join('\n') + '\n';
+}
+
+/** The base already has it all: said as "already landed" when that is why, so the hint does not send the user to commit. */
+function nothingToLand(task: Task, taskTip: string, exclusions: readonly Exclusion[]): WarrenError {
+  const details = { excluded: exclusions.map((e) => e.path) };
+  const landed = task.data.landed;
+  if (landed) {
+    const since = landed.taskCommit === taskTip ? 'no commit since' : 'nothing new since';
+    return new WarrenError('NOTHING_TO_LAND', `task ${task.id} is already landed on ${landed.base} (as ${landed.commit.slice(0, 12)}) and has ${since}; nothing to land, nothing was changed.`, {
+      hint: `Remove it with \`warren rm ${task.id}\` (the branch is kept), or commit more work with \`warren checkpoint ${task.id}\` and land again.`,
+      details: { ...details, landed: landed.commit },
+    });
+  }
+  return new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
+    hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
+    details,
+  });
 }

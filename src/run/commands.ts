@@ -7,6 +7,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { logDir, newRunId } from './records.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { runInTask, type RunOutcome } from './execute.js';
+import { assertTrusted } from './trust.js';
 
 /**
  * setup / verify / teardown from warren.yaml, each command through the supervisor. One log per
@@ -50,6 +51,8 @@ export async function runSteps(
   steps: readonly Step[],
   options: { stopOnFailure: boolean; output: RunOutput; skipStateCheck?: boolean },
 ): Promise<StepsOutcome> {
+  // The one place warren.yaml's steps run: none of them without the user's trust.
+  assertTrusted(ctx, [kind], `Nothing was run; task ${task.id} is as it was.`);
   const log = path.join(logDir(ctx.store, ctx.key, task.id), `${newRunId()}-${kind}.log`);
   fs.writeFileSync(log, '', { mode: 0o600 });
   const results: StepResult[] = [];

@@ -6,10 +6,11 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
 import { detectContainment } from './containment.js';
-import { closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import { abandonRun, closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
+import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
@@ -28,6 +29,10 @@ export interface RunRequest {
   logPath?: string;
   /** Skip the task-state guard (teardown during `rm`, which already holds the task). */
   skipStateCheck?: boolean;
+  /** Variables for this command only, over the task's own (an agent's state folder). */
+  env?: Record<string, string>;
+  /** More paths the command may write in a sandbox (an agent's state folder). */
+  writable?: readonly string[];
 }
 
 export interface RunOutcome {
@@ -51,7 +56,8 @@ export const DEFAULT_GRACE = '2s';
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
-  const profile = sandboxProfileFor(ctx, task);
+  const base = sandboxProfileFor(ctx, task);
+  const profile = base.kind === 'none' ? base : { ...base, writable: [...base.writable, ...(request.writable ?? [])] };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
@@ -60,7 +66,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   }
   await assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
-  const env = { ...process.env, ...taskEnv(ctx, task) };
+  const env = { ...process.env, ...taskEnv(ctx, task), ...request.env };
+  assertArgvCarriable(request.argv);
   resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
 
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
@@ -86,7 +93,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     label: request.label,
     argv: [...request.argv],
     cwd: task.path,
-    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : ''}`,
+    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -104,19 +111,40 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
     ctx.reporter.line(`warren: ${message}`);
   }
-  const result = await supervise({
-    argv: sandboxArgv(profile, task.path, request.argv),
-    cwd: task.path,
-    env,
-    stdin: request.stdin,
-    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
-    graceMs,
-    logPath: log,
-    output: request.output,
-    containment,
-    sandboxed: profile.kind !== 'none',
-    mounts,
-  });
+  let egress: EgressProxy | null = null;
+  let result: SuperviseResult;
+  try {
+    // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
+    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
+    result = await supervise({
+      argv: sandboxArgv(profile, task.path, request.argv, egress && { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards, node: process.execPath, bridge: bridgeScript() }),
+      cwd: task.path,
+      env,
+      stdin: request.stdin,
+      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      graceMs,
+      logPath: log,
+      output: request.output,
+      containment,
+      sandboxed: profile.kind !== 'none',
+      mounts,
+    });
+  } catch (err) {
+    // The command could not be started or watched: its run is closed with why, never left "running".
+    const reason = `could not run: ${err instanceof Error ? err.message : String(err)}`;
+    abandonRun(ctx.store, runId, reason);
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'run.ended',
+      level: 'error',
+      message: `${request.kind} ${request.label}: ${reason} (log ${log})`,
+      data: { runId, kind: request.kind, exitCode: null, signal: null, timedOut: false, durationMs: 0, log, survivors: [] },
+    });
+    throw err;
+  } finally {
+    await egress?.close();
+  }
   const logTail = result.exitCode === 0 ? '' : tail(log);
   const failure = (mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null) ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
@@ -145,12 +173,38 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   };
 }
 
-/** The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped by signal N. */
+/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. */
+async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow: string[]): Promise<EgressProxy> {
+  const proxy = await startEgressProxy(allow, (host, port, via) => {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'sandbox.egress_refused',
+      level: 'warn',
+      message: `sandbox: run ${runId} tried to reach ${host}:${port}, which is not on the allow list; refused`,
+      data: { runId, host, port, via },
+    });
+  });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'sandbox.egress_allowed',
+    message: `sandbox: run ${runId} may reach ${allow.length > 0 ? allow.join(', ') : 'no host'} through warren's proxy`,
+    data: { runId, allow, proxy: proxy.socket },
+  });
+  return proxy;
+}
+
+/**
+ * The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped
+ * by signal N, 141 (128+SIGPIPE) when its output closed.
+ */
 export function exitStatusOf(outcome: RunOutcome): number {
   if (outcome.timedOut) return 124;
   if (outcome.canceledBy === 'SIGINT') return 130;
   if (outcome.canceledBy === 'SIGTERM') return 143;
   if (outcome.canceledBy === 'SIGHUP') return 129;
+  if (outcome.canceledBy === 'SIGPIPE') return 141; // as a shell reports a command whose reader went away
   return outcome.exitCode ?? 1;
 }
 
@@ -158,6 +212,10 @@ export function exitStatusOf(outcome: RunOutcome): number {
 function explain(result: SuperviseResult, timeoutMs: number | undefined, failure: string | null): string | null {
   const ending = result.forced ? 'SIGKILL after the grace period' : 'SIGTERM';
   if (result.timedOut) return `timed out after ${timeoutMs}ms; ended with ${ending}`;
+  if (result.outputClosed) {
+    const { stream, code } = result.outputClosed;
+    return `${stream} closed (${code})${code === 'EPIPE' ? ': the reader went away' : ''}; ended with ${ending}`;
+  }
   if (result.canceledBy) return `canceled by ${result.canceledBy} to warren; ended with ${ending}`;
   if (result.exitCode !== 0) return failure;
   return null;
@@ -178,6 +236,15 @@ function tail(file: string): string {
   } catch {
     return '';
   }
+}
+
+/** Refuses (USAGE) an argument with a NUL byte before anything starts: no command line can carry one. */
+export function assertArgvCarriable(argv: readonly string[]): void {
+  const at = argv.findIndex((arg) => arg.includes('\0'));
+  if (at < 0) return;
+  throw new WarrenError('USAGE', `argument ${at} of the command (${JSON.stringify(argv[at]?.slice(0, 40))}) contains a NUL byte, which no command-line argument can carry; nothing was run.`, {
+    hint: 'Remove the NUL byte.',
+  });
 }
 
 /** Refuses a command that is not there before anything starts (no shell to say "not found" later). */

@@ -5,9 +5,15 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import { buildAgentInvocation } from './agents.js';
+import type { AgentSession } from '../state/facts.js';
+import type { Task } from '../state/types.js';
+import { agentHome, codexSessionSince, seedAgentHome } from './agent-home.js';
+import { buildAgentInvocation, isRepositoryAgent, isResumable, RESUMABLE } from './agents.js';
+import { sandboxProfileFor } from './sandbox.js';
+import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { logDir, newRunId } from './records.js';
+import { assertTrusted } from './trust.js';
 
 /**
  * `warren exec` and `warren run` as library calls. Each holds the task lock for the whole run:
@@ -36,28 +42,96 @@ export async function execTask(ctx: ProjectContext, rawId: string, argv: readonl
 }
 
 export interface AgentOptions {
-  agent: string;
+  /** The agent; with `resume`, defaults to the one whose conversation is newest. */
+  agent?: string;
   prompt: string;
   timeoutMs?: number;
+  /** Continue the task's last conversation with this agent (claude, codex, gemini) instead of starting one. */
+  resume?: boolean;
 }
 
-/** Runs a coding agent with a prompt; the prompt reaches it byte for byte (src/run/agents.ts). */
-export async function runAgent(ctx: ProjectContext, rawId: string, options: AgentOptions): Promise<RunOutcome> {
+export interface AgentOutcome extends RunOutcome {
+  agent: string;
+  /** The conversation this run had (null when the agent keeps none warren can resume). */
+  session: string | null;
+}
+
+/**
+ * Runs a coding agent with a prompt; the prompt reaches it byte for byte (src/run/agents.ts).
+ * Built-in agents keep their state in a folder of the task's own (agent-home.ts), and the
+ * run's conversation is recorded (`agentSessions`, an `agent.session` event) for `--resume`.
+ */
+export async function runAgent(ctx: ProjectContext, rawId: string, options: AgentOptions): Promise<AgentOutcome> {
   const id = validateTaskId(rawId);
-  const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
-  // Refused (AGENT_UNKNOWN) before the lock or any file.
-  const invocation = buildAgentInvocation(ctx.config, options.agent, options.prompt, promptFile);
-  return withTaskLock(ctx, id, `run ${options.agent}`, async () => {
+  if (options.agent === undefined && !options.resume) throw new WarrenError('USAGE', 'name the agent with --agent (or continue a conversation with --resume); nothing was run.');
+  if (options.agent !== undefined) {
+    // Refused (AGENT_UNKNOWN, a prompt argv cannot carry, or an agent of warren.yaml's not
+    // trusted yet) before the lock or any file: the same pure build the run does below.
+    buildAgentInvocation(ctx.config, options.agent, { prompt: options.prompt, promptFile: '', home: '', resume: null, sandboxed: false });
+    if (isRepositoryAgent(ctx.config, options.agent)) assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
+  }
+  return withTaskLock(ctx, id, `run ${options.agent ?? 'resume'}`, async () => {
     const task = requireTask(ctx, id);
+    // Refused before the agent's state folder is made or seeded (runInTask checks it again).
+    assertRunnable(task, 'agent');
+    const resumed = options.resume ? sessionToResume(ctx, task, options.agent) : null;
+    const agent = resumed?.agent ?? options.agent ?? '';
+    const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
+    const resumable = isResumable(ctx.config, agent);
+    const home = resumable ? agentHome(ctx.store, ctx.key, id, agent) : '';
+    if (resumable) {
+      const files = seedAgentHome(agent, home, process.env);
+      if (files.length > 0) {
+        ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'agent.seeded', message: `${agent}: copied ${files.join(', ')} into the task's own state folder ${home}`, data: { agent, home, files } });
+      }
+    }
+    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
+    const invocation = buildAgentInvocation(ctx.config, agent, { prompt: options.prompt, promptFile, home, resume: resumed?.id ?? null, sandboxed });
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });
-    return runInTask(ctx, task, {
+    const started = Date.now();
+    const outcome = await runInTask(ctx, task, {
       kind: 'agent',
-      label: options.agent,
+      label: agent,
       argv: invocation.argv,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       stdin: invocation.stdin === null ? 'ignore' : { text: invocation.stdin },
       output: ctx.reporter.output,
+      env: invocation.env,
+      writable: resumable ? [home] : [],
     });
+    const session = resumable ? (invocation.session ?? (agent === 'codex' ? codexSessionSince(home, started) : null)) : null;
+    if (session) recordSession(ctx, id, { agent, id: session, runId: outcome.runId, at: new Date().toISOString() }, resumed !== null);
+    return { ...outcome, agent, session };
+  });
+}
+
+/** The conversation `--resume` continues: the newest of `agent`'s, or of any agent's. */
+function sessionToResume(ctx: ProjectContext, task: Task, agent: string | undefined): AgentSession {
+  const sessions = task.data.agentSessions ?? [];
+  const found = [...sessions].reverse().find((s) => agent === undefined || s.agent === agent);
+  if (agent !== undefined && !isResumable(ctx.config, agent)) {
+    throw new WarrenError('AGENT_NO_SESSION', `agent ${agent} keeps no conversation warren can resume; nothing was run.`, {
+      hint: `--resume works with ${RESUMABLE.join(', ')}; run \`warren run ${task.id} --agent ${agent} --prompt …\` to start again.`,
+    });
+  }
+  if (!found) {
+    throw new WarrenError('AGENT_NO_SESSION', `task ${task.id} has no conversation${agent ? ` with ${agent}` : ''} to resume; nothing was run.`, {
+      hint: `Start one with \`warren run ${task.id} --agent ${agent ?? 'claude'} --prompt …\`.`,
+    });
+  }
+  return found;
+}
+
+function recordSession(ctx: ProjectContext, taskId: string, session: AgentSession, resumed: boolean): void {
+  const task = requireTask(ctx, taskId);
+  const others = (task.data.agentSessions ?? []).filter((s) => s.agent !== session.agent);
+  ctx.store.mergeData(ctx.key, taskId, { agentSessions: [...others, session] });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId,
+    kind: 'agent.session',
+    message: `${session.agent} ${resumed ? 'continued' : 'started'} session ${session.id} (\`warren run ${taskId} --resume\` continues it)`,
+    data: { agent: session.agent, session: session.id, runId: session.runId, resumed },
   });
 }
 

@@ -57,6 +57,11 @@ export function finishRun(store: Store, id: string, result: SuperviseResult, rea
     .run(result.startedAt, result.endedAt, result.exitCode, result.signal, result.timedOut ? 1 : 0, result.canceledBy, reason, result.containment, id);
 }
 
+/** Closes a run that never got a result (the command could not be started or watched), with why. */
+export function abandonRun(store: Store, id: string, reason: string, now = new Date()): void {
+  store.db.prepare('UPDATE runs SET ended_at = ?, reason = ? WHERE id = ? AND ended_at IS NULL').run(now.toISOString(), reason, id);
+}
+
 /** The `reason` of a run whose warren ended without recording the end. */
 export const INTERRUPTED_REASON = 'interrupted: the warren that ran it ended without recording the end (killed?); its processes ended with it';
 
@@ -70,4 +75,12 @@ export function closeInterruptedRuns(store: Store, project: string, taskId: stri
   const close = store.db.prepare('UPDATE runs SET ended_at = ?, reason = ? WHERE id = ? AND ended_at IS NULL');
   for (const { id } of open) close.run(now.toISOString(), INTERRUPTED_REASON, id);
   return open.map((r) => r.id);
+}
+
+/** The label of the task's newest run of `kind` started at or after `since` (an agent's name for `agent`), or null. */
+export function newestRunLabel(store: Store, project: string, taskId: string, kind: RunKind, since: string): string | null {
+  const row = store.db
+    .prepare('SELECT label FROM runs WHERE project = ? AND task_id = ? AND kind = ? AND started_at >= ? ORDER BY started_at DESC LIMIT 1')
+    .get(project, taskId, kind, since) as { label: string } | undefined;
+  return row?.label ?? null;
 }

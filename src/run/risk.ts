@@ -3,7 +3,7 @@ import { WarrenError } from '../errors.js';
 
 /**
  * A task's risk, read from its configuration at `warren new`: what its setup, verify and
- * teardown commands do, and what the project shares. Pure; the rules are a table so a new
+ * teardown commands do, and what the task shares. Pure; the rules are a table so a new
  * one is one line.
  */
 export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
@@ -23,7 +23,13 @@ const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }
   { level: 'high', pattern: /\bsudo\b|\bchmod\s+-R\b|\brm\s+-rf?\s+[/~]/, why: 'changes things outside the workspace' },
 ];
 
-export function classifyRisk(config: WarrenConfig): Risk {
+/**
+ * `shared`: the paths the task shares with the main checkout (mode share). At `new`, after
+ * provisioning, these are the paths actually shared — a `share` entry that was skipped (unsafe,
+ * missing, not ignored) shares nothing and adds no risk. Before provisioning, the configured
+ * ones.
+ */
+export function classifyRisk(config: WarrenConfig, shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path)): Risk {
   const found: { level: RiskLevel; reason: string }[] = [];
   const groups = [
     ['setup', config.setup],
@@ -36,9 +42,7 @@ export function classifyRisk(config: WarrenConfig): Risk {
       for (const rule of COMMAND_RULES) if (rule.pattern.test(text)) found.push({ level: rule.level, reason: `${group} ${step.id} ${rule.why}` });
     }
   }
-  for (const p of config.provision) {
-    if (p.mode === 'share') found.push({ level: 'medium', reason: `${p.path} is shared (mode share): a write there changes every workspace` });
-  }
+  for (const p of shared) found.push({ level: 'medium', reason: `${p} is shared (mode share): a write there changes every workspace` });
   if (config.network === true) found.push({ level: 'high', reason: 'warren.yaml allows network access (network: true)' });
   const level = found.reduce<RiskLevel>((max, f) => (rank(f.level) > rank(max) ? f.level : max), 'low');
   return { level, reasons: found.map((f) => f.reason), recommendedSandbox: rank(level) >= rank('medium') ? 'bwrap' : 'none' };

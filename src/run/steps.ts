@@ -1,9 +1,12 @@
+import { sandboxKindOf } from '../config/sandbox.js';
+import { resolveSources } from '../provision/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { runSetup } from './setup-verify.js';
+import { assertTrusted, trustState } from './trust.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
@@ -31,14 +34,19 @@ export const portsCreate: CreateStep = {
 /** The sandbox choice and risk, settled before setup runs. */
 export const riskCreate: CreateStep = {
   name: 'risk',
-  // --require-sandbox: the risk is a pure function of warren.yaml, so it is refused before anything is made.
+  // --require-sandbox: the risk is read from warren.yaml and the main checkout, so it is refused before anything is made.
   async check(ctx, options) {
-    if (options.requireSandbox) assertSandboxRequirement(options.id, classifyRisk(ctx.config), options.sandbox ?? ctx.config.sandbox);
+    if (!options.requireSandbox) return;
+    // The paths provisioning will share (read as it will read them), not a share entry it will skip.
+    const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
+    assertSandboxRequirement(options.id, classifyRisk(ctx.config, shared), options.sandbox ?? sandboxKindOf(ctx.config));
   },
   async run(ctx, task, options) {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
-    const sandbox = options.sandbox ?? ctx.config.sandbox;
-    const risk = classifyRisk(ctx.config);
+    const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
+    // After provisioning: only what was actually shared counts, not a share entry that was skipped.
+    const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
+    const risk = classifyRisk(ctx.config, shared);
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,
@@ -53,6 +61,12 @@ export const riskCreate: CreateStep = {
 
 export const setupCreate: CreateStep = {
   name: 'setup',
+  // A fresh clone's setup runs only once the user trusted it: refused before anything is made.
+  async check(ctx, options) {
+    if (options.setup !== false && ctx.config.setup.length > 0) {
+      assertTrusted(ctx, ['setup'], 'Nothing was created; `warren new --no-setup` creates the workspace without running them.');
+    }
+  },
   async run(ctx, task, options) {
     if (ctx.config.setup.length === 0) return;
     if (options.setup === false) {
@@ -61,7 +75,7 @@ export const setupCreate: CreateStep = {
         taskId: task.id,
         kind: 'setup.skipped',
         level: 'warn',
-        message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later`,
+        message: `setup skipped (--no-setup): ${ctx.config.setup.length} command(s) not run; run \`warren setup ${task.id}\` later${trustState(ctx).trusted ? '' : ', after `warren trust`'}`,
       });
       return;
     }
@@ -76,6 +90,13 @@ export const executionRemove: RemoveStep = {
   // broken teardown cannot leave the task stuck in `removing`.
   async release(ctx, task) {
     if (ctx.config.teardown.length === 0) return [];
+    // Untrusted teardown is skipped, not a reason to refuse: removing a workspace whose work is
+    // safe must not require trusting commands the user chose not to trust.
+    if (!trustState(ctx).trusted) {
+      const error = "this repository's commands are not trusted (see `warren trust`)";
+      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'teardown.refused', level: 'warn', message: `teardown did not run: ${error}; removal went on`, data: { error } });
+      return [];
+    }
     try {
       const outcome = await runSteps(ctx, task, 'teardown', ctx.config.teardown, {
         stopOnFailure: false,

@@ -10,7 +10,9 @@ import type { RunOutput } from '../workspace/reporter.js';
  * A task's processes, started through the spawn primitive and held by the run's containment.
  * Every run is bounded: on timeout, or on SIGINT/SIGTERM/SIGHUP to warren, the whole tree gets
  * SIGTERM, then SIGKILL after the grace period; warren being SIGKILLed ends it through the
- * death signal.
+ * death signal. When the place its output is shown goes away (`warren exec … | head -1`), the
+ * run ends the same way, as a shell pipeline's SIGPIPE would end the command: the output keeps
+ * going to the log until the tree is gone, and the result says which stream closed.
  */
 export interface SuperviseSpec {
   /** The command (already wrapped by the sandbox, if any). */
@@ -36,8 +38,10 @@ export interface SuperviseResult {
   /** The signal that ended the command, when one did. */
   signal: string | null;
   timedOut: boolean;
-  /** Set when warren itself was asked to stop (Ctrl-C, SIGTERM, SIGHUP). */
-  canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | null;
+  /** Set when warren itself was asked to stop (Ctrl-C, SIGTERM, SIGHUP), or SIGPIPE when its output closed. */
+  canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGPIPE' | null;
+  /** With SIGPIPE: the stream that could not be written any more, and why (EPIPE: its reader went away). */
+  outputClosed: { stream: 'stdout' | 'stderr'; code: string } | null;
   /** True when the grace ran out and SIGKILL was needed. */
   forced: boolean;
   startedAt: string;
@@ -54,10 +58,26 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
   const argv = containedArgv(spec.containment, spec.argv, spec.sandboxed, spec.mounts ?? []);
   const logFd = fs.openSync(spec.logPath, 'a', 0o600);
-  const sink = (echo: NodeJS.WritableStream | null) => (chunk: Buffer) => {
-    fs.writeSync(logFd, chunk);
-    echo?.write(chunk);
+  let canceledBy: SuperviseResult['canceledBy'] = null;
+  const echo = { ...spec.output };
+  let outputClosed: SuperviseResult['outputClosed'] = null;
+  let stopRun: () => void = () => undefined;
+  // The reader of warren's output went away: stop echoing there (the log keeps everything) and end the run.
+  const closed = (stream: 'stdout' | 'stderr', err: unknown): void => {
+    for (const name of ['stdout', 'stderr'] as const) if (echo[name] === spec.output[stream]) echo[name] = null;
+    if (outputClosed !== null) return;
+    outputClosed = { stream, code: (err as NodeJS.ErrnoException | null)?.code ?? 'closed' };
+    canceledBy ??= 'SIGPIPE';
+    stopRun();
   };
+  const sink = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+    fs.writeSync(logFd, chunk);
+    echo[stream]?.write(chunk, (err) => err && closed(stream, err));
+  };
+  // A failed write also emits 'error' on the stream: heard here for the run's length, never left unhandled.
+  const onError = { stdout: (err: Error) => closed('stdout', err), stderr: (err: Error) => closed('stderr', err) };
+  for (const stream of ['stdout', 'stderr'] as const) spec.output[stream]?.on('error', onError[stream]);
+  const handlers: { sig: (typeof FORWARDED)[number]; handler: () => void }[] = [];
 
   let rootPid: number | undefined;
   let nsInode: number | null = null;
@@ -82,33 +102,33 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
     if (ino === null || signal === 'SIGKILL') tryKill(rootPid, 'SIGKILL');
   };
 
-  let canceledBy: SuperviseResult['canceledBy'] = null;
-  const proc = startBounded({
-    argv,
-    cwd: spec.cwd,
-    env: spec.env,
-    stdin: typeof spec.stdin === 'object' ? spec.stdin.text : spec.stdin,
-    stdout: sink(spec.output.stdout),
-    stderr: sink(spec.output.stderr),
-    ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
-    graceMs: spec.graceMs,
-    // Without a namespace, the process group is the only handle on the tree.
-    group: containment === 'process-group',
-    signalTree,
-    // An escaped holder of the pipes must not stall the end of the run.
-    drainMs: 250,
-    onSpawn: (pid) => (rootPid = pid),
-  });
-  const handlers = FORWARDED.map((sig) => {
-    const handler = (): void => {
-      canceledBy ??= sig;
-      proc.stop(); // a second signal does not wait out the grace
-    };
-    process.on(sig, handler);
-    return { sig, handler };
-  });
-
   try {
+    const proc = startBounded({
+      argv,
+      cwd: spec.cwd,
+      env: spec.env,
+      stdin: typeof spec.stdin === 'object' ? spec.stdin.text : spec.stdin,
+      stdout: sink('stdout'),
+      stderr: sink('stderr'),
+      ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
+      graceMs: spec.graceMs,
+      // Without a namespace, the process group is the only handle on the tree.
+      group: containment === 'process-group',
+      signalTree,
+      // An escaped holder of the pipes must not stall the end of the run.
+      drainMs: 250,
+      onSpawn: (pid) => (rootPid = pid),
+    });
+    stopRun = () => proc.stop();
+    for (const sig of FORWARDED) {
+      const handler = (): void => {
+        canceledBy ??= sig;
+        proc.stop(); // a second signal does not wait out the grace
+      };
+      process.on(sig, handler);
+      handlers.push({ sig, handler });
+    }
+
     const run = await proc.done;
     if (run.spawnError) throw run.spawnError;
     // The wrapper has exited: with a namespace, the kernel has ended every process in it.
@@ -119,6 +139,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       ...decodeStatus(run.exitCode, run.signal),
       timedOut: run.timedOut,
       canceledBy,
+      outputClosed,
       forced: run.forced,
       startedAt: new Date(run.startedAt).toISOString(),
       endedAt: new Date(ended).toISOString(),
@@ -128,6 +149,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
     };
   } finally {
     for (const { sig, handler } of handlers) process.off(sig, handler);
+    for (const stream of ['stdout', 'stderr'] as const) spec.output[stream]?.off('error', onError[stream]);
     fs.closeSync(logFd);
   }
 }

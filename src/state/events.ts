@@ -18,18 +18,27 @@ import type { SyncOutcome } from '../workspace/sync.js';
  */
 export interface EventPayloads {
   // the workspace core
-  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome };
+  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome; restored?: { archive: string; tip: string } };
   'task.create_failed': { undone: string[] };
-  'task.removed': { branchDeleted: boolean; unlandedCommits: number };
+  'task.removed': { branchDeleted: boolean; unlandedCommits: number; folderMissing?: true };
+  'task.archived': { archive: string; commit: string; tip: string; changes: number; unlandedCommits: number };
   'task.leftover_removed': { gitStderr: string };
   'task.remove_failed': { path: string; failures: RemoveFailure[]; gitStderr: string };
+  'base.fast_forwarded': { base: string; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
   'lock.takeover': { holder: LockHolder };
   gc: { removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[]; kept: { path: string; kind: string; reason: string }[] };
   refused: { code: string; command: string };
   'serve.remote': { host: string; port: number };
+  'intent.recovered': { op: string; step: string; outcome: string; startedAt: string };
+  'intent.recovery_failed': { op: string; step: string; outcome: string; startedAt: string };
+  'trust.recorded': { hash: string; commands: string[] };
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
+  'land.bounced': { entry: number; code: string; reason: string; log: string | null };
+  'queue.joined': { entry: number; position: number };
+  'queue.left': { entry: number };
+  'queue.gate': { tasks: string[]; passed: boolean; log: string | null; gateTask: string; run: number };
   'land.pushed': PushOutcome;
   'land.push_failed': PushOutcome;
   'fingerprint.recorded': { hooksDir: string; hooksPath: string | null; hooks: string[] };
@@ -44,6 +53,10 @@ export interface EventPayloads {
   'run.containment_fallback': { runId: string; reason: string };
   'run.ended': { runId: string; kind: RunKind; exitCode: number | null; signal: string | null; timedOut: boolean; durationMs: number; log: string; survivors: number[] };
   'run.interrupted': { runId: string };
+  'agent.session': { agent: string; session: string; runId: string; resumed: boolean };
+  'agent.seeded': { agent: string; home: string; files: string[] };
+  'sandbox.egress_refused': { runId: string; host: string; port: number; via: 'connect' | 'http' };
+  'sandbox.egress_allowed': { runId: string; allow: string[]; proxy: string };
   'setup.passed': StepsPayload;
   'setup.failed': StepsPayload;
   'setup.skipped': Record<string, never>;
@@ -87,14 +100,23 @@ export const EVENT_KINDS = Object.keys({
   'task.created': 1,
   'task.create_failed': 1,
   'task.removed': 1,
+  'task.archived': 1,
   'task.leftover_removed': 1,
   'task.remove_failed': 1,
+  'base.fast_forwarded': 1,
   'lock.takeover': 1,
   gc: 1,
   refused: 1,
+  'trust.recorded': 1,
   'serve.remote': 1,
+  'intent.recovered': 1,
+  'intent.recovery_failed': 1,
   'task.landed': 1,
   'land.excluded': 1,
+  'land.bounced': 1,
+  'queue.joined': 1,
+  'queue.left': 1,
+  'queue.gate': 1,
   'land.pushed': 1,
   'land.push_failed': 1,
   'fingerprint.recorded': 1,
@@ -108,6 +130,10 @@ export const EVENT_KINDS = Object.keys({
   'run.containment_fallback': 1,
   'run.ended': 1,
   'run.interrupted': 1,
+  'agent.session': 1,
+  'agent.seeded': 1,
+  'sandbox.egress_refused': 1,
+  'sandbox.egress_allowed': 1,
   'setup.passed': 1,
   'setup.failed': 1,
   'setup.skipped': 1,

@@ -32,6 +32,15 @@ export interface TaskFacts {
   landed?: LandedFacts;
   /** landing: the last `land --branch-only` push. */
   reviewPush?: { remote: string; ref: string; commit: string; at: string };
+  /** agents: the newest conversation of each agent that ran in the task (`warren run --resume` continues it). */
+  agentSessions?: AgentSession[];
+}
+
+export interface AgentSession {
+  agent: string;
+  id: string;
+  runId: string;
+  at: string;
 }
 
 export interface LandedFacts {
@@ -48,7 +57,7 @@ export interface LandedFacts {
 export type FactKey = keyof TaskFacts;
 
 /** Every key, for reading rows: unknown keys (a newer warren's) are kept out of the typed view. */
-export const FACT_KEYS = ['provision', 'provisionSkips', 'fingerprint', 'ports', 'risk', 'sandbox', 'setup', 'verify', 'landed', 'reviewPush'] as const satisfies readonly FactKey[];
+export const FACT_KEYS = ['provision', 'provisionSkips', 'fingerprint', 'ports', 'risk', 'sandbox', 'setup', 'verify', 'landed', 'reviewPush', 'agentSessions'] as const satisfies readonly FactKey[];
 
 type IsExhaustive<T extends readonly FactKey[]> = FactKey extends T[number] ? true : never;
 const exhaustive: IsExhaustive<typeof FACT_KEYS> = true;
@@ -63,6 +72,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 const isRecord = (r: unknown): boolean => isObject(r) && typeof r.path === 'string' && typeof r.mode === 'string' && typeof r.source === 'string';
 const isSkip = (s: unknown): boolean => isObject(s) && typeof s.path === 'string' && typeof s.reason === 'string';
+const isSession = (s: unknown): boolean => isObject(s) && typeof s.agent === 'string' && typeof s.id === 'string' && typeof s.runId === 'string' && typeof s.at === 'string';
 
 const SHAPES: Record<FactKey, (v: unknown) => unknown> = {
   provision: (v) => (Array.isArray(v) ? v.filter(isRecord) : undefined),
@@ -75,6 +85,7 @@ const SHAPES: Record<FactKey, (v: unknown) => unknown> = {
   verify: (v) => (isObject(v) && typeof v.passed === 'boolean' && Array.isArray(v.results) ? v : undefined),
   landed: (v) => (isObject(v) && typeof v.commit === 'string' && typeof v.taskCommit === 'string' ? v : undefined),
   reviewPush: (v) => (isObject(v) && typeof v.commit === 'string' ? v : undefined),
+  agentSessions: (v) => (Array.isArray(v) ? v.filter(isSession) : undefined),
 };
 
 /** Reads a row's JSON into the typed facts, keeping only well-formed known keys. Pure. */

@@ -87,4 +87,109 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ports_by_task ON ports (project, task_id);
     `,
   },
+  {
+    // Multi-step mutations in flight: written before the first mutation, deleted after the last.
+    // One left by a process that died is what the next command repairs (src/workspace/intents.ts).
+    name: '003-intents',
+    sql: `
+      CREATE TABLE intents (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        op TEXT NOT NULL,
+        step TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        proc_start TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX intents_by_project ON intents (project);
+    `,
+  },
+  {
+    // The merge queue (src/queue/): one row per land asked for, in order, and one lease per
+    // repository naming the process that works the queue.
+    name: '004-queue',
+    sql: `
+      CREATE TABLE queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '{}',
+        enqueued_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        reason TEXT,
+        code TEXT,
+        log TEXT,
+        planned TEXT,
+        result TEXT,
+        gate_task TEXT
+      );
+      CREATE INDEX queue_by_project ON queue (project, state, id);
+      CREATE TABLE queue_lease (
+        project TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        proc_start TEXT,
+        token TEXT NOT NULL,
+        since TEXT NOT NULL,
+        heartbeat TEXT NOT NULL
+      );
+      `,
+  },
+  {
+    // Trust on first use: the hash of the repository commands (setup, verify, teardown, agents)
+    // this user accepted for a project, and the set itself, to show what changed since.
+    name: '003-trust',
+    sql: `
+      CREATE TABLE trust (
+        project TEXT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        commands TEXT NOT NULL,
+        trusted_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    // The ledger of paths warren made (workspaces, their metadata files): written before a path
+    // is made, deleted after warren deleted it. scan, gc and rm delete nothing that is not here.
+    name: '003-made-paths',
+    sql: `
+      CREATE TABLE made_paths (
+        path TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX made_paths_by_project ON made_paths (project);
+    `,
+  },
+  {
+    // Review comments on a task's diff (src/review/): each names a line, says something, keeps the
+    // part of the diff it was made on, and is open until resolved. `task_created_at` ties it to
+    // one task: an ID used again after `rm` starts with none.
+    name: '005-comments',
+    sql: `
+      CREATE TABLE comments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        task_created_at TEXT NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        side TEXT NOT NULL,
+        body TEXT NOT NULL,
+        hunk TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        resolved_at TEXT,
+        sent_run TEXT
+      );
+      CREATE INDEX comments_by_task ON comments (project, task_id, id);
+    `,
+  },
 ];

@@ -168,11 +168,21 @@ export class Store {
     } as WarrenEvent;
   }
 
-  /** The task's events, oldest first, at most `limit` of the newest. */
+  /**
+   * The task's events, oldest first, at most `limit` of the newest. An ID can be used again after
+   * `rm`: only the events since the newest `task.created` of that ID are this task's (a `new`
+   * that never got that far has all of them).
+   */
   taskEvents(project: string, taskId: string, limit = 50): WarrenEvent[] {
     const rows = this.db
-      .prepare('SELECT * FROM (SELECT * FROM events WHERE project = ? AND task_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq')
-      .all(project, taskId, limit) as EventRow[];
+      .prepare(
+        `SELECT * FROM (
+           SELECT * FROM events WHERE project = @project AND task_id = @taskId
+             AND seq >= COALESCE((SELECT MAX(seq) FROM events WHERE project = @project AND task_id = @taskId AND kind = 'task.created'), 0)
+           ORDER BY seq DESC LIMIT @limit
+         ) ORDER BY seq`,
+      )
+      .all({ project, taskId, limit }) as EventRow[];
     return rows.map(toEvent);
   }
 
@@ -186,4 +196,71 @@ export class Store {
     const row = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
     return row.seq ?? 0;
   }
+
+  /** The command set this user trusted for a project (trust on first use), or null. */
+  getTrust(project: string): TrustRecord | null {
+    const row = this.db.prepare('SELECT hash, commands, trusted_at FROM trust WHERE project = ?').get(project) as
+      | { hash: string; commands: string; trusted_at: string }
+      | undefined;
+    return row ? { hash: row.hash, commands: JSON.parse(row.commands) as unknown, trustedAt: row.trusted_at } : null;
+  }
+
+  setTrust(project: string, hash: string, commands: unknown): TrustRecord {
+    const trustedAt = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO trust (project, hash, commands, trusted_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(project) DO UPDATE SET hash = excluded.hash, commands = excluded.commands, trusted_at = excluded.trusted_at`,
+      )
+      .run(project, hash, JSON.stringify(commands), trustedAt);
+    return { hash, commands, trustedAt };
+  }
+
+  /** Records a path warren is about to make (before making it): the ledger scan, gc and rm consult. */
+  recordMadePath(entry: { path: string; kind: MadePathKind; project: string; taskId: string | null }): void {
+    this.db
+      .prepare(
+        `INSERT INTO made_paths (path, kind, project, task_id, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, project = excluded.project, task_id = excluded.task_id, created_at = excluded.created_at`,
+      )
+      .run(entry.path, entry.kind, entry.project, entry.taskId, new Date().toISOString());
+  }
+
+  /** After warren deleted a path it made. */
+  forgetMadePath(path: string): void {
+    this.db.prepare('DELETE FROM made_paths WHERE path = ?').run(path);
+  }
+
+  madePaths(project: string): MadePath[] {
+    return (
+      this.db.prepare('SELECT path, kind, project, task_id, created_at FROM made_paths WHERE project = ? ORDER BY path').all(project) as {
+        path: string;
+        kind: MadePathKind;
+        project: string;
+        task_id: string | null;
+        created_at: string;
+      }[]
+    ).map((r) => ({ path: r.path, kind: r.kind, project: r.project, taskId: r.task_id, createdAt: r.created_at }));
+  }
+
+  isMadePath(project: string, path: string): boolean {
+    return this.db.prepare('SELECT 1 FROM made_paths WHERE project = ? AND path = ?').get(project, path) !== undefined;
+  }
+}
+
+export interface TrustRecord {
+  hash: string;
+  /** The command set as it was trusted (its canonical form). */
+  commands: unknown;
+  trustedAt: string;
+}
+
+export type MadePathKind = 'workspace' | 'meta';
+
+export interface MadePath {
+  path: string;
+  kind: MadePathKind;
+  project: string;
+  taskId: string | null;
+  createdAt: string;
 }

@@ -3,8 +3,10 @@ import type { TaskFacts } from './facts.js';
 export type { EventKind, EventLevel, EventPayloads, NewEvent, WarrenEvent } from './events.js';
 export type { TaskFacts } from './facts.js';
 
+/** The task types when warren.yaml lists none under `types:`. */
 export const TASK_TYPES = ['feat', 'fix', 'refactor', 'docs', 'chore'] as const;
-export type TaskType = (typeof TASK_TYPES)[number];
+/** One of the repository's task types (warren.yaml `types:`, default TASK_TYPES): the first part of the branch name. */
+export type TaskType = string;
 
 /**
  * creating → ready | setup_failed; ready → landed; any → removing → (row deleted) | remove_failed.

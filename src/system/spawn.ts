@@ -196,3 +196,17 @@ export function tryKill(pid: number, signal: NodeJS.Signals): void {
     // already gone
   }
 }
+
+/**
+ * Starts a process that outlives this one (its own session, no pipes, not waited for): the
+ * merge queue's background processor after `land --no-wait`. It ends by itself once its work
+ * is done; nothing else in warren starts a process it does not bound.
+ */
+export function spawnDetached(argv: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number | undefined {
+  const [file, ...args] = argv;
+  if (file === undefined) throw new Error('spawnDetached: empty argv');
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: 'ignore', detached: true });
+  child.on('error', () => undefined); // nothing to report to: the queue is still there for the next command
+  child.unref();
+  return child.pid;
+}

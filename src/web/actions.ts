@@ -1,12 +1,16 @@
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
-import { landTask } from '../land/land.js';
+import { queueLand, workQueue } from '../queue/operations.js';
 import { verifyTask } from '../run/setup-verify.js';
-import { TASK_TYPES } from '../state/types.js';
+import type { WarrenConfig } from '../config/schema.js';
+import { TASK_TYPES, type TaskState } from '../state/types.js';
+import { addComment, setCommentState } from '../review/comments.js';
+import { sendReview } from '../review/send.js';
 import { createTask } from '../workspace/create.js';
 import { createdSummary } from '../workspace/created.js';
 import { gc } from '../workspace/gc.js';
+import { taskTypes } from '../workspace/ids.js';
 import { removeTask } from '../workspace/remove.js';
 
 /**
@@ -19,8 +23,11 @@ import { removeTask } from '../workspace/remove.js';
 export type ActionOption =
   | { name: string; label: string; type: 'boolean' }
   | { name: string; label: string; type: 'text'; required: boolean }
-  /** The first choice is the default; an empty value means "as warren.yaml says". */
-  | { name: string; label: string; type: 'choice'; choices: readonly string[] };
+  /**
+   * The first choice is the default; an empty value means "as warren.yaml says". `choicesFrom`:
+   * the choices are the repository's own (its task types), and the library call checks them.
+   */
+  | { name: string; label: string; type: 'choice'; choices: readonly string[]; choicesFrom?: 'types' };
 
 export type ActionValues = Record<string, boolean | string>;
 
@@ -32,6 +39,10 @@ interface ActionBase {
   /** The task is gone afterwards: the page goes back to the fleet. */
   removesTask: boolean;
   options: readonly ActionOption[];
+  /** The task states it is offered in (default: all); the library's guards still decide. */
+  states?: readonly TaskState[];
+  /** Not a button of its own: the page calls it from its part of the view (the diff's comments, Send to agent). */
+  inline?: boolean;
 }
 
 export interface TaskAction extends ActionBase {
@@ -56,7 +67,7 @@ export const ACTIONS: readonly WebAction[] = [
     destructive: false,
     removesTask: false,
     options: [
-      { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES },
+      { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES, choicesFrom: 'types' },
       { name: 'id', label: 'task ID', type: 'text', required: true },
       { name: 'base', label: 'base (default: the main worktree\'s branch)', type: 'text', required: false },
       { name: 'sandbox', label: 'sandbox', type: 'choice', choices: ['', 'none', 'bwrap'] },
@@ -103,8 +114,15 @@ export const ACTIONS: readonly WebAction[] = [
     scope: 'task',
     destructive: true,
     removesTask: false,
+    // A landed task has nothing more to land.
+    states: ['ready', 'setup_failed'],
     options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
-    run: (ctx, id, o) => landTask(ctx, id, { acceptHooks: o.acceptHooks === true }),
+    // Joins the merge queue; the server works the queue itself when nobody else does.
+    run: async (ctx, id, o) => {
+      const joined = await queueLand(ctx, id, { acceptHooks: o.acceptHooks === true, wait: false });
+      void workQueue(ctx).catch(() => undefined); // its outcome is in the queue and the events
+      return joined;
+    },
   },
   {
     name: 'rm',
@@ -112,8 +130,59 @@ export const ACTIONS: readonly WebAction[] = [
     scope: 'task',
     destructive: true,
     removesTask: true,
-    options: [{ name: 'deleteBranch', label: 'also delete the branch (only if its work is on another ref)', type: 'boolean' }],
-    run: (ctx, id, o) => removeTask(ctx, id, { deleteBranch: o.deleteBranch === true }),
+    options: [
+      { name: 'deleteBranch', label: 'also delete the branch (only if its work is on another ref)', type: 'boolean' },
+      { name: 'discard', label: 'discard uncommitted and unlanded work, after saving it under refs/warren/archive/ (warren restore brings it back)', type: 'boolean' },
+    ],
+    run: (ctx, id, o) => removeTask(ctx, id, { deleteBranch: o.deleteBranch === true && o.discard !== true, discard: o.discard === true }),
+  },
+  {
+    name: 'comment',
+    label: 'Comment',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    inline: true,
+    options: [
+      { name: 'path', label: 'file', type: 'text', required: true },
+      { name: 'line', label: 'line', type: 'text', required: true },
+      { name: 'side', label: 'side', type: 'choice', choices: ['new', 'old'] },
+      { name: 'body', label: 'comment', type: 'text', required: true },
+    ],
+    // The same call as `warren comment`: the hunk is read on the server, from the task's diff as it is now.
+    run: (ctx, id, o) => {
+      const line = Number(text(o.line));
+      if (!Number.isInteger(line) || line < 1) throw new WarrenError('USAGE', `line ${JSON.stringify(text(o.line))} is not a line number; nothing was recorded.`);
+      return addComment(ctx, id, { path: text(o.path), line, side: o.side === 'old' ? 'old' : 'new', body: typeof o.body === 'string' ? o.body : '' });
+    },
+  },
+  {
+    name: 'resolve',
+    label: 'Resolve',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    inline: true,
+    options: [
+      { name: 'comment', label: 'comment number', type: 'text', required: true },
+      { name: 'state', label: 'state', type: 'choice', choices: ['resolved', 'open'] },
+    ],
+    run: async (ctx, id, o) => {
+      const n = Number(text(o.comment));
+      if (!Number.isInteger(n)) throw new WarrenError('USAGE', `comment ${JSON.stringify(text(o.comment))} is not a number; nothing was changed.`);
+      return setCommentState(ctx, id, [n], o.state === 'open' ? 'open' : 'resolved')[0];
+    },
+  },
+  {
+    name: 'review',
+    label: 'Send to agent',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    inline: true,
+    options: [{ name: 'agent', label: 'agent', type: 'text', required: true }],
+    // `warren run ID --agent NAME --review`: the open comments are the prompt.
+    run: (ctx, id, o) => sendReview(ctx, id, { agent: text(o.agent) }),
   },
   {
     name: 'gc',
@@ -126,9 +195,19 @@ export const ACTIONS: readonly WebAction[] = [
   },
 ];
 
-/** What the page needs to draw the buttons; the functions stay on the server. */
-export function describeActions(): Omit<WebAction, 'run'>[] {
-  return ACTIONS.map(({ name, label, scope, destructive, removesTask, options }) => ({ name, label, scope, destructive, removesTask, options }));
+/** What the page needs to draw the buttons, with the repository's own choices; the functions stay on the server. */
+export function describeActions(config: WarrenConfig): Omit<WebAction, 'run'>[] {
+  const filled = (o: ActionOption): ActionOption => (o.type === 'choice' && o.choicesFrom === 'types' ? { ...o, choices: taskTypes(config) } : o);
+  return ACTIONS.map(({ name, label, scope, destructive, removesTask, options, states, inline }) => ({
+    name,
+    label,
+    scope,
+    destructive,
+    removesTask,
+    options: options.map(filled),
+    ...(states ? { states } : {}),
+    ...(inline ? { inline } : {}),
+  }));
 }
 
 export interface ActionRequest {
@@ -152,7 +231,7 @@ export function parseActionRequest(action: WebAction, body: unknown): ActionRequ
     if (!declared) throw bad(`"${action.name}" has no option "${key}"`);
     if (declared.type === 'boolean' && typeof value !== 'boolean') throw bad(`option "${key}" must be true or false`);
     if (declared.type !== 'boolean' && typeof value !== 'string') throw bad(`option "${key}" must be a string`);
-    if (declared.type === 'choice' && !declared.choices.includes(value as string)) {
+    if (declared.type === 'choice' && declared.choicesFrom === undefined && !declared.choices.includes(value as string)) {
       throw bad(`option "${key}" must be one of ${declared.choices.map((c) => JSON.stringify(c)).join(', ')}`);
     }
     options[key] = value as boolean | string;

@@ -5,6 +5,7 @@ import type { Store } from '../state/store.js';
 import { openProjectWith, type ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { describeActions, findAction, parseActionRequest } from './actions.js';
+import { BoundedSender } from './bounded-sender.js';
 import type { EventHub } from './event-hub.js';
 import { allProjectsFleet, projectFleet } from './fleet.js';
 import { followLog, resolveLog } from './log-tail.js';
@@ -43,7 +44,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   };
 
   app.get('/api/meta', (c) =>
-    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(), seq: hub.lastSeq }),
+    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(deps.project.config), seq: hub.lastSeq }),
   );
 
   app.get('/api/fleet', async (c) => {
@@ -88,9 +89,12 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   app.get('/api/events', (c) =>
     streamSSE(c, async (stream) => {
       let wake: () => void = () => undefined;
+      // A tab that stops reading loses events (and is told so), rather than the server queueing them.
+      const sender = new BoundedSender((message) => stream.writeSSE(message));
       const unsubscribe = hub.subscribe((events) => {
         for (const e of events) {
-          void stream.writeSSE({ event: 'change', id: String(e.seq), data: JSON.stringify({ seq: e.seq, project: e.project, taskId: e.taskId, kind: e.kind, level: e.level, message: e.message }) });
+          const data = JSON.stringify({ seq: e.seq, project: e.project, taskId: e.taskId, kind: e.kind, level: e.level, message: e.message });
+          sender.send({ event: 'change', id: String(e.seq), data });
         }
       });
       const end = () => {
@@ -106,7 +110,7 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
           wake = resolve;
           setTimeout(resolve, 15_000).unref();
         });
-        if (deps.closers.has(end)) await stream.writeSSE({ event: 'ping', data: '' });
+        if (deps.closers.has(end)) sender.send({ event: 'ping', data: '' });
       }
       end();
     }),
@@ -130,7 +134,9 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       return c.json({ error: { code: 'PATH_ESCAPE', message: `the log path ${source.path} is outside warren's folders; the dashboard does not serve it.` } }, 403);
     }
     return streamSSE(c, async (stream) => {
-      await stream.writeSSE({ event: 'meta', data: JSON.stringify({ path: source.path, startedSeq: source.startedSeq }) });
+      // Each send settles once the client took it: the follower reads no further until then (log-tail.ts).
+      const send = (event: string, data: unknown): Promise<void> => stream.writeSSE({ event, data: JSON.stringify(data) });
+      await send('meta', { path: source.path, startedSeq: source.startedSeq });
       await new Promise<void>((resolve) => {
         const isFinished = (): boolean => {
           const now = logSource(store.taskEvents(ctx.key, id, 200));
@@ -143,11 +149,13 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
             return now === null || now === 'outside' ? null : now.real;
           },
           isFinished,
-          onStart: (info) => void stream.writeSSE({ event: 'start', data: JSON.stringify(info) }),
-          onChunk: (text) => void stream.writeSSE({ event: 'chunk', data: JSON.stringify({ text }) }),
-          onEnd: (info) => {
+          onStart: (info) => send('start', info),
+          onChunk: (text) => send('chunk', { text }),
+          onSkip: (info) => send('skip', info),
+          onEnd: async (info) => {
             const finished = logSource(store.taskEvents(ctx.key, id, 200))?.finished ?? null;
-            void stream.writeSSE({ event: 'end', data: JSON.stringify({ ...info, finished: finished ? { kind: finished.kind, message: finished.message, data: finished.data } : null }) }).then(() => done());
+            await send('end', { ...info, finished: finished ? { kind: finished.kind, message: finished.message, data: finished.data } : null });
+            done();
           },
         });
         const done = () => {

@@ -7,6 +7,7 @@ import { openProjectWith, type ProjectContext } from '../workspace/context.js';
 import { baseTip, changeCount, drift } from '../workspace/git-view.js';
 import { scan, type Stray } from '../workspace/scan.js';
 import { lastRun, type LastRun } from './run-events.js';
+import { listQueue, type QueueListing } from '../queue/operations.js';
 
 /** One row of the fleet table: the task record plus what git and the events say about it. */
 export interface FleetTask {
@@ -25,7 +26,13 @@ export interface FleetTask {
   provision: ProvisionedPath[];
   ports: PortBlock | null;
   lastRun: LastRun | null;
+  /** The task's latest verify: passed, or which commands failed (a failed required one fails it). */
+  verify: { at: string; passed: boolean; failed: { id: string; required: boolean }[] } | null;
+  /** The task's newest merge-queue entry: waiting, being tested, or why it bounced. */
+  queue: QueueRow | null;
 }
+
+export type QueueRow = QueueListing['entries'][number];
 
 export interface ProvisionedPath {
   path: string;
@@ -40,6 +47,8 @@ export interface FleetProject {
   root: string;
   tasks: FleetTask[];
   strays: Stray[];
+  /** The merge queue: who works it, and its recent entries (oldest first). */
+  queue: QueueListing;
   /** Set when the project could not be read (repository moved, config invalid). */
   error: string | null;
 }
@@ -66,7 +75,7 @@ async function provisionedOf(task: Task): Promise<ProvisionedPath[]> {
 /** Base commits by base name, read once per fleet rather than once per task. */
 export type BaseTips = Map<string, Promise<string | null>>;
 
-export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map()): Promise<FleetTask> {
+export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map(), queue: QueueListing | null = listQueue(ctx)): Promise<FleetTask> {
   if (!tips.has(task.base)) tips.set(task.base, baseTip(ctx.repo, task.base).catch(() => null));
   const base = await tips.get(task.base)!;
   const [d, changes, provision] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task), provisionedOf(task)]);
@@ -86,7 +95,16 @@ export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips 
     provision,
     ports: task.data.ports ?? null,
     lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
+    verify: verifyOf(task),
+    queue: queue?.entries.findLast((e) => e.id === task.id) ?? null,
   };
+}
+
+/** Pure: the task's recorded verify, reduced to what the fleet shows. */
+export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
+  const v = task.data.verify;
+  if (!v) return null;
+  return { at: v.at, passed: v.passed, failed: v.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => ({ id: r.id, required: r.required })) };
 }
 
 const FLEET_CONCURRENCY = 4;
@@ -109,9 +127,10 @@ export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
   const tasks = ctx.store.listTasks(ctx.key);
   const tips: BaseTips = new Map();
   // A few tasks at a time: each costs two git processes, and the machine is busy running agents.
-  const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips));
+  const queue = listQueue(ctx);
+  const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips, queue));
   const { strays } = await scan(ctx);
-  return { key: ctx.key, root: ctx.repo.root, tasks: rows, strays, error: null };
+  return { key: ctx.key, root: ctx.repo.root, tasks: rows, strays, queue, error: null };
 }
 
 /** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
@@ -122,7 +141,7 @@ export async function allProjectsFleet(store: Store, via: Pick<ProjectContext, '
       projects.push(await projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })));
     } catch (err) {
       const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
-      projects.push({ key: p.key, root: p.root, tasks: [], strays: [], error: message });
+      projects.push({ key: p.key, root: p.root, tasks: [], strays: [], queue: { processor: null, entries: [] }, error: message });
     }
   }
   return { generatedAt: new Date().toISOString(), projects };

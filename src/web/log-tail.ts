@@ -7,22 +7,39 @@ import { isInside } from '../workspace/paths.js';
  * Follows a growing log file: sends what is there, then what is appended, until the command
  * that writes it has finished and the last bytes were read. Knows nothing about events: the
  * caller says when the writer is done.
+ *
+ * Memory per client is bounded: the follower reads the next chunk only once the client has
+ * taken the last one (each callback's promise), so a client that stops reading stops the
+ * follower instead of making the server queue the log for it. A client that falls more than
+ * `MAX_BEHIND_BYTES` behind the file's end is told how much it missed (`onSkip`) and goes on
+ * from the last `INITIAL_TAIL_BYTES`: the page shows the present, the log file keeps it all.
  */
 
 /** A browser joining late gets the tail, not a 2 GB log. */
 export const INITIAL_TAIL_BYTES = 256 * 1024;
-const READ_CHUNK = 64 * 1024;
+/** How far a client may fall behind the file's end before the middle is left out. */
+export const MAX_BEHIND_BYTES = 1024 * 1024;
+const READ_CHUNK = 16 * 1024;
+
+type Sent = Promise<void> | void;
 
 export interface FollowOptions {
   /** The file to read, resolved afresh each time (it may appear after the command started); null: not (yet) readable. */
   resolve(): string | null;
   /** Checked before each read, so the bytes written before "finished" are always sent. */
   isFinished(): boolean;
-  onChunk(text: string): void;
+  /** Settles once the client has taken the text: nothing more is read until then. */
+  onChunk(text: string): Sent;
   /** `skipped`: bytes left out at the start; `missing`: the file never appeared. */
-  onStart(info: { skipped: number }): void;
-  onEnd(info: { missing: boolean }): void;
+  onStart(info: { skipped: number }): Sent;
+  /** The client fell behind: `skipped` bytes were left out here, and the text goes on after them. */
+  onSkip(info: { skipped: number }): Sent;
+  onEnd(info: { missing: boolean }): Sent;
   intervalMs?: number;
+  /** Where a late or lagging client starts; default INITIAL_TAIL_BYTES. */
+  tailBytes?: number;
+  /** Default MAX_BEHIND_BYTES. */
+  maxBehindBytes?: number;
 }
 
 export interface Follower {
@@ -55,12 +72,14 @@ export function resolveLog(p: string, roots: readonly string[]): { real: string 
 }
 
 export function followLog(options: FollowOptions): Follower {
-  const decoder = new StringDecoder('utf8');
+  const maxBehind = options.maxBehindBytes ?? MAX_BEHIND_BYTES;
+  const tail = Math.min(options.tailBytes ?? INITIAL_TAIL_BYTES, maxBehind);
+  let decoder = new StringDecoder('utf8');
   let offset = -1;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
 
-  const readNew = (): void => {
+  const readNew = async (): Promise<void> => {
     const file = options.resolve();
     if (file === null) return;
     let fd: number;
@@ -70,7 +89,7 @@ export function followLog(options: FollowOptions): Follower {
       return;
     }
     try {
-      readFrom(fd);
+      await readFrom(fd);
     } catch {
       // A read that fails (the file was truncated or replaced under us) is retried on the next tick.
     } finally {
@@ -78,24 +97,39 @@ export function followLog(options: FollowOptions): Follower {
     }
   };
 
-  const readFrom = (fd: number): void => {
-    const size = fs.fstatSync(fd).size;
+  /** Sends what the file holds beyond `offset`, one chunk at a time, each once the client took the last. */
+  const readFrom = async (fd: number): Promise<void> => {
     if (offset < 0) {
-      offset = Math.max(0, size - INITIAL_TAIL_BYTES);
-      options.onStart({ skipped: offset });
+      offset = Math.max(0, fs.fstatSync(fd).size - tail);
+      await options.onStart({ skipped: offset });
     }
-    if (size < offset) offset = 0; // truncated and rewritten: start over
     const buf = Buffer.alloc(READ_CHUNK);
-    while (offset < size && !stopped) {
+    while (!stopped) {
+      // Asked afresh each time: the command keeps writing while the client takes a chunk.
+      const size = fs.fstatSync(fd).size;
+      if (size < offset) {
+        offset = 0; // truncated and rewritten: start over
+        decoder = new StringDecoder('utf8');
+      }
+      if (offset >= size) return;
+      if (size - offset > maxBehind) {
+        // The client reads slower than the command writes: leave the middle out, say so, go on from the tail.
+        const skipped = size - tail - offset;
+        offset += skipped;
+        decoder = new StringDecoder('utf8');
+        await options.onSkip({ skipped });
+      }
       const n = fs.readSync(fd, buf, 0, Math.min(READ_CHUNK, size - offset), offset);
-      if (n <= 0) break;
+      if (n <= 0) return;
       offset += n;
       const text = decoder.write(buf.subarray(0, n));
-      if (text !== '') options.onChunk(text);
+      if (text !== '') await options.onChunk(text);
+      // A client that takes every chunk at once must not keep the server from its other requests.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   };
 
-  const tick = (): void => {
+  const tick = async (): Promise<void> => {
     if (stopped) return;
     let finished = false;
     try {
@@ -103,18 +137,21 @@ export function followLog(options: FollowOptions): Follower {
     } catch {
       finished = false; // could not tell (e.g. the database was busy): keep following, ask again next tick
     }
-    readNew();
+    await readNew();
+    if (stopped) return;
     if (finished) {
       const rest = decoder.end();
-      if (rest !== '') options.onChunk(rest);
-      if (offset < 0) options.onStart({ skipped: 0 });
+      if (rest !== '') await options.onChunk(rest);
+      if (offset < 0) await options.onStart({ skipped: 0 });
       stopped = true;
-      options.onEnd({ missing: offset < 0 });
+      await options.onEnd({ missing: offset < 0 });
       return;
     }
-    timer = setTimeout(tick, options.intervalMs ?? 250);
+    timer = setTimeout(follow, options.intervalMs ?? 250);
   };
-  tick();
+  // A callback that throws ends the following: nobody is left to send to.
+  const follow = (): void => void tick().catch(() => (stopped = true));
+  follow();
   return {
     stop() {
       stopped = true;

@@ -18,6 +18,11 @@ export interface LastRun {
   durationMs?: number;
   timedOut?: boolean;
   command?: string;
+  /**
+   * For a setup or verify command: how the whole setup or verify ended. Its last command may
+   * pass (exit 0) after a required one failed; the outcome is what counts.
+   */
+  outcome?: { kind: 'setup' | 'verify'; passed: boolean; failed: string[] };
 }
 
 /** The kinds that start and end a run, as the readers below match them. */
@@ -47,6 +52,7 @@ export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
     const e = events[i];
     if (!e || e.kind !== RUN_START) continue;
     const end = endingOf(events, i, e.data.runId);
+    const outcome = end ? outcomeAfter(events, i, e.data.kind) : null;
     return {
       kind: e.data.kind,
       at: end?.at ?? e.at,
@@ -54,12 +60,28 @@ export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
       running: end === null,
       command: e.data.command.join(' '),
       ...(end?.kind === 'run.ended' ? ended(end) : {}),
+      ...(outcome ? { outcome } : {}),
     };
   }
   // Its start fell out of the window: the newest end alone says what the fleet shows.
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e?.kind === 'run.ended') return { kind: e.data.kind, at: e.at, message: e.message, running: false, ...ended(e) };
+  }
+  return null;
+}
+
+/** The setup or verify event that closed the group a run at `from` belongs to, as an outcome. */
+function outcomeAfter(events: readonly WarrenEvent[], from: number, kind: RunKind): LastRun['outcome'] | null {
+  if (kind !== 'setup' && kind !== 'verify') return null;
+  for (let i = from + 1; i < events.length; i++) {
+    const e = events[i];
+    if (!e) continue;
+    if (e.kind === RUN_START) return null;
+    if (e.kind === 'setup.passed' || e.kind === 'setup.failed' || e.kind === 'verify.passed' || e.kind === 'verify.failed') {
+      const failed = e.data.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
+      return { kind, passed: e.kind.endsWith('.passed'), failed };
+    }
   }
   return null;
 }

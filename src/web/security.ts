@@ -29,6 +29,15 @@ export function tokenMatches(expected: string, given: string | null | undefined)
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * Pure: the address to listen on for a `--host` value. An IPv6 address may be written as in a
+ * URL, `[::1]`; the socket wants it bare. Anything else is passed on as given.
+ */
+export function listenAddress(host: string): string {
+  const bracketed = /^\[(.*)\]$/.exec(host);
+  return bracketed?.[1] !== undefined && net.isIPv6(bracketed[1]) ? bracketed[1] : host;
+}
+
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');
   if (bare === 'localhost') return true;
@@ -81,6 +90,16 @@ export function originAllowed(origin: string | undefined | null, allowed: Readon
     return false;
   }
   return url.protocol === 'http:' && allowed.has(url.host.toLowerCase());
+}
+
+/**
+ * Pure: is this Content-Type header JSON? Exactly `application/json`, in any case, with optional
+ * parameters (`; charset=utf-8`); `application/jsonx` or `text/plain` are not. A cross-site form
+ * can send only form and text types, so requiring JSON also keeps forms out.
+ */
+export function isJsonMediaType(header: string | undefined | null): boolean {
+  if (!header) return false;
+  return /^application\/json[ \t]*(;|$)/i.test(header.trim());
 }
 
 /** Response headers for every reply: no framing, no sniffing, no inline script, no referrer leak. */

@@ -8,7 +8,7 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { registerApi } from './api.js';
 import { EventHub } from './event-hub.js';
-import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isLoopbackHost, newToken, originAllowed, tokenMatches } from './security.js';
+import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isJsonMediaType, isLoopbackHost, listenAddress, newToken, originAllowed, tokenMatches } from './security.js';
 
 export interface ServeOptions {
   /** The project `warren serve` was started in; the default view. */
@@ -41,7 +41,10 @@ const CLIENT_FILES: Record<string, string> = {
   '/dom.js': JS,
   '/cells.js': JS,
   '/log.js': JS,
+  '/diff.js': JS,
   '/app.css': 'text/css; charset=utf-8',
+  // Served here, never fetched from elsewhere; also at /favicon.ico, where browsers look unasked.
+  '/favicon.svg': 'image/svg+xml',
 };
 
 function readClient(name: string): string {
@@ -85,8 +88,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // A state-changing request must carry it in the header, and as JSON.
     const given = c.req.header(TOKEN_HEADER) ?? (mutating ? undefined : c.req.query('token'));
     if (!tokenMatches(token, given)) return refuse(c, `the request lacks this run's token (${TOKEN_HEADER})`);
-    if (mutating && !(c.req.header('content-type') ?? '').startsWith('application/json')) {
-      return refuse(c, 'a state-changing request must be application/json');
+    const type = c.req.header('content-type');
+    if (mutating && !isJsonMediaType(type)) {
+      const message = `a state-changing request must be application/json, not ${type === undefined ? 'without a Content-Type' : JSON.stringify(type)}; nothing was changed.`;
+      return c.json({ error: { code: 'USAGE', message, hint: 'Send the body as JSON with `Content-Type: application/json`.' } }, 415);
     }
     await next();
   });
@@ -103,18 +108,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const body = readClient(file.slice(1));
     app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
   }
+  const icon = readClient('favicon.svg');
+  app.get('/favicon.ico', (c) => c.body(icon, 200, { 'Content-Type': 'image/svg+xml' }));
   registerApi(app, { project: options.project, store: options.store, hub, closers, inflight });
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new WarrenError('USAGE', `port ${options.port} on ${options.host} is already in use; nothing was started.`, { hint: 'Pass another --port, or --port 0 for any free one.' })
-          : err,
-      );
-    });
-    server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenRefusal(err, options.host, options.port)));
+    server.listen(options.port, listenAddress(options.host), () => resolve(server.address() as AddressInfo));
   });
   allowed = allowedHosts(options.host, address.port);
   // While closing, each finished response frees its keep-alive connection so that close completes.
@@ -142,6 +143,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await closed;
     },
   };
+}
+
+/** Why the server could not listen, as a refusal when it is the address or port given. */
+function listenRefusal(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+    const why = err.code === 'EADDRINUSE' ? 'is already in use' : 'needs privileges this process does not have';
+    return new WarrenError('USAGE', `port ${port} on ${host} ${why}; nothing was started.`, { hint: 'Pass another --port, or --port 0 for any free one.' });
+  }
+  const why: Record<string, string> = {
+    ENOTFOUND: 'is not an address or a name this machine can resolve',
+    EAI_AGAIN: 'could not be resolved (the name service did not answer)',
+    EADDRNOTAVAIL: 'is not an address of this machine',
+  };
+  const reason = err.code === undefined ? undefined : why[err.code];
+  if (reason === undefined) return err;
+  return new WarrenError('USAGE', `--host ${host} ${reason}; nothing was started.`, {
+    hint: 'Use an address of this machine, such as 127.0.0.1 or [::1] (the default is 127.0.0.1).',
+  });
 }
 
 function refuse(c: { json: (body: unknown, status: 403) => Response }, why: string): Response {

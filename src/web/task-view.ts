@@ -1,7 +1,11 @@
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { WarrenEvent } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { branchCommits, diffAgainstBase, type TaskDiff } from '../workspace/git-view.js';
+import { agentNames } from '../run/agents.js';
+import { taskComments, type Comment } from '../review/comments.js';
+import { DASHBOARD_PATCH_BYTES, diffOf, type TaskDiff } from '../review/diff.js';
+import { defaultReviewAgent } from '../review/send.js';
+import { branchCommits } from '../workspace/git-view.js';
 import { requireTask } from '../workspace/tasks.js';
 import { fleetTask, type FleetTask } from './fleet.js';
 import { SETUP_KINDS, VERIFY_KINDS, logSource, newestOfKinds } from './run-events.js';
@@ -24,8 +28,12 @@ export interface TaskView {
   log: { startedSeq: number; path: string; running: boolean } | null;
   /** Commits on the branch that the base does not have, newest first (at most 100). */
   commits: Readout<{ sha: string; subject: string }[]>;
-  /** Null value: the base or the branch is gone. */
-  diff: Readout<TaskDiff | null>;
+  /** What the task changed against its base, uncommitted work included, file by file (`warren diff`). */
+  diff: Readout<TaskDiff>;
+  /** Review comments, oldest first. */
+  comments: Comment[];
+  /** Agents Send to agent can run, and the one it offers first. */
+  agents: { names: string[]; preferred: string };
   audit: AuditView[];
 }
 
@@ -68,7 +76,9 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     verify: newestOfKinds(events, VERIFY_KINDS),
     log: source ? { startedSeq: source.startedSeq, path: source.path, running: source.finished === null } : null,
     commits: await readout(() => branchCommits(ctx.repo, task)),
-    diff: await readout(() => diffAgainstBase(ctx.repo, task)),
+    diff: await readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
+    comments: taskComments(ctx, task),
+    agents: { names: agentNames(ctx.config), preferred: defaultReviewAgent(ctx, task) },
     audit,
   };
 }

@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../config/load.js';
+import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
 import type { WarrenConfig } from '../config/schema.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { resolveRepository, type Repository } from '../git/repo.js';
+import { tracksAnything } from '../git/status.js';
 import { Store } from '../state/store.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isInside, projectKey } from './paths.js';
+import { resolveWorktreeRoot, WORKTREE_ROOT_ENV } from './root.js';
 import { SILENT, type Reporter } from './reporter.js';
 
 /** Everything a command needs about one repository: read once, before any mutation. */
@@ -20,6 +22,11 @@ export interface ProjectContext {
   /** The features' steps, in order (src/lifecycle.ts composes warren's own). */
   lifecycle: Lifecycle;
   reporter: Reporter;
+  /**
+   * Set only when opened with `lenientConfig` and warren.yaml is invalid: the defaults stand in
+   * (the default workspace root among them), and this says what is wrong with the file.
+   */
+  configProblem?: WarrenError;
 }
 
 export interface OpenParts {
@@ -30,6 +37,11 @@ export interface OpenParts {
    */
   store?: Store | (() => Store);
   reporter?: Reporter;
+  /**
+   * Open even when warren.yaml is invalid, with the defaults in its place: for commands that need
+   * nothing from it (list, show, scan, gc), so that bad configuration blocks only what uses it.
+   */
+  lenientConfig?: boolean;
 }
 
 /** Opens a repository with the lifecycle it is given (the library's `openProject` gives warren's own). */
@@ -39,35 +51,46 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const opening = parts.store ?? (() => new Store());
   const store = typeof opening === 'function' ? opening() : opening;
   const repo = await finding;
-  const config = await loadConfig(repo.root, path.join(store.home, 'cache', 'config'));
+  const cache = path.join(store.home, 'cache', 'config');
+  const [{ config, problem }, user] = await Promise.all([readConfig(repo.root, cache, parts.lenientConfig === true), userRootChoice(store.home, cache)]);
   const key = projectKey(repo.root, repo.commonDir);
-  const configured = config.worktree_root
-    ? path.resolve(repo.root, config.worktree_root)
-    : path.join(store.home, 'worktrees', key);
-  const root = canonicalRoot(configured);
+  // Decided before anything is recorded: a root the repository may not choose touches nothing.
+  const root = resolveWorktreeRoot({ repoRoot: repo.root, commonDir: repo.commonDir, home: store.home, key, fromRepository: config.worktree_root, fromUser: user });
   store.upsertProject(key, repo.root, repo.commonDir);
-  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT };
+  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT, ...(problem ? { configProblem: problem } : {}) };
 }
 
-/**
- * Resolves the parent chain (a symlinked $HOME is fine) but not the root's own last component,
- * which `ensureRoot` and `assertContained` insist is a real directory. Creates nothing.
- */
-function canonicalRoot(configured: string): string {
-  let existing = path.dirname(configured);
-  const rest: string[] = [path.basename(configured)];
-  while (!fs.existsSync(existing)) {
-    rest.unshift(path.basename(existing));
-    existing = path.dirname(existing);
+async function readConfig(repoRoot: string, cacheDir: string, lenient: boolean): Promise<{ config: WarrenConfig; problem?: WarrenError }> {
+  try {
+    return { config: await loadConfig(repoRoot, cacheDir) };
+  } catch (err) {
+    if (!lenient || !isWarrenError(err, 'CONFIG_INVALID')) throw err;
+    return { config: structuredClone(DEFAULT_CONFIG), problem: err };
   }
-  return path.join(fs.realpathSync(existing), ...rest);
+}
+
+/** The user's workspace root: the environment over `$WARREN_HOME/config.yaml`; null when neither sets one. */
+async function userRootChoice(home: string, cache: string): Promise<{ value: string; source: string } | null> {
+  const fromEnv = process.env[WORKTREE_ROOT_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: WORKTREE_ROOT_ENV };
+  const user = await loadUserConfig(home, cache);
+  return user.worktree_root === undefined ? null : { value: user.worktree_root, source: path.join(home, USER_CONFIG_FILE) };
 }
 
 /**
  * Makes the root exist as a real directory. A root inside the repository is kept out of git
- * through `.git/info/exclude`, never by editing the user's `.gitignore`.
+ * through `.git/info/exclude`, never by editing the user's `.gitignore` — so it must not hold
+ * tracked files: excluding `/src/` would hide the user's new files there from `git status`.
  */
-export function ensureRoot(ctx: ProjectContext): void {
+export async function ensureRoot(ctx: ProjectContext): Promise<void> {
+  const inRepository = isInside(ctx.repo.root, ctx.root);
+  const rel = path.relative(ctx.repo.root, ctx.root).split(path.sep).join('/');
+  if (inRepository && (await tracksAnything(ctx.repo.root, rel))) {
+    throw new WarrenError('CONFIG_INVALID', `warren.yaml: worktree_root ${JSON.stringify(rel)} holds files git tracks; warren keeps its root out of git, which would hide new files there. Nothing was created.`, {
+      hint: 'Choose a folder of its own (e.g. .worktrees), or leave worktree_root unset.',
+      details: { key: 'worktree_root', value: rel },
+    });
+  }
   let stat: fs.Stats | null = null;
   try {
     stat = fs.lstatSync(ctx.root);
@@ -78,11 +101,10 @@ export function ensureRoot(ctx: ProjectContext): void {
     fs.mkdirSync(ctx.root, { recursive: true });
   } else if (stat.isSymbolicLink() || !stat.isDirectory()) {
     throw new WarrenError('PATH_ESCAPE', `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`, {
-      hint: 'Replace it with a real directory, or set worktree_root in warren.yaml.',
+      hint: 'Replace it with a real directory, or choose another root (docs/configuration.md).',
     });
   }
-  if (isInside(ctx.repo.root, ctx.root)) {
-    const rel = path.relative(ctx.repo.root, ctx.root).split(path.sep).join('/');
+  if (inRepository) {
     const exclude = path.join(ctx.repo.commonDir, 'info', 'exclude');
     const line = `/${rel}/`;
     const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';

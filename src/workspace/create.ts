@@ -1,20 +1,23 @@
 import fs from 'node:fs';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { isTransientGitFailure } from '../git/errors.js';
-import { isValidBranchName } from '../git/refname.js';
-import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, revParse } from '../git/refs.js';
+import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
+import { commitsNotOn } from '../git/history.js';
+import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
-import { branchFor, validateTaskId, validateTaskType } from './ids.js';
+import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { removeMeta, writeMeta } from './meta.js';
+import { forgetWorkspace, recordMade } from './ledger.js';
+import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
+import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
 import { releaseSteps } from './remove.js';
-import { syncBase, type SyncOutcome } from './sync.js';
+import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
 
 export interface CreateOptions {
   type: string;
@@ -29,6 +32,18 @@ export interface CreateOptions {
   sandbox?: 'none' | 'bwrap';
   /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
   requireSandbox?: boolean;
+  /** `warren restore`: the branch is made at `tip` (not the base), and `populate` puts the saved files in place before anything runs. */
+  restore?: RestoreSource;
+}
+
+export interface RestoreSource {
+  /** Where the branch is made: the archived branch tip. */
+  tip: string;
+  /** The base commit the task was first made from. */
+  baseCommit: string;
+  /** The archive, in words for the event (its ref). */
+  from: string;
+  populate(wsPath: string): Promise<void>;
 }
 
 /**
@@ -38,7 +53,8 @@ export interface CreateOptions {
  */
 export async function createTask(ctx: ProjectContext, options: CreateOptions): Promise<Task> {
   // Validate: pure checks and read-only git, before any lock or file.
-  const type = validateTaskType(options.type);
+  // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
+  const type = validateTaskType(options.type, options.restore ? [options.type] : taskTypes(ctx.config));
   const id = validateTaskId(options.id);
   const branch = branchFor(type, id);
   if (!isValidBranchName(branch)) {
@@ -46,6 +62,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       hint: 'Pick a task ID that makes a valid branch name.',
     });
   }
+
+  if (options.base !== undefined) validateBase(options.base);
 
   // The features' own guards, before the first mutation.
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
@@ -64,9 +82,6 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: 'Pass --base BRANCH.',
       });
     }
-    if (base.startsWith('-')) {
-      throw new WarrenError('BRANCH_INVALID', `base ${JSON.stringify(base)} may not start with "-"; nothing was created.`);
-    }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
     const facts = await branchFacts(ctx.repo, [base, branch]);
     const baseBranch = facts.get(base) ?? null;
@@ -76,7 +91,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         hint: 'Pass --base with an existing branch, tag or commit.',
       });
     }
-    ensureRoot(ctx);
+    await ensureRoot(ctx);
     const wsPath = workspacePathFor(ctx.root, id);
     if (lexists(wsPath)) {
       throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
@@ -84,20 +99,33 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
     }
     if (facts.has(branch)) {
-      throw new WarrenError('BRANCH_EXISTS', `branch ${branch} already exists; nothing was created.`, {
-        hint: `Pick another ID, or delete the branch (git branch -d ${branch}) if its work is no longer needed. \`warren scan\` lists branches left by failed runs.`,
-      });
+      // Say whether it holds work: a branch left by something that died holds none, and is safe to delete.
+      const own = await commitsNotOn(ctx.repo, `refs/heads/${branch}`, await otherRefTips(ctx.repo, [`refs/heads/${branch}`]));
+      throw new WarrenError(
+        'BRANCH_EXISTS',
+        `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
+        {
+          hint:
+            own.length === 0
+              ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
+              : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
+          details: { branch, ownCommits: own.length },
+        },
+      );
     }
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
-    const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
+    if (options.sync !== false && !options.restore && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    recordFastForward(ctx, id, base, sync);
+    const baseCommit = options.restore?.baseCommit ?? syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
     // Act. The steps' own reads run meanwhile; each is awaited by its step.
     const steps = ctx.lifecycle.create;
     const prepared = steps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
     for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
+    // From here on every step is recorded: a warren killed half way is repaired by the next command.
+    const intent = beginIntent(ctx, options.restore ? 'restore' : 'new', id, { id, branch, path: wsPath, baseCommit });
     const task = ctx.store.insertTask({
       project: ctx.key,
       id,
@@ -109,28 +137,42 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       state: 'creating',
       data: {},
     });
-    const made = { worktree: false, branch: false, meta: false };
+    intent.step('row-inserted');
+    const made = { worktree: false, branch: false };
     try {
-      await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
+      recordMade(ctx, wsPath, 'workspace', id);
+      await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made);
+      intent.step('worktree-added');
+      if (options.restore) {
+        await options.restore.populate(wsPath);
+        intent.step('files-restored');
+      }
       assertContained(ctx.root, wsPath);
+      recordMade(ctx, metaPathFor(wsPath), 'meta', id);
       writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
-      made.meta = true;
+      intent.step('meta-written');
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
         kind: 'task.created',
-        message: `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
-        data: { branch, path: wsPath, base, baseCommit, sync },
+        message: options.restore
+          ? `restored ${branch} at ${wsPath} from ${options.restore.from} (branch at ${options.restore.tip.slice(0, 12)}; first made from ${base} ${baseCommit.slice(0, 12)})`
+          : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
+        data: { branch, path: wsPath, base, baseCommit, sync, ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
       });
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
         const now = ctx.store.getTask(ctx.key, id) ?? task;
         await step.run(ctx, now, options, await prepared[i]);
+        intent.step(`after-${step.name}`);
       }
       const final = ctx.store.getTask(ctx.key, id);
       if (final?.state === 'creating') ctx.store.transition(ctx.key, id, 'creating', 'ready');
+      intent.step('ready');
+      intent.done();
     } catch (err) {
       const undone = await rollback(ctx, id, branch, wsPath, made);
+      intent.done();
       ctx.store.addEvent({
         project: ctx.key,
         taskId: id,
@@ -141,7 +183,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
       throw new WarrenError(
         'CREATE_FAILED',
-        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; the base and the main checkout are as they were.`,
+        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(base, sync)}.`,
         { hint: isWarrenError(err) ? err.hint : 'Fix the cause and run `warren new` again.', cause: err },
       );
     }
@@ -151,11 +193,26 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   }
 }
 
+/** `--base` is bad input (exit 2) unless it can name a branch, tag or commit: never handed to git otherwise. */
+function validateBase(base: string): void {
+  if (isValidBaseRef(base)) return;
+  const shown = base.length > 80 ? `${JSON.stringify(base.slice(0, 80))}… (${base.length} characters)` : JSON.stringify(base);
+  throw new WarrenError('BRANCH_INVALID', `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`, {
+    hint: 'Pass --base with an existing branch, tag or commit.',
+  });
+}
+
 /** The branch checked out in the main worktree (null when detached), read when the repository was opened if it could be. */
 async function defaultBase(ctx: ProjectContext): Promise<string | null> {
   const main = ctx.repo.main;
   if (!main) return currentBranch(ctx.repo.root);
   return main.head?.startsWith('refs/heads/') ? main.head.slice('refs/heads/'.length) : null;
+}
+
+/** What a failed `new` left of the base: as it was, or fast-forwarded to its upstream (not undone: that is the upstream's history). */
+function baseAfter(base: string, sync: SyncOutcome): string {
+  if (sync.kind !== 'fast-forwarded') return 'the base and the main checkout are as they were';
+  return `${base} stays fast-forwarded to ${sync.upstream} (${sync.to.slice(0, 12)}, from ${sync.from.slice(0, 12)})${sync.checkout ? `, and ${sync.checkout} with it` : ''}`;
 }
 
 /** The base's commit once syncing moved or confirmed it; null when there was nothing to sync. */
@@ -228,11 +285,11 @@ async function rollback(
   id: string,
   branch: string,
   wsPath: string,
-  made: { worktree: boolean; branch: boolean; meta: boolean },
+  made: { worktree: boolean; branch: boolean },
 ): Promise<string[]> {
   const undone: string[] = [];
   const row = ctx.store.getTask(ctx.key, id);
-  const problems = row ? await releaseSteps(ctx, row) : [];
+  const problems = row && lexists(wsPath) ? await releaseSteps(ctx, row) : [];
   for (const p of problems) undone.push(`(release failed: ${p})`);
   const mounted = mountsUnder(readMounts(), wsPath);
   if (mounted.length > 0) {
@@ -257,14 +314,36 @@ async function rollback(
   } catch (err) {
     undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
   }
-  if (made.meta) removeMeta(wsPath);
   if (!fs.existsSync(wsPath)) {
+    forgetWorkspace(ctx, wsPath);
     await afterRemoveSteps(ctx, row);
     ctx.store.deleteTask(ctx.key, id);
     undone.push('task record deleted');
   }
   return undone;
 }
+
+/**
+ * A `new` whose warren died before the task was handed over: undone like a failed one (it was
+ * never reported as made, so it holds nobody's work), after which the same `new` succeeds. Once
+ * the task reached its final state (ready, or setup_failed) there is nothing to undo.
+ */
+export const recoverNew: RecoverFn = async (ctx, intent) => {
+  const { id, branch, path: wsPath } = intent.data as { id: string; branch: string; path: string };
+  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had made nothing' };
+  const row = ctx.store.getTask(ctx.key, id);
+  if (row && row.state !== 'creating') return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
+  const steps = intentSteps(intent.op, ctx.lifecycle);
+  const made = {
+    worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),
+    branch: steps.indexOf(intent.step) >= steps.indexOf('worktree-added'),
+  };
+  const undone = await rollback(ctx, id, branch, wsPath, made);
+  const kept = ctx.store.getTask(ctx.key, id) !== null;
+  return kept
+    ? { outcome: 'failed', message: `could not undo it all: ${undone.join(', ')}` }
+    : { outcome: 'rolled-back', message: `undone (${undone.join(', ')}); \`warren new\` can make it again` };
+};
 
 /** What the features keep beside a workspace (ports, layers, manifests) goes with the rolled-back row. */
 async function afterRemoveSteps(ctx: ProjectContext, row: Task | null): Promise<void> {

@@ -8,11 +8,13 @@ import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
-import { removeMeta } from './meta.js';
+import { forgetWorkspace, madeByWarren } from './ledger.js';
 import type { GcCollected } from './lifecycle.js';
 import { releaseSteps } from './remove.js';
+import { beginIntent, type RecoverFn } from './intents.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
-import { gatherScan, classifyStrays, type Stray } from './scan.js';
+import { presenceAt, type Presence } from './paths.js';
+import { gatherScan, classifyStrays, isLive, type Stray } from './scan.js';
 
 /** What gc learned about a stray before deciding. */
 export interface StrayFacts {
@@ -23,13 +25,17 @@ export interface StrayFacts {
   unlandedCommits: number;
   /** For stranded directories: does it hold anything at all? */
   empty: boolean;
+  /** For unclaimed worktrees: what is at the path (a locked record's folder may be missing). */
+  presence: Presence;
+  /** The facts could not be read: the stray is kept, with this as the reason. */
+  unreadable: string | null;
 }
 
 export type GcAction =
   | { kind: 'forget-row'; stray: Stray; task: Task }
   | { kind: 'delete-dir'; stray: Stray; path: string; task: Task | null }
   | { kind: 'remove-worktree'; stray: Stray; path: string; force: boolean; task: Task | null }
-  | { kind: 'prune'; stray: Stray }
+  | { kind: 'prune'; stray: Stray; spare: ReadonlySet<string> }
   | { kind: 'delete-branch'; stray: Stray; branch: string; task: Task | null };
 
 export interface GcPlan {
@@ -37,20 +43,30 @@ export interface GcPlan {
   kept: { path: string; kind: string; reason: string }[];
 }
 
-/** Decides what is provably safe to remove. Pure: nothing with uncommitted or unlanded work. */
-export function planGc(facts: readonly StrayFacts[]): GcPlan {
+/**
+ * Decides what is provably safe to remove. Pure: nothing with uncommitted or unlanded work, and
+ * never the records of a live task (`spare`: their paths, which git's prune must leave alone).
+ */
+export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> = new Set()): GcPlan {
   const actions: GcAction[] = [];
   const kept: GcPlan['kept'] = [];
   const keep = (f: StrayFacts, reason: string) => kept.push({ path: f.stray.path ?? f.stray.branch ?? '', kind: f.stray.kind, reason });
   for (const f of facts) {
     const { stray, task } = f;
+    if (f.unreadable !== null) {
+      keep(f, `warren could not read it (${f.unreadable}), so it cannot prove it holds no work`);
+      continue;
+    }
     switch (stray.kind) {
       case 'vanished':
-        // The directory is gone already; the branch (and its commits) stays. Only the record goes.
+        // The directory is gone already and git has no record of it; the branch (and its commits) stays. Only the row goes.
         if (task) actions.push({ kind: 'forget-row', stray, task });
         break;
+      case 'displaced':
+        keep(f, stray.reason);
+        break;
       case 'prunable':
-        actions.push({ kind: 'prune', stray });
+        actions.push({ kind: 'prune', stray, spare });
         break;
       case 'stranded':
         if (task?.state === 'remove_failed') actions.push({ kind: 'delete-dir', stray, path: stray.path ?? '', task });
@@ -61,6 +77,9 @@ export function planGc(facts: readonly StrayFacts[]): GcPlan {
         if (task?.state === 'creating') {
           // A warren new that died: never handed to anyone, so it holds no one's work.
           actions.push({ kind: 'remove-worktree', stray, path: stray.path ?? '', force: true, task });
+        } else if (f.presence.kind !== 'folder') {
+          // git keeps a locked record whose folder is gone (a removable disk, say): it comes back with the disk.
+          keep(f, unclaimedElsewhere(stray, f.presence));
         } else if (f.uncommitted > 0) {
           keep(f, `it has ${f.uncommitted} uncommitted change(s)`);
         } else if (f.unlandedCommits > 0) {
@@ -76,40 +95,59 @@ export function planGc(facts: readonly StrayFacts[]): GcPlan {
       case 'mounted':
         keep(f, 'something is mounted here; unmount it first (warren never deletes through a mount)');
         break;
+      case 'foreign':
+        keep(f, 'warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to');
+        break;
     }
   }
   return { actions, kept };
 }
 
+function unclaimedElsewhere(stray: Stray, presence: Presence): string {
+  const where = presence.kind === 'missing' ? 'is missing' : presence.kind === 'replaced' ? `was replaced by ${presence.what}` : 'is there';
+  if (stray.locked === undefined) return `its folder ${where}; warren never removes a worktree through a link or without its folder`;
+  return `git's record is locked${stray.locked ? ` ("${stray.locked}")` : ''} and its folder ${where} (on a disk not mounted?); if it is gone for good, \`git worktree unlock ${stray.path ?? ''}\` and \`warren gc\` prune it`;
+}
+
+/** Each stray's facts on their own: one that cannot be read is kept and named, and the rest are still collected. */
 async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks: readonly Task[]): Promise<StrayFacts[]> {
   const facts: StrayFacts[] = [];
   for (const stray of strays) {
     const task = tasks.find((t) => (stray.id !== undefined && t.id === stray.id) || (stray.path !== undefined && t.path === stray.path)) ?? null;
-    let uncommitted = 0;
-    let unlandedCommits = 0;
-    let empty = false;
-    if (stray.kind === 'unclaimed' && stray.path) {
-      uncommitted = (await statusOf(stray.path).catch(() => [{ code: '??', path: '(status failed)' }])).length;
-      const head = await headOrNull(stray.path);
-      if (head) {
-        const own = stray.branch ? [`refs/heads/${stray.branch}`] : [];
-        unlandedCommits = (await commitsNotOn(ctx.repo, head, await otherRefTips(ctx.repo, own))).length;
-      }
+    const f: StrayFacts = { stray, task, uncommitted: 0, unlandedCommits: 0, empty: false, presence: { kind: 'folder' }, unreadable: null };
+    try {
+      await readFacts(ctx, f);
+    } catch (err) {
+      f.unreadable = err instanceof Error ? err.message : String(err);
     }
-    if (stray.kind === 'orphan_branch' && stray.branch) {
-      const others = await otherRefTips(ctx.repo, [`refs/heads/${stray.branch}`]);
-      unlandedCommits = (await commitsNotOn(ctx.repo, `refs/heads/${stray.branch}`, others)).length;
-    }
-    if (stray.kind === 'stranded' && stray.path) {
-      try {
-        empty = fs.readdirSync(stray.path).length === 0;
-      } catch {
-        empty = false;
-      }
-    }
-    facts.push({ stray, task, uncommitted, unlandedCommits, empty });
+    facts.push(f);
   }
   return facts;
+}
+
+async function readFacts(ctx: ProjectContext, f: StrayFacts): Promise<void> {
+  const { stray } = f;
+  if (stray.kind === 'unclaimed' && stray.path) {
+    f.presence = presenceAt(stray.path);
+    if (f.presence.kind !== 'folder') return;
+    f.uncommitted = (await statusOf(stray.path).catch(() => [{ code: '??', path: '(status failed)' }])).length;
+    const head = await headOrNull(stray.path);
+    if (head) {
+      const own = stray.branch ? [`refs/heads/${stray.branch}`] : [];
+      f.unlandedCommits = (await commitsNotOn(ctx.repo, head, await otherRefTips(ctx.repo, own))).length;
+    }
+  }
+  if (stray.kind === 'orphan_branch' && stray.branch) {
+    const others = await otherRefTips(ctx.repo, [`refs/heads/${stray.branch}`]);
+    f.unlandedCommits = (await commitsNotOn(ctx.repo, `refs/heads/${stray.branch}`, others)).length;
+  }
+  if (stray.kind === 'stranded' && stray.path) {
+    try {
+      f.empty = fs.readdirSync(stray.path).length === 0;
+    } catch {
+      f.empty = false;
+    }
+  }
 }
 
 export type GcResult = GcCollected;
@@ -118,9 +156,11 @@ export type GcResult = GcCollected;
 export async function gc(ctx: ProjectContext): Promise<GcResult> {
   const input = await gatherScan(ctx);
   const strays = classifyStrays(input);
-  const plan = planGc(await gatherFacts(ctx, strays, input.tasks));
+  const spare = new Set(input.tasks.filter(isLive).map((t) => t.path));
+  const plan = planGc(await gatherFacts(ctx, strays, input.tasks), spare);
   const removed: GcResult['removed'] = [];
   const kept = [...plan.kept];
+  const intent = beginIntent(ctx, 'gc', null, { actions: plan.actions.length });
   await withRepoLock(ctx, 'gc', async () => {
     for (const action of plan.actions) {
       const { stray } = action;
@@ -128,24 +168,33 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       try {
         switch (action.kind) {
           case 'forget-row':
-            removeMeta(action.task.path);
+            forgetWorkspace(ctx, action.task.path);
             ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           case 'prune':
-            await pruneWorktrees(ctx.repo);
+            await pruneWorktrees(ctx.repo, action.spare);
             break;
           case 'delete-dir': {
+            // Checked again at the moment of deleting: the plan is only as old as the scan.
+            if (!madeByWarren(ctx, action.path, input.tasks)) {
+              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never deletes it' });
+              continue;
+            }
             const failures = removeTree(action.path);
             if (fs.existsSync(action.path)) {
               const first = failures[0];
               kept.push({ path: action.path, kind: stray.kind, reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}` });
               continue;
             }
-            removeMeta(action.path);
+            forgetWorkspace(ctx, action.path);
             if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           }
           case 'remove-worktree': {
+            if (!madeByWarren(ctx, action.path, input.tasks)) {
+              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never removes it' });
+              continue;
+            }
             // Unmount what later stages mounted inside first (a crashed `new` may have left a
             // cow layer): git would delete through a mount, and warren never does.
             const problems = action.task ? await releaseSteps(ctx, action.task) : [];
@@ -160,7 +209,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
               kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
               continue;
             }
-            removeMeta(action.path);
+            forgetWorkspace(ctx, action.path);
             if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
             break;
           }
@@ -175,11 +224,19 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       }
     }
   });
+  intent.step('strays-collected');
   for (const step of ctx.lifecycle.gc) {
-    const extra = await step.collect(ctx);
-    removed.push(...extra.removed);
-    kept.push(...extra.kept);
+    // One feature that cannot collect does not stop the others.
+    try {
+      const extra = await step.collect(ctx);
+      removed.push(...extra.removed);
+      kept.push(...extra.kept);
+    } catch (err) {
+      kept.push({ path: '', kind: step.name, reason: `could not collect: ${err instanceof Error ? err.message : String(err)}` });
+    }
   }
+  intent.step('features-collected');
+  intent.done();
   ctx.store.addEvent({
     project: ctx.key,
     kind: 'gc',
@@ -189,3 +246,6 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   });
   return { removed, kept };
 }
+
+/** A `gc` whose warren died: each of its actions is whole or not begun, so what it had not done is still a stray the next `gc` collects. */
+export const recoverGc: RecoverFn = async () => ({ outcome: 'nothing-to-do', message: 'what it had not collected is still there for the next `warren gc`' });

@@ -1,6 +1,4 @@
 import { behindAhead, commitsNotOn } from '../git/history.js';
-import { numstat, patch } from '../git/diff.js';
-import type { NumstatEntry } from '../git/parse.js';
 import { revParse } from '../git/refs.js';
 import type { Repository } from '../git/repo.js';
 import { statusOf } from '../git/status.js';
@@ -25,27 +23,6 @@ export async function changeCount(task: Task): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-export const DIFF_LIMIT_BYTES = 512 * 1024;
-
-export interface TaskDiff {
-  base: string;
-  branch: string;
-  /** `git diff --numstat` per file; binary files have null counts. */
-  files: NumstatEntry[];
-  patch: string;
-  truncated: boolean;
-}
-
-/** `git diff base...branch`: what the branch changed since it left the base, as committed. Null when either side is gone. */
-export async function diffAgainstBase(repo: Repository, task: Task): Promise<TaskDiff | null> {
-  const base = await baseTip(repo, task.base);
-  const branch = await revParse(repo, `refs/heads/${task.branch}`);
-  if (!base || !branch) return null;
-  const [files, bytes] = await Promise.all([numstat(repo, base, branch), patch(repo, base, branch)]);
-  const truncated = bytes.length > DIFF_LIMIT_BYTES;
-  return { base: task.base, branch: task.branch, files, patch: (truncated ? bytes.subarray(0, DIFF_LIMIT_BYTES) : bytes).toString('utf8'), truncated };
 }
 
 /** Commits on the branch that the base does not have, newest first (at most `limit`). */

@@ -15,13 +15,18 @@ export function validateTaskId(id: string): string {
   return id;
 }
 
-export function validateTaskType(type: string): TaskType {
-  if (!(TASK_TYPES as readonly string[]).includes(type)) {
-    throw new WarrenError('TYPE_INVALID', `task type ${JSON.stringify(type)} is not one of ${TASK_TYPES.join(', ')}. Nothing was created.`, {
-      hint: `Use one of: ${TASK_TYPES.join(' ')}.`,
+/** The repository's task types: warren.yaml's `types:`, which replaces the built-in five. */
+export function taskTypes(config: { types?: readonly string[] | undefined }): readonly string[] {
+  return config.types ?? TASK_TYPES;
+}
+
+export function validateTaskType(type: string, types: readonly string[] = TASK_TYPES): TaskType {
+  if (!types.includes(type)) {
+    throw new WarrenError('TYPE_INVALID', `task type ${JSON.stringify(type)} is not one of ${types.join(', ')}. Nothing was created.`, {
+      hint: `Use one of: ${types.join(' ')}${types === TASK_TYPES ? '' : ' (warren.yaml `types:`)'}.`,
     });
   }
-  return type as TaskType;
+  return type;
 }
 
 export function branchFor(type: TaskType, id: string): string {

@@ -65,3 +65,28 @@ export function assertContained(root: string, recorded: string, what = 'workspac
     throw new WarrenError('PATH_ESCAPE', `${what} ${recorded} is outside the workspace root ${root}; nothing was changed.`);
   }
 }
+
+/** What is at a workspace path: the folder, nothing, or something else in its place (a symlink, a file). */
+export type Presence = { kind: 'folder' } | { kind: 'missing' } | { kind: 'replaced'; what: string };
+
+/** Reads what is at `p` without following it. */
+export function presenceAt(p: string): Presence {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'replaced', what: `something warren cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+  if (stat.isDirectory()) return { kind: 'folder' };
+  if (stat.isSymbolicLink()) {
+    let target = '?';
+    try {
+      target = fs.readlinkSync(p);
+    } catch {
+      // unreadable link: still a link
+    }
+    return { kind: 'replaced', what: `a symlink to ${target}` };
+  }
+  return { kind: 'replaced', what: stat.isFile() ? 'a file' : 'not a folder' };
+}

@@ -3,21 +3,29 @@ import { WarrenError } from '../errors.js';
 import { commitsNotOn } from '../git/history.js';
 import { deleteBranch as deleteGitBranch, otherRefTips, revParse } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
-import { listWorktrees, removeWorktree } from '../git/worktrees.js';
+import type { WorktreeEntry } from '../git/parse.js';
+import { listWorktrees, removeWorktree, SPARE_LOCK_REASON, unlockWorktree } from '../git/worktrees.js';
 import type { MountEntry } from '../system/mounts.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { removeMeta } from './meta.js';
+import { forgetWorkspace, madeByWarren } from './ledger.js';
 import { checkOwnership } from './ownership.js';
-import { assertContained } from './paths.js';
+import { assertContained, presenceAt } from './paths.js';
 import { requireTask } from './tasks.js';
 import { validateTaskId } from './ids.js';
+import { beginIntent, intentSteps, type Intent, type RecoverFn } from './intents.js';
+import { archiveTask, snapshotTask, type Archive } from './archive.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
+  /**
+   * Remove a task that has uncommitted or unlanded work, after saving all of it under
+   * `refs/warren/archive/<ID>/<UTC time>` (src/workspace/archive.ts); the branch goes too.
+   */
+  discard?: boolean;
 }
 
 export interface RemoveResult {
@@ -27,6 +35,10 @@ export interface RemoveResult {
   branchDeleted: boolean;
   /** Commits on the kept branch that the base does not have. */
   unlandedCommits: number;
+  /** Set when the folder was already missing: only the records were removed. */
+  folderMissing?: true;
+  /** `--discard`: the archive ref everything was saved under. */
+  archive?: string;
 }
 
 /** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
@@ -67,18 +79,15 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
     const task = requireTask(ctx, id);
+    const presence = presenceAt(task.path);
+    if (presence.kind === 'replaced') throw replacedError(task, presence.what);
     assertContained(ctx.root, task.path);
     if (task.state === 'remove_failed') return await retryLeftover(ctx, task, options);
 
     // Gather.
     const worktrees = await listWorktrees(ctx.repo);
-    const dirExists = fs.existsSync(task.path);
-    if (!dirExists) {
-      throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s workspace ${task.path} is missing from disk; nothing was changed.`, {
-        hint: 'Run `warren scan` (it reports it as vanished) and `warren gc` to clear the record.',
-      });
-    }
-    checkOwnership(ctx, task, worktrees);
+    if (presence.kind === 'missing') return await forgetMissing(ctx, task, worktrees, options);
+    const entry = await checkOwnership(ctx, task, worktrees);
     const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !isOwnedMount(ctx, task, m));
     if (foreignMounts.length > 0) {
       throw new WarrenError(
@@ -88,13 +97,13 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       );
     }
     const dirty = await statusOf(task.path);
-    if (dirty.length > 0) {
+    if (dirty.length > 0 && !options.discard) {
       const shown = dirty.slice(0, 20).map((e) => `${e.code.trim() || '??'} ${e.path}`);
       throw new WarrenError(
         'WORKSPACE_DIRTY',
         `task ${id} has ${dirty.length} uncommitted change(s) that removing would lose: ${shown.join(', ')}${dirty.length > 20 ? ', …' : ''}. Nothing was removed.`,
         {
-          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again.`,
+          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again; or \`warren rm ${id} --discard\` saves everything under refs/warren/archive/${id}/ and removes it.`,
           details: { changes: dirty },
         },
       );
@@ -102,57 +111,154 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
     const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
     const landed = await isWorkLanded(ctx, task);
-    if (options.deleteBranch && !landed) await assertBranchLandedElsewhere(ctx, task);
+    const discard = options.discard === true;
+    if (options.deleteBranch || discard) assertBranchNotCheckedOutElsewhere(task, worktrees);
+    if (options.deleteBranch && !discard && !landed) await assertBranchLandedElsewhere(ctx, task);
+    const tip = discard ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
+    if (discard && !tip) throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s branch ${task.branch} is missing; nothing was removed.`, { hint: 'See `warren scan`.' });
 
-    // Act.
+    // Act. Every step is recorded: a warren killed half way is repaired by the next command.
+    const deleteBranchToo = options.deleteBranch === true || discard;
+    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: deleteBranchToo, prevState: task.state, unlanded: unlanded.length });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
+    intent.step('removing');
     const problems = await releaseSteps(ctx, task);
+    intent.step('released');
     const stillMounted = mountsUnder(readMounts(), task.path);
     if (problems.length > 0 || stillMounted.length > 0) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
+      intent.done();
       const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
       throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed.`, {
         hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
         details: { problems: what },
       });
     }
+    // Saved last, after teardown: the archive is the workspace as it is removed.
+    let archive: Archive | null = null;
+    if (discard && tip) {
+      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
+      intent.step('archived', { archive: archive.ref });
+      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
+    }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
-      // No --force: the worktree was proven clean above, and git re-checks it.
-      gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
+      // A spare lock left by a gc that was killed mid-prune would make git refuse.
+      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
+      // No --force: the worktree was proven clean above, and git re-checks it. --discard: everything in it was saved just now.
+      gitStderr = (await removeWorktree(ctx.repo, task.path, discard)).stderr.trim();
     });
 
     // Verify both facts: git forgot it, and the disk is clear.
     const stillListed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
     if (stillListed) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
+      intent.done();
       throw new WarrenError('REMOVE_INCOMPLETE', `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`, {
         hint: 'Fix what git names and run `warren rm` again.',
       });
     }
-    if (fs.existsSync(task.path)) clearLeftover(ctx, task, gitStderr);
+    intent.step('worktree-removed');
+    try {
+      if (fs.existsSync(task.path)) clearLeftover(ctx, task, gitStderr);
+    } catch (err) {
+      intent.done(); // remove_failed is a recorded state of its own: `rm` or `gc` finishes it
+      throw err;
+    }
 
-    const branchDeleted = options.deleteBranch === true && (await deleteBranch(ctx, task));
-    return finish(ctx, task, branchDeleted, unlanded.length);
+    const branchDeleted = deleteBranchToo && (await deleteBranch(ctx, task));
+    intent.step('branch-deleted');
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, { intent, ...(archive ? { archive: archive.ref } : {}) });
+    intent.done();
+    return result;
   } finally {
     lock.release();
   }
 }
 
-async function finish(ctx: ProjectContext, task: Task, branchDeleted: boolean, unlandedCommits: number): Promise<RemoveResult> {
+async function finish(
+  ctx: ProjectContext,
+  task: Task,
+  branchDeleted: boolean,
+  unlandedCommits: number,
+  options: { intent?: Intent; folderMissing?: boolean; archive?: string } = {},
+): Promise<RemoveResult> {
+  const { intent, folderMissing = false, archive } = options;
   for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
-  removeMeta(task.path);
+  intent?.step('after-remove');
+  forgetWorkspace(ctx, task.path);
   ctx.store.deleteTask(ctx.key, task.id);
+  const what = folderMissing ? `forgot ${task.path} (its folder was already missing)` : `removed ${task.path}`;
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
     kind: 'task.removed',
-    message: branchDeleted
-      ? `removed ${task.path} and deleted branch ${task.branch}`
-      : `removed ${task.path}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
-    data: { branchDeleted, unlandedCommits },
+    message: archive
+      ? `discarded ${task.path} and branch ${task.branch}; everything is saved in ${archive}`
+      : branchDeleted
+        ? `${what} and deleted branch ${task.branch}`
+        : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
+    data: { branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) },
   });
-  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits };
+  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}), ...(archive ? { archive } : {}) };
+}
+
+/**
+ * `rm` of a task whose folder is missing (deleted, or on a disk not mounted; `scan` lists it as
+ * displaced). Nothing on disk can be deleted or lost here: what goes is git's record of the
+ * path, which only this task's own `rm` ever prunes, and the row. The branch is kept unless
+ * --delete-branch passes its usual checks; a folder that comes back later is left as it is
+ * (`scan` then lists it as stranded, and `gc` never deletes a folder that holds anything).
+ */
+async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonly WorktreeEntry[], options: RemoveOptions): Promise<RemoveResult> {
+  const entry = worktrees.find((wt) => wt.path === task.path) ?? null;
+  const discard = options.discard === true;
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if ((options.deleteBranch || discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
+  if (options.deleteBranch && !discard && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
+  const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
+
+  ctx.store.transition(ctx.key, task.id, task.state, 'removing');
+  // Teardown cannot run without the folder (it is recorded as not run); nothing can be mounted inside a missing folder.
+  await releaseSteps(ctx, task);
+  let gitStderr = '';
+  if (entry) {
+    await withRepoLock(ctx, `worktree remove ${task.id}`, async () => {
+      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
+      // With the folder gone, git only deletes its own record. A user's lock (a removable disk) makes git refuse.
+      if (!fs.existsSync(task.path)) gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
+    });
+  }
+  if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) {
+    ctx.store.transition(ctx.key, task.id, 'removing', task.state);
+    throw new WarrenError('REMOVE_INCOMPLETE', `task ${task.id}'s folder ${task.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`, {
+      hint: entry?.locked ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.` : `Run \`warren rm ${task.id}\` again.`,
+    });
+  }
+  // --discard: the folder is gone already; what is left to save is the branch.
+  const archive = discard && tip ? await archiveTask(ctx, task, tip, null) : null;
+  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
+  const branchDeleted = (options.deleteBranch === true || discard) && tip !== null && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, { folderMissing: true, ...(archive ? { archive: archive.ref } : {}) });
+}
+
+/** The workspace path holds a symlink or a file: never followed, never deleted. */
+function replacedError(task: Task, what: string): WarrenError {
+  return new WarrenError('PATH_ESCAPE', `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`, {
+    hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
+    details: { path: task.path, found: what },
+  });
+}
+
+function recordArchived(ctx: ProjectContext, task: Task, archive: Archive, changes: number, unlanded: number): void {
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'task.archived',
+    message: `saved ${changes} uncommitted change(s) and ${unlanded} commit(s) not on ${task.base} as ${archive.ref}; \`warren restore ${task.id}\` brings them back`,
+    data: { archive: archive.ref, commit: archive.commit, tip: archive.tip, changes, unlandedCommits: unlanded },
+  });
 }
 
 async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Promise<void> {
@@ -172,6 +278,16 @@ async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Pro
   );
 }
 
+/** git refuses to delete a branch another worktree has checked out: refused here, before anything is removed. */
+function assertBranchNotCheckedOutElsewhere(task: Task, worktrees: readonly WorktreeEntry[]): void {
+  const elsewhere = worktrees.filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`).map((wt) => wt.path);
+  if (elsewhere.length === 0) return;
+  throw new WarrenError('BRANCH_CHECKED_OUT', `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`, {
+    hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
+    details: { branch: task.branch, worktrees: elsewhere },
+  });
+}
+
 async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
   // -D after warren's own check: -d would only ask whether HEAD contains the branch.
   await withRepoLock(ctx, `branch delete ${task.branch}`, () => deleteGitBranch(ctx.repo, task.branch));
@@ -181,11 +297,12 @@ async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
 /**
  * git deregistered the worktree but files stayed. The worktree was proven clean before git
  * removed it, so deleting what remains loses nothing: try (by lstat, never through a link or
- * a mount), and if anything still will not go, name it, keep the row as remove_failed and
- * let `scan` find it.
+ * a mount, and only a directory warren's ledger says it made), and if anything still will not
+ * go, name it, keep the row as remove_failed and let `scan` find it.
  */
 function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void {
-  const failures = removeTree(task.path);
+  const owned = madeByWarren(ctx, task.path, [task]);
+  const failures = owned ? removeTree(task.path) : [];
   if (!fs.existsSync(task.path)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -199,7 +316,7 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
   }
   if (task.state !== 'remove_failed') ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
   const first = failures[0];
-  const cause = first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
+  const cause = !owned ? 'the directory itself (warren has no record of making it, and deletes only what it made)' : first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -220,7 +337,8 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
 
 /** `rm` of a remove_failed task: git already forgot it; clear what is left on disk. */
 async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOptions): Promise<RemoveResult> {
-  const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
+  const worktrees = await listWorktrees(ctx.repo);
+  const listed = worktrees.some((wt) => wt.path === task.path);
   if (listed) {
     throw new WarrenError('OWNERSHIP_MISMATCH', `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`, {
       hint: 'Run `warren scan` and inspect the workspace.',
@@ -229,11 +347,54 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
   if (mountsUnder(readMounts(), task.path).length > 0) {
     throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, { hint: 'Unmount it first.' });
   }
-  const branchAlive = (await revParse(ctx.repo, `refs/heads/${task.branch}`)) !== null;
-  if (options.deleteBranch && branchAlive && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  if ((options.deleteBranch || options.discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
+  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
   if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
-  const branchDeleted = options.deleteBranch === true && branchAlive && (await deleteBranch(ctx, task));
   const baseTip = await revParse(ctx.repo, task.base);
-  const unlanded = branchAlive ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
-  return finish(ctx, task, branchDeleted, unlanded.length);
+  const unlanded = tip ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
+  // git forgot the worktree before it failed (it was clean then): only the branch is left to save.
+  const archive = options.discard && tip ? await archiveTask(ctx, task, tip, null) : null;
+  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
+  const branchDeleted = (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
+  return finish(ctx, task, branchDeleted, unlanded.length, archive ? { archive: archive.ref } : {});
 }
+
+/**
+ * An `rm` (or `rm --discard`) whose warren died. Before git removed the worktree the workspace is whole: the task
+ * goes back to the state it was in (its layers are mounted again on next use), and `rm` can run
+ * again. After, the removal is finished: what is left on disk, the branch when asked, the
+ * features' leftovers, the record.
+ */
+export const recoverRm: RecoverFn = async (ctx, intent) => {
+  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number; archive?: string };
+  const steps = intentSteps(intent.op, ctx.lifecycle);
+  const reached = steps.indexOf(intent.step);
+  const task = ctx.store.getTask(ctx.key, d.id);
+  if (intent.step === 'begun' || !task) return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
+  if (reached < steps.indexOf('worktree-removed')) {
+    if (task.state === 'removing') ctx.store.transition(ctx.key, d.id, 'removing', d.prevState);
+    return { outcome: 'rolled-back', message: `the workspace ${d.path} was still whole; task ${d.id} is ${d.prevState} again, and \`warren rm ${d.id}\` can run again` };
+  }
+  if (mountsUnder(readMounts(), d.path).length > 0) return { outcome: 'failed', message: `${d.path} has a mount inside; unmount it and run \`warren gc\`` };
+  if (fs.existsSync(d.path)) {
+    const failures = removeTree(d.path);
+    if (fs.existsSync(d.path)) return { outcome: 'failed', message: `could not delete what git left in ${d.path}: ${failures[0]?.path} (${likelyCause(failures[0]?.code ?? '')})` };
+  }
+  let branchDeleted = false;
+  if (d.deleteBranch && reached < steps.indexOf('branch-deleted') && (await revParse(ctx.repo, `refs/heads/${d.branch}`))) {
+    await deleteBranch(ctx, task);
+    branchDeleted = true;
+  }
+  if (reached < steps.indexOf('after-remove')) for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
+  forgetWorkspace(ctx, d.path);
+  ctx.store.deleteTask(ctx.key, d.id);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: d.id,
+    kind: 'task.removed',
+    message: `removed ${d.path} (finished after an interrupted ${intent.op === 'discard' ? 'rm --discard' : 'rm'})${branchDeleted || d.deleteBranch ? `; deleted branch ${d.branch}` : `; kept branch ${d.branch}`}${d.archive ? `; everything is saved in ${d.archive}` : ''}`,
+    data: { branchDeleted: branchDeleted || d.deleteBranch, unlandedCommits: d.unlanded },
+  });
+  return { outcome: 'rolled-forward', message: `git had removed the worktree; warren finished removing task ${d.id}` };
+};

@@ -11,7 +11,7 @@ export type SyncOutcome =
   | { kind: 'no-upstream' }
   | { kind: 'up-to-date'; upstream: string; commit: string }
   | { kind: 'ahead'; upstream: string; commit: string }
-  | { kind: 'fast-forwarded'; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref' };
+  | { kind: 'fast-forwarded'; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
 
 /**
  * Brings the local base up to its upstream before a task branches from it: fetch that one
@@ -45,13 +45,30 @@ export async function syncBase(ctx: ProjectContext, base: string, { remote, remo
           details: { argv: merge.argv, stderr: merge.stderr },
         });
       }
-      return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only' };
+      return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only', checkout: checkedOut.path };
     }
     if (!(await compareAndSwapRef(ctx.repo, `refs/heads/${base}`, upstream, local, `warren: fast-forward ${base} to ${trackingRef}`))) {
       throw new WarrenError('BASE_DIVERGED', `${base} moved while warren was fast-forwarding it to ${trackingRef}; nothing was created and ${base} keeps its new tip.`, {
         hint: 'Run the command again.',
       });
     }
-    return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'update-ref' };
+    return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'update-ref', checkout: null };
+  });
+}
+
+/**
+ * Moving the user's base (and the files of the checkout that has it) is never silent: an event
+ * at level warn, which `warren new` prints as one line on stderr and lists in its `warnings`.
+ */
+export function recordFastForward(ctx: ProjectContext, taskId: string, base: string, sync: SyncOutcome): void {
+  if (sync.kind !== 'fast-forwarded') return;
+  const where = sync.checkout ? `; ${sync.checkout} (which has ${base} checked out) moved with it` : '';
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId,
+    kind: 'base.fast_forwarded',
+    level: 'warn',
+    message: `fast-forwarded ${base} from ${sync.from.slice(0, 12)} to ${sync.to.slice(0, 12)} (${sync.upstream}) before branching${where}; --no-sync leaves it as it is`,
+    data: { base, upstream: sync.upstream, from: sync.from, to: sync.to, how: sync.how, checkout: sync.checkout },
   });
 }

@@ -21,3 +21,8 @@ export function showTask(ctx: ProjectContext, rawId: string, limit = 20): { task
   const task = requireTask(ctx, rawId);
   return { task, events: ctx.store.taskEvents(ctx.key, task.id, Math.max(1, limit)) };
 }
+
+/** `warren path ID`: where the task's workspace is. */
+export function taskPath(ctx: ProjectContext, rawId: string): string {
+  return requireTask(ctx, rawId).path;
+}

@@ -150,6 +150,24 @@ function readProcIo(): string | null {
   }
 }
 
+/** Listens on ::1 in a child process: a container may have IPv6 switched off, loopback included. */
+function listenOnIpv6Loopback(): string | null {
+  const script = "require('net').createServer().on('error', (e) => { console.error(e.code); process.exit(1); }).listen(0, '::1', function () { this.close(); })";
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+  return r.status === 0 ? null : `cannot listen on ::1 (${r.stderr.trim() || `exit ${r.status ?? r.signal}`}): IPv6 is off on the loopback interface`;
+}
+
+/** The real agent CLIs, installed at pinned versions into test/agent-clis by .ci/run. */
+export const AGENT_CLI_BIN = path.resolve(import.meta.dirname, '../agent-clis/node_modules/.bin');
+const AGENT_CLI_INSTALL = 'npm ci --prefix test/agent-clis --ignore-scripts && npm rebuild --prefix test/agent-clis @anthropic-ai/claude-code (as .ci/run does)';
+
+function runAgentCli(name: string): string | null {
+  const bin = path.join(AGENT_CLI_BIN, name);
+  if (!fs.existsSync(bin)) return `${bin} is not installed`;
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  return r.status === 0 ? null : `${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+}
+
 /** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
 export const CAPABILITIES = {
   // The bwrap sandbox (warren exec/run with sandbox: bwrap)
@@ -209,10 +227,34 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['pnpm', '--version']),
     install: 'npm install -g pnpm@9',
   },
+  // A person at a terminal: a command run on a pseudo-terminal by util-linux's `script` (warren trust's question)
+  pty: {
+    probe: (o) => tryRun(o, ['script', '-qec', 'test -t 0 && test -t 2', '/dev/null']),
+    install: 'apt-get install util-linux',
+  },
+  // The dashboard on IPv6 loopback (serve --host [::1])
+  'ipv6-loopback': {
+    probe: listenOnIpv6Loopback,
+    install: 'switch IPv6 on for the loopback interface (sysctl -w net.ipv6.conf.lo.disable_ipv6=0)',
+  },
+  // The real agent CLIs against a scripted model server (test/agents-real.test.ts)
+  'claude-cli': { probe: () => runAgentCli('claude'), install: AGENT_CLI_INSTALL },
+  'codex-cli': { probe: () => runAgentCli('codex'), install: AGENT_CLI_INSTALL },
+  'gemini-cli': { probe: () => runAgentCli('gemini'), install: AGENT_CLI_INSTALL },
   // Progress of long copies (bytes written, from /proc/PID/io)
   'proc-io': {
     probe: readProcIo,
     install: 'a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian\'s is)',
+  },
+  // `warren completion zsh` loaded and run in a real zsh
+  zsh: {
+    probe: (o) => tryRun(o, ['zsh', '-fc', 'autoload -U compinit && compinit -u -D']),
+    install: 'apt-get install zsh',
+  },
+  // `warren completion fish` loaded and run in a real fish
+  fish: {
+    probe: (o) => tryRun(o, ['fish', '--no-config', '-c', 'complete -C"true "']),
+    install: 'apt-get install fish',
   },
 } satisfies Record<string, Capability>;
 

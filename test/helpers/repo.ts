@@ -3,6 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
+import { commandsHash, repoCommands } from '../../src/config/trust.js';
+import { parseConfig } from '../../src/config/validate.js';
+import { Store } from '../../src/state/store.js';
+import { projectKey } from '../../src/workspace/paths.js';
 
 /** Test helpers: real git in temporary repositories, each test with its own WARREN_HOME. */
 
@@ -38,8 +42,11 @@ export interface TestRepo {
   /** Same, and parses --json stdout. */
   warrenJson<T = Record<string, unknown>>(...args: string[]): Promise<CliResult & { json: T }>;
   git(...args: string[]): string;
+  /** Writes a file; writing warren.yaml in a trusted repository (the default) trusts its commands too. */
   write(rel: string, content: string): void;
   commit(message: string): string;
+  /** Records this user's trust in warren.yaml's commands as they are now, as `warren trust --yes` would. */
+  trust(): void;
 }
 
 export interface CliResult {
@@ -48,8 +55,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** A repository on `main` with user set, gc.auto=0, gpgsign off, and one commit. */
-export function makeRepo(options: { name?: string; files?: Record<string, string> } = {}): TestRepo {
+/**
+ * A repository on `main` with user set, gc.auto=0, gpgsign off, and one commit. Its warren.yaml
+ * commands are trusted (through the library, no CLI run) unless `trusted: false`: a test of
+ * another feature should not have to go through trust on first use.
+ */
+export function makeRepo(options: { name?: string; files?: Record<string, string>; trusted?: boolean } = {}): TestRepo {
   const base = tmpDir();
   const root = path.join(base, options.name ?? 'repo');
   const home = path.join(base, 'warren-home');
@@ -70,6 +81,8 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
   }
   gitIn(root, 'add', '-A');
   gitIn(root, 'commit', '-q', '-m', 'initial');
+  const trusted = options.trusted !== false;
+  if (trusted) trustRepo(root, home);
   const repo: TestRepo = {
     root,
     home,
@@ -88,7 +101,9 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
     write(rel, content) {
       fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       fs.writeFileSync(path.join(root, rel), content);
+      if (trusted && rel === 'warren.yaml') trustRepo(root, home);
     },
+    trust: () => trustRepo(root, home),
     commit(message) {
       gitIn(root, 'add', '-A');
       gitIn(root, 'commit', '-q', '-m', message);
@@ -96,6 +111,26 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
     },
   };
   return repo;
+}
+
+/**
+ * Trusts the commands of `root`'s warren.yaml for `home`'s user, as `warren trust --yes` does;
+ * nothing when there is no file, it is invalid, or it defines no commands.
+ */
+export function trustRepo(root: string, home: string): void {
+  let commands;
+  try {
+    commands = repoCommands(parseConfig(fs.readFileSync(path.join(root, 'warren.yaml'), 'utf8')));
+  } catch {
+    return;
+  }
+  if (commands.length === 0) return;
+  const store = new Store(home);
+  try {
+    store.setTrust(projectKey(root, fs.realpathSync(path.join(root, '.git'))), commandsHash(commands), commands);
+  } finally {
+    store.close();
+  }
 }
 
 export function runCli(args: readonly string[], opts: { cwd: string; home: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {

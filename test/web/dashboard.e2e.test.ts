@@ -37,7 +37,7 @@ function projectKey(repo: TestRepo): string {
 const noChromium = unavailable(import.meta.filename, 'chromium');
 
 describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
-  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', async () => {
+  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', { timeout: 180_000 }, async () => {
     const repo = makeRepo({
       files: { 'README.md': '# test\n', 'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n' },
     });
@@ -273,4 +273,28 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.evaluate("location.hash = '#/'");
     await waitForView(page, 'tr[data-task="one"]', 'after-timeout');
   }, 60_000);
+
+  it('a page that fell behind a loud command shows how many bytes it skipped, then the end of the log', async () => {
+    const repo = makeRepo();
+    await newTask(repo, 'loud');
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { context, page } = await openBrowser();
+    await page.goto(`${serve.url}#/task/${encodeURIComponent(projectKey(repo))}/loud`);
+    await waitForView(page, '#task[data-task="loud"]', 'open-task-loud');
+    const gate = path.join(path.dirname(repo.root), 'go');
+    const exec = repo.warren('exec', 'loud', '--timeout', '2m', '--', 'sh', '-c', `echo first; while [ ! -f '${gate}' ]; do sleep 0.05; done; seq 1 3000000; echo last`);
+    await expect.poll(() => page.locator('#log').textContent().catch(() => ''), { timeout: 30_000 }).toContain('first');
+    // The page stops reading: its script is paused, so the browser's buffers and then the socket fill up.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Debugger.enable');
+    await cdp.send('Debugger.pause');
+    fs.writeFileSync(gate, '');
+    const ran = await exec;
+    expect(ran.code, ran.stderr).toBe(0);
+    await cdp.send('Debugger.resume');
+    await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 60_000 }).toBe('finished: exit 0');
+    const marker = await page.locator('#log .log-skip', { hasText: 'bytes skipped' }).first().textContent();
+    expect(marker).toMatch(/^\n\[… [\d,]+ bytes skipped: this page fell behind the command; the whole output is in \/.+\.log\]\n$/);
+    expect(await page.locator('#log').textContent()).toMatch(/\n2999999\n3000000\nlast\n$/);
+  }, 120_000);
 });

@@ -8,7 +8,7 @@ import { EVENT_KINDS } from '../../src/state/events.js';
 import { readFacts } from '../../src/state/facts.js';
 import { logPathAllowed } from '../../src/web/log-tail.js';
 import { RUN_ENDINGS, RUN_START, SETUP_KINDS, VERIFY_KINDS, lastRun, logSource } from '../../src/web/run-events.js';
-import { allowedHosts, hostAllowed, isLoopbackHost, originAllowed, tokenMatches } from '../../src/web/security.js';
+import { allowedHosts, hostAllowed, isJsonMediaType, isLoopbackHost, listenAddress, originAllowed, tokenMatches } from '../../src/web/security.js';
 
 /** The dashboard's deciding functions on plain data. */
 
@@ -30,6 +30,40 @@ describe('security rules', () => {
     ['127.0.0.1.evil.example', false],
   ])('isLoopbackHost(%s) is %s', (host, expected) => {
     expect(isLoopbackHost(host)).toBe(expected);
+  });
+
+  it.each([
+    ['[::1]', '::1'],
+    ['[::]', '::'],
+    ['[fe80::1]', 'fe80::1'],
+    ['::1', '::1'],
+    ['127.0.0.1', '127.0.0.1'],
+    ['localhost', 'localhost'],
+    ['[::1', '[::1'],
+    ['[localhost]', '[localhost]'],
+    ['[127.0.0.1]', '[127.0.0.1]'],
+  ])('listenAddress(%s) is %s', (host, expected) => {
+    expect(listenAddress(host)).toBe(expected);
+  });
+
+  it.each([
+    ['application/json', true],
+    ['application/json; charset=utf-8', true],
+    ['application/json;charset=UTF-8', true],
+    ['Application/JSON', true],
+    ['  application/json  ', true],
+    ['application/jsonx', false],
+    ['application/json-patch+json', false],
+    ['application/json5', false],
+    ['application/json x', false],
+    ['text/plain', false],
+    ['text/plain; application/json', false],
+    ['multipart/form-data', false],
+    ['application/x-www-form-urlencoded', false],
+    ['', false],
+    [undefined, false],
+  ])('isJsonMediaType(%s) is %s', (header, expected) => {
+    expect(isJsonMediaType(header)).toBe(expected);
   });
 
   const loopback = allowedHosts('127.0.0.1', 7317, {});
@@ -188,7 +222,6 @@ describe('action requests', () => {
   it.each([
     [{ project: 'p', options: { type: 'feat' } }, '"new" needs option "id"'],
     [{ project: 'p', options: { type: 'feat', id: '   ' } }, '"new" needs option "id"'],
-    [{ project: 'p', options: { type: 'bug', id: 'x' } }, 'option "type" must be one of "feat"'],
     [{ project: 'p', options: { id: 7 } }, 'option "id" must be a string'],
     [{ project: 'p', options: { id: 'x', sandbox: 'docker' } }, 'option "sandbox" must be one of'],
     [{ project: 'p', options: { id: 'x', skipSetup: 'true' } }, 'must be true or false'],

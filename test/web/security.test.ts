@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/state/store.js';
 import { openProject } from '../../src/lifecycle.js';
 import { startServer, type RunningServer } from '../../src/web/server.js';
+import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
 import { pageToken, request, startServe } from '../helpers/serve.js';
 
@@ -90,7 +91,7 @@ describe('dashboard security', () => {
       { name: 'wrong token', init: rmRequest(project, 'keep', { 'x-warren-token': 'f'.repeat(64) }) },
       { name: 'token of another length', init: rmRequest(project, 'keep', { 'x-warren-token': token.slice(1) }) },
       { name: 'right token from another origin', init: rmRequest(project, 'keep', { 'x-warren-token': token, origin: 'http://evil.example' }) },
-      { name: 'right token as a form post', init: { ...rmRequest(project, 'keep', { 'x-warren-token': token }), headers: { 'content-type': 'text/plain', 'x-warren-token': token } } },
+      { name: 'a form post (no token)', init: { ...rmRequest(project, 'keep', {}), headers: { 'content-type': 'text/plain' } } },
     ];
     for (const { name, init } of cases) {
       const res = await request(`${server.url}api/actions/rm`, init);
@@ -110,6 +111,27 @@ describe('dashboard security', () => {
 
     // The same request with the token does remove it: the refusals above were the token's doing.
     const ok = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token, origin: server.url.replace(/\/$/, '') }));
+    expect(ok.status, ok.body).toBe(200);
+    expect(fs.existsSync(wt)).toBe(false);
+  });
+
+  it('takes an action only as application/json: any other Content-Type, even with the token, is refused with 415 and changes nothing', async () => {
+    const { repo, path: wt } = await repoWithTask();
+    const { server, project } = await serveRepo(repo);
+    const token = await pageToken(server.url);
+    const before = refsAndWorktrees(repo.root);
+    for (const type of ['application/jsonx', 'application/json-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'text/plain; application/json', '']) {
+      const init = rmRequest(project, 'keep', { 'x-warren-token': token });
+      const res = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': type } });
+      expect(res.status, type).toBe(415);
+      expect(JSON.parse(res.body).error.code, type).toBe('USAGE');
+      expect(JSON.parse(res.body).error.message, type).toContain('must be application/json');
+    }
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    expect(fs.existsSync(wt)).toBe(true);
+    // JSON with a parameter is JSON: the same request goes through.
+    const init = rmRequest(project, 'keep', { 'x-warren-token': token });
+    const ok = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': 'Application/JSON; charset=utf-8' } });
     expect(ok.status, ok.body).toBe(200);
     expect(fs.existsSync(wt)).toBe(false);
   });
@@ -163,6 +185,14 @@ describe('dashboard security', () => {
     expect(refused.stderr).toContain('is not a loopback address');
     expect(refused.stderr).toContain('Nothing was started');
 
+    // An address this machine does not have, or cannot resolve, is bad input, not a crash.
+    for (const host of ['[::1', 'no-such-host.invalid']) {
+      const bad = await runCli(['serve', '--port', '0', '--host', host, '--allow-remote'], { cwd: repo.root, home: repo.home });
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(bad.stderr).toMatch(new RegExp(`--host ${host.replace(/[[.]/g, '\\$&')} .*; nothing was started\\.`));
+      expect(bad.stderr).not.toContain('internal error');
+    }
+
     const badPort = await runCli(['serve', '--port', '70000'], { cwd: repo.root, home: repo.home });
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('is not a port number');
@@ -180,5 +210,17 @@ describe('dashboard security', () => {
     } finally {
       store.close();
     }
+  });
+
+  const noIpv6 = unavailable(import.meta.filename, 'ipv6-loopback');
+  it.skipIf(noIpv6 !== null)('serves IPv6 loopback written as in a URL, `--host [::1]`, with the brackets kept in the URL', async () => {
+    const { repo } = await repoWithTask();
+    const v6 = await startServe({ cwd: repo.root, home: repo.home, json: true, args: ['--host', '[::1]'] });
+    expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+\/$/);
+    expect(v6.printed?.host).toBe('[::1]');
+    const token = String(v6.printed?.token);
+    expect((await request(`${v6.url}api/meta`, { headers: { 'x-warren-token': token } })).status).toBe(200);
+    // The same request on 127.0.0.1 finds nothing listening there: it is bound to ::1 alone.
+    await expect(request(`http://127.0.0.1:${v6.port}/`)).rejects.toThrow(/ECONNREFUSED/);
   });
 });

@@ -53,11 +53,15 @@ describe('task view data', () => {
     expect(view.task.provision).toEqual([{ path: 'cache', mode: 'copy', isolated: true, changed: 1 }]);
     expect(view.task.lastRun).toMatchObject({ kind: 'exec', exitCode: 2, durationMs: 40, running: false, command: 'make' });
     expect(view.commits).toEqual({ ok: true, value: [expect.objectContaining({ subject: 'add feature' })] });
-    if (!view.diff.ok || !view.diff.value) throw new Error(`no diff: ${JSON.stringify(view.diff)}`);
-    expect(view.diff.value.files).toEqual([{ path: 'feature.txt', added: 2, deleted: 0 }]);
-    // base...branch: what the branch changed, not what the base did since.
-    expect(view.diff.value.patch).toContain('+two');
-    expect(view.diff.value.patch).not.toContain('base.txt');
+    if (!view.diff.ok) throw new Error(`no diff: ${JSON.stringify(view.diff)}`);
+    // What the task changed since it left the base, uncommitted and untracked work included;
+    // not what the base did since, nor the provisioned copy.
+    expect(view.diff.value.files.map((f) => [f.status, f.path, f.added, f.deleted])).toEqual([
+      ['added', 'draft.txt', 1, 0],
+      ['added', 'feature.txt', 2, 0],
+    ]);
+    expect(view.diff.value.files[1]?.patch).toContain('+two');
+    expect(view.diff.value.files.some((f) => f.patch?.includes('base.txt') || f.path.startsWith('cache'))).toBe(false);
     expect(view.verify?.kind).toBe('verify.failed');
     expect(view.setup).toBeNull();
     expect(view.log).toEqual({ startedSeq: expect.any(Number), path: log, running: false });

@@ -128,4 +128,22 @@ describe('warren new', () => {
     expect(fs.readFileSync(path.join(root, 'X-1', 'keep.txt'), 'utf8')).toBe('mine');
     expect(() => repo.git('rev-parse', '--verify', 'refs/heads/feat/X-1')).toThrow();
   });
+
+  it('refuses a branch that exists, saying whether it holds work of its own, and what to do', async () => {
+    const repo = makeRepo();
+    repo.git('branch', 'feat/left');
+    const empty = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 'left');
+    expect(empty.code).toBe(1);
+    expect(empty.json.error).toMatchObject({ code: 'BRANCH_EXISTS' });
+    expect(empty.json.error.message).toContain('holds no commit of its own');
+    expect(empty.json.error.hint).toContain('git branch -D feat/left');
+
+    repo.git('switch', '-q', '-c', 'feat/work');
+    repo.write('w.txt', 'work\n');
+    repo.commit('real work');
+    repo.git('switch', '-q', 'main');
+    const held = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 'work');
+    expect(held.json.error.message).toMatch(/holds 1 commit\(s\) on no other ref, newest [0-9a-f]{12} real work/);
+    expect(held.json.error.hint).not.toContain('branch -D');
+  });
 });

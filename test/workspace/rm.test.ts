@@ -115,9 +115,10 @@ describe('warren rm', () => {
 
     fs.writeFileSync(metaFile, JSON.stringify(meta));
     execFileSync('git', ['checkout', '-q', '-b', 'elsewhere'], { cwd: ws });
+    // Another branch checked out is the workspace's state, not disagreeing records: named, with how to switch back.
     const res2 = await repo.warrenJson<Err>('rm', 'O-1');
-    expect(res2.json.error.code).toBe('OWNERSHIP_MISMATCH');
-    expect(res2.json.error.message).toContain('git has refs/heads/elsewhere checked out there');
+    expect(res2.json.error.code).toBe('TASK_STATE');
+    expect(res2.json.error.message).toContain(`task O-1's workspace ${ws} has branch elsewhere checked out, not feat/O-1`);
     expect(fs.existsSync(ws)).toBe(true);
   });
 

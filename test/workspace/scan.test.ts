@@ -18,25 +18,50 @@ async function newTask(repo: TestRepo, id: string): Promise<string> {
   return res.json.path;
 }
 
+/** Records paths in warren's ledger, as `warren new` does before it makes them. */
+function madeByWarren(repo: TestRepo, ...paths: string[]): void {
+  const store = new Store(repo.home);
+  const project = store.listProjects()[0]?.key ?? '';
+  for (const p of paths) store.recordMadePath({ path: p, kind: 'workspace', project, taskId: null });
+  store.close();
+}
+
 describe('scan and gc', () => {
-  it('finds a vanished workspace (row, no directory) and git\'s prunable entry; gc clears both and keeps the branch', async () => {
+  it('a live task whose folder is gone is displaced: gc keeps both records (the folder may come back); rm forgets it and keeps the branch', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'V-1');
     fs.rmSync(ws, { recursive: true, force: true });
     const scan = await repo.warrenJson<ScanJson>('scan');
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'vanished', id: 'V-1', path: ws }));
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'prunable', path: ws }));
+    expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'displaced', id: 'V-1', path: ws })]);
     const gc = await repo.warrenJson<GcJson>('gc');
-    expect(gc.json.removed.map((r) => r.kind).sort()).toEqual(['prunable', 'vanished']);
+    expect(gc.json.removed).toEqual([]);
+    expect(gc.json.kept).toEqual([expect.objectContaining({ kind: 'displaced', path: ws })]);
+    expect(repo.git('worktree', 'list', '--porcelain')).toContain(ws);
+    expect((await repo.warrenJson('rm', 'V-1')).code).toBe(0);
     expect((await repo.warrenJson<ScanJson>('scan')).json.strays).toEqual([]);
     expect(repo.git('branch', '--list', 'feat/V-1')).toContain('feat/V-1');
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain(ws);
+  });
+
+  it('a row whose folder is gone and that git has no record of is vanished; gc forgets the row and keeps the branch', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'V-2');
+    fs.rmSync(ws, { recursive: true, force: true });
+    repo.git('worktree', 'prune');
+    const scan = await repo.warrenJson<ScanJson>('scan');
+    expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'vanished', id: 'V-2', path: ws })]);
+    const gc = await repo.warrenJson<GcJson>('gc');
+    expect(gc.json.removed.map((r) => r.kind)).toEqual(['vanished']);
+    expect((await repo.warrenJson<ScanJson>('scan')).json.strays).toEqual([]);
+    expect(repo.git('branch', '--list', 'feat/V-2')).toContain('feat/V-2');
   });
 
   it('finds a stranded directory git does not list; gc keeps one with files and says why, removes an empty one', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'K-1');
     const root = path.dirname(ws);
+    // Directories warren made (its ledger says so) that git no longer lists.
+    madeByWarren(repo, path.join(root, 'leftover'), path.join(root, 'empty'));
     fs.mkdirSync(path.join(root, 'leftover'));
     fs.writeFileSync(path.join(root, 'leftover', 'notes.txt'), 'maybe precious');
     fs.mkdirSync(path.join(root, 'empty'));
@@ -53,12 +78,14 @@ describe('scan and gc', () => {
 
   it('finds an unclaimed worktree under the root; gc removes it only when clean and its commits live elsewhere', async () => {
     const repo = makeRepo();
-    const ws = await newTask(repo, 'C-1');
-    const root = path.dirname(ws);
-    const clean = path.join(root, 'by-hand');
-    const dirty = path.join(root, 'by-hand-dirty');
-    repo.git('worktree', 'add', '-q', '-b', 'hand', clean);
-    repo.git('worktree', 'add', '-q', '-b', 'hand-dirty', dirty);
+    await newTask(repo, 'C-1');
+    // Workspaces warren made whose rows are gone: git lists them, no task claims them.
+    const clean = await newTask(repo, 'by-hand');
+    const dirty = await newTask(repo, 'by-hand-dirty');
+    const store = new Store(repo.home);
+    const project = store.listProjects()[0]?.key ?? '';
+    for (const id of ['by-hand', 'by-hand-dirty']) store.deleteTask(project, id);
+    store.close();
     fs.writeFileSync(path.join(dirty, 'wip.txt'), 'unsaved');
     const scan = await repo.warrenJson<ScanJson>('scan');
     expect(scan.json.strays.filter((s) => s.kind === 'unclaimed').map((s) => s.path).sort()).toEqual([clean, dirty]);
@@ -75,6 +102,7 @@ describe('scan and gc', () => {
     // Reproduce the leftovers of a process killed inside `git worktree add`: git leaves the
     // worktree locked with reason "initializing", the branch exists, warren's row says creating.
     const half = path.join(root, 'K-9');
+    madeByWarren(repo, half); // recorded before `git worktree add`, as warren new does
     repo.git('worktree', 'add', '-q', '--lock', '--reason', 'initializing', '-b', 'feat/K-9', half);
     const store = new Store(repo.home);
     const project = store.listProjects()[0]?.key ?? '';

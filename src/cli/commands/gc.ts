@@ -7,7 +7,7 @@ export const registerGc: Register = (program, run) => {
     .description('remove the strays that are provably safe to remove; list what was kept and why')
     .action(() =>
       run(async (env) => {
-        const ctx = await env.project();
+        const ctx = await env.project({ lenientConfig: true });
         const result = await gc(ctx);
         const lines = [
           ...result.removed.map((r) => `removed  ${r.kind}  ${r.path ?? r.branch ?? ''}${r.id ? ` (${r.id})` : ''}`),

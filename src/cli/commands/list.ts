@@ -1,3 +1,4 @@
+import { listArchives } from '../../workspace/archive.js';
 import { listTasks } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 import { age, table } from '../format.js';
@@ -6,9 +7,21 @@ export const registerList: Register = (program, run) => {
   program
     .command('list')
     .description('every task of this repository')
-    .action(() =>
+    .option('--archived', 'the archives `rm --discard` saved instead (newest last), which `restore` brings back')
+    .action((opts: { archived?: boolean }) =>
       run(async (env) => {
-        const ctx = await env.project();
+        const ctx = await env.project({ lenientConfig: true });
+        if (opts.archived) {
+          const archives = await listArchives(ctx);
+          const human =
+            archives.length === 0
+              ? 'no archives; `warren rm ID --discard` makes one'
+              : table(
+                  ['ID', 'TYPE', 'ARCHIVED', 'BRANCH', 'TIP', 'REF'],
+                  archives.map((a) => [a.id, a.type, `${age(a.at)} ago`, a.branch, a.tip.slice(0, 12), a.ref]),
+                );
+          return { data: archives, human };
+        }
         const tasks = listTasks(ctx);
         const data = tasks.map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt }));
         const human =

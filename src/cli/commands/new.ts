@@ -2,13 +2,13 @@ import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
 import { parseSandboxKind } from '../../run/sandbox.js';
-import { validateTaskId, validateTaskType } from '../../workspace/ids.js';
+import { taskTypes, validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
   program
     .command('new')
     .description("create task ID's workspace: branch TYPE/ID from the base, a worktree, provisioned paths, setup")
-    .argument('<type>', 'feat | fix | refactor | docs | chore')
+    .argument('<type>', "feat | fix | refactor | docs | chore, or warren.yaml's `types:`")
     .argument('<id>', 'task ID: ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$')
     .option('--base <ref>', 'branch (or commit) to start from; default: the branch checked out in the main worktree')
     .option('--no-sync', 'do not fetch and fast-forward the base first')
@@ -18,10 +18,10 @@ export const registerNew: Register = (program, run) => {
     .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean; sandbox?: string; requireSandbox?: boolean }) =>
       run(async (env) => {
         // Hostile names are refused before anything is opened or created.
-        validateTaskType(type);
         env.taskId = validateTaskId(id);
         const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
         const ctx = await env.project();
+        validateTaskType(type, taskTypes(ctx.config));
         const since = ctx.store.lastEventSeq();
         const task = await createTask(ctx, {
           type,

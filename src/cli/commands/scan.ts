@@ -8,7 +8,7 @@ export const registerScan: Register = (program, run) => {
     .description("reconcile the database, git's worktree list, the disk and the mount table")
     .action(() =>
       run(async (env) => {
-        const ctx = await env.project();
+        const ctx = await env.project({ lenientConfig: true });
         const result = await scan(ctx);
         const human =
           result.strays.length === 0

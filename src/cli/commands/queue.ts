@@ -1,0 +1,61 @@
+import path from 'node:path';
+import { leaveQueue, listQueue, workQueue } from '../../queue/operations.js';
+import { spawnDetached } from '../../system/spawn.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import type { Register } from '../command.js';
+import { age, table } from '../format.js';
+
+/** A background `warren queue work` for this repository, when nobody works its queue. */
+export function startQueueWorker(ctx: ProjectContext): void {
+  const bin = process.argv[1];
+  if (!bin) return;
+  spawnDetached([process.execPath, path.resolve(bin), '--repo', ctx.repo.root, 'queue', 'work'], { cwd: ctx.repo.root });
+}
+
+export const registerQueue: Register = (program, run) => {
+  const queue = program
+    .command('queue')
+    .description("the repository's merge queue: every entry's position, state (queued, testing, landed, bounced) and since when")
+    .action(() =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const listing = listQueue(ctx);
+        // Waiting entries and nobody working the queue (its warren was killed): resume it in the background.
+        const waiting = listing.entries.some((e) => e.state === 'queued' || e.state === 'testing');
+        if (waiting && listing.processor === null) {
+          startQueueWorker(ctx);
+          env.log('warren: nobody was working the merge queue; started a background warren to resume it');
+        }
+        const human =
+          listing.entries.length === 0
+            ? 'the merge queue is empty'
+            : table(
+                ['POS', 'ID', 'STATE', 'SINCE', 'DETAIL'],
+                listing.entries.map((e) => [e.position === null ? '-' : String(e.position), e.id, e.state, `${age(e.since)} ago`, e.state === 'landed' ? (e.commit ?? '').slice(0, 12) : e.state === 'bounced' ? `${e.code ?? ''}: ${e.reason ?? ''}` : '']),
+              );
+        return { data: listing.entries, human };
+      }),
+    );
+  queue
+    .command('rm')
+    .description('leave the merge queue (not while the queue is testing the task)')
+    .argument('<id>')
+    .action((id: string) =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const r = leaveQueue(ctx, id);
+        return { data: r, human: `${r.id} left the merge queue` };
+      }),
+    );
+  queue
+    .command('work', { hidden: true })
+    .description('work the merge queue until it is empty (what `land --no-wait` starts in the background)')
+    .action(() =>
+      run(async (env) => {
+        const ctx = await env.project();
+        const worked = await workQueue(ctx);
+        return { data: { worked }, human: worked ? 'the merge queue is empty' : 'another warren works the merge queue' };
+      }),
+    );
+  queue.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
+};

@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { WarrenConfig } from '../config/schema.js';
+import { WarrenError } from '../errors.js';
+import { addDetachedWorktree, removeWorktree } from '../git/worktrees.js';
+import { forgetTask, releaseRecords } from '../provision/lifecycle.js';
+import { overlayOption, unmount } from '../provision/overlay.js';
+import { provisionPaths } from '../provision/provision.js';
+import { runSteps, type StepResult } from '../run/commands.js';
+import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
+import type { Task } from '../state/types.js';
+import { mountsUnder, readMounts } from '../system/mounts.js';
+import { removeTree } from '../system/remove-tree.js';
+import { listDir } from '../util/list-dir.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { withRepoLock } from '../workspace/locks.js';
+
+/**
+ * The gate: the verify commands that must pass on the integrated result before the base moves.
+ * They run in an integration workspace — a detached, warren-made worktree at the integrated
+ * commit, provisioned like a task's (cheap through cow), with a port block — bounded like any
+ * run, and the workspace is removed afterwards.
+ */
+
+type VerifyStep = WarrenConfig['verify'][number];
+
+/** `land: { gate: [ids] }`, else the required verify commands; none is no gate. */
+export function gateSteps(config: WarrenConfig): VerifyStep[] {
+  const ids = config.land?.gate;
+  if (ids) return ids.map((id) => config.verify.find((v) => v.id === id)).filter((v): v is VerifyStep => v !== undefined).map((v) => ({ ...v, required: true }));
+  return config.verify.filter((v) => v.required !== false);
+}
+
+export interface GateOutcome {
+  passed: boolean;
+  log: string | null;
+  /** The integration workspace's id: its run's log is followed like a task's. */
+  gateTask: string;
+  results: StepResult[];
+}
+
+/** Integration workspaces live in the workspace root under this prefix (a dot: `scan` does not list them as strays). */
+export const GATE_PREFIX = '.queue-';
+
+export async function runGate(ctx: ProjectContext, commit: string, steps: readonly VerifyStep[], onStart: (gateTask: string) => void): Promise<GateOutcome> {
+  const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
+  const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
+  fs.mkdirSync(ctx.root, { recursive: true });
+  const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
+  if (made.exitCode !== 0) throw new WarrenError('CREATE_FAILED', `could not make the merge queue's integration workspace: ${made.stderr.trim()}`);
+  const task: Task = {
+    project: ctx.key,
+    id: gateTask,
+    type: 'chore',
+    branch: '(detached)',
+    path: wsPath,
+    base: '',
+    baseCommit: commit,
+    state: 'ready',
+    createdAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+    data: {},
+  };
+  let records: Awaited<ReturnType<typeof provisionPaths>>['records'] = [];
+  try {
+    records = (await provisionPaths(ctx, task)).records;
+    await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
+    onStart(gateTask);
+    const outcome = await runSteps(ctx, { ...task, data: { provision: records } }, 'verify', steps, { stopOnFailure: false, output: { stdout: null, stderr: null } });
+    return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
+  } finally {
+    await removeGateWorkspace(ctx, { ...task, data: { provision: records } });
+  }
+}
+
+async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
+  await releaseRecords(ctx, task, task.data.provision ?? [], { removeFiles: false });
+  // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off too.
+  const ownLayers = `${path.join(ctx.store.home, 'overlays', ctx.key, task.id)}/`;
+  for (const m of mountsUnder(readMounts(), task.path)) {
+    if (m.fsType === 'overlay' && overlayOption(m, 'upperdir')?.startsWith(ownLayers)) await unmount(m.mountPoint);
+  }
+  const foreign = mountsUnder(readMounts(), task.path);
+  if (foreign.length > 0) {
+    throw new WarrenError('WORKSPACE_MOUNTED', `the merge queue's integration workspace ${task.path} has ${foreign.map((m) => m.mountPoint).join(', ')} mounted inside; it was left as it is.`, {
+      hint: 'Unmount it; the next queue run removes the workspace.',
+    });
+  }
+  releasePorts(ctx.store, ctx.key, task.id);
+  // The workspace was made by this call and holds nothing of anyone's: --force.
+  await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));
+  removeTree(task.path);
+  await forgetTask(ctx, task);
+}
+
+/**
+ * Integration workspaces left by a processor that died: warren's own, detached, holding nothing
+ * of anyone's. Removed when a processor starts (it holds the queue's lease, so none is in use).
+ */
+export async function removeStaleGates(ctx: ProjectContext): Promise<void> {
+  for (const name of listDir(ctx.root)) {
+    if (!name.startsWith(GATE_PREFIX)) continue;
+    const id = name.slice(GATE_PREFIX.length);
+    await removeGateWorkspace(ctx, {
+      project: ctx.key,
+      id,
+      type: 'chore',
+      branch: '(detached)',
+      path: path.join(ctx.root, name),
+      base: '',
+      baseCommit: '',
+      state: 'ready',
+      createdAt: '',
+      updatedAt: '',
+      data: {},
+    });
+  }
+}

@@ -1,0 +1,317 @@
+import { isWarrenError } from '../errors.js';
+import { moveCheckout } from '../git/index-ops.js';
+import { compareAndSwapRef, revParse } from '../git/refs.js';
+import { changedNames } from '../git/trees.js';
+import { listWorktrees } from '../git/worktrees.js';
+import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
+import { assertCheckoutCanFollow, planLand, type LandPlan } from '../land/plan.js';
+import { isAncestor } from '../git/history.js';
+import { faultPoint } from '../system/fault.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { beginIntent, type RecoverFn } from '../workspace/intents.js';
+import { withRepoLock } from '../workspace/locks.js';
+import { lockTask } from '../workspace/locks.js';
+import { gateSteps, removeStaleGates, runGate } from './gate.js';
+import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued, setTesting, tryLease, type LandedSummary, type QueueEntry } from './store.js';
+
+/**
+ * The merge queue's processor. One per repository at a time (the lease); any waiting `land`,
+ * `warren queue`, or `warren serve` can be it. It takes up to `land.batch` waiting entries
+ * with the same base, integrates them one after another on the base's latest tip (each one
+ * squash commit, as `land` builds it), runs the gate once on the result, and advances the base
+ * only when it passes. A failing batch is bisected: each half is tried on its own, the half
+ * that passes lands, the one that fails is split again until the culprit is alone and bounced.
+ * With one culprit in a batch of N that is at most 2·log2(N)+1 gate runs.
+ */
+
+export const DEFAULT_BATCH = 4;
+const HEARTBEAT_MS = 2000;
+/**
+ * How long a batch that is not full waits for more entries, counted from its oldest entry's
+ * joining: lands started together (an orchestrator landing its agents' work) then share one gate
+ * run instead of the first one running alone.
+ */
+export const BATCH_WINDOW_MS = 1500;
+
+interface Candidate {
+  entry: QueueEntry;
+  plan: LandPlan;
+  /** Released when the entry is settled: the task's lock, held while the queue works on it. */
+  release(): void;
+}
+
+export interface ProcessResult {
+  /** False when another live process holds the lease (it works the queue instead). */
+  processed: boolean;
+  gateRuns: number;
+}
+
+/**
+ * Works the queue while this process can take the lease: until `stop()` says so (a waiting
+ * `land` stops once its own entry is settled) or nothing is left. Returns at once when another
+ * live process works the queue.
+ */
+export async function processQueue(ctx: ProjectContext, stop: () => boolean = () => false): Promise<ProcessResult> {
+  const lease = tryLease(ctx.store, ctx.key);
+  if (!lease) return { processed: false, gateRuns: 0 };
+  const beat = setInterval(() => lease.heartbeat(), HEARTBEAT_MS);
+  beat.unref();
+  const counter = { gateRuns: 0 };
+  try {
+    await resume(ctx);
+    for (;;) {
+      if (stop()) break;
+      let batch = nextBatch(ctx);
+      if (batch.length === 0) break;
+      const waited = Date.now() - Date.parse(batch[0]?.enqueuedAt ?? '');
+      // Only a gate is worth sharing: without one, nothing waits.
+      if (gateSteps(ctx.config).length > 0 && batch.length < (ctx.config.land?.batch ?? DEFAULT_BATCH) && waited < BATCH_WINDOW_MS) {
+        await new Promise((r) => setTimeout(r, BATCH_WINDOW_MS - waited));
+        batch = nextBatch(ctx);
+      }
+      await settleBatch(ctx, batch, counter);
+    }
+  } finally {
+    clearInterval(beat);
+    lease.release();
+  }
+  return { processed: true, gateRuns: counter.gateRuns };
+}
+
+/** The oldest waiting entries with the first one's base, at most `land.batch`. */
+function nextBatch(ctx: ProjectContext): QueueEntry[] {
+  const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
+  const queued = activeEntries(ctx.store, ctx.key).filter((e) => e.state === 'queued');
+  const first = queued[0];
+  if (!first) return [];
+  const base = ctx.store.getTask(ctx.key, first.taskId)?.base;
+  return queued.filter((e) => ctx.store.getTask(ctx.key, e.taskId)?.base === base || e === first).slice(0, size);
+}
+
+/**
+ * After a processor died: an entry it was testing has landed if its planned commit is on the
+ * base (the advance and its record are the `queue` intent's to repair), else it waits again.
+ * Integration workspaces it left are removed.
+ */
+async function resume(ctx: ProjectContext): Promise<void> {
+  for (const e of activeEntries(ctx.store, ctx.key)) {
+    if (e.state !== 'testing') continue;
+    const task = ctx.store.getTask(ctx.key, e.taskId);
+    const tip = task ? await revParse(ctx.repo, `refs/heads/${task.base}`) : null;
+    if (e.planned && tip && task && (await isAncestor(ctx.repo, e.planned.commit, tip).catch(() => false))) {
+      const p = e.planned;
+      setLanded(ctx.store, e.id, { commit: p.commit, tree: p.tree, base: task.base, baseBefore: p.base, excluded: p.excluded, exclusions: [], rebased: p.rebased, checkoutUpdated: null, warnings: [] });
+    } else setQueued(ctx.store, e.id);
+  }
+  await removeStaleGates(ctx);
+}
+
+/** Takes the entries' task locks and integrates them; an entry that cannot take part is bounced alone. */
+async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { gateRuns: number }): Promise<void> {
+  const locked: { entry: QueueEntry; release(): void }[] = [];
+  for (const entry of batch) {
+    try {
+      const lock = lockTask(ctx, entry.taskId, `land (merge queue) ${entry.taskId}`);
+      locked.push({ entry, release: () => lock.release() });
+    } catch (err) {
+      bounce(ctx, entry, err, null);
+    }
+  }
+  try {
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const first = locked.find((l) => getEntry(ctx.store, l.entry.id)?.state !== 'bounced');
+      if (!first) return;
+      const task = ctx.store.getTask(ctx.key, first.entry.taskId);
+      const tip = task ? await revParse(ctx.repo, `refs/heads/${task.base}`) : null;
+      if (!task || !tip) {
+        for (const l of locked) bounce(ctx, l.entry, new Error(`the base ${task?.base ?? '?'} is not a branch`), null);
+        return;
+      }
+      const group = await integrate(ctx, locked, tip);
+      faultPoint('queue', 'integrating');
+      const moved = await settle(ctx, group, tip, counter);
+      if (moved) return;
+      // The base moved under the queue (someone committed or pushed to it): integrate again on the new tip.
+      for (const c of group) if (getEntry(ctx.store, c.entry.id)?.state === 'testing') setQueued(ctx.store, c.entry.id);
+    }
+    for (const l of locked) if (getEntry(ctx.store, l.entry.id)?.state === 'queued') bounce(ctx, l.entry, new Error('the base kept moving while the queue integrated it (5 times)'), null);
+  } finally {
+    for (const l of locked) l.release();
+  }
+}
+
+/**
+ * Each entry squashed onto the previous one's result, starting at `onto`: the chain the gate
+ * tests. An entry whose squash conflicts (or fails any of land's guards) is bounced alone.
+ */
+async function integrate(ctx: ProjectContext, entries: readonly { entry: QueueEntry; release(): void }[], onto: string): Promise<Candidate[]> {
+  const chain: Candidate[] = [];
+  let tip = onto;
+  for (const { entry, release } of entries) {
+    if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
+    const task = ctx.store.getTask(ctx.key, entry.taskId);
+    if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
+      bounce(ctx, entry, new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`), null);
+      continue;
+    }
+    try {
+      const plan = await planLand(ctx, task, { onto: tip, ...(entry.options.message ? { message: entry.options.message } : {}), ...(entry.options.acceptHooks ? { acceptHooks: true } : {}) });
+      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
+      chain.push({ entry, plan, release });
+      tip = plan.commit;
+    } catch (err) {
+      bounce(ctx, entry, err, null);
+    }
+  }
+  return chain;
+}
+
+/**
+ * Gates `group` (integrated on `base`) and lands what passes, bisecting a failure. False when
+ * the base moved under it before anything landed.
+ */
+async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+  if (group.length === 0) return true;
+  const steps = gateSteps(ctx.config);
+  const last = group[group.length - 1] as Candidate;
+  if (steps.length > 0) {
+    counter.gateRuns++;
+    const tasks = group.map((c) => c.entry.taskId);
+    ctx.reporter.line(`warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`);
+    let gate: Awaited<ReturnType<typeof runGate>>;
+    try {
+      gate = await runGate(ctx, last.plan.commit, steps, (gateTask) => setGateTask(ctx.store, group.map((c) => c.entry.id), gateTask));
+    } catch (err) {
+      // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
+      for (const c of group) bounce(ctx, c.entry, err, null);
+      return true;
+    }
+    faultPoint('queue', 'gating');
+    ctx.store.addEvent({
+      project: ctx.key,
+      kind: 'queue.gate',
+      level: gate.passed ? 'info' : 'warn',
+      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}; log ${gate.log})`,
+      data: { tasks, passed: gate.passed, log: gate.log, gateTask: gate.gateTask, run: counter.gateRuns },
+    });
+    if (!gate.passed) {
+      if (group.length === 1) {
+        bounce(ctx, last.entry, Object.assign(new Error(`the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`).join(', ')}`), { code: 'GATE_FAILED' }), gate.log);
+        return true;
+      }
+      // Bisect: the first half on the same base; the second on whatever the base is after it.
+      const half = Math.ceil(group.length / 2);
+      const left = await integrate(ctx, group.slice(0, half), base);
+      if (!(await settle(ctx, left, base, counter))) return false;
+      const now = await revParse(ctx.repo, last.plan.baseRef);
+      if (!now) return true;
+      const right = await integrate(ctx, group.slice(half), now);
+      return settle(ctx, right, now, counter);
+    }
+  }
+  return advance(ctx, group, base);
+}
+
+/**
+ * The only mutation: the base moves from `base` to the group's last commit (compare-and-swap),
+ * the main checkout following, each entry recorded landed. A `queue` intent covers it, so a
+ * processor killed between the checkout and the ref is repaired like a land.
+ */
+async function advance(ctx: ProjectContext, group: Candidate[], base: string): Promise<boolean> {
+  const last = group[group.length - 1] as Candidate;
+  const baseRef = last.plan.baseRef;
+  return withRepoLock(ctx, `merge queue onto ${last.plan.task.base}`, async () => {
+    if ((await revParse(ctx.repo, baseRef)) !== base) return false;
+    const checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
+    if (checkout) {
+      const changed = await changedNames(ctx.repo, base, last.plan.commit);
+      try {
+        await assertCheckoutCanFollow(checkout, last.plan.task, changed);
+      } catch (err) {
+        for (const c of group) bounce(ctx, c.entry, err, null);
+        return true;
+      }
+    }
+    const landed: Landed[] = group.map((c) => ({ ...landedOf(c.plan), checkout }));
+    const intent = beginIntent(ctx, 'queue', null, { baseRef, from: base, to: last.plan.commit, checkout, landed, entries: group.map((c) => c.entry.id) });
+    if (checkout) {
+      const ff = await moveCheckout(checkout, base, last.plan.commit);
+      if (ff.exitCode !== 0) {
+        intent.done();
+        for (const c of group) bounce(ctx, c.entry, Object.assign(new Error(`could not bring ${checkout} forward: ${ff.stderr.trim()}`), { code: 'CHECKOUT_DIRTY' }), null);
+        return true;
+      }
+      intent.step('checkout-moved');
+    }
+    if (!(await compareAndSwapRef(ctx.repo, baseRef, last.plan.commit, base, `warren merge queue: ${group.map((c) => c.entry.taskId).join(', ')}`))) {
+      if (checkout) await moveCheckout(checkout, last.plan.commit, base);
+      intent.done();
+      return false;
+    }
+    intent.step('ref-moved');
+    for (const c of group) {
+      const warnings = recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true);
+      recordLanded(ctx, { ...landedOf(c.plan), checkout }, ' (merge queue)');
+      setLanded(ctx.store, c.entry.id, summaryOf(c.plan, checkout, warnings));
+    }
+    intent.step('recorded');
+    intent.done();
+    ctx.reporter.line(`warren: merge queue: landed ${group.map((c) => `${c.entry.taskId} (${c.plan.commit.slice(0, 12)})`).join(', ')} on ${last.plan.task.base}`);
+    return true;
+  });
+}
+
+function summaryOf(plan: LandPlan, checkout: string | null, warnings: string[]): LandedSummary {
+  return {
+    commit: plan.commit,
+    tree: plan.tree,
+    base: plan.task.base,
+    baseBefore: plan.baseTip,
+    excluded: plan.exclusions.map((e) => e.path),
+    exclusions: plan.exclusions,
+    rebased: plan.rebased,
+    checkoutUpdated: checkout,
+    warnings,
+  };
+}
+
+function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
+  const code = isWarrenError(err) ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'LAND_CONFLICT';
+  const reason = err instanceof Error ? err.message : String(err);
+  setBounced(ctx.store, entry.id, code, reason, log);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: entry.taskId,
+    kind: 'land.bounced',
+    level: 'warn',
+    message: `bounced from the merge queue (${code}): ${reason}${log ? ` (gate log ${log})` : ''}; nothing was lost, the task is as it was`,
+    data: { entry: entry.id, code, reason, log },
+  });
+}
+
+/**
+ * A queue advance whose processor died between moving the main checkout and the base ref: the
+ * checkout goes back (the entries wait again). Once the ref had moved, the batch landed: it is
+ * recorded.
+ */
+export const recoverQueue: RecoverFn = async (ctx, intent) => {
+  const d = intent.data as { baseRef: string; from: string; to: string; checkout: string | null; landed: Landed[]; entries: number[] };
+  if (intent.step === 'recorded' || !d.baseRef) return { outcome: 'nothing-to-do', message: 'the batch had landed and been recorded' };
+  return withRepoLock(ctx, 'recover merge queue', async () => {
+    const tip = await revParse(ctx.repo, d.baseRef);
+    if (tip === d.to) {
+      d.landed.forEach((l, i) => {
+        if (ctx.store.getTask(ctx.key, l.id)?.state !== 'landed') recordLanded(ctx, l, ' (recorded after an interrupted merge queue)');
+        const id = d.entries[i];
+        if (id !== undefined) setLanded(ctx.store, id, { commit: l.commit, tree: l.tree, base: l.base, baseBefore: l.baseTip, excluded: l.excluded, exclusions: [], rebased: l.rebased, checkoutUpdated: d.checkout, warnings: [] });
+      });
+      return { outcome: 'rolled-forward' as const, message: `the base had moved to ${d.to.slice(0, 12)}: ${d.landed.map((l) => l.id).join(', ')} landed, and are now recorded` };
+    }
+    if (d.checkout && intent.step === 'checkout-moved') {
+      const back = await moveCheckout(d.checkout, d.to, tip ?? d.from);
+      if (back.exitCode !== 0) return { outcome: 'failed' as const, message: `${d.checkout} holds the queue's integration ${d.to.slice(0, 12)} and could not be put back: ${back.stderr.trim()}` };
+    }
+    for (const id of d.entries) if (getEntry(ctx.store, id)?.state === 'testing') setQueued(ctx.store, id);
+    return { outcome: 'rolled-back' as const, message: `the base did not move${d.checkout ? `; ${d.checkout} was put back` : ''}; the entries wait in the queue again` };
+  });
+};

@@ -1,0 +1,163 @@
+import { WarrenError } from '../errors.js';
+import { moveCheckout } from '../git/index-ops.js';
+import { createRef, deleteRefAt, refsUnder, treeOf } from '../git/refs.js';
+import { setIndexTree, snapshotWorktree, type WorktreeSnapshot } from '../git/snapshot.js';
+import { commitTree } from '../git/trees.js';
+import type { Task } from '../state/types.js';
+import { parseDuration } from '../util/duration.js';
+import type { ProjectContext } from './context.js';
+import type { GcCollected, GcStep } from './lifecycle.js';
+import { provisionedExcludes } from './provisioned.js';
+
+/**
+ * What `rm --discard` saves before it removes a task: one commit under
+ * `refs/warren/archive/<ID>/<UTC time>`, made with plumbing only.
+ *
+ * - Its tree is the workspace as it was: tracked files as they were on disk, and untracked files
+ *   git does not ignore. warren's provisioned paths, and what `.gitignore` ignores, are left out
+ *   (a plain `rm` deletes those too).
+ * - Its first parent is the branch tip: every commit of the task stays reachable, landed or not,
+ *   after the branch is deleted.
+ * - Its second parent is a commit of the index as it was, so `restore` brings staged changes back
+ *   staged, the rest unstaged, and untracked files untracked.
+ * - Its message names the task's type, branch, base (and sandbox, when the task had its own) in
+ *   trailers: an archive is read from git alone, whatever the database holds.
+ */
+
+export const ARCHIVE_PREFIX = 'refs/warren/archive/';
+/** How long `gc` keeps an archive when warren.yaml does not say (`archive: { keep: 14d }`). */
+export const DEFAULT_ARCHIVE_KEEP = '14d';
+
+export interface Archive {
+  id: string;
+  /** `refs/warren/archive/<ID>/<UTC time>`. */
+  ref: string;
+  /** When it was made, ISO 8601 UTC. */
+  at: string;
+  commit: string;
+  /** The branch tip it keeps, with the task's commits. */
+  tip: string;
+  /** The commit holding the index as it was. */
+  index: string;
+  type: string;
+  branch: string;
+  base: string;
+  baseCommit: string;
+  /** The task's own sandbox (`new --sandbox`), when it had one: `restore` gives it back. */
+  sandbox?: 'none' | 'bwrap';
+}
+
+/** `20261130T191218.123Z`: the time in a ref name (no `:`), sorting as it reads. */
+export function archiveStamp(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '');
+}
+
+/** Pure: the ID and time a ref name carries, or null for a name warren did not write. */
+export function parseArchiveRef(ref: string): { id: string; at: string } | null {
+  const m = /^refs\/warren\/archive\/([^/]+)\/(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)\.(\d{3})Z$/.exec(ref);
+  if (!m) return null;
+  const [, id = '', y, mo, d, h, mi, s, ms] = m;
+  return { id, at: `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z` };
+}
+
+const TRAILERS = { type: 'Warren-Type', branch: 'Warren-Branch', base: 'Warren-Base', baseCommit: 'Warren-Base-Commit' } as const;
+
+const SANDBOX_TRAILER = 'Warren-Sandbox';
+
+export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base' | 'baseCommit'> & { data?: Pick<Task['data'], 'sandbox'> }, indexKept: boolean): string {
+  const sandbox = task.data?.sandbox;
+  return [
+    `warren archive of ${task.id}`,
+    '',
+    `Saved by \`warren rm ${task.id} --discard\`; \`warren restore ${task.id}\` brings it back.${indexKept ? '' : ' The index had unmerged paths: it was not kept, every change comes back unstaged.'}`,
+    '',
+    `Warren-Task: ${task.id}`,
+    ...Object.entries(TRAILERS).map(([key, trailer]) => `${trailer}: ${task[key as keyof typeof TRAILERS]}`),
+    ...(sandbox ? [`${SANDBOX_TRAILER}: ${sandbox}`] : []),
+    '',
+  ].join('\n');
+}
+
+/** Pure: the task facts an archive's message carries, or null when one is missing. */
+export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'branch' | 'base' | 'baseCommit' | 'sandbox'> | null {
+  const value = (trailer: string): string | null => {
+    const line = message.split('\n').find((l) => l.startsWith(`${trailer}: `));
+    return line ? line.slice(trailer.length + 2).trim() : null;
+  };
+  const type = value(TRAILERS.type);
+  const branch = value(TRAILERS.branch);
+  const base = value(TRAILERS.base);
+  const baseCommit = value(TRAILERS.baseCommit);
+  const sandbox = value(SANDBOX_TRAILER);
+  if (!type || !branch || !base || !baseCommit) return null;
+  return { type, branch, base, baseCommit, ...(sandbox === 'none' || sandbox === 'bwrap' ? { sandbox } : {}) };
+}
+
+/**
+ * Saves the task's workspace and commits under a new archive ref. `snapshot` null: the workspace
+ * is gone already (a `remove_failed` task), so only the branch tip is kept.
+ */
+export async function archiveTask(ctx: ProjectContext, task: Task, tip: string, snapshot: WorktreeSnapshot | null, now = new Date()): Promise<Archive> {
+  const tipTree = await treeOf(ctx.repo, tip);
+  const indexKept = snapshot === null || snapshot.indexTree !== null;
+  const index = await commitTree(ctx.repo, snapshot?.indexTree ?? tipTree, tip, `warren archive of ${task.id}: the index\n`);
+  const commit = await commitTree(ctx.repo, snapshot?.tree ?? tipTree, [tip, index], archiveMessage(task, indexKept));
+  // A ref of the same millisecond (two discards of one ID in a row) takes the next one.
+  for (let t = now.getTime(); t < now.getTime() + 50; t++) {
+    const at = new Date(t);
+    const ref = `${ARCHIVE_PREFIX}${task.id}/${archiveStamp(at)}`;
+    if (await createRef(ctx.repo, ref, commit, `warren: rm ${task.id} --discard`)) {
+      return { id: task.id, ref, at: at.toISOString(), commit, tip, index, type: task.type, branch: task.branch, base: task.base, baseCommit: task.baseCommit, ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}) };
+    }
+  }
+  throw new WarrenError('GIT_LOCKED', `could not create an archive ref for task ${task.id}; nothing was removed.`, { hint: 'Run the command again.' });
+}
+
+/** The workspace as it is, for `archiveTask`: read through a copy of its index. */
+export async function snapshotTask(ctx: ProjectContext, task: Task): Promise<WorktreeSnapshot> {
+  return snapshotWorktree(task.path, await provisionedExcludes(ctx, task));
+}
+
+/** Every archive of this repository (of one task, when `id` is given), oldest first. */
+export async function listArchives(ctx: ProjectContext, id?: string): Promise<Archive[]> {
+  const refs = await refsUnder(ctx.repo, id === undefined ? ARCHIVE_PREFIX : `${ARCHIVE_PREFIX}${id}/`);
+  const out: Archive[] = [];
+  for (const r of refs) {
+    const named = parseArchiveRef(r.ref);
+    const facts = parseArchiveMessage(r.message);
+    const [tip, index] = r.parents;
+    if (!named || !facts || !tip || !index) continue;
+    out.push({ id: named.id, ref: r.ref, at: named.at, commit: r.commit, tip, index, ...facts });
+  }
+  return out.sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
+}
+
+/**
+ * Puts an archive's files and index into a fresh worktree of its branch tip: the files move
+ * from the tip to the archived tree (`read-tree -m -u`: the checkout is pristine, so nothing is
+ * in the way), then the index is set to the archived index. What was untracked is untracked again.
+ */
+export async function populateFromArchive(ctx: ProjectContext, wsPath: string, archive: Archive): Promise<void> {
+  const moved = await moveCheckout(wsPath, archive.tip, archive.commit);
+  if (moved.exitCode !== 0) {
+    throw new WarrenError('GIT_FAILED', `could not put archive ${archive.ref}'s files in ${wsPath}: ${moved.stderr.trim()}`, { details: { stderr: moved.stderr } });
+  }
+  await setIndexTree(wsPath, await treeOf(ctx.repo, archive.index));
+}
+
+/** `gc`: archives older than `archive: { keep }` (default 14 days) are deleted, each listed. */
+export const archiveGc: GcStep = {
+  name: 'archives',
+  async collect(ctx, now = new Date()): Promise<GcCollected> {
+    const keep = ctx.config.archive?.keep ?? DEFAULT_ARCHIVE_KEEP;
+    const keepMs = parseDuration(keep, 'archive.keep');
+    const removed: GcCollected['removed'] = [];
+    const kept: GcCollected['kept'] = [];
+    for (const a of await listArchives(ctx)) {
+      if (now.getTime() - Date.parse(a.at) < keepMs) continue;
+      if (await deleteRefAt(ctx.repo, a.ref, a.commit)) removed.push({ kind: 'archive', action: 'delete-ref', id: a.id, path: a.ref, branch: a.branch });
+      else kept.push({ kind: 'archive', path: a.ref, reason: 'it moved while gc was deleting it' });
+    }
+    return { removed, kept };
+  },
+};

@@ -1,0 +1,245 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { LIFECYCLE } from '../src/lifecycle.js';
+import { INTENT_OPS, type IntentOp } from '../src/state/intents.js';
+import { Store } from '../src/state/store.js';
+import { readMounts } from '../src/system/mounts.js';
+import { isHolderAlive, readHolder, tryAcquire } from '../src/util/lockfile.js';
+import { intentSteps } from '../src/workspace/intents.js';
+import { BIN, gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
+import { makeNodeModules, unmountUnder } from './helpers/tree.js';
+
+/**
+ * A crash at any step leaves a state the next command repairs. For every named step of every
+ * mutating command: kill warren there with SIGKILL (the WARREN_FAULT seam), let the next command
+ * repair it, and check that no commit was lost, the main checkout's HEAD, index and files agree,
+ * no mount and no lock is left behind, and the same operation then reaches its goal without a
+ * manual step. The matrix of what happened is printed at the end (artifacts/crash-matrix.md).
+ */
+
+interface Row {
+  op: IntentOp;
+  step: string;
+  killed: boolean;
+  recovery: string;
+  then: string;
+}
+const matrix: Row[] = [];
+
+afterAll(() => {
+  if (matrix.length === 0) return;
+  const lines = ['| command | killed at step | killed | recovery | then |', '|---|---|---|---|---|', ...matrix.map((r) => `| ${r.op} | ${r.step} | ${r.killed ? 'yes' : 'NO'} | ${r.recovery} | ${r.then} |`)];
+  const summary = `${matrix.length} step(s) of ${new Set(matrix.map((r) => r.op)).size} commands: ${matrix.filter((r) => r.killed).length} killed, ${matrix.filter((r) => r.then.startsWith('ok')).length} recovered`;
+  const text = `${lines.join('\n')}\n\n${summary}\n`;
+  const dir = path.resolve(import.meta.dirname, '../artifacts');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'crash-matrix.md'), text);
+  console.log(`crash matrix\n${text}`);
+});
+
+/**
+ * `landTask` moves the base itself (the library's direct land, which `land --branch-only` and
+ * programs use); `warren land` goes through the merge queue (`queue` below).
+ */
+const DIRECT_LAND = [
+  '--input-type=module',
+  '-e',
+  `import { openProject, landTask } from ${JSON.stringify(path.resolve(import.meta.dirname, '../dist/index.js'))}; const ctx = await openProject(process.cwd()); await landTask(ctx, 'k'); ctx.store.close();`,
+];
+
+/** The command line of each operation, on task `k` (gc collects the vanished task `v`); a leading `node:` runs node itself. */
+const COMMAND: Record<IntentOp, string[]> = {
+  new: ['new', 'feat', 'k'],
+  rm: ['rm', 'k', '--delete-branch'],
+  checkpoint: ['checkpoint', 'k', '-m', 'work'],
+  land: ['node:', ...DIRECT_LAND],
+  provision: ['provision', 'k', '--refresh'],
+  gc: ['gc'],
+  // The merge queue's processor: `land` works the queue when nobody else does.
+  queue: ['land', 'k'],
+  discard: ['rm', 'k', '--discard'],
+  restore: ['restore', 'k'],
+};
+
+function runWith(repo: TestRepo, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const argv = args[0] === 'node:' ? args.slice(1) : [BIN, ...args];
+    const child = spawn(process.execPath, argv, { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+async function ok(repo: TestRepo, ...args: string[]): Promise<void> {
+  const r = await runWith(repo, args);
+  expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+}
+
+function crashRepo(): TestRepo {
+  const repo = makeRepo({
+    files: {
+      '.gitignore': 'node_modules/\n.setup-ran\n',
+      'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
+      // cow: a real overlay as root (so "no mount left behind" means something); elsewhere it falls back to a copy.
+      // A gate, so that the merge queue has a gating step to be killed at.
+      'warren.yaml': 'provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: mark, run: "touch .setup-ran" }\nverify:\n  - { id: ok, run: "true" }\n',
+    },
+  });
+  makeNodeModules(repo.root);
+  onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+  return repo;
+}
+
+/** What must be true before the operation runs. */
+async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
+  if (op === 'new') return;
+  await ok(repo, 'new', 'feat', 'k');
+  const ws = workspace(repo, 'k');
+  if (op === 'checkpoint' || op === 'land' || op === 'queue') fs.writeFileSync(path.join(ws, 'work.txt'), 'the task\'s work\n');
+  if (op === 'land' || op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
+  if (op === 'rm') {
+    // Work on the branch that landed elsewhere, so --delete-branch may delete it.
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'x\n');
+    await ok(repo, 'checkpoint', 'k', '-m', 'work');
+    repo.git('branch', 'keep-k', 'feat/k');
+  }
+  if (op === 'discard' || op === 'restore') {
+    // Uncommitted, untracked and unlanded work: all of it must survive either way.
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'committed\n');
+    await ok(repo, 'checkpoint', 'k', '-m', 'work');
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'changed\n');
+    fs.writeFileSync(path.join(ws, 'untracked.txt'), 'new\n');
+  }
+  if (op === 'restore') await ok(repo, 'rm', 'k', '--discard');
+  if (op === 'gc') {
+    await ok(repo, 'new', 'feat', 'v');
+    const v = workspace(repo, 'v');
+    unmountUnder(v);
+    fs.rmSync(v, { recursive: true, force: true });
+    // Gone for good, git's record too: a vanished task gc forgets (a live task whose folder is
+    // merely away, with git's record kept, is displaced and spared instead).
+    repo.git('worktree', 'prune');
+  }
+}
+
+function listJson(repo: TestRepo): { id: string; state: string; path: string }[] {
+  return JSON.parse(gitlessRun(repo, ['--json', 'list'])) as { id: string; state: string; path: string }[];
+}
+
+function gitlessRun(repo: TestRepo, args: string[]): string {
+  return spawnSync(process.execPath, [BIN, ...args], { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home }, encoding: 'utf8' }).stdout;
+}
+
+/** What the repair recorded (the newest recovery event), and how many intents are still open. */
+function recoveryFacts(repo: TestRepo): { outcome: string | null; open: number } {
+  const store = new Store(repo.home);
+  try {
+    const row = store.db.prepare("SELECT data FROM events WHERE kind IN ('intent.recovered', 'intent.recovery_failed') ORDER BY seq DESC LIMIT 1").get() as { data: string } | undefined;
+    const open = (store.db.prepare('SELECT COUNT(*) AS n FROM intents').get() as { n: number }).n;
+    return { outcome: row ? (JSON.parse(row.data) as { outcome: string }).outcome : null, open };
+  } finally {
+    store.close();
+  }
+}
+
+function workspace(repo: TestRepo, id: string): string {
+  const root = path.join(repo.home, 'worktrees');
+  const project = fs.readdirSync(root)[0] ?? '';
+  return path.join(root, project, id);
+}
+
+/** Has the operation's goal been reached? */
+function goalReached(repo: TestRepo, op: IntentOp, tasks = listJson(repo)): boolean {
+  const k = tasks.find((t) => t.id === 'k');
+  switch (op) {
+    case 'new':
+      return k?.state === 'ready' && fs.existsSync(path.join(k.path, '.setup-ran'));
+    case 'rm':
+      return k === undefined && gitIn(repo.root, 'branch', '--list', 'feat/k') === '';
+    case 'checkpoint':
+      return k !== undefined && gitIn(k.path, 'log', '-1', '--format=%s') === 'work' && gitIn(k.path, 'status', '--porcelain') === '';
+    case 'land':
+    case 'queue':
+      // Landed once: one squash commit on the base.
+      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt')) && gitIn(repo.root, 'log', '--format=%s').split('\n').filter((s) => s === 'work').length === 1;
+    case 'provision':
+      return k !== undefined && fs.existsSync(path.join(k.path, 'node_modules', 'left-pad', 'index.js'));
+    case 'gc':
+      return !tasks.some((t) => t.id === 'v');
+    case 'discard':
+      return k === undefined && gitIn(repo.root, 'branch', '--list', 'feat/k') === '' && gitIn(repo.root, 'for-each-ref', 'refs/warren/archive/k/') !== '';
+    case 'restore':
+      return (
+        k?.state === 'ready' &&
+        fs.readFileSync(path.join(k.path, 'work.txt'), 'utf8') === 'changed\n' &&
+        fs.readFileSync(path.join(k.path, 'untracked.txt'), 'utf8') === 'new\n' &&
+        gitIn(k.path, 'status', '--porcelain') === 'M work.txt\n?? untracked.txt'
+      );
+  }
+}
+
+function reachable(root: string): Set<string> {
+  return new Set(gitIn(root, 'rev-list', '--all').split('\n').filter(Boolean));
+}
+
+const CASES = INTENT_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step })));
+
+describe('a crash at any step of any mutating command', () => {
+  it.each(CASES)('$op killed at $step: the next command repairs it', async ({ op, step }) => {
+    const repo = crashRepo();
+    await prepare(repo, op);
+    const before = reachable(repo.root);
+
+    const crashed = await runWith(repo, COMMAND[op], { WARREN_FAULT: `${op}:${step}` });
+    const row: Row = { op, step, killed: crashed.signal === 'SIGKILL', recovery: '-', then: '' };
+    matrix.push(row);
+    expect(crashed.signal, `${op} did not reach ${step}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
+
+    // The next command (any: scan here) repairs it.
+    const scan = await runWith(repo, ['--json', 'scan']);
+    expect(scan.code, scan.stderr).toBe(0);
+    const facts = recoveryFacts(repo);
+    row.recovery = facts.outcome ?? 'none needed';
+    expect(scan.stderr).not.toMatch(/could not repair/);
+    expect(facts.open, 'an intent is still open after the repair').toBe(0);
+
+    // No commit lost.
+    const after = reachable(repo.root);
+    for (const c of before) expect(after.has(c), `commit ${c} lost`).toBe(true);
+    // The main checkout's HEAD, index and files agree.
+    expect(gitIn(repo.root, 'status', '--porcelain', '--untracked-files=no')).toBe('');
+    // No lock blocks: one a dead process left is taken over by the next taker.
+    const locks = path.join(repo.home, 'locks');
+    for (const dir of fs.existsSync(locks) ? fs.readdirSync(locks) : []) {
+      for (const f of fs.readdirSync(path.join(locks, dir)).filter((n) => n.endsWith('.lock'))) {
+        const file = path.join(locks, dir, f);
+        const holder = readHolder(file);
+        if (!holder || isHolderAlive(holder)) continue;
+        const taken = tryAcquire(file, 'crash test');
+        expect(taken.ok, `lock ${f} of dead pid ${holder.pid} blocks`).toBe(true);
+        if (taken.ok) taken.lock.release();
+      }
+    }
+    // No mount of a task that no longer exists.
+    const tasks = listJson(repo);
+    const live = tasks.map((t) => t.path);
+    const strayMounts = readMounts().filter((m) => m.mountPoint.startsWith(repo.home) && !live.some((p) => m.mountPoint.startsWith(`${p}/`)));
+    expect(strayMounts.map((m) => m.mountPoint)).toEqual([]);
+
+    // The same operation reaches its goal without a manual step: already, or when run again.
+    if (goalReached(repo, op, tasks)) {
+      row.then = 'ok: goal already reached';
+    } else {
+      const again = await runWith(repo, COMMAND[op]);
+      expect(again.code, `${COMMAND[op].join(' ')} again: ${again.stderr}`).toBe(0);
+      expect(goalReached(repo, op)).toBe(true);
+      row.then = 'ok: ran again';
+    }
+  });
+});

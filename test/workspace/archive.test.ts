@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { archiveStamp, parseArchiveMessage, parseArchiveRef, archiveMessage } from '../../src/workspace/archive.js';
+import { makeRepo, type TestRepo } from '../helpers/repo.js';
+
+interface Err {
+  error: { code: string; message: string; hint?: string };
+}
+interface Archived {
+  id: string;
+  ref: string;
+  at: string;
+  commit: string;
+  tip: string;
+  type: string;
+  branch: string;
+  base: string;
+}
+
+async function newTask(repo: TestRepo, id: string): Promise<string> {
+  const res = await repo.warrenJson<{ path: string }>('new', 'feat', id);
+  expect(res.code, res.stderr).toBe(0);
+  return res.json.path;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+}
+
+/** Every file and symlink under `dir` (not `.git`), with its mode and content digest or link target. */
+function listing(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const visit = (rel: string): void => {
+    for (const name of fs.readdirSync(path.join(dir, rel)).sort()) {
+      if (rel === '' && name === '.git') continue;
+      const r = rel === '' ? name : `${rel}/${name}`;
+      const st = fs.lstatSync(path.join(dir, r));
+      if (st.isDirectory()) visit(r);
+      else if (st.isSymbolicLink()) out[r] = `link ${fs.readlinkSync(path.join(dir, r))}`;
+      else out[r] = `${(st.mode & 0o777).toString(8)} ${createHash('sha256').update(fs.readFileSync(path.join(dir, r))).digest('hex')}`;
+    }
+  };
+  visit('');
+  return out;
+}
+
+/** What git says about the workspace: status (staged and unstaged apart), HEAD and branch. */
+function gitState(ws: string): { status: string; head: string; branch: string; log: string } {
+  return {
+    status: git(ws, 'status', '--porcelain=v1', '-z', '--untracked-files=all'),
+    head: git(ws, 'rev-parse', 'HEAD').trim(),
+    branch: git(ws, 'symbolic-ref', '--short', 'HEAD').trim(),
+    log: git(ws, 'log', '--format=%H %s').trim(),
+  };
+}
+
+describe('rm --discard and restore', () => {
+  it('round-trips a workspace byte for byte: unlanded commits, staged, unstaged, deleted, untracked, binary, odd names, modes and links', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'src/a.txt': 'a\nb\nc\n', 'old.txt': 'old\n', 'tool.sh': '#!/bin/sh\n', '.gitignore': 'build/\n' } });
+    const ws = await newTask(repo, 'D-1');
+    // An unlanded commit.
+    fs.writeFileSync(path.join(ws, 'src/a.txt'), 'a\nB\nc\n');
+    git(ws, 'commit', '-q', '-am', 'capital B');
+    // Staged, then changed again (the index and the file differ), a staged new file, a staged deletion.
+    fs.writeFileSync(path.join(ws, 'src/a.txt'), 'a\nB\nc\nstaged\n');
+    git(ws, 'add', 'src/a.txt');
+    fs.writeFileSync(path.join(ws, 'src/a.txt'), 'a\nB\nc\nstaged\nunstaged\n');
+    fs.writeFileSync(path.join(ws, 'staged-new.txt'), 'new and staged\n');
+    git(ws, 'add', 'staged-new.txt');
+    git(ws, 'rm', '-q', 'old.txt');
+    // An unstaged deletion, a mode change, untracked files with hostile names, a binary, a link.
+    fs.rmSync(path.join(ws, 'README.md'));
+    fs.chmodSync(path.join(ws, 'tool.sh'), 0o755);
+    fs.writeFileSync(path.join(ws, 'notes with spaces.md'), 'untracked\n');
+    fs.writeFileSync(path.join(ws, 'line\nbreak.txt'), 'newline in the name\n');
+    fs.mkdirSync(path.join(ws, 'deep/er'), { recursive: true });
+    fs.writeFileSync(path.join(ws, 'deep/er/blob.bin'), Buffer.from([0, 1, 2, 255, 0, 10, 13, 10]));
+    fs.symlinkSync('src/a.txt', path.join(ws, 'link-to-a'));
+    // Ignored: not the task's work, removed as a plain rm removes it.
+    fs.mkdirSync(path.join(ws, 'build'));
+    fs.writeFileSync(path.join(ws, 'build/out.js'), 'built\n');
+
+    const before = listing(ws);
+    const state = gitState(ws);
+    const tip = state.head;
+
+    // A plain rm refuses exactly as before, and changes nothing.
+    const plain = await repo.warrenJson<Err>('rm', 'D-1');
+    expect(plain.code).toBe(1);
+    expect(plain.json.error.code).toBe('WORKSPACE_DIRTY');
+    expect(plain.json.error.hint).toContain('warren rm D-1 --discard');
+    expect(listing(ws)).toEqual(before);
+
+    const discarded = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean; archive: string }>('rm', 'D-1', '--discard');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    expect(discarded.json).toMatchObject({ removed: true, branchDeleted: true });
+    expect(discarded.json.archive).toMatch(/^refs\/warren\/archive\/D-1\/\d{8}T\d{6}\.\d{3}Z$/);
+    expect(fs.existsSync(ws)).toBe(false);
+    expect(repo.git('branch', '--list', 'feat/D-1')).toBe('');
+    // The unlanded commit is kept by the archive.
+    expect(repo.git('rev-parse', `${discarded.json.archive}^1`)).toBe(tip);
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/warren/archive/')).toBe(discarded.json.archive);
+
+    const archived = await repo.warrenJson<Archived[]>('list', '--archived');
+    expect(archived.json).toHaveLength(1);
+    expect(archived.json[0]).toMatchObject({ id: 'D-1', ref: discarded.json.archive, tip, type: 'feat', branch: 'feat/D-1', base: 'main' });
+    expect((await repo.warren('list', '--archived')).stdout).toContain('D-1');
+
+    const restored = await repo.warrenJson<{ id: string; path: string; state: string; archive: string }>('restore', 'D-1');
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.json).toMatchObject({ id: 'D-1', path: ws, state: 'ready', archive: discarded.json.archive });
+    expect(listing(ws)).toEqual(Object.fromEntries(Object.entries(before).filter(([k]) => !k.startsWith('build/'))));
+    expect(gitState(ws)).toEqual(state);
+    // The restored task is a task like any other: its diff shows the same work.
+    const diff = await repo.warrenJson<{ files: { path: string; status: string }[] }>('diff', 'D-1', '--stat');
+    expect(diff.json.files.map((f) => `${f.status} ${f.path}`)).toEqual([
+      'deleted README.md',
+      'added deep/er/blob.bin',
+      'added line\nbreak.txt',
+      'added link-to-a',
+      'added notes with spaces.md',
+      'deleted old.txt',
+      'modified src/a.txt',
+      'added staged-new.txt',
+      'modified tool.sh',
+    ]);
+  });
+
+  it('refuses what it cannot do and changes nothing: no archive, the ID taken, the branch made again meanwhile', async () => {
+    const repo = makeRepo();
+    const none = await repo.warrenJson<Err>('restore', 'nope');
+    expect(none.code).toBe(1);
+    expect(none.json.error.code).toBe('TASK_NOT_FOUND');
+
+    const ws = await newTask(repo, 'D-2');
+    fs.writeFileSync(path.join(ws, 'wip.txt'), 'wip\n');
+    expect((await repo.warren('rm', 'D-2', '--discard')).code).toBe(0);
+    await newTask(repo, 'D-2');
+    const taken = await repo.warrenJson<Err>('restore', 'D-2');
+    expect(taken.json.error.code).toBe('TASK_EXISTS');
+    expect((await repo.warren('rm', 'D-2')).code).toBe(0); // a plain rm keeps its branch
+    const branch = await repo.warrenJson<Err>('restore', 'D-2');
+    expect(branch.json.error.code).toBe('BRANCH_EXISTS');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    const both = await repo.warrenJson<Err>('rm', 'D-2', '--discard', '--delete-branch');
+    expect(both.code).toBe(2);
+  });
+
+  it('a task discarded twice restores the newer archive; gc deletes archives past archive.keep and lists them', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'archive: { keep: 2d }\n' } });
+    let ws = await newTask(repo, 'D-3');
+    fs.writeFileSync(path.join(ws, 'first.txt'), 'first\n');
+    expect((await repo.warren('rm', 'D-3', '--discard')).code).toBe(0);
+    ws = await newTask(repo, 'D-3');
+    fs.writeFileSync(path.join(ws, 'second.txt'), 'second\n');
+    expect((await repo.warren('rm', 'D-3', '--discard')).code).toBe(0);
+    const [older, newer] = (await repo.warrenJson<Archived[]>('list', '--archived')).json;
+    expect(older && newer && older.at < newer.at).toBe(true);
+    expect((await repo.warren('restore', 'D-3')).code).toBe(0);
+    expect(fs.existsSync(path.join(ws, 'second.txt'))).toBe(true);
+    expect(fs.existsSync(path.join(ws, 'first.txt'))).toBe(false);
+
+    // Three days old: past keep (2d). The same commit under a ref named three days ago.
+    const old = `refs/warren/archive/D-3/${archiveStamp(new Date(Date.now() - 3 * 86_400_000))}`;
+    repo.git('update-ref', old, older?.commit ?? '');
+    const gc = await repo.warrenJson<{ removed: { kind: string; action: string; id?: string; path?: string }[] }>('gc');
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.json.removed.filter((r) => r.kind === 'archive')).toEqual([{ kind: 'archive', action: 'delete-ref', id: 'D-3', path: old, branch: 'feat/D-3' }]);
+    expect((await repo.warren('gc')).stdout).not.toContain('archive');
+    expect((await repo.warrenJson<Archived[]>('list', '--archived')).json.map((a) => a.ref)).toEqual([older?.ref, newer?.ref]);
+  });
+
+  it('names archives by UTC time and reads their facts back from the commit message (pure)', () => {
+    expect(archiveStamp(new Date('2026-11-30T19:12:18.123Z'))).toBe('20261130T191218.123Z');
+    expect(parseArchiveRef('refs/warren/archive/T-1/20261130T191218.123Z')).toEqual({ id: 'T-1', at: '2026-11-30T19:12:18.123Z' });
+    expect(parseArchiveRef('refs/warren/archive/T-1/yesterday')).toBeNull();
+    expect(parseArchiveRef('refs/warren/archive/a/b/20261130T191218.123Z')).toBeNull();
+    const task = { id: 'T-1', type: 'spike', branch: 'spike/T-1', base: 'main', baseCommit: 'a'.repeat(40) };
+    expect(parseArchiveMessage(archiveMessage(task, true))).toEqual({ type: 'spike', branch: 'spike/T-1', base: 'main', baseCommit: 'a'.repeat(40) });
+    expect(archiveMessage(task, false)).toContain('every change comes back unstaged');
+    expect(parseArchiveMessage('a commit someone else wrote\n')).toBeNull();
+    expect(parseArchiveMessage(archiveMessage({ ...task, data: { sandbox: 'bwrap' } }, true))?.sandbox).toBe('bwrap');
+  });
+});
