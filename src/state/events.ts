@@ -35,6 +35,8 @@ export interface EventPayloads {
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
+  /** A landed change touched a lockfile: what is installed in the checkout of the base is stale. */
+  'land.deps_stale': { lockfiles: string[]; checkout: string; commit: string };
   'land.bounced': { entry: number; code: string; reason: string; log: string | null };
   'queue.joined': { entry: number; position: number };
   'queue.left': { entry: number };
@@ -113,6 +115,7 @@ export const EVENT_KINDS = Object.keys({
   'intent.recovery_failed': 1,
   'task.landed': 1,
   'land.excluded': 1,
+  'land.deps_stale': 1,
   'land.bounced': 1,
   'queue.joined': 1,
   'queue.left': 1,
