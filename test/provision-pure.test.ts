@@ -248,6 +248,7 @@ describe('selectIncluded: git\'s two answers, intersected and grouped', () => {
   it('keeps only what git also ignores, never a folder holding a tracked file', () => {
     const out = selectIncluded({ ...base, tracked: ['cache/keep'], matching: ['cache/a', 'cache/b/c', 'notes.txt'], ignored: ['cache/a', 'cache/b/c'], unignored: ['notes.txt'] });
     expect(out.paths).toEqual(['cache/a', 'cache/b']);
+    expect(out.notIgnored).toEqual(['notes.txt']);
   });
   it('leaves out nested repositories, VCS metadata and what warren.yaml provisions, each named once', () => {
     const ignored = ['.worktrees/wt/', 'c/.hg/store/a', 'c/.hg/store/b', 'c/f', 'nm/x/1', 'nm/x/2'];

@@ -110,4 +110,13 @@ describe('skips that say what really happens', () => {
     expect(made.stderr).toContain("skipped .gitignore (not-ignored): git tracks .gitignore, so the workspace already has the branch's version of it");
     expect(made.stderr).not.toContain('git carries it');
   });
+
+  it('listed in .worktreeinclude but not ignored: left out, as git leaves it, and said', async () => {
+    const repo = makeRepo({ files: { '.gitignore': 'node_modules/\n', '.worktreeinclude': '.env\n' } });
+    repo.write('.env', 'SECRET=1\n');
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
+    expect(made.code, made.stderr).toBe(0);
+    expect(fs.existsSync(path.join(made.json.path, '.env'))).toBe(false);
+    expect(made.stderr).toContain('skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree');
+  });
 });

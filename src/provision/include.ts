@@ -32,6 +32,8 @@ export interface IncludeSelection {
   excluded: { path: string; why: 'nested-repository' | 'vcs-metadata' | 'claimed'; files: number; claimedBy?: string }[];
   /** How many files the selected paths hold. */
   files: number;
+  /** Untracked files the patterns match that git does not ignore: git leaves them out, and so does warren (said). */
+  notIgnored: string[];
 }
 
 /** The VCS metadata folder in a path (`a/.hg/store` → `a/.hg`), or null. Pure. */
@@ -66,8 +68,12 @@ export function selectIncluded(lists: IncludeLists): IncludeSelection {
     else excluded.set(path, { path, why, files: 1, ...(claimedBy !== undefined ? { claimedBy } : {}) });
   };
   const selected = new Set<string>();
+  const notIgnored: string[] = [];
   for (const raw of lists.matching) {
-    if (!ignored.has(raw)) continue;
+    if (!ignored.has(raw)) {
+      if (!raw.endsWith('/')) notIgnored.push(raw);
+      continue;
+    }
     const rel = raw.replace(/\/$/, '');
     const vcs = vcsMetadataOf(rel);
     const claim = claimOf(rel, lists.claimed);
@@ -103,5 +109,6 @@ export function selectIncluded(lists: IncludeLists): IncludeSelection {
     paths: [...paths].sort(),
     excluded: [...excluded.values()].sort((a, b) => a.path.localeCompare(b.path)),
     files: selected.size,
+    notIgnored: notIgnored.sort(),
   };
 }

@@ -77,8 +77,15 @@ async function fromWorktreeInclude(repoRoot: string, claimed: readonly string[])
           ? `${e.path} is another git repository or worktree (it holds a .git); a copy would let commits there move its branches, so warren never copies one`
           : `${e.path} is version-control metadata (${e.files} file(s)); warren never copies .git, .jj, .hg or .svn`,
   }));
+  // Listed, but git does not ignore it: not git's answer, so not copied, and the user hears why.
+  for (const rel of selection.notIgnored.slice(0, MAX_NOT_IGNORED)) skips.push({ path: rel, mode: 'copy', reason: 'not-ignored', detail: notIgnoredDetail(rel, false) });
+  const more = selection.notIgnored.length - MAX_NOT_IGNORED;
+  if (more > 0) skips.push({ path: WORKTREEINCLUDE, mode: 'copy', reason: 'not-ignored', detail: `and ${more} more file(s) ${WORKTREEINCLUDE} matches that git does not ignore, left out the same way` });
   return { items, skips };
 }
+
+/** Not-ignored matches named one by one; past this, one line says how many more. */
+const MAX_NOT_IGNORED = 20;
 
 /** What to provision, and what was skipped and why. */
 export interface Sources {
