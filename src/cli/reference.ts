@@ -223,8 +223,9 @@ $ warren --json show nope
     writtenThrough?: string[];                          // hardlink: in-place writes that reached the main checkout
     unknown?: string;                                   // why the changes could not be read
   }[];
-  stale: boolean;                                       // a lockfile changed since the tree was provisioned
-  staleLockfiles: { path: string; provisionedFrom: string; now: string | null }[];
+  stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
+  staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
+    tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile
 }`,
     exit: [[0, 'the status was read'], [1, 'no such task, or a layer could not be mounted again'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
