@@ -11,6 +11,9 @@ import { unmountUnder } from './helpers/tree.js';
  * the packages are local tarballs in the repository (`file:vendor/…`), so nothing is fetched.
  */
 
+/** Real installs, several `warren new`s and a land each: minutes on a loaded 2-core machine. */
+const DEPS_TIMEOUT = 300_000;
+
 const noOverlay = unavailable(import.meta.filename, 'overlay-root');
 const noPnpm = unavailable(import.meta.filename, 'pnpm');
 
@@ -136,7 +139,7 @@ describe.skipIf(noOverlay !== null)('a snapshot is of a tree that matches its ke
     expect(has(c.path, 'beta')).toBe(true);
     expect(c.stderr).not.toContain('does not match');
     expect(execFileSync('node', ['-p', "require('beta')"], { cwd: c.path, encoding: 'utf8' }).trim()).toBe('beta 1.0.0');
-  });
+  }, DEPS_TIMEOUT);
 
   it('a copy of a stale install is said and stale; with no earlier snapshot, cow copies the stale tree, marked stale', async () => {
     const repo = depsRepo({ name: 'app', version: '1.0.0', dependencies: { alpha: 'file:vendor/alpha-1.0.0.tgz' } });
@@ -160,7 +163,7 @@ describe.skipIf(noOverlay !== null)('a snapshot is of a tree that matches its ke
     const b = await newTask(repo, 'b');
     expect(b.stderr).toMatch(/does not match package-lock\.json/);
     expect(await status(repo, 'b')).toMatchObject({ stale: true });
-  });
+  }, DEPS_TIMEOUT);
 
   it('without a lockfile: the tree against package.json; a dependency changed in package.json is stale until installed', async () => {
     const repo = depsRepo({ name: 'app', version: '1.0.0', dependencies: { alpha: 'file:vendor/alpha-1.0.0.tgz' } }, { '.npmrc': 'package-lock=false\n' });
@@ -180,7 +183,7 @@ describe.skipIf(noOverlay !== null)('a snapshot is of a tree that matches its ke
 
     npm(a.path, cache, 'install');
     expect(await status(repo, 'a')).toMatchObject({ stale: false });
-  });
+  }, DEPS_TIMEOUT);
 });
 
 describe.skipIf(noOverlay !== null || noPnpm !== null)('a snapshot is of a tree that matches its key (pnpm)', () => {
@@ -215,5 +218,5 @@ describe.skipIf(noOverlay !== null || noPnpm !== null)('a snapshot is of a tree 
     expect(await status(repo, 'b')).toMatchObject({ stale: false });
     const c = await newTask(repo, 'c');
     expect(has(c.path, 'beta')).toBe(true);
-  });
+  }, DEPS_TIMEOUT);
 });
