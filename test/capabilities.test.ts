@@ -50,7 +50,8 @@ describe('a probe names what is missing', () => {
 });
 
 describe('a probe agrees with the real thing', () => {
-  it.each(NAMES)("%s: the tests' probe and .ci/probe (written apart) agree", (name) => {
+  // Generous: some probes start a real program (an agent CLI's --version takes 15 s on a loaded machine).
+  it.each(NAMES)("%s: the tests' probe and .ci/probe (written apart) agree", { timeout: 240_000 }, (name) => {
     const mine = probe(name);
     const theirs = ciProbe(name);
     expect(theirs.status, `.ci/probe ${name}: ${theirs.stderr}`).not.toBe(2);

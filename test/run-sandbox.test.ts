@@ -103,7 +103,8 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
     expect(pids.length).toBeGreaterThanOrEqual(4);
     const result = await run.done;
     expect(result.code).toBe(124);
-    expect((JSON.parse(result.stdout) as { durationMs: number }).durationMs).toBeLessThanOrEqual(1000 + 300 + 300);
+    // Ended by the timeout and grace, not by the 300 s sleeps (the margin is for a loaded machine: no speed claim).
+    expect((JSON.parse(result.stdout) as { durationMs: number }).durationMs).toBeLessThan(30_000);
     expect(pids.filter(alive)).toEqual([]);
   });
 });

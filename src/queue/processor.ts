@@ -25,14 +25,17 @@ import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued,
  * With one culprit in a batch of N that is at most 2·log2(N)+1 gate runs.
  */
 
-export const DEFAULT_BATCH = 4;
+export const DEFAULT_BATCH = 8;
 const HEARTBEAT_MS = 2000;
 /**
- * How long a batch that is not full waits for more entries, counted from its oldest entry's
- * joining: lands started together (an orchestrator landing its agents' work) then share one gate
- * run instead of the first one running alone.
+ * How long a batch that is not full waits for more entries: until none has joined for this
+ * long. Lands started together (an orchestrator landing its agents' work, each `warren land`
+ * paying its own start-up) then share one gate run instead of trickling into several; a lone
+ * land waits this long once.
  */
-export const BATCH_WINDOW_MS = 1500;
+export const BATCH_QUIET_MS = 1500;
+/** …and never longer than this, counted from the oldest entry's joining. */
+export const BATCH_WINDOW_MAX_MS = 5000;
 
 interface Candidate {
   entry: QueueEntry;
@@ -64,12 +67,8 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       if (stop()) break;
       let batch = nextBatch(ctx);
       if (batch.length === 0) break;
-      const waited = Date.now() - Date.parse(batch[0]?.enqueuedAt ?? '');
       // Only a gate is worth sharing: without one, nothing waits.
-      if (gateSteps(ctx.config).length > 0 && batch.length < (ctx.config.land?.batch ?? DEFAULT_BATCH) && waited < BATCH_WINDOW_MS) {
-        await new Promise((r) => setTimeout(r, BATCH_WINDOW_MS - waited));
-        batch = nextBatch(ctx);
-      }
+      if (gateSteps(ctx.config).length > 0) batch = await fillBatch(ctx, batch);
       await settleBatch(ctx, batch, counter);
     }
   } finally {
@@ -77,6 +76,21 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
     lease.release();
   }
   return { processed: true, gateRuns: counter.gateRuns };
+}
+
+/** Waits while entries keep joining (BATCH_QUIET_MS between them, BATCH_WINDOW_MAX_MS in all) and the batch is not full. */
+async function fillBatch(ctx: ProjectContext, batch: QueueEntry[]): Promise<QueueEntry[]> {
+  const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
+  const oldest = Date.parse(batch[0]?.enqueuedAt ?? '');
+  for (;;) {
+    if (batch.length >= size) return batch;
+    const newest = Math.max(...batch.map((e) => Date.parse(e.enqueuedAt)));
+    const now = Date.now();
+    const wait = Math.min(newest + BATCH_QUIET_MS, oldest + BATCH_WINDOW_MAX_MS) - now;
+    if (!(wait > 0)) return batch;
+    await new Promise((r) => setTimeout(r, wait));
+    batch = nextBatch(ctx);
+  }
 }
 
 /** The oldest waiting entries with the first one's base, at most `land.batch`. */

@@ -170,15 +170,16 @@ export class Store {
 
   /**
    * The task's events, oldest first, at most `limit` of the newest. An ID can be used again after
-   * `rm`: only the events since the newest `task.created` of that ID are this task's (a `new`
-   * that never got that far has all of them).
+   * `rm`: only the events after the previous task of that ID ended (its `task.removed`, or a
+   * `new` that failed and undid itself) are this task's — including what its own `new` recorded
+   * before the task existed, such as the base's fast-forward.
    */
   taskEvents(project: string, taskId: string, limit = 50): WarrenEvent[] {
     const rows = this.db
       .prepare(
         `SELECT * FROM (
            SELECT * FROM events WHERE project = @project AND task_id = @taskId
-             AND seq >= COALESCE((SELECT MAX(seq) FROM events WHERE project = @project AND task_id = @taskId AND kind = 'task.created'), 0)
+             AND seq > COALESCE((SELECT MAX(seq) FROM events WHERE project = @project AND task_id = @taskId AND kind IN ('task.removed', 'task.create_failed')), 0)
            ORDER BY seq DESC LIMIT @limit
          ) ORDER BY seq`,
       )
