@@ -3,6 +3,7 @@
 //
 //   npm run bench:provision            (builds first)
 //   BENCH_RUNS=5 node bench/provision.js
+//   BENCH_ONLY=paired node bench/provision.js   (copy and a first cow step, each against its own cp -a)
 //
 // The dependency tree is the real one in ../shared/fixtures/deps-20k (about 20,000 files),
 // installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
@@ -17,6 +18,7 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
 const fixture = process.env.BENCH_FIXTURE ?? path.resolve(root, '../shared/fixtures/deps-20k');
 const runs = Number(process.env.BENCH_RUNS ?? 3);
+const pairedOnly = process.env.BENCH_ONLY === 'paired';
 const warrenBin = path.join(root, 'bin/warren.js');
 
 const lock = fs.readFileSync(path.join(fixture, 'package-lock.json'));
@@ -77,6 +79,7 @@ const cached = path.join(cacheDir, 'node_modules');
 const entries = count(cached);
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-')));
 const results = [];
+const paired = { copy: [], cow: [] };
 const note = (name, ms, extra = '', stepMs = undefined) => {
   results.push({ name, ms, extra, stepMs });
   process.stderr.write(`bench: ${name}: ${ms.toFixed(0)} ms ${extra}${stepMs === undefined ? '' : ` (provisioning step ${stepMs} ms)`}\n`);
@@ -120,110 +123,147 @@ try {
     }
   };
   cpA();
-  measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
-  measure('symlink', (dst) => fs.symlinkSync(src, dst));
-  settle();
-  note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
-  settle();
-  note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
-  {
-    const dir = fresh();
-    fs.mkdirSync(dir);
-    for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
+  // BENCH_ONLY=paired: only the paired rows below (copy and a first cow step against cp -a).
+  if (!pairedOnly) {
+    measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
+    measure('symlink', (dst) => fs.symlinkSync(src, dst));
     settle();
-    note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
-  }
-
-  const env = { ...process.env, WARREN_HOME: home };
-  let task = 0;
-  // The floor under any Node command that makes a worktree, in this environment: Node's own
-  // start-up and a bare `git worktree add`.
-  measure('floor: node -e 0 (Node start-up alone)', () => run(['node', '-e', '0']));
-  measure('floor: git worktree add (bare)', (dst) => run(['git', 'worktree', 'add', '-q', '-b', `floor-${path.basename(dst)}`, dst], { cwd: repo }));
-  const warrenNew = (mode, extraEnv = {}) => {
-    fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
-    const id = `t${task++}`;
+    note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
     settle();
-    // As a user runs it (no --no-sync: the base has no upstream here, so nothing is fetched).
-    const runEnv = { ...env, ...extraEnv };
-    for (const [k, v] of Object.entries(runEnv)) if (v === undefined) delete runEnv[k];
-    const ms = time(() => run(['node', warrenBin, 'new', 'feat', id], { cwd: repo, env: runEnv }));
-    // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
-    const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
-    const step = shown.data.provision?.[0];
-    if (mode && step?.mode !== mode) throw new Error(`asked for ${mode}, got ${JSON.stringify(step)}`);
-    return { id, ms, stepMs: step?.ms };
-  };
-  const series = (name, mode, n = runs, extraEnv = {}) => {
-    const times = [];
-    const steps = [];
-    for (let i = 0; i < n; i++) {
-      // Workspaces are kept until the end: deleting a 20,000-file copy right before the next copy
-      // slows that copy 2-3x on ext4 here, and the cp -a baseline does not delete between runs either.
-      const { ms, stepMs } = warrenNew(mode, extraEnv);
-      times.push(ms);
-      steps.push(stepMs);
-    }
-    note(name, median(times), `(median of ${n})`, mode ? median(steps) : undefined);
-  };
-  series('warren new, nothing provisioned', null);
-  const first = warrenNew('cow');
-  note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
-  // The target row: cheap, so more runs for a steadier median.
-  series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
-  if (process.env.NODE_EXTRA_CA_CERTS) {
-    // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
-    // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
-    series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), { NODE_EXTRA_CA_CERTS: undefined });
-  }
-  {
-    // The same creation through the library, in a process that is already running (an
-    // orchestrator embedding warren, or the dashboard): Node's start-up and module loading are
-    // paid once, not per workspace.
-    fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
-    const lib = await import(path.join(root, 'dist', 'index.js'));
-    const store = new lib.Store(home);
-    const ctx = await lib.openProject(repo, store);
-    const times = [];
-    const steps = [];
-    for (let i = 0; i < Math.max(runs, 7); i++) {
+    note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+    {
+      const dir = fresh();
+      fs.mkdirSync(dir);
+      for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
       settle();
-      let task;
-      times.push(await timeAsync(async () => (task = await lib.createTask(ctx, { type: 'feat', id: `lib${i}` }))));
-      steps.push(task.data.provision[0].ms);
-      if (task.data.provision[0].mode !== 'cow') throw new Error(`library createTask: asked for cow, got ${JSON.stringify(task.data.provision[0])}`);
+      note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
     }
-    store.close();
-    note('createTask (library, in a running process), cow (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
-  }
-  if (spawnSync('curl', ['--version']).status === 0) {
-    // The same creation asked of a running dashboard (`warren serve`), by a new curl process per
-    // workspace: end to end from a shell, without a Node start-up per workspace.
-    fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
-    const server = await startServe(repo, env);
-    try {
+
+    const env = { ...process.env, WARREN_HOME: home };
+    let task = 0;
+    // The floor under any Node command that makes a worktree, in this environment: Node's own
+    // start-up and a bare `git worktree add`.
+    measure('floor: node -e 0 (Node start-up alone)', () => run(['node', '-e', '0']));
+    measure('floor: git worktree add (bare)', (dst) => run(['git', 'worktree', 'add', '-q', '-b', `floor-${path.basename(dst)}`, dst], { cwd: repo }));
+    const warrenNew = (mode, extraEnv = {}) => {
+      fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
+      const id = `t${task++}`;
+      settle();
+      // As a user runs it (no --no-sync: the base has no upstream here, so nothing is fetched).
+      const runEnv = { ...env, ...extraEnv };
+      for (const [k, v] of Object.entries(runEnv)) if (v === undefined) delete runEnv[k];
+      const ms = time(() => run(['node', warrenBin, 'new', 'feat', id], { cwd: repo, env: runEnv }));
+      // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
+      const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env: runEnv }));
+      const step = shown.data.provision?.[0];
+      if (mode && step?.mode !== mode) throw new Error(`asked for ${mode}, got ${JSON.stringify(step)}`);
+      return { id, ms, stepMs: step?.ms };
+    };
+    const series = (name, mode, n = runs, extraEnv = {}) => {
       const times = [];
-      for (let i = 0; i < Math.max(runs, 7); i++) {
-        const id = `http${i}`;
-        const body = JSON.stringify({ project: server.project, options: { type: 'feat', id } });
-        settle();
-        const ms = time(() => {
-          const out = run(['curl', '-sS', '--fail-with-body', '-H', 'content-type: application/json', '-H', `x-warren-token: ${server.token}`, '--data-binary', body, `${server.url}api/actions/new`]);
-          if (JSON.parse(out).result?.state !== 'ready') throw new Error(`dashboard new: ${out}`);
-        });
-        const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
-        if (shown.data.provision?.[0]?.mode !== 'cow') throw new Error(`dashboard new: asked for cow, got ${JSON.stringify(shown.data.provision)}`);
+      const steps = [];
+      for (let i = 0; i < n; i++) {
+        // Workspaces are kept until the end: deleting a 20,000-file copy right before the next copy
+        // slows that copy 2-3x on ext4 here, and the cp -a baseline does not delete between runs either.
+        const { ms, stepMs } = warrenNew(mode, extraEnv);
         times.push(ms);
+        steps.push(stepMs);
       }
-      note('warren new through a running `warren serve` (curl POST /api/actions/new), cow (snapshot exists)', median(times), `(median of ${times.length})`);
-    } finally {
-      await server.stop();
+      note(name, median(times), `(median of ${n})`, mode ? median(steps) : undefined);
+    };
+    series('warren new, nothing provisioned', null);
+    {
+      // The first workspace for a lockfile takes the snapshot: each run in a WARREN_HOME of its own, so each takes one.
+      const times = [];
+      const steps = [];
+      for (let i = 0; i < runs; i++) {
+        const first = warrenNew('cow', { WARREN_HOME: path.join(work, `home-first-${i}`) });
+        times.push(first.ms);
+        steps.push(first.stepMs);
+      }
+      note('warren new, cow (first time: takes the snapshot)', median(times), `(median of ${runs}, each a new snapshot)`, median(steps));
     }
-  } else {
-    process.stderr.write('bench: skipped the dashboard row: curl is not installed\n');
+    warrenNew('cow'); // the snapshot the rows below reuse
+    // The target row: cheap, so more runs for a steadier median.
+    series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
+    if (process.env.NODE_EXTRA_CA_CERTS) {
+      // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
+      // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
+      series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), { NODE_EXTRA_CA_CERTS: undefined });
+    }
+    {
+      // The same creation through the library, in a process that is already running (an
+      // orchestrator embedding warren, or the dashboard): Node's start-up and module loading are
+      // paid once, not per workspace.
+      fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
+      const lib = await import(path.join(root, 'dist', 'index.js'));
+      const store = new lib.Store(home);
+      const ctx = await lib.openProject(repo, { store });
+      const times = [];
+      const steps = [];
+      for (let i = 0; i < Math.max(runs, 7); i++) {
+        settle();
+        let task;
+        times.push(await timeAsync(async () => (task = await lib.createTask(ctx, { type: 'feat', id: `lib${i}` }))));
+        steps.push(task.data.provision[0].ms);
+        if (task.data.provision[0].mode !== 'cow') throw new Error(`library createTask: asked for cow, got ${JSON.stringify(task.data.provision[0])}`);
+      }
+      store.close();
+      note('createTask (library, in a running process), cow (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
+    }
+    if (spawnSync('curl', ['--version']).status === 0) {
+      // The same creation asked of a running dashboard (`warren serve`), by a new curl process per
+      // workspace: end to end from a shell, without a Node start-up per workspace.
+      fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
+      const server = await startServe(repo, env);
+      try {
+        const times = [];
+        for (let i = 0; i < Math.max(runs, 7); i++) {
+          const id = `http${i}`;
+          const body = JSON.stringify({ project: server.project, options: { type: 'feat', id } });
+          settle();
+          const ms = time(() => {
+            const out = run(['curl', '-sS', '--fail-with-body', '-H', 'content-type: application/json', '-H', `x-warren-token: ${server.token}`, '--data-binary', body, `${server.url}api/actions/new`]);
+            if (JSON.parse(out).result?.state !== 'ready') throw new Error(`dashboard new: ${out}`);
+          });
+          const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
+          if (shown.data.provision?.[0]?.mode !== 'cow') throw new Error(`dashboard new: asked for cow, got ${JSON.stringify(shown.data.provision)}`);
+          times.push(ms);
+        }
+        note('warren new through a running `warren serve` (curl POST /api/actions/new), cow (snapshot exists)', median(times), `(median of ${times.length})`);
+      } finally {
+        await server.stop();
+      }
+    } else {
+      process.stderr.write('bench: skipped the dashboard row: curl is not installed\n');
+    }
+    series('warren new, copy', 'copy');
+    series('warren new, hardlink', 'hardlink');
   }
-  series('warren new, copy', 'copy');
-  series('warren new, hardlink', 'hardlink');
+  {
+    // Paired: each round runs cp -a, then warren's copy step, then a first cow step (a new
+    // snapshot, in a WARREN_HOME of its own), back to back through the library, and keeps each
+    // step's ratio to the cp -a of its own round. A shared machine whose load swings by 2x
+    // within a run moves both sides of each ratio alike.
+    const lib = await import(path.join(root, 'dist', 'index.js'));
+    const rounds = Math.max(runs, 5);
+    for (let i = 0; i < rounds; i++) {
+      settle();
+      const cp = time(() => run(['cp', '-a', src, fresh()]));
+      for (const mode of ['copy', 'cow']) {
+        fs.writeFileSync(path.join(repo, 'warren.yaml'), `provision:\n  - { path: node_modules, mode: ${mode} }\n`);
+        const store = new lib.Store(path.join(work, `home-paired-${mode}-${i}`));
+        const ctx = await lib.openProject(repo, { store });
+        settle();
+        const task = await lib.createTask(ctx, { type: 'feat', id: `paired-${mode}-${i}`, sync: false });
+        store.close();
+        const step = task.data.provision[0];
+        if (step.mode !== mode) throw new Error(`paired: asked for ${mode}, got ${JSON.stringify(step)}`);
+        paired[mode].push(step.ms / cp);
+        process.stderr.write(`bench: paired round ${i + 1}: cp -a ${cp.toFixed(0)} ms, ${mode} step ${step.ms} ms (${(step.ms / cp).toFixed(2)})\n`);
+      }
+    }
+  }
   cpA();
   results.unshift({ name: 'cp -a', ms: median(cpTimes), extra: `(median of ${cpTimes.length}: half before, half after the warren rows)` });
   process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
@@ -276,4 +316,15 @@ const lines = [
       `| ${r.name} ${r.extra} | ${fmt(r.ms)} | ${(r.ms / base).toFixed(2)} | ${r.stepMs === undefined ? '' : `${fmt(r.stepMs)} (${(r.stepMs / base).toFixed(2)})`} |`,
   ),
 ];
+lines.push(
+  '',
+  'paired with cp -a (each round: cp -a, then the step, back to back; the step as warren recorded it):',
+  '',
+  '| step | rounds | median × cp -a | each round |',
+  '|---|---:|---:|---|',
+  ...[
+    ['copy', paired.copy],
+    ['cow, first time (takes the snapshot)', paired.cow],
+  ].map(([name, xs]) => `| ${name} | ${xs.length} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} |`),
+);
 console.log(lines.join('\n'));

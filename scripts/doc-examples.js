@@ -117,6 +117,7 @@ warren('run', 'cart', '--agent', 'nope', '--prompt', 'hi');
 
 section('status');
 warren('status', 'cart');
+warren('status', 'cart', '--files');
 warren('--json', 'status', 'cart');
 
 section('path');

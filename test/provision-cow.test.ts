@@ -105,7 +105,8 @@ describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
     const repo = cowRepo();
     const a = await newTask(repo, 'a');
     expect((await repo.warrenJson<Status>('status', 'a')).json.stale).toBe(false);
-    fs.writeFileSync(path.join(a.path, 'package-lock.json'), '{"lockfileVersion":3,"packages":{"x":{}}}\n');
+    // A lockfile that wants a package the tree does not have (the tree itself is unchanged).
+    fs.writeFileSync(path.join(a.path, 'package-lock.json'), '{"lockfileVersion":3,"packages":{"node_modules/x":{"version":"1.0.0"}}}\n');
     const status = await repo.warrenJson<Status>('status', 'a');
     expect(status.json.stale).toBe(true);
     expect(status.json.tracked).toEqual([{ code: ' M', path: 'package-lock.json' }]);

@@ -13,6 +13,12 @@ import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/p
 import { diffManifests, type Manifest } from '../src/provision/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
 import { opacityProbes, upperChanges } from '../src/provision/status.js';
+import { selectIncluded, vcsMetadataOf } from '../src/provision/include.js';
+import { keyOf, parsePnpmDir, summarise } from '../src/provision/packages.js';
+import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/contain.js';
+import { copyGroups } from '../src/provision/provision.js';
+import { walkTree } from '../src/provision/manifest.js';
+import { execFileSync } from 'node:child_process';
 
 describe('normalizeProvisionPath', () => {
   it.each([
@@ -132,18 +138,45 @@ describe('budget', () => {
 });
 
 describe('audit section', () => {
-  it('lists provisioned paths with mode and isolation', async () => {
+  it('lists provisioned paths with mode, and isolation only as far as it was verified', async () => {
     const { provisionAudit: section } = await import('../src/provision/steps.js');
-    const record = (p: string, mode: string, isolated: boolean) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1 });
+    const record = (p: string, mode: string, isolated: boolean, extra: object = {}) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1, ...extra });
     const relocation = { from: '/main', to: '/ws', checked: 3, rewritten: [], left: [] };
-    const task = { data: { provision: [{ ...record('node_modules', 'cow', true), relocation }, record('vendor', 'share', false)] } } as unknown as Task;
+    const links = [
+      { path: '.env', target: '/home/me/secret.env', action: 'materialised', why: 'copied in from /home/me/secret.env' },
+      { path: '.env.old', target: '/gone', action: 'removed', why: 'removed: its target does not resolve in the main checkout (ENOENT), so there is nothing to copy' },
+    ];
+    const task = {
+      id: 't1',
+      data: {
+        provision: [
+          record('node_modules', 'cow', true, { contained: true, relocation }),
+          record('.env', 'copy', true, { contained: true, outsideLinks: links.slice(0, 1), relocation }),
+          record('.env.old', 'copy', true, { contained: true, outsideLinks: links.slice(1) }),
+          record('venv', 'cow', true, { contained: true, relocation: { ...relocation, left: [{ path: 'bin/pip', why: 'names /main/other' }] } }),
+          record('old', 'copy', true),
+          record('vendor', 'share', false),
+        ],
+      },
+    } as unknown as Task;
     const out = await section?.collect({} as ProjectContext, task);
     expect(out?.lines).toEqual([
-      'node_modules: cow (m), isolated; 2 entries, 2.0 KiB',
+      'node_modules: cow (m), isolated (verified when provisioned: no symlink leads outside the workspace; nothing names the main checkout by absolute path); 2 entries, 2.0 KiB',
+      '.env: copy (m), isolated (verified when provisioned: 1 symlink(s) pointed outside: 1 copied in; nothing names the main checkout by absolute path); 2 entries, 2.0 KiB',
+      '  .env -> /home/me/secret.env: copied in from /home/me/secret.env',
+      '.env.old: copy (m), isolated (verified when provisioned: 1 symlink(s) pointed outside: 1 removed; not checked for absolute paths to the main checkout (`warren provision t1 --refresh` checks)); 2 entries, 2.0 KiB',
+      '  .env.old -> /gone: removed: its target does not resolve in the main checkout (ENOENT), so there is nothing to copy',
+      'venv: cow (m), NOT isolated: 1 file(s) still name the main checkout by absolute path (bin/pip: names /main/other); 2 entries, 2.0 KiB',
+      'old: copy (m), isolation NOT verified: provisioned by an older warren, which did not check for symlinks that lead outside (`warren provision t1 --refresh` provisions it again, checked); 2 entries, 2.0 KiB',
       'vendor: share (m), NOT isolated: shared with the main checkout and every workspace that shares it; 2 entries, 2.0 KiB',
     ]);
+    const absolutePaths = { checked: 3, rewritten: 0, left: [] };
     expect(out?.data).toEqual([
-      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules', absolutePaths: { checked: 3, rewritten: 0, left: [] } },
+      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules', absolutePaths },
+      { path: '.env', mode: 'copy', requested: 'copy', isolated: true, method: 'm', source: '/main/.env', outsideLinks: links.slice(0, 1), absolutePaths },
+      { path: '.env.old', mode: 'copy', requested: 'copy', isolated: true, method: 'm', source: '/main/.env.old', outsideLinks: links.slice(1) },
+      { path: 'venv', mode: 'cow', requested: 'cow', isolated: false, method: 'm', source: '/main/venv', absolutePaths: { ...absolutePaths, left: [{ path: 'bin/pip', why: 'names /main/other' }] } },
+      { path: 'old', mode: 'copy', requested: 'copy', isolated: false, method: 'm', source: '/main/old' },
       { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
     ]);
   });
@@ -206,5 +239,150 @@ describe.skipIf(noProcIo !== null)('copy progress', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1] ?? 0); // only changes, only growth
     expect(seen.at(-1)).toBeGreaterThanOrEqual(3 << 20);
     expect(seen.at(-1)).toBeLessThan(6 << 20);
+  });
+});
+
+describe('selectIncluded: git\'s two answers, intersected and grouped', () => {
+  const base = { tracked: ['README.md', '.worktreeinclude'], claimed: [] as string[] };
+  it('copies a folder whole only when every file in it is selected', () => {
+    const ignored = ['nm/a/1', 'nm/a/2', 'nm/big/1', 'nm/.lock', 'cache/x'];
+    const out = selectIncluded({ ...base, matching: ['nm/a/1', 'nm/a/2', 'nm/.lock', 'cache/x'], ignored, unignored: [] });
+    expect(out.paths).toEqual(['cache', 'nm/.lock', 'nm/a']);
+    expect(out.files).toBe(4);
+  });
+  it('keeps only what git also ignores, never a folder holding a tracked file', () => {
+    const out = selectIncluded({ ...base, tracked: ['cache/keep'], matching: ['cache/a', 'cache/b/c', 'notes.txt'], ignored: ['cache/a', 'cache/b/c'], unignored: ['notes.txt'] });
+    expect(out.paths).toEqual(['cache/a', 'cache/b']);
+    expect(out.notIgnored).toEqual(['notes.txt']);
+  });
+  it('leaves out nested repositories, VCS metadata and what warren.yaml provisions, each named once', () => {
+    const ignored = ['.worktrees/wt/', 'c/.hg/store/a', 'c/.hg/store/b', 'c/f', 'nm/x/1', 'nm/x/2'];
+    const out = selectIncluded({ ...base, claimed: ['nm'], matching: ignored, ignored, unignored: [] });
+    expect(out.paths).toEqual(['c/f']);
+    expect(out.excluded).toEqual([
+      { path: '.worktrees/wt', why: 'nested-repository', files: 1 },
+      { path: 'c/.hg', why: 'vcs-metadata', files: 2 },
+      { path: 'nm', why: 'claimed', files: 2, claimedBy: 'nm' },
+    ]);
+  });
+  it('finds VCS metadata at any depth', () => {
+    expect(vcsMetadataOf('a/.jj/repo')).toBe('a/.jj');
+    expect(vcsMetadataOf('.svn/entries')).toBe('.svn');
+    expect(vcsMetadataOf('a/b.git/c')).toBeNull();
+  });
+});
+
+describe('packages: status per package', () => {
+  it('reads pnpm store folder names', () => {
+    expect(parsePnpmDir('left-pad@1.3.0')).toEqual({ name: 'left-pad', version: '1.3.0' });
+    expect(parsePnpmDir('@scope+name@2.0.0(react@18.2.0)')).toEqual({ name: '@scope/name', version: '2.0.0' });
+    expect(parsePnpmDir('foo@1.0.0_peer@2.0.0')).toEqual({ name: 'foo', version: '1.0.0' });
+    expect(parsePnpmDir('lock.yaml')).toBeNull();
+  });
+  it('keys a path by its package, scope included', () => {
+    expect(keyOf('@babel/core/lib/x.js', true)).toEqual({ name: '@babel/core', kind: 'package', root: false });
+    expect(keyOf('.bin/tsc', true)).toEqual({ name: '.bin', kind: 'entry', root: false });
+    expect(keyOf('.pnpm/is-odd@3.0.1', true)).toEqual({ name: 'is-odd', kind: 'package', root: true, version: '3.0.1' });
+    expect(keyOf('acme/lib/a.php', false)).toEqual({ name: 'acme', kind: 'entry', root: false });
+  });
+  it("summarises pnpm add, update and remove from the store folders' names", () => {
+    const changes = [
+      { path: '.pnpm/is-odd@3.0.1', change: 'added' as const },
+      { path: '.pnpm/is-odd@3.0.1/node_modules/is-odd/index.js', change: 'added' as const },
+      { path: 'is-odd', change: 'added' as const },
+      { path: '.pnpm/left-pad@1.3.0', change: 'deleted' as const },
+      { path: '.pnpm/left-pad@1.3.1', change: 'added' as const },
+      { path: 'left-pad', change: 'modified' as const },
+      { path: '.pnpm/dep@2.0.0', change: 'deleted' as const },
+      { path: 'dep', change: 'deleted' as const },
+      { path: '.pnpm/lock.yaml', change: 'modified' as const },
+    ];
+    expect(summarise(changes, true, () => undefined, () => undefined)).toEqual([
+      { name: 'is-odd', kind: 'package', change: 'added', after: '3.0.1', changes: 3 },
+      { name: '.pnpm/lock.yaml', kind: 'entry', change: 'changed', changes: 1 },
+      { name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 3 },
+      { name: 'dep', kind: 'package', change: 'removed', before: '2.0.0', changes: 2 },
+    ]);
+  });
+  it("reads npm packages' versions on each side; a share has no past to read", () => {
+    const changes = [{ path: 'left-pad/index.js', change: 'modified' as const }];
+    expect(summarise(changes, true, () => '1.3.0', () => '1.3.1')).toEqual([{ name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 1 }]);
+    expect(summarise(changes, true, null, () => '1.3.1')).toEqual([{ name: 'left-pad', kind: 'package', change: 'changed', after: '1.3.1', changes: 1 }]);
+  });
+});
+
+describe('staysInside: where a link leads, from its place in the workspace', () => {
+  function tree(): string {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'pkg/lib'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'deep/a/b'), { recursive: true });
+    const links: Record<string, string> = {
+      'bin-x': 'pkg/lib/x.js',
+      monorepo: '../packages/app',
+      abs: '/etc/passwd',
+      climb: '../../../x',
+      up: '..',
+      'through-up': 'up/../../x',
+      'through-deep': 'deep-link/../../x',
+      'deep-link': 'deep/a/b',
+      loop1: 'loop2',
+      loop2: 'loop1',
+      dangling: 'nowhere/file',
+      'through-file': 'pkg/file.js/x',
+    };
+    fs.writeFileSync(path.join(dir, 'pkg/file.js'), 'a file\n');
+    for (const [name, target] of Object.entries(links)) fs.symlinkSync(target, path.join(dir, name));
+    return dir;
+  }
+  it.each([
+    ['bin-x', true],
+    ['monorepo', true], // node_modules/../packages/app: still inside the workspace (the branch's own files)
+    ['abs', false],
+    ['climb', false],
+    ['up', true],
+    ['through-up', false], // the kernel follows `up` first: ../../x from node_modules's parent
+    ['through-deep', true], // deep/a/b/../../x = node_modules/deep/x
+    ['loop1', false],
+    ['dangling', true],
+    ['through-file', true], // ENOTDIR: nothing can be written through it
+  ])('%s → %s', (name, inside) => {
+    expect(staysInside(tree(), 'node_modules', name)).toBe(inside);
+  });
+});
+
+describe('findingsForCopy: the source walk stands for the copy only when they saw the same entries', () => {
+  const walk = (dir: string) => {
+    const found = newFindings();
+    walkTree(dir, (rel, st) => noteEntry(found, rel, st));
+    return found;
+  };
+  it('trusts the source walk when every folder of the copy has the mtime the walk saw', () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'src/a'), { recursive: true });
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'src/a/out'));
+    execFileSync('cp', ['-a', path.join(dir, 'src'), path.join(dir, 'copy')]);
+    const checked = findingsForCopy(walk(path.join(dir, 'src')), path.join(dir, 'copy'));
+    expect(checked).toMatchObject({ rewalked: false, found: { links: ['a/out'] } });
+  });
+  it('walks the copy when the main checkout changed between the copy and the walk (a link the walk never saw)', () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'src/a'), { recursive: true });
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'src/a/out'));
+    execFileSync('cp', ['-a', path.join(dir, 'src'), path.join(dir, 'copy')]);
+    // npm replaces the link by a file after cp read the folder, before the walk did.
+    fs.rmSync(path.join(dir, 'src/a/out'));
+    fs.writeFileSync(path.join(dir, 'src/a/out'), 'now a file\n');
+    const stale = walk(path.join(dir, 'src'));
+    expect(stale.links).toEqual([]);
+    const checked = findingsForCopy(stale, path.join(dir, 'copy'));
+    expect(checked).toMatchObject({ rewalked: true, found: { links: ['a/out'] } });
+  });
+});
+
+describe('copyGroups: one cp per parent folder for what .worktreeinclude selects', () => {
+  it('groups .worktreeinclude copies by parent, and leaves every other path on its own', () => {
+    const r = (p: string, from: '.worktreeinclude' | 'warren.yaml' = '.worktreeinclude', mode: 'copy' | 'cow' = 'copy') => ({ item: { path: p, mode, from } });
+    const groups = copyGroups([r('node_modules', 'warren.yaml', 'cow'), r('nm/a'), r('nm/a-b'), r('nm/c/d'), r('nm/e'), r('.env'), r('.env.local', 'warren.yaml')]);
+    expect(groups.map((g) => g.map((x) => x.item.path))).toEqual([['node_modules'], ['nm/a', 'nm/a-b', 'nm/e'], ['nm/c/d'], ['.env'], ['.env.local']]);
   });
 });

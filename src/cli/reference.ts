@@ -209,19 +209,37 @@ $ warren --json show nope
     json: `{
   tracked: { code: string; path: string }[];           // git status --porcelain
   provisioned: {
-    path: string; mode: 'cow' | 'copy' | 'hardlink' | 'share'; isolated: boolean;
-    changed: { path: string; change: 'added' | 'modified' | 'deleted' }[];   // at most 500
+    path: string; mode: 'cow' | 'copy' | 'hardlink' | 'share';
+    isolated: boolean;                                  // verified when provisioned (docs/design/provisioning.md)
+    changed: { path: string; change: 'added' | 'modified' | 'deleted' }[];   // every file, at most 500
     changedCount: number;
+    packages?: {                                        // a folder with changes: per package (node_modules) or top-level entry
+      name: string; kind: 'package' | 'entry';
+      change: 'added' | 'removed' | 'changed';
+      before?: string; after?: string;                  // versions, from package.json or pnpm's .pnpm/<name>@<version>
+      changes: number;
+    }[];
     affectsAllSharers?: true;                           // share
     writtenThrough?: string[];                          // hardlink: in-place writes that reached the main checkout
     unknown?: string;                                   // why the changes could not be read
   }[];
-  stale: boolean;                                       // a lockfile changed since the tree was provisioned
-  staleLockfiles: { path: string; provisionedFrom: string; now: string | null }[];
+  stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
+  staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
+    tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile
 }`,
     exit: [[0, 'the status was read'], [1, 'no such task, or a layer could not be mounted again'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
     example: `$ warren status cart
+tracked: 2 change(s)
+  ?? .env.testing
+  ?? cart.js
+node_modules (cow): 1 change(s) in 1 package(s)
+  changed  left-pad (1 change)
+.env (copy): unchanged
+(\`warren status cart --files\` lists every changed file)
+stale: no
+[exit 0]
+$ warren status cart --files
 tracked: 2 change(s)
   ?? .env.testing
   ?? cart.js
@@ -253,7 +271,15 @@ $ warren --json status cart
           "change": "modified"
         }
       ],
-      "changedCount": 1
+      "changedCount": 1,
+      "packages": [
+        {
+          "name": "left-pad",
+          "kind": "package",
+          "change": "changed",
+          "changes": 1
+        }
+      ]
     },
     {
       "path": ".env",

@@ -20,10 +20,34 @@ export async function checkIgnored(cwd: string, paths: readonly string[]): Promi
   return new Set(splitZ(result.stdout));
 }
 
-/** The ignored, untracked paths of a checkout; a wholly ignored directory is one entry ending in `/`. */
-export async function listIgnored(cwd: string): Promise<string[]> {
-  const result = await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory', '--no-empty-directory'], { cwd });
+/**
+ * Untracked files of a checkout, one entry per file (git never lists `.git`; a nested
+ * repository or linked worktree is one entry ending in `/`, never entered):
+ * - `ignored`: those `.gitignore`, info/exclude and core.excludesFile ignore;
+ * - `matching`: those the patterns in `patternFile` match (gitignore syntax, from the top);
+ * - `unignored`: those git does not ignore (it does not enter ignored folders).
+ */
+export async function listUntracked(cwd: string, which: { ignored: true } | { matching: string } | { unignored: true }): Promise<string[]> {
+  const select = 'ignored' in which ? ['--ignored', '--exclude-standard'] : 'matching' in which ? ['--ignored', `--exclude-from=${which.matching}`] : ['--exclude-standard'];
+  const result = await git(['ls-files', '-z', '--others', ...select], { cwd });
   return splitZ(result.stdout);
+}
+
+/** Every tracked path (from the index, no walk of the files). */
+export async function listTracked(cwd: string): Promise<string[]> {
+  const result = await git(['ls-files', '-z', '--cached'], { cwd });
+  return [...new Set(splitZ(result.stdout))];
+}
+
+/** Which of `paths` git tracks, or tracks files inside (literal paths, never globs). */
+export async function trackedAmong(cwd: string, paths: readonly string[]): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const result = await git(['ls-files', '-z', '--cached', '--', ...paths], { cwd, env: { GIT_LITERAL_PATHSPECS: '1' } });
+  const found = new Set<string>();
+  for (const file of splitZ(result.stdout)) {
+    for (const p of paths) if (file === p || file.startsWith(`${p}/`)) found.add(p);
+  }
+  return found;
 }
 
 /** Tracked files and untracked ones git does not ignore. */

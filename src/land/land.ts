@@ -6,6 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
+import { recordDepsStale } from './deps.js';
 import { loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
@@ -80,7 +81,7 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     }
     await verifyLanded(ctx, plan);
 
-    const warnings = recordPlan(ctx, plan, options.acceptHooks === true);
+    const warnings = [...recordPlan(ctx, plan, options.acceptHooks === true), ...recordDepsStale(ctx, id, plan.commit, plan.checkout, plan.changed)];
     recordLanded(ctx, landedOf(plan), '');
     intent.step('recorded');
     intent.done();

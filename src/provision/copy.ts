@@ -36,13 +36,6 @@ export async function bestCopyMethod(destParent: string): Promise<CopyMethod> {
   return (await canReflink(destParent)) ? 'reflink' : 'cp -a';
 }
 
-/** Copies `src` to `dst` (which must not exist): a clone where the file system can, else `cp -a`. */
-export async function copyTree(src: string, dst: string, onProgress?: (bytesWritten: number) => void): Promise<CopyMethod> {
-  const method = await bestCopyMethod(path.dirname(dst));
-  await startCopy(src, dst, method, undefined, onProgress);
-  return method;
-}
-
 /** How often a long copy says how far it got; WARREN_PROGRESS_MS overrides it (a test seam). */
 function progressEvery(): number {
   const ms = Number(process.env.WARREN_PROGRESS_MS);
@@ -77,10 +70,12 @@ export function watchCopy(pid: number, report: (bytesWritten: number) => void, e
  * it runs); `signal` kills it, and the caller deletes what it had made. `onProgress` hears the
  * bytes written so far on long plain copies (a clone writes no data, so it has nothing to say).
  */
-export function startCopy(src: string, dst: string, method: CopyMethod, signal?: AbortSignal, onProgress?: (bytesWritten: number) => void): Promise<void> {
-  fs.mkdirSync(path.dirname(dst), { recursive: true });
+export function startCopy(src: string | readonly string[], dst: string, method: CopyMethod, signal?: AbortSignal, onProgress?: (bytesWritten: number) => void): Promise<void> {
+  // Several sources go into `dst`, an existing folder, each under its own name.
+  const sources = typeof src === 'string' ? [src] : src;
+  fs.mkdirSync(typeof src === 'string' ? path.dirname(dst) : dst, { recursive: true });
   // macOS cp -c uses clonefile(2) on APFS; GNU cp --reflink=auto uses FICLONE and falls back per file.
-  const argv = method === 'clonefile' ? ['cp', '-c', '-a', '--', src, dst] : ['cp', '-a', '--reflink=auto', '--', src, dst];
+  const argv = method === 'clonefile' ? ['cp', '-c', '-a', '--', ...sources, dst] : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
   let stopWatching = (): void => undefined;
   const watch = onProgress && method === 'cp -a' ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
   return runTool(argv, { ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {

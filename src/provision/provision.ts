@@ -3,11 +3,11 @@ import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { NewEvent, Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { isStrictlyInside } from '../workspace/paths.js';
 import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
-import { provisionCopy, provisionCow, provisionHardlink, provisionShare, type ModeEnv, type ModeOutcome } from './modes.js';
+import { installedFacts, isNodeModules } from './installed.js';
+import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provisionShare, staleEvent, type ModeEnv, type ModeOutcome } from './modes.js';
 import { relocateRecords } from './relocate.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
@@ -30,27 +30,36 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
   const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };
   try {
+    const ready: Ready[] = [];
     for (const item of items) {
-      const dst = destinationFor(task, item);
-      if (dst === null) {
-        skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path} would resolve outside the workspace (a tracked symlink in its parent?)` });
+      const dst = path.join(task.path, item.path);
+      const parents = unsafeParent(task.path, item.path);
+      if (parents !== null) {
+        skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path}: ${parents} in the workspace, so the copy could land outside it` });
         continue;
       }
       if (lexists(dst)) {
         skips.push({ path: item.path, mode: item.mode, reason: 'exists', detail: `${item.path} already exists in the workspace; warren leaves it as it is` });
         continue;
       }
-      const outcome = await runMode(env, item, dst);
-      if ('skip' in outcome) {
-        skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
-        continue;
+      ready.push({ item, dst, made: makeParents(task.path, item.path) });
+    }
+    for (const group of copyGroups(ready)) {
+      const outcomes = group.length > 1 ? await provisionCopies(env, group) : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
+      for (const [i, outcome] of outcomes.entries()) {
+        const { item, made } = group[i] as Ready;
+        if ('skip' in outcome) {
+          removeEmptyDirs(made);
+          skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
+          continue;
+        }
+        const r = await withInstalled(env, outcome.record);
+        records.push(r);
+        // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
+        ctx.store.mergeData(ctx.key, task.id, { provision: records });
+        await relocateRecords(ctx, task, [r], event); // may set isolated: false, recorded below
+        event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
       }
-      records.push(outcome.record);
-      // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
-      ctx.store.mergeData(ctx.key, task.id, { provision: records });
-      await relocateRecords(ctx, task, [outcome.record], event); // may set isolated: false, recorded below
-      const r = outcome.record;
-      event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
     }
     const excluded = await keepOutOfStatus(ctx, task.path, records.map((r) => r.path));
     if (excluded.length > 0) {
@@ -75,6 +84,50 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   return { records, skips };
 }
 
+/** A path that passed its checks, where it goes, and the folders made above it. */
+interface Ready {
+  item: ProvisionItem;
+  dst: string;
+  made: string[];
+}
+
+/**
+ * The order to provision in: what `.worktreeinclude` selects is copied one `cp` per parent
+ * folder (hundreds of packages under `node_modules/*` are one process, not hundreds); every
+ * other path on its own. Pure.
+ */
+export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  const byParent = new Map<string, T[]>();
+  for (const r of ready) {
+    if (r.item.from !== '.worktreeinclude' || r.item.mode !== 'copy') {
+      groups.push([r]);
+      continue;
+    }
+    const parent = path.posix.dirname(r.item.path);
+    const group = byParent.get(parent);
+    if (group) group.push(r);
+    else {
+      const fresh = [r];
+      byParent.set(parent, fresh);
+      groups.push(fresh);
+    }
+  }
+  return groups;
+}
+
+/**
+ * A `node_modules` copied, linked or shared as it is in the main checkout: checked against its
+ * lockfile, so a copy of a stale install is said and `status` calls the task stale (a cow path
+ * is checked before its snapshot is taken).
+ */
+async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<ProvisionRecord> {
+  if (r.installed || !isNodeModules(r.path)) return r;
+  const installed = await installedFacts(env.ctx.repo.root, r.path);
+  if (installed.state === 'differs') staleEvent(env, r.path, installed, r.mode === 'share' ? `the main checkout's own stale ${r.path} (share)` : `a ${r.mode} of the main checkout's stale ${r.path}`);
+  return { ...r, installed };
+}
+
 function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
   switch (item.mode) {
     case 'copy':
@@ -89,14 +142,45 @@ function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOu
 }
 
 /**
- * The workspace path for an item, with its existing parent resolved. Threat: a tracked symlink
- * in the branch (`vendor -> /etc`) would carry a copy or a mount outside the workspace.
+ * Why the folders above `rel` in the workspace cannot hold it, or null. Threat: a tracked
+ * symlink in the branch (`vendor -> /etc`) would carry a copy or a mount outside the
+ * workspace, so every existing folder on the way must be a real folder, never a link.
  */
-function destinationFor(task: Task, item: ProvisionItem): string | null {
-  const dst = path.join(task.path, item.path);
-  let parent = path.dirname(dst);
-  while (!lexists(parent)) parent = path.dirname(parent);
-  const real = fs.realpathSync(parent);
-  return real === task.path || isStrictlyInside(task.path, real) ? dst : null;
+function unsafeParent(root: string, rel: string): string | null {
+  const parts = rel.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = parts.slice(0, i).join('/');
+    const st = fs.lstatSync(path.join(root, at), { throwIfNoEntry: false });
+    if (!st) return null; // the rest is made by makeParents
+    if (st.isSymbolicLink()) return `${at} is a symlink`;
+    if (!st.isDirectory()) return `${at} is not a folder`;
+  }
+  return null;
 }
 
+/**
+ * Makes the missing folders above `rel` (a listed `cache/data.json` whose `cache/` the branch
+ * does not have), one `mkdir` at a time so none goes through a link; returns those it made.
+ */
+function makeParents(root: string, rel: string): string[] {
+  const made: string[] = [];
+  const parts = rel.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = path.join(root, ...parts.slice(0, i));
+    if (lexists(at)) continue;
+    fs.mkdirSync(at);
+    made.push(at);
+  }
+  return made;
+}
+
+/** Removes folders makeParents made, deepest first, where they are still empty. */
+function removeEmptyDirs(dirs: readonly string[]): void {
+  for (const dir of [...dirs].reverse()) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      return; // not empty: something else is there now, and it stays
+    }
+  }
+}

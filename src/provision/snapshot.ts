@@ -4,10 +4,12 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { acquireWaiting, type HeldLock } from '../util/lockfile.js';
 import { writeFileAtomic } from '../util/atomic.js';
-import { formatBytes } from './budget.js';
-import { copyTree } from './copy.js';
+import { formatBytes, type Budget } from './budget.js';
+import { bestCopyMethod, startCopy } from './copy.js';
+import { containTree, findingsForCopy, newFindings, noteEntry } from './contain.js';
+import { diskReader, isNodeModules, pickLockfile } from './installed.js';
 import { measureTree, walkTree } from './manifest.js';
-import type { LockfileRef } from './types.js';
+import type { InstalledFacts, LockfileRef, OutsideLink, StrippedEntry } from './types.js';
 
 /** Lockfiles that pin what an install folder holds, in the order they are looked for. */
 export const LOCKFILES = [
@@ -35,8 +37,17 @@ export function sha256File(file: string): string | null {
   }
 }
 
-/** The lockfile beside a provisioned path (`node_modules` → `package-lock.json`), relative to `root`. */
+/**
+ * The lockfile beside a provisioned path, relative to `root`: for a `node_modules`, the one its
+ * install came from when several are tracked (`pickLockfile`); else the first of LOCKFILES.
+ */
 export function lockfileFor(root: string, relPath: string): LockfileRef | null {
+  if (isNodeModules(relPath)) {
+    const disk = diskReader(root);
+    const rel = pickLockfile(disk.read, disk.exists, relPath).lockfile;
+    const sha256 = rel === null ? null : sha256File(path.join(root, rel));
+    return rel !== null && sha256 !== null ? { path: rel, sha256 } : null;
+  }
   const dir = path.posix.dirname(relPath);
   for (const name of LOCKFILES) {
     const rel = dir === '.' ? name : `${dir}/${name}`;
@@ -52,7 +63,9 @@ export function lockfileFor(root: string, relPath: string): LockfileRef | null {
  * folder (path, type, size, mtime of every entry).
  */
 export function snapshotKey(relPath: string, source: string, lockfile: LockfileRef | null): string {
-  const hash = createHash('sha256').update(`warren-snapshot-v1\0${relPath}\0`);
+  // v2: snapshots are contained (contain.ts); a v1 snapshot may hold a link that leads outside.
+  // v3: a node_modules is checked against its lockfile first; a v2 one may be an older install.
+  const hash = createHash('sha256').update(`warren-snapshot-v3\0${relPath}\0`);
   if (lockfile) {
     hash.update(`lockfile\0${lockfile.path}\0${lockfile.sha256}`);
   } else {
@@ -72,6 +85,11 @@ export interface SnapshotMeta {
   bytes: number;
   ms: number;
   createdAt: string;
+  /** Links that led outside the workspace and entries left out, as in a provision record. */
+  outsideLinks?: OutsideLink[];
+  stripped?: StrippedEntry[];
+  /** node_modules: the tree matched its lockfile when it was taken (a tree that did not is never taken). */
+  installed?: InstalledFacts;
 }
 
 export interface Snapshot {
@@ -100,16 +118,47 @@ export function snapshotLockPath(home: string, key: string): string {
 }
 
 /**
+ * The newest snapshot of the same path of the same checkout whose tree matched its lockfile
+ * when it was taken: what a workspace gets while the main checkout's install is stale. Null
+ * when there is none (gc removed it, or there never was one).
+ */
+export function lastGoodSnapshot(home: string, source: string, relPath: string): SnapshotMeta | null {
+  let best: SnapshotMeta | null = null;
+  let names: string[];
+  try {
+    names = fs.readdirSync(snapshotsDir(home));
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    if (name.startsWith('.') || name.endsWith('.lock')) continue;
+    const meta = readSnapshotMeta(path.join(snapshotsDir(home), name));
+    if (!meta || meta.source !== source || meta.path !== relPath || meta.installed?.state !== 'matches') continue;
+    if (best === null || meta.createdAt > best.createdAt) best = meta;
+  }
+  return best;
+}
+
+/** Why a snapshot was not taken: the tree did not match its key. */
+export interface Refused {
+  refused: InstalledFacts;
+}
+
+/**
  * Returns the snapshot for `key`, taking it once (copy to a temp folder, then rename into place,
  * so a half-taken snapshot is never used). The main checkout's live folder is never a lower
- * layer: overlayfs leaves a lower layer that changes under a mount undefined.
+ * layer: overlayfs leaves a lower layer that changes under a mount undefined. `verify` runs
+ * under the lock, only when the snapshot must be taken: a tree that `differs` from its key is
+ * refused, and nothing is taken. `existingOnly`: never take one (null when there is none).
  */
 export async function ensureSnapshot(
   home: string,
   key: string,
-  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt'>,
+  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt' | 'outsideLinks' | 'stripped' | 'installed'>,
   progress: (line: string) => void,
-): Promise<Snapshot> {
+  contain: { repoRoot: string; budget: Budget },
+  options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean } = {},
+): Promise<Snapshot | Refused | null> {
   const dir = path.join(snapshotsDir(home), key);
   const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
   if (!got.ok) {
@@ -120,6 +169,15 @@ export async function ensureSnapshot(
   try {
     const existing = readSnapshotMeta(dir);
     if (existing) return { meta: existing, tree: path.join(dir, 'tree'), created: false, lock: got.lock };
+    if (options.existingOnly) {
+      got.lock.release();
+      return null;
+    }
+    const installed = options.verify ? await options.verify() : undefined;
+    if (installed?.state === 'differs') {
+      got.lock.release();
+      return { refused: installed };
+    }
     const tmp = path.join(snapshotsDir(home), `.tmp-${key}-${process.pid}`);
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.rmSync(dir, { recursive: true, force: true }); // a folder without meta.json is a half-taken snapshot
@@ -127,9 +185,38 @@ export async function ensureSnapshot(
     progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     const started = Date.now();
     try {
-      await copyTree(meta.source, path.join(tmp, 'tree'), (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
-      const totals = measureTree(path.join(tmp, 'tree'));
-      const full: SnapshotMeta = { ...meta, key, ...totals, ms: Date.now() - started, createdAt: new Date().toISOString() };
+      const tree = path.join(tmp, 'tree');
+      const copying = startCopy(meta.source, tree, await bestCopyMethod(tmp), undefined, (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
+      copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+      // While cp runs, one walk of the source counts the tree and finds what containment must look at.
+      const found = newFindings();
+      let totals = { entries: 0, bytes: 0 };
+      walkTree(meta.source, (rel, st) => {
+        if (rel !== '') totals.entries++;
+        if (st.isFile()) totals.bytes += st.size;
+        return noteEntry(found, rel, st);
+      });
+      await copying;
+      const checked = findingsForCopy(found, tree);
+      const contained = await containTree({
+        tree,
+        itemRel: meta.path,
+        source: meta.source,
+        repoRoot: contain.repoRoot,
+        found: checked.found,
+        budget: { limit: contain.budget, used: { entries: 0, bytes: 0 } },
+      });
+      if (checked.rewalked || contained.changed.length > 0) totals = measureTree(tree);
+      const full: SnapshotMeta = {
+        ...meta,
+        key,
+        ...totals,
+        ms: Date.now() - started,
+        createdAt: new Date().toISOString(),
+        ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
+        ...(contained.stripped.length > 0 ? { stripped: contained.stripped.slice(0, 100) } : {}),
+        ...(installed ? { installed } : {}),
+      };
       writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(full, null, 2));
       fs.renameSync(tmp, dir);
       return { meta: full, tree: path.join(dir, 'tree'), created: true, lock: got.lock };

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import ignore from 'ignore';
 import type { ProvisionMode } from '../config/schema.js';
-import { checkIgnored, listIgnored } from '../git/status.js';
+import { checkIgnored, listTracked, listUntracked, trackedAmong } from '../git/status.js';
+import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
+import { selectIncluded } from './include.js';
 import type { ProvisionItem, ProvisionSkip } from './types.js';
 
 export const WORKTREEINCLUDE = '.worktreeinclude';
@@ -45,55 +46,63 @@ export function dedupe(items: readonly ProvisionItem[]): { kept: ProvisionItem[]
   return { kept, skipped };
 }
 
-/** Patterns of `.worktreeinclude` that name one path literally (no glob, no negation). */
-function literalPatterns(lines: readonly string[]): string[] {
-  return lines
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('!') && !/[*?[\]]/.test(l))
-    .map((l) => l.replace(/^\//, '').replace(/\/$/, ''));
+/**
+ * What `.worktreeinclude` selects in the main checkout, by git's own answer (see include.ts),
+ * grouped into as few paths as possible; what it left out and why is a skip each. Paths that
+ * warren.yaml provisions are left to their entry.
+ */
+async function fromWorktreeInclude(repoRoot: string, claimed: readonly string[]): Promise<Sources> {
+  const file = path.join(repoRoot, WORKTREEINCLUDE);
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (!st) return { items: [], skips: [] };
+  if (!st.isFile()) {
+    return { items: [], skips: [{ path: WORKTREEINCLUDE, reason: 'unsafe', detail: `${WORKTREEINCLUDE} is not a plain file (a symlink?); its patterns were not read` }] };
+  }
+  const [matching, ignored, unignored, tracked] = await Promise.all([
+    listUntracked(repoRoot, { matching: file }),
+    listUntracked(repoRoot, { ignored: true }),
+    listUntracked(repoRoot, { unignored: true }),
+    listTracked(repoRoot),
+  ]);
+  const selection = selectIncluded({ matching, ignored, unignored, tracked, claimed });
+  const items = selection.paths.map((p) => ({ path: p, mode: 'copy' as ProvisionMode, from: '.worktreeinclude' as const }));
+  const skips: ProvisionSkip[] = selection.excluded.map((e) => ({
+    path: e.path,
+    mode: 'copy',
+    reason: e.why === 'claimed' ? 'duplicate' : 'vcs',
+    detail:
+      e.why === 'claimed'
+        ? `${e.files} file(s) matched by ${WORKTREEINCLUDE} lie in ${e.path}, which warren.yaml provisions (that entry wins)`
+        : e.why === 'nested-repository'
+          ? `${e.path} is another git repository or worktree (it holds a .git); a copy would let commits there move its branches, so warren never copies one`
+          : `${e.path} is version-control metadata (${e.files} file(s)); warren never copies .git, .jj, .hg or .svn`,
+  }));
+  // Listed, but git does not ignore it: not git's answer, so not copied, and the user hears why.
+  for (const rel of selection.notIgnored.slice(0, MAX_NOT_IGNORED)) skips.push({ path: rel, mode: 'copy', reason: 'not-ignored', detail: notIgnoredDetail(rel, false) });
+  const more = selection.notIgnored.length - MAX_NOT_IGNORED;
+  if (more > 0) skips.push({ path: WORKTREEINCLUDE, mode: 'copy', reason: 'not-ignored', detail: `and ${more} more file(s) ${WORKTREEINCLUDE} matches that git does not ignore, left out the same way` });
+  return { items, skips };
 }
 
-/**
- * The ignored paths of the main checkout that `.worktreeinclude` selects (gitignore syntax,
- * via the `ignore` package). git lists the ignored paths (a wholly ignored directory as one
- * entry); literal patterns are added as given so a path inside such a directory can be named.
- */
-async function fromWorktreeInclude(repoRoot: string): Promise<ProvisionItem[]> {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(repoRoot, WORKTREEINCLUDE), 'utf8');
-  } catch {
-    return [];
-  }
-  const ig = ignore().add(text);
-  const candidates = new Set<string>();
-  for (const entry of await listIgnored(repoRoot)) {
-    const bare = entry.replace(/\/$/, '');
-    if (ig.ignores(entry) || ig.ignores(bare)) candidates.add(bare);
-  }
-  for (const literal of literalPatterns(text.split(/\r?\n/))) candidates.add(literal);
-  return [...candidates].sort().map((p) => ({ path: p, mode: 'copy' as ProvisionMode, from: '.worktreeinclude' as const }));
-}
+/** Not-ignored matches named one by one; past this, one line says how many more. */
+const MAX_NOT_IGNORED = 20;
 
-/**
- * Reads both sources and keeps what may be provisioned: safe, present in the main checkout,
- * and ignored by git there (a tracked or unignored path is git's business, not warren's).
- */
 /** What to provision, and what was skipped and why. */
 export interface Sources {
   items: ProvisionItem[];
   skips: ProvisionSkip[];
 }
 
+/**
+ * Reads both sources and keeps what may be provisioned: safe, present in the main checkout,
+ * and ignored by git there (a tracked or unignored path is git's business, not warren's).
+ * warren.yaml's entries come first and win; `.worktreeinclude` adds what git selects besides.
+ */
 export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
   const root = ctx.repo.root;
-  const raw: { path: string; mode: ProvisionMode; from: ProvisionItem['from'] }[] = [
-    ...ctx.config.provision.map((p) => ({ ...p, from: 'warren.yaml' as const })),
-    ...(await fromWorktreeInclude(root)),
-  ];
   const skips: ProvisionSkip[] = [];
   const safe: ProvisionItem[] = [];
-  for (const item of raw) {
+  for (const item of ctx.config.provision.map((p) => ({ ...p, from: 'warren.yaml' as const }))) {
     const norm = normalizeProvisionPath(item.path);
     if (!norm.ok) {
       skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.from}: ${JSON.stringify(item.path)} ${norm.detail}` });
@@ -107,7 +116,7 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
   const present: ProvisionItem[] = [];
   for (const item of kept) {
     const abs = path.join(root, item.path);
-    if (!fs.existsSync(abs) && !isLink(abs)) {
+    if (!lexists(abs)) {
       skips.push({ path: item.path, mode: item.mode, reason: 'missing', detail: `${item.path} does not exist in the main checkout ${root}` });
       continue;
     }
@@ -120,18 +129,21 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
     present.push(item);
   }
   const ignored = await checkIgnored(root, present.map((i) => i.path));
+  const notIgnored = present.filter((i) => !ignored.has(i.path)).map((i) => i.path);
+  const tracked = await trackedAmong(root, notIgnored);
   const items: ProvisionItem[] = [];
   for (const item of present) {
     if (ignored.has(item.path)) items.push(item);
-    else skips.push({ path: item.path, mode: item.mode, reason: 'not-ignored', detail: `git does not ignore ${item.path} (tracked or not in .gitignore); git carries it, so warren leaves it alone` });
+    else skips.push({ path: item.path, mode: item.mode, reason: 'not-ignored', detail: notIgnoredDetail(item.path, tracked.has(item.path)) });
   }
-  return { items, skips };
+  // git names the included paths (never `..`, never inside .git, never through a symlinked folder).
+  const included = await fromWorktreeInclude(root, kept.map((i) => i.path));
+  return { items: [...items, ...included.items], skips: [...skips, ...included.skips] };
 }
 
-function isLink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
+/** Why a path git does not ignore is not provisioned, and how to bring it. Pure. */
+export function notIgnoredDetail(rel: string, tracked: boolean): string {
+  return tracked
+    ? `git tracks ${rel}, so the workspace already has the branch's version of it; warren leaves it to git`
+    : `git does not ignore ${rel}, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore (warren then provisions it) or commit it`;
 }

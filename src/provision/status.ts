@@ -4,10 +4,11 @@ import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from './overlay.js';
+import { summarise, type PackageChange, type VersionOf } from './packages.js';
 import { readEntry, withoutRelocations } from './relocate.js';
-import { sha256File } from './snapshot.js';
-import { provisionRecords, type ProvisionRecord } from './types.js';
-import { lexists } from '../util/lexists.js';
+import { staleEntries, type StaleEntry } from './stale.js';
+import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
+import { lexists, lstatOrNull } from '../util/lexists.js';
 import { listDir } from '../util/list-dir.js';
 
 export interface ProvisionedStatus {
@@ -24,13 +25,15 @@ export interface ProvisionedStatus {
   writtenThrough?: string[];
   /** Why the changes could not be read, when they could not. */
   unknown?: string;
+  /** The changes per package (or per top-level entry), for a folder with changes: `changed` lists every file. */
+  packages?: PackageChange[];
 }
 
 export interface TaskStatus {
   tracked: { code: string; path: string }[];
   provisioned: ProvisionedStatus[];
   stale: boolean;
-  staleLockfiles: { path: string; provisionedFrom: string; now: string | null }[];
+  staleLockfiles: StaleEntry[];
 }
 
 export const MAX_LISTED = 500;
@@ -96,7 +99,7 @@ async function namespacedView(upper: string, lower: string, target: string): Pro
 
 async function recordStatus(task: Task, r: ProvisionRecord): Promise<ProvisionedStatus> {
   const target = path.join(task.path, r.path);
-  const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: r.isolated, changed: [], changedCount: 0 };
+  const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: verifiedIsolated(r), changed: [], changedCount: 0 };
   let changes: Change[] = [];
   if (r.mode === 'cow' && r.upper && r.lower) {
     let view: MergedView = overlayAt(target) ? { merged: target } : null;
@@ -125,7 +128,37 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
   changes = withoutRelocations(changes, r, (rel) => readEntry(r.namespaced && r.upper ? r.upper : target, rel));
   out.changedCount = changes.length;
   out.changed = changes.slice(0, MAX_LISTED).map((c) => ({ ...c, path: join(r.path, c.path) }));
+  if (changes.some((c) => c.path !== '')) out.packages = summarise(changes, path.posix.basename(r.path) === 'node_modules', versionsBefore(r), versionsAfter(r, target));
   return out;
+}
+
+/** Where a package's version before the task can be read: the snapshot, or the main checkout it was copied from (a share's past is gone). */
+function versionsBefore(r: ProvisionRecord): VersionOf {
+  if (r.mode === 'share') return null;
+  const root = r.mode === 'cow' ? r.lower : r.source;
+  return root ? (name) => versionIn(root, name) : null;
+}
+
+/** Where it can be read now: the workspace, or for a layer mounted only in each run, its upper layer over the snapshot. */
+function versionsAfter(r: ProvisionRecord, target: string): VersionOf {
+  if (r.mode !== 'cow' || !r.namespaced || !r.upper || !r.lower) return (name) => versionIn(target, name);
+  const { upper, lower } = r;
+  return (name) => {
+    for (const p of [path.join(upper, name), path.join(upper, name, 'package.json')]) {
+      if (lstatOrNull(p)?.isCharacterDevice()) return undefined; // a whiteout: deleted in the task
+    }
+    return lstatOrNull(path.join(upper, name, 'package.json'))?.isFile() ? versionIn(upper, name) : versionIn(lower, name);
+  };
+}
+
+/** `version` from `<root>/<name>/package.json`, if it says one. */
+function versionIn(root: string, name: string): string | undefined {
+  try {
+    const version = (JSON.parse(fs.readFileSync(path.join(root, name, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    return typeof version === 'string' && version.length <= 100 ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The changes inside each provisioned path (what `status` lists, and the fleet counts). */
@@ -140,14 +173,7 @@ export async function taskStatus(task: Task): Promise<TaskStatus> {
   const tracked = (await statusOf(task.path)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
   const provisioned = await provisionedChanges(task);
-  const staleLockfiles: TaskStatus['staleLockfiles'] = [];
-  const seen = new Set<string>();
-  for (const r of records) {
-    if (!r.lockfile || seen.has(r.lockfile.path)) continue;
-    seen.add(r.lockfile.path);
-    const now = sha256File(path.join(task.path, r.lockfile.path));
-    if (now !== r.lockfile.sha256) staleLockfiles.push({ path: r.lockfile.path, provisionedFrom: r.lockfile.sha256, now });
-  }
+  const staleLockfiles = await staleEntries(task, records);
   return { tracked, provisioned, stale: staleLockfiles.length > 0, staleLockfiles };
 }
 

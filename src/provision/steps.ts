@@ -4,7 +4,7 @@ import { collectProvisionGarbage } from './gc.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts } from './lifecycle.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './sources.js';
-import { provisionRecords, type ProvisionRecord } from './types.js';
+import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
@@ -50,27 +50,55 @@ export const provisionAudit: AuditSection = {
       path: r.path,
       mode: r.mode,
       requested: r.requested,
-      isolated: r.isolated,
+      isolated: verifiedIsolated(r) && (r.relocation?.left.length ?? 0) === 0,
       method: r.method,
       source: r.source,
       ...(r.fallback ? { fallback: r.fallback } : {}),
+      ...(r.outsideLinks ? { outsideLinks: r.outsideLinks } : {}),
+      ...(r.stripped ? { stripped: r.stripped } : {}),
       ...(r.relocation ? { absolutePaths: { checked: r.relocation.checked, rewritten: r.relocation.rewritten.length, left: r.relocation.left } } : {}),
     }));
-    const lines =
-      records.length === 0
-        ? ['no provisioned paths']
-        : records.map((r) => `${r.path}: ${r.mode} (${r.method}), ${isolation(r, task.id)}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`);
+    const lines = records.length === 0 ? ['no provisioned paths'] : records.flatMap((r) => auditLines(r, task.id));
     return { data, lines };
   },
 };
 
-/** What audit says about a path's isolation: only what was checked. */
-function isolation(r: ProvisionRecord, id: string): string {
+/** One record as `warren audit` shows it: isolation only as far as it was checked, then what containment did. Pure. */
+export function auditLines(r: ProvisionRecord, taskId: string): string[] {
   const left = r.relocation?.left ?? [];
-  if (left.length > 0) return `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left.slice(0, 3).map((l) => `${l.path}: ${l.why}`).join('; ')})`;
-  if (r.mode === 'share') return 'NOT isolated: shared with the main checkout and every workspace that shares it';
-  if (!r.isolated) return 'NOT isolated: an in-place write through a hard link changes the main checkout';
-  if (!r.relocation) return `isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; \`warren provision ${id} --refresh\` checks)`;
+  const isolation =
+    left.length > 0
+      ? `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left.slice(0, 3).map((l) => `${l.path}: ${l.why}`).join('; ')})`
+      : r.isolated
+        ? verifiedIsolated(r)
+          ? `isolated (verified when provisioned: ${linkSummary(r)}; ${relocationSummary(r, taskId)})`
+          : `isolation NOT verified: provisioned by an older warren, which did not check for symlinks that lead outside (\`warren provision ${taskId} --refresh\` provisions it again, checked)`
+        : r.mode === 'share'
+          ? 'NOT isolated: shared with the main checkout and every workspace that shares it'
+          : `NOT isolated: an in-place write through a hard link changes the main checkout (${linkSummary(r)})`;
+  const lines = [`${r.path}: ${r.mode} (${r.method}), ${isolation}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`];
+  for (const l of r.outsideLinks ?? []) lines.push(`  ${l.path} -> ${l.target}: ${l.why}`);
+  for (const e of r.stripped ?? []) lines.push(`  ${e.path}: left out (${e.why})`);
+  return lines;
+}
+
+/** What the check for absolute paths to the main checkout found (src/provision/relocate.ts). */
+function relocationSummary(r: ProvisionRecord, taskId: string): string {
+  if (!r.relocation) return `not checked for absolute paths to the main checkout (\`warren provision ${taskId} --refresh\` checks)`;
   const n = r.relocation.rewritten.length;
-  return n > 0 ? `isolated (${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back)` : 'isolated';
+  return n > 0 ? `${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back` : 'nothing names the main checkout by absolute path';
+}
+
+function linkSummary(r: ProvisionRecord): string {
+  const links = r.outsideLinks ?? [];
+  if (links.length === 0) return 'no symlink leads outside the workspace';
+  const count = (action: string): number => links.filter((l) => l.action === action).length;
+  const parts = [
+    [count('materialised'), 'copied in'],
+    [count('repointed'), 're-pointed'],
+    [count('removed'), 'removed'],
+  ]
+    .filter(([n]) => n !== 0)
+    .map(([n, what]) => `${n} ${what}`);
+  return `${links.length} symlink(s) pointed outside: ${parts.join(', ')}`;
 }

@@ -2,7 +2,24 @@ import type { ProvisionMode } from '../config/schema.js';
 import type { TaskFacts } from '../state/facts.js';
 
 /** Why a requested path was not provisioned. */
-export type SkipReason = 'missing' | 'not-ignored' | 'unsafe' | 'duplicate' | 'over-budget' | 'exists';
+export type SkipReason = 'missing' | 'not-ignored' | 'unsafe' | 'duplicate' | 'over-budget' | 'exists' | 'vcs';
+
+/** A link that led outside the workspace, and what was done with it. */
+export interface OutsideLink {
+  /** Relative to the workspace root. */
+  path: string;
+  /** What it pointed to (its readlink). */
+  target: string;
+  action: 'materialised' | 'repointed' | 'removed';
+  why: string;
+}
+
+/** An entry taken out of the copy: VCS metadata or a device node. */
+export interface StrippedEntry {
+  /** Relative to the workspace root. */
+  path: string;
+  why: string;
+}
 
 /** One path to bring into a workspace, after the sources were read and checked. */
 export interface ProvisionItem {
@@ -63,6 +80,25 @@ export interface ProvisionRecord {
   namespaced?: boolean;
   /** copy/hardlink/share: manifest (size, mtime, inode) taken at provisioning. */
   manifest?: string;
+  /**
+   * copy/hardlink/cow: the symlinks that led outside the workspace, and what was done with
+   * each (copied in, re-pointed into the workspace, or removed). Absent when there were none.
+   */
+  outsideLinks?: OutsideLink[];
+  /** copy/hardlink/cow: entries left out of the copy (VCS metadata, device nodes). */
+  stripped?: StrippedEntry[];
+  /**
+   * The tree was checked for links that lead outside the workspace and made contained (every
+   * record this warren writes for copy, hardlink and cow; absent on older records).
+   */
+  contained?: true;
+  /**
+   * node_modules: what the provisioned tree was, checked against its lockfile (or package.json)
+   * by the package manager's own record of its install (`installed.ts`). `differs` when the
+   * main checkout's install was stale: this workspace got the last good snapshot, or a copy of
+   * the stale tree, and `status` calls it stale until its own tree matches.
+   */
+  installed?: InstalledFacts;
   /** cow/copy/hardlink: the files that named the main checkout by absolute path, rewritten and read back (src/provision/relocate.ts). */
   relocation?: Relocation;
 }
@@ -87,7 +123,27 @@ export interface Relocation {
   left: { path: string; why: string }[];
 }
 
+/** A `node_modules` checked against what pins it, when it was provisioned. */
+export interface InstalledFacts {
+  /** The lockfile compared with (relative to the workspace root); null: none, package.json was. */
+  lockfile: string | null;
+  /** Who installed it, by its installed-state file. */
+  manager: 'npm' | 'pnpm' | 'yarn-berry' | 'yarn-classic' | null;
+  state: 'matches' | 'differs' | 'unknown';
+  why?: string;
+  /** No lockfile: the sha256 of package.json when it was checked. */
+  packageJson?: string;
+}
+
 /** The provision records of a task (none on a task made before provisioning existed). */
 export function provisionRecords(data: TaskFacts): ProvisionRecord[] {
   return data.provision ?? [];
+}
+
+/**
+ * Is a path's isolation verified? `isolated` alone was written by older warrens before they
+ * checked for symlinks that lead outside; only a contained tree (or nothing to contain) counts.
+ */
+export function verifiedIsolated(r: ProvisionRecord): boolean {
+  return r.isolated && r.contained === true;
 }

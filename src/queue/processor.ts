@@ -3,6 +3,7 @@ import { moveCheckout } from '../git/index-ops.js';
 import { compareAndSwapRef, revParse } from '../git/refs.js';
 import { changedNames } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
+import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
 import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
 import { assertCheckoutCanFollow, planLand, type LandPlan } from '../land/plan.js';
 import { isAncestor } from '../git/history.js';
@@ -237,8 +238,9 @@ async function advance(ctx: ProjectContext, group: Candidate[], base: string): P
   return withRepoLock(ctx, `merge queue onto ${last.plan.task.base}`, async () => {
     if ((await revParse(ctx.repo, baseRef)) !== base) return false;
     const checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
+    let changed: string[] = [];
     if (checkout) {
-      const changed = await changedNames(ctx.repo, base, last.plan.commit);
+      changed = await changedNames(ctx.repo, base, last.plan.commit);
       try {
         await assertCheckoutCanFollow(checkout, last.plan.task, changed);
       } catch (err) {
@@ -264,7 +266,9 @@ async function advance(ctx: ProjectContext, group: Candidate[], base: string): P
     }
     intent.step('ref-moved');
     for (const c of group) {
-      const warnings = recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true);
+      // Which entry touched a lockfile is asked only when the group did.
+      const own = lockfilesAmong(changed).length > 0 ? await changedNames(ctx.repo, c.plan.baseTip, c.plan.commit) : [];
+      const warnings = [...recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true), ...recordDepsStale(ctx, c.entry.taskId, c.plan.commit, checkout, own)];
       recordLanded(ctx, { ...landedOf(c.plan), checkout }, ' (merge queue)');
       setLanded(ctx.store, c.entry.id, summaryOf(c.plan, checkout, warnings));
     }

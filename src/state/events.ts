@@ -1,7 +1,7 @@
 import type { Drift } from '../land/fingerprint.js';
 import type { Exclusion } from '../land/protected.js';
 import type { PushOutcome } from '../land/push.js';
-import type { ProvisionRecord, ProvisionSkip } from '../provision/types.js';
+import type { OutsideLink, ProvisionRecord, ProvisionSkip, StrippedEntry } from '../provision/types.js';
 import type { StepResult } from '../run/commands.js';
 import type { PortBlock } from '../run/ports.js';
 import type { RunKind } from '../run/records.js';
@@ -35,6 +35,8 @@ export interface EventPayloads {
   // landing
   'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
   'land.excluded': { excluded: Exclusion[]; commit: string };
+  /** A landed change touched a lockfile: what is installed in the checkout of the base is stale. */
+  'land.deps_stale': { lockfiles: string[]; checkout: string; commit: string };
   'land.bounced': { entry: number; code: string; reason: string; log: string | null };
   'queue.joined': { entry: number; position: number };
   'queue.left': { entry: number };
@@ -83,6 +85,10 @@ export interface EventPayloads {
   'provision.remount': { path: string };
   'provision.relocated': { path: string; from: string; to: string; files: string[] };
   'provision.not_isolated': { path: string; left: { path: string; why: string }[] };
+  'provision.outside_links': { path: string; links: OutsideLink[] };
+  'provision.stripped': { path: string; entries: StrippedEntry[] };
+  /** The main checkout's install did not match its lockfile: no snapshot under that key; what the workspace got instead. */
+  'provision.install_stale': { path: string; lockfile: string | null; why: string; used: string };
 }
 
 export interface StepsPayload {
@@ -111,6 +117,7 @@ export const EVENT_KINDS = Object.keys({
   'intent.recovery_failed': 1,
   'task.landed': 1,
   'land.excluded': 1,
+  'land.deps_stale': 1,
   'land.bounced': 1,
   'queue.joined': 1,
   'queue.left': 1,
@@ -157,6 +164,9 @@ export const EVENT_KINDS = Object.keys({
   'provision.remount': 1,
   'provision.relocated': 1,
   'provision.not_isolated': 1,
+  'provision.outside_links': 1,
+  'provision.stripped': 1,
+  'provision.install_stale': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

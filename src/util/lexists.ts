@@ -9,3 +9,12 @@ export function lexists(p: string): boolean {
     return false;
   }
 }
+
+/** lstat, or null when nothing can be stat'ed there (missing, or a file where a folder was expected: ENOTDIR). */
+export function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
+  }
+}

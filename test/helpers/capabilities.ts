@@ -257,7 +257,7 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, [fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', '-c', 'import venv, ensurepip']),
     install: 'apt-get install python3-venv',
   },
-  // A real pnpm 9 or later, offline with local packages: its .bin shims name the checkout by absolute path
+  // A real pnpm 9 or later, offline with local packages: installs whose snapshots must match their key, and .bin shims that name the checkout by absolute path
   pnpm: {
     probe: (o) => tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
     install: 'npm install -g pnpm@9',

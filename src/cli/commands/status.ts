@@ -7,11 +7,12 @@ export const registerStatus: Register = (program, run) => {
     .command('status')
     .description('tracked changes, and changes inside provisioned (ignored) paths since they were provisioned')
     .argument('<id>')
-    .action((rawId: string) =>
+    .option('--files', 'list every changed file inside provisioned paths, not one line per package')
+    .action((rawId: string, opts: { files?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
         const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
-        return { data: status, human: formatStatus(rawId, status) };
+        return { data: status, human: formatStatus(rawId, status, { files: opts.files === true }) };
       }),
     );
 };

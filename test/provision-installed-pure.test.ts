@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { compareNpm, comparePackageJson, comparePnpm, compareYarnBerry, compareYarnClassic, parseYarnClassic, satisfies } from '../src/provision/installed-compare.js';
+import { checkInstalled, installCommand, pickLockfile } from '../src/provision/installed.js';
+
+/** The installed tree against its lockfile, on literal file contents (issue 13 §2). */
+
+const npmLock = (pkgs: Record<string, object>): string => JSON.stringify({ name: 'p', lockfileVersion: 3, packages: { '': { name: 'p' }, ...pkgs } });
+const hidden = (pkgs: Record<string, object>): string => JSON.stringify({ name: 'p', lockfileVersion: 3, packages: pkgs });
+
+describe('compareNpm: package-lock.json against node_modules/.package-lock.json', () => {
+  const a1 = { 'node_modules/a': { version: '1.0.0' } };
+  it('matches the same packages', () => {
+    expect(compareNpm(npmLock(a1), hidden(a1), 'package-lock.json').state).toBe('matches');
+  });
+  it('names a package the lockfile wants that is not installed, and one at another version', () => {
+    const c = compareNpm(npmLock({ ...a1, 'node_modules/b': { version: '1.0.0' }, 'node_modules/c/node_modules/@s/d': { version: '2.0.0' } }), hidden({ 'node_modules/a': { version: '0.9.0' } }), 'package-lock.json');
+    expect(c.state).toBe('differs');
+    expect(c.why).toContain('b@1.0.0');
+    expect(c.why).toContain('@s/d@2.0.0');
+    expect(c.why).toContain('a 0.9.0, wants 1.0.0');
+  });
+  it('names an installed package the lockfile does not list', () => {
+    expect(compareNpm(npmLock(a1), hidden({ ...a1, 'node_modules/x': { version: '3.0.0' } }), 'package-lock.json').why).toContain('x@3.0.0');
+  });
+  it('an optional package may be absent (another platform), and dev packages all absent (--omit=dev), but not some of them', () => {
+    const lock = npmLock({ ...a1, 'node_modules/opt': { version: '1.0.0', optional: true }, 'node_modules/d1': { version: '1.0.0', dev: true }, 'node_modules/d2': { version: '1.0.0', dev: true } });
+    expect(compareNpm(lock, hidden(a1), 'package-lock.json').state).toBe('matches');
+    expect(compareNpm(lock, hidden({ ...a1, 'node_modules/d1': { version: '1.0.0' } }), 'package-lock.json').why).toContain('d2@1.0.0');
+  });
+  it('a missing hidden lockfile is an install npm did not finish; a lockfile v1 cannot be told', () => {
+    expect(compareNpm(npmLock(a1), null, 'package-lock.json').state).toBe('differs');
+    expect(compareNpm('{"lockfileVersion":1,"dependencies":{}}', hidden(a1), 'package-lock.json').state).toBe('unknown');
+  });
+});
+
+describe('comparePnpm: pnpm-lock.yaml against node_modules/.pnpm/lock.yaml', () => {
+  const lock = (extra = ''): string =>
+    `lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      a:\n        specifier: 1.0.0\n        version: 1.0.0\npackages:\n  a@1.0.0:\n    resolution: {integrity: sha512-x}\n${extra}snapshots:\n  a@1.0.0: {}\n`;
+  it('matches the same lockfile, whatever its key order', () => {
+    const reordered = `snapshots:\n  a@1.0.0: {}\npackages:\n  a@1.0.0:\n    resolution: {integrity: sha512-x}\nimporters:\n  .:\n    dependencies:\n      a:\n        version: 1.0.0\n        specifier: 1.0.0\nlockfileVersion: '9.0'\n`;
+    expect(comparePnpm(lock(), reordered, parse, 'pnpm-lock.yaml').state).toBe('matches');
+  });
+  it('names the packages a new lockfile adds', () => {
+    const newer = lock('  b@2.0.0:\n    resolution: {integrity: sha512-y}\n').replace('snapshots:\n  a@1.0.0: {}\n', 'snapshots:\n  a@1.0.0: {}\n  b@2.0.0: {}\n');
+    const c = comparePnpm(newer, lock(), parse, 'pnpm-lock.yaml');
+    expect(c).toMatchObject({ state: 'differs' });
+    expect(c.why).toContain('b@2.0.0');
+  });
+});
+
+describe('yarn', () => {
+  const berryLock = `__metadata:\n  version: 8\n  cacheKey: 10c0\n\n"a@npm:^1.0.0":\n  version: 1.0.0\n  resolution: "a@npm:1.0.0"\n  linkType: hard\n\n"fsevents@npm:^2.0.0":\n  version: 2.3.3\n  resolution: "fsevents@npm:2.3.3"\n  conditions: os=darwin\n\n"p@workspace:.":\n  version: 0.0.0-use.local\n  resolution: "p@workspace:."\n`;
+  it('berry: every resolution against .yarn-state.yml, workspaces and other platforms aside', () => {
+    const state = `__metadata:\n  version: 1\n  nmMode: classic\n\n"a@npm:1.0.0":\n  locations:\n    - "node_modules/a"\n\n"p@workspace:.":\n  locations:\n    - ""\n`;
+    expect(compareYarnBerry(berryLock, state, parse).state).toBe('matches');
+    const c = compareYarnBerry(berryLock.replace(/a@npm:1\.0\.0/g, 'a@npm:1.1.0'), state, parse);
+    expect(c.state).toBe('differs');
+    expect(c.why).toContain('a@npm:1.1.0');
+  });
+  it('classic: patterns and resolved URLs against .yarn-integrity', () => {
+    const lock = `# yarn lockfile v1\n\n\na@^1.0.0, a@^1.0.1:\n  version "1.0.1"\n  resolved "https://r/a-1.0.1.tgz#ab"\n\n"@s/b@2":\n  version "2.0.0"\n  resolved "https://r/b-2.0.0.tgz#cd"\n`;
+    expect([...parseYarnClassic(lock)]).toEqual([
+      ['a@^1.0.0', 'https://r/a-1.0.1.tgz#ab'],
+      ['a@^1.0.1', 'https://r/a-1.0.1.tgz#ab'],
+      ['@s/b@2', 'https://r/b-2.0.0.tgz#cd'],
+    ]);
+    const integrity = JSON.stringify({ lockfileEntries: { 'a@^1.0.0': 'https://r/a-1.0.1.tgz#ab', 'a@^1.0.1': 'https://r/a-1.0.1.tgz#ab', '@s/b@2': 'https://r/b-2.0.0.tgz#cd' } });
+    expect(compareYarnClassic(lock, integrity).state).toBe('matches');
+    expect(compareYarnClassic(lock.replace('b-2.0.0', 'b-2.0.1'), integrity).why).toContain('@s/b@2');
+  });
+});
+
+describe('no lockfile: package.json against the installed packages', () => {
+  const installed: Record<string, string> = { a: '1.2.3', b: '0.2.5' };
+  const read = (name: string): string | null => (installed[name] ? JSON.stringify({ name, version: installed[name] }) : null);
+  it('matches what satisfies each range, and names what is missing or out of range', () => {
+    expect(comparePackageJson(JSON.stringify({ dependencies: { a: '^1.0.0' }, devDependencies: { b: '~0.2.0' }, optionalDependencies: { c: '1' } }), read).state).toBe('matches');
+    const c = comparePackageJson(JSON.stringify({ dependencies: { a: '^2.0.0', d: 'latest' } }), read);
+    expect(c.state).toBe('differs');
+    expect(c.why).toContain('(d)');
+    expect(c.why).toContain('a 1.2.3, wants ^2.0.0');
+  });
+  it.each([
+    ['1.2.3', '1.2.3', true],
+    ['1.2.3', '1.2.4', false],
+    ['^1.2.3', '1.9.0', true],
+    ['^1.2.3', '2.0.0', false],
+    ['^1.2.3', '1.2.2', false],
+    ['^0.2.3', '0.2.9', true],
+    ['^0.2.3', '0.3.0', false],
+    ['^0.0.3', '0.0.4', false],
+    ['~1.2.3', '1.2.9', true],
+    ['~1.2.3', '1.3.0', false],
+    ['1.x', '1.5.0', true],
+    ['1.2', '1.3.0', false],
+    ['*', '9.9.9', true],
+    ['>=2', '2.0.1', true],
+    ['>=2', '1.9.9', false],
+    ['latest', '1.0.0', null],
+    ['file:../a', '1.0.0', null],
+    ['^1 || ^2', '2.0.0', null],
+  ] as const)('satisfies(%s, %s) is %s', (range, version, want) => {
+    expect(satisfies(range, version)).toBe(want);
+  });
+});
+
+describe('which lockfile an installed tree came from, when several are tracked', () => {
+  const reader = (files: Record<string, string>) => ({ read: (rel: string) => files[rel] ?? null, exists: (rel: string) => rel in files || Object.keys(files).some((f) => f.startsWith(`${rel}/`)) });
+  const both = { 'package-lock.json': '{}', 'pnpm-lock.yaml': '' };
+  it('the installed-state file names it, not a fixed order', () => {
+    const r1 = reader({ ...both, 'node_modules/.modules.yaml': 'layoutVersion: 5\n' });
+    expect(pickLockfile(r1.read, r1.exists, 'node_modules')).toEqual({ lockfile: 'pnpm-lock.yaml', manager: 'pnpm' });
+    const r2 = reader({ ...both, 'node_modules/.package-lock.json': '{}' });
+    expect(pickLockfile(r2.read, r2.exists, 'node_modules')).toEqual({ lockfile: 'package-lock.json', manager: 'npm' });
+  });
+  it('else packageManager in package.json, else the first present; in a subfolder, its own', () => {
+    const r = reader({ ...both, 'package.json': '{"packageManager":"pnpm@9.15.9"}' });
+    expect(pickLockfile(r.read, r.exists, 'node_modules').lockfile).toBe('pnpm-lock.yaml');
+    const plain = reader(both);
+    expect(pickLockfile(plain.read, plain.exists, 'node_modules').lockfile).toBe('package-lock.json');
+    const sub = reader({ 'web/yarn.lock': '', 'pnpm-lock.yaml': '' });
+    expect(pickLockfile(sub.read, sub.exists, 'web/node_modules').lockfile).toBe('web/yarn.lock');
+  });
+  it('a tree with no installed-state file is unknown, not stale', async () => {
+    const r = reader({ 'package-lock.json': npmLock({}), 'node_modules/a/package.json': '{}' });
+    expect((await checkInstalled(r.read, r.exists, 'node_modules')).state).toBe('unknown');
+  });
+  it('the install command for the hint follows the manager', () => {
+    expect(installCommand('pnpm', 'pnpm-lock.yaml')).toBe('pnpm install --frozen-lockfile');
+    expect(installCommand('npm', 'package-lock.json')).toBe('npm ci');
+    expect(installCommand(null, null)).toBe('npm install');
+  });
+});
