@@ -124,9 +124,10 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
 
 /**
  * `cow`: an overlay whose lower layer is the shared snapshot and whose upper layer is this
- * workspace's alone. As root it is mounted here, for everyone; otherwise (`namespaced`) only
- * the layers and the empty mount point are made here, and every command warren runs in the
- * workspace mounts it in its own namespace. Where overlay cannot be mounted, the best isolated
+ * workspace's alone. As root it is mounted here, for everyone; not root, fuse-overlayfs mounts
+ * it here for the user's own processes; failing that (`namespaced`) only the layers and the
+ * empty mount point are made here, and every command warren runs in the workspace mounts it in
+ * its own namespace. Where overlay cannot be mounted, the best isolated
  * copy, and an event saying which and why.
  */
 export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
@@ -153,8 +154,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(dst, { recursive: true });
     const namespaced = support.ok && support.how === 'namespaced';
+    const fuse = support.ok && support.how === 'fuse';
     // Namespaced, each run makes the mount; what can be checked now is that its options can carry the paths.
-    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst);
+    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst, fuse);
     if (!mounted.ok) {
       // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
       fs.rmdirSync(dst);
@@ -166,8 +168,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         ...rec,
         mode: 'cow',
         isolated: true,
-        method: namespaced ? 'overlay (user namespace)' : 'overlay',
+        method: namespaced ? 'overlay (user namespace)' : fuse ? 'fuse-overlayfs' : 'overlay',
         ...(namespaced ? { namespaced: true } : {}),
+        ...(fuse ? { fuse: true } : {}),
         entries: snap.meta.entries,
         bytes: snap.meta.bytes,
         ms: Date.now() - started,

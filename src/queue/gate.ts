@@ -4,7 +4,7 @@ import type { WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { addDetachedWorktree, removeWorktree } from '../git/worktrees.js';
 import { forgetTask, releaseRecords } from '../provision/lifecycle.js';
-import { overlayOption, unmount } from '../provision/overlay.js';
+import { isOverlayMount, overlayOption, unmount } from '../provision/overlay.js';
 import { provisionPaths } from '../provision/provision.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
@@ -78,7 +78,7 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
   // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off too.
   const ownLayers = `${path.join(ctx.store.home, 'overlays', ctx.key, task.id)}/`;
   for (const m of mountsUnder(readMounts(), task.path)) {
-    if (m.fsType === 'overlay' && overlayOption(m, 'upperdir')?.startsWith(ownLayers)) await unmount(m.mountPoint);
+    if (isOverlayMount(m) && overlayOption(m, 'upperdir')?.startsWith(ownLayers)) await unmount(m.mountPoint);
   }
   const foreign = mountsUnder(readMounts(), task.path);
   if (foreign.length > 0) {
