@@ -207,15 +207,14 @@ async function probeFuse(home: string): Promise<string | null> {
   try {
     const mounted = await mountOverlay(l, u, w, m, true);
     if (!mounted.ok) return `fuse-overlayfs cannot mount here (${mounted.error})`;
+    let deleted: string | null = null;
     try {
       fs.rmdirSync(path.join(m, 'd'));
     } catch (err) {
-      return `fuse-overlayfs mounts here, but deleting a directory through it fails (${(err as NodeJS.ErrnoException).code})`;
-    } finally {
-      const off = await unmount(m);
-      if (!off.ok) return `fuse-overlayfs mounts here, but fusermount -u fails (${off.error})`;
+      deleted = `fuse-overlayfs mounts here, but deleting a directory through it fails (${(err as NodeJS.ErrnoException).code})`;
     }
-    return null;
+    const off = await unmount(m);
+    return deleted ?? (off.ok ? null : `fuse-overlayfs mounts here, but fusermount -u fails (${off.error})`);
   } finally {
     if (!overlayAt(m)) removeTree(dir);
   }
