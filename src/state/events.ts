@@ -76,6 +76,12 @@ export interface EventPayloads {
   'provision.unmounted': { path: string };
   'provision.unmount_failed': { path: string };
   'provision.remount': { path: string };
+  // copy-on-write checkouts
+  'checkout.snapshot': { commit: string; from: string | null; changed: number | null; files: number; ms: number };
+  'checkout.cow': { commit: string; method: string; ms: number };
+  'checkout.fallback': { requested: 'cow' | 'auto'; reason: string };
+  'checkout.remount': { path: string };
+  'checkout.unmounted': { path: string };
 }
 
 export interface StepsPayload {
@@ -143,6 +149,11 @@ export const EVENT_KINDS = Object.keys({
   'provision.unmounted': 1,
   'provision.unmount_failed': 1,
   'provision.remount': 1,
+  'checkout.snapshot': 1,
+  'checkout.cow': 1,
+  'checkout.fallback': 1,
+  'checkout.remount': 1,
+  'checkout.unmounted': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

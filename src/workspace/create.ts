@@ -128,7 +128,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const made = { worktree: false, branch: false };
     try {
       recordMade(ctx, wsPath, 'workspace', id);
-      await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
+      if (await ctx.lifecycle.checkout?.add(ctx, task)) Object.assign(made, { worktree: true, branch: true });
+      else await addTaskWorktree(ctx, branch, wsPath, baseCommit, made);
       intent.step('worktree-added');
       assertContained(ctx.root, wsPath);
       recordMade(ctx, metaPathFor(wsPath), 'meta', id);
