@@ -9,6 +9,7 @@ import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { readHolder } from '../util/lockfile.js';
 import { withRepoLock } from '../workspace/locks.js';
 import { checkoutsDir, ensureCheckoutSnapshot, indexEntryCount } from './snapshot.js';
 import type { CheckoutFacts } from './types.js';
@@ -161,11 +162,20 @@ export async function releaseCheckout(ctx: ProjectContext, task: Pick<Task, 'id'
   if (still.length > 0) return still.map((m) => `${m.mountPoint} is still mounted`);
   const left = fs.existsSync(task.path) ? fs.readdirSync(task.path).filter((n) => n !== '.git') : [];
   if (left.length > 0) return [`${task.path} holds ${left.slice(0, 3).join(', ')} under its checkout's mount point; it was left as it is`];
-  await withRepoLock(ctx, `worktree remove ${task.id}`, async () => {
+  await underRepoLock(ctx, `worktree remove ${task.id}`, async () => {
     if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) await removeWorktree(ctx.repo, task.path, true);
   });
   removeTree(task.path);
   return [];
+}
+
+/**
+ * The repository lock, unless this process holds it already: `gc` releases a crashed task's
+ * steps while it holds the lock, and `rm` and a rolled-back `new` without it.
+ */
+async function underRepoLock(ctx: ProjectContext, purpose: string, fn: () => Promise<void>): Promise<void> {
+  if (readHolder(path.join(ctx.repo.commonDir, 'warren-repo.lock'))?.pid === process.pid) return fn();
+  return withRepoLock(ctx, purpose, fn);
 }
 
 /** After the workspace is gone: its private layer. */

@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isOverlayMount, overlayOption, unmount } from '../provision/overlay.js';
-import { readMounts } from '../system/mounts.js';
+import { statusOf } from '../git/status.js';
+import { removeWorktree } from '../git/worktrees.js';
+import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { listDir } from '../util/list-dir.js';
 import { tryAcquire } from '../util/lockfile.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { withRepoLock } from '../workspace/locks.js';
 import type { GcCollected } from '../workspace/lifecycle.js';
 import { checkoutsDir, listSnapshots, snapshotLock, snapshotsDir } from './snapshot.js';
 
@@ -27,9 +30,24 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     if (!upper?.startsWith(`${tasksDir}/`)) continue;
     const id = path.relative(tasksDir, upper).split(path.sep)[0];
     if (!id || live.has(id)) continue;
+    // Its private layer is the workspace's uncommitted work: a workspace with any is kept.
+    const dirty = await statusOf(mount.mountPoint).catch((err: unknown) => [{ path: err instanceof Error ? err.message : String(err) }]);
+    if (dirty.length > 0) {
+      out.kept.push({ kind: 'checkout_mount', path: mount.mountPoint, reason: `its task is gone, but it holds uncommitted changes (${dirty.slice(0, 3).map((d) => d.path).join(', ')}); commit or copy them, then run \`git worktree remove --force ${mount.mountPoint}\`` });
+      continue;
+    }
     const done = await unmount(mount.mountPoint);
-    if (done.ok) out.removed.push({ kind: 'checkout_mount', path: mount.mountPoint, id, action: 'unmount' });
-    else out.kept.push({ kind: 'checkout_mount', path: mount.mountPoint, reason: `unmount failed: ${done.error}` });
+    if (!done.ok) {
+      out.kept.push({ kind: 'checkout_mount', path: mount.mountPoint, reason: `unmount failed: ${done.error}` });
+      continue;
+    }
+    out.removed.push({ kind: 'checkout_mount', path: mount.mountPoint, id, action: 'unmount' });
+    // Clean, and unmounted: what is left is git's record and the .git file. Never through a mount.
+    if (mountsUnder(readMounts(), mount.mountPoint).length === 0) {
+      await withRepoLock(ctx, `gc: worktree remove ${mount.mountPoint}`, () => removeWorktree(ctx.repo, mount.mountPoint, true));
+      removeTree(mount.mountPoint);
+      out.removed.push({ kind: 'checkout_worktree', path: mount.mountPoint, id, action: 'remove-worktree' });
+    }
   }
 
   const mounts = readMounts().filter(isOverlayMount);
@@ -39,6 +57,11 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     const dir = path.join(tasksDir, id);
     if (uppers.some((u) => u.startsWith(`${dir}/`))) {
       out.kept.push({ kind: 'checkout_layers', path: dir, reason: 'still mounted' });
+      continue;
+    }
+    const held = listDir(path.join(dir, 'upper')).filter((n) => n !== '.git');
+    if (held.length > 0) {
+      out.kept.push({ kind: 'checkout_layers', path: dir, reason: `its task is gone, but its private layer holds changes (${held.slice(0, 3).join(', ')}); copy what you need, then delete it` });
       continue;
     }
     const failures = removeTree(dir);

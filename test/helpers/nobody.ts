@@ -18,7 +18,9 @@ export interface Cli {
 
 /** A plain `sh -c SCRIPT` as uid 65534 in `cwd`, outside warren: what an editor or a terminal would see. */
 export function shellAsNobody(cwd: string, script: string): Cli {
-  const r = spawnSync('setpriv', [...AS_NOBODY, 'sh', '-c', script], { cwd, encoding: 'utf8' });
+  // The shell changes into `cwd` itself: root (this test) may not enter another user's fuse mount.
+  const r = spawnSync('setpriv', [...AS_NOBODY, 'sh', '-c', `cd "$1" && { ${script}
+}`, 'sh', cwd], { cwd: '/', encoding: 'utf8' });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
