@@ -9,7 +9,7 @@ import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { manifestTotals, takeManifest, withoutInodes, writeManifest } from './manifest.js';
-import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
+import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt, overlaySupport } from './overlay.js';
 import { ensureSnapshot, lockfileFor, snapshotKey } from './snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from './types.js';
 
@@ -161,7 +161,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
       // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
       fs.rmdirSync(dst);
       removeTree(path.dirname(upper));
-      return fallBack(env, item, dst, `mounting overlay failed (${mounted.error})`);
+      // Not root, inside a cow checkout (itself fuse-overlayfs): fusermount, running as root, may not enter another FUSE mount without allow_other.
+      const nested = fuse && overlayAt(env.task.path)?.fsType === FUSE_OVERLAY_FSTYPE ? '; the workspace is itself a fuse-overlayfs checkout, and fusermount cannot mount inside another FUSE mount unless /etc/fuse.conf allows allow_other' : '';
+      return fallBack(env, item, dst, `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} failed (${mounted.error})${nested}`);
     }
     return {
       record: {
