@@ -334,4 +334,23 @@ describe.skipIf(noFuse !== null)('checkout: cow as an unprivileged user (fuse-ov
     expect(fs.existsSync(ws)).toBe(false);
     expect(fs.readFileSync(path.join(shown.data.checkout?.lower ?? '', 'src/d2/f2.txt'), 'utf8')).toBe('line 2\n');
   });
+
+  it('a cow node_modules inside a fuse-overlayfs checkout falls back to a copy, saying why; both seen from a plain shell', () => {
+    const repo = nobodyRepo((root) => {
+      fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules/\n');
+      fs.writeFileSync(path.join(root, 'package-lock.json'), '{"lockfileVersion":3,"packages":{}}\n');
+      fs.writeFileSync(path.join(root, 'warren.yaml'), 'checkout: cow\nprovision:\n  - { path: node_modules, mode: cow }\n');
+      makeNodeModules(root);
+    });
+    const made = repo.warren(['--json', 'new', 'feat', 'a']);
+    expect(made.code, made.stderr).toBe(0);
+    const ws = (JSON.parse(made.stdout) as { path: string }).path;
+    expect(made.stderr).toContain('node_modules: cow fell back to cp -a because mounting fuse-overlayfs failed');
+    expect(made.stderr).toContain('the workspace is itself a fuse-overlayfs checkout');
+    const seen = shellAsNobody(ws, 'cat node_modules/left-pad/index.js && git status --porcelain');
+    expect(seen.code, seen.stderr).toBe(0);
+    expect(seen.stdout).toBe('module.exports = (s, n) => String(s).padStart(n);\n');
+    expect(repo.warren(['rm', 'a']).code).toBe(0);
+    expect(fuseMountsTouching(repo.base)).toEqual([]);
+  });
 });
