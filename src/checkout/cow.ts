@@ -27,7 +27,7 @@ import type { CheckoutFacts } from './types.js';
  * `checkout: auto` uses cow at or above this many tracked files. Measured with
  * `npm run bench checkout` (docs/benchmarks.md): below it, `git worktree add` is as fast.
  */
-export const AUTO_COW_MIN_FILES = 2_000;
+export const AUTO_COW_MIN_FILES = 1_000;
 
 /** The per-worktree stat policy that keeps the copied index valid on the overlay (inode numbers and ctime differ there). */
 const WORKTREE_CONFIG: [string, string][] = [
