@@ -120,13 +120,15 @@ try {
     }
   };
   cpA();
-  measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
-  measure('symlink', (dst) => fs.symlinkSync(src, dst));
+  // BENCH_ONLY=cow: cp -a, the floor and the cow rows only (root's kernel overlay, then as an unprivileged user).
+  const cowOnly = process.env.BENCH_ONLY === 'cow';
+  if (!cowOnly) measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
+  if (!cowOnly) measure('symlink', (dst) => fs.symlinkSync(src, dst));
   settle();
-  note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  if (!cowOnly) note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
   settle();
-  note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
-  {
+  if (!cowOnly) note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+  if (!cowOnly) {
     const dir = fresh();
     fs.mkdirSync(dir);
     for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
@@ -166,18 +168,20 @@ try {
     }
     note(name, median(times), `(median of ${n})`, mode ? median(steps) : undefined);
   };
-  series('warren new, nothing provisioned', null);
+  if (!cowOnly) series('warren new, nothing provisioned', null);
   const first = warrenNew('cow');
   note('warren new, cow (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
   // The target row: cheap, so more runs for a steadier median.
   series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
   await nonRootRows(repo, work);
-  if (process.env.NODE_EXTRA_CA_CERTS) {
+  if (cowOnly) {
+    // nothing more
+  } else if (process.env.NODE_EXTRA_CA_CERTS) {
     // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
     // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
     series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), { NODE_EXTRA_CA_CERTS: undefined });
   }
-  {
+  if (!cowOnly) {
     // The same creation through the library, in a process that is already running (an
     // orchestrator embedding warren, or the dashboard): Node's start-up and module loading are
     // paid once, not per workspace.
@@ -197,7 +201,9 @@ try {
     store.close();
     note('createTask (library, in a running process), cow (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
   }
-  if (spawnSync('curl', ['--version']).status === 0) {
+  if (cowOnly) {
+    // nothing more
+  } else if (spawnSync('curl', ['--version']).status === 0) {
     // The same creation asked of a running dashboard (`warren serve`), by a new curl process per
     // workspace: end to end from a shell, without a Node start-up per workspace.
     fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
@@ -223,8 +229,8 @@ try {
   } else {
     process.stderr.write('bench: skipped the dashboard row: curl is not installed\n');
   }
-  series('warren new, copy', 'copy');
-  series('warren new, hardlink', 'hardlink');
+  if (!cowOnly) series('warren new, copy', 'copy');
+  if (!cowOnly) series('warren new, hardlink', 'hardlink');
   cpA();
   results.unshift({ name: 'cp -a', ms: median(cpTimes), extra: `(median of ${cpTimes.length}: half before, half after the warren rows)` });
   process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
