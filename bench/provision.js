@@ -186,6 +186,7 @@ try {
     warrenNew('cow'); // the snapshot the rows below reuse
     // The target row: cheap, so more runs for a steadier median.
     series('warren new, cow (snapshot exists)', 'cow', Math.max(runs, 7));
+    await nonRootRows(repo, work);
     if (process.env.NODE_EXTRA_CA_CERTS) {
       // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
       // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
@@ -272,6 +273,54 @@ try {
   const left = mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
   for (const m of left) spawnSync('umount', [m.mountPoint]);
   fs.rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * Beside the kernel overlay (root): the same cow rows as an unprivileged user (uid 65534), whose
+ * layer fuse-overlayfs mounts on the host. A copy of the repository, owned by that user, with a
+ * home of its own; skipped, saying why, where the machine cannot switch users or lacks fuse.
+ */
+async function nonRootRows(repo, work) {
+  const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
+  const why =
+    process.getuid?.() !== 0
+      ? 'not root (cannot switch to uid 65534)'
+      : spawnSync('fuse-overlayfs', ['--version']).error
+        ? 'fuse-overlayfs is not installed (apt-get install fuse-overlayfs)'
+        : null;
+  if (why) {
+    process.stderr.write(`bench: skipped the non-root fuse-overlayfs rows: ${why}\n`);
+    return;
+  }
+  const dir = path.join(work, 'nobody');
+  fs.mkdirSync(dir, { mode: 0o755 });
+  fs.chmodSync(work, 0o755);
+  const nrepo = path.join(dir, 'repo');
+  const nhome = path.join(dir, 'home');
+  run(['cp', '-a', repo, nrepo]);
+  fs.writeFileSync(path.join(nrepo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
+  fs.mkdirSync(nhome);
+  run(['chown', '-R', '65534:65534', dir]);
+  const env = ['env', `HOME=${nhome}`, `WARREN_HOME=${nhome}`];
+  let i = 0;
+  const one = () => {
+    const id = `nobody${i++}`;
+    settle();
+    const ms = time(() => run([...asNobody, ...env, 'node', warrenBin, 'new', 'feat', id], { cwd: nrepo }));
+    const step = JSON.parse(run([...asNobody, ...env, 'node', warrenBin, '--json', 'show', id], { cwd: nrepo })).data.provision?.[0];
+    if (step?.method !== 'fuse-overlayfs') throw new Error(`non-root cow: expected fuse-overlayfs, got ${JSON.stringify(step)}`);
+    return { ms, stepMs: step.ms };
+  };
+  const first = one();
+  note('warren new, cow, not root: fuse-overlayfs (first time: takes the snapshot)', first.ms, '(once)', first.stepMs);
+  const times = [];
+  const steps = [];
+  for (let k = 0; k < Math.max(runs, 7); k++) {
+    const r = one();
+    times.push(r.ms);
+    steps.push(r.stepMs);
+  }
+  note('warren new, cow, not root: fuse-overlayfs (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
 }
 
 /** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */

@@ -1,4 +1,5 @@
 import { composeSection } from './audit/compose-section.js';
+import { checkoutBeforeRun, checkoutCreate, checkoutGc, checkoutRemove } from './checkout/steps.js';
 import { gitSection } from './audit/git-section.js';
 import { hooksSection } from './audit/hooks-section.js';
 import { fingerprintCreate, landingRemove } from './land/steps.js';
@@ -28,12 +29,15 @@ export const LIFECYCLE: Lifecycle = {
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   create: [provisionCreate, fingerprintCreate, portsCreate, riskCreate, setupCreate],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
-  // before provisioning unmounts them.
-  remove: [landingRemove, executionRemove, provisionRemove, reviewRemove],
-  gc: [runLogsGc, provisionGc, archiveGc],
-  beforeRun: [provisionBeforeRun],
+  // before provisioning unmounts them; a cow checkout, which they sit inside, last.
+  remove: [landingRemove, executionRemove, provisionRemove, reviewRemove, checkoutRemove],
+  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc],
+  // A cow checkout lost to a reboot is mounted again before the layers inside it.
+  beforeRun: [checkoutBeforeRun, provisionBeforeRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, compose binds.
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, composeSection],
+  // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
+  checkout: checkoutCreate,
 };
 
 /** How each multi-step operation is repaired when its warren died half way (src/workspace/intents.ts). */

@@ -27,8 +27,9 @@ interface Cli {
   stderr: string;
 }
 
+/** The namespaced rung is what this file tests: fuse-overlayfs (the rung above it) is skipped; test/provision-fuse.test.ts tests it. */
 function nobodyArgv(home: string, args: readonly string[], env: Record<string, string>): string[] {
-  const vars = Object.entries({ HOME: home, WARREN_HOME: home, ...env }).map(([k, v]) => `${k}=${v}`);
+  const vars = Object.entries({ HOME: home, WARREN_HOME: home, WARREN_COW: 'userns', ...env }).map(([k, v]) => `${k}=${v}`);
   return [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', ...vars, process.execPath, BIN, ...args];
 }
 

@@ -174,7 +174,7 @@ $ warren --json list --archived
     json: `{
   id: string; type: string; branch: string; path: string;
   base: string; baseCommit: string; state: TaskState; createdAt: string;
-  data: object;            // what later stages recorded: provision, ports, risk, setup, verify, landed, …
+  data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, …
   events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
 }`,
     exit: [[0, 'the task exists'], [1, 'no such task (`TASK_NOT_FOUND`)'], TASK_EXIT_2],
@@ -589,7 +589,7 @@ $ warren --json gc
 // with --refresh
 { provision: ProvisionRecord[]; skips: { path: string; mode?: string; reason: string; detail: string }[] }
 // ProvisionRecord: { path, mode, requested, isolated, entries, bytes, ms, method, source, lockfile?, fallback?,
-//                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, manifest?,
+//                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, fuse?, manifest?,
 //                    relocation?: { from, aliases?, to, checked, rewritten: { path, sha256 }[], left: { path, why }[] } }`,
     exit: [[0, 'everything is in place (or provisioned again)'], [1, 'refused or failed: no such task, the lock is held, a mount or copy failed'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE'],

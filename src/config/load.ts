@@ -9,10 +9,10 @@ export const CONFIG_FILE = 'warren.yaml';
 export const USER_CONFIG_FILE = 'config.yaml';
 
 /** What an absent warren.yaml means; a test checks it equals the schema's defaults. */
-export const DEFAULT_CONFIG: WarrenConfig = { provision: [], setup: [], verify: [], teardown: [], protected: [], sandbox: 'none' };
+export const DEFAULT_CONFIG: WarrenConfig = { provision: [], setup: [], verify: [], teardown: [], protected: [], sandbox: 'none', checkout: 'git' };
 
 /** Bump when the schema or its defaults change, so cached results of the old one are not used. */
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '3';
 
 /**
  * Reads `warren.yaml` from the repository root; a missing file is the default configuration.

@@ -55,6 +55,8 @@ export const configSchema = z.strictObject({
       error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
     })
     .default('none'),
+  /** How a workspace's tracked files are made: `git worktree add` (git), a copy-on-write overlay of a shared snapshot (cow), or cow above a measured size (auto). */
+  checkout: z.enum(['git', 'cow', 'auto']).default('git'),
   network: z.boolean().optional(),
   ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
   kill_grace: duration.optional(),

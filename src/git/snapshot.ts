@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { git } from './exec.js';
+import { git, type GitResult } from './exec.js';
 import { gitPaths } from './config.js';
+import type { Repository } from './repo.js';
 
 /**
  * A worktree's whole state as trees, built in a copy of its index: the worktree's own index,
@@ -45,4 +46,48 @@ export async function snapshotWorktree(worktree: string, excludePathspecs: reado
 export async function setIndexTree(worktree: string, tree: string): Promise<void> {
   await git(['read-tree', '--end-of-options', tree], { cwd: worktree });
   await git(['update-index', '-q', '--refresh'], { cwd: worktree, allowFailure: true });
+}
+
+/**
+ * The git side of copy-on-write checkouts: a commit's files written into a folder outside any
+ * worktree (with an index of their own), a worktree that checks nothing out, and the per-worktree
+ * settings that let the copied index stay valid. Callers hold the repository lock where git's
+ * records change (`worktree add`).
+ */
+
+/** Stat checks that survive the copy of an index onto an overlay: whole-second mtime and size only. */
+const LENIENT_STAT = ['-c', 'core.checkStat=minimal', '-c', 'core.trustCtime=false'];
+
+/**
+ * Writes `commit`'s files into `tree` and its index into `indexFile`. With `from` (a commit whose
+ * files `tree` already holds, and whose index `indexFile` already is), only the paths that differ
+ * between the two are written: git's own two-tree switch (`read-tree -m -u`).
+ */
+export function checkoutIntoFolder(repo: Repository, tree: string, indexFile: string, commit: string, from: string | null): Promise<GitResult> {
+  const args = from
+    ? [...LENIENT_STAT, `--work-tree=${tree}`, 'read-tree', '-m', '-u', '--end-of-options', from, commit]
+    : [`--work-tree=${tree}`, 'read-tree', '-u', '--reset', '--end-of-options', commit];
+  return git(args, { cwd: repo.root, env: { GIT_INDEX_FILE: indexFile }, timeoutMs: 30 * 60_000, allowFailure: true });
+}
+
+/** Paths that differ between two commits (`git diff --name-only`). */
+export async function changedPathCount(repo: Repository, from: string, to: string): Promise<number> {
+  const r = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', from, to], { cwd: repo.root });
+  return r.stdout.split('\0').filter((p) => p !== '').length;
+}
+
+/** `git worktree add --no-checkout -b BRANCH PATH COMMIT` (or `--detach` without a branch): the records, no files. */
+export function addEmptyWorktree(repo: Repository, branch: string | null, wsPath: string, commit: string): Promise<GitResult> {
+  const how = branch ? ['-b', branch] : ['--detach'];
+  return git(['worktree', 'add', '--quiet', '--no-checkout', ...how, '--', wsPath, commit], { cwd: repo.root, allowFailure: true });
+}
+
+/**
+ * Per-worktree settings (`extensions.worktreeConfig`, then `git config --worktree`), so one
+ * worktree's stat policy does not change the main checkout's.
+ */
+export async function setWorktreeConfig(repo: Repository, worktree: string, entries: readonly [string, string][]): Promise<void> {
+  const on = await git(['config', '--bool', '--get', 'extensions.worktreeConfig'], { cwd: repo.root, allowFailure: true });
+  if (on.stdout.trim() !== 'true') await git(['config', 'extensions.worktreeConfig', 'true'], { cwd: repo.root });
+  for (const [key, value] of entries) await git(['config', '--worktree', '--', key, value], { cwd: worktree });
 }

@@ -6,7 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import type { GcResult } from '../workspace/gc.js';
 import { tryAcquire } from '../util/lockfile.js';
 import { overlaysRoot } from './layout.js';
-import { overlayOption, unmount } from './overlay.js';
+import { isOverlayMount, overlayOption, unmount } from './overlay.js';
 import { snapshotLockPath, snapshotsDir } from './snapshot.js';
 import { provisionRecords } from './types.js';
 import { listDir } from '../util/list-dir.js';
@@ -27,7 +27,7 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
   // Mounts first: a layer is never deleted while mounted.
   const ovRoot = overlaysRoot(home);
   for (const mount of readMounts()) {
-    if (mount.fsType !== 'overlay') continue;
+    if (!isOverlayMount(mount)) continue;
     const upper = overlayOption(mount, 'upperdir');
     if (!upper || !upper.startsWith(`${ovRoot}/`)) continue;
     const [project, id] = path.relative(ovRoot, upper).split(path.sep);

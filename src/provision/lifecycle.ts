@@ -10,7 +10,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import { pruneExcludes } from './exclude.js';
 import { taskManifestDir, taskOverlayDir } from './layout.js';
-import { checkLayerPaths, mountOverlay, overlayAt, overlayOptions, unmount } from './overlay.js';
+import { checkLayerPaths, deadMount, isOverlayMount, mountOverlay, overlayAt, overlayOptions, unmount } from './overlay.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** Mount points of a task's global cow mounts (a namespaced one is never mounted on the host). */
@@ -21,7 +21,7 @@ export function cowMountPoints(task: Task): string[] {
 }
 
 export function ownsMount(task: Task, mount: MountEntry): boolean {
-  return mount.fsType === 'overlay' && cowMountPoints(task).includes(mount.mountPoint);
+  return isOverlayMount(mount) && cowMountPoints(task).includes(mount.mountPoint);
 }
 
 /**
@@ -91,10 +91,15 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
   for (const r of provisionRecords(task.data)) {
     if (r.mode !== 'cow' || r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
-    if (overlayAt(target)) continue;
+    if (overlayAt(target)) {
+      if (!deadMount(target)) continue;
+      // A fuse-overlayfs whose daemon died: the mount is there, and serves nothing. Off, then on again.
+      const off = await unmount(target);
+      if (!off.ok) throw new WarrenError('PROVISION_FAILED', `the overlay for ${r.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing else was changed.`);
+    }
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work, target]) fs.mkdirSync(d, { recursive: true });
-    const mounted = await mountOverlay(r.lower, r.upper, r.work, target);
+    const mounted = await mountOverlay(r.lower, r.upper, r.work, target, r.fuse === true);
     if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`);
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.remount', level: 'warn', message: `${r.path} was not mounted; mounted its overlay again`, data: { path: r.path } });
     remounted.push(r.path);

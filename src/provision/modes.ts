@@ -10,7 +10,7 @@ import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
 import { containTree, findingsForCopy, newFindings, noteEntry, scanTree, type Contained, type Findings } from './contain.js';
 import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest, type Manifest } from './manifest.js';
-import { checkLayerPaths, mountOverlay, overlaySupport } from './overlay.js';
+import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt, overlaySupport } from './overlay.js';
 import { installCommand, installedFacts, isNodeModules } from './installed.js';
 import { ensureSnapshot, lastGoodSnapshot, lockfileFor, snapshotKey, type Snapshot } from './snapshot.js';
 import type { InstalledFacts, ProvisionItem, ProvisionRecord } from './types.js';
@@ -221,9 +221,10 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
 
 /**
  * `cow`: an overlay whose lower layer is the shared snapshot and whose upper layer is this
- * workspace's alone. As root it is mounted here, for everyone; otherwise (`namespaced`) only
- * the layers and the empty mount point are made here, and every command warren runs in the
- * workspace mounts it in its own namespace. Where overlay cannot be mounted, the best isolated
+ * workspace's alone. As root it is mounted here, for everyone; not root, fuse-overlayfs mounts
+ * it here for the user's own processes; failing that (`namespaced`) only the layers and the
+ * empty mount point are made here, and every command warren runs in the workspace mounts it in
+ * its own namespace. Where overlay cannot be mounted, the best isolated
  * copy, and an event saying which and why.
  */
 export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
@@ -272,13 +273,16 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(dst, { recursive: true });
     const namespaced = support.ok && support.how === 'namespaced';
+    const fuse = support.ok && support.how === 'fuse';
     // Namespaced, each run makes the mount; what can be checked now is that its options can carry the paths.
-    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst);
+    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst, fuse);
     if (!mounted.ok) {
       // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
       fs.rmdirSync(dst);
       removeTree(path.dirname(upper));
-      return fallBack(env, item, dst, `mounting overlay failed (${mounted.error})`);
+      // Not root, inside a cow checkout (itself fuse-overlayfs): fusermount, running as root, may not enter another FUSE mount without allow_other.
+      const nested = fuse && overlayAt(env.task.path)?.fsType === FUSE_OVERLAY_FSTYPE ? '; the workspace is itself a fuse-overlayfs checkout, and fusermount cannot mount inside another FUSE mount unless /etc/fuse.conf allows allow_other' : '';
+      return fallBack(env, item, dst, `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} failed (${mounted.error})${nested}`);
     }
     // The snapshot was made contained when it was taken; every workspace made from it says so.
     const contained = { outsideLinks: snap.meta.outsideLinks ?? [], stripped: snap.meta.stripped ?? [] };
@@ -288,8 +292,9 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         ...rec,
         mode: 'cow',
         isolated: true,
-        method: namespaced ? 'overlay (user namespace)' : 'overlay',
+        method: namespaced ? 'overlay (user namespace)' : fuse ? 'fuse-overlayfs' : 'overlay',
         ...(namespaced ? { namespaced: true } : {}),
+        ...(fuse ? { fuse: true } : {}),
         entries: snap.meta.entries,
         bytes: snap.meta.bytes,
         ms: Date.now() - started,

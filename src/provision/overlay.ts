@@ -10,15 +10,27 @@ import { runTool } from '../system/tool.js';
 /**
  * overlayfs for `cow`: a read-only lower layer shared by every workspace, a private upper
  * layer per workspace. As root the mount is global, and the mount itself is the probe (a failed
- * mount falls back, with mount's own error as the reason). Otherwise it is `namespaced`: made
- * in a user namespace by every command warren runs, and seen by those commands only; a
- * throwaway mount in a user namespace tells whether that works here.
+ * mount falls back, with mount's own error as the reason). Otherwise the ladder is:
+ * - `fuse`: fuse-overlayfs, an unprivileged mount on the host, seen by every process of the user
+ *   (an editor, a language server, an agent started in the workspace folder);
+ * - `namespaced`: made in a user namespace by every command warren runs, and seen by those
+ *   commands only;
+ * a throwaway mount (and a directory deleted through it) tells which works here.
  */
 
-export type OverlaySupport = { ok: true; how: 'global' | 'namespaced' } | { ok: false; reason: string };
+export type OverlaySupport =
+  | { ok: true; how: 'global' | 'fuse' }
+  | { ok: true; how: 'namespaced'; /** Why fuse-overlayfs was not used. */ noFuse?: string }
+  | { ok: false; reason: string };
 
-/** Test and benchmark seam: WARREN_COW=off forces the fallback ladder. */
+/**
+ * Test and benchmark seam: WARREN_COW=off forces the fallback ladder; WARREN_COW=userns skips
+ * fuse-overlayfs (the namespaced rung).
+ */
 export const COW_ENV = 'WARREN_COW';
+
+/** The fstype of a fuse-overlayfs mount in /proc/self/mountinfo. */
+export const FUSE_OVERLAY_FSTYPE = 'fuse.fuse-overlayfs';
 
 let cached: OverlaySupport | null = null;
 
@@ -40,7 +52,7 @@ export async function overlaySupport(home: string): Promise<OverlaySupport> {
   } catch {
     // not made yet: the probe makes it
   }
-  const key = bootKey([home, dev]);
+  const key = bootKey([home, dev, process.env[COW_ENV] ?? '']);
   const recalled = recall(cacheDir, 'overlay', key, isSupport);
   cached = recalled ?? (await probe(home));
   // Only success is remembered: a failure may be passing (a full disk, a timeout) and leads to a copy.
@@ -51,17 +63,19 @@ export async function overlaySupport(home: string): Promise<OverlaySupport> {
 function isSupport(v: unknown): v is OverlaySupport {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Record<string, unknown>;
-  return s.ok === true && s.how === 'namespaced';
+  return s.ok === true && (s.how === 'namespaced' || s.how === 'fuse');
 }
 
 async function probe(home: string): Promise<OverlaySupport> {
   if (process.env[COW_ENV] === 'off') return { ok: false, reason: `overlay disabled by ${COW_ENV}=off` };
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
   if (process.getuid?.() === 0) return { ok: true, how: 'global' };
-  // Not root: the layer is mounted in each run's namespace, so runs must get one.
+  const noFuse = process.env[COW_ENV] === 'userns' ? `fuse-overlayfs skipped by ${COW_ENV}=userns` : await probeFuse(home);
+  if (noFuse === null) return { ok: true, how: 'fuse' };
+  // Not root, no fuse: the layer is mounted in each run's namespace, so runs must get one.
   const containment = await detectContainment(path.join(home, 'cache'));
   if (containment.kind !== 'user-namespace') {
-    return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason})` };
+    return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason}); ${noFuse}` };
   }
   const dir = path.join(home, 'overlays', `.probe-${process.pid}`);
   const checked = checkLayerPaths(dir);
@@ -73,11 +87,11 @@ async function probe(home: string): Promise<OverlaySupport> {
     // through the overlay, which needs overlay's xattrs kept in user.* on the upper file system.
     const script = 'mount -t overlay overlay -o "$1" "$2" || exit 10; rmdir "$2/d" || exit 11';
     const inNs = await runTool(['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'warren-probe', overlayOptions(l, u, w, true), m], { timeoutMs: 10_000 });
-    if (inNs.exitCode === 0) return { ok: true, how: 'namespaced' };
+    if (inNs.exitCode === 0) return { ok: true, how: 'namespaced', noFuse };
     if (inNs.exitCode === 11) {
-      return { ok: false, reason: `not root: overlay mounts in a user namespace here, but deleting a directory through it fails (${firstLine(inNs.stderr)}), so the file system under ${home} does not keep user.* extended attributes` };
+      return { ok: false, reason: `not root: overlay mounts in a user namespace here, but deleting a directory through it fails (${firstLine(inNs.stderr)}), so the file system under ${home} does not keep user.* extended attributes; ${noFuse}` };
     }
-    return { ok: false, reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)})` };
+    return { ok: false, reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)}); ${noFuse}` };
   } finally {
     removeTree(dir); // as the same user: overlay leaves its work dir mode 000, removeTree allows for that
   }
@@ -103,26 +117,107 @@ export function checkLayerPaths(...paths: string[]): { ok: true } | { ok: false;
   return unsafe === undefined ? { ok: true } : { ok: false, error: `${unsafe} contains , : or \\, which overlay mount options cannot carry` };
 }
 
-export async function mountOverlay(lower: string, upper: string, work: string, target: string): Promise<{ ok: true } | { ok: false; error: string }> {
+/**
+ * A global overlay on `target`: the kernel's (root), or with `fuse` fuse-overlayfs, whose daemon
+ * detaches once the mount is made and serves it until it is unmounted.
+ */
+export async function mountOverlay(lower: string, upper: string, work: string, target: string, fuse = false): Promise<{ ok: true } | { ok: false; error: string }> {
   const checked = checkLayerPaths(lower, upper, work, target);
   if (!checked.ok) return checked;
-  const result = await runTool(['mount', '-t', 'overlay', 'overlay', '-o', overlayOptions(lower, upper, work, false), target], { timeoutMs: 30_000 });
-  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `mount exited ${result.exitCode}` };
+  const argv = fuse
+    ? ['fuse-overlayfs', '-o', overlayOptions(lower, upper, work, false), target]
+    : ['mount', '-t', 'overlay', 'overlay', '-o', overlayOptions(lower, upper, work, false), target];
+  const result = await runTool(argv, { timeoutMs: 30_000 });
+  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
 }
 
+/** Unmounts a cow mount: root with umount(8); a user, who can only have made a fuse one, with fusermount. */
 export async function unmount(target: string): Promise<{ ok: true } | { ok: false; error: string }> {
-  const result = await runTool(['umount', target], { timeoutMs: 30_000 });
-  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `umount exited ${result.exitCode}` };
+  const argv = process.getuid?.() === 0 ? ['umount', target] : ['fusermount3', '-u', target];
+  let result = await runTool(argv, { timeoutMs: 30_000 });
+  if (result.exitCode === 127 && argv[0] === 'fusermount3') result = await runTool(['fusermount', '-u', target], { timeoutMs: 30_000 });
+  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
+}
+
+export function isOverlayMount(m: MountEntry): boolean {
+  return m.fsType === 'overlay' || m.fsType === FUSE_OVERLAY_FSTYPE;
 }
 
 export function overlayAt(target: string, table: readonly MountEntry[] = readMounts()): MountEntry | undefined {
-  return table.find((m) => m.mountPoint === target && m.fsType === 'overlay');
+  return table.find((m) => m.mountPoint === target && isOverlayMount(m));
 }
 
-/** The value of one option (`upperdir`, `lowerdir`) of an overlay mount, from its super options. */
+/**
+ * True when the overlay on `target` is there but dead: a fuse-overlayfs whose daemon was killed
+ * leaves its mount, and every access fails with ENOTCONN.
+ */
+export function deadMount(target: string): boolean {
+  try {
+    fs.statSync(target);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTCONN';
+  }
+}
+
+/**
+ * The value of one option (`upperdir`, `lowerdir`) of an overlay mount: the kernel's shows it in
+ * its super options; a fuse-overlayfs mount does not, so it is read from its daemon's argv.
+ */
 export function overlayOption(mount: MountEntry, name: string): string | null {
-  for (const part of mount.options.split(',')) if (part.startsWith(`${name}=`)) return part.slice(name.length + 1);
+  const options = mount.fsType === FUSE_OVERLAY_FSTYPE ? (fuseDaemonOptions().get(mount.mountPoint) ?? '') : mount.options;
+  for (const part of options.split(',')) if (part.startsWith(`${name}=`)) return part.slice(name.length + 1);
   return null;
+}
+
+/** Mount point → `-o` string, of every fuse-overlayfs daemon this user can read (/proc/PID/cmdline). */
+function fuseDaemonOptions(): Map<string, string> {
+  const out = new Map<string, string>();
+  let pids: string[] = [];
+  try {
+    pids = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+    } catch {
+      continue;
+    }
+    if (path.basename(argv[0] ?? '') !== 'fuse-overlayfs') continue;
+    const o = argv.indexOf('-o');
+    const target = argv[argv.length - 1];
+    if (o >= 0 && argv[o + 1] !== undefined && target !== undefined) out.set(target, argv[o + 1] as string);
+  }
+  return out;
+}
+
+/**
+ * Whether fuse-overlayfs can give this user a cow mount here: a throwaway mount, a lower
+ * directory deleted through it (what `npm install` does), and fusermount -u. Null when it can.
+ */
+async function probeFuse(home: string): Promise<string | null> {
+  const dir = path.join(home, 'overlays', `.fuse-probe-${process.pid}`);
+  const checked = checkLayerPaths(dir);
+  if (!checked.ok) return checked.error;
+  const [l, u, w, m] = ['l', 'u', 'w', 'm'].map((n) => path.join(dir, n)) as [string, string, string, string];
+  for (const d of [path.join(l, 'd'), u, w, m]) fs.mkdirSync(d, { recursive: true });
+  try {
+    const mounted = await mountOverlay(l, u, w, m, true);
+    if (!mounted.ok) return `fuse-overlayfs cannot mount here (${mounted.error})`;
+    let deleted: string | null = null;
+    try {
+      fs.rmdirSync(path.join(m, 'd'));
+    } catch (err) {
+      deleted = `fuse-overlayfs mounts here, but deleting a directory through it fails (${(err as NodeJS.ErrnoException).code})`;
+    }
+    const off = await unmount(m);
+    return deleted ?? (off.ok ? null : `fuse-overlayfs mounts here, but fusermount -u fails (${off.error})`);
+  } finally {
+    if (!overlayAt(m)) removeTree(dir);
+  }
 }
 
 /**

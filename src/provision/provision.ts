@@ -11,6 +11,7 @@ import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provis
 import { relocateRecords } from './relocate.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
+import { overlaySupport } from './overlay.js';
 import { lexists } from '../util/lexists.js';
 
 export interface ProvisionResult {
@@ -76,7 +77,7 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   }
   const namespaced = records.filter((r) => r.namespaced).map((r) => r.path);
   if (namespaced.length > 0) {
-    const message = `${namespaced.join(', ')}: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify); tools outside warren (an editor, a shell) see an empty folder. \`warren exec ${task.id} -- $SHELL\` opens a shell that sees it.`;
+    const message = `${namespaced.join(', ')}: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify); tools outside warren (an editor, a shell) see an empty folder. \`warren exec ${task.id} -- $SHELL\` opens a shell that sees it.${await whyNotFuse(ctx)}`;
     event('provision.namespaced', 'info', message, { paths: namespaced });
     progress(`warren: ${message}`);
   }
@@ -126,6 +127,12 @@ async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<Provisio
   const installed = await installedFacts(env.ctx.repo.root, r.path);
   if (installed.state === 'differs') staleEvent(env, r.path, installed, r.mode === 'share' ? `the main checkout's own stale ${r.path} (share)` : `a ${r.mode} of the main checkout's stale ${r.path}`);
   return { ...r, installed };
+}
+
+/** Why a namespaced layer was not a fuse-overlayfs one, which every process of the user would see. */
+async function whyNotFuse(ctx: ProjectContext): Promise<string> {
+  const support = await overlaySupport(ctx.store.home);
+  return support.ok && support.how === 'namespaced' && support.noFuse ? ` (Not fuse-overlayfs, which they would see: ${support.noFuse}.)` : '';
 }
 
 function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {

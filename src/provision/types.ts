@@ -58,7 +58,7 @@ export interface ProvisionRecord {
   entries: number;
   bytes: number;
   ms: number;
-  /** How it was made: overlay, overlay (user namespace), reflink, clonefile, cp -a, cp -al, symlink. */
+  /** How it was made: overlay, fuse-overlayfs, overlay (user namespace), reflink, clonefile, cp -a, cp -al, symlink. */
   method: string;
   /** Absolute path in the main checkout it came from. */
   source: string;
@@ -78,6 +78,8 @@ export interface ProvisionRecord {
    * namespace of each command warren runs in the workspace (its layers use `userxattr`).
    */
   namespaced?: boolean;
+  /** cow without root, mounted on the host by fuse-overlayfs (seen by every process of the user). */
+  fuse?: boolean;
   /** copy/hardlink/share: manifest (size, mtime, inode) taken at provisioning. */
   manifest?: string;
   /**

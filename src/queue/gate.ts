@@ -3,8 +3,10 @@ import path from 'node:path';
 import type { WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { addDetachedWorktree, removeWorktree } from '../git/worktrees.js';
+import { addCowCheckout, forgetCheckout, taskLayers, wantsCow } from '../checkout/cow.js';
+import type { CheckoutFacts } from '../checkout/types.js';
 import { forgetTask, releaseRecords } from '../provision/lifecycle.js';
-import { overlayOption, unmount } from '../provision/overlay.js';
+import { isOverlayMount, overlayOption, unmount } from '../provision/overlay.js';
 import { provisionPaths } from '../provision/provision.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
@@ -46,8 +48,12 @@ export async function runGate(ctx: ProjectContext, commit: string, steps: readon
   const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   fs.mkdirSync(ctx.root, { recursive: true });
-  const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
-  if (made.exitCode !== 0) throw new WarrenError('CREATE_FAILED', `could not make the merge queue's integration workspace: ${made.stderr.trim()}`);
+  // `checkout: cow` makes the integration workspace copy-on-write too; else, or where it cannot, a plain detached worktree.
+  const checkout = await gateCheckout(ctx, gateTask, wsPath, commit);
+  if (!checkout) {
+    const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
+    if (made.exitCode !== 0) throw new WarrenError('CREATE_FAILED', `could not make the merge queue's integration workspace: ${made.stderr.trim()}`);
+  }
   const task: Task = {
     project: ctx.key,
     id: gateTask,
@@ -59,26 +65,28 @@ export async function runGate(ctx: ProjectContext, commit: string, steps: readon
     state: 'ready',
     createdAt: new Date().toISOString(),
     updatedAt: new Date().toISOString(),
-    data: {},
+    data: checkout ? { checkout } : {},
   };
   let records: Awaited<ReturnType<typeof provisionPaths>>['records'] = [];
   try {
     records = (await provisionPaths(ctx, task)).records;
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
-    const outcome = await runSteps(ctx, { ...task, data: { provision: records } }, 'verify', steps, { stopOnFailure: false, output: { stdout: null, stderr: null } });
+    const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, { stopOnFailure: false, output: { stdout: null, stderr: null } });
     return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
   } finally {
-    await removeGateWorkspace(ctx, { ...task, data: { provision: records } });
+    await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
   }
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   await releaseRecords(ctx, task, task.data.provision ?? [], { removeFiles: false });
-  // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off too.
-  const ownLayers = `${path.join(ctx.store.home, 'overlays', ctx.key, task.id)}/`;
-  for (const m of mountsUnder(readMounts(), task.path)) {
-    if (m.fsType === 'overlay' && overlayOption(m, 'upperdir')?.startsWith(ownLayers)) await unmount(m.mountPoint);
+  // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off
+  // too, deepest first — a cow checkout's on the workspace itself last; git then removes what is left.
+  const ownLayers = [`${path.join(ctx.store.home, 'overlays', ctx.key, task.id)}/`, `${taskLayers(ctx, task.id).dir}/`];
+  const own = mountsUnder(readMounts(), task.path).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
+  for (const m of own) {
+    if (isOverlayMount(m) && ownLayers.some((l) => overlayOption(m, 'upperdir')?.startsWith(l))) await unmount(m.mountPoint);
   }
   const foreign = mountsUnder(readMounts(), task.path);
   if (foreign.length > 0) {
@@ -91,6 +99,19 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
   await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));
   removeTree(task.path);
   await forgetTask(ctx, task);
+  forgetCheckout(ctx, task.id);
+}
+
+/** The integration workspace as a cow checkout, when warren.yaml asks for one and this machine can; null for a plain worktree (the event says why). */
+async function gateCheckout(ctx: ProjectContext, gateTask: string, wsPath: string, commit: string): Promise<CheckoutFacts | null> {
+  if (!wantsCow(ctx).cow) return null;
+  const outcome = await addCowCheckout(ctx, { id: gateTask, branch: null, path: wsPath, commit, record: false }, () => undefined);
+  if (outcome.made) return outcome.facts;
+  if (outcome.reason !== null) {
+    const requested = ctx.config.checkout === 'auto' ? 'auto' : 'cow';
+    ctx.store.addEvent({ project: ctx.key, kind: 'checkout.fallback', level: 'warn', message: `the merge queue's integration workspace: checkout: ${requested} fell back to git worktree add because ${outcome.reason}`, data: { requested, reason: outcome.reason } });
+  }
+  return null;
 }
 
 /**

@@ -89,6 +89,12 @@ export interface EventPayloads {
   'provision.stripped': { path: string; entries: StrippedEntry[] };
   /** The main checkout's install did not match its lockfile: no snapshot under that key; what the workspace got instead. */
   'provision.install_stale': { path: string; lockfile: string | null; why: string; used: string };
+  // copy-on-write checkouts
+  'checkout.snapshot': { commit: string; from: string | null; changed: number | null; files: number; ms: number };
+  'checkout.cow': { commit: string; method: string; ms: number };
+  'checkout.fallback': { requested: 'cow' | 'auto'; reason: string };
+  'checkout.remount': { path: string };
+  'checkout.unmounted': { path: string };
 }
 
 export interface StepsPayload {
@@ -167,6 +173,11 @@ export const EVENT_KINDS = Object.keys({
   'provision.outside_links': 1,
   'provision.stripped': 1,
   'provision.install_stale': 1,
+  'checkout.snapshot': 1,
+  'checkout.cow': 1,
+  'checkout.fallback': 1,
+  'checkout.remount': 1,
+  'checkout.unmounted': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

@@ -1,4 +1,5 @@
 import type { Fingerprint } from '../land/fingerprint.js';
+import type { CheckoutFacts } from '../checkout/types.js';
 import type { ProvisionRecord, ProvisionSkip } from '../provision/types.js';
 import type { StepResult } from '../run/commands.js';
 import type { PortBlock } from '../run/ports.js';
@@ -32,6 +33,8 @@ export interface TaskFacts {
   landed?: LandedFacts;
   /** landing: the last `land --branch-only` push. */
   reviewPush?: { remote: string; ref: string; commit: string; at: string };
+  /** checkout: a copy-on-write checkout's layers (written before its mount is made). */
+  checkout?: CheckoutFacts;
   /** agents: the newest conversation of each agent that ran in the task (`warren run --resume` continues it). */
   agentSessions?: AgentSession[];
 }
@@ -57,7 +60,7 @@ export interface LandedFacts {
 export type FactKey = keyof TaskFacts;
 
 /** Every key, for reading rows: unknown keys (a newer warren's) are kept out of the typed view. */
-export const FACT_KEYS = ['provision', 'provisionSkips', 'fingerprint', 'ports', 'risk', 'sandbox', 'setup', 'verify', 'landed', 'reviewPush', 'agentSessions'] as const satisfies readonly FactKey[];
+export const FACT_KEYS = ['provision', 'provisionSkips', 'fingerprint', 'ports', 'risk', 'sandbox', 'setup', 'verify', 'landed', 'reviewPush', 'agentSessions', 'checkout'] as const satisfies readonly FactKey[];
 
 type IsExhaustive<T extends readonly FactKey[]> = FactKey extends T[number] ? true : never;
 const exhaustive: IsExhaustive<typeof FACT_KEYS> = true;
@@ -86,6 +89,7 @@ const SHAPES: Record<FactKey, (v: unknown) => unknown> = {
   landed: (v) => (isObject(v) && typeof v.commit === 'string' && typeof v.taskCommit === 'string' ? v : undefined),
   reviewPush: (v) => (isObject(v) && typeof v.commit === 'string' ? v : undefined),
   agentSessions: (v) => (Array.isArray(v) ? v.filter(isSession) : undefined),
+  checkout: (v) => (isObject(v) && v.mode === 'cow' && typeof v.lower === 'string' && typeof v.upper === 'string' && typeof v.work === 'string' ? v : undefined),
 };
 
 /** Reads a row's JSON into the typed facts, keeping only well-formed known keys. Pure. */

@@ -141,7 +141,9 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const made = { worktree: false, branch: false };
     try {
       recordMade(ctx, wsPath, 'workspace', id);
-      await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made);
+      // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
+      if (!options.restore && (await ctx.lifecycle.checkout?.add(ctx, task))) Object.assign(made, { worktree: true, branch: true });
+      else await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made);
       intent.step('worktree-added');
       if (options.restore) {
         await options.restore.populate(wsPath);

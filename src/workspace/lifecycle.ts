@@ -27,6 +27,16 @@ export interface CreateStep<P = unknown> {
   run(ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P): Promise<void>;
 }
 
+/**
+ * How a workspace's tracked files are made in place of a plain `git worktree add` (copy-on-write
+ * checkouts). Runs where the worktree would be added, with the task's row inserted.
+ */
+export interface CheckoutStep {
+  name: string;
+  /** True when it made the worktree and its branch; false (having undone its own work and said why) to let `git worktree add` make it. */
+  add(ctx: ProjectContext, task: Task): Promise<boolean>;
+}
+
 /** What a feature plugs into removal (`rm`, and the rollback of a failed `new`). */
 export interface RemoveStep {
   name: string;
@@ -75,6 +85,8 @@ export interface Lifecycle {
   gc: readonly GcStep[];
   beforeRun: readonly BeforeRunStep[];
   audit: readonly AuditSection[];
+  /** Replaces the plain `git worktree add` when it can; absent, every worktree is a plain one. */
+  checkout?: CheckoutStep;
 }
 
 /** A lifecycle with nothing added: a bare worktree per task. */

@@ -88,6 +88,8 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const worktrees = await listWorktrees(ctx.repo);
     if (presence.kind === 'missing') return await forgetMissing(ctx, task, worktrees, options);
     const entry = await checkOwnership(ctx, task, worktrees);
+    // A layer lost to a reboot is mounted again first, so the checks below see the workspace its user sees.
+    for (const step of ctx.lifecycle.beforeRun) await step.run(ctx, task).catch(() => undefined);
     const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !isOwnedMount(ctx, task, m));
     if (foreignMounts.length > 0) {
       throw new WarrenError(

@@ -94,6 +94,21 @@ function mountOverlayInUserNamespace(options: ProbeOptions): string | null {
   );
 }
 
+/** warren's non-root cow: uid 65534 mounts fuse-overlayfs on the host, deletes through it, and unmounts. */
+function mountFuseOverlay(options: ProbeOptions): string | null {
+  return (
+    switchToNobody(options) ??
+    inTempDir('fuse', (dir) => {
+      fs.chmodSync(dir, 0o755);
+      for (const d of ['l/d', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      for (const d of ['', 'l', 'l/d', 'u', 'w', 'm']) fs.chownSync(path.join(dir, d), NOBODY, NOBODY);
+      const script = 'fuse-overlayfs -o "lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d"; s=$?; fusermount3 -u "$1/m"; exit $s';
+      const why = tryRun(options, ['setpriv', ...AS_NOBODY, 'sh', '-c', script, 'probe', dir]);
+      return why && `uid ${NOBODY} cannot mount fuse-overlayfs: ${why}`;
+    })
+  );
+}
+
 function loopMountXfs(options: ProbeOptions): string | null {
   return (
     notRoot('a loop mount needs root') ??
@@ -191,6 +206,11 @@ export const CAPABILITIES = {
   'overlay-userns': {
     probe: mountOverlayInUserNamespace,
     install: 'apt-get install util-linux, and run the tests as root (to switch to uid 65534) on Linux 5.11 or later with user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1)',
+  },
+  // cow without root, seen by the user's own processes: fuse-overlayfs as uid 65534
+  'fuse-overlayfs': {
+    probe: mountFuseOverlay,
+    install: 'apt-get install fuse-overlayfs (and /dev/fuse usable by users: mode 0666, as Debian\'s udev makes it), and run the tests as root (to switch to uid 65534)',
   },
   // copy's clone (reflink) rung: an XFS image on a loop device
   xfs: {
