@@ -154,16 +154,16 @@ describe('audit says isolated only when it was checked', () => {
       id: 't1',
       data: {
         provision: [
-          { ...base, isolated: true },
-          { ...base, isolated: true, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [{ path: 'bin/pip', sha256: 'x' }], left: [] } },
+          { ...base, isolated: true, contained: true },
+          { ...base, isolated: true, contained: true, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [{ path: 'bin/pip', sha256: 'x' }], left: [] } },
           { ...base, isolated: false, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [], left } },
         ],
       },
     } as unknown as Task;
     const out = await section?.collect({} as ProjectContext, task);
     expect(out?.lines).toEqual([
-      '.venv: cow (overlay), isolated, but not checked for absolute paths to the main checkout (provisioned by an older warren; `warren provision t1 --refresh` checks); 2 entries, 2.0 KiB',
-      '.venv: cow (overlay), isolated (1 file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back); 2 entries, 2.0 KiB',
+      '.venv: cow (overlay), isolated (verified when provisioned: no symlink leads outside the workspace; not checked for absolute paths to the main checkout (`warren provision t1 --refresh` checks)); 2 entries, 2.0 KiB',
+      '.venv: cow (overlay), isolated (verified when provisioned: no symlink leads outside the workspace; 1 file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back); 2 entries, 2.0 KiB',
       '.venv: cow (overlay), NOT isolated: 1 file(s) still name the main checkout by absolute path (lib/python3.11/site-packages/local.pth: names /main/local-lib, which the workspace does not have); 2 entries, 2.0 KiB',
     ]);
   });

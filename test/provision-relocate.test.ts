@@ -148,7 +148,8 @@ describe.skipIf(noVenv !== null || noUserns !== null)('a venv in a workspace of 
     fs.mkdirSync(repo.home, { recursive: true });
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, repo.root, repo.home]);
     const asNobody = (...args: string[]): { code: number; stdout: string; stderr: string } => {
-      const env = [`HOME=${repo.home}`, `WARREN_HOME=${repo.home}`];
+      // WARREN_COW=userns: the overlay each run mounts in its own namespace (fuse-overlayfs, the rung before it, has its own test).
+      const env = [`HOME=${repo.home}`, `WARREN_HOME=${repo.home}`, 'WARREN_COW=userns'];
       const r = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', ...env, process.execPath, BIN, ...args], { cwd: repo.root, encoding: 'utf8' });
       return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
     };

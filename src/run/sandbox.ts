@@ -96,6 +96,8 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
   for (const p of profile.readable) args.push('--ro-bind', p, p);
   for (const p of profile.writable) args.push('--bind', p, p);
   if (egress) {
+    // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
+    args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);
     args.push('--bind', egress.socket, egress.insideSocket, '--chdir', cwd, '--', egress.node, egress.bridge, egress.insideSocket);
     args.push(egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','), '--', ...argv);
     return args;

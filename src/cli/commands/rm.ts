@@ -18,7 +18,10 @@ export const registerRm: Register = (program, run) => {
         const since = ctx.store.lastEventSeq();
         const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true, discard: opts.discard === true });
         // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
-        for (const e of ctx.store.taskEvents(ctx.key, result.id, 50)) if (e.seq > since && e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
+        // Read by sequence, not as the task's events: once removed, its events are no longer the current task's.
+        for (const e of ctx.store.eventsSince(since, 500)) {
+          if (e.project === ctx.key && e.taskId === result.id && e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
+        }
         const what = result.folderMissing ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)` : `removed ${result.id}`;
         const human = result.archive
           ? `discarded ${result.id} and branch ${result.branch}; everything is saved in ${result.archive} (\`warren restore ${result.id}\` brings it back)`
