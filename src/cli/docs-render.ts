@@ -55,7 +55,7 @@ export function renderDocs(program: Command): Map<string, string> {
 
 export function referenceFor(name: string): CommandReference {
   const ref = COMMAND_REFERENCE[name];
-  if (!ref) throw new Error(`no entry for \`warren ${name}\` in src/cli/reference.ts: add its --json shape, exit codes and a real example`);
+  if (!ref) throw new Error(`no entry for \`warren ${name}\` in src/cli/reference/ (the file of its area): add its --json shape, exit codes and a real example`);
   return ref;
 }
 

@@ -1,0 +1,338 @@
+import { TASK_EXIT_2, type CommandReference } from './shared.js';
+
+/** The command reference for new … diff: making a task and looking at it (see src/cli/reference.ts). */
+export const TASKS: Readonly<Record<string, CommandReference>> = {
+  new: {
+    json: `{
+  id: string; type: string; branch: string;      // branch is TYPE/ID
+  path: string;                                  // the workspace
+  base: string; baseCommit: string;
+  state: 'ready' | 'setup_failed';
+  ports?: { first: number; count: number };      // the task's port block
+  risk?: { level: 'low' | 'medium' | 'high'; reasons: string[]; recommendedSandbox: 'none' | 'bwrap' };
+  log?: string; setupOk?: boolean;               // when setup ran
+  warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
+}`,
+    exit: [
+      [0, 'the task is `ready`'],
+      [1, 'refused (nothing was created; e.g. setup commands not trusted yet), or setup failed: the task is kept in `setup_failed` with its log'],
+      [2, 'bad input: an invalid type, ID, branch name, `--sandbox` or warren.yaml (a `worktree_root` it may not choose included); nothing was created'],
+    ],
+    errors: ['ID_INVALID', 'TYPE_INVALID', 'BRANCH_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'WORKSPACE_EXISTS', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'CHECKOUT_DIRTY', 'SANDBOX_REQUIRED', 'PORTS_EXHAUSTED', 'UNTRUSTED_COMMANDS', 'CONFIG_INVALID', 'CREATE_FAILED'],
+    example: `$ warren new feat cart
+warren: taking a snapshot of node_modules (once per lockfile content; later workspaces reuse it)…
+setting up cart on port 20000
+warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
+ready: feat/cart at /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart (from main d20fa0d0de8c)
+ports 20000-20009
+risk medium; recommended sandbox bwrap (setup hello binds a port)
+setup passed; log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191218-2fcb7ef1-setup.log
+[exit 0]
+$ warren --json new fix login
+setting up login on port 20010
+warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
+{
+  "id": "login",
+  "type": "fix",
+  "branch": "fix/login",
+  "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login",
+  "base": "main",
+  "baseCommit": "d20fa0d0de8c910978f34e4e61005006c3628e87",
+  "state": "ready",
+  "ports": {
+    "first": 20010,
+    "count": 10
+  },
+  "risk": {
+    "level": "medium",
+    "reasons": [
+      "setup hello binds a port"
+    ],
+    "recommendedSandbox": "bwrap"
+  },
+  "log": "/tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/login/20261130T191219-5eb49316-setup.log",
+  "setupOk": true,
+  "warnings": [
+    {
+      "kind": "risk.classified",
+      "level": "warn",
+      "message": "risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none"
+    }
+  ]
+}
+[exit 0]
+$ warren new feat -- 'x; rm -rf ~'
+warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ (start with a letter or digit, at most 64 characters, no "..", not ending in ".lock"). Nothing was created.
+  hint: Pick an ID such as T-123 or fix-login.
+[exit 2]`,
+    see: [['Workspaces: what `new` guarantees', '../design/workspaces.md#what-new-guarantees'], ['Provisioning', '../design/provisioning.md'], ['Setup, ports, risk and sandbox', '../design/execution.md']],
+  },
+  list: {
+    json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string }[]
+// TaskState: creating | ready | setup_failed | landed | removing | remove_failed
+// --archived: what rm --discard saved, oldest first
+{ id: string; ref: string; at: string;           // refs/warren/archive/<ID>/<UTC time>, and that time
+  commit: string; tip: string; index: string;    // the archive, the branch tip it keeps, the index it kept
+  type: string; branch: string; base: string; baseCommit: string;
+  sandbox?: 'none' | 'bwrap' }[]                  // the task's own sandbox (new --sandbox), which restore gives back`,
+    exit: [[0, 'always, when the repository opens']],
+    errors: ['NOT_A_REPO'],
+    example: `$ warren list
+ID     TYPE  STATE  AGE  BRANCH     PATH
+cart   feat  ready  2s   feat/cart  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart
+login  fix   ready  1s   fix/login  /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login
+[exit 0]
+$ warren --json list
+[
+  {
+    "id": "cart",
+    "type": "feat",
+    "branch": "feat/cart",
+    "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart",
+    "base": "main",
+    "state": "ready",
+    "createdAt": "2026-11-30T19:12:17.909Z"
+  },
+  {
+    "id": "login",
+    "type": "fix",
+    "branch": "fix/login",
+    "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login",
+    "base": "main",
+    "state": "ready",
+    "createdAt": "2026-11-30T19:12:18.779Z"
+  }
+]
+[exit 0]
+$ warren list --archived
+ID      TYPE  ARCHIVED  BRANCH       TIP           REF
+search  feat  1s ago    feat/search  7093eabcefd9  refs/warren/archive/search/20261130T214821.051Z
+[exit 0]
+$ warren --json list --archived
+[
+  {
+    "id": "search",
+    "ref": "refs/warren/archive/search/20261130T214821.051Z",
+    "at": "2026-11-30T21:48:21.051Z",
+    "commit": "9efaf2e7a5e5f8f4cdd488082dd7afe604ad4b89",
+    "tip": "7093eabcefd92e50094ccbf257eedf89ff8b18ed",
+    "index": "ef2bacd8863acd13460dc34cfad7f425dfd769a0",
+    "type": "feat",
+    "branch": "feat/search",
+    "base": "main",
+    "baseCommit": "c2e4346fdf0b2d2c803ffa3d5e014b6391ace723"
+  }
+]
+[exit 0]`,
+    see: [['Task states', '../design/workspaces.md#list-and-show'], ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring']],
+  },
+  show: {
+    json: `{
+  id: string; type: string; branch: string; path: string;
+  base: string; baseCommit: string; state: TaskState; createdAt: string;
+  data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, …
+  events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
+}`,
+    exit: [[0, 'the task exists'], [1, 'no such task (`TASK_NOT_FOUND`)'], TASK_EXIT_2],
+    errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
+    example: `$ warren show cart --events 5
+task    cart (feat)
+state   ready
+branch  feat/cart
+base    main d20fa0d0de8c
+path    /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart
+created 2026-11-30T19:12:17.909Z
+
+events:
+  2026-11-30T19:12:20.972Z  exec: exec sh: exit 0 after 91ms (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191220-2327723f-exec.log)
+  2026-11-30T19:12:21.368Z  exec: exec sh started (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191221-0f87abd8-exec.log)
+  2026-11-30T19:12:22.414Z  [warn] exec: exec sh: timed out after 1000ms; ended with SIGTERM after 1043ms (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191221-0f87abd8-exec.log)
+  2026-11-30T19:12:22.823Z  agent: agent echo-agent started (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191222-9c162701-agent.log)
+  2026-11-30T19:12:22.884Z  agent: agent echo-agent: exit 0 after 57ms (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0aba1/cart/20261130T191222-9c162701-agent.log)
+[exit 0]
+$ warren --json show nope
+{
+  "error": {
+    "code": "TASK_NOT_FOUND",
+    "message": "no task nope in this repository.",
+    "hint": "See \`warren list\`."
+  }
+}
+[exit 1]`,
+    see: [['Task states and events', '../design/workspaces.md#list-and-show']],
+  },
+  status: {
+    json: `{
+  tracked: { code: string; path: string }[];           // git status --porcelain
+  provisioned: {
+    path: string; mode: 'cow' | 'copy' | 'hardlink' | 'share';
+    isolated: boolean;                                  // verified when provisioned (docs/design/provisioning.md)
+    changed: { path: string; change: 'added' | 'modified' | 'deleted' }[];   // every file, at most 500
+    changedCount: number;
+    packages?: {                                        // a folder with changes: per package (node_modules) or top-level entry
+      name: string; kind: 'package' | 'entry';
+      change: 'added' | 'removed' | 'changed';
+      before?: string; after?: string;                  // versions, from package.json or pnpm's .pnpm/<name>@<version>
+      changes: number;
+    }[];
+    affectsAllSharers?: true;                           // share
+    writtenThrough?: string[];                          // hardlink: in-place writes that reached the main checkout
+    unknown?: string;                                   // why the changes could not be read
+  }[];
+  stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
+  staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
+    tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile
+}`,
+    exit: [[0, 'the status was read'], [1, 'no such task, or a layer could not be mounted again'], TASK_EXIT_2],
+    errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
+    example: `$ warren status cart
+tracked: 2 change(s)
+  ?? .env.testing
+  ?? cart.js
+node_modules (cow): 1 change(s) in 1 package(s)
+  changed  left-pad (1 change)
+.env (copy): unchanged
+(\`warren status cart --files\` lists every changed file)
+stale: no
+[exit 0]
+$ warren status cart --files
+tracked: 2 change(s)
+  ?? .env.testing
+  ?? cart.js
+node_modules (cow): 1 change(s)
+  modified node_modules/left-pad/index.js
+.env (copy): unchanged
+stale: no
+[exit 0]
+$ warren --json status cart
+{
+  "tracked": [
+    {
+      "code": "??",
+      "path": ".env.testing"
+    },
+    {
+      "code": "??",
+      "path": "cart.js"
+    }
+  ],
+  "provisioned": [
+    {
+      "path": "node_modules",
+      "mode": "cow",
+      "isolated": true,
+      "changed": [
+        {
+          "path": "node_modules/left-pad/index.js",
+          "change": "modified"
+        }
+      ],
+      "changedCount": 1,
+      "packages": [
+        {
+          "name": "left-pad",
+          "kind": "package",
+          "change": "changed",
+          "changes": 1
+        }
+      ]
+    },
+    {
+      "path": ".env",
+      "mode": "copy",
+      "isolated": true,
+      "changed": [],
+      "changedCount": 0
+    }
+  ],
+  "stale": false,
+  "staleLockfiles": []
+}
+[exit 0]`,
+    see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
+  },
+  path: {
+    json: `{ path: string }   // the workspace, canonical (symlinks resolved)`,
+    exit: [[0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'], [1, 'no such task'], TASK_EXIT_2],
+    errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
+    example: `$ warren path cart
+/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/cart
+[exit 0]
+$ warren --json path login
+{
+  "path": "/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/login"
+}
+[exit 0]`,
+    see: [['Moving around: path, completion, exec', '../design/workspaces.md#moving-around'], ['Where workspaces live', '../design/workspaces.md#where-workspaces-live']],
+  },
+  diff: {
+    json: `{
+  id: string; base: string; branch: string;
+  scope: 'all' | 'committed' | 'uncommitted';
+  from: string;                   // the commit it starts from: where the branch left the base (HEAD for --uncommitted)
+  to: string;                     // the branch tip (--committed), or the tree of the workspace as it is
+  files: { path: string; from: string | null;        // from: a renamed or copied file's old path
+           status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type-changed';
+           added: number | null; deleted: number | null; binary: boolean }[];
+  added: number; deleted: number;  // lines, all files
+  patch?: string;                  // the whole patch (not with --stat)
+  truncated: false;
+}`,
+    exit: [[0, 'the diff was read (no changes is not a failure)'], [1, 'no such task; the workspace is gone (only `--committed` can be shown)'], [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID']],
+    errors: ['TASK_NOT_FOUND', 'OWNERSHIP_MISMATCH', 'USAGE'],
+    example: `$ warren diff cart --stat
+   ADDED  DELETED  PATH
+A  +1     -0       .env.testing
+A  +1     -0       cart.js
+2 file(s) changed, +2 -0: feat/cart since it left main, uncommitted work included
+[exit 0]
+$ warren diff cart
+diff --git a/.env.testing b/.env.testing
+new file mode 100644
+index 0000000..0b4b07f
+--- /dev/null
++++ b/.env.testing
+@@ -0,0 +1 @@
++SECRET=mine
+diff --git a/cart.js b/cart.js
+new file mode 100644
+index 0000000..506075e
+--- /dev/null
++++ b/cart.js
+@@ -0,0 +1 @@
++export const cart = [];
+[exit 0]
+$ warren --json diff cart --uncommitted --stat
+{
+  "id": "cart",
+  "base": "main",
+  "branch": "feat/cart",
+  "scope": "uncommitted",
+  "from": "f4ca5dfa546908c089d09503b9e91f3c31316631",
+  "to": "44ba2e50833bf0d865b9eedf3760628e9efaaa8b",
+  "files": [
+    {
+      "path": ".env.testing",
+      "from": null,
+      "status": "added",
+      "added": 1,
+      "deleted": 0,
+      "binary": false
+    },
+    {
+      "path": "cart.js",
+      "from": null,
+      "status": "added",
+      "added": 1,
+      "deleted": 0,
+      "binary": false
+    }
+  ],
+  "added": 2,
+  "deleted": 0,
+  "truncated": false
+}
+[exit 0]`,
+    see: [['Reviewing a task', '../design/review.md'], ['What changed in provisioned paths: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
+  },
+};
