@@ -18,7 +18,7 @@ import { recoverNew } from './workspace/create.js';
 import { recoverGc } from './workspace/gc.js';
 import { recoverInterrupted, type RecoverFn } from './workspace/intents.js';
 import type { Lifecycle } from './workspace/lifecycle.js';
-import { recoverRm } from './workspace/remove.js';
+import { recoverRm } from './workspace/remove-recover.js';
 
 /**
  * warren's features, composed: every step each lifecycle runs, in the order it runs them. This
