@@ -78,3 +78,26 @@ export async function pageToken(url: string): Promise<string> {
   if (!m?.[1]) throw new Error(`no token in the page (HTTP ${page.status})`);
   return m[1];
 }
+
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * Reads server-sent events off a response as they arrive: each complete block (`event:` and
+ * `data:` lines, ended by a blank line) goes to `onEvent`, in order.
+ */
+export function readSse(res: http.IncomingMessage, onEvent: (e: SseEvent) => void): void {
+  let buffer = '';
+  res.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
+      onEvent({ event, data: [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n') });
+    }
+  });
+}

@@ -1,31 +1,14 @@
 import http from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeRepo } from '../helpers/repo.js';
-import { pageToken, request, startServe } from '../helpers/serve.js';
+import { pageToken, readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
 
 /** Serving never blocks the CLI: both run at once on the same repository and database. */
 
-interface SseEvent {
-  event: string;
-  data: string;
-}
 
 function subscribe(url: string): SseEvent[] {
   const seen: SseEvent[] = [];
-  const req = http.get(url, (res) => {
-    let buffer = '';
-    res.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
-        const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n');
-        seen.push({ event, data });
-      }
-    });
-  });
+  const req = http.get(url, (res) => readSse(res, (e) => seen.push(e)));
   req.on('error', () => undefined);
   onTestFinished(() => void req.destroy());
   return seen;

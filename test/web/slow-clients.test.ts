@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Store } from '../../src/state/store.js';
 import { BIN, makeRepo } from '../helpers/repo.js';
-import { pageToken, request, startServe } from '../helpers/serve.js';
+import { pageToken, readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
 
 /**
  * Clients that stop reading must not make `warren serve` hold what it would have sent them
@@ -49,11 +49,6 @@ function stalledFollower(port: number, pathAndQuery: string): Promise<net.Socket
   });
 }
 
-interface SseEvent {
-  event: string;
-  data: string;
-}
-
 /**
  * A follower that reads the first event, stops reading, and later resumes: `resume()` collects
  * every event up to `end`.
@@ -62,28 +57,20 @@ function pausedFollower(url: string): Promise<{ resume(): Promise<SseEvent[]> }>
   return new Promise((resolve, reject) => {
     const req = http.get(url, (res) => {
       const seen: SseEvent[] = [];
-      let buffer = '';
       let onEnd: () => void = () => undefined;
-      res.setEncoding('utf8').on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
-          seen.push({ event, data: [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join('\n') });
-          if (event === 'meta') {
-            res.pause();
-            resolve({
-              resume: () =>
-                new Promise((done) => {
-                  onEnd = () => done(seen);
-                  res.resume();
-                }),
-            });
-          }
-          if (event === 'end') onEnd();
+      readSse(res, (e) => {
+        seen.push(e);
+        if (e.event === 'meta') {
+          res.pause();
+          resolve({
+            resume: () =>
+              new Promise((done) => {
+                onEnd = () => done(seen);
+                res.resume();
+              }),
+          });
         }
+        if (e.event === 'end') onEnd();
       });
     });
     req.on('error', reject);
