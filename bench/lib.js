@@ -70,3 +70,28 @@ export function printTable(title, rows, baseline) {
 export function machine() {
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${sh('git', ['--version']).trim()}, ${new Date().toISOString().slice(0, 10)}`;
 }
+
+/** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
+export async function startServe(repo, env) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+      const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`warren serve exited ${code}: ${out}`)));
+  });
+  const page = await (await fetch(url)).text();
+  const token = /name="warren-token" content="([0-9a-f]{64})"/.exec(page)?.[1];
+  const meta = await (await fetch(`${url}api/meta`, { headers: { 'x-warren-token': token } })).json();
+  const project = meta.project;
+  if (!token || !project) throw new Error(`warren serve: no token or project (${JSON.stringify(meta)})`);
+  const stop = () =>
+    new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+  return { url, token, project, stop };
+}

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { mountsUnder, readMounts } from '../dist/system/mounts.js';
+import { startServe } from './lib.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
@@ -321,31 +322,6 @@ async function nonRootRows(repo, work) {
     steps.push(r.stepMs);
   }
   note('warren new, cow, not root: fuse-overlayfs (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
-}
-
-/** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
-async function startServe(repo, env) {
-  const child = spawn('node', [warrenBin, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`warren serve exited ${code}: ${out}`)));
-  });
-  const page = await (await fetch(url)).text();
-  const token = /name="warren-token" content="([0-9a-f]{64})"/.exec(page)?.[1];
-  const meta = await (await fetch(`${url}api/meta`, { headers: { 'x-warren-token': token } })).json();
-  const project = meta.project;
-  if (!token || !project) throw new Error(`warren serve: no token or project (${JSON.stringify(meta)})`);
-  const stop = () =>
-    new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
-  return { url, token, project, stop };
 }
 
 function fmt(ms) {

@@ -18,7 +18,7 @@ import type { SyncOutcome } from '../workspace/sync.js';
  */
 export interface EventPayloads {
   // the workspace core
-  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome; restored?: { archive: string; tip: string } };
+  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome; repoLock?: { waitedMs: number; heldMs: number }; restored?: { archive: string; tip: string } };
   'task.create_failed': { undone: string[] };
   'task.removed': { branchDeleted: boolean; unlandedCommits: number; folderMissing?: true };
   'task.archived': { archive: string; commit: string; tip: string; changes: number; unlandedCommits: number };

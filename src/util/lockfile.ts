@@ -164,7 +164,12 @@ function removeStale(file: string, stale: LockHolder | null): boolean {
   }
 }
 
-/** Waits (polling with jitter) until the lock is free or the deadline passes. */
+/**
+ * Waits until the lock is free or the deadline passes. The holder's release (an unlink in the
+ * lock's folder) wakes the waiter at once through a watch on that folder, so a lock handed
+ * from one process to the next idles for no polling interval; polling with jitter stays as the
+ * fallback (a holder that died without releasing, a file system whose watches do not fire).
+ */
 export async function acquireWaiting(
   file: string,
   purpose: string,
@@ -172,10 +177,40 @@ export async function acquireWaiting(
 ): Promise<AcquireResult> {
   const deadline = Date.now() + waitMs;
   let delay = 5;
-  for (;;) {
-    const result = tryAcquire(file, purpose);
-    if (result.ok || Date.now() >= deadline) return result;
-    await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
-    delay = Math.min(delay * 2, 100);
+  let first = tryAcquire(file, purpose);
+  if (first.ok || Date.now() >= deadline) return first;
+  let wake: (() => void) | null = null;
+  const watcher = watchRelease(file, () => wake?.());
+  try {
+    for (;;) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay + Math.random() * delay);
+        function done(): void {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        }
+        wake = done;
+      });
+      delay = Math.min(delay * 2, 100);
+      first = tryAcquire(file, purpose);
+      if (first.ok || Date.now() >= deadline) return first;
+    }
+  } finally {
+    watcher?.close();
+  }
+}
+
+/** A watch on the lock's folder that calls `onRelease` when the lock file goes; null where watches are unavailable (polling covers it). */
+function watchRelease(file: string, onRelease: () => void): fs.FSWatcher | null {
+  const name = path.basename(file);
+  try {
+    const watcher = fs.watch(path.dirname(file), { persistent: false }, (_event, changed) => {
+      if (changed === null || changed === name) onRelease();
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return null;
   }
 }

@@ -11,7 +11,7 @@ import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
-import { lockTask, withRepoLock } from './locks.js';
+import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
 import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
@@ -139,11 +139,12 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     });
     intent.step('row-inserted');
     const made = { worktree: false, branch: false };
+    const repoLock: LockTiming = {};
     try {
       recordMade(ctx, wsPath, 'workspace', id);
       // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
       if (!options.restore && (await ctx.lifecycle.checkout?.add(ctx, task))) Object.assign(made, { worktree: true, branch: true });
-      else await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made);
+      else await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made, repoLock);
       intent.step('worktree-added');
       if (options.restore) {
         await options.restore.populate(wsPath);
@@ -160,7 +161,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         message: options.restore
           ? `restored ${branch} at ${wsPath} from ${options.restore.from} (branch at ${options.restore.tip.slice(0, 12)}; first made from ${base} ${baseCommit.slice(0, 12)})`
           : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
-        data: { branch, path: wsPath, base, baseCommit, sync, ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
+        data: { branch, path: wsPath, base, baseCommit, sync, ...(repoLock.heldMs === undefined ? {} : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }), ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
       });
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
@@ -243,6 +244,7 @@ async function addTaskWorktree(
   wsPath: string,
   baseCommit: string,
   made: { worktree: boolean; branch: boolean },
+  timing: LockTiming,
 ): Promise<void> {
   await withRepoLock(ctx, `worktree add ${branch}`, async () => {
     for (let attempt = 1; ; attempt++) {
@@ -261,7 +263,7 @@ async function addTaskWorktree(
       await cleanupPartialAdd(ctx, branch, wsPath, made);
       await new Promise((r) => setTimeout(r, 50 * attempt));
     }
-  });
+  }, timing);
 }
 
 /** A failed `worktree add` of this call's own: nothing in it is anyone's work, and nothing is mounted in it yet. */

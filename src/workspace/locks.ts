@@ -49,9 +49,11 @@ export const REPO_LOCK_WAIT_MS = 120_000;
  * sees it) around what git cannot run concurrently: worktree add/remove/prune/move, fetch,
  * branch deletion. Commits inside separate worktrees do not take it.
  */
-export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: () => Promise<T>): Promise<T> {
+export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: () => Promise<T>, timing?: LockTiming): Promise<T> {
   const file = path.join(ctx.repo.commonDir, 'warren-repo.lock');
+  const asked = performance.now();
   const result = await acquireWaiting(file, purpose, REPO_LOCK_WAIT_MS);
+  const got = performance.now();
   if (!result.ok) {
     throw new WarrenError('LOCK_TIMEOUT', `the repository lock was held by ${describe(result.holder)} for over ${REPO_LOCK_WAIT_MS / 1000}s; nothing was changed.`, {
       hint: `Wait for it to finish; if no warren process is running, remove ${file}.`,
@@ -71,5 +73,15 @@ export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: 
     return await fn();
   } finally {
     result.lock.release();
+    if (timing) {
+      timing.waitedMs = Math.round(got - asked);
+      timing.heldMs = Math.round(performance.now() - got);
+    }
   }
+}
+
+/** How long a `withRepoLock` waited for the lock and then held it (filled in when it returns). */
+export interface LockTiming {
+  waitedMs?: number;
+  heldMs?: number;
 }
