@@ -176,6 +176,22 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
     expect(fs.existsSync(ws)).toBe(false);
   });
 
+  it('rm --discard saves what is in the overlay before taking it off; restore brings it back', async () => {
+    const repo = cowRepo();
+    const ws = (await newTask(repo, 'a')).path;
+    fs.writeFileSync(path.join(ws, 'src/d0/f0.txt'), 'changed\n');
+    fs.writeFileSync(path.join(ws, 'untracked.txt'), 'new\n');
+    const discarded = await repo.warren('rm', 'a', '--discard');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    expect(mountedAt(ws)).toBeNull();
+    expect(fs.existsSync(ws)).toBe(false);
+    const restored = await repo.warren('restore', 'a');
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(ws, 'src/d0/f0.txt'), 'utf8')).toBe('changed\n');
+    expect(fs.readFileSync(path.join(ws, 'untracked.txt'), 'utf8')).toBe('new\n');
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('M src/d0/f0.txt\n?? untracked.txt');
+  });
+
   it('a new base builds its snapshot from the previous one (changed paths only); gc deletes unused snapshots but the newest', async () => {
     const repo = cowRepo();
     await newTask(repo, 'a');

@@ -20,7 +20,7 @@ import { makeNodeModules, unmountUnder } from './helpers/tree.js';
  */
 
 interface Row {
-  op: IntentOp;
+  op: string;
   step: string;
   killed: boolean;
   recovery: string;
@@ -81,14 +81,15 @@ async function ok(repo: TestRepo, ...args: string[]): Promise<void> {
   expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
 }
 
-function crashRepo(): TestRepo {
+function crashRepo(checkout: 'git' | 'cow' = 'git'): TestRepo {
   const repo = makeRepo({
     files: {
       '.gitignore': 'node_modules/\n.setup-ran\n',
       'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
       // cow: a real overlay as root (so "no mount left behind" means something); elsewhere it falls back to a copy.
       // A gate, so that the merge queue has a gating step to be killed at.
-      'warren.yaml': 'provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: mark, run: "touch .setup-ran" }\nverify:\n  - { id: ok, run: "true" }\n',
+      // `checkout: cow`: the workspace itself is an overlay on a shared snapshot, with the cow node_modules inside it.
+      'warren.yaml': `provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: mark, run: "touch .setup-ran" }\nverify:\n  - { id: ok, run: "true" }\n${checkout === 'cow' ? 'checkout: cow\n' : ''}`,
     },
   });
   makeNodeModules(repo.root);
@@ -188,16 +189,24 @@ function reachable(root: string): Set<string> {
   return new Set(gitIn(root, 'rev-list', '--all').split('\n').filter(Boolean));
 }
 
-const CASES = INTENT_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step })));
+const CASES = INTENT_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'git' as const })));
+/**
+ * The same with a copy-on-write checkout (`checkout: cow`): the operations that make, release
+ * or collect one — e.g. `rm` killed right after the checkout's overlay was released, before git
+ * forgot the worktree. (A restore always uses `git worktree add`; land and checkpoint act
+ * inside the workspace whatever its checkout is.)
+ */
+const COW_OPS: readonly IntentOp[] = ['new', 'rm', 'discard', 'gc', 'provision'];
+const COW_CASES = COW_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'cow' as const })));
 
 describe('a crash at any step of any mutating command', () => {
-  it.each(CASES)('$op killed at $step: the next command repairs it', async ({ op, step }) => {
-    const repo = crashRepo();
+  it.each([...CASES, ...COW_CASES])('$op killed at $step (checkout: $checkout): the next command repairs it', async ({ op, step, checkout }) => {
+    const repo = crashRepo(checkout);
     await prepare(repo, op);
     const before = reachable(repo.root);
 
     const crashed = await runWith(repo, COMMAND[op], { WARREN_FAULT: `${op}:${step}` });
-    const row: Row = { op, step, killed: crashed.signal === 'SIGKILL', recovery: '-', then: '' };
+    const row: Row = { op: checkout === 'cow' ? `${op} (checkout: cow)` : op, step, killed: crashed.signal === 'SIGKILL', recovery: '-', then: '' };
     matrix.push(row);
     expect(crashed.signal, `${op} did not reach ${step}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
 
@@ -229,7 +238,7 @@ describe('a crash at any step of any mutating command', () => {
     // No mount of a task that no longer exists.
     const tasks = listJson(repo);
     const live = tasks.map((t) => t.path);
-    const strayMounts = readMounts().filter((m) => m.mountPoint.startsWith(repo.home) && !live.some((p) => m.mountPoint.startsWith(`${p}/`)));
+    const strayMounts = readMounts().filter((m) => m.mountPoint.startsWith(repo.home) && !live.some((p) => m.mountPoint === p || m.mountPoint.startsWith(`${p}/`)));
     expect(strayMounts.map((m) => m.mountPoint)).toEqual([]);
 
     // The same operation reaches its goal without a manual step: already, or when run again.

@@ -31,6 +31,7 @@ export const checkoutRemove: RemoveStep = {
   ownsMount: (_ctx, task, mount) => ownsCheckoutMount(task, mount.mountPoint),
   // After provisioning's release: its mounts sit inside this one.
   release: (ctx, task) => releaseCheckout(ctx, task, true),
+  holdsWorkspace: true,
   afterRemove: async (ctx, task) => forgetCheckout(ctx, task.id),
 };
 

@@ -52,8 +52,9 @@ export function intentSteps(op: IntentOp, lifecycle: Lifecycle): string[] {
     case 'rm':
       return ['begun', 'removing', 'released', 'worktree-removed', 'branch-deleted', 'after-remove'];
     case 'discard':
-      // `rm --discard`: everything is saved under refs/warren/archive/ before the worktree goes.
-      return ['begun', 'removing', 'released', 'archived', 'worktree-removed', 'branch-deleted', 'after-remove'];
+      // `rm --discard`: everything is saved under refs/warren/archive/ after teardown and before
+      // the workspace's own mount (a cow checkout) is released and the worktree goes.
+      return ['begun', 'removing', 'archived', 'released', 'worktree-removed', 'branch-deleted', 'after-remove'];
     case 'restore':
       // `restore` is a `new` at the archived branch tip, with the archived files put in first.
       return ['begun', 'row-inserted', 'worktree-added', 'files-restored', 'meta-written', ...lifecycle.create.map((s) => `after-${s.name}`), 'ready'];

@@ -47,6 +47,12 @@ export interface RemoveStep {
    * problems it met (a mount that would not come off), each in words; removal then refuses.
    */
   release?(ctx: ProjectContext, task: Task): Promise<readonly string[]>;
+  /**
+   * True when the workspace's files themselves live in what this step releases (a cow
+   * checkout's overlay): it is released after every other step, and after what removal saves
+   * from the workspace (`rm --discard`'s archive), which must still see the files.
+   */
+  holdsWorkspace?: boolean;
   /** After the worktree and directory are gone: ports, layers. */
   afterRemove?(ctx: ProjectContext, task: Task): Promise<void>;
   /** True when the task's work is on the base although not by ancestry (squash-landed). */

@@ -51,9 +51,15 @@ export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry)
  * rolled back — and returns every problem they met. A step that throws is a problem too: the
  * next steps still run, so one broken teardown cannot keep a layer mounted.
  */
-export async function releaseSteps(ctx: ProjectContext, task: Task): Promise<string[]> {
+/**
+ * Runs the features' release steps (teardown, unmount), in order: `inside` all but the one that
+ * holds the workspace's files (a cow checkout), `workspace` only that one, `all` both.
+ */
+export async function releaseSteps(ctx: ProjectContext, task: Task, which: 'inside' | 'workspace' | 'all' = 'all'): Promise<string[]> {
   const problems: string[] = [];
-  for (const step of ctx.lifecycle.remove) {
+  const steps = ctx.lifecycle.remove;
+  const ordered = which === 'all' ? [...steps.filter((s) => !s.holdsWorkspace), ...steps.filter((s) => s.holdsWorkspace)] : steps.filter((s) => (which === 'workspace') === (s.holdsWorkspace === true));
+  for (const step of ordered) {
     if (!step.release) continue;
     try {
       problems.push(...(await step.release(ctx, task)));
@@ -124,24 +130,26 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: deleteBranchToo, prevState: task.state, unlanded: unlanded.length });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
     intent.step('removing');
-    const problems = await releaseSteps(ctx, task);
+    const problems = await releaseSteps(ctx, task, 'inside');
+    // Saved after teardown, before the workspace's own mount (a cow checkout) comes off: the
+    // archive is the workspace as it is removed.
+    let archive: Archive | null = null;
+    if (discard && tip && problems.length === 0) {
+      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
+      intent.step('archived', { archive: archive.ref });
+      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
+    }
+    if (problems.length === 0) problems.push(...(await releaseSteps(ctx, task, 'workspace')));
     intent.step('released');
     const stillMounted = mountsUnder(readMounts(), task.path);
     if (problems.length > 0 || stillMounted.length > 0) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
       intent.done();
       const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
-      throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed.`, {
+      throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed${archive ? ` (a copy of it was saved as ${archive.ref})` : ''}.`, {
         hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
         details: { problems: what },
       });
-    }
-    // Saved last, after teardown: the archive is the workspace as it is removed.
-    let archive: Archive | null = null;
-    if (discard && tip) {
-      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
-      intent.step('archived', { archive: archive.ref });
-      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
     }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
