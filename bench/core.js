@@ -4,7 +4,10 @@
 //     bare adds do: some fail): 20 `warren new` processes, 20 `createTask` calls in one running
 //     process (the library), and 20 requests to one running `warren serve`; with what the
 //     repository lock cost each (waited for, held: recorded in each task.created event) and the
-//     CPU the 20 processes used (what bounds them on a machine with few cores).
+//     CPU the 20 processes used (what bounds them on a machine with few cores);
+//  3. the same 20 `warren new` on a repository of BENCH_LARGE_FILES (5,000) tracked files, where
+//     only `git worktree add --no-checkout` runs under the lock and the checkouts run beside
+//     each other (src/workspace/create.ts), against 20 serialized bare adds of that repository.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,4 +116,34 @@ function lockTimes(home) {
     .filter((row) => typeof row.heldMs === 'number');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await benchCore();
+/** 20 `warren new` at once on a repository large enough that each writes its files outside the lock. */
+export async function benchManyLarge(files = Number(process.env.BENCH_LARGE_FILES ?? 5000)) {
+  const base = tmp();
+  const repo = makeRepo(path.join(base, 'repo'), files);
+  const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
+  const worktrees = path.join(base, 'bare');
+  fs.mkdirSync(worktrees);
+  await run('git', ['worktree', 'add', '-q', '-b', 'warm', path.join(worktrees, 'warm')], { cwd: repo });
+  await run(process.execPath, [BIN, 'new', 'chore', 'warm'], { cwd: repo, env });
+  const serialized = await time(async () => {
+    for (let i = 0; i < 20; i++) await run('git', ['worktree', 'add', '-q', '-b', `s${i}`, path.join(worktrees, `s${i}`)], { cwd: repo });
+  });
+  const concurrent = await time(() =>
+    Promise.all(Array.from({ length: 20 }, (_, i) => run(process.execPath, [BIN, 'new', 'feat', `many-${i}`], { cwd: repo, env }))),
+  );
+  const failures = concurrent.result.filter((r) => r.code !== 0).length;
+  printTable(`20 workspaces of a repository of ${files} tracked files`, [
+    { name: '20 × git worktree add, serialized', ms: serialized.ms },
+    { name: '20 × warren new, in parallel (20 processes)', ms: concurrent.ms, note: `${failures}/20 failed` },
+  ], '20 × git worktree add, serialized');
+  const rows = lockTimes(env.WARREN_HOME).filter((l) => l.id.startsWith('many-'));
+  if (rows.length > 0) {
+    console.log(`the repository lock (git worktree add --no-checkout) held ${median(rows.map((l) => l.heldMs)).toFixed(0)} ms each (median), ${rows.reduce((sum, l) => sum + l.heldMs, 0)} ms in all; waited for ${median(rows.map((l) => l.waitedMs)).toFixed(0)} ms (median)`);
+  }
+  fs.rmSync(base, { recursive: true, force: true });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchCore();
+  await benchManyLarge();
+}

@@ -11,7 +11,8 @@ import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { readHolder } from '../util/lockfile.js';
 import { withRepoLock } from '../workspace/locks.js';
-import { checkoutsDir, ensureCheckoutSnapshot, indexEntryCount } from './snapshot.js';
+import { indexEntryCount } from '../git/index-ops.js';
+import { checkoutsDir, ensureCheckoutSnapshot } from './snapshot.js';
 import type { CheckoutFacts } from './types.js';
 
 /**

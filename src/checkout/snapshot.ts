@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import { indexEntryCount } from '../git/index-ops.js';
 import { changedPathCount, checkoutIntoFolder } from '../git/snapshot.js';
 import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
@@ -66,21 +67,6 @@ export function listSnapshots(ctx: Pick<ProjectContext, 'store' | 'key'>): { dir
     if (meta) out.push({ dir, meta });
   }
   return out.sort((a, b) => b.meta.createdAt.localeCompare(a.meta.createdAt));
-}
-
-/** The number of entries in a git index file (its header), or null when it cannot be read. */
-export function indexEntryCount(indexFile: string): number | null {
-  let fd: number | null = null;
-  try {
-    fd = fs.openSync(indexFile, 'r');
-    const header = Buffer.alloc(12);
-    if (fs.readSync(fd, header, 0, 12, 0) !== 12 || header.toString('latin1', 0, 4) !== 'DIRC') return null;
-    return header.readUInt32BE(8);
-  } catch {
-    return null;
-  } finally {
-    if (fd !== null) fs.closeSync(fd);
-  }
 }
 
 /**

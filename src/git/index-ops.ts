@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { git, type GitResult } from './exec.js';
 import { splitZ } from './parse.js';
 import { gitRetrying } from './refs.js';
@@ -65,4 +66,29 @@ export function fastForward(worktree: string, commit: string): Promise<GitResult
 /** Puts the whole index back to HEAD (`git reset -q`): what was staged is unstaged, no file changes. */
 export async function unstageAll(worktree: string): Promise<void> {
   await gitRetrying(['reset', '-q'], worktree);
+}
+
+/** The number of entries in a git index file (its header), or null when it cannot be read. */
+export function indexEntryCount(indexFile: string): number | null {
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(indexFile, 'r');
+    const header = Buffer.alloc(12);
+    if (fs.readSync(fd, header, 0, 12, 0) !== 12 || header.toString('latin1', 0, 4) !== 'DIRC') return null;
+    return header.readUInt32BE(8);
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+}
+
+/** Fills a worktree made with `--no-checkout`: its index and files at HEAD, as `git worktree add` itself does it. */
+export function checkoutEmptyWorktree(worktree: string): Promise<GitResult> {
+  return git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], { cwd: worktree, timeoutMs: 30 * 60_000, allowFailure: true });
+}
+
+/** The post-checkout hook, with the arguments `git worktree add` gives it (none installed: nothing runs). */
+export function runPostCheckoutHook(worktree: string, commit: string): Promise<GitResult> {
+  return git(['hook', 'run', '--ignore-missing', 'post-checkout', '--', '0'.repeat(commit.length), commit, '1'], { cwd: worktree, allowFailure: true });
 }

@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo } from '../helpers/repo.js';
+import { CHECKOUT_OUTSIDE_LOCK_MIN_FILES } from '../../src/workspace/create.js';
+import { gitIn, makeRepo } from '../helpers/repo.js';
 
 describe('concurrency', () => {
   // Measured here: 20 parallel bare `git worktree add` fail 10–31% of the time. warren serializes
@@ -37,4 +40,42 @@ describe('concurrency', () => {
     for (const r of results.filter((r) => r.code === 1)) expect(['LOCK_HELD', 'TASK_EXISTS']).toContain(r.json.error?.code);
     expect(repo.git('branch', '--list', 'feat/SAME')).toContain('feat/SAME');
   });
+});
+
+describe('a large repository: the files are written outside the repository lock', () => {
+  // At CHECKOUT_OUTSIDE_LOCK_MIN_FILES tracked files or more, only `git worktree add
+  // --no-checkout` runs under the lock; the checkout and the post-checkout hook follow outside
+  // it. The workspace must be exactly what `git worktree add` makes, hook included.
+  function bigRepo(files: number) {
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < files; i++) tree[`src/d${i % 20}/f${i}.txt`] = `file ${i}\n`;
+    const repo = makeRepo({ files: tree });
+    const hook = path.join(repo.root, '.git', 'hooks', 'post-checkout');
+    fs.writeFileSync(hook, '#!/bin/sh\necho "$1 $2 $3" >> "$(git rev-parse --git-dir)/post-checkout-ran"\n', { mode: 0o755 });
+    return repo;
+  }
+
+  it.each([
+    { label: 'below the threshold (one git worktree add)', files: 20 },
+    { label: 'at the threshold (no-checkout under the lock, checkout outside)', files: CHECKOUT_OUTSIDE_LOCK_MIN_FILES },
+  ])('$label: every file, a clean status, the post-checkout hook run once as git runs it; 4 at once all ready', async ({ files }) => {
+    const repo = bigRepo(files);
+    const head = repo.git('rev-parse', 'HEAD');
+    const ids = ['a', 'b', 'c', 'd'];
+    const results = await Promise.all(ids.map((id) => repo.warrenJson<{ state: string; path: string }>('new', 'feat', id)));
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json.state).toBe('ready');
+      const ws = r.json.path;
+      expect(gitIn(ws, 'ls-files').split('\n').filter(Boolean)).toHaveLength(files);
+      expect(fs.readFileSync(path.join(ws, 'src/d0/f0.txt'), 'utf8')).toBe('file 0\n');
+      expect(gitIn(ws, 'status', '--porcelain')).toBe('');
+      const gitDir = gitIn(ws, 'rev-parse', '--absolute-git-dir');
+      expect(fs.readFileSync(path.join(gitDir, 'post-checkout-ran'), 'utf8')).toBe(`${'0'.repeat(40)} ${head} 1\n`);
+    }
+    // Each creation recorded how long it waited for the repository lock and held it.
+    const shown = await repo.warrenJson<{ events: { kind: string; repoLock?: { waitedMs: number; heldMs: number } }[] }>('show', 'a');
+    const created = shown.json.events.find((e) => e.kind === 'task.created');
+    expect(created?.repoLock?.heldMs).toBeGreaterThanOrEqual(0);
+  }, 180_000);
 });
