@@ -183,6 +183,26 @@ function runAgentCli(name: string): string | null {
   return r.status === 0 ? null : `${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
 }
 
+/**
+ * The real yarns, installed at pinned versions into test/package-managers by .ci/run: classic
+ * (the `yarn` package, 1.x) and berry (`@yarnpkg/cli-dist`, 4.x), each run as `node BIN`.
+ */
+const PACKAGE_MANAGERS = path.resolve(import.meta.dirname, '../package-managers/node_modules');
+export const YARN_CLASSIC = path.join(PACKAGE_MANAGERS, 'yarn/bin/yarn.js');
+export const YARN_BERRY = path.join(PACKAGE_MANAGERS, '@yarnpkg/cli-dist/bin/yarn.js');
+const PACKAGE_MANAGERS_INSTALL = 'npm ci --prefix test/package-managers --ignore-scripts (as .ci/run does)';
+
+/** Runs `node BIN --version` in an empty folder and wants the major version `major`. */
+function runYarn(bin: string, major: number): string | null {
+  if (!fs.existsSync(bin)) return `${bin} is not installed`;
+  return inTempDir('yarn', (dir) => {
+    const r = spawnSync(process.execPath, [bin, '--version'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: dir, YARN_IGNORE_PATH: '1' } });
+    if (r.status !== 0) return `node ${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+    const version = r.stdout.trim();
+    return version.split('.')[0] === String(major) ? null : `${bin} is yarn ${version}, not ${major}.x`;
+  });
+}
+
 /** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
 export const CAPABILITIES = {
   // The bwrap sandbox (warren exec/run with sandbox: bwrap)
@@ -282,6 +302,10 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
     install: 'npm install -g pnpm@9',
   },
+  // Real yarn classic (1.x), offline with local packages: installs whose snapshots must match their key, by .yarn-integrity
+  'yarn-classic': { probe: () => runYarn(YARN_CLASSIC, 1), install: PACKAGE_MANAGERS_INSTALL },
+  // Real yarn berry (4.x, nodeLinker: node-modules), offline with local packages: the same, by .yarn-state.yml
+  'yarn-berry': { probe: () => runYarn(YARN_BERRY, 4), install: PACKAGE_MANAGERS_INSTALL },
 } satisfies Record<string, Capability>;
 
 export type CapabilityName = keyof typeof CAPABILITIES;
