@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -203,6 +204,30 @@ function runYarn(bin: string, major: number): string | null {
   });
 }
 
+/** The deps-20k fixture (a real tree of about 20,000 files) and the npm cache .ci/deps-20k fills for it. */
+export const DEPS_20K_CACHE = path.resolve(import.meta.dirname, '../../.bench-cache/npm-cache');
+const DEPS_20K_INSTALL = '.ci/deps-20k (an online npm ci of the fixture, once; as .ci/run does), with the fixture in shared/fixtures/deps-20k above the repository or $WARREN_DEPS_20K';
+
+/** The fixture's folder: $WARREN_DEPS_20K, else shared/fixtures/deps-20k in the nearest folder above the repository that has one. */
+export function deps20kFixture(): string | null {
+  const env = process.env.WARREN_DEPS_20K;
+  if (env) return fs.existsSync(path.join(env, 'package-lock.json')) ? env : null;
+  for (let d = path.resolve(import.meta.dirname, '../..'); d !== path.dirname(d); ) {
+    d = path.dirname(d);
+    const fixture = path.join(d, 'shared/fixtures/deps-20k');
+    if (fs.existsSync(path.join(fixture, 'package-lock.json'))) return fixture;
+  }
+  return null;
+}
+
+function findDeps20k(): string | null {
+  const fixture = deps20kFixture();
+  if (fixture === null) return 'no deps-20k fixture: neither $WARREN_DEPS_20K nor shared/fixtures/deps-20k above the repository';
+  const hash = createHash('sha256').update(fs.readFileSync(path.join(fixture, 'package-lock.json'))).digest('hex').slice(0, 16);
+  const marker = path.join(DEPS_20K_CACHE, `deps-20k-${hash}.ok`);
+  return fs.existsSync(marker) ? null : `the npm cache for ${fixture} is not filled (${marker} is missing)`;
+}
+
 /** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
 export const CAPABILITIES = {
   // The bwrap sandbox (warren exec/run with sandbox: bwrap)
@@ -306,6 +331,8 @@ export const CAPABILITIES = {
   'yarn-classic': { probe: () => runYarn(YARN_CLASSIC, 1), install: PACKAGE_MANAGERS_INSTALL },
   // Real yarn berry (4.x, nodeLinker: node-modules), offline with local packages: the same, by .yarn-state.yml
   'yarn-berry': { probe: () => runYarn(YARN_BERRY, 4), install: PACKAGE_MANAGERS_INSTALL },
+  // The real deps-20k tree, installed offline from an npm cache: a snapshot of 20,000 files that must match its key
+  'deps-20k': { probe: findDeps20k, install: DEPS_20K_INSTALL },
 } satisfies Record<string, Capability>;
 
 export type CapabilityName = keyof typeof CAPABILITIES;
