@@ -51,8 +51,9 @@ const FLAVOURS: Flavour[] = [
     capability: 'yarn-berry',
     manager: 'yarn-berry',
     record: '.yarn-state.yml',
-    // .yarn/ holds berry's install-state.gz: per checkout, like node_modules.
-    files: { '.gitignore': 'node_modules/\n.yarn/\n', '.yarnrc.yml': 'nodeLinker: node-modules\n' },
+    // .yarn/ holds berry's install-state.gz: per checkout, like node_modules. An empty yarn.lock
+    // makes the folder a project of its own, whatever package.json a folder above it holds.
+    files: { '.gitignore': 'node_modules/\n.yarn/\n', '.yarnrc.yml': 'nodeLinker: node-modules\n', 'yarn.lock': '' },
     yarn: (cwd, dirs, ...args) => yarnBerry(YARN_BERRY, cwd, dirs, ...args),
     addBeta: ['add', 'beta@file:vendor/beta-1.0.0.tgz'],
     frozen: ['install', '--immutable'],
