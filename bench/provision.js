@@ -22,16 +22,18 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const pairedOnly = process.env.BENCH_ONLY === 'paired';
 const warrenBin = path.join(root, 'bin/warren.js');
 
-const lock = fs.readFileSync(path.join(fixture, 'package-lock.json'));
-const cacheDir = path.join(root, '.bench-cache', `deps-20k-${createHash('sha256').update(lock).digest('hex').slice(0, 16)}`);
-const npmFlags = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
+const lockHash = createHash('sha256').update(fs.readFileSync(path.join(fixture, 'package-lock.json'))).digest('hex').slice(0, 16);
+const cacheDir = path.join(root, '.bench-cache', `deps-20k-${lockHash}`);
+// The npm cache .ci/deps-20k fills (test/provision-deps-20k installs from it offline).
+const npmCache = path.join(root, '.bench-cache/npm-cache');
+const npmFlags = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', `--cache=${npmCache}`];
 
+/** The tree, installed once by .ci/deps-20k (as CI does), which also fills the npm cache `npm ci` is timed with. */
 function ensureCache() {
-  if (fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'))) return;
-  process.stderr.write(`bench: installing ${fixture} once into ${cacheDir} (npm ci)…\n`);
-  fs.mkdirSync(cacheDir, { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(cacheDir, f));
-  execFileSync('npm', npmFlags, { cwd: cacheDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  const done = fs.existsSync(path.join(npmCache, `deps-20k-${lockHash}.ok`)) && fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'));
+  if (done) return;
+  process.stderr.write(`bench: installing ${fixture} once into ${cacheDir} (.ci/deps-20k: npm ci)…\n`);
+  execFileSync(path.join(root, '.ci/deps-20k'), { env: { ...process.env, WARREN_DEPS_20K: path.resolve(fixture) }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 function count(dir) {

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
-import { makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
-import { unmountUnder } from './helpers/tree.js';
+import { depsRepo, hasPackage as has, newTask, snapshotsOf as snapshots, taskStatus as status } from './helpers/deps.js';
+import { tmpDir } from './helpers/repo.js';
 
 /**
  * A snapshot is of a tree that matches its key (issue 13 §2), with real npm and pnpm, offline:
@@ -17,51 +17,6 @@ const DEPS_TIMEOUT = 300_000;
 const noOverlay = unavailable(import.meta.filename, 'overlay-root');
 const noPnpm = unavailable(import.meta.filename, 'pnpm');
 
-interface Provisioned {
-  path: string;
-  mode: string;
-  snapshot?: string;
-  lockfile?: { path: string };
-  installed?: { lockfile: string | null; manager: string | null; state: string; why?: string };
-}
-interface Status {
-  stale: boolean;
-  staleLockfiles: { path: string; tree?: string; why?: string; fix?: string }[];
-}
-interface Shown {
-  data: { provision: Provisioned[] };
-  events: { kind: string; level: string; message: string }[];
-}
-
-/** A package as `npm pack` makes it: package/package.json and package/index.js, gzipped. */
-function tarball(dir: string, name: string, version: string): void {
-  const src = tmpDir('warren-pkg-');
-  fs.mkdirSync(path.join(src, 'package'));
-  fs.writeFileSync(path.join(src, 'package/package.json'), JSON.stringify({ name, version, main: 'index.js' }));
-  fs.writeFileSync(path.join(src, 'package/index.js'), `module.exports = '${name} ${version}';\n`);
-  fs.mkdirSync(dir, { recursive: true });
-  execFileSync('tar', ['-czf', path.join(dir, `${name}-${version}.tgz`), '-C', src, 'package']);
-}
-
-function depsRepo(packageJson: object, extra: Record<string, string> = {}): TestRepo {
-  const repo = makeRepo({
-    files: {
-      '.gitignore': 'node_modules/\n',
-      'package.json': `${JSON.stringify(packageJson, null, 2)}\n`,
-      'warren.yaml': 'provision:\n  - { path: node_modules, mode: cow }\n',
-      ...extra,
-    },
-  });
-  for (const [n, v] of [
-    ['alpha', '1.0.0'],
-    ['beta', '1.0.0'],
-  ] as const)
-    tarball(path.join(repo.root, 'vendor'), n, v);
-  repo.commit('vendor');
-  onTestFinished(() => unmountUnder(path.dirname(repo.root)));
-  return repo;
-}
-
 function npm(cwd: string, cache: string, ...args: string[]): void {
   execFileSync('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error', `--cache=${cache}`], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
 }
@@ -69,17 +24,6 @@ function npm(cwd: string, cache: string, ...args: string[]): void {
 function pnpm(cwd: string, store: string, ...args: string[]): void {
   execFileSync('pnpm', [...args, '--offline', `--store-dir=${store}`, '--config.confirmModulesPurge=false'], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CI: '1' } });
 }
-
-async function newTask(repo: TestRepo, id: string): Promise<{ path: string; stderr: string; provision: Provisioned[] }> {
-  const made = await repo.warrenJson<{ path: string }>('new', 'feat', id);
-  expect(made.code, made.stderr).toBe(0);
-  const shown = await repo.warrenJson<Shown>('show', id);
-  return { path: made.json.path, stderr: made.stderr, provision: shown.json.data.provision };
-}
-
-const status = async (repo: TestRepo, id: string): Promise<Status> => (await repo.warrenJson<Status>('status', id)).json;
-const has = (ws: string, name: string): boolean => fs.existsSync(path.join(ws, 'node_modules', name, 'package.json'));
-const snapshots = (repo: TestRepo): string[] => fs.readdirSync(path.join(repo.home, 'snapshots')).filter((n) => !n.endsWith('.lock') && !n.startsWith('.'));
 
 describe.skipIf(noOverlay !== null)('a snapshot is of a tree that matches its key (npm)', () => {
   it('land a dependency, reinstall in the main checkout, and a new task gets it; stale is right both ways meanwhile', async () => {
@@ -119,8 +63,7 @@ describe.skipIf(noOverlay !== null)('a snapshot is of a tree that matches its ke
     expect(stale.staleLockfiles[0]).toMatchObject({ path: 'package-lock.json', tree: 'node_modules' });
     expect(stale.staleLockfiles[0]?.why).toContain('beta');
     expect(stale.staleLockfiles[0]?.fix).toContain('--refresh');
-    const shown = await repo.warrenJson<Shown>('show', 'b');
-    expect(shown.json.events.some((e) => e.kind === 'provision.install_stale' && e.level === 'warn')).toBe(true);
+    expect(b.events.some((e) => e.kind === 'provision.install_stale' && e.level === 'warn')).toBe(true);
 
     // --refresh while the main checkout is still stale: the last good snapshot again.
     expect((await repo.warren('provision', 'b', '--refresh')).code).toBe(0);

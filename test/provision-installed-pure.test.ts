@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { compareNpm, comparePackageJson, comparePnpm, compareYarnBerry, compareYarnClassic, parseYarnClassic, satisfies } from '../src/provision/installed-compare.js';
+import { compareNpm, comparePackageJson, comparePnpm, compareYarnBerry, compareYarnClassic, devirtualize, parseYarnClassic, satisfies } from '../src/provision/installed-compare.js';
 import { checkInstalled, installCommand, pickLockfile } from '../src/provision/installed.js';
 
 /** The installed tree against its lockfile, on literal file contents (issue 13 §2). */
@@ -57,6 +57,17 @@ describe('yarn', () => {
     const c = compareYarnBerry(berryLock.replace(/a@npm:1\.0\.0/g, 'a@npm:1.1.0'), state, parse);
     expect(c.state).toBe('differs');
     expect(c.why).toContain('a@npm:1.1.0');
+  });
+  it('berry: a package with peer dependencies is installed as a virtual instance, and is the package yarn.lock resolves (as yarn 4.18 wrote them)', () => {
+    const lock = `__metadata:\n  version: 10\n  cacheKey: 10c0\n\n"app@workspace:.":\n  version: 0.0.0-use.local\n  resolution: "app@workspace:."\n  dependencies:\n    plug: "file:vendor/plug-1.0.0.tgz"\n  languageName: unknown\n  linkType: soft\n\n"plug@file:vendor/plug-1.0.0.tgz::locator=app%40workspace%3A.":\n  version: 1.0.0\n  resolution: "plug@file:vendor/plug-1.0.0.tgz#vendor/plug-1.0.0.tgz::hash=258462&locator=app%40workspace%3A."\n  peerDependencies:\n    alpha: "*"\n  languageName: node\n  linkType: hard\n`;
+    const state = `__metadata:\n  version: 1\n  nmMode: classic\n\n"app@workspace:.":\n  locations:\n    - ""\n\n"plug@virtual:0460f86c7587ee75#file:vendor/plug-1.0.0.tgz#vendor/plug-1.0.0.tgz::hash=258462&locator=app%40workspace%3A.":\n  locations:\n    - "node_modules/plug"\n`;
+    expect(compareYarnBerry(lock, state, parse)).toEqual({ state: 'matches', why: '' });
+    // A workspace with peer dependencies is a virtual instance too, and still a workspace.
+    const workspace = `${state}\n"wa@virtual:0460f86c#workspace:packages/wa":\n  locations:\n    - "node_modules/wa"\n`;
+    expect(compareYarnBerry(lock, workspace, parse)).toEqual({ state: 'matches', why: '' });
+    expect(devirtualize('@s/p@virtual:ab12#npm:1.0.0')).toBe('@s/p@npm:1.0.0');
+    expect(devirtualize('app@virtual:ab12#workspace:.')).toBe('app@workspace:.');
+    expect(devirtualize('a@npm:1.0.0')).toBe('a@npm:1.0.0');
   });
   it('classic: patterns and resolved URLs against .yarn-integrity', () => {
     const lock = `# yarn lockfile v1\n\n\na@^1.0.0, a@^1.0.1:\n  version "1.0.1"\n  resolved "https://r/a-1.0.1.tgz#ab"\n\n"@s/b@2":\n  version "2.0.0"\n  resolved "https://r/b-2.0.0.tgz#cd"\n`;

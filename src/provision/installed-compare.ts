@@ -128,9 +128,19 @@ export function comparePnpm(lockText: string, installedText: string, parse: Pars
 }
 
 /**
+ * `plug@virtual:0460f8…#npm:1.0.0` → `plug@npm:1.0.0`. yarn berry installs a package with peer
+ * dependencies as a virtual instance (one per set of peers), and `.yarn-state.yml` names that
+ * instance, while yarn.lock names the package it resolves to. Pure.
+ */
+export function devirtualize(locator: string): string {
+  return locator.replace(/^((?:@[^/@]+\/)?[^@]+)@virtual:[0-9a-f]+#/, '$1@');
+}
+
+/**
  * yarn berry: every resolution in yarn.lock against the entries of
- * `node_modules/.yarn-state.yml` (nodeLinker: node-modules), workspaces aside. A resolution
- * with `conditions` (another platform's) may be absent.
+ * `node_modules/.yarn-state.yml` (nodeLinker: node-modules), workspaces aside, each virtual
+ * instance as the package it is (`devirtualize`). A resolution with `conditions` (another
+ * platform's) may be absent.
  */
 export function compareYarnBerry(lockText: string, stateText: string, parse: Parse): Comparison {
   let lock: Record<string, unknown> | null;
@@ -150,7 +160,7 @@ export function compareYarnBerry(lockText: string, stateText: string, parse: Par
     if (!notWorkspace(k) || typeof r?.resolution !== 'string' || !notWorkspace(r.resolution)) continue;
     want.set(r.resolution, r.conditions !== undefined);
   }
-  const got = new Set(Object.keys(state).filter(notWorkspace));
+  const got = new Set(Object.keys(state).map(devirtualize).filter(notWorkspace));
   const missing = [...want].filter(([k, conditional]) => !got.has(k) && !conditional).map(([k]) => k);
   const extra = [...got].filter((k) => !want.has(k));
   return differs('yarn.lock', missing, extra, []);

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -183,6 +184,50 @@ function runAgentCli(name: string): string | null {
   return r.status === 0 ? null : `${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
 }
 
+/**
+ * The real yarns, installed at pinned versions into test/package-managers by .ci/run: classic
+ * (the `yarn` package, 1.x) and berry (`@yarnpkg/cli-dist`, 4.x), each run as `node BIN`.
+ */
+const PACKAGE_MANAGERS = path.resolve(import.meta.dirname, '../package-managers/node_modules');
+export const YARN_CLASSIC = path.join(PACKAGE_MANAGERS, 'yarn/bin/yarn.js');
+export const YARN_BERRY = path.join(PACKAGE_MANAGERS, '@yarnpkg/cli-dist/bin/yarn.js');
+const PACKAGE_MANAGERS_INSTALL = 'npm ci --prefix test/package-managers --ignore-scripts (as .ci/run does)';
+
+/** Runs `node BIN --version` in an empty folder and wants the major version `major`. */
+function runYarn(bin: string, major: number): string | null {
+  if (!fs.existsSync(bin)) return `${bin} is not installed`;
+  return inTempDir('yarn', (dir) => {
+    const r = spawnSync(process.execPath, [bin, '--version'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: dir, YARN_IGNORE_PATH: '1' } });
+    if (r.status !== 0) return `node ${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+    const version = r.stdout.trim();
+    return version.split('.')[0] === String(major) ? null : `${bin} is yarn ${version}, not ${major}.x`;
+  });
+}
+
+/** The deps-20k fixture (a real tree of about 20,000 files) and the npm cache .ci/deps-20k fills for it. */
+export const DEPS_20K_CACHE = path.resolve(import.meta.dirname, '../../.bench-cache/npm-cache');
+const DEPS_20K_INSTALL = '.ci/deps-20k (an online npm ci of the fixture, once; as .ci/run does), with the fixture in shared/fixtures/deps-20k above the repository or $WARREN_DEPS_20K';
+
+/** The fixture's folder: $WARREN_DEPS_20K, else shared/fixtures/deps-20k in the nearest folder above the repository that has one. */
+export function deps20kFixture(): string | null {
+  const env = process.env.WARREN_DEPS_20K;
+  if (env) return fs.existsSync(path.join(env, 'package-lock.json')) ? env : null;
+  for (let d = path.resolve(import.meta.dirname, '../..'); d !== path.dirname(d); ) {
+    d = path.dirname(d);
+    const fixture = path.join(d, 'shared/fixtures/deps-20k');
+    if (fs.existsSync(path.join(fixture, 'package-lock.json'))) return fixture;
+  }
+  return null;
+}
+
+function findDeps20k(): string | null {
+  const fixture = deps20kFixture();
+  if (fixture === null) return 'no deps-20k fixture: neither $WARREN_DEPS_20K nor shared/fixtures/deps-20k above the repository';
+  const hash = createHash('sha256').update(fs.readFileSync(path.join(fixture, 'package-lock.json'))).digest('hex').slice(0, 16);
+  const marker = path.join(DEPS_20K_CACHE, `deps-20k-${hash}.ok`);
+  return fs.existsSync(marker) ? null : `the npm cache for ${fixture} is not filled (${marker} is missing)`;
+}
+
 /** Each capability: what the tests use it for (the comment), its probe, and what installs it. */
 export const CAPABILITIES = {
   // The bwrap sandbox (warren exec/run with sandbox: bwrap)
@@ -282,6 +327,12 @@ export const CAPABILITIES = {
     probe: (o) => tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
     install: 'npm install -g pnpm@9',
   },
+  // Real yarn classic (1.x), offline with local packages: installs whose snapshots must match their key, by .yarn-integrity
+  'yarn-classic': { probe: () => runYarn(YARN_CLASSIC, 1), install: PACKAGE_MANAGERS_INSTALL },
+  // Real yarn berry (4.x, nodeLinker: node-modules), offline with local packages: the same, by .yarn-state.yml
+  'yarn-berry': { probe: () => runYarn(YARN_BERRY, 4), install: PACKAGE_MANAGERS_INSTALL },
+  // The real deps-20k tree, installed offline from an npm cache: a snapshot of 20,000 files that must match its key
+  'deps-20k': { probe: findDeps20k, install: DEPS_20K_INSTALL },
 } satisfies Record<string, Capability>;
 
 export type CapabilityName = keyof typeof CAPABILITIES;

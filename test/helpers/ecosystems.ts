@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -124,4 +124,42 @@ export function filesNaming(dir: string, needle: string): string[] {
   };
   visit('');
   return found;
+}
+
+/** Where a test's yarn keeps its cache and global state: its own folders, never the user's. */
+export interface YarnDirs {
+  cache: string;
+  home: string;
+}
+
+/** `node BIN ARGS` in `cwd`; throws with what it printed (yarn berry reports its errors on stdout). */
+function runNode(cwd: string, argv: string[], env: Record<string, string>): void {
+  const r = spawnSync(process.execPath, argv, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`yarn ${argv.slice(1).join(' ')} failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`}):\n${r.stdout}${r.stderr}`);
+}
+
+/**
+ * Real yarn classic (`node BIN ARGS`, BIN the `yarn` package's) in `cwd`, offline, with its
+ * cache in `dirs.cache` and HOME in `dirs.home` (where it would write `.yarnrc`).
+ */
+export function yarnClassic(bin: string, cwd: string, dirs: YarnDirs, ...args: string[]): void {
+  runNode(cwd, [bin, ...args, '--offline', '--non-interactive', '--no-progress', `--cache-folder=${dirs.cache}`], { HOME: dirs.home, YARN_DISABLE_SELF_UPDATE_CHECK: 'true' });
+}
+
+/**
+ * Real yarn berry (`node BIN ARGS`, BIN `@yarnpkg/cli-dist`'s) in `cwd` with the network off,
+ * its cache in `dirs.cache` (not the global one) and its global folder under `dirs.home`. The
+ * project's own `.yarnrc.yml` says `nodeLinker: node-modules`.
+ */
+export function yarnBerry(bin: string, cwd: string, dirs: YarnDirs, ...args: string[]): void {
+  runNode(cwd, [bin, ...args], {
+    HOME: dirs.home,
+    YARN_CACHE_FOLDER: dirs.cache,
+    YARN_ENABLE_GLOBAL_CACHE: 'false',
+    YARN_GLOBAL_FOLDER: path.join(dirs.home, 'berry'),
+    YARN_ENABLE_NETWORK: 'false',
+    YARN_ENABLE_TELEMETRY: 'false',
+    YARN_ENABLE_PROGRESS_BARS: 'false',
+    YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+  });
 }
