@@ -128,6 +128,10 @@ function replacedFolder(rung: Rung, method: string): void {
   expect(refresh.code).toBe(1);
   expect(refresh.stderr).toContain(`${target} is no longer its copy-on-write layer: a plain folder (4 entries) replaced it, which is kept; move it away (or delete it) first`);
   expect(rung.shell(ws, 'cat node_modules/new.js').stdout).toBe('new\n');
+  const provision = rung.warren(['provision', 'r']);
+  expect(provision.code, provision.stderr).toBe(0);
+  expect(provision.stdout).toContain('node_modules is no longer its copy-on-write layer: a plain folder (4 entries) replaced it; not mounted over it (`warren status r` says what it holds)');
+  expect(mountedAt(target)).toBe(false);
 
   // Moved away: the layer is back, with the task's own change.
   expect(rung.shell(ws, 'mv node_modules nm.mine').code).toBe(0);

@@ -106,7 +106,9 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
     }
     if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
-    for (const d of [r.upper, r.work, target]) fs.mkdirSync(d, { recursive: true });
+    for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
+    // A parent replaced by a symlink would carry a global mount out of the workspace.
+    if (!plainMountPoint(task, target)) throw new WarrenError('PROVISION_FAILED', `${target}, where ${r.path}'s copy-on-write layer is mounted, is no longer a plain directory of the workspace (a parent is a link?); nothing was mounted.`, { hint: `Put the folder back and run \`warren provision ${task.id}\`.` });
     const mounted = await mountOverlay(r.lower, r.upper, r.work, target, r.fuse === true);
     if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`);
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.remount', level: 'warn', message: `${r.path} was not mounted; mounted its overlay again`, data: { path: r.path } });
@@ -119,16 +121,16 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
  * The mounts a command in this workspace needs in its own namespace: one per namespaced cow
  * layer. Threat: the mount point is a path in a branch an agent can change; a symlink there (or
  * in a parent) would carry the mount elsewhere in the run's view, so it must be a real
- * directory inside the workspace. A missing layer or mount point is made again (empty). One a
- * plain folder with something in it replaced (filled outside warren) is not mounted over: the
- * run sees that folder, as every other process of the user does.
+ * directory inside the workspace. A missing layer or mount point is made again (empty). One
+ * something else replaced (a folder filled outside warren, a file, a link) is not mounted over:
+ * the run sees what is there, as every other process of the user does.
  */
 export function runMounts(task: Task): RunMount[] {
   const mounts: RunMount[] = [];
   for (const r of provisionRecords(task.data)) {
     if (r.mode !== 'cow' || !r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
-    if (replacementAt(target)?.by === 'folder') continue;
+    if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
     if (!plainMountPoint(task, target)) {
