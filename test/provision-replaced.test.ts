@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { nobodyRepo, shellAsNobody, type Cli } from './helpers/nobody.js';
-import { makeRepo } from './helpers/repo.js';
+import { makeRepo, type TestRepo } from './helpers/repo.js';
 import { makeNodeModules, unmountUnder } from './helpers/tree.js';
 
 /**
@@ -38,6 +38,10 @@ function asRoot(): Rung {
   const repo = makeRepo({ files: FILES });
   makeNodeModules(repo.root);
   onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+  return asRootOf(repo);
+}
+
+function asRootOf(repo: TestRepo): Rung {
   return {
     main: repo.root,
     warren: (args) => {
@@ -154,3 +158,32 @@ describe('a cow folder replaced wholesale', () => {
     replacedFolder(asNobody('userns'), 'overlay (user namespace)');
   });
 });
+
+describe.skipIf(noOverlay !== null)('a cow layer mounted again (root)', () => {
+  it('is never mounted through a parent replaced by a symlink, which would carry the mount out of the workspace', () => {
+    const repo = makeRepo({
+      files: {
+        '.gitignore': 'node_modules/\n',
+        'packages/a/package.json': '{"name":"a"}\n',
+        'packages/a/package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
+        'warren.yaml': 'provision:\n  - { path: packages/a/node_modules, mode: cow }\n',
+      },
+    });
+    makeNodeModules(repo.root, 'packages/a/node_modules');
+    onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+    const rung = asRootOf(repo);
+    const made = rung.warren(['--json', 'new', 'feat', 'p']);
+    expect(made.code, made.stderr).toBe(0);
+    const ws = (JSON.parse(made.stdout) as { path: string }).path;
+    rung.unmount(path.join(ws, 'packages/a/node_modules'));
+    const outside = path.join(path.dirname(repo.root), 'outside');
+    fs.mkdirSync(path.join(outside, 'node_modules'), { recursive: true });
+    expect(rung.shell(ws, `rm -rf packages/a && ln -s '${outside}' packages/a`).code).toBe(0);
+    const status = rung.warren(['status', 'p']);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain(`${ws}/packages/a/node_modules, where packages/a/node_modules's copy-on-write layer is mounted, is no longer a plain directory of the workspace`);
+    expect(mountedAt(path.join(outside, 'node_modules'))).toBe(false);
+    expect(fs.readdirSync(path.join(outside, 'node_modules'))).toEqual([]);
+  });
+});
+
