@@ -335,6 +335,38 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     expect(hostOverlaysTouching(repo.base)).toEqual([]);
   });
 
+  it('exec looks a relative command or a bare name up where the layer is mounted, not on the host, where it is an empty folder', () => {
+    const repo = nobodyRepo(COW_YAML);
+    const ws = repo.json<{ path: string }>(['new', 'feat', 'bins']).path;
+    expect(fs.readdirSync(path.join(ws, 'node_modules'))).toEqual([]);
+    // The task's own left-pad, so that the main checkout's (which a lookup from warren's own folder would find) cannot pass for it.
+    const own = repo.warren(['exec', 'bins', '--', 'sh', '-c', 'printf "#!/usr/bin/env node\\nconsole.log(\\"the task\'s left-pad\\", process.argv[2])\\n" > node_modules/left-pad/cli.js']);
+    expect(own.code, own.stderr).toBe(0);
+    const hostPath = process.env.PATH ?? '/usr/bin:/bin';
+    const cases: [string[], Record<string, string>][] = [
+      [['./node_modules/.bin/left-pad', 'x'], {}],
+      [['node_modules/.bin/left-pad', 'x'], {}],
+      [['left-pad', 'x'], { PATH: `node_modules/.bin:${hostPath}` }],
+      [['left-pad', 'x'], { PATH: `${ws}/node_modules/.bin:${hostPath}` }],
+    ];
+    for (const [argv, env] of cases) {
+      const ran = repo.warren(['exec', 'bins', '--', ...argv], env);
+      expect(ran.code, `${argv.join(' ')} ${JSON.stringify(env)}: ${ran.stderr}`).toBe(0);
+      expect(ran.stdout).toBe("the task's left-pad x\n");
+    }
+    expect(fs.readFileSync(path.join(repo.root, 'node_modules/left-pad/cli.js'), 'utf8')).not.toContain("the task's");
+    // Not in the layer either: refused in the run's namespace before the command starts, saying why.
+    const missing = repo.warren(['exec', 'bins', '--', 'node_modules/.bin/nope']);
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toContain('command node_modules/.bin/nope was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run');
+    const bare = repo.warren(['exec', 'bins', '--', 'nope'], { PATH: `${ws}/node_modules/.bin:${hostPath}` });
+    expect(bare.code).toBe(127);
+    // Nowhere a layer could hold it: refused on the host, nothing started, as before.
+    const elsewhere = repo.warren(['exec', 'bins', '--', './nope']);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain('command "./nope" was not found or is not executable; nothing was run.');
+  });
+
   it('a layer that cannot be mounted for a run stops the run before its command, saying why', () => {
     const repo = nobodyRepo(COW_YAML);
     repo.json(['new', 'feat', 'broken', '--no-setup']);

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { buildWheel, filesNaming, makeVenv, pnpmInstall, pnpmProjectFiles, pythonPackageFiles } from './helpers/ecosystems.js';
+import { fuseMountsTouching, nobodyRepo, shellAsNobody } from './helpers/nobody.js';
 import { BIN, makeRepo, type TestRepo } from './helpers/repo.js';
-import { unmountUnder } from './helpers/tree.js';
+import { treeDigest, unmountUnder } from './helpers/tree.js';
 
 /**
  * Trees that name the main checkout by absolute path (issue 13 §3), with a real venv (`python3
@@ -18,6 +19,7 @@ const noOverlay = unavailable(import.meta.filename, 'overlay-root');
 const noVenv = unavailable(import.meta.filename, 'python-venv');
 const noPnpm = unavailable(import.meta.filename, 'pnpm');
 const noUserns = unavailable(import.meta.filename, 'nobody') ?? unavailable(import.meta.filename, 'overlay-userns');
+const noFuse = unavailable(import.meta.filename, 'fuse-overlayfs');
 const NOBODY = 65534;
 
 interface Relocation {
@@ -164,19 +166,93 @@ describe.skipIf(noVenv !== null || noUserns !== null)('a venv in a workspace of 
     expect(filesNaming(record?.upper ?? '', repo.root)).toEqual([]);
     const head = asNobody('exec', 'n', '--', 'head', '-1', '.venv/bin/pip');
     expect(head.stdout + head.stderr).toContain(`#!${ws}/.venv/bin/python3`);
-    // Through sh: exec looks a relative command up on the host, where a namespaced layer is an empty folder.
-    const installed = asNobody('exec', 'n', '--', 'sh', '-c', '.venv/bin/pip install -q --no-index "$0"', wheel);
+    // A relative command is looked up where the layer is mounted (on the host it is an empty folder).
+    const installed = asNobody('exec', 'n', '--', '.venv/bin/pip', 'install', '-q', '--no-index', wheel);
     expect(installed.code, installed.stderr).toBe(0);
     expect(fs.existsSync(path.join(sitePackages(repo.root), 'extra'))).toBe(false);
-    expect(asNobody('exec', 'n', '--', 'sh', '-c', '.venv/bin/python -c "import extra"').code).toBe(0);
-    expect(asNobody('exec', 'n', '--', 'sh', '-c', '.venv/bin/python check.py').code).toBe(0);
+    expect(asNobody('exec', 'n', '--', '.venv/bin/python', '-c', 'import extra').code).toBe(0);
+    expect(asNobody('exec', 'n', '--', '.venv/bin/python', 'check.py').code).toBe(0);
     fs.writeFileSync(path.join(ws, 'src/mypkg/__init__.py'), 'VALUE = 2\n');
-    expect(asNobody('exec', 'n', '--', 'sh', '-c', '.venv/bin/python check.py').code).not.toBe(0);
+    expect(asNobody('exec', 'n', '--', '.venv/bin/python', 'check.py').code).not.toBe(0);
     execFileSync(path.join(repo.root, '.venv/bin/python'), ['check.py'], { cwd: repo.root });
     const status = JSON.parse(asNobody('--json', 'status', 'n').stdout) as { provisioned: { changed: { path: string }[] }[] };
     const changed = status.provisioned[0]?.changed.map((c) => c.path) ?? [];
     expect(changed).toContain('.venv/bin/extra-tool');
     expect(changed).not.toContain('.venv/bin/pip');
+  }, 300_000);
+});
+
+describe.skipIf(noVenv !== null || noFuse !== null)('a venv in a fuse-overlayfs workspace of a user who is not root', () => {
+  it('rewritten through the fuse mount; pip install from a plain shell and through exec lands in the task; the editable install runs the task\'s src; the main checkout\'s venv is unchanged', () => {
+    let wheel = '';
+    const repo = nobodyRepo((root) => {
+      for (const [rel, content] of Object.entries({
+        ...pythonPackageFiles('mypkg'),
+        '.gitignore': '.venv/\n__pycache__/\nwheels/\n*-src/\n',
+        'check.py': 'import mypkg, sys\nsys.exit(0 if mypkg.VALUE == 1 else 1)\n',
+        'warren.yaml': 'provision:\n  - { path: .venv, mode: cow }\n',
+      })) {
+        fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+        fs.writeFileSync(path.join(root, rel), content);
+      }
+      makeVenv(root);
+      wheel = buildWheel(path.join(root, '.venv/bin/pip'), root, 'extra');
+    });
+    const mainVenv = path.join(repo.root, '.venv');
+    const before = treeDigest(mainVenv);
+    const made = repo.warren(['--json', 'new', 'feat', 'f']);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).not.toContain('fell back');
+    const ws = (JSON.parse(made.stdout) as { path: string }).path;
+    const record = repo.json<{ data: { provision: (Provisioned & { fuse?: boolean; namespaced?: boolean; upper: string; lower: string })[] } }>(['show', 'f']).data.provision[0];
+    expect(record).toMatchObject({ path: '.venv', mode: 'cow', method: 'fuse-overlayfs', fuse: true, isolated: true });
+    expect(record?.namespaced).toBeUndefined();
+    expect(fuseMountsTouching(repo.base)).toEqual([path.join(ws, '.venv')]);
+    const rewritten = record?.relocation?.rewritten.map((f) => f.path) ?? [];
+    expect(rewritten).toEqual(expect.arrayContaining(['pyvenv.cfg', 'bin/pip', 'bin/activate', 'bin/mypkg-tool']));
+    expect(rewritten.some((p) => /site-packages\/__editable__\.mypkg-0\.1\.pth$/.test(p))).toBe(true);
+    expect(record?.relocation?.left).toEqual([]);
+    // The rewrites went through the mount into the task's upper layer, as the user; the snapshot still names the main checkout.
+    expect(fs.statSync(path.join(record?.upper ?? '', 'bin/pip')).uid).toBe(65534);
+    expect(filesNaming(record?.upper ?? '', repo.root)).toEqual([]);
+    expect(execFileSync('find', [record?.upper ?? '', '-name', '*.warren-*'], { encoding: 'utf8' })).toBe(''); // no rewrite's temp file left
+    expect(fs.readFileSync(path.join(record?.lower ?? '', 'bin/pip'), 'utf8').split('\n')[0]).toBe(`#!${repo.root}/.venv/bin/python3`);
+    // What a plain shell of the user sees in the workspace (root may not enter the user's fuse mount): every byte of the venv.
+    const naming = shellAsNobody(ws, 'grep -rlF --exclude-dir=__pycache__ "$MAIN" .venv; test $? -eq 1'.replace('"$MAIN"', `'${repo.root}'`));
+    expect(naming.code, naming.stdout + naming.stderr).toBe(0);
+    expect(shellAsNobody(ws, 'head -1 .venv/bin/pip').stdout).toBe(`#!${ws}/.venv/bin/python3\n`);
+    expect(repo.json<{ provisioned: { changedCount: number; isolated: boolean }[] }>(['status', 'f']).provisioned[0]).toMatchObject({ changedCount: 0, isolated: true });
+
+    // pip install from a plain shell in the workspace, outside warren: into the task's venv.
+    const plain = shellAsNobody(ws, `HOME=${repo.home} PIP_NO_INDEX=1 .venv/bin/pip install -q --no-index '${wheel}' && .venv/bin/python -c 'import extra, sys; print(extra.__file__)'`);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout.trim().startsWith(`${ws}/.venv/lib/`)).toBe(true);
+    expect(fs.existsSync(path.join(record?.upper ?? '', 'bin/extra-tool'))).toBe(true);
+    // And through exec (in warren's own run namespace, which sees the same mount).
+    const viaExec = repo.warren(['exec', 'f', '--', '.venv/bin/pip', 'install', '-q', '--no-index', '--force-reinstall', wheel], { PIP_NO_INDEX: '1' });
+    expect(viaExec.code, viaExec.stderr).toBe(0);
+    expect(treeDigest(mainVenv)).toBe(before);
+    expect(fs.existsSync(path.join(sitePackages(repo.root), 'extra'))).toBe(false);
+    const status = repo.json<{ provisioned: { changed: { path: string }[]; packages?: { name: string; change: string }[] }[] }>(['status', 'f']).provisioned[0];
+    const changed = status?.changed.map((c) => c.path) ?? [];
+    expect(changed).toContain('.venv/bin/extra-tool');
+    expect(changed.filter((p) => p === '.venv/bin/pip' || p === '.venv/pyvenv.cfg')).toEqual([]);
+
+    // The editable install runs the task's src: broken in the task, the task's check fails and the main checkout's passes.
+    const tool = shellAsNobody(ws, '.venv/bin/mypkg-tool');
+    expect(tool.code, tool.stderr).toBe(0);
+    expect(tool.stdout.trim()).toBe(path.join(ws, 'src/mypkg/__init__.py'));
+    expect(repo.warren(['exec', 'f', '--', '.venv/bin/python', 'check.py']).code).toBe(0);
+    expect(shellAsNobody(ws, "sed -i 's/VALUE = 1/VALUE = 2/' src/mypkg/__init__.py").code).toBe(0);
+    expect(repo.warren(['exec', 'f', '--', '.venv/bin/python', 'check.py']).code).not.toBe(0);
+    expect(shellAsNobody(ws, '.venv/bin/python check.py').code).not.toBe(0);
+    expect(shellAsNobody(repo.root, '.venv/bin/python check.py').code).toBe(0);
+    expect(treeDigest(mainVenv)).toBe(before);
+
+    const removed = repo.warren(['rm', '--discard', 'f']);
+    expect(removed.code, removed.stdout + removed.stderr).toBe(0);
+    expect(fuseMountsTouching(repo.base)).toEqual([]);
+    expect(treeDigest(mainVenv)).toBe(before);
   }, 300_000);
 });
 

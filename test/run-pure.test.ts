@@ -3,10 +3,11 @@ import { configSchema } from '../src/config/schema.js';
 import { buildAgentInvocation, isResumable, type AgentRequest } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
 import { containedArgv, type Containment } from '../src/run/containment.js';
+import { commandCandidates } from '../src/run/execute.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
 import { findFreeRun } from '../src/run/ports.js';
 import { parseProcNetTcp } from '../src/run/proc.js';
-import { MOUNT_FAILED_STATUS, mountFailureReason, type RunMount } from '../src/run/run-mounts.js';
+import { MOUNT_FAILED_STATUS, mountFailureReason, NOT_FOUND_STATUS, type RunMount } from '../src/run/run-mounts.js';
 import { classifyRisk } from '../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';
 import { assertRunnable, dbNameFor } from '../src/run/task-env.js';
@@ -143,8 +144,11 @@ describe('containedArgv', () => {
     const s = argv.join(' ');
     expect(s.startsWith('setpriv --pdeathsig KILL -- unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- sh -c ')).toBe(true);
     const at = argv.indexOf('warren-mount');
-    expect(argv.slice(at, at + 5)).toEqual(['warren-mount', 'overlay', mount.options, mount.target, '--']);
-    expect(argv.slice(at + 5, at + 10)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--']);
+    expect(argv.slice(at, at + 6)).toEqual(['warren-mount', 'overlay', mount.options, mount.target, '--', '']);
+    expect(argv.slice(at + 6, at + 11)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--']);
+    // The command as given rides after the mounts, to be looked up where they are seen.
+    const looked = containedArgv(user, ['npm', 'test'], false, [mount], './node_modules/.bin/x');
+    expect(looked.slice(looked.indexOf('warren-mount') + 4, looked.indexOf('warren-mount') + 6)).toEqual(['--', './node_modules/.bin/x']);
     expect(argv.slice(initOf(argv))).toEqual(['warren-init', 'npm', 'test']);
     // Nothing to mount: no mount step, the same namespaces.
     const plain = containedArgv(user, ['true'], false);
@@ -174,6 +178,18 @@ describe('containedArgv', () => {
     expect(mountFailureReason(MOUNT_FAILED_STATUS, log)).toBe('could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run');
     expect(mountFailureReason(1, log)).toBeNull();
     expect(mountFailureReason(MOUNT_FAILED_STATUS, 'the command itself exited 125\n')).toBeNull();
+    const missing = 'warren: command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run\n';
+    expect(mountFailureReason(NOT_FOUND_STATUS, missing)).toBe('command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run');
+    expect(mountFailureReason(NOT_FOUND_STATUS, 'sh: 1: x: not found\n')).toBeNull();
+  });
+});
+
+describe('commandCandidates', () => {
+  it('where a command would run from, relative ones against the workspace (where it runs), never warren\'s own folder', () => {
+    expect(commandCandidates('./node_modules/.bin/x', '/usr/bin', '/ws')).toEqual(['/ws/node_modules/.bin/x']);
+    expect(commandCandidates('bin/x', '/usr/bin', '/ws')).toEqual(['/ws/bin/x']);
+    expect(commandCandidates('/opt/x', '/usr/bin', '/ws')).toEqual(['/opt/x']);
+    expect(commandCandidates('x', 'node_modules/.bin::/ws/a/.bin:/usr/bin', '/ws')).toEqual(['/ws/node_modules/.bin/x', '/ws/a/.bin/x', '/usr/bin/x']);
   });
 });
 

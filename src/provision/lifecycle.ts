@@ -11,6 +11,7 @@ import { isInside } from '../workspace/paths.js';
 import { pruneExcludes } from './exclude.js';
 import { taskManifestDir, taskOverlayDir } from './layout.js';
 import { checkLayerPaths, deadMount, isOverlayMount, mountOverlay, overlayAt, overlayOptions, unmount } from './overlay.js';
+import { describeReplacement, replacedRecords, replacementAt } from './replaced.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** Mount points of a task's global cow mounts (a namespaced one is never mounted on the host). */
@@ -53,6 +54,11 @@ export async function releaseRecords(
         ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.unmounted', message: `unmounted the overlay at ${r.path}`, data: { path: r.path } });
       }
       if (options.removeFiles) {
+        const replaced = replacementAt(target);
+        if (replaced) {
+          problems.push(`${describeReplacement(target, replaced)}, which is kept; move it away (or delete it) first`);
+          continue;
+        }
         const left = removeEmptyDir(target); // the mount point: empty once unmounted; anything else is kept and named
         if (left) problems.push(`${target}: ${left}`);
         else if (r.upper) {
@@ -84,7 +90,8 @@ export async function forgetTask(ctx: ProjectContext, task: Task): Promise<void>
 /**
  * Mounts again every global cow layer that is not mounted (after a reboot, or a manual umount):
  * on `status`, `provision`, and before commands run in the workspace. Namespaced layers are
- * mounted by each run instead (`runMounts`).
+ * mounted by each run instead (`runMounts`). Never over a path something else replaced
+ * (src/provision/replaced.ts): that would hide it.
  */
 export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<string[]> {
   const remounted: string[] = [];
@@ -97,8 +104,11 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
       const off = await unmount(target);
       if (!off.ok) throw new WarrenError('PROVISION_FAILED', `the overlay for ${r.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing else was changed.`);
     }
+    if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
-    for (const d of [r.upper, r.work, target]) fs.mkdirSync(d, { recursive: true });
+    for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
+    // A parent replaced by a symlink would carry a global mount out of the workspace.
+    if (!plainMountPoint(task, target)) throw new WarrenError('PROVISION_FAILED', `${target}, where ${r.path}'s copy-on-write layer is mounted, is no longer a plain directory of the workspace (a parent is a link?); nothing was mounted.`, { hint: `Put the folder back and run \`warren provision ${task.id}\`.` });
     const mounted = await mountOverlay(r.lower, r.upper, r.work, target, r.fuse === true);
     if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`);
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.remount', level: 'warn', message: `${r.path} was not mounted; mounted its overlay again`, data: { path: r.path } });
@@ -111,13 +121,16 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
  * The mounts a command in this workspace needs in its own namespace: one per namespaced cow
  * layer. Threat: the mount point is a path in a branch an agent can change; a symlink there (or
  * in a parent) would carry the mount elsewhere in the run's view, so it must be a real
- * directory inside the workspace. A missing layer or mount point is made again (empty).
+ * directory inside the workspace. A missing layer or mount point is made again (empty). One
+ * something else replaced (a folder filled outside warren, a file, a link) is not mounted over:
+ * the run sees what is there, as every other process of the user does.
  */
 export function runMounts(task: Task): RunMount[] {
   const mounts: RunMount[] = [];
   for (const r of provisionRecords(task.data)) {
     if (r.mode !== 'cow' || !r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
+    if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
     if (!plainMountPoint(task, target)) {
@@ -141,6 +154,15 @@ function plainMountPoint(task: Task, target: string): boolean {
     fs.mkdirSync(target, { recursive: true });
   }
   return fs.lstatSync(target).isDirectory() && fs.realpathSync(target) === target;
+}
+
+/** Before a run: each cow path whose layer was replaced, said once per run (event and a line). */
+export function warnReplaced(ctx: ProjectContext, task: Task): void {
+  for (const { record, replacement } of replacedRecords(task)) {
+    const message = `${describeReplacement(record.path, replacement)}, so warren does not mount the layer over it (that would hide it) and this command sees what is there; \`warren status ${task.id}\` says what changed against the layer's snapshot; move it away to use the layer again`;
+    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.replaced', level: 'warn', message, data: { path: record.path, ...replacement } });
+    ctx.reporter.line(`warren: warn: ${message}`);
+  }
 }
 
 function assertSnapshot(task: Task, r: ProvisionRecord, lower: string, upper: string): void {

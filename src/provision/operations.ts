@@ -10,13 +10,14 @@ import { beginIntent, type RecoverFn } from '../workspace/intents.js';
 import { taskManifestDir } from './layout.js';
 import { ensureMounted, releaseRecords } from './lifecycle.js';
 import { provisionPaths, type ProvisionResult } from './provision.js';
+import { describeReplacement, replacedRecords } from './replaced.js';
 import { taskStatus, type TaskStatus } from './status.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** `warren provision` and `warren status` as library calls. */
 
 export type ProvisionOutcome =
-  | { refreshed: false; provision: ProvisionRecord[]; remounted: string[] }
+  | { refreshed: false; provision: ProvisionRecord[]; remounted: string[]; /** cow paths something else replaced, not mounted over (src/provision/replaced.ts). */ replaced: string[] }
   | ({ refreshed: true } & ProvisionResult);
 
 /**
@@ -31,7 +32,8 @@ export async function provisionTask(ctx: ProjectContext, rawId: string, options:
     assertContained(ctx.root, task.path);
     if (options.refresh) return { refreshed: true, ...(await refresh(ctx, task)) };
     const remounted = await ensureMounted(ctx, task);
-    return { refreshed: false, provision: provisionRecords(task.data), remounted };
+    const replaced = replacedRecords(task).map(({ record, replacement }) => describeReplacement(record.path, replacement));
+    return { refreshed: false, provision: provisionRecords(task.data), remounted, replaced };
   });
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Task } from '../state/types.js';
 import { checkInstalled, diskReader, installCommand, isNodeModules, layeredReader, sha256Of } from './installed.js';
 import { sha256File } from './snapshot.js';
+import { replacementAt } from './replaced.js';
 import type { ProvisionRecord } from './types.js';
 
 /** A provisioned tree that no longer matches what pins it, and why. */
@@ -50,9 +51,10 @@ async function nodeModulesStale(task: Task, r: ProvisionRecord): Promise<StaleEn
   const pinPath = installed.lockfile ?? (dir === '.' ? 'package.json' : `${dir}/package.json`);
   const now = installed.lockfile ? sha256File(path.join(task.path, installed.lockfile)) : sha256Of(readOrNull(path.join(task.path, pinPath)));
   const then = installed.lockfile ? (r.lockfile?.path === installed.lockfile ? r.lockfile.sha256 : '') : (installed.packageJson ?? '');
-  // Provisioned matching, and what pins it unchanged: nothing to read.
-  if (installed.state === 'matches' && now !== null && now === then) return null;
-  const reader = r.mode === 'cow' && r.namespaced && r.upper && r.lower ? layeredReader(task.path, r.path, r.upper, r.lower) : diskReader(task.path);
+  // Provisioned matching, and what pins it unchanged: nothing to read (unless something else replaced the layer).
+  const replaced = r.mode === 'cow' && replacementAt(path.join(task.path, r.path)) !== null;
+  if (installed.state === 'matches' && now !== null && now === then && !replaced) return null;
+  const reader = r.mode === 'cow' && r.namespaced && r.upper && r.lower && !replaced ? layeredReader(task.path, r.path, r.upper, r.lower) : diskReader(task.path);
   const check = await checkInstalled(reader.read, reader.exists, r.path);
   if (check.state === 'matches') return null;
   // Nothing to compare with: stale when what pins it changed, as for any other path.

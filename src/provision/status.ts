@@ -6,6 +6,7 @@ import { diffManifests, readManifest, takeManifest, walkTree, type Change } from
 import { hiddenInNamespace, overlayAt } from './overlay.js';
 import { summarise, type PackageChange, type VersionOf } from './packages.js';
 import { readEntry, withoutRelocations } from './relocate.js';
+import { replacementAt, replacementChanges, type Replacement } from './replaced.js';
 import { staleEntries, type StaleEntry } from './stale.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 import { lexists, lstatOrNull } from '../util/lexists.js';
@@ -27,6 +28,12 @@ export interface ProvisionedStatus {
   unknown?: string;
   /** The changes per package (or per top-level entry), for a folder with changes: `changed` lists every file. */
   packages?: PackageChange[];
+  /**
+   * cow: something else is at the path instead of the layer (src/provision/replaced.ts); then
+   * `changed` is what a replacing folder holds against the snapshot, and `layerChanges` counts
+   * the layer's own changes, kept out of view.
+   */
+  replaced?: Replacement & { layerChanges: number };
 }
 
 export interface TaskStatus {
@@ -101,7 +108,11 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
   const target = path.join(task.path, r.path);
   const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: verifiedIsolated(r), changed: [], changedCount: 0 };
   let changes: Change[] = [];
-  if (r.mode === 'cow' && r.upper && r.lower) {
+  const replaced = r.mode === 'cow' && r.upper && r.lower ? replacementAt(target) : null;
+  if (replaced && r.upper && r.lower) {
+    out.replaced = { ...replaced, layerChanges: upperChanges(r.upper, r.lower, null).length };
+    if (replaced.by === 'folder') changes = replacementChanges(target, r.lower);
+  } else if (r.mode === 'cow' && r.upper && r.lower) {
     let view: MergedView = overlayAt(target) ? { merged: target } : null;
     if (r.namespaced) {
       const read = await namespacedView(r.upper, r.lower, target);
@@ -125,10 +136,10 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
     }
   }
   // The files warren itself rewrote to name the workspace are not the task's changes.
-  changes = withoutRelocations(changes, r, (rel) => readEntry(r.namespaced && r.upper ? r.upper : target, rel));
+  changes = withoutRelocations(changes, r, (rel) => readEntry(r.namespaced && r.upper && !replaced ? r.upper : target, rel));
   out.changedCount = changes.length;
   out.changed = changes.slice(0, MAX_LISTED).map((c) => ({ ...c, path: join(r.path, c.path) }));
-  if (changes.some((c) => c.path !== '')) out.packages = summarise(changes, path.posix.basename(r.path) === 'node_modules', versionsBefore(r), versionsAfter(r, target));
+  if (changes.some((c) => c.path !== '')) out.packages = summarise(changes, path.posix.basename(r.path) === 'node_modules', versionsBefore(r), replaced ? (name) => versionIn(target, name) : versionsAfter(r, target));
   return out;
 }
 

@@ -1,7 +1,7 @@
 import type { AuditSection, BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { formatBytes } from './budget.js';
 import { collectProvisionGarbage } from './gc.js';
-import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts } from './lifecycle.js';
+import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './lifecycle.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
@@ -38,6 +38,7 @@ export const provisionBeforeRun: BeforeRunStep = {
   async run(ctx, task) {
     const current = ctx.store.getTask(ctx.key, task.id) ?? task;
     await ensureMounted(ctx, current);
+    warnReplaced(ctx, current);
     return runMounts(current);
   },
 };

@@ -121,9 +121,10 @@ const INIT = [
 
 /**
  * The argv that runs `argv` (already sandbox-wrapped, if at all) under this containment, with
- * `mounts` made first in the run's own mount namespace (visible to the command only).
+ * `mounts` made first in the run's own mount namespace (visible to the command only), and
+ * `command` (the user's, before any sandbox wrapping) looked up there once they are.
  */
-export function containedArgv(containment: Containment, argv: readonly string[], sandboxed: boolean, mounts: readonly RunMount[] = []): string[] {
+export function containedArgv(containment: Containment, argv: readonly string[], sandboxed: boolean, mounts: readonly RunMount[] = [], command = ''): string[] {
   if (containment.kind === 'process-group') {
     if (mounts.length > 0) throw new Error('containedArgv: mounts need a namespace; the caller checks this before spawning');
     return [...argv];
@@ -135,8 +136,8 @@ export function containedArgv(containment: Containment, argv: readonly string[],
     // is added, and a mount namespace when there is something to mount (bwrap binds it along).
     if (mounts.length === 0) return [...deathsig, ...argv];
     const mountNs = containment.kind === 'user-namespace' ? ['unshare', '--user', '--map-root-user', '--mount', '--'] : ['unshare', '--mount', '--'];
-    return [...deathsig, ...mountNs, ...mountArgv(mounts), ...user, ...argv];
+    return [...deathsig, ...mountNs, ...mountArgv(mounts, command), ...user, ...argv];
   }
   const ns = containment.kind === 'user-namespace' ? USER_PID_NS : PID_NS;
-  return [...deathsig, ...ns, ...mountArgv(mounts), ...user, 'sh', '-c', INIT, 'warren-init', ...argv];
+  return [...deathsig, ...ns, ...mountArgv(mounts, command), ...user, 'sh', '-c', INIT, 'warren-init', ...argv];
 }

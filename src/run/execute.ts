@@ -4,6 +4,7 @@ import { WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { isInside } from '../util/paths.js';
 import { assertContained } from '../workspace/paths.js';
 import { detectContainment } from './containment.js';
 import { abandonRun, closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
@@ -68,11 +69,15 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const env = { ...process.env, ...taskEnv(ctx, task), ...request.env };
   assertArgvCarriable(request.argv);
-  resolveCommand(request.argv[0] ?? '', env.PATH ?? '', task.path);
+  const command = request.argv[0] ?? '';
+  const found = findCommand(command, env.PATH ?? '', task.path);
 
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
   const mounts: RunMount[] = [];
   for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
+  // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
+  // here), where the run looks it up once mounted; anywhere else it is not there at all.
+  if (found === null && !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))) throw commandNotFound(command);
   if (mounts.length > 0 && containment.kind === 'process-group') {
     throw new WarrenError(
       'PROVISION_FAILED',
@@ -128,6 +133,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       containment,
       sandboxed: profile.kind !== 'none',
       mounts,
+      command,
     });
   } catch (err) {
     // The command could not be started or watched: its run is closed with why, never left "running".
@@ -247,11 +253,26 @@ export function assertArgvCarriable(argv: readonly string[]): void {
   });
 }
 
-/** Refuses a command that is not there before anything starts (no shell to say "not found" later). */
-export function resolveCommand(cmd: string, pathVar: string, cwd: string): string {
+/**
+ * Where the command would be run from, in the order execvp tries them: a path with a `/` as it
+ * is, a bare name in each `PATH` entry. Relative ones are the run's: against `cwd`, the
+ * workspace, where the command runs (never warren's own working directory). Pure.
+ */
+export function commandCandidates(cmd: string, pathVar: string, cwd: string): string[] {
+  if (cmd.includes('/')) return [path.resolve(cwd, cmd)];
+  return pathVar
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.resolve(cwd, dir, cmd));
+}
+
+/**
+ * The command's file as the host sees it, so that one that is not there is refused before
+ * anything starts (no shell to say "not found" later); null when the host has none.
+ */
+export function findCommand(cmd: string, pathVar: string, cwd: string): string | null {
   if (cmd === '') throw new WarrenError('USAGE', 'no command given; nothing was run.', { hint: 'Put the command after `--`.' });
-  const candidates = cmd.includes('/') ? [path.resolve(cwd, cmd)] : pathVar.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, cmd));
-  for (const file of candidates) {
+  for (const file of commandCandidates(cmd, pathVar, cwd)) {
     try {
       fs.accessSync(file, fs.constants.X_OK);
       if (fs.statSync(file).isFile()) return file;
@@ -259,7 +280,11 @@ export function resolveCommand(cmd: string, pathVar: string, cwd: string): strin
       // next
     }
   }
-  throw new WarrenError('COMMAND_FAILED', `command ${JSON.stringify(cmd)} was not found${cmd.includes('/') ? '' : ' on PATH'} or is not executable; nothing was run.`, {
+  return null;
+}
+
+function commandNotFound(cmd: string): WarrenError {
+  return new WarrenError('COMMAND_FAILED', `command ${JSON.stringify(cmd)} was not found${cmd.includes('/') ? '' : ' on PATH'} or is not executable; nothing was run.`, {
     hint: 'Check the name, or install it.',
   });
 }

@@ -31,6 +31,8 @@ export interface SuperviseSpec {
   sandboxed: boolean;
   /** Made in the run's own mount namespace before the command starts (needs a namespace containment). */
   mounts?: readonly RunMount[];
+  /** The command as given (argv[0] before any sandbox wrapping): looked up after the mounts, where they are seen. */
+  command?: string;
 }
 
 export interface SuperviseResult {
@@ -56,7 +58,7 @@ const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
-  const argv = containedArgv(spec.containment, spec.argv, spec.sandboxed, spec.mounts ?? []);
+  const argv = containedArgv(spec.containment, spec.argv, spec.sandboxed, spec.mounts ?? [], spec.command);
   const logFd = fs.openSync(spec.logPath, 'a', 0o600);
   let canceledBy: SuperviseResult['canceledBy'] = null;
   const echo = { ...spec.output };

@@ -83,6 +83,8 @@ export interface EventPayloads {
   'provision.unmounted': { path: string };
   'provision.unmount_failed': { path: string };
   'provision.remount': { path: string };
+  /** A cow path's mount point holds something else (a plain folder, a file, a link): the layer is not mounted over it. */
+  'provision.replaced': { path: string; by: 'folder' | 'file' | 'link'; entries: number };
   'provision.relocated': { path: string; from: string; to: string; files: string[] };
   'provision.not_isolated': { path: string; left: { path: string; why: string }[] };
   'provision.outside_links': { path: string; links: OutsideLink[] };
@@ -168,6 +170,7 @@ export const EVENT_KINDS = Object.keys({
   'provision.unmounted': 1,
   'provision.unmount_failed': 1,
   'provision.remount': 1,
+  'provision.replaced': 1,
   'provision.relocated': 1,
   'provision.not_isolated': 1,
   'provision.outside_links': 1,

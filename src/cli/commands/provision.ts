@@ -18,9 +18,11 @@ export const registerProvision: Register = (program, run) => {
           ].join('\n');
           return { data: { provision: result.records, skips: result.skips }, human: human || 'nothing to provision' };
         }
+        const replaced = result.replaced.map((r) => `${r}; not mounted over it (\`warren status ${rawId}\` says what it holds)`);
+        const placed = result.remounted.length > 0 ? `mounted again: ${result.remounted.join(', ')}` : replaced.length > 0 ? '' : `${result.provision.length} provisioned path(s), all in place`;
         return {
-          data: { provision: result.provision, remounted: result.remounted },
-          human: result.remounted.length > 0 ? `mounted again: ${result.remounted.join(', ')}` : `${result.provision.length} provisioned path(s), all in place`,
+          data: { provision: result.provision, remounted: result.remounted, replaced: result.replaced },
+          human: [placed, ...replaced].filter(Boolean).join('\n'),
         };
       }),
     );

@@ -208,7 +208,8 @@ $ warren --json gc
   },
   provision: {
     json: `// without --refresh
-{ provision: ProvisionRecord[]; remounted: string[] }
+{ provision: ProvisionRecord[]; remounted: string[];
+  replaced: string[] }   // cow paths something else replaced (a plain folder, a file, a link): not mounted over
 // with --refresh
 { provision: ProvisionRecord[]; skips: { path: string; mode?: string; reason: string; detail: string }[] }
 // ProvisionRecord: { path, mode, requested, isolated, entries, bytes, ms, method, source, lockfile?, fallback?,

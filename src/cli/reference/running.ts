@@ -18,6 +18,7 @@ export const RUNNING: Readonly<Record<string, CommandReference>> = {
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
       [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
       [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
+      [127, 'not root, a cow layer mounted only in the run\'s namespace: the command was not found there either (looked up after the mounts; it was not started)'],
       [2, 'bad input: no command, a word of the command that starts with `-` without `--` before the command, an argument with a NUL byte, an invalid `--timeout`'],
     ],
     errors: ['LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'COMMAND_FAILED', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'PROVISION_FAILED', 'DURATION_INVALID', 'USAGE'],

@@ -178,6 +178,9 @@ $ warren --json show nope
     affectsAllSharers?: true;                           // share
     writtenThrough?: string[];                          // hardlink: in-place writes that reached the main checkout
     unknown?: string;                                   // why the changes could not be read
+    replaced?: { by: 'folder' | 'file' | 'link'; entries: number; layerChanges: number };
+                                                        // cow: something else is at the path instead of the layer, which is
+                                                        // not mounted over it; changed = what that folder holds against the snapshot
   }[];
   stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
   staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
