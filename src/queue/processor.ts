@@ -5,7 +5,7 @@ import { changedNames } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
 import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
 import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
-import { assertCheckoutCanFollow, planLand, type LandPlan } from '../land/plan.js';
+import { assertCheckoutCanFollow, batchFacts, planLand, type LandPlan } from '../land/plan.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -162,6 +162,10 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
 async function integrate(ctx: ProjectContext, entries: readonly { entry: QueueEntry; release(): void }[], onto: string): Promise<Candidate[]> {
   const chain: Candidate[] = [];
   let tip = onto;
+  let tipTree: string | undefined;
+  // The base's tip, its protected policy and the hooks directory: read once here, for every entry.
+  const firstTask = entries.map((l) => ctx.store.getTask(ctx.key, l.entry.taskId)).find((t) => t !== null);
+  const batch = firstTask ? await batchFacts(ctx, firstTask.base).catch(() => null) : null;
   for (const { entry, release } of entries) {
     if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
@@ -170,10 +174,17 @@ async function integrate(ctx: ProjectContext, entries: readonly { entry: QueueEn
       continue;
     }
     try {
-      const plan = await planLand(ctx, task, { onto: tip, ...(entry.options.message ? { message: entry.options.message } : {}), ...(entry.options.acceptHooks ? { acceptHooks: true } : {}) });
+      const plan = await planLand(ctx, task, {
+        onto: tip,
+        ...(tipTree ? { ontoTree: tipTree } : {}),
+        ...(batch ? { batch } : {}),
+        ...(entry.options.message ? { message: entry.options.message } : {}),
+        ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
+      });
       setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
       chain.push({ entry, plan, release });
       tip = plan.commit;
+      tipTree = plan.tree;
     } catch (err) {
       bounce(ctx, entry, err, null);
     }
