@@ -13,6 +13,7 @@ import { beginIntent, type RecoverFn } from '../workspace/intents.js';
 import { withRepoLock } from '../workspace/locks.js';
 import { lockTask } from '../workspace/locks.js';
 import { gateSteps, removeStaleGates, runGate } from './gate.js';
+import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued, setTesting, tryLease, type LandedSummary, type QueueEntry } from './store.js';
 
 /**
@@ -28,14 +29,15 @@ import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued,
 export const DEFAULT_BATCH = 8;
 const HEARTBEAT_MS = 2000;
 /**
- * How long a batch that is not full waits for more entries: until none has joined for this
- * long. Lands started together (an orchestrator landing its agents' work, each `warren land`
- * paying its own start-up) then share one gate run instead of trickling into several; a lone
- * land waits this long once.
+ * A batch that is not full waits while lands of the same base are still reading their guards
+ * (they hold a joining marker: joining.ts), so that lands started together — an orchestrator
+ * landing its agents' work, each `warren land` paying its own start-up — share one gate run
+ * instead of trickling into several. It never waits longer than this, and a lone land does
+ * not wait at all.
  */
-export const BATCH_QUIET_MS = 1500;
-/** …and never longer than this, counted from the oldest entry's joining. */
 export const BATCH_WINDOW_MAX_MS = 5000;
+/** How often a filling batch looks for lands that joined, or gave up joining. */
+const JOIN_POLL_MS = 100;
 
 interface Candidate {
   entry: QueueEntry;
@@ -78,19 +80,23 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
   return { processed: true, gateRuns: counter.gateRuns };
 }
 
-/** Waits while entries keep joining (BATCH_QUIET_MS between them, BATCH_WINDOW_MAX_MS in all) and the batch is not full. */
+/** Waits while lands of the batch's base are about to join (at most BATCH_WINDOW_MAX_MS) and the batch is not full. */
 async function fillBatch(ctx: ProjectContext, batch: QueueEntry[]): Promise<QueueEntry[]> {
   const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
-  const oldest = Date.parse(batch[0]?.enqueuedAt ?? '');
+  const deadline = Date.now() + BATCH_WINDOW_MAX_MS;
   for (;;) {
     if (batch.length >= size) return batch;
-    const newest = Math.max(...batch.map((e) => Date.parse(e.enqueuedAt)));
-    const now = Date.now();
-    const wait = Math.min(newest + BATCH_QUIET_MS, oldest + BATCH_WINDOW_MAX_MS) - now;
-    if (!(wait > 0)) return batch;
-    await new Promise((r) => setTimeout(r, wait));
+    const base = baseOf(ctx, batch[0]);
+    const coming = joiningTasks(ctx).filter((id) => !batch.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base);
+    const left = deadline - Date.now();
+    if (coming.length === 0 || !(left > 0)) return batch;
+    await new Promise((r) => setTimeout(r, Math.min(JOIN_POLL_MS, left)));
     batch = nextBatch(ctx);
   }
+}
+
+function baseOf(ctx: ProjectContext, entry: QueueEntry | undefined): string | undefined {
+  return entry ? ctx.store.getTask(ctx.key, entry.taskId)?.base : undefined;
 }
 
 /** The oldest waiting entries with the first one's base, at most `land.batch`. */
@@ -99,8 +105,8 @@ function nextBatch(ctx: ProjectContext): QueueEntry[] {
   const queued = activeEntries(ctx.store, ctx.key).filter((e) => e.state === 'queued');
   const first = queued[0];
   if (!first) return [];
-  const base = ctx.store.getTask(ctx.key, first.taskId)?.base;
-  return queued.filter((e) => ctx.store.getTask(ctx.key, e.taskId)?.base === base || e === first).slice(0, size);
+  const base = baseOf(ctx, first);
+  return queued.filter((e) => baseOf(ctx, e) === base || e === first).slice(0, size);
 }
 
 /**
