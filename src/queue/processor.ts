@@ -239,15 +239,21 @@ async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly 
 
 /**
  * Gates `group` (integrated on `base`) and lands what passes, bisecting a failure. False when
- * the base moved under it before anything landed.
+ * the base moved under it before anything landed. `failedTree`: a tree the gate failed on in
+ * this batch — a group of several whose integration is exactly that tree (a second half whose
+ * first half landed, nothing else having moved) is split without running the gate on it again.
  */
-async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }, failedTree: string | null = null): Promise<boolean> {
   if (group.length === 0) return true;
   const steps = gateSteps(ctx.config);
   const last = group[group.length - 1] as Candidate;
   if (steps.length > 0) {
-    counter.gateRuns++;
     const tasks = group.map((c) => c.entry.taskId);
+    if (group.length > 1 && last.plan.tree === failedTree) {
+      ctx.reporter.line(`warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`);
+      return bisect(ctx, group, base, counter);
+    }
+    counter.gateRuns++;
     ctx.reporter.line(`warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`);
     let gate: Awaited<ReturnType<typeof runGate>>;
     try {
@@ -270,17 +276,22 @@ async function settle(ctx: ProjectContext, group: Candidate[], base: string, cou
         bounce(ctx, last.entry, Object.assign(new Error(`the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`).join(', ')}`), { code: 'GATE_FAILED' }), gate.log);
         return true;
       }
-      // Bisect: the first half on the same base; the second on whatever the base is after it.
-      const half = Math.ceil(group.length / 2);
-      const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
-      if (!(await settle(ctx, left, base, counter))) return false;
-      const now = await revParse(ctx.repo, last.plan.baseRef);
-      if (!now) return true;
-      const right = (await integrate(ctx, group.slice(half), now)).candidates;
-      return settle(ctx, right, now, counter);
+      return bisect(ctx, group, base, counter);
     }
   }
   return advance(ctx, group, base);
+}
+
+/** A failing group of several: the first half on the same base; the second on whatever the base is after it. */
+async function bisect(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+  const last = group[group.length - 1] as Candidate;
+  const half = Math.ceil(group.length / 2);
+  const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
+  if (!(await settle(ctx, left, base, counter))) return false;
+  const now = await revParse(ctx.repo, last.plan.baseRef);
+  if (!now) return true;
+  const right = (await integrate(ctx, group.slice(half), now)).candidates;
+  return settle(ctx, right, now, counter, last.plan.tree);
 }
 
 /**
