@@ -107,6 +107,21 @@ describe('the merge queue', () => {
     console.log(`bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`);
   });
 
+  it('splits a second half without gating it again when its integration is the tree that just failed', { timeout: 240_000 }, async () => {
+    const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' } });
+    for (const id of ['r1', 'r2', 'r3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+    await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
+    // Culprit in the second half: the first half passes and lands, and the second half on the new
+    // base is exactly what failed — it is split at once (4 runs, not 5).
+    const ctx = await project(repo);
+    for (const id of ['r1', 'r2', 'bad', 'r3']) await queueLand(ctx, id, { wait: false });
+    const worked = await processQueue(ctx);
+    const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+    expect(states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
+    // The batch (fails), r1 + r2 (passes), bad alone (fails), r3 alone (passes).
+    expect(worked.gateRuns).toBe(4);
+  });
+
   it('keeps land\'s guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins', { timeout: 240_000 }, async () => {
     const repo = makeRepo();
     await taskWith(repo, 'h', { 'h.txt': 'h\n' });

@@ -111,12 +111,12 @@ export function recordedFingerprint(task: Task): Fingerprint | null {
 }
 
 /**
- * The guard `checkpoint` and `land` run before mutating anything. Hook drift refuses (unless
- * accepted); a shared-config change alone is returned for the caller to report, not refused:
+ * The guard `checkpoint` and `land` run before mutating anything (`mainHooksDir`: as for
+ * takeFingerprint, read freshly by the caller). Hook drift refuses (unless accepted); a shared-config change alone is returned for the caller to report, not refused:
  * git writes that file for ordinary reasons (upstreams, fetch settings).
  */
-export async function checkHooks(task: Task, commonDir: string, acceptHooks: boolean, verb: string): Promise<{ current: Fingerprint; drift: Drift | null }> {
-  const current = await takeFingerprint(task.path, commonDir);
+export async function checkHooks(task: Task, commonDir: string, acceptHooks: boolean, verb: string, mainHooksDir?: string): Promise<{ current: Fingerprint; drift: Drift | null }> {
+  const current = await takeFingerprint(task.path, commonDir, mainHooksDir);
   const before = recordedFingerprint(task);
   if (!before) return { current, drift: null };
   const drift = compareFingerprints(before, current);

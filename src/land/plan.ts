@@ -4,11 +4,12 @@ import { revParse, treeOf } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
 import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
+import { gitPaths } from '../git/config.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { landingPolicy } from './policy.js';
-import { classifyExclusions, type Exclusion } from './protected.js';
+import { classifyExclusions, type Exclusion, type ProtectedPolicy } from './protected.js';
 import { isProvisioned, provisionedPaths } from './provisioned.js';
 import { conflictError, rebaseSquash, squashTree } from './squash.js';
 
@@ -23,6 +24,29 @@ export interface LandPlanOptions {
    * when it moves the base).
    */
   onto?: string;
+  /** The tree of `onto`, when the caller knows it (the merge queue: the previous squash in its chain). */
+  ontoTree?: string;
+  /** What the merge queue read once for all the entries of a batch (batchFacts), instead of once for each. */
+  batch?: BatchFacts;
+}
+
+/**
+ * The facts every entry of a merge-queue batch shares, read fresh when the batch is integrated:
+ * the base's tip, the protected policy committed there, and the main worktree's hooks directory
+ * (when it is the common one, no entry's fingerprint needs git).
+ */
+export interface BatchFacts {
+  base: string;
+  baseTip: string;
+  policy: ProtectedPolicy;
+  hooksDir: string;
+}
+
+export async function batchFacts(ctx: ProjectContext, base: string): Promise<BatchFacts | null> {
+  const baseTip = await revParse(ctx.repo, `refs/heads/${base}`);
+  if (!baseTip) return null;
+  const [policy, hooks] = await Promise.all([landingPolicy(ctx, base, baseTip), gitPaths(ctx.repo.root, ['hooks'])]);
+  return { base, baseTip, policy, hooksDir: hooks.paths[0] ?? '' };
 }
 
 /** Everything a land needs, read and checked before the first mutation. Only objects were written. */
@@ -46,15 +70,16 @@ export interface LandPlan {
 }
 
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
-  const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land');
+  const known = options.batch?.base === task.base ? options.batch : undefined;
+  const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land', known?.hooksDir);
   const baseRef = `refs/heads/${task.base}`;
-  const realTip = await revParse(ctx.repo, baseRef);
+  const realTip = known ? known.baseTip : await revParse(ctx.repo, baseRef);
   if (!realTip) {
     throw new WarrenError('BASE_UNKNOWN', `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`, {
       hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
     });
   }
-  const policy = await landingPolicy(ctx, task.base, realTip);
+  const policy = known ? known.policy : await landingPolicy(ctx, task.base, realTip);
   const baseTip = options.onto ?? realTip;
   const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
@@ -84,7 +109,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
     tree = merged.tree;
   }
-  if (!options.branchOnly && tree === (await treeOf(ctx.repo, baseTip))) throw nothingToLand(task, taskTip, exclusions);
+  if (!options.branchOnly && tree === (options.ontoTree ?? (await treeOf(ctx.repo, baseTip)))) throw nothingToLand(task, taskTip, exclusions);
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
   const message = landMessage(task, subjects, exclusions, options.message);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);

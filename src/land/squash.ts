@@ -1,4 +1,5 @@
 import { WarrenError } from '../errors.js';
+import { treeOf } from '../git/refs.js';
 import type { Repository } from '../git/repo.js';
 import { commitTree, mergeTrees, treeEntry, treeWithEntries } from '../git/trees.js';
 import type { Exclusion } from './protected.js';
@@ -11,6 +12,8 @@ import type { Exclusion } from './protected.js';
 
 /** The task's tree with every excluded path put back to its fork-point version (or left out when it had none). */
 export async function squashTree(repo: Repository, taskTip: string, forkPoint: string, exclusions: readonly Exclusion[]): Promise<string> {
+  // Nothing left out: the task's own tree, without building an index.
+  if (exclusions.length === 0) return treeOf(repo, taskTip);
   const replace = [];
   for (const ex of exclusions) replace.push({ path: ex.path, entry: await treeEntry(repo, forkPoint, ex.path) });
   return treeWithEntries(repo, taskTip, replace);

@@ -8,6 +8,7 @@ import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
 import { assertTrusted } from '../run/trust.js';
 import { gateSteps } from './gate.js';
+import { markJoining } from './joining.js';
 import { processQueue } from './processor.js';
 import { activeEntries, enqueue, getEntry, leaseHolder, recentEntries, removeEntry, type LandedSummary, type QueueEntry, type QueueOptions } from './store.js';
 
@@ -32,14 +33,22 @@ export type QueueLandResult =
 export async function queueLand(ctx: ProjectContext, rawId: string, options: QueueLandOptions = {}): Promise<QueueLandResult> {
   const id = validateTaskId(rawId);
   const { wait = true, ...queueOptions } = options;
-  const gate = gateSteps(ctx.config);
-  if (gate.length > 0) assertTrusted(ctx, ['verify'], `Task ${id} did not join the merge queue, whose gate runs them.`, gate.map((g) => g.id));
-  await withTaskLock(ctx, id, `land ${id}`, async () => {
-    const task = loadTask(ctx, id);
-    await assertWorkspaceState(ctx.repo, task);
-    await planLand(ctx, task, queueOptions);
-  });
-  const { entry, joined } = enqueue(ctx.store, ctx.key, id, queueOptions);
+  // While the guards are read, a processor filling a batch waits for this land (joining.ts).
+  const joining = markJoining(ctx, id);
+  let enqueued: ReturnType<typeof enqueue>;
+  try {
+    const gate = gateSteps(ctx.config);
+    if (gate.length > 0) assertTrusted(ctx, ['verify'], `Task ${id} did not join the merge queue, whose gate runs them.`, gate.map((g) => g.id));
+    await withTaskLock(ctx, id, `land ${id}`, async () => {
+      const task = loadTask(ctx, id);
+      await assertWorkspaceState(ctx.repo, task);
+      await planLand(ctx, task, queueOptions);
+    });
+    enqueued = enqueue(ctx.store, ctx.key, id, queueOptions);
+  } finally {
+    joining?.release();
+  }
+  const { entry, joined } = enqueued;
   const position = activeEntries(ctx.store, ctx.key).findIndex((e) => e.id === entry.id) + 1;
   if (joined) {
     ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'queue.joined', message: `joined the merge queue at position ${position}`, data: { entry: entry.id, position } });

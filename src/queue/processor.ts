@@ -5,7 +5,7 @@ import { changedNames } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
 import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
 import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
-import { assertCheckoutCanFollow, planLand, type LandPlan } from '../land/plan.js';
+import { assertCheckoutCanFollow, batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -13,6 +13,7 @@ import { beginIntent, type RecoverFn } from '../workspace/intents.js';
 import { withRepoLock } from '../workspace/locks.js';
 import { lockTask } from '../workspace/locks.js';
 import { gateSteps, removeStaleGates, runGate } from './gate.js';
+import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued, setTesting, tryLease, type LandedSummary, type QueueEntry } from './store.js';
 
 /**
@@ -28,14 +29,15 @@ import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued,
 export const DEFAULT_BATCH = 8;
 const HEARTBEAT_MS = 2000;
 /**
- * How long a batch that is not full waits for more entries: until none has joined for this
- * long. Lands started together (an orchestrator landing its agents' work, each `warren land`
- * paying its own start-up) then share one gate run instead of trickling into several; a lone
- * land waits this long once.
+ * A batch that is not full waits while lands of the same base are still reading their guards
+ * (they hold a joining marker: joining.ts), so that lands started together — an orchestrator
+ * landing its agents' work, each `warren land` paying its own start-up — share one gate run
+ * instead of trickling into several. It never waits longer than this, and a lone land does
+ * not wait at all.
  */
-export const BATCH_QUIET_MS = 1500;
-/** …and never longer than this, counted from the oldest entry's joining. */
 export const BATCH_WINDOW_MAX_MS = 5000;
+/** How often a filling batch looks for lands that joined, or gave up joining. */
+const JOIN_POLL_MS = 100;
 
 interface Candidate {
   entry: QueueEntry;
@@ -65,10 +67,8 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
     await resume(ctx);
     for (;;) {
       if (stop()) break;
-      let batch = nextBatch(ctx);
+      const batch = nextBatch(ctx);
       if (batch.length === 0) break;
-      // Only a gate is worth sharing: without one, nothing waits.
-      if (gateSteps(ctx.config).length > 0) batch = await fillBatch(ctx, batch);
       await settleBatch(ctx, batch, counter);
     }
   } finally {
@@ -78,19 +78,8 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
   return { processed: true, gateRuns: counter.gateRuns };
 }
 
-/** Waits while entries keep joining (BATCH_QUIET_MS between them, BATCH_WINDOW_MAX_MS in all) and the batch is not full. */
-async function fillBatch(ctx: ProjectContext, batch: QueueEntry[]): Promise<QueueEntry[]> {
-  const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
-  const oldest = Date.parse(batch[0]?.enqueuedAt ?? '');
-  for (;;) {
-    if (batch.length >= size) return batch;
-    const newest = Math.max(...batch.map((e) => Date.parse(e.enqueuedAt)));
-    const now = Date.now();
-    const wait = Math.min(newest + BATCH_QUIET_MS, oldest + BATCH_WINDOW_MAX_MS) - now;
-    if (!(wait > 0)) return batch;
-    await new Promise((r) => setTimeout(r, wait));
-    batch = nextBatch(ctx);
-  }
+function baseOf(ctx: ProjectContext, entry: QueueEntry | undefined): string | undefined {
+  return entry ? ctx.store.getTask(ctx.key, entry.taskId)?.base : undefined;
 }
 
 /** The oldest waiting entries with the first one's base, at most `land.batch`. */
@@ -99,8 +88,8 @@ function nextBatch(ctx: ProjectContext): QueueEntry[] {
   const queued = activeEntries(ctx.store, ctx.key).filter((e) => e.state === 'queued');
   const first = queued[0];
   if (!first) return [];
-  const base = ctx.store.getTask(ctx.key, first.taskId)?.base;
-  return queued.filter((e) => ctx.store.getTask(ctx.key, e.taskId)?.base === base || e === first).slice(0, size);
+  const base = baseOf(ctx, first);
+  return queued.filter((e) => baseOf(ctx, e) === base || e === first).slice(0, size);
 }
 
 /**
@@ -121,17 +110,28 @@ async function resume(ctx: ProjectContext): Promise<void> {
   await removeStaleGates(ctx);
 }
 
-/** Takes the entries' task locks and integrates them; an entry that cannot take part is bounced alone. */
+type Locked = { entry: QueueEntry; release(): void };
+
+/**
+ * Takes the entries' task locks and integrates them, the batch filling meanwhile; an entry that
+ * cannot take part is bounced alone.
+ */
 async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { gateRuns: number }): Promise<void> {
-  const locked: { entry: QueueEntry; release(): void }[] = [];
-  for (const entry of batch) {
-    try {
-      const lock = lockTask(ctx, entry.taskId, `land (merge queue) ${entry.taskId}`);
-      locked.push({ entry, release: () => lock.release() });
-    } catch (err) {
-      bounce(ctx, entry, err, null);
+  const locked: Locked[] = [];
+  const lock = (entries: readonly QueueEntry[]): Locked[] => {
+    const taken: Locked[] = [];
+    for (const entry of entries) {
+      try {
+        const held = lockTask(ctx, entry.taskId, `land (merge queue) ${entry.taskId}`);
+        taken.push({ entry, release: () => held.release() });
+      } catch (err) {
+        bounce(ctx, entry, err, null);
+      }
     }
-  }
+    locked.push(...taken);
+    return taken;
+  };
+  lock(batch);
   try {
     for (let attempt = 1; attempt <= 5; attempt++) {
       const first = locked.find((l) => getEntry(ctx.store, l.entry.id)?.state !== 'bounced');
@@ -142,12 +142,20 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
         for (const l of locked) bounce(ctx, l.entry, new Error(`the base ${task?.base ?? '?'} is not a branch`), null);
         return;
       }
-      const group = await integrate(ctx, locked, tip);
+      let chain: Chain;
+      let stale = false;
+      if (attempt === 1) {
+        // The first integration is built while the batch fills: each land that joins is squashed onto the chain at once.
+        const building = await integrate(ctx, locked, tip);
+        chain = building;
+        if (gateSteps(ctx.config).length > 0) await fillBatch(ctx, batch, task.base, (joined) => extendChain(ctx, building, lock(joined)));
+        // The base moved while the batch filled: integrated again on its new tip, without gating this chain.
+        stale = (await revParse(ctx.repo, `refs/heads/${task.base}`)) !== tip;
+      } else chain = await integrate(ctx, locked, tip);
       faultPoint('queue', 'integrating');
-      const moved = await settle(ctx, group, tip, counter);
-      if (moved) return;
+      if (!stale && (await settle(ctx, chain.candidates, tip, counter))) return;
       // The base moved under the queue (someone committed or pushed to it): integrate again on the new tip.
-      for (const c of group) if (getEntry(ctx.store, c.entry.id)?.state === 'testing') setQueued(ctx.store, c.entry.id);
+      for (const l of locked) if (getEntry(ctx.store, l.entry.id)?.state === 'testing') setQueued(ctx.store, l.entry.id);
     }
     for (const l of locked) if (getEntry(ctx.store, l.entry.id)?.state === 'queued') bounce(ctx, l.entry, new Error('the base kept moving while the queue integrated it (5 times)'), null);
   } finally {
@@ -156,12 +164,54 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
 }
 
 /**
- * Each entry squashed onto the previous one's result, starting at `onto`: the chain the gate
- * tests. An entry whose squash conflicts (or fails any of land's guards) is bounced alone.
+ * Waits while lands of `base` are about to join (at most BATCH_WINDOW_MAX_MS) and the batch is
+ * not full; `joined` integrates each entry that joined meanwhile. `batch` grows in queue order.
  */
-async function integrate(ctx: ProjectContext, entries: readonly { entry: QueueEntry; release(): void }[], onto: string): Promise<Candidate[]> {
-  const chain: Candidate[] = [];
-  let tip = onto;
+async function fillBatch(ctx: ProjectContext, batch: QueueEntry[], base: string, joined: (entries: QueueEntry[]) => Promise<void>): Promise<void> {
+  const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
+  const deadline = Date.now() + BATCH_WINDOW_MAX_MS;
+  for (;;) {
+    if (batch.length >= size) return;
+    const coming = joiningTasks(ctx).filter((id) => !batch.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base);
+    const left = deadline - Date.now();
+    if (coming.length === 0 || !(left > 0)) return;
+    await new Promise((r) => setTimeout(r, Math.min(JOIN_POLL_MS, left)));
+    const fresh = activeEntries(ctx.store, ctx.key)
+      .filter((e) => e.state === 'queued' && !batch.some((b) => b.id === e.id) && baseOf(ctx, e) === base)
+      .slice(0, size - batch.length);
+    if (fresh.length === 0) continue;
+    batch.push(...fresh);
+    await joined(fresh);
+  }
+}
+
+/** A batch's chain as it is integrated: each entry squashed onto the previous one's result, from `onto`. */
+interface Chain {
+  onto: string;
+  tip: string;
+  tipTree: string | undefined;
+  facts: BatchFacts | null;
+  candidates: Candidate[];
+}
+
+async function startChain(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
+  // The base's tip, its protected policy and the hooks directory: read once, for every entry.
+  const firstTask = entries.map((l) => ctx.store.getTask(ctx.key, l.entry.taskId)).find((t) => t !== null);
+  const facts = firstTask ? await batchFacts(ctx, firstTask.base).catch(() => null) : null;
+  return { onto, tip: onto, tipTree: undefined, facts, candidates: [] };
+}
+
+/**
+ * The chain the gate tests, starting at `onto`. An entry whose squash conflicts (or fails any
+ * of land's guards) is bounced alone.
+ */
+async function integrate(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
+  const chain = await startChain(ctx, entries, onto);
+  await extendChain(ctx, chain, entries);
+  return chain;
+}
+
+async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly Locked[]): Promise<void> {
   for (const { entry, release } of entries) {
     if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
@@ -170,28 +220,40 @@ async function integrate(ctx: ProjectContext, entries: readonly { entry: QueueEn
       continue;
     }
     try {
-      const plan = await planLand(ctx, task, { onto: tip, ...(entry.options.message ? { message: entry.options.message } : {}), ...(entry.options.acceptHooks ? { acceptHooks: true } : {}) });
-      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
-      chain.push({ entry, plan, release });
-      tip = plan.commit;
+      const plan = await planLand(ctx, task, {
+        onto: chain.tip,
+        ...(chain.tipTree ? { ontoTree: chain.tipTree } : {}),
+        ...(chain.facts ? { batch: chain.facts } : {}),
+        ...(entry.options.message ? { message: entry.options.message } : {}),
+        ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
+      });
+      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: chain.onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
+      chain.candidates.push({ entry, plan, release });
+      chain.tip = plan.commit;
+      chain.tipTree = plan.tree;
     } catch (err) {
       bounce(ctx, entry, err, null);
     }
   }
-  return chain;
 }
 
 /**
  * Gates `group` (integrated on `base`) and lands what passes, bisecting a failure. False when
- * the base moved under it before anything landed.
+ * the base moved under it before anything landed. `failedTree`: a tree the gate failed on in
+ * this batch — a group of several whose integration is exactly that tree (a second half whose
+ * first half landed, nothing else having moved) is split without running the gate on it again.
  */
-async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }, failedTree: string | null = null): Promise<boolean> {
   if (group.length === 0) return true;
   const steps = gateSteps(ctx.config);
   const last = group[group.length - 1] as Candidate;
   if (steps.length > 0) {
-    counter.gateRuns++;
     const tasks = group.map((c) => c.entry.taskId);
+    if (group.length > 1 && last.plan.tree === failedTree) {
+      ctx.reporter.line(`warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`);
+      return bisect(ctx, group, base, counter);
+    }
+    counter.gateRuns++;
     ctx.reporter.line(`warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`);
     let gate: Awaited<ReturnType<typeof runGate>>;
     try {
@@ -214,17 +276,22 @@ async function settle(ctx: ProjectContext, group: Candidate[], base: string, cou
         bounce(ctx, last.entry, Object.assign(new Error(`the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`).join(', ')}`), { code: 'GATE_FAILED' }), gate.log);
         return true;
       }
-      // Bisect: the first half on the same base; the second on whatever the base is after it.
-      const half = Math.ceil(group.length / 2);
-      const left = await integrate(ctx, group.slice(0, half), base);
-      if (!(await settle(ctx, left, base, counter))) return false;
-      const now = await revParse(ctx.repo, last.plan.baseRef);
-      if (!now) return true;
-      const right = await integrate(ctx, group.slice(half), now);
-      return settle(ctx, right, now, counter);
+      return bisect(ctx, group, base, counter);
     }
   }
   return advance(ctx, group, base);
+}
+
+/** A failing group of several: the first half on the same base; the second on whatever the base is after it. */
+async function bisect(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+  const last = group[group.length - 1] as Candidate;
+  const half = Math.ceil(group.length / 2);
+  const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
+  if (!(await settle(ctx, left, base, counter))) return false;
+  const now = await revParse(ctx.repo, last.plan.baseRef);
+  if (!now) return true;
+  const right = (await integrate(ctx, group.slice(half), now)).candidates;
+  return settle(ctx, right, now, counter, last.plan.tree);
 }
 
 /**

@@ -173,9 +173,11 @@ interface LeaseRow {
 /** Who works the queue now, if anyone alive does. */
 export function leaseHolder(store: Store, project: string): { pid: number; host: string; since: string } | null {
   const row = store.db.prepare('SELECT * FROM queue_lease WHERE project = ?').get(project) as LeaseRow | undefined;
-  if (!row) return null;
-  const alive = isHolderAlive({ pid: row.pid, host: row.host, procStart: row.proc_start, startedAt: row.since, purpose: 'queue', token: row.token });
-  return alive ? { pid: row.pid, host: row.host, since: row.since } : null;
+  return row && holderAlive(row) ? { pid: row.pid, host: row.host, since: row.since } : null;
+}
+
+function holderAlive(row: LeaseRow): boolean {
+  return isHolderAlive({ pid: row.pid, host: row.host, procStart: row.proc_start, startedAt: row.since, purpose: 'queue', token: row.token });
 }
 
 /**
@@ -183,10 +185,12 @@ export function leaseHolder(store: Store, project: string): { pid: number; host:
  * as a stale lock is). One processor per repository at a time.
  */
 export function tryLease(store: Store, project: string): Lease | null {
+  // Waiters ask every 150 ms: a live holder is seen without taking the database's write lock.
+  if (leaseHolder(store, project)) return null;
   const token = randomUUID();
   const take = store.db.transaction((): boolean => {
     const row = store.db.prepare('SELECT * FROM queue_lease WHERE project = ?').get(project) as LeaseRow | undefined;
-    if (row && isHolderAlive({ pid: row.pid, host: row.host, procStart: row.proc_start, startedAt: row.since, purpose: 'queue', token: row.token })) return false;
+    if (row && holderAlive(row)) return false;
     const now = new Date().toISOString();
     store.db
       .prepare('INSERT INTO queue_lease (project, pid, host, proc_start, token, since, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project) DO UPDATE SET pid = excluded.pid, host = excluded.host, proc_start = excluded.proc_start, token = excluded.token, since = excluded.since, heartbeat = excluded.heartbeat')
