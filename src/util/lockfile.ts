@@ -165,20 +165,53 @@ function removeStale(file: string, stale: LockHolder | null): boolean {
 }
 
 /**
- * Waits until the lock is free or the deadline passes. The holder's release (an unlink in the
- * lock's folder) wakes the waiter at once through a watch on that folder, so a lock handed
- * from one process to the next idles for no polling interval; polling with jitter stays as the
- * fallback (a holder that died without releasing, a file system whose watches do not fire).
+ * Waits until the lock is free or the deadline passes. Within one process (a `warren serve`, an
+ * orchestrator making many workspaces at once) waiters for the same file queue in order and
+ * only the first watches the file, so a release wakes one waiter, not all of them racing for
+ * it. Across processes the holder's release (an unlink in the lock's folder) wakes the waiter at
+ * once through a watch on that folder, so a lock handed from one process to the next idles for
+ * no polling interval; polling with jitter stays as the fallback (a holder that died without
+ * releasing, a file system whose watches do not fire).
  */
-export async function acquireWaiting(
-  file: string,
-  purpose: string,
-  waitMs: number,
-): Promise<AcquireResult> {
+export async function acquireWaiting(file: string, purpose: string, waitMs: number): Promise<AcquireResult> {
   const deadline = Date.now() + waitMs;
+  const before = localTurns.get(file) ?? Promise.resolve();
+  let endTurn = (): void => undefined;
+  const turn = new Promise<void>((resolve) => (endTurn = resolve));
+  const queue = before.then(() => turn);
+  localTurns.set(file, queue);
+  const finish = (): void => {
+    endTurn();
+    if (localTurns.get(file) === queue) localTurns.delete(file);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const myTurn = await Promise.race([before.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]);
+  clearTimeout(timer);
+  if (!myTurn) {
+    // The waiters ahead in this process kept it the whole time; our turn, when it comes, is passed on at once.
+    void before.then(finish);
+    return { ok: false, holder: readHolder(file) };
+  }
+  const result = await acquireAcrossProcesses(file, purpose, deadline);
+  if (!result.ok) {
+    finish();
+    return result;
+  }
+  const release = result.lock.release.bind(result.lock);
+  result.lock.release = () => {
+    release();
+    finish();
+  };
+  return result;
+}
+
+/** Waiters in this process, per lock file: each waits for the one before it. */
+const localTurns = new Map<string, Promise<void>>();
+
+async function acquireAcrossProcesses(file: string, purpose: string, deadline: number): Promise<AcquireResult> {
   let delay = 5;
-  let first = tryAcquire(file, purpose);
-  if (first.ok || Date.now() >= deadline) return first;
+  let attempt = tryAcquire(file, purpose);
+  if (attempt.ok || Date.now() >= deadline) return attempt;
   let wake: (() => void) | null = null;
   const watcher = watchRelease(file, () => wake?.());
   try {
@@ -193,8 +226,8 @@ export async function acquireWaiting(
         wake = done;
       });
       delay = Math.min(delay * 2, 100);
-      first = tryAcquire(file, purpose);
-      if (first.ok || Date.now() >= deadline) return first;
+      attempt = tryAcquire(file, purpose);
+      if (attempt.ok || Date.now() >= deadline) return attempt;
     }
   } finally {
     watcher?.close();

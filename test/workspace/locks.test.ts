@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isHolderAlive, procStartTime, readHolder, tryAcquire, type LockHolder } from '../../src/util/lockfile.js';
+import { acquireWaiting, isHolderAlive, procStartTime, readHolder, tryAcquire, type LockHolder } from '../../src/util/lockfile.js';
 import { makeRepo, refsAndWorktrees, tmpDir } from '../helpers/repo.js';
 
 function projectLockDir(home: string, repoRoot: string): string {
@@ -83,5 +83,38 @@ describe('lockfile primitive', () => {
     fs.writeFileSync(file, JSON.stringify(holderFor(process.pid, 'theirs')));
     if (mine.ok) mine.lock.release();
     expect(readHolder(file)?.purpose).toBe('theirs');
+  });
+});
+
+describe('waiting for a lock within one process', () => {
+  it('waiters take the lock one at a time in the order they asked; one that gives up does not block those behind it', async () => {
+    const file = path.join(tmpDir(), 'repo.lock');
+    const order: string[] = [];
+    let holding = 0;
+    let most = 0;
+    const take = async (name: string, waitMs: number, holdMs: number): Promise<boolean> => {
+      const got = await acquireWaiting(file, name, waitMs);
+      if (!got.ok) {
+        order.push(`${name} gave up`);
+        return false;
+      }
+      holding++;
+      most = Math.max(most, holding);
+      order.push(name);
+      expect(readHolder(file)?.purpose).toBe(name);
+      await new Promise((r) => setTimeout(r, holdMs));
+      holding--;
+      got.lock.release();
+      return true;
+    };
+    const results = await Promise.all([take('a', 5_000, 300), take('b', 5_000, 20), take('impatient', 50, 20), take('c', 5_000, 20), take('d', 5_000, 20)]);
+    expect(results).toEqual([true, true, false, true, true]);
+    expect(most).toBe(1);
+    expect(order).toEqual(['a', 'impatient gave up', 'b', 'c', 'd']);
+    expect(fs.existsSync(file)).toBe(false);
+    // The queue is empty again: the next waiter takes the lock at once.
+    const again = await acquireWaiting(file, 'again', 1_000);
+    expect(again.ok).toBe(true);
+    if (again.ok) again.lock.release();
   });
 });
