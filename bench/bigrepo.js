@@ -46,17 +46,26 @@ function generate(repo, n) {
   fs.mkdirSync(repo, { recursive: true });
   run(['git', 'init', '-q', '-b', 'main', repo]);
   for (const [k, v] of [['user.email', 'bench@example.invalid'], ['user.name', 'bench'], ['gc.auto', '0']]) run(['git', 'config', k, v], { cwd: repo });
-  const chunks = [];
+  // The stream goes through a file: at 300,000 files it is over a gigabyte, more than one string can hold.
+  const streamFile = path.join(path.dirname(repo), 'fast-import.stream');
+  const fd = fs.openSync(streamFile, 'w');
   const filler = 'warren bench line of text, compressible like source code\n';
   for (let i = 0; i < n; i++) {
     const body = `file ${i}\n${filler.repeat(Math.ceil(FILE_BYTES / filler.length))}`.slice(0, FILE_BYTES);
-    chunks.push(`blob\nmark :${i + 1}\ndata ${Buffer.byteLength(body)}\n${body}\n`);
+    fs.writeSync(fd, `blob\nmark :${i + 1}\ndata ${Buffer.byteLength(body)}\n${body}\n`);
   }
   const date = Math.floor(Date.now() / 1000);
-  chunks.push(`commit refs/heads/main\ncommitter bench <bench@example.invalid> ${date} +0000\ndata 4\nbase\n`);
-  for (let i = 0; i < n; i++) chunks.push(`M 100644 :${i + 1} d${i % 100}/f${i}.txt\n`);
-  chunks.push(`M 100644 inline warren.yaml\ndata 14\ncheckout: cow\n\n`);
-  run(['git', 'fast-import', '--quiet'], { cwd: repo, input: chunks.join('') });
+  fs.writeSync(fd, `commit refs/heads/main\ncommitter bench <bench@example.invalid> ${date} +0000\ndata 4\nbase\n`);
+  for (let i = 0; i < n; i++) fs.writeSync(fd, `M 100644 :${i + 1} d${i % 100}/f${i}.txt\n`);
+  fs.writeSync(fd, `M 100644 inline warren.yaml\ndata 14\ncheckout: cow\n\n`);
+  fs.closeSync(fd);
+  const input = fs.openSync(streamFile, 'r');
+  try {
+    run(['git', 'fast-import', '--quiet'], { cwd: repo, stdio: [input, 'pipe', 'pipe'] });
+  } finally {
+    fs.closeSync(input);
+    fs.rmSync(streamFile, { force: true });
+  }
   run(['git', 'checkout', '-q', '-f', 'main'], { cwd: repo });
 }
 
