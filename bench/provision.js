@@ -5,7 +5,7 @@
 //   BENCH_RUNS=5 node bench/provision.js
 //   BENCH_ONLY=paired node bench/provision.js   (copy and a first cow step, each against its own cp -a)
 //
-// The dependency tree is the real one in ../shared/fixtures/deps-20k (about 20,000 files),
+// The dependency tree is the real one in shared/fixtures/deps-20k above the repository (about 20,000 files),
 // installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,7 +17,16 @@ import { startServe } from './lib.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
-const fixture = process.env.BENCH_FIXTURE ?? path.resolve(root, '../shared/fixtures/deps-20k');
+const fixture = process.env.BENCH_FIXTURE ?? process.env.WARREN_DEPS_20K ?? findFixture(root);
+
+/** shared/fixtures/deps-20k in the nearest folder above the repository that has one, as .ci/deps-20k finds it. */
+function findFixture(from) {
+  for (let dir = path.dirname(from); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'shared', 'fixtures', 'deps-20k');
+    if (fs.existsSync(path.join(candidate, 'package-lock.json'))) return candidate;
+    if (dir === path.dirname(dir)) throw new Error(`bench: no deps-20k fixture above ${from}; set BENCH_FIXTURE`);
+  }
+}
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const pairedOnly = process.env.BENCH_ONLY === 'paired';
 const warrenBin = path.join(root, 'bin/warren.js');
