@@ -1,20 +1,20 @@
-import { isWarrenError } from '../errors.js';
 import { moveCheckout } from '../git/index-ops.js';
 import { compareAndSwapRef, revParse } from '../git/refs.js';
 import { changedNames } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
 import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
 import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
-import { assertCheckoutCanFollow, batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
+import { assertCheckoutCanFollow, type LandPlan } from '../land/plan.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { beginIntent, type RecoverFn } from '../workspace/intents.js';
 import { withRepoLock } from '../workspace/locks.js';
 import { lockTask } from '../workspace/locks.js';
+import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSteps, removeStaleGates, runGate } from './gate.js';
 import { joiningTasks } from './joining.js';
-import { activeEntries, getEntry, setBounced, setGateTask, setLanded, setQueued, setTesting, tryLease, type LandedSummary, type QueueEntry } from './store.js';
+import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type LandedSummary, type QueueEntry } from './store.js';
 
 /**
  * The merge queue's processor. One per repository at a time (the lease); any waiting `land`,
@@ -38,13 +38,6 @@ const HEARTBEAT_MS = 2000;
 export const BATCH_WINDOW_MAX_MS = 5000;
 /** How often a filling batch looks for lands that joined, or gave up joining. */
 const JOIN_POLL_MS = 100;
-
-interface Candidate {
-  entry: QueueEntry;
-  plan: LandPlan;
-  /** Released when the entry is settled: the task's lock, held while the queue works on it. */
-  release(): void;
-}
 
 export interface ProcessResult {
   /** False when another live process holds the lease (it works the queue instead). */
@@ -109,8 +102,6 @@ async function resume(ctx: ProjectContext): Promise<void> {
   }
   await removeStaleGates(ctx);
 }
-
-type Locked = { entry: QueueEntry; release(): void };
 
 /**
  * Takes the entries' task locks and integrates them, the batch filling meanwhile; an entry that
@@ -182,58 +173,6 @@ async function fillBatch(ctx: ProjectContext, batch: QueueEntry[], base: string,
     if (fresh.length === 0) continue;
     batch.push(...fresh);
     await joined(fresh);
-  }
-}
-
-/** A batch's chain as it is integrated: each entry squashed onto the previous one's result, from `onto`. */
-interface Chain {
-  onto: string;
-  tip: string;
-  tipTree: string | undefined;
-  facts: BatchFacts | null;
-  candidates: Candidate[];
-}
-
-async function startChain(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
-  // The base's tip, its protected policy and the hooks directory: read once, for every entry.
-  const firstTask = entries.map((l) => ctx.store.getTask(ctx.key, l.entry.taskId)).find((t) => t !== null);
-  const facts = firstTask ? await batchFacts(ctx, firstTask.base).catch(() => null) : null;
-  return { onto, tip: onto, tipTree: undefined, facts, candidates: [] };
-}
-
-/**
- * The chain the gate tests, starting at `onto`. An entry whose squash conflicts (or fails any
- * of land's guards) is bounced alone.
- */
-async function integrate(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
-  const chain = await startChain(ctx, entries, onto);
-  await extendChain(ctx, chain, entries);
-  return chain;
-}
-
-async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly Locked[]): Promise<void> {
-  for (const { entry, release } of entries) {
-    if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
-    const task = ctx.store.getTask(ctx.key, entry.taskId);
-    if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
-      bounce(ctx, entry, new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`), null);
-      continue;
-    }
-    try {
-      const plan = await planLand(ctx, task, {
-        onto: chain.tip,
-        ...(chain.tipTree ? { ontoTree: chain.tipTree } : {}),
-        ...(chain.facts ? { batch: chain.facts } : {}),
-        ...(entry.options.message ? { message: entry.options.message } : {}),
-        ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
-      });
-      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: chain.onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
-      chain.candidates.push({ entry, plan, release });
-      chain.tip = plan.commit;
-      chain.tipTree = plan.tree;
-    } catch (err) {
-      bounce(ctx, entry, err, null);
-    }
   }
 }
 
@@ -358,20 +297,6 @@ function summaryOf(plan: LandPlan, checkout: string | null, warnings: string[]):
     checkoutUpdated: checkout,
     warnings,
   };
-}
-
-function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
-  const code = isWarrenError(err) ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'LAND_CONFLICT';
-  const reason = err instanceof Error ? err.message : String(err);
-  setBounced(ctx.store, entry.id, code, reason, log);
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: entry.taskId,
-    kind: 'land.bounced',
-    level: 'warn',
-    message: `bounced from the merge queue (${code}): ${reason}${log ? ` (gate log ${log})` : ''}; nothing was lost, the task is as it was`,
-    data: { entry: entry.id, code, reason, log },
-  });
 }
 
 /**

@@ -1,0 +1,87 @@
+import { isWarrenError } from '../errors.js';
+import { batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { getEntry, setBounced, setTesting, type QueueEntry } from './store.js';
+
+/**
+ * A batch's integration: each entry squashed, as `land` builds it, onto the previous one's
+ * result, from the base's tip — the chain the gate tests. An entry that cannot take part (it
+ * conflicts, fails one of land's guards, or its task is gone) is bounced alone.
+ */
+
+/** An entry whose task lock the processor holds while it works on it. */
+export type Locked = { entry: QueueEntry; release(): void };
+
+export interface Candidate {
+  entry: QueueEntry;
+  plan: LandPlan;
+  /** Released when the entry is settled: the task's lock, held while the queue works on it. */
+  release(): void;
+}
+
+/** A batch's chain as it is integrated: each entry squashed onto the previous one's result, from `onto`. */
+export interface Chain {
+  onto: string;
+  tip: string;
+  tipTree: string | undefined;
+  facts: BatchFacts | null;
+  candidates: Candidate[];
+}
+
+async function startChain(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
+  // The base's tip, its protected policy and the hooks directory: read once, for every entry.
+  const firstTask = entries.map((l) => ctx.store.getTask(ctx.key, l.entry.taskId)).find((t) => t !== null);
+  const facts = firstTask ? await batchFacts(ctx, firstTask.base).catch(() => null) : null;
+  return { onto, tip: onto, tipTree: undefined, facts, candidates: [] };
+}
+
+/**
+ * The chain the gate tests, starting at `onto`. An entry whose squash conflicts (or fails any
+ * of land's guards) is bounced alone.
+ */
+export async function integrate(ctx: ProjectContext, entries: readonly Locked[], onto: string): Promise<Chain> {
+  const chain = await startChain(ctx, entries, onto);
+  await extendChain(ctx, chain, entries);
+  return chain;
+}
+
+export async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly Locked[]): Promise<void> {
+  for (const { entry, release } of entries) {
+    if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
+    const task = ctx.store.getTask(ctx.key, entry.taskId);
+    if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
+      bounce(ctx, entry, new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`), null);
+      continue;
+    }
+    try {
+      const plan = await planLand(ctx, task, {
+        onto: chain.tip,
+        ...(chain.tipTree ? { ontoTree: chain.tipTree } : {}),
+        ...(chain.facts ? { batch: chain.facts } : {}),
+        ...(entry.options.message ? { message: entry.options.message } : {}),
+        ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
+      });
+      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: chain.onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
+      chain.candidates.push({ entry, plan, release });
+      chain.tip = plan.commit;
+      chain.tipTree = plan.tree;
+    } catch (err) {
+      bounce(ctx, entry, err, null);
+    }
+  }
+}
+
+/** Records an entry as bounced, with its reason (and the gate's log): the task is as it was. */
+export function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
+  const code = isWarrenError(err) ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'LAND_CONFLICT';
+  const reason = err instanceof Error ? err.message : String(err);
+  setBounced(ctx.store, entry.id, code, reason, log);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: entry.taskId,
+    kind: 'land.bounced',
+    level: 'warn',
+    message: `bounced from the merge queue (${code}): ${reason}${log ? ` (gate log ${log})` : ''}; nothing was lost, the task is as it was`,
+    data: { entry: entry.id, code, reason, log },
+  });
+}
