@@ -4,7 +4,7 @@
 // warren's ~120 modules plus commander's took about 150 ms of every command before any work
 // started. One bundle (with the lazily imported parts — yaml/zod validation, the web server,
 // policy signing — split into chunks that load only when used) cuts that to a fraction.
-// better-sqlite3 stays external: it loads a native addon from its own folder.
+// better-sqlite3's native addon loads from its own folder (src/state/db.ts).
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +23,9 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3'],
+  // better-sqlite3's JavaScript is bundled (Node's CommonJS loader would cost ~15 ms a command); its
+  // addon loads from node_modules (src/state/db.ts), and `bindings`, its fallback lookup, is never used.
+  external: ['bindings'],
   // commander and other CommonJS dependencies call require() for Node's built-ins.
   banner: { js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);" },
   // dist/bundle/ sits as deep as dist/cli/, so `new URL('../../web/', import.meta.url)` still finds web/ and package.json.

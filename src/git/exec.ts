@@ -55,7 +55,7 @@ export async function git(args: readonly string[], options: GitOptions): Promise
     argv,
     cwd: options.cwd,
     env: gitEnv(options.env),
-    stdin: options.input ?? '',
+    stdin: options.input ?? 'ignore', // /dev/null: one pipe fewer to set up per call
     stdout: 'collect',
     stderr: 'collect',
     timeoutMs,

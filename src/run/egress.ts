@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,6 +70,8 @@ export interface EgressProxy {
 export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 
 export async function startEgressProxy(allow: readonly string[], onRefused: (host: string, port: number, via: 'connect' | 'http') => void): Promise<EgressProxy> {
+  // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
+  const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-egress-'));
   const socket = path.join(dir, 'proxy.sock');
@@ -83,7 +85,7 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
   };
   const deny = (host: string, port: number) => `warren sandbox: ${host}:${port} is not on this task's allow list (sandbox.allow in warren.yaml)\n`;
 
-  const server = http.createServer((req, res) => {
+  const server = createServer((req, res) => {
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -98,7 +100,7 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
       res.writeHead(403, { 'content-type': 'text/plain' }).end(deny(host, port));
       return;
     }
-    const upstream = http.request({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers, setHost: false }, (up) => {
+    const upstream = request({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers, setHost: false }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.rawHeaders as unknown as http.OutgoingHttpHeaders);
       up.pipe(res);
     });

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -9,16 +9,27 @@ import { MIGRATIONS, type Migration } from './migrations.js';
 export type Db = Database.Database;
 
 const requireCjs = createRequire(import.meta.url);
-let driver: { Database: typeof Database; addon: string | undefined } | null = null;
+type Addon = object;
+let driver: { Database: typeof Database; addon: Addon | undefined } | null = null;
 
 /**
- * better-sqlite3, loaded on first use (a command that never opens the state does not pay for
- * it), with its addon named directly: its default lookup (`bindings`) probes a dozen paths.
+ * better-sqlite3's native addon, loaded on first use (a command that never opens the state does
+ * not pay for it) straight from its built file: its default lookup (`bindings`) probes a dozen
+ * paths, and Node's CommonJS loader costs a command ~15 ms more than `process.dlopen` of the
+ * file. The JavaScript half is imported above (the command line's bundle carries it, which is
+ * why package.json pins the exact version: the bundle's half and node_modules' addon must be
+ * one release). An install without the usual build folder loads the whole package as before.
  */
-function loadDriver(): { Database: typeof Database; addon: string | undefined } {
+function loadDriver(): { Database: typeof Database; addon: Addon | undefined } {
   if (driver) return driver;
   const built = path.join(path.dirname(requireCjs.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
-  driver = { Database: requireCjs('better-sqlite3') as typeof Database, addon: fs.existsSync(built) ? built : undefined };
+  if (fs.existsSync(built)) {
+    const addon = { exports: {} as Addon };
+    process.dlopen(addon, built);
+    driver = { Database, addon: addon.exports };
+  } else {
+    driver = { Database: requireCjs('better-sqlite3') as typeof Database, addon: undefined };
+  }
   return driver;
 }
 
@@ -59,7 +70,8 @@ export function assertOwnHome(home: string): void {
 export function openDb(home = warrenHome(), migrations: readonly Migration[] = MIGRATIONS): Db {
   fs.mkdirSync(home, { recursive: true });
   const { Database, addon } = loadDriver();
-  const db = new Database(path.join(home, 'state.db'), { timeout: 30_000, ...(addon ? { nativeBinding: addon } : {}) });
+  // better-sqlite3 takes the loaded addon object as `nativeBinding` too (its types say only a path).
+  const db = new Database(path.join(home, 'state.db'), { timeout: 30_000, ...(addon ? { nativeBinding: addon as unknown as string } : {}) });
   db.pragma('busy_timeout = 30000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -51,9 +51,9 @@ export const REPO_LOCK_WAIT_MS = 120_000;
  */
 export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: () => Promise<T>, timing?: LockTiming): Promise<T> {
   const file = path.join(ctx.repo.commonDir, 'warren-repo.lock');
-  const asked = performance.now();
+  const asked = Date.now();
   const result = await acquireWaiting(file, purpose, REPO_LOCK_WAIT_MS);
-  const got = performance.now();
+  const got = Date.now();
   if (!result.ok) {
     throw new WarrenError('LOCK_TIMEOUT', `the repository lock was held by ${describe(result.holder)} for over ${REPO_LOCK_WAIT_MS / 1000}s; nothing was changed.`, {
       hint: `Wait for it to finish; if no warren process is running, remove ${file}.`,
@@ -75,7 +75,7 @@ export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: 
     result.lock.release();
     if (timing) {
       timing.waitedMs = Math.round(got - asked);
-      timing.heldMs = Math.round(performance.now() - got);
+      timing.heldMs = Math.round(Date.now() - got);
     }
   }
 }

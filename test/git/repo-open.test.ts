@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { branchFacts } from '../../src/git/refs.js';
-import { resolveRepository } from '../../src/git/repo.js';
+import { prefetchRepository, resolveRepository } from '../../src/git/repo.js';
+import { repositoryGuess } from '../../src/cli/startup.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
 /** git's own answer, the reference isValidBranchName is held to. */
@@ -71,6 +72,37 @@ describe('opening a repository in one git call', () => {
     const repo = makeRepo();
     repo.git('config', 'core.hooksPath', '.husky/_');
     expect((await resolveRepository(repo.root)).main?.hooksDir).toBe(path.join(fs.realpathSync(repo.root), '.husky/_'));
+  });
+});
+
+describe('finding the repository while the command line loads', () => {
+  it('a prefetched answer is taken once, by the same folder only; later calls ask git again', async () => {
+    const repo = makeRepo();
+    const other = makeRepo();
+    await prefetchRepository(repo.root);
+    // Another folder does not take it.
+    expect((await resolveRepository(other.root)).root).toBe(fs.realpathSync(other.root));
+    // HEAD moves after the prefetch: the first call sees the answer from when it started…
+    gitIn(repo.root, 'checkout', '-q', '-b', 'moved');
+    expect((await resolveRepository(repo.root)).main?.head).toBe('refs/heads/main');
+    // …and every later one asks git.
+    expect((await resolveRepository(repo.root)).main?.head).toBe('refs/heads/moved');
+  });
+
+  it('a prefetched failure is the same refusal as an asked one', async () => {
+    const outside = tmpDir();
+    await prefetchRepository(outside);
+    const err = await resolveRepository(outside).catch((e: unknown) => e);
+    expect(isWarrenError(err, 'NOT_A_REPO')).toBe(true);
+  });
+
+  it('guesses the folder from --repo or the current one, and nothing for what opens no repository', () => {
+    expect(repositoryGuess(['new', 'feat', 'x'], '/cwd')).toBe('/cwd');
+    expect(repositoryGuess(['--repo', '/a', 'new', 'feat', 'x'], '/cwd')).toBe('/a');
+    expect(repositoryGuess(['--repo=/b', 'list'], '/cwd')).toBe('/b');
+    expect(repositoryGuess(['--json', 'list', '--repo', 'rel'], '/cwd')).toBe('rel');
+    expect(repositoryGuess(['exec', 't', '--', 'git', '--repo', '/z'], '/cwd')).toBe('/cwd');
+    for (const none of [[], ['--version'], ['-V'], ['--help'], ['new', '--help'], ['help', 'new'], ['completion', 'bash']]) expect(repositoryGuess(none, '/cwd')).toBeNull();
   });
 });
 

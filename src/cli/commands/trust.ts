@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline/promises';
 import type { RepoCommand } from '../../config/trust.js';
 import { trustCommands, trustState, type TrustState } from '../../run/trust.js';
 import type { Register } from '../command.js';
@@ -62,6 +61,7 @@ function listing(state: TrustState): string {
 
 /** y or yes trusts; anything else, Ctrl+D and Ctrl+C are a no. */
 async function confirm(question: string): Promise<boolean> {
+  const { createInterface } = await import('node:readline/promises'); // only this prompt needs it
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const interrupted = new AbortController();
   rl.on('SIGINT', () => interrupted.abort());
