@@ -1,10 +1,12 @@
 // Issue 2 benchmark: the cost of warren's guards around a worktree.
-//  1. one `warren new` (no provisioning) against one bare `git worktree add` of the same repository;
+//  1. one `warren new` (no provisioning) against one bare `git worktree add` of the same repository,
+//     and its distance from the floor under any Node command line (Node start-up + the bare add);
 //  2. 20 workspaces at once against 20 serialized `git worktree add` (and what 20 parallel
 //     bare adds do: some fail): 20 `warren new` processes, 20 `createTask` calls in one running
 //     process (the library), and 20 requests to one running `warren serve`; with what the
 //     repository lock cost each (waited for, held: recorded in each task.created event) and the
-//     CPU the 20 processes used (what bounds them on a machine with few cores);
+//     CPU the 20 processes used (what bounds them on a machine with few cores), beside the floor
+//     of 20 processes (each starts Node, then makes its worktree with a bare add under a lock);
 //  3. the same 20 `warren new` on a repository of BENCH_LARGE_FILES (5,000) tracked files, where
 //     only `git worktree add --no-checkout` runs under the lock and the checkouts run beside
 //     each other (src/workspace/create.ts), against 20 serialized bare adds of that repository.
@@ -27,15 +29,22 @@ export async function benchCore() {
   await run('git', ['worktree', 'add', '-q', '-b', 'warm', path.join(worktrees, 'warm')], { cwd: repo });
   await run(process.execPath, [BIN, 'new', 'chore', 'warm'], { cwd: repo, env });
 
+  // Interleaved, so that a slow moment of the machine falls on every case alike.
   const bare = [];
   const warren = [];
+  const nodeStart = [];
   for (let i = 0; i < ROUNDS; i++) {
+    nodeStart.push((await time(() => run(process.execPath, ['-e', '0']))).ms);
     bare.push((await time(() => run('git', ['worktree', 'add', '-q', '-b', `b${i}`, path.join(worktrees, `b${i}`)], { cwd: repo }))).ms);
     warren.push((await time(() => run(process.execPath, [BIN, 'new', 'feat', `one-${i}`], { cwd: repo, env }))).ms);
   }
+  // The floor under any Node command line that makes a worktree: Node's start-up plus the bare add.
+  const floor = median(nodeStart) + median(bare);
   printTable(`one workspace, median of ${ROUNDS} (${machine()})`, [
     { name: 'git worktree add (bare)', ms: median(bare) },
-    { name: 'warren new (no provisioning)', ms: median(warren) },
+    { name: 'node -e 0 (Node start-up alone)', ms: median(nodeStart) },
+    { name: 'floor: node -e 0 + bare add', ms: floor },
+    { name: 'warren new (no provisioning)', ms: median(warren), note: `${(median(warren) - floor).toFixed(0)} ms above the floor` },
   ], 'git worktree add (bare)');
 
   const serialized = await time(async () => {
@@ -45,6 +54,13 @@ export async function benchCore() {
     Promise.all(Array.from({ length: 20 }, (_, i) => run('git', ['worktree', 'add', '-q', '-b', `p${i}`, path.join(worktrees, `p${i}`)], { cwd: repo }))),
   );
   const bareFailures = parallelBare.result.filter((r) => r.code !== 0).length;
+  // The floor under 20 command-line processes at once: each starts Node and then makes its
+  // worktree with a bare add, the adds one at a time (flock, as warren's lock would).
+  const lockFile = path.join(base, 'floor.lock');
+  const nodeFloor = await time(() =>
+    Promise.all(Array.from({ length: 20 }, (_, i) => run('sh', ['-c', `"$0" -e 0 && flock "$1" git worktree add -q -b "$2" "$3"`, process.execPath, lockFile, `n${i}`, path.join(worktrees, `n${i}`)], { cwd: repo }))),
+  );
+  const floorFailures = nodeFloor.result.filter((r) => r.code !== 0).length;
   const cpuBefore = childCpuMs();
   const concurrent = await time(() =>
     Promise.all(Array.from({ length: 20 }, (_, i) => run(process.execPath, [BIN, 'new', 'feat', `many-${i}`], { cwd: repo, env }))),
@@ -82,6 +98,7 @@ export async function benchCore() {
   printTable('20 workspaces', [
     { name: '20 × git worktree add, serialized', ms: serialized.ms },
     { name: '20 × git worktree add, in parallel (unsafe)', ms: parallelBare.ms, note: `${bareFailures}/20 failed` },
+    { name: 'floor: 20 × (node -e 0; add under a lock), parallel', ms: nodeFloor.ms, note: `${floorFailures}/20 failed; what 20 Node processes cost before any warren code` },
     { name: '20 × warren new, in parallel (20 processes)', ms: concurrent.ms, note: `${warrenFailures}/20 failed; ${(cliCpu / 20).toFixed(0)} ms CPU each, ${(cliCpu / cores / 1000).toFixed(2)} s on ${cores} cores at best` },
     { name: '20 × createTask, in parallel (library, 1 process)', ms: library.ms, note: `${libraryFailures}/20 failed` },
     { name: '20 × POST /api/actions/new to warren serve, parallel', ms: served.ms, note: `${servedFailures}/20 failed` },
