@@ -359,6 +359,9 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     const missing = repo.warren(['exec', 'bins', '--', 'node_modules/.bin/nope']);
     expect(missing.code).toBe(127);
     expect(missing.stderr).toContain('command node_modules/.bin/nope was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run');
+    // Said once: the run's own line, then warren's summary without repeating it.
+    expect(missing.stderr.split('was not found or is not executable').length - 1, missing.stderr).toBe(1);
+    expect(missing.stderr).toMatch(/warren: not run \(exit 127, said above\) after \d+ms; log /);
     const bare = repo.warren(['exec', 'bins', '--', 'nope'], { PATH: `${ws}/node_modules/.bin:${hostPath}` });
     expect(bare.code).toBe(127);
     // Nowhere a layer could hold it: refused on the host, nothing started, as before.

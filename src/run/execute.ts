@@ -46,6 +46,12 @@ export interface RunOutcome {
   log: string;
   sandbox: string;
   reason: string | null;
+  /**
+   * The reason is the line the run's mount step wrote before it stopped (a layer that could not
+   * be mounted, a command not found where the layers are mounted; the command was not started):
+   * it is in the log, and whoever showed the run's output live has shown it already.
+   */
+  reasonInOutput: boolean;
 }
 
 export const DEFAULT_GRACE = '2s';
@@ -152,7 +158,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     await egress?.close();
   }
   const logTail = result.exitCode === 0 ? '' : tail(log);
-  const failure = (mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null) ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
+  const notStarted = mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null;
+  const failure = notStarted ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
   finishRun(ctx.store, runId, result, reason);
   const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
@@ -176,6 +183,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     log,
     sandbox: profile.kind,
     reason,
+    reasonInOutput: reason !== null && reason === notStarted,
   };
 }
 

@@ -36,7 +36,9 @@ export function runResult(env: CliEnv, outcome: RunOutcome): CommandResult {
   };
   const exitCode = exitStatusOf(outcome);
   if (!env.json && exitCode !== 0) {
-    env.log(`warren: ${outcome.reason ?? `exit ${outcome.exitCode}`} after ${outcome.durationMs}ms; log ${outcome.log}`);
+    // A reason the run wrote itself was on the terminal a moment ago, with the run's output: not said twice.
+    const why = outcome.reasonInOutput ? `not run (exit ${outcome.exitCode}, said above)` : (outcome.reason ?? `exit ${outcome.exitCode}`);
+    env.log(`warren: ${why} after ${outcome.durationMs}ms; log ${outcome.log}`);
   }
   // Human mode prints nothing on stdout: it belongs to the command.
   return { data, human: '', exitCode };
