@@ -50,10 +50,67 @@ const FACTS_FORMAT = '%(refname)%00%(objectname)%00%(objecttype)%00%(upstream:re
 /**
  * Several local branches in one `for-each-ref`: each one's commit and upstream; a branch that
  * does not exist (or points at something other than a commit) is absent from the map.
+ *
+ * Callers in one process share calls (twenty `createTask`s at once, through the library or
+ * `warren serve`, each need their base and new branch): while a `for-each-ref` of a repository
+ * runs, what is asked of it meanwhile waits and is read by one more call, started after every
+ * one of those asked — so each answer is still read after its question, and a lone caller
+ * waits for nothing.
  */
 export async function branchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  if (branches.length === 0) return new Map();
+  let reads = readsOf.get(repo.commonDir);
+  if (!reads) readsOf.set(repo.commonDir, (reads = new BranchReads(repo, () => readsOf.delete(repo.commonDir))));
+  const all = await reads.ask(branches);
   const facts = new Map<string, BranchFacts>();
-  if (branches.length === 0) return facts;
+  for (const b of branches) {
+    const f = all.get(b);
+    if (f) facts.set(b, f);
+  }
+  return facts;
+}
+
+const readsOf = new Map<string, BranchReads>();
+
+/** One repository's `for-each-ref` calls: at most one running, and one gathering what is asked meanwhile. */
+class BranchReads {
+  private running: Promise<void> | null = null;
+  private waiting: { branches: Set<string>; answer: Promise<Map<string, BranchFacts>> } | null = null;
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly onIdle: () => void,
+  ) {}
+
+  ask(branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+    if (this.running === null) {
+      const answer = readBranchFacts(this.repo, branches);
+      this.running = answer.then(() => this.next(), () => this.next());
+      return answer;
+    }
+    if (this.waiting === null) {
+      const gathered = new Set<string>();
+      // Starts when the running call has ended (after next() has made it the running one).
+      this.waiting = { branches: gathered, answer: this.running.then(() => readBranchFacts(this.repo, [...gathered])) };
+    }
+    for (const b of branches) this.waiting.branches.add(b);
+    return this.waiting.answer;
+  }
+
+  private next(): void {
+    const waiting = this.waiting;
+    this.waiting = null;
+    if (waiting === null) {
+      this.running = null;
+      this.onIdle();
+      return;
+    }
+    this.running = waiting.answer.then(() => this.next(), () => this.next());
+  }
+}
+
+async function readBranchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  const facts = new Map<string, BranchFacts>();
   const refs = branches.map((b) => `refs/heads/${b}`);
   // Patterns match whole path components, so `refs/heads/a` also lists `refs/heads/a/b`: only exact names count.
   const result = await git(['for-each-ref', `--format=${FACTS_FORMAT}`, '--', ...refs], { cwd: repo.root });

@@ -119,4 +119,33 @@ describe('branch facts in one for-each-ref', () => {
     expect([...facts.keys()]).toEqual(['main']);
     expect(facts.get('main')).toEqual({ commit: head, upstream: { remote: 'origin', remoteRef: 'refs/heads/main', trackingRef: 'refs/remotes/origin/main' } });
   });
+
+  it('callers at once share calls: each gets exactly its own branches, and what is asked during a call is read by a later one', async () => {
+    const repo = makeRepo();
+    const opened = await resolveRepository(repo.root);
+    for (const b of ['a', 'b', 'c', 'd']) repo.git('branch', b);
+    const head = repo.git('rev-parse', 'HEAD');
+    const trace = path.join(tmpDir(), 'trace');
+    const before = process.env.GIT_TRACE;
+    process.env.GIT_TRACE = trace;
+    try {
+      const asked = [['main', 'a'], ['b'], ['c', 'nope'], ['d', 'a'], ['nope']];
+      const answers = await Promise.all(asked.map((branches) => branchFacts(opened, branches)));
+      answers.forEach((facts, i) => {
+        const want = (asked[i] ?? []).filter((b) => b !== 'nope');
+        expect([...facts.keys()].sort()).toEqual(want.sort());
+        for (const b of want) expect(facts.get(b)?.commit).toBe(head);
+      });
+      const calls = () => fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.includes('built-in: git for-each-ref')).length;
+      // The first asker's call, then one for everything asked while it ran.
+      expect(calls()).toBe(2);
+      // Asked after those ended: read afresh, so a branch made meanwhile is seen.
+      repo.git('branch', 'e');
+      expect((await branchFacts(opened, ['e'])).get('e')?.commit).toBe(head);
+      expect(calls()).toBe(3);
+    } finally {
+      if (before === undefined) delete process.env.GIT_TRACE;
+      else process.env.GIT_TRACE = before;
+    }
+  });
 });
