@@ -112,8 +112,9 @@ export function recordedFingerprint(task: Task): Fingerprint | null {
 
 /**
  * The guard `checkpoint` and `land` run before mutating anything (`mainHooksDir`: as for
- * takeFingerprint, read freshly by the caller). Hook drift refuses (unless accepted); a shared-config change alone is returned for the caller to report, not refused:
- * git writes that file for ordinary reasons (upstreams, fetch settings).
+ * takeFingerprint, read freshly by the caller). Hook drift refuses (unless accepted); a
+ * shared-config change alone is returned for the caller to report, not refused: git writes
+ * that file for ordinary reasons (upstreams, fetch settings).
  */
 export async function checkHooks(task: Task, commonDir: string, acceptHooks: boolean, verb: string, mainHooksDir?: string): Promise<{ current: Fingerprint; drift: Drift | null }> {
   const current = await takeFingerprint(task.path, commonDir, mainHooksDir);

@@ -47,7 +47,8 @@ export async function integrate(ctx: ProjectContext, entries: readonly Locked[],
 
 export async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly Locked[]): Promise<void> {
   for (const { entry, release } of entries) {
-    if (getEntry(ctx.store, entry.id)?.state === 'bounced' || getEntry(ctx.store, entry.id)?.state === 'removed') continue;
+    const state = getEntry(ctx.store, entry.id)?.state;
+    if (state === 'bounced' || state === 'removed') continue;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
     if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
       bounce(ctx, entry, new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`), null);

@@ -74,8 +74,8 @@ export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: 
   } finally {
     result.lock.release();
     if (timing) {
-      timing.waitedMs = Math.round(got - asked);
-      timing.heldMs = Math.round(Date.now() - got);
+      timing.waitedMs = got - asked;
+      timing.heldMs = Date.now() - got;
     }
   }
 }

@@ -49,11 +49,9 @@ export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry)
 /**
  * Runs every feature's `release` in order (teardown, unmount) — also when a half-made task is
  * rolled back — and returns every problem they met. A step that throws is a problem too: the
- * next steps still run, so one broken teardown cannot keep a layer mounted.
- */
-/**
- * Runs the features' release steps (teardown, unmount), in order: `inside` all but the one that
- * holds the workspace's files (a cow checkout), `workspace` only that one, `all` both.
+ * next steps still run, so one broken teardown cannot keep a layer mounted. `inside`: all but
+ * the step that holds the workspace's files (a cow checkout); `workspace`: only that one;
+ * `all`: both, that one last.
  */
 export async function releaseSteps(ctx: ProjectContext, task: Task, which: 'inside' | 'workspace' | 'all' = 'all'): Promise<string[]> {
   const problems: string[] = [];
