@@ -8,7 +8,6 @@
 // The dependency tree is the real one in shared/fixtures/deps-20k above the repository (about 20,000 files),
 // installed ONCE with `npm ci` into .bench-cache/ (gitignored) and reused by later runs.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,32 +16,29 @@ import { startServe } from './lib.js';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
-const fixture = process.env.BENCH_FIXTURE ?? process.env.WARREN_DEPS_20K ?? findFixture(root);
-
-/** shared/fixtures/deps-20k in the nearest folder above the repository that has one, as .ci/deps-20k finds it. */
-function findFixture(from) {
-  for (let dir = path.dirname(from); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared', 'fixtures', 'deps-20k');
-    if (fs.existsSync(path.join(candidate, 'package-lock.json'))) return candidate;
-    if (dir === path.dirname(dir)) throw new Error(`bench: no deps-20k fixture above ${from}; set BENCH_FIXTURE`);
-  }
-}
+// Where the fixture, its installed tree and the npm cache's marker are: .ci/deps-20k says (BENCH_FIXTURE picks another fixture).
+const fixtureEnv = { ...process.env, ...(process.env.BENCH_FIXTURE ? { WARREN_DEPS_20K: path.resolve(process.env.BENCH_FIXTURE) } : {}) };
+const where = Object.fromEntries(
+  execFileSync(path.join(root, '.ci/deps-20k'), ['--where'], { env: fixtureEnv, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+);
+const fixture = where.fixture;
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const pairedOnly = process.env.BENCH_ONLY === 'paired';
 const warrenBin = path.join(root, 'bin/warren.js');
 
-const lockHash = createHash('sha256').update(fs.readFileSync(path.join(fixture, 'package-lock.json'))).digest('hex').slice(0, 16);
-const cacheDir = path.join(root, '.bench-cache', `deps-20k-${lockHash}`);
+const cacheDir = where.tree;
 // The npm cache .ci/deps-20k fills (test/provision-deps-20k installs from it offline).
 const npmCache = path.join(root, '.bench-cache/npm-cache');
 const npmFlags = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', `--cache=${npmCache}`];
 
 /** The tree, installed once by .ci/deps-20k (as CI does), which also fills the npm cache `npm ci` is timed with. */
 function ensureCache() {
-  const done = fs.existsSync(path.join(npmCache, `deps-20k-${lockHash}.ok`)) && fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'));
-  if (done) return;
+  if (fs.existsSync(where.marker) && fs.existsSync(path.join(cacheDir, 'node_modules/.package-lock.json'))) return;
   process.stderr.write(`bench: installing ${fixture} once into ${cacheDir} (.ci/deps-20k: npm ci)…\n`);
-  execFileSync(path.join(root, '.ci/deps-20k'), { env: { ...process.env, WARREN_DEPS_20K: path.resolve(fixture) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(path.join(root, '.ci/deps-20k'), { env: fixtureEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 function count(dir) {
