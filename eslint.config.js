@@ -13,8 +13,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', '.ci/**/*.mjs'],
+    files: ['bin/**/*.mjs', '.ci/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+  },
+  {
+    // The launcher is CommonJS (bin/package.json): it starts sooner than an ES module.
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // The dashboard's client: plain browser JS modules, served as is.

@@ -1,9 +1,12 @@
 // Issue 2 benchmark: the cost of warren's guards around a worktree.
 //  1. one `warren new` (no provisioning) against one bare `git worktree add` of the same repository,
-//     and its distance from the floor under any Node command line (Node start-up + the bare add);
+//     and its distance from the floor under any Node command line (Node start-up + the bare add):
+//     run by the command line itself, and handed to a running `warren warm`;
 //  2. (run first, in rounds, each row from a fresh repository) 20 workspaces at once against 20
-//     serialized `git worktree add` measured in the same round (and what 20 parallel bare adds do): 20 `warren new` processes, 20 `createTask` calls in one running
-//     process (the library), and 20 requests to one running `warren serve`; with what the
+//     serialized `git worktree add` measured in the same round (and what 20 parallel bare adds
+//     do): 20 `warren new` processes (on their own, and handed to a `warren warm` with 20
+//     waiting), 20 `createTask` calls in one running process (the library), and 20 requests to
+//     one running `warren serve`; with what the
 //     repository lock cost each (waited for, held: recorded in each task.created event) and the
 //     CPU the 20 processes used (what bounds them on a machine with few cores), beside the floor
 //     of 20 processes (each starts Node, then makes its worktree with a bare add under a lock);
@@ -14,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { BIN, machine, makeRepo, median, printTable, run, startServe, time, tmp } from './lib.js';
+import { BIN, machine, makeRepo, median, printTable, run, startServe, startWarm, time, tmp } from './lib.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
@@ -25,29 +28,43 @@ export async function benchCore() {
   // was not found), so they go where nothing ran before them.
   await benchMany(base);
   await benchOne(base);
-  fs.rmSync(base, { recursive: true, force: true });
+  fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
 }
 
-/** One `warren new` against its floor, interleaved rounds. */
+/**
+ * One `warren new` against its floor, interleaved rounds: run by the command line in its own
+ * process (WARREN_WARM=off), and handed to a running `warren warm` (which waits, before every
+ * measurement, until its processes are loaded again: nothing measured shares the CPU with them).
+ */
 async function benchOne(base) {
   const repo = makeRepo(path.join(base, 'repo'));
   const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
+  const local = { ...env, WARREN_WARM: 'off' };
   const worktrees = path.join(base, 'bare');
   fs.mkdirSync(worktrees);
+  const warm = await startWarm(env);
 
   // Warm both paths once (page cache, database creation).
   await run('git', ['worktree', 'add', '-q', '-b', 'warm', path.join(worktrees, 'warm')], { cwd: repo });
-  await run(process.execPath, [BIN, 'new', 'chore', 'warm'], { cwd: repo, env });
+  await run(process.execPath, [BIN, 'new', 'chore', 'warm'], { cwd: repo, env: local });
 
   // Interleaved, so that a slow moment of the machine falls on every case alike.
   const bare = [];
   const warren = [];
+  const warmed = [];
   const nodeStart = [];
   for (let i = 0; i < ROUNDS; i++) {
+    await warm.ready();
     nodeStart.push((await time(() => run(process.execPath, ['-e', '0']))).ms);
     bare.push((await time(() => run('git', ['worktree', 'add', '-q', '-b', `b${i}`, path.join(worktrees, `b${i}`)], { cwd: repo }))).ms);
-    warren.push((await time(() => run(process.execPath, [BIN, 'new', 'feat', `one-${i}`], { cwd: repo, env }))).ms);
+    warren.push((await time(() => run(process.execPath, [BIN, 'new', 'feat', `one-${i}`], { cwd: repo, env: local }))).ms);
+    const w = await time(() => run(process.execPath, [BIN, 'new', 'feat', `warm-${i}`], { cwd: repo, env }));
+    if (w.result.code !== 0) throw new Error(`warren new through warren warm failed: ${w.result.stderr}`);
+    warmed.push(w.ms);
   }
+  const served = (warm.log().match(/ran `warren new feat warm-/g) ?? []).length;
+  await warm.stop();
+  if (served !== ROUNDS) throw new Error(`warren warm ran ${served} of ${ROUNDS} commands: the rest ran in their own processes`);
   // The floor under any Node command line that makes a worktree: Node's start-up plus the bare add.
   const floor = median(nodeStart) + median(bare);
   printTable(`one workspace, median of ${ROUNDS} (${machine()})`, [
@@ -55,6 +72,7 @@ async function benchOne(base) {
     { name: 'node -e 0 (Node start-up alone)', ms: median(nodeStart) },
     { name: 'floor: node -e 0 + bare add', ms: floor },
     { name: 'warren new (no provisioning)', ms: median(warren), note: `${(median(warren) - floor).toFixed(0)} ms above the floor` },
+    { name: 'warren new, run by warren warm', ms: median(warmed), note: `${(median(warmed) - floor).toFixed(0)} ms above the floor` },
   ], 'git worktree add (bare)');
 }
 
@@ -118,6 +136,14 @@ async function benchMany(base) {
     const cli = await time(() => twenty((i) => run(process.execPath, [BIN, 'new', 'feat', `m-${i}`], { cwd: c1.dir, env: c1.env })));
     const cpu = childCpuMs() - cpuBefore;
     record('20 × warren new, in parallel (20 processes)', cli.ms, serialized.ms, `${(cpu / 20).toFixed(0)} ms CPU each`, { failures: cli.result.filter((r) => r.code !== 0).length, home: c1.env.WARREN_HOME });
+
+    // The same 20 command lines, each handed to a `warren warm` with 20 processes waiting (loaded before the clock starts).
+    const w1 = await fresh();
+    const warm = await startWarm(w1.env, 20);
+    const warmed = await time(() => twenty((i) => run(process.execPath, [BIN, 'new', 'feat', `m-${i}`], { cwd: w1.dir, env: w1.env })));
+    const warmRan = (warm.log().match(/ran `warren new feat m-/g) ?? []).length;
+    await warm.stop();
+    record('20 × warren new, in parallel, to warren warm', warmed.ms, serialized.ms, `${warmRan} of 20 run warm`, { failures: warmed.result.filter((r) => r.code !== 0).length, home: w1.env.WARREN_HOME });
 
     // The same 20 without a Node process each: in one running process (an orchestrator embedding
     // warren), and asked of one running `warren serve` over HTTP.
@@ -203,7 +229,7 @@ export async function benchManyLarge(files = Number(process.env.BENCH_LARGE_FILE
   if (rows.length > 0) {
     console.log(`the repository lock (git worktree add --no-checkout) held ${median(rows.map((l) => l.heldMs)).toFixed(0)} ms each (median), ${rows.reduce((sum, l) => sum + l.heldMs, 0)} ms in all; waited for ${median(rows.map((l) => l.waitedMs)).toFixed(0)} ms (median)`);
   }
-  fs.rmSync(base, { recursive: true, force: true });
+  fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

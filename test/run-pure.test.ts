@@ -112,8 +112,8 @@ describe('buildAgentInvocation', () => {
 });
 
 describe('sandbox', () => {
-  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'] };
-  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, no network', () => {
+  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'], hidden: ['/h/warm'] };
+  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, warm hidden, no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
     expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
     expect(argv).toContain('--unshare-net');
@@ -121,15 +121,17 @@ describe('sandbox', () => {
     expect(s.indexOf('--ro-bind / /')).toBeLessThan(s.indexOf('--tmpfs /tmp'));
     expect(s.indexOf('--tmpfs /tmp')).toBeLessThan(s.indexOf('--ro-bind /tmp/repo /tmp/repo'));
     expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
+    // warren warm's folder is covered last: no bind above can show it again
+    expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--tmpfs /h/warm'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
-    expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, '/w', ['x'])).toEqual(['x']);
+    expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, '/w', ['x'])).toEqual(['x']);
   });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
-    expect(sandboxFailureReason({ kind: 'none', network: true, allow: null, writable: [], readable: [] }, 'Read-only file system')).toBeNull();
+    expect(sandboxFailureReason({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, 'Read-only file system')).toBeNull();
   });
 });
 
@@ -202,7 +204,7 @@ describe('checkPolicy', () => {
       { tasks: '*', sandbox: ['bwrap'], network: false },
     ],
   };
-  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, allow: null, writable: [], readable: [] });
+  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, allow: null, writable: [], readable: [], hidden: [] });
   it.each([
     ['trusted-1', p('none', true), null],
     ['trusted-1', p('bwrap', true), null],

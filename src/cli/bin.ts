@@ -7,9 +7,10 @@ import { repositoryGuess } from './startup.js';
 // hears it too, and ends its command (src/run/supervisor.ts).
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 
-// The command-line entry point, bundled by scripts/bundle.js into dist/bundle/bin.js. Almost
-// every command starts by finding the repository (one git call): that call starts here, and git
-// runs while the rest of the command line's code loads (about 100 ms of a command's start).
+// The command line's code, bundled by scripts/bundle.js into dist/bundle/bin.js and loaded by
+// bin/warren.js when no `warren warm` takes the command (src/cli/warm-client.ts). Almost every
+// command starts by finding the repository (one git call): that call starts here, and git runs
+// while the rest of the command line's code loads (about 100 ms of a command's start).
 const argv = process.argv.slice(2);
 const repoDir = repositoryGuess(argv, process.cwd());
 if (repoDir !== null) void prefetchRepository(repoDir);

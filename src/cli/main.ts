@@ -15,6 +15,7 @@ import { registerProvision } from './commands/provision.js';
 import { registerRm } from './commands/rm.js';
 import { registerScan } from './commands/scan.js';
 import { registerServe } from './commands/serve.js';
+import { registerWarm } from './commands/warm.js';
 import { registerShow } from './commands/show.js';
 import { checkExecArgv, registerExec } from './commands/exec.js';
 import { registerPolicy } from './commands/policy.js';
@@ -54,6 +55,7 @@ export const COMMANDS: readonly Register[] = [
   registerAudit,
   registerPolicy,
   registerServe,
+  registerWarm,
   registerMcp,
   registerHooks,
   registerHook,

@@ -9,7 +9,7 @@ import path from 'node:path';
  *
  * The sandbox has a network namespace of its own (`--unshare-net`): a loopback and no route
  * out. warren runs this proxy for the length of the run, on a unix socket that is bound into
- * the sandbox; inside, a small bridge (bin/egress-bridge.js) listens on the sandbox's loopback and
+ * the sandbox; inside, a small bridge (bin/egress-bridge.mjs) listens on the sandbox's loopback and
  * carries each connection over that socket. So a connection leaves the sandbox only through
  * here, and here it is checked against the allowlist:
  * - HTTP CONNECT host:port (HTTPS, and anything tunnelled) and plain HTTP requests with an
@@ -165,7 +165,7 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
   };
 }
 
-/** The bridge that runs first inside the sandbox: bin/egress-bridge.js (src/run, dist/run and dist/bundle all sit two folders below it). */
+/** The bridge that runs first inside the sandbox: bin/egress-bridge.mjs (src/run, dist/run and dist/bundle all sit two folders below it). */
 export function bridgeScript(): string {
-  return new URL('../../bin/egress-bridge.js', import.meta.url).pathname;
+  return new URL('../../bin/egress-bridge.mjs', import.meta.url).pathname;
 }

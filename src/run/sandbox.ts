@@ -3,6 +3,7 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { egressAllowOf, sandboxKindOf } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
+import { warmDir } from '../state/home.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 
@@ -23,6 +24,8 @@ export interface SandboxProfile {
    * of being replaced by an empty, writable tmpfs.
    */
   readable: string[];
+  /** Folders replaced by an empty tmpfs: `warren warm`'s socket, which would run commands outside the sandbox. */
+  hidden: string[];
 }
 
 export function parseSandboxKind(value: string): SandboxKind {
@@ -35,11 +38,15 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
   const own = task.data.sandbox;
   const kind: SandboxKind = own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
   const network = kind === 'none' ? true : ctx.config.network === true;
-  if (kind === 'none') return { kind, network, allow: null, writable: [], readable: [] };
+  if (kind === 'none') return { kind, network, allow: null, writable: [], readable: [], hidden: [] };
   const readable = [ctx.repo.root, ctx.repo.commonDir, ctx.root, ctx.store.home].filter((p) => fs.existsSync(p));
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
   const allow = network ? null : egressAllowOf(ctx.config);
-  return { kind, network, allow, writable: writablePaths(task), readable };
+  // Made now if missing: a `warren warm` started while the command runs puts its socket in a
+  // folder the sandbox already covers (a socket on a read-only bind still takes connections).
+  const warm = warmDir(ctx.store.home);
+  fs.mkdirSync(warm, { recursive: true, mode: 0o700 });
+  return { kind, network, allow, writable: writablePaths(task), readable, hidden: [warm] };
 }
 
 /**
@@ -76,7 +83,7 @@ export interface EgressMount {
   insideSocket: string;
   /** Loopback ports the bridge forwards as they are. */
   forwards: readonly { host: string; port: number }[];
-  /** node, and the bridge script (bin/egress-bridge.js), which runs first inside. */
+  /** node, and the bridge script (bin/egress-bridge.mjs), which runs first inside. */
   node: string;
   bridge: string;
 }
@@ -95,6 +102,7 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
   for (const p of profile.readable) args.push('--ro-bind', p, p);
   for (const p of profile.writable) args.push('--bind', p, p);
+  for (const p of profile.hidden) args.push('--tmpfs', p);
   if (egress) {
     // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
     args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);

@@ -1,7 +1,6 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
@@ -33,11 +32,9 @@ function loadDriver(): { Database: typeof Database; addon: Addon | undefined } {
   return driver;
 }
 
-/** `WARREN_HOME`, default `~/.warren`: the state database and, by default, the workspaces. */
-export function warrenHome(): string {
-  const fromEnv = process.env.WARREN_HOME;
-  return path.resolve(fromEnv && fromEnv !== '' ? fromEnv : path.join(os.homedir(), '.warren'));
-}
+import { warrenHome } from './home.js';
+
+export { warrenHome };
 
 /**
  * Threat: a warren running as another user over someone's state — typically root through `sudo`
@@ -78,6 +75,18 @@ export function openDb(home = warrenHome(), migrations: readonly Migration[] = M
   db.pragma('foreign_keys = ON');
   migrate(db, migrations);
   return db;
+}
+
+/**
+ * Loads the driver and runs it once on a throwaway in-memory database: what the first open of a
+ * command would otherwise pay (a waiting warm process does it before any command comes).
+ */
+export function preloadDriver(): void {
+  const { Database, addon } = loadDriver();
+  const db = new Database(':memory:', addon ? { nativeBinding: addon as unknown as string } : {});
+  db.pragma('foreign_keys = ON');
+  db.prepare('SELECT 1').get();
+  db.close();
 }
 
 export function migrate(db: Db, migrations: readonly Migration[]): void {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /**
  * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
@@ -200,7 +200,8 @@ export function tryKill(pid: number, signal: NodeJS.Signals): void {
 /**
  * Starts a process that outlives this one (its own session, no pipes, not waited for): the
  * merge queue's background processor after `land --no-wait`. It ends by itself once its work
- * is done; nothing else in warren starts a process it does not bound.
+ * is done; nothing else in warren starts a process it does not bound (but `startNodeHelper`'s,
+ * which end with the process that started them).
  */
 export function spawnDetached(argv: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number | undefined {
   const [file, ...args] = argv;
@@ -209,4 +210,19 @@ export function spawnDetached(argv: readonly string[], options: { cwd?: string; 
   child.on('error', () => undefined); // nothing to report to: the queue is still there for the next command
   child.unref();
   return child.pid;
+}
+
+/** A started helper: its IPC channel (`send`, `message`, `disconnect`), its pipes, its exit. */
+export type NodeHelper = ChildProcess;
+
+/**
+ * Starts one of warren's own Node programs with an IPC channel to this process, leading a
+ * process group of its own, stdout and stderr as pipes: `warren warm`'s waiting processes
+ * (src/cli/warm-server.ts). Each runs one command and exits; one still waiting exits when this
+ * process goes (its channel closes).
+ */
+export function startNodeHelper(script: string, nodeArgs: readonly string[]): NodeHelper {
+  // Without this process's NODE_OPTIONS: Node would apply them to the helper itself at start.
+  const { NODE_OPTIONS: _own, ...env } = process.env;
+  return spawn(process.execPath, [...nodeArgs, script], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
 }

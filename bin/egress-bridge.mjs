@@ -3,7 +3,7 @@
 // program of its own, not library code — it runs inside the sandbox, where the network is a
 // loopback only — so it uses Node's built-ins and nothing else:
 //
-//   node egress-bridge.js SOCKET FORWARDS -- CMD [ARG...]
+//   node egress-bridge.mjs SOCKET FORWARDS -- CMD [ARG...]
 //
 // It listens on the sandbox's own loopback and carries every connection over SOCKET (warren's
 // proxy, bound in from outside). FORWARDS (`127.0.0.1:8080,::1:9000`, or `-` for none) are

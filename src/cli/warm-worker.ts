@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { prefetchRepository } from '../git/repo.js';
+import { preloadDriver } from '../state/db.js';
+import { runBounded } from '../system/spawn.js';
+import { openStoreAhead } from './command.js';
+import { buildProgram, main } from './main.js';
+import { repositoryGuess } from './startup.js';
+import type { WarmJob } from './warm-protocol.js';
+
+// A warm process of `warren warm` (src/cli/warm-server.ts): started with all of warren loaded
+// (and compiled: the server starts it with --no-lazy), it waits for one command, takes on the
+// client's arguments, folder, environment and umask, runs the command as the command line
+// would, and exits. One command per process: nothing one command leaves in memory (a cache,
+// a prefetched answer, an open database) can reach another.
+
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
+let started = false;
+// warren warm went away before a command started: nothing to do.
+process.on('disconnect', () => {
+  if (!started) process.exit(0);
+});
+
+// What a command's first calls would load or set up, done once before any command comes, on
+// nothing a command can see: the database driver on an in-memory database, a listen on a free
+// loopback port and its close (the port checks of src/run/ports.ts), a git that prints its
+// version (the spawn path), Node's modules below.
+preloadDriver();
+await new Promise<void>((resolve) => {
+  const probe = net.createServer();
+  probe.once('error', () => resolve());
+  probe.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => probe.close(() => resolve()));
+});
+await runBounded({ argv: ['git', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 10_000 });
+// Node's own modules that a command's first calls would load (found by comparing
+// process.moduleLoadList before and after a `warren new`): the performance timer's and rmSync's.
+performance.now();
+fs.rmSync(path.join(os.tmpdir(), `warren-warm-${randomUUID()}`), { force: true });
+// The command line built once and dropped (commander's code runs faster the second time), and
+// this WARREN_HOME's state opened: a command for it takes it (src/cli/command.ts says when not).
+buildProgram(async () => undefined);
+try {
+  openStoreAhead();
+} catch {
+  // Not this user's home, or not writable: the command opens its own and says why.
+}
+
+// The job comes first: the process takes on the client's environment, folder, umask and
+// arguments and starts the repository's git call (read-only) while warren warm waits for the
+// client's go; the command itself runs on the go, and only then. No go (the client went): exit.
+process.once('message', (request: WarmJob) => {
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, request.env);
+  process.umask(request.umask);
+  process.argv = [process.argv[0] ?? process.execPath, request.entry, ...request.argv];
+  let cannotEnter: string | null = null;
+  try {
+    process.chdir(request.cwd);
+    // As the command line's entry does (src/cli/bin.ts): the repository's git call starts first.
+    const repoDir = repositoryGuess(request.argv, request.cwd);
+    if (repoDir !== null) void prefetchRepository(repoDir);
+  } catch (err) {
+    cannotEnter = `warren: cannot enter ${request.cwd} (${(err as NodeJS.ErrnoException).code ?? String(err)}); nothing was run.\n`;
+  }
+  process.once('message', () => {
+    started = true;
+    const run = async (): Promise<number> => {
+      if (cannotEnter === null) return main(request.argv);
+      process.stderr.write(cannotEnter);
+      return 1;
+    };
+    void run().then((code) => {
+      process.exitCode = code;
+      // The command is done: say so now, not when this process has wound down (~30–60 ms later).
+      // The mark ends each stream after everything written before it (pipe writes are synchronous
+      // on Linux), so warren warm knows it has passed on all the output before it reports the end.
+      process.stdout.write(request.end);
+      process.stderr.write(request.end);
+      process.send?.({ done: code }, () => process.disconnect());
+    });
+  });
+});
+if (process.connected) process.send?.('ready');
