@@ -68,10 +68,10 @@ export async function startWarm(options: { home: string; size: number; log(line:
   const children = new Set<NodeHelper>();
 
   // Processes are started only while no command runs: one loading (~0.35 s of CPU) beside a
-  // running command takes the CPU that command needs (measured on 2 cores: one `new` +180 ms;
-  // 20 `new` at once 6.5× their serialized adds with refills during the burst, 3.3–3.5×
-  // without). Under a burst the waiting ones run out, the rest run in their own processes, and
-  // all are started again once the burst is over.
+  // running command takes the CPU that command needs (measured on 2 cores: one `new` 180 ms
+  // slower; 20 `new` at once 4.2× and 5.1× their serialized adds with refills during the burst,
+  // 3.3× and 2.5× without). Under a burst the waiting ones run out, the rest run in their own
+  // processes, and all are started again once the burst is over.
   const fill = () => {
     if (busy > 0) return;
     while (!closing && failedStarts < MAX_FAILED_STARTS && idle.length + starting < size) startOne();
