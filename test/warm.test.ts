@@ -326,6 +326,16 @@ describe('warren warm', () => {
     expect(warm.log()).not.toContain('ran `warren new');
   });
 
+  it('a WARREN_HOME whose socket path would pass the 107 bytes of a unix socket: refused, nothing started', async () => {
+    const repo = makeRepo();
+    const home = path.join(tmpDir('warren-warm-long-'), 'h'.repeat(100));
+    const refused = await runCli(['--json', 'warm'], { cwd: repo.root, home });
+    expect(refused.code).toBe(1);
+    expect((JSON.parse(refused.stdout) as { error: { code: string } }).error.code).toBe('WARM_UNAVAILABLE');
+    expect(refused.stdout).toContain('nothing was started');
+    expect(fs.existsSync(path.join(home, 'warm'))).toBe(false);
+  });
+
   it.skipIf(unavailable(import.meta.filename, 'bwrap') !== null)('a sandboxed command cannot reach warren warm: its folder is empty inside', async () => {
     const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': 'sandbox: bwrap\n' } });
     expect((await repo.warren('new', 'feat', 'box')).code).toBe(0);

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import fs from 'node:fs';
-import path from 'node:path';
 import { openProject } from '../lifecycle.js';
 import { assertOwnHome, warrenHome } from '../state/db.js';
 import { Store } from '../state/store.js';
@@ -46,40 +44,7 @@ export type Register = (program: Command, run: (handler: Handler) => Promise<voi
 export function openOwnStore(): Store {
   const home = warrenHome();
   assertOwnHome(home);
-  return takeStoreAhead(home) ?? new Store(home);
-}
-
-/** A Store opened before its command came, and the database file it opened. */
-let ahead: { store: Store; dev: number; ino: number } | null = null;
-
-/**
- * Opens the state before a command comes (a warm process, src/cli/warm-worker.ts: ~7 ms of a
- * command's start in a CPU profile). The command takes it only for the same WARREN_HOME and
- * while its database file is the one opened (one removed or replaced meanwhile would be written
- * in vain); else it opens its own, and this one is closed.
- */
-export function openStoreAhead(): void {
-  const home = warrenHome();
-  assertOwnHome(home);
-  const store = new Store(home);
-  const file = fs.statSync(path.join(home, 'state.db'));
-  ahead = { store, dev: file.dev, ino: file.ino };
-}
-
-function takeStoreAhead(home: string): Store | null {
-  const held = ahead;
-  ahead = null;
-  if (!held) return null;
-  let same = false;
-  try {
-    const file = fs.statSync(path.join(home, 'state.db'));
-    same = held.store.home === home && file.dev === held.dev && file.ino === held.ino;
-  } catch {
-    // gone: open anew
-  }
-  if (same) return held.store;
-  held.store.close();
-  return null;
+  return new Store(home);
 }
 
 export function cliReporter(json: boolean): Reporter {
