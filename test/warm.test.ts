@@ -291,6 +291,8 @@ describe('warren warm', () => {
     // And the next command runs warm.
     expect((await repo.warren('new', 'feat', 'next')).code).toBe(0);
     await warm.said(/ran `warren new feat next`/);
+    // Its replacement starts once that process has exited (after the client heard the end): wait for it.
+    await waitUntil(async () => (await idle(socket)) === 2);
     expect(warm.workers()).toHaveLength(2);
   });
 
