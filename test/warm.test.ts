@@ -168,6 +168,23 @@ describe('warren warm', () => {
     expect(warm.log()).not.toContain('exec a');
   });
 
+  it('keeps the state database open: a command closes it without checkpointing its log; warm checkpoints it when it stops', async () => {
+    const repo = makeRepo();
+    const wal = path.join(repo.home, 'state.db-wal');
+    // The command line alone: its close is the database's last, which checkpoints and removes the log.
+    expect((await runCli(['new', 'feat', 'a'], { cwd: repo.root, home: repo.home, env: LOCAL })).code).toBe(0);
+    expect(fs.existsSync(wal)).toBe(false);
+    const warm = await startWarm(repo);
+    expect((await repo.warren('new', 'feat', 'b')).code).toBe(0);
+    expect(warm.log()).toMatch(/ran `warren new feat b`/);
+    // Not the last close while warm holds the database: the log stays, its commits in it.
+    expect(fs.statSync(wal).size).toBeGreaterThan(0);
+    expect((await warm.stop()).code).toBe(0);
+    expect(fs.existsSync(wal)).toBe(false);
+    const listed = JSON.parse((await runCli(['--json', 'list'], { cwd: repo.root, home: repo.home, env: LOCAL })).stdout) as { id: string }[];
+    expect(listed.map((t) => t.id).sort()).toEqual(['a', 'b']);
+  });
+
   it("takes the client's environment, folder and umask: the command and what it starts see them", async () => {
     const marks = tmpDir('warren-warm-marks-');
     const repo = makeRepo({ files: { 'README.md': '# t\n', 'src/x.txt': 'x\n', 'warren.yaml': 'setup:\n  - { id: env, run: "echo $WARM_PROBE > $WARM_MARKS/probe" }\n' } });

@@ -18,3 +18,48 @@ export function repositoryGuess(args: readonly string[], cwd: string): string | 
   }
   return dir;
 }
+
+/** What `warren new` will ask of git once the repository is found: its base (when given) and branch. */
+export interface NewTaskGuess {
+  /** `--base`, or undefined for the branch checked out in the main worktree. */
+  base?: string;
+  branch: string;
+}
+
+/**
+ * The base and branch of a `warren new TYPE ID` command line, read as its options parse them
+ * (`--repo DIR` and `--json` anywhere; `--base REF`, `--sandbox KIND` and the flags of `new`),
+ * or null for any other command or anything this reading is unsure of (an option it does not
+ * know, a missing argument): the command then asks git itself. A wrong guess is never used:
+ * the answer is taken only for exactly the branches the command asks about.
+ */
+export function newTaskGuess(args: readonly string[]): NewTaskGuess | null {
+  const positional: string[] = [];
+  let base: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    const value = (name: string): string | null | undefined => {
+      if (arg === name) return args[++i] ?? null;
+      return arg.startsWith(`${name}=`) ? arg.slice(name.length + 1) : undefined;
+    };
+    if (arg === '--') {
+      positional.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positional.push(arg);
+      continue;
+    }
+    if (arg === '--json' || arg === '--no-sync' || arg === '--no-setup' || arg === '--require-sandbox') continue;
+    const repo = value('--repo');
+    const sandbox = repo === undefined ? value('--sandbox') : undefined;
+    const given = repo === undefined && sandbox === undefined ? value('--base') : undefined;
+    if (repo === null || sandbox === null || given === null) return null;
+    if (repo !== undefined || sandbox !== undefined) continue;
+    if (given === undefined) return null; // an option this reading does not know
+    base = given;
+  }
+  const [command, type, id, ...rest] = positional;
+  if (command !== 'new' || type === undefined || id === undefined || rest.length > 0) return null;
+  return { ...(base !== undefined && base !== '' ? { base } : {}), branch: `${type}/${id}` };
+}

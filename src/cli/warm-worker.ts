@@ -3,11 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { prefetchRepository } from '../git/repo.js';
 import { preloadDriver } from '../state/db.js';
 import { runBounded } from '../system/spawn.js';
 import { main } from './main.js';
-import { repositoryGuess } from './startup.js';
+import { prefetchFor } from './prefetch.js';
 import type { WarmJob } from './warm-protocol.js';
 
 // A warm process of `warren warm` (src/cli/warm-server.ts): started with all of warren loaded
@@ -53,9 +52,8 @@ process.once('message', (request: WarmJob) => {
   let cannotEnter: string | null = null;
   try {
     process.chdir(request.cwd);
-    // As the command line's entry does (src/cli/bin.ts): the repository's git call starts first.
-    const repoDir = repositoryGuess(request.argv, request.cwd);
-    if (repoDir !== null) void prefetchRepository(repoDir);
+    // As the command line's entry does (src/cli/bin.ts): the command's first git calls start now.
+    void prefetchFor(request.argv, request.cwd);
   } catch (err) {
     cannotEnter = `warren: cannot enter ${request.cwd} (${(err as NodeJS.ErrnoException).code ?? String(err)}); nothing was run.\n`;
   }
@@ -68,8 +66,8 @@ process.once('message', (request: WarmJob) => {
     };
     void run().then((code) => {
       process.exitCode = code;
-      // The command is done: say so now, not when this process has wound down (in a timeline, 80
-    // ms passed between a command's end and its client's exit when the end was the exit; ~26 now).
+        // The command is done: say so now, not when this process has wound down (in a timeline, 80
+      // ms passed between a command's end and its client's exit when the end was the exit; ~26 now).
       // The mark ends each stream after everything written before it (pipe writes are synchronous
       // on Linux), so warren warm knows it has passed on all the output before it reports the end.
       process.stdout.write(request.end);

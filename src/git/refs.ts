@@ -72,6 +72,30 @@ export async function branchFacts(repo: Repository, branches: readonly string[])
 
 const readsOf = new Map<string, BranchReads>();
 
+const prefetchedFacts = new Map<string, Promise<Map<string, BranchFacts>>>();
+const factsKey = (repo: Repository, branches: readonly string[]) => [repo.commonDir, ...branches].join('\0');
+
+/**
+ * Starts the `for-each-ref` that `takePrefetchedFacts(repo, branches)` will take: the command
+ * line does so for `warren new` as soon as the repository is found, while the rest of its code
+ * loads (src/cli/prefetch.ts). The answer is read after the command started and before it
+ * takes its task lock: its taker decides what such an answer may settle.
+ */
+export function prefetchBranchFacts(repo: Repository, branches: readonly string[]): Promise<unknown> {
+  const read = readBranchFacts(repo, branches);
+  prefetchedFacts.set(factsKey(repo, branches), read);
+  return read.catch(() => undefined); // settled when git has answered; a failure means its taker asks again
+}
+
+/** The prefetched answer for exactly these branches of this repository, once; null when there is none or it failed. */
+export async function takePrefetchedFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts> | null> {
+  const key = factsKey(repo, branches);
+  const read = prefetchedFacts.get(key);
+  if (read === undefined) return null;
+  prefetchedFacts.delete(key);
+  return read.catch(() => null);
+}
+
 /** One repository's `for-each-ref` calls: at most one running, and one gathering what is asked meanwhile. */
 class BranchReads {
   private running: Promise<void> | null = null;

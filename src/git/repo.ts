@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { git, type GitResult } from './exec.js';
+import { git } from './exec.js';
 import { splitLines } from './parse.js';
 
 /** A repository as warren sees it: the main worktree and the common git directory. */
@@ -27,19 +27,19 @@ export interface MainWorktreeFacts {
 
 const OPEN_ARGS = ['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository', '--show-toplevel', '--git-path', 'hooks', '--symbolic-full-name', 'HEAD'];
 
-const prefetched = new Map<string, Promise<GitResult>>();
+const prefetched = new Map<string, Promise<Repository>>();
 
 /**
- * Starts the git call that finds the repository of `dir` before anything asks for it: the
- * command line does so first thing, so git runs while the rest of warren's code loads
- * (src/cli/bin.ts). The first `resolveRepository` of the same `dir` takes the answer; any later
- * one asks git again. Nothing is changed by the call, so an answer nobody takes costs nothing.
- * Returns when git has answered (the command line does not wait).
+ * Starts finding the repository of `dir` before anything asks for it: the command line does so
+ * first thing, so git runs while the rest of warren's code loads (src/cli/prefetch.ts). The
+ * first `resolveRepository` of the same `dir` takes the answer; any later one asks git again.
+ * Nothing is changed by the call, so an answer nobody takes costs nothing. Resolves with the
+ * repository, or null where finding it failed (that refusal surfaces when it is taken).
  */
-export function prefetchRepository(dir: string): Promise<unknown> {
-  const call = git(OPEN_ARGS, { cwd: dir, allowFailure: true });
-  prefetched.set(dir, call);
-  return call.catch(() => undefined); // settled when git has answered; a failure surfaces when resolveRepository takes it
+export function prefetchRepository(dir: string): Promise<Repository | null> {
+  const opened = openRepository(dir);
+  prefetched.set(dir, opened);
+  return opened.catch(() => null);
 }
 
 /**
@@ -47,10 +47,14 @@ export function prefetchRepository(dir: string): Promise<unknown> {
  * Where that call cannot answer everything (a bare repository, an unborn HEAD, a folder inside
  * `.git`), a minimal call gives the exact answer or error.
  */
-export async function resolveRepository(dir: string): Promise<Repository> {
+export function resolveRepository(dir: string): Promise<Repository> {
   const started = prefetched.get(dir);
   prefetched.delete(dir);
-  const full = await (started ?? git(OPEN_ARGS, { cwd: dir, allowFailure: true }));
+  return started ?? openRepository(dir);
+}
+
+async function openRepository(dir: string): Promise<Repository> {
+  const full = await git(OPEN_ARGS, { cwd: dir, allowFailure: true });
   const lines = splitLines(full.stdout);
   if (full.exitCode === 0 && lines.length === 5 && lines[1] === 'false') {
     const [commonDirRaw, , toplevel, hooksDir, head] = lines as [string, string, string, string, string];

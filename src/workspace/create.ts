@@ -6,7 +6,7 @@ import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refna
 import { commitsNotOn } from '../git/history.js';
 import { checkoutEmptyWorktree, indexEntryCount, runPostCheckoutHook } from '../git/index-ops.js';
 import { addEmptyWorktree } from '../git/snapshot.js';
-import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
+import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse, takePrefetchedFacts } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -86,7 +86,13 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
-    const facts = await branchFacts(ctx.repo, [base, branch]);
+    // The command line may have read it already, after this command started (src/cli/prefetch.ts):
+    // that answer is taken only when it lets the task go ahead. A branch made meanwhile meets
+    // git's own refusal (`worktree add -b` never moves a branch; see addTaskWorktree), a base
+    // moved meanwhile gives a task from where the base was when this command began; a refusal
+    // is decided on facts read under the lock.
+    const early = await takePrefetchedFacts(ctx.repo, [base, branch]);
+    const facts = early !== null && early.has(base) && !early.has(branch) ? early : await branchFacts(ctx.repo, [base, branch]);
     const baseBranch = facts.get(base) ?? null;
     const baseRev = baseBranch ? null : await revParse(ctx.repo, base);
     if (!baseBranch && !baseRev) {
@@ -268,6 +274,14 @@ async function addTaskWorktree(
         made.worktree = true;
         made.branch = true;
         return;
+      }
+      // git refuses a branch that already exists before it makes anything: one made after this
+      // command read the branches is someone else's, and the rollback must not delete it.
+      if (/^fatal: a branch named '.*' already exists$/m.test(result.stderr)) {
+        throw new WarrenError('BRANCH_EXISTS', `branch ${branch} was made by something else while this task was being created; it is left as it is.`, {
+          hint: 'Pick another ID, or look at what made that branch.',
+          details: { branch, argv: result.argv, stderr: result.stderr },
+        });
       }
       if (await branchExists(ctx.repo, branch)) made.branch = true;
       if (attempt >= 4 || !isTransientGitFailure(result.stderr)) {

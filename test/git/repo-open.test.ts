@@ -6,7 +6,7 @@ import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { branchFacts } from '../../src/git/refs.js';
 import { prefetchRepository, resolveRepository } from '../../src/git/repo.js';
-import { repositoryGuess } from '../../src/cli/startup.js';
+import { newTaskGuess, repositoryGuess } from '../../src/cli/startup.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
 /** git's own answer, the reference isValidBranchName is held to. */
@@ -103,6 +103,17 @@ describe('finding the repository while the command line loads', () => {
     expect(repositoryGuess(['--json', 'list', '--repo', 'rel'], '/cwd')).toBe('rel');
     expect(repositoryGuess(['exec', 't', '--', 'git', '--repo', '/z'], '/cwd')).toBe('/cwd');
     for (const none of [[], ['--version'], ['-V'], ['--help'], ['new', '--help'], ['help', 'new'], ['completion', 'bash']]) expect(repositoryGuess(none, '/cwd')).toBeNull();
+  });
+
+  it('reads the base and branch of `warren new` as its options parse them, and nothing it is unsure of', () => {
+    expect(newTaskGuess(['new', 'feat', 'x'])).toEqual({ branch: 'feat/x' });
+    expect(newTaskGuess(['--repo', '/a', '--json', 'new', '--no-sync', 'fix', 'y', '--base', 'dev'])).toEqual({ base: 'dev', branch: 'fix/y' });
+    expect(newTaskGuess(['new', '--base=release/1', '--sandbox', 'bwrap', '--require-sandbox', '--no-setup', 'chore', 'z'])).toEqual({ base: 'release/1', branch: 'chore/z' });
+    expect(newTaskGuess(['new', '--sandbox=none', '--', 'docs', '-d'])).toEqual({ branch: 'docs/-d' });
+    expect(newTaskGuess(['new', '--base=', 'feat', 'x'])).toEqual({ branch: 'feat/x' });
+    for (const none of [['list'], ['new'], ['new', 'feat'], ['new', 'feat', 'x', 'extra'], ['new', '--base'], ['new', '--frobnicate', 'feat', 'x'], ['new', '-h'], ['show', 'new', 'x']]) {
+      expect(newTaskGuess(none)).toBeNull();
+    }
   });
 });
 
