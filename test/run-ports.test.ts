@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { allocatePorts, precheckPorts } from '../src/run/ports.js';
+import { Store } from '../src/state/store.js';
 import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runCli } from './helpers/repo.js';
 import { startCli, waitForFile } from './helpers/procs.js';
@@ -77,6 +79,43 @@ describe('port blocks', () => {
       expect(shown.json.events.some((e) => e.kind === 'ports.allocated')).toBe(true);
     } finally {
       server.close();
+    }
+  });
+
+  it('a check made while the worktree is made is used for the block it checked, once; another block is checked afresh', async () => {
+    const repo = makeRepo();
+    const store = new Store(repo.home);
+    const listens = vi.spyOn(net.Server.prototype, 'listen');
+    try {
+      store.upsertProject('p', repo.root, path.join(repo.root, '.git'));
+      const task = (id: string) => store.insertTask({ project: 'p', id, type: 'feat', branch: `feat/${id}`, path: path.join(repo.root, id), base: 'main', baseCommit: '0'.repeat(40), state: 'ready', data: {} });
+      for (const id of ['a', 'b', 'c', 'filler']) task(id);
+      // Start the blocks at a random place in the range, away from the ports other test files' tasks use at once.
+      const offset = 2000 + Math.floor(Math.random() * 8000);
+      const fill = store.db.prepare("INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, 'p', 'filler', '')");
+      store.db.transaction(() => {
+        for (let port = 20000; port < 20000 + offset; port++) fill.run(port);
+      })();
+
+      const ahead = await precheckPorts(store, 10);
+      expect(ahead?.free).toHaveLength(10);
+      listens.mockClear();
+      const a = await allocatePorts(store, 'p', 'a', 10, ahead);
+      // Nothing took those ports meanwhile: the block checked is reserved without binding its ports again.
+      expect(ahead?.free.every(Boolean)).toBe(true);
+      expect(a.block).toEqual(ahead?.block);
+      expect(listens).not.toHaveBeenCalled();
+
+      // Checked, then taken by another task before this one reserves: the next block is checked for real.
+      const stale = await precheckPorts(store, 10);
+      await allocatePorts(store, 'p', 'b', 10);
+      listens.mockClear();
+      const c = await allocatePorts(store, 'p', 'c', 10, stale);
+      expect(c.block.first).not.toBe(stale?.block.first);
+      expect(listens.mock.calls.length).toBeGreaterThanOrEqual(10);
+    } finally {
+      listens.mockRestore();
+      store.close();
     }
   });
 

@@ -54,9 +54,32 @@ export interface Allocation {
   reclaimed: number;
 }
 
-export async function allocatePorts(store: Store, project: string, taskId: string, count: number): Promise<Allocation> {
+/** The block a reservation would take at some moment, and whether each of its ports could be bound then. */
+export interface PortCheck {
+  block: PortBlock;
+  free: boolean[];
+}
+
+/**
+ * Checks, ahead of the reservation, the block `allocatePorts` would reserve now: `warren new`
+ * runs it while git makes the worktree (src/run/steps.ts), after one turn of the event loop so
+ * that git has been started first. The first bind of a process costs ~10 ms (Node loads its
+ * cluster module), which is then spent while waiting for git instead of after it. Reserves
+ * nothing: `allocatePorts` uses the answer only if it reserves this same block.
+ */
+export async function precheckPorts(store: Store, count: number): Promise<PortCheck | null> {
+  await new Promise((resolve) => setImmediate(resolve));
+  const taken = new Set((store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port));
+  const first = findFreeRun(taken, count);
+  if (first === null) return null;
+  const ports = Array.from({ length: count }, (_, i) => first + i);
+  return { block: { first, count }, free: await Promise.all(ports.map((p) => isPortFree(p))) };
+}
+
+export async function allocatePorts(store: Store, project: string, taskId: string, count: number, checked: PortCheck | null = null): Promise<Allocation> {
   const busy = new Set<number>();
   let reclaimed = 0;
+  let ahead = checked;
   for (;;) {
     const reserve = store.db.transaction((): PortBlock | null => {
       const existing = portsOf(store, project, taskId);
@@ -77,9 +100,11 @@ export async function allocatePorts(store: Store, project: string, taskId: strin
         hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
       });
     }
-    // Every port of the block at once: each check is a bind and a close, mostly waiting.
+    // Every port of the block at once: each check is a bind and a close, mostly waiting. A
+    // check made ahead counts only for the very block it checked, and only once.
     const ports = Array.from({ length: block.count }, (_, i) => block.first + i);
-    const free = await Promise.all(ports.map((p) => isPortFree(p)));
+    const free = ahead && ahead.block.first === block.first && ahead.block.count === block.count ? ahead.free : await Promise.all(ports.map((p) => isPortFree(p)));
+    ahead = null;
     const inUse = ports.filter((_, i) => !free[i]);
     if (inUse.length === 0) return { block, busySkipped: [...busy].sort((a, b) => a - b), reclaimed };
     for (const p of inUse) busy.add(p);

@@ -3,7 +3,7 @@ import { resolveSources } from '../provision/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
-import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from './ports.js';
+import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { runSetup } from './setup-verify.js';
 import { assertTrusted, trustState } from './trust.js';
@@ -14,11 +14,12 @@ import { assertTrusted, trustState } from './trust.js';
  * old run logs in `gc`.
  */
 
-export const portsCreate: CreateStep = {
+export const portsCreate: CreateStep<PortCheck | null> = {
   name: 'ports',
-  async run(ctx, task) {
+  prepare: (ctx) => precheckPorts(ctx.store, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT),
+  async run(ctx, task, _options, checked) {
     const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;
-    const { block, busySkipped, reclaimed } = await allocatePorts(ctx.store, ctx.key, task.id, count);
+    const { block, busySkipped, reclaimed } = await allocatePorts(ctx.store, ctx.key, task.id, count, checked);
     ctx.store.mergeData(ctx.key, task.id, { ports: block });
     ctx.store.addEvent({
       project: ctx.key,
