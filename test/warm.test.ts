@@ -188,7 +188,7 @@ describe('warren warm', () => {
   it("takes the client's environment, folder and umask: the command and what it starts see them", async () => {
     const marks = tmpDir('warren-warm-marks-');
     const repo = makeRepo({ files: { 'README.md': '# t\n', 'src/x.txt': 'x\n', 'warren.yaml': 'setup:\n  - { id: env, run: "echo $WARM_PROBE > $WARM_MARKS/probe" }\n' } });
-    await startWarm(repo);
+    const warm = await startWarm(repo);
     const root = path.join(marks, 'roots');
     // From a subfolder, with a worktree root only this client's environment names, under umask 077.
     const out = execFileSync('sh', ['-c', `umask 077; exec "${process.execPath}" "${path.resolve(import.meta.dirname, '../bin/warren.js')}" --json new feat e`], {
@@ -200,6 +200,14 @@ describe('warren warm', () => {
     expect(task.path.startsWith(root)).toBe(true);
     expect(fs.readFileSync(path.join(marks, 'probe'), 'utf8')).toBe('from-the-client\n');
     expect(fs.statSync(path.join(task.path, 'README.md')).mode & 0o777).toBe(0o600);
+
+    // From another repository than the one warren warm was started in: the command is that one's.
+    const other = makeRepo({ name: 'other' });
+    const there = await runCli(['new', 'feat', 'elsewhere'], { cwd: other.root, home: repo.home });
+    expect(there.code, there.stderr).toBe(0);
+    expect(other.git('branch', '--list', 'feat/elsewhere')).not.toBe('');
+    expect(repo.git('branch', '--list', 'feat/elsewhere')).toBe('');
+    expect(warm.log()).toMatch(/ran `warren new feat elsewhere` in .*other/);
   });
 
   it('a signal to the client reaches the command (exit as the command line would); a client that vanishes hangs it up; nothing survives', async () => {

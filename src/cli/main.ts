@@ -72,9 +72,10 @@ export type Runner = (handler: Handler) => Promise<void>;
 /**
  * The whole command line as commander objects: every command, option, argument and default.
  * `main` runs it; the docs generator (scripts/docs.js) walks it with a runner that never runs.
- * `json` only silences commander's own error output, so that --json stdout stays one document.
+ * `json` only silences commander's own error output, so that --json stdout stays one document
+ * (asked when commander writes: a program built before its arguments are known asks then).
  */
-export function buildProgram(run: Runner, json = false): Command {
+export function buildProgram(run: Runner, json: boolean | (() => boolean) = false): Command {
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
     .version(readVersion(), '-V, --version')
@@ -85,7 +86,7 @@ export function buildProgram(run: Runner, json = false): Command {
     .configureOutput({
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => {
-        if (!json) process.stderr.write(s);
+        if (!(typeof json === 'function' ? json() : json)) process.stderr.write(s);
       },
     });
   for (const register of COMMANDS) register(program, run);
@@ -97,30 +98,47 @@ export function buildProgram(run: Runner, json = false): Command {
  * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
  * 2 bad input (nothing touched), 124 a supervised command timed out.
  */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], prepared: PreparedMain = prepareMain()): Promise<number> {
+  const { program, session } = prepared;
   const json = argv.includes('--json');
-  const outcome: Outcome = { exitCode: 0 };
-  let env: CliEnv | null = null;
-
-  const run: Runner = async (handler) => {
-    const opts = program.opts<{ repo: string; json?: boolean }>();
-    env = makeEnv(opts.repo, opts.json === true);
-    const result = await handler(env);
-    print(env.json, result.data, result.human);
-    outcome.exitCode = result.exitCode ?? 0;
-  };
-  const program = buildProgram(run, json);
-
+  session.json = json;
+  // --repo's default is the folder the command runs in (a program built ahead was built elsewhere).
+  program.setOptionValueWithSource('repo', process.cwd(), 'default');
   try {
     checkExecArgv(argv);
     await program.parseAsync([...argv], { from: 'user' });
-    return outcome.exitCode;
+    return session.outcome.exitCode;
   } catch (err) {
-    recordRefusal(env as CliEnv | null, err);
+    recordRefusal(session.env, err);
     return report(err, json);
   } finally {
-    (env as CliEnv | null)?.close();
+    session.env?.close();
   }
+}
+
+/**
+ * The command line built, waiting for one command's arguments (`main` runs it, once). `main`
+ * builds one itself; a process of `warren warm` builds it while it waits, before it knows the
+ * command (src/cli/warm-worker.ts: from its go to the action of `warren new`, 3.8–6.7 ms before
+ * this and 0.7–1.2 after, in timelines of medians of 9).
+ */
+export interface PreparedMain {
+  program: Command;
+  session: { json: boolean; outcome: Outcome; env: CliEnv | null };
+}
+
+export function prepareMain(): PreparedMain {
+  const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null };
+  const run: Runner = async (handler) => {
+    const opts = program.opts<{ repo: string; json?: boolean }>();
+    const env = makeEnv(opts.repo, opts.json === true);
+    session.env = env;
+    const result = await handler(env);
+    print(env.json, result.data, result.human);
+    session.outcome.exitCode = result.exitCode ?? 0;
+  };
+  const program = buildProgram(run, () => session.json);
+  return { program, session };
 }
 
 /** Every refusal is an event too, against the project (and task) it concerns, once one was opened. */
