@@ -75,16 +75,23 @@ const readsOf = new Map<string, BranchReads>();
 const prefetchedFacts = new Map<string, Promise<Map<string, BranchFacts>>>();
 const factsKey = (repo: Repository, branches: readonly string[]) => [repo.commonDir, ...branches].join('\0');
 
+/** A `for-each-ref` of these branches, started now in `cwd` (any folder of the repository): for `prefetchBranchFacts`. */
+export function startBranchFacts(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  const read = readBranchFactsIn(cwd, branches);
+  read.catch(() => undefined); // a failure is its taker's to see (it asks again)
+  return read;
+}
+
 /**
- * Starts the `for-each-ref` that `takePrefetchedFacts(repo, branches)` will take: the command
- * line does so for `warren new` as soon as the repository is found, while the rest of its code
- * loads (src/cli/prefetch.ts). The answer is read after the command started and before it
- * takes its task lock: its taker decides what such an answer may settle.
+ * Offers the answer of a `for-each-ref` (started now, or earlier by `startBranchFacts` in a
+ * folder of this repository) to `takePrefetchedFacts(repo, branches)`: the command line does so
+ * for `warren new` while the rest of its code loads (src/cli/prefetch.ts). The answer is read
+ * after the command started and before it takes its task lock: its taker decides what such an
+ * answer may settle. Resolves when git has answered.
  */
-export function prefetchBranchFacts(repo: Repository, branches: readonly string[]): Promise<unknown> {
-  const read = readBranchFacts(repo, branches);
-  prefetchedFacts.set(factsKey(repo, branches), read);
-  return read.catch(() => undefined); // settled when git has answered; a failure means its taker asks again
+export function prefetchBranchFacts(repo: Repository, branches: readonly string[], started = startBranchFacts(repo.root, branches)): Promise<unknown> {
+  prefetchedFacts.set(factsKey(repo, branches), started);
+  return started.catch(() => undefined);
 }
 
 /** The prefetched answer for exactly these branches of this repository, once; null when there is none or it failed. */
@@ -133,11 +140,15 @@ class BranchReads {
   }
 }
 
-async function readBranchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+function readBranchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+  return readBranchFactsIn(repo.root, branches);
+}
+
+async function readBranchFactsIn(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
   const facts = new Map<string, BranchFacts>();
   const refs = branches.map((b) => `refs/heads/${b}`);
   // Patterns match whole path components, so `refs/heads/a` also lists `refs/heads/a/b`: only exact names count.
-  const result = await git(['for-each-ref', `--format=${FACTS_FORMAT}`, '--', ...refs], { cwd: repo.root });
+  const result = await git(['for-each-ref', `--format=${FACTS_FORMAT}`, '--', ...refs], { cwd });
   for (const line of splitLines(result.stdout)) {
     const [ref, commit, type, remote, remoteRef, trackingRef] = line.split('\0');
     if (!ref || !commit || type !== 'commit' || !refs.includes(ref)) continue;

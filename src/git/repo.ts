@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { git } from './exec.js';
@@ -40,6 +40,29 @@ export function prefetchRepository(dir: string): Promise<Repository | null> {
   const opened = openRepository(dir);
   prefetched.set(dir, opened);
   return opened.catch(() => null);
+}
+
+/**
+ * The branch checked out in the main worktree, guessed from the files before git is asked: the
+ * nearest `.git` above `dir`, when it is a folder (the main worktree's), and its `HEAD` naming a
+ * branch. A guess, never an answer: the command line uses it only to start a read early
+ * (src/cli/prefetch.ts), and that read is used only when git's own answer names the same
+ * branch. Anything else (a linked worktree, a detached HEAD, files it cannot read) gives none.
+ */
+export function guessMainBranch(dir: string): string | null {
+  try {
+    for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+      const dotGit = path.join(at, '.git');
+      const stat = lstatSync(dotGit, { throwIfNoEntry: false });
+      if (stat !== undefined) {
+        if (!stat.isDirectory()) return null;
+        return /^ref: refs\/heads\/(\S+)\n?$/.exec(readFileSync(path.join(dotGit, 'HEAD'), 'utf8'))?.[1] ?? null;
+      }
+      if (path.dirname(at) === at) return null;
+    }
+  } catch {
+    return null;
+  }
 }
 
 /**

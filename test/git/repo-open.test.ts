@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { branchFacts } from '../../src/git/refs.js';
-import { prefetchRepository, resolveRepository } from '../../src/git/repo.js';
+import { guessMainBranch, prefetchRepository, resolveRepository } from '../../src/git/repo.js';
 import { newTaskGuess, repositoryGuess } from '../../src/cli/startup.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
@@ -103,6 +103,21 @@ describe('finding the repository while the command line loads', () => {
     expect(repositoryGuess(['--json', 'list', '--repo', 'rel'], '/cwd')).toBe('rel');
     expect(repositoryGuess(['exec', 't', '--', 'git', '--repo', '/z'], '/cwd')).toBe('/cwd');
     for (const none of [[], ['--version'], ['-V'], ['--help'], ['new', '--help'], ['help', 'new'], ['completion', 'bash']]) expect(repositoryGuess(none, '/cwd')).toBeNull();
+  });
+
+  it('guesses the main worktree’s branch from its files, and nothing where the files do not say', () => {
+    const repo = makeRepo();
+    fs.mkdirSync(path.join(repo.root, 'a', 'b'), { recursive: true });
+    expect(guessMainBranch(repo.root)).toBe('main');
+    expect(guessMainBranch(path.join(repo.root, 'a', 'b'))).toBe('main');
+    repo.git('checkout', '-q', '-b', 'feat/x');
+    expect(guessMainBranch(repo.root)).toBe('feat/x');
+    const linked = path.join(tmpDir(), 'linked');
+    repo.git('worktree', 'add', '-q', '-b', 'other', linked);
+    expect(guessMainBranch(linked)).toBeNull(); // a linked worktree: its HEAD is not the main worktree's
+    repo.git('checkout', '-q', '--detach');
+    expect(guessMainBranch(repo.root)).toBeNull();
+    expect(guessMainBranch(tmpDir())).toBeNull();
   });
 
   it('reads the base and branch of `warren new` as its options parse them, and nothing it is unsure of', () => {
