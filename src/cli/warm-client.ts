@@ -85,7 +85,7 @@ export async function runWarm(argv: readonly string[], bundleDir: string): Promi
           settle(null);
         } else if (frame.kind === 'X') {
           const exit = json<WarmExit>(frame.body);
-          conn.end();
+          conn.destroy(); // the last frame: warren warm has ended its side, nothing is left to say
           settle(exit.code ?? 1);
           // Ended by a signal: end the same way, so that whoever started this sees what a local run shows.
           if (exit.signal !== null) process.kill(process.pid, exit.signal);
