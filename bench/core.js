@@ -27,8 +27,24 @@ export async function benchCore() {
   // library's 20 took 1.8–2.3× instead of 1.1–1.3× (git's own adds ran twice as long; the cause
   // was not found), so they go where nothing ran before them.
   await benchMany(base);
+  await settle();
   await benchOne(base);
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/**
+ * Lets the machine finish what the rows before left it (files to write back: the 20-at-once
+ * rows write thousands): `sync`, then a pause, so that the one-workspace rounds do not share
+ * the disk and CPU with it. Says how long the flush took.
+ */
+async function settle() {
+  const dirty = () => Number(/Dirty:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
+  const before = dirty();
+  const started = performance.now();
+  await run('sync', []);
+  const flushed = performance.now() - started;
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  console.log(`\n(before the one-workspace rounds: ${(before / 1024).toFixed(0)} MiB not yet written; sync took ${flushed.toFixed(0)} ms, then 2 s of rest)`);
 }
 
 /**
