@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
+import { classifyGitStderr } from '../git/errors.js';
 import { deleteBranchIfExists } from '../git/refs.js';
 import { addEmptyWorktree, setWorktreeConfig } from '../git/snapshot.js';
 import { listWorktrees, removeWorktree } from '../git/worktrees.js';
@@ -89,7 +90,8 @@ export async function addCowCheckout(ctx: ProjectContext, req: CheckoutRequest, 
     if (!unsafe.ok) return { made: false, reason: unsafe.error };
     const added = await withRepoLock(ctx, `worktree add --no-checkout ${req.branch ?? req.id}`, () => addEmptyWorktree(ctx.repo, req.branch, req.path, req.commit));
     if (added.exitCode !== 0) {
-      await undoWorktree(ctx, req);
+      // git refuses a branch that already exists before it makes anything: that one is someone else's.
+      await undoWorktree(ctx, req, classifyGitStderr(added.stderr) !== 'GIT_BRANCH_EXISTS');
       return { made: false, reason: `git worktree add --no-checkout failed (${added.stderr.trim().split('\n')[0]})` };
     }
     const facts: CheckoutFacts = { mode: 'cow', commit: req.commit, lower: snap.tree, upper: layers.upper, work: layers.work, ...(fuse ? { fuse: true } : {}) };
@@ -132,11 +134,11 @@ function gitDirOf(dotGit: string, wsPath: string): string {
 }
 
 /** A no-checkout worktree this call made moments ago: it holds no one's work and nothing is mounted in it. */
-async function undoWorktree(ctx: ProjectContext, req: CheckoutRequest): Promise<void> {
+async function undoWorktree(ctx: ProjectContext, req: CheckoutRequest, madeBranch = true): Promise<void> {
   await withRepoLock(ctx, `undo worktree add ${req.branch ?? req.id}`, async () => {
     if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === req.path)) await removeWorktree(ctx.repo, req.path, true);
     if (mountsUnder(readMounts(), req.path).length === 0) removeTree(req.path);
-    if (req.branch) await deleteBranchIfExists(ctx.repo, req.branch);
+    if (req.branch && madeBranch) await deleteBranchIfExists(ctx.repo, req.branch);
   });
 }
 

@@ -276,8 +276,8 @@ function handshake(conn: net.Socket): Promise<boolean> {
 
 /**
  * Keeps the state database open while warm runs. SQLite checkpoints the write-ahead log when its
- * last connection closes (an fsync: ~5 ms at the end of every command here, measured); with this
- * one open, a command's close is never the last. The log is still checkpointed as it grows
+ * last connection closes (an fsync); with this one open, a command's close is never the last
+ * (closing took 6.0 ms at the end of a `warren new` here, 0.7 ms with it: medians of 11). The log is still checkpointed as it grows
  * (SQLite's wal_autocheckpoint) and when warm stops. Not opened (said): commands close it as usual.
  */
 function holdState(home: string, log: (line: string) => void): Db | null {

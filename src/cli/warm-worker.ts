@@ -68,7 +68,7 @@ process.once('message', (request: WarmJob) => {
     };
     void run().then((code) => {
       process.exitCode = code;
-        // The command is done: say so now, not when this process has wound down (in a timeline, 80
+      // The command is done: say so now, not when this process has wound down (in a timeline, 80
       // ms passed between a command's end and its client's exit when the end was the exit; ~26 now).
       // The mark ends each stream after everything written before it (pipe writes are synchronous
       // on Linux), so warren warm knows it has passed on all the output before it reports the end.

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { isTransientGitFailure } from '../git/errors.js';
+import { classifyGitStderr, isTransientGitFailure } from '../git/errors.js';
 import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
 import { commitsNotOn } from '../git/history.js';
 import { checkoutEmptyWorktree, indexEntryCount, runPostCheckoutHook } from '../git/index-ops.js';
@@ -277,7 +277,7 @@ async function addTaskWorktree(
       }
       // git refuses a branch that already exists before it makes anything: one made after this
       // command read the branches is someone else's, and the rollback must not delete it.
-      if (/^fatal: a branch named '.*' already exists$/m.test(result.stderr)) {
+      if (classifyGitStderr(result.stderr) === 'GIT_BRANCH_EXISTS') {
         throw new WarrenError('BRANCH_EXISTS', `branch ${branch} was made by something else while this task was being created; it is left as it is.`, {
           hint: 'Pick another ID, or look at what made that branch.',
           details: { branch, argv: result.argv, stderr: result.stderr },

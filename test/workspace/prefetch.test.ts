@@ -1,11 +1,14 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { prefetchFor } from '../../src/cli/prefetch.js';
 import { isWarrenError } from '../../src/errors.js';
 import { openProject } from '../../src/lifecycle.js';
 import { Store } from '../../src/state/store.js';
 import { createTask } from '../../src/workspace/create.js';
+import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
+import { unmountUnder } from '../helpers/tree.js';
 
 /**
  * `warren new` run from the command line reads its base's and branch's facts while its code
@@ -60,6 +63,22 @@ describe('branch facts read before the task lock', () => {
     expect(repo.git('rev-parse', 'feat/late')).toBe(theirs);
     expect(ctx.store.getTask(ctx.key, 'late')).toBeNull();
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain('/late');
+  });
+
+  it.skipIf(unavailable(import.meta.filename, 'overlay-root') !== null)('the same with `checkout: cow`: the copy-on-write checkout and the plain add it falls back to leave that branch as it is', async () => {
+    const repo = makeRepo({ files: { 'a.txt': 'a\n', 'warren.yaml': 'checkout: cow\n' } });
+    onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+    await prefetchFor(['new', 'feat', 'late'], repo.root);
+    repo.git('commit', '-q', '--allow-empty', '-m', 'someone else’s work');
+    repo.git('branch', 'feat/late');
+    const theirs = repo.git('rev-parse', 'feat/late');
+    repo.git('reset', '-q', '--hard', 'HEAD~1');
+    const ctx = await project(repo);
+
+    const err = await createTask(ctx, { type: 'feat', id: 'late' }).catch((e: unknown) => e);
+    expect(isWarrenError(err, 'CREATE_FAILED'), String(err)).toBe(true);
+    expect((err as Error).message).toMatch(/branch feat\/late was made by something else/);
+    expect(repo.git('rev-parse', 'feat/late')).toBe(theirs);
   });
 
   it('an answer that would refuse is not taken: the facts are read again under the lock', async () => {
