@@ -47,15 +47,14 @@ describe('branch facts read before the task lock', () => {
     expect(task.baseCommit).toBe(repo.git('rev-parse', 'main'));
   });
 
-  it('a branch made after the read meets git’s refusal, and is left as it is', async () => {
-    const repo = makeRepo();
+  /** The facts read, then someone else's branch made under the task's name before its add. */
+  async function branchMadeAfterTheRead(repo: TestRepo) {
     await prefetchFor(['new', 'feat', 'late'], repo.root);
     repo.git('commit', '-q', '--allow-empty', '-m', 'someone else’s work');
     repo.git('branch', 'feat/late');
     const theirs = repo.git('rev-parse', 'feat/late');
     repo.git('reset', '-q', '--hard', 'HEAD~1');
     const ctx = await project(repo);
-
     const err = await createTask(ctx, { type: 'feat', id: 'late' }).catch((e: unknown) => e);
     expect(isWarrenError(err, 'CREATE_FAILED'), String(err)).toBe(true);
     expect((err as Error).message).toMatch(/branch feat\/late was made by something else .* it is left as it is/);
@@ -63,22 +62,16 @@ describe('branch facts read before the task lock', () => {
     expect(repo.git('rev-parse', 'feat/late')).toBe(theirs);
     expect(ctx.store.getTask(ctx.key, 'late')).toBeNull();
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain('/late');
+  }
+
+  it('a branch made after the read meets git’s refusal, and is left as it is', async () => {
+    await branchMadeAfterTheRead(makeRepo());
   });
 
   it.skipIf(unavailable(import.meta.filename, 'overlay-root') !== null)('the same with `checkout: cow`: the copy-on-write checkout and the plain add it falls back to leave that branch as it is', async () => {
     const repo = makeRepo({ files: { 'a.txt': 'a\n', 'warren.yaml': 'checkout: cow\n' } });
     onTestFinished(() => unmountUnder(path.dirname(repo.root)));
-    await prefetchFor(['new', 'feat', 'late'], repo.root);
-    repo.git('commit', '-q', '--allow-empty', '-m', 'someone else’s work');
-    repo.git('branch', 'feat/late');
-    const theirs = repo.git('rev-parse', 'feat/late');
-    repo.git('reset', '-q', '--hard', 'HEAD~1');
-    const ctx = await project(repo);
-
-    const err = await createTask(ctx, { type: 'feat', id: 'late' }).catch((e: unknown) => e);
-    expect(isWarrenError(err, 'CREATE_FAILED'), String(err)).toBe(true);
-    expect((err as Error).message).toMatch(/branch feat\/late was made by something else/);
-    expect(repo.git('rev-parse', 'feat/late')).toBe(theirs);
+    await branchMadeAfterTheRead(repo);
   });
 
   it('an answer that would refuse is not taken: the facts are read again under the lock', async () => {
