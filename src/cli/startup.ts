@@ -26,6 +26,9 @@ export interface NewTaskGuess {
   branch: string;
 }
 
+/** The options of `warren new`'s command line that take a value. */
+const VALUED = ['--repo', '--sandbox', '--base'];
+
 /**
  * The base and branch of a `warren new TYPE ID` command line, read as its options parse them
  * (`--repo DIR` and `--json` anywhere; `--base REF`, `--sandbox KIND` and the flags of `new`),
@@ -38,10 +41,6 @@ export function newTaskGuess(args: readonly string[]): NewTaskGuess | null {
   let base: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
-    const value = (name: string): string | null | undefined => {
-      if (arg === name) return args[++i] ?? null;
-      return arg.startsWith(`${name}=`) ? arg.slice(name.length + 1) : undefined;
-    };
     if (arg === '--') {
       positional.push(...args.slice(i + 1));
       break;
@@ -51,13 +50,11 @@ export function newTaskGuess(args: readonly string[]): NewTaskGuess | null {
       continue;
     }
     if (arg === '--json' || arg === '--no-sync' || arg === '--no-setup' || arg === '--require-sandbox') continue;
-    const repo = value('--repo');
-    const sandbox = repo === undefined ? value('--sandbox') : undefined;
-    const given = repo === undefined && sandbox === undefined ? value('--base') : undefined;
-    if (repo === null || sandbox === null || given === null) return null;
-    if (repo !== undefined || sandbox !== undefined) continue;
-    if (given === undefined) return null; // an option this reading does not know
-    base = given;
+    const name = VALUED.find((n) => arg === n || arg.startsWith(`${n}=`));
+    if (name === undefined) return null; // an option this reading does not know
+    const value = arg === name ? args[++i] : arg.slice(name.length + 1);
+    if (value === undefined) return null;
+    if (name === '--base') base = value;
   }
   const [command, type, id, ...rest] = positional;
   if (command !== 'new' || type === undefined || id === undefined || rest.length > 0) return null;

@@ -77,7 +77,7 @@ const factsKey = (repo: Repository, branches: readonly string[]) => [repo.common
 
 /** A `for-each-ref` of these branches, started now in `cwd` (any folder of the repository): for `prefetchBranchFacts`. */
 export function startBranchFacts(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
-  const read = readBranchFactsIn(cwd, branches);
+  const read = readBranchFacts(cwd, branches);
   read.catch(() => undefined); // a failure is its taker's to see (it asks again)
   return read;
 }
@@ -115,14 +115,14 @@ class BranchReads {
 
   ask(branches: readonly string[]): Promise<Map<string, BranchFacts>> {
     if (this.running === null) {
-      const answer = readBranchFacts(this.repo, branches);
+      const answer = readBranchFacts(this.repo.root, branches);
       this.running = answer.then(() => this.next(), () => this.next());
       return answer;
     }
     if (this.waiting === null) {
       const gathered = new Set<string>();
       // Starts when the running call has ended (after next() has made it the running one).
-      this.waiting = { branches: gathered, answer: this.running.then(() => readBranchFacts(this.repo, [...gathered])) };
+      this.waiting = { branches: gathered, answer: this.running.then(() => readBranchFacts(this.repo.root, [...gathered])) };
     }
     for (const b of branches) this.waiting.branches.add(b);
     return this.waiting.answer;
@@ -140,11 +140,7 @@ class BranchReads {
   }
 }
 
-function readBranchFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
-  return readBranchFactsIn(repo.root, branches);
-}
-
-async function readBranchFactsIn(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
+async function readBranchFacts(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
   const facts = new Map<string, BranchFacts>();
   const refs = branches.map((b) => `refs/heads/${b}`);
   // Patterns match whole path components, so `refs/heads/a` also lists `refs/heads/a/b`: only exact names count.
