@@ -4,13 +4,14 @@
 // (118 against 127 ms here, empty files, median of 31). It loads the client of `warren warm`
 // first (src/cli/warm-client.ts, built alone into dist/bundle/warm-client.cjs): when a warm
 // process takes the command, nothing else loads. Otherwise the command line's bundle
-// (scripts/bundle.js) runs the command here.
+// (scripts/bundle.js) runs the command here: `warren new` its own (src/cli/bin-new.ts says why).
 const path = require('node:path');
 
 const bundle = path.join(__dirname, '..', 'dist', 'bundle');
-require(path.join(bundle, 'warm-client.cjs'))
-  .runWarm(process.argv.slice(2), bundle)
-  .then((code) => {
-    if (code === null) return import('../dist/bundle/bin.js');
-    process.exitCode = code;
-  });
+const client = require(path.join(bundle, 'warm-client.cjs'));
+const argv = process.argv.slice(2);
+client.runWarm(argv, bundle).then((code) => {
+  if (code !== null) process.exitCode = code;
+  else if (client.commandOf(argv) === 'new') return import('../dist/bundle-new/bin-new.js');
+  else return import('../dist/bundle/bin.js');
+});

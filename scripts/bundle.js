@@ -13,12 +13,10 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 // Chunk names carry content hashes: start empty, or chunks of earlier builds pile up (and ship).
 fs.rmSync(path.join(root, 'dist/bundle'), { recursive: true, force: true });
+fs.rmSync(path.join(root, 'dist/bundle-new'), { recursive: true, force: true });
 
-await build({
+const ESM = {
   absWorkingDir: root,
-  // The command line, and the process `warren warm` keeps waiting (src/cli/warm-server.ts starts it by this name).
-  entryPoints: { bin: 'src/cli/bin.ts', 'warm-worker': 'src/cli/warm-worker.ts' },
-  outdir: 'dist/bundle',
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -29,12 +27,18 @@ await build({
   external: ['bindings'],
   // commander and other CommonJS dependencies call require() for Node's built-ins.
   banner: { js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);" },
-  // dist/bundle/ sits as deep as dist/cli/, so `new URL('../../web/', import.meta.url)` still finds web/ and package.json.
+  // dist/bundle/ and dist/bundle-new/ sit as deep as dist/cli/, so `new URL('../../web/', import.meta.url)` still finds web/ and package.json.
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
-});
+};
+
+// The command line, and the process `warren warm` keeps waiting (src/cli/warm-server.ts starts it by this name).
+await build({ ...ESM, entryPoints: { bin: 'src/cli/bin.ts', 'warm-worker': 'src/cli/warm-worker.ts' }, outdir: 'dist/bundle' });
+// `warren new` alone, a build of its own (src/cli/bin-new.ts says why): no module of it is
+// shared with the other build's, so one process never holds two copies of one module.
+await build({ ...ESM, entryPoints: { 'bin-new': 'src/cli/bin-new.ts' }, outdir: 'dist/bundle-new' });
 
 // What bin/warren.js loads first: the client of `warren warm` (src/cli/warm-client.ts), on its
 // own and as CommonJS, because Node starts a CommonJS file sooner than an ES module (118 against

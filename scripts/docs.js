@@ -5,10 +5,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GENERATED_MARK, renderDocs } from '../dist/cli/docs-render.js';
+import { COMMANDS } from '../dist/cli/commands/all.js';
 import { buildProgram } from '../dist/cli/main.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const files = renderDocs(buildProgram(async () => {}));
+const files = renderDocs(buildProgram(COMMANDS, async () => {}));
 
 let written = 0;
 for (const [rel, content] of files) {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandDocs, GENERATED_MARK, renderDocs } from '../src/cli/docs-render.js';
+import { COMMANDS } from '../src/cli/commands/all.js';
 import { buildProgram } from '../src/cli/main.js';
 import { COMMAND_REFERENCE } from '../src/cli/reference.js';
 import { ERROR_CODES } from '../src/errors.js';
@@ -14,7 +15,7 @@ import { ERROR_CODES } from '../src/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const REGENERATE = 'run `npm run docs` and commit the result';
-const program = buildProgram(async () => {});
+const program = buildProgram(COMMANDS, async () => {});
 const docs = commandDocs(program);
 
 function read(rel: string): string | null {

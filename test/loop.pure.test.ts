@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/main.js';
-import { checkExecArgv } from '../src/cli/commands/exec.js';
+import { checkExecArgv } from '../src/cli/startup.js';
+import { COMMANDS } from '../src/cli/commands/all.js';
 import { completionSpec } from '../src/cli/completion.js';
 import { typeProblems } from '../src/config/validate.js';
 import { parseNameStatusRenamesZ, splitPatchByFile } from '../src/git/parse.js';
@@ -171,7 +172,7 @@ describe('exec without --', () => {
 
 describe('completion', () => {
   it('knows every command, its options and what each argument completes to', () => {
-    const spec = completionSpec(buildProgram(async () => undefined));
+    const spec = completionSpec(buildProgram(COMMANDS, async () => undefined));
     const byName = new Map(spec.commands.map((c) => [c.name, c]));
     expect(byName.get('new')?.args).toEqual(['type', 'none']);
     expect(byName.get('show')?.args).toEqual(['id']);

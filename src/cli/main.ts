@@ -2,65 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
-import { registerAudit } from './commands/audit.js';
-import { registerCheckpoint } from './commands/checkpoint.js';
-import { registerGc } from './commands/gc.js';
-import { registerHook, registerHooks } from './commands/hooks.js';
-import { registerLand } from './commands/land.js';
-import { registerQueue } from './commands/queue.js';
-import { registerList } from './commands/list.js';
-import { registerMcp } from './commands/mcp.js';
-import { registerNew } from './commands/new.js';
-import { registerProvision } from './commands/provision.js';
-import { registerRm } from './commands/rm.js';
-import { registerScan } from './commands/scan.js';
-import { registerServe } from './commands/serve.js';
-import { registerWarm } from './commands/warm.js';
-import { registerShow } from './commands/show.js';
-import { checkExecArgv, registerExec } from './commands/exec.js';
-import { registerPolicy } from './commands/policy.js';
-import { registerRun } from './commands/run.js';
-import { registerSetup, registerVerify } from './commands/setup.js';
-import { registerStatus } from './commands/status.js';
-import { registerTrust } from './commands/trust.js';
-import { registerDiff } from './commands/diff.js';
-import { registerComment, registerComments } from './commands/comment.js';
-import { registerPath } from './commands/path.js';
-import { registerRestore } from './commands/restore.js';
-import { registerCompletion } from './commands/completion.js';
-
-/** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Register[] = [
-  registerNew,
-  registerList,
-  registerShow,
-  registerPath,
-  registerStatus,
-  registerDiff,
-  registerRm,
-  registerRestore,
-  registerScan,
-  registerGc,
-  registerProvision,
-  registerExec,
-  registerRun,
-  registerComment,
-  registerComments,
-  registerSetup,
-  registerVerify,
-  registerTrust,
-  registerCheckpoint,
-  registerLand,
-  registerQueue,
-  registerAudit,
-  registerPolicy,
-  registerServe,
-  registerWarm,
-  registerMcp,
-  registerHooks,
-  registerHook,
-  registerCompletion,
-];
+import { checkExecArgv } from './startup.js';
 
 interface Outcome {
   exitCode: number;
@@ -70,12 +12,13 @@ interface Outcome {
 export type Runner = (handler: Handler) => Promise<void>;
 
 /**
- * The whole command line as commander objects: every command, option, argument and default.
- * `main` runs it; the docs generator (scripts/docs.js) walks it with a runner that never runs.
+ * The command line as commander objects: the given commands (src/cli/commands/all.ts: every
+ * one), their options, arguments and defaults. `main` runs it; the docs generator
+ * (scripts/docs.js) walks the whole of it with a runner that never runs.
  * `json` only silences commander's own error output, so that --json stdout stays one document
  * (asked when commander writes: a program built before its arguments are known asks then).
  */
-export function buildProgram(run: Runner, json: boolean | (() => boolean) = false): Command {
+export function buildProgram(commands: readonly Register[], run: Runner, json: boolean | (() => boolean) = false): Command {
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
     .version(readVersion(), '-V, --version')
@@ -89,7 +32,7 @@ export function buildProgram(run: Runner, json: boolean | (() => boolean) = fals
         if (!(typeof json === 'function' ? json() : json)) process.stderr.write(s);
       },
     });
-  for (const register of COMMANDS) register(program, run);
+  for (const register of commands) register(program, run);
   program.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
   return program;
 }
@@ -98,7 +41,7 @@ export function buildProgram(run: Runner, json: boolean | (() => boolean) = fals
  * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
  * 2 bad input (nothing touched), 124 a supervised command timed out.
  */
-export async function main(argv: readonly string[], prepared: PreparedMain = prepareMain()): Promise<number> {
+export async function main(argv: readonly string[], prepared: PreparedMain): Promise<number> {
   const { program, session } = prepared;
   const json = argv.includes('--json');
   session.json = json;
@@ -117,17 +60,18 @@ export async function main(argv: readonly string[], prepared: PreparedMain = pre
 }
 
 /**
- * The command line built, waiting for one command's arguments (`main` runs it, once). `main`
- * builds one itself; a process of `warren warm` builds it while it waits, before it knows the
- * command (src/cli/warm-worker.ts: from its go to the action of `warren new`, 3.8–6.7 ms before
- * this and 0.7–1.2 after, in timelines of medians of 9).
+ * The command line built of the given commands, waiting for one command's arguments (`main`
+ * runs it, once). The command line's entry builds it once its code has loaded (src/cli/bin.ts);
+ * a process of `warren warm` builds it while it waits, before it knows the command
+ * (src/cli/warm-worker.ts: from its go to the action of `warren new`, 3.8–6.7 ms before this
+ * and 0.7–1.2 after, in timelines of medians of 9).
  */
 export interface PreparedMain {
   program: Command;
   session: { json: boolean; outcome: Outcome; env: CliEnv | null };
 }
 
-export function prepareMain(): PreparedMain {
+export function prepareMain(commands: readonly Register[]): PreparedMain {
   const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null };
   const run: Runner = async (handler) => {
     const opts = program.opts<{ repo: string; json?: boolean }>();
@@ -137,7 +81,7 @@ export function prepareMain(): PreparedMain {
     print(env.json, result.data, result.human);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
-  const program = buildProgram(run, () => session.json);
+  const program = buildProgram(commands, run, () => session.json);
   return { program, session };
 }
 

@@ -1,3 +1,5 @@
+import { WarrenError } from '../errors.js';
+
 /** What the command line decides before its code has loaded (src/cli/bin.ts): pure, so it is tested directly. */
 
 /**
@@ -59,4 +61,40 @@ export function newTaskGuess(args: readonly string[]): NewTaskGuess | null {
   const [command, type, id, ...rest] = positional;
   if (command !== 'new' || type === undefined || id === undefined || rest.length > 0) return null;
   return { ...(base !== undefined && base !== '' ? { base } : {}), branch: `${type}/${id}` };
+}
+
+/**
+ * Pure: refuses an `exec` whose command has a word starting with `-` and no `--` before it.
+ * warren would read such a word as its own option: an unknown one fails, a known one
+ * (`--timeout`, `--json`) is silently taken from the command. Options before the command's first
+ * word are warren's; `exec ID -- CMD ARGS` passes every word after `--` to CMD untouched.
+ */
+export function checkExecArgv(argv: readonly string[]): void {
+  let i = 0;
+  // Global options, then the command name.
+  while (i < argv.length && argv[i]?.startsWith('-') && argv[i] !== '--') i += argv[i] === '--repo' ? 2 : 1;
+  if (argv[i] !== 'exec') return;
+  const rest = argv.slice(i + 1);
+  const own: string[] = [];
+  let id: string | null = null;
+  for (let j = 0; j < rest.length; j++) {
+    const word = rest[j] ?? '';
+    if (word === '--') return;
+    if (word.startsWith('-')) {
+      own.push(word);
+      if (word === '--timeout' || word === '--repo') own.push(rest[++j] ?? '');
+      continue;
+    }
+    if (id === null) {
+      id = word;
+      continue;
+    }
+    // The command's first word: a word after it that starts with `-` needs `--` before the command.
+    const command = rest.slice(j);
+    const option = command.find((w) => w.startsWith('-'));
+    if (option === undefined || command.includes('--')) return;
+    throw new WarrenError('USAGE', `\`warren exec\` would read ${JSON.stringify(option)} as its own option, not as part of the command; nothing was run.`, {
+      hint: `Put the command after \`--\`: warren exec ${[id, ...own].join(' ')} -- ${command.join(' ')} (warren's own options, such as --timeout, go before \`--\`).`,
+    });
+  }
 }

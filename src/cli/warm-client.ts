@@ -14,6 +14,9 @@ import {
   type WarmRequest,
 } from './warm-protocol.js';
 
+// bin/warren.js chooses the command line's entry by the command (src/cli/bin-new.ts).
+export { commandOf };
+
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 
 /**

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { preloadDriver } from '../state/db.js';
 import { runBounded } from '../system/spawn.js';
+import { COMMANDS } from './commands/all.js';
 import { main, prepareMain } from './main.js';
 import { prefetchFor } from './prefetch.js';
 import type { WarmJob } from './warm-protocol.js';
@@ -30,8 +31,8 @@ process.on('disconnect', () => {
 // Node's cluster module, ~10 ms), a git that prints its version (the first git call ~21 → ~18
 // ms), and Node's modules below (~5.5 ms → 0.2).
 preloadDriver();
-// The command line itself, built while nothing waits for it (its --repo default is set when the command comes).
-const prepared = prepareMain();
+// The command line itself, all of it, built while nothing waits for it (its --repo default is set when the command comes).
+const prepared = prepareMain(COMMANDS);
 await new Promise<void>((resolve) => {
   const probe = net.createServer();
   probe.once('error', () => resolve());
