@@ -1,6 +1,10 @@
 import { WarrenError } from '../errors.js';
 
-/** What the command line decides before its code has loaded (src/cli/bin.ts): pure, so it is tested directly. */
+/**
+ * What the command line reads from its arguments before commander does: the guesses its entry
+ * makes before its code has loaded (src/cli/entry.ts), and `exec`'s check before parsing
+ * (src/cli/main.ts). Pure, so it is tested directly, and small: both builds load it first.
+ */
 
 /**
  * The folder a command will look for its repository in (`--repo DIR`, else the current one),
