@@ -61,10 +61,10 @@ export async function main(argv: readonly string[], prepared: PreparedMain): Pro
 
 /**
  * The command line built of the given commands, waiting for one command's arguments (`main`
- * runs it, once). The command line's entry builds it once its code has loaded (src/cli/bin.ts);
- * a process of `warren warm` builds it while it waits, before it knows the command
- * (src/cli/warm-worker.ts: from its go to the action of `warren new`, 3.8–6.7 ms before this
- * and 0.7–1.2 after, in timelines of medians of 9).
+ * runs it, once). Each entry of the command line builds it once its code has loaded
+ * (src/cli/bin.ts, src/cli/bin-new.ts); a process of `warren warm` builds it while it waits,
+ * before it knows the command (src/cli/warm-worker.ts: from its go to the action of `warren
+ * new`, 3.8–6.7 ms before this and 0.7–1.2 after, in timelines of medians of 9).
  */
 export interface PreparedMain {
   program: Command;
