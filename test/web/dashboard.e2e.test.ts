@@ -284,13 +284,19 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     const gate = path.join(path.dirname(repo.root), 'go');
     const exec = repo.warren('exec', 'loud', '--timeout', '2m', '--', 'sh', '-c', `echo first; while [ ! -f '${gate}' ]; do sleep 0.05; done; seq 1 3000000; echo last`);
     await expect.poll(() => page.locator('#log').textContent().catch(() => ''), { timeout: 30_000 }).toContain('first');
-    // The page stops reading: its script is paused, so the browser's buffers and then the socket fill up.
+    // The page stops reading: its script is paused, so the browser's buffers and then the socket fill
+    // up. And its network reads at 16 KB/s: with the pause alone, one CI run in six ended without a
+    // skip; the throttle holds the bytes back in the browser's network service, so the server's
+    // writes back up whatever the page's loader does meanwhile.
     const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 16 * 1024, uploadThroughput: -1 });
     await cdp.send('Debugger.enable');
     await cdp.send('Debugger.pause');
     fs.writeFileSync(gate, '');
     const ran = await exec;
     expect(ran.code, ran.stderr).toBe(0);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await cdp.send('Debugger.resume');
     await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 60_000 }).toBe('finished: exit 0');
     const marker = await page.locator('#log .log-skip', { hasText: 'bytes skipped' }).first().textContent();
