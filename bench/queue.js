@@ -12,8 +12,11 @@ import { BIN, machine, makeRepo, printTable, run, sh, time, tmp } from './lib.js
 const TASKS = 12;
 const GATE_S = Number(process.env.BENCH_GATE_S ?? 5);
 
+const bases = [];
+
 async function setup(name, { batch, culprit }) {
   const base = tmp(`warren-bench-queue-${name}-`);
+  bases.push(base);
   const repo = makeRepo(path.join(base, 'repo'), 20);
   const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
   fs.writeFileSync(
@@ -55,12 +58,17 @@ async function queued(culprit) {
   return { ms: t.ms, runs: gateRuns(env), landed };
 }
 
-const s = await serial();
-const q = await queued();
-const c = await queued(5);
-printTable(`merge queue: ${TASKS} tasks, gate ≈ ${GATE_S} s (${machine()})`, [
-  { name: `serial: one land at a time, gate each (${s.runs} gate runs)`, ms: s.ms },
-  { name: `queue, all passing, default batch (${q.runs} gate runs, ${q.landed} landed)`, ms: q.ms },
-  { name: `queue, one culprit (${c.runs} gate runs, ${c.landed} landed, 1 bounced)`, ms: c.ms },
-], `serial: one land at a time, gate each (${s.runs} gate runs)`);
-console.log(`goal: queue (all passing) ≤ 0.4× serial: ${(q.ms / s.ms).toFixed(2)}×; one culprit took ${c.runs} gate runs (its batch of up to 8: at most 2·log2(8)+1 = 7, plus one per other batch)`);
+// Each case's repository and WARREN_HOME go at the end, also when a case fails.
+try {
+  const s = await serial();
+  const q = await queued();
+  const c = await queued(5);
+  printTable(`merge queue: ${TASKS} tasks, gate ≈ ${GATE_S} s (${machine()})`, [
+    { name: `serial: one land at a time, gate each (${s.runs} gate runs)`, ms: s.ms },
+    { name: `queue, all passing, default batch (${q.runs} gate runs, ${q.landed} landed)`, ms: q.ms },
+    { name: `queue, one culprit (${c.runs} gate runs, ${c.landed} landed, 1 bounced)`, ms: c.ms },
+  ], `serial: one land at a time, gate each (${s.runs} gate runs)`);
+  console.log(`goal: queue (all passing) ≤ 0.4× serial: ${(q.ms / s.ms).toFixed(2)}×; one culprit took ${c.runs} gate runs (its batch of up to 8: at most 2·log2(8)+1 = 7, plus one per other batch)`);
+} finally {
+  for (const base of bases) fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+}

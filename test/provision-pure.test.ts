@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
@@ -184,7 +183,7 @@ describe('audit section', () => {
 
 describe('ignoredAsInMain: when git need not be asked again in the workspace', () => {
   function pair(): { main: string; ws: string } {
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-ign-'));
+    const base = tmpDir('warren-ign-');
     const main = path.join(base, 'main');
     const ws = path.join(base, 'ws');
     for (const root of [main, ws]) {
