@@ -11,8 +11,9 @@ const ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '
 export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../artifacts/screenshots');
 
 /** The page, and every alert/confirm/prompt it opened (dismissed): injected script would show up here. */
-export async function openBrowser(): Promise<{ context: BrowserContext; page: Page; dialogs: string[] }> {
-  const context = await chromium.launchPersistentContext(tmpDir('warren-chromium-'), {
+export async function openBrowser(): Promise<{ context: BrowserContext; page: Page; dialogs: string[]; profile: string }> {
+  const profile = tmpDir('warren-chromium-');
+  const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: ARGS,
@@ -25,7 +26,33 @@ export async function openBrowser(): Promise<{ context: BrowserContext; page: Pa
     dialogs.push(d.message());
     void d.dismiss();
   });
-  return { context, page, dialogs };
+  return { context, page, dialogs, profile };
+}
+
+/**
+ * The process of this browser's network service (Chromium runs it apart from the browser
+ * process, which started with `--user-data-dir=PROFILE`): stopping it (SIGSTOP) stops every read
+ * from the browser's sockets, so a server writing to the page backs up after the kernel's
+ * buffers, whatever the page's own loaders would have buffered.
+ */
+export function networkServiceOf(profile: string): number {
+  const procs = fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((pid) => {
+      try {
+        // Chromium's child processes rewrite their command line as one string: split on spaces too.
+        const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+        const ppid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+        return [{ pid: Number(pid), ppid, args }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+  const browser = procs.find((p) => p.args.includes(`--user-data-dir=${profile}`) && !p.args.some((a) => a.startsWith('--type=')));
+  const network = procs.find((p) => p.ppid === browser?.pid && p.args.includes('--utility-sub-type=network.mojom.NetworkService'));
+  if (!network) throw new Error(`no network service process found for the browser with profile ${profile} (browser process: ${browser?.pid ?? 'not found'})`);
+  return network.pid;
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {
