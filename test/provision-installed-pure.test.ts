@@ -69,6 +69,58 @@ describe('yarn', () => {
     expect(devirtualize('app@virtual:ab12#workspace:.')).toBe('app@workspace:.');
     expect(devirtualize('a@npm:1.0.0')).toBe('a@npm:1.0.0');
   });
+  describe('berry: a tree less than all of yarn.lock by design (yarn workspaces focus, --production)', () => {
+    // As yarn 4 wrote them for a workspace `app` (alpha, which needs lib; devDependencies devtool,
+    // which needs devlib) and a workspace `wb` (beta), then `yarn workspaces focus app --production`.
+    const entry = (key: string, resolution: string, deps: Record<string, string> = {}): string =>
+      `"${key}":\n  version: 1.0.0\n  resolution: "${resolution}"\n${Object.keys(deps).length > 0 ? `  dependencies:\n${Object.entries(deps).map(([n, r]) => `    ${n}: "${r}"\n`).join('')}` : ''}  linkType: hard\n`;
+    const lockOf = (...entries: string[]): string => `__metadata:\n  version: 10\n  cacheKey: 10c0\n\n${entries.join('\n')}`;
+    const base = [
+      entry('app@workspace:.', 'app@workspace:.', { alpha: 'npm:^1.0.0', devtool: 'npm:^1.0.0' }),
+      entry('wb@workspace:packages/wb', 'wb@workspace:packages/wb', { beta: 'npm:^1.0.0' }),
+      entry('alpha@npm:^1.0.0', 'alpha@npm:1.0.0', { lib: 'npm:^1.0.0' }),
+      entry('lib@npm:^1.0.0', 'lib@npm:1.0.0'),
+      entry('devtool@npm:^1.0.0', 'devtool@npm:1.0.0', { devlib: 'npm:^1.0.0' }),
+      entry('devlib@npm:^1.0.0', 'devlib@npm:1.0.0'),
+      entry('beta@npm:^1.0.0', 'beta@npm:1.0.0'),
+    ];
+    const stateOf = (...locators: string[]): string => `__metadata:\n  version: 1\n  nmMode: classic\n\n${locators.map((l) => `"${l}":\n  locations:\n    - "node_modules/${l.split('@')[0]}"\n`).join('\n')}`;
+    const appManifest = { name: 'app', dependencies: { alpha: '^1.0.0' }, devDependencies: { devtool: '^1.0.0' } };
+    const manifests = (app: object = appManifest) => (ws: string): string | null => (ws === '.' ? JSON.stringify(app) : ws === 'packages/wb' ? JSON.stringify({ name: 'wb', dependencies: { beta: '^1.0.0' } }) : null);
+    const production = stateOf('app@workspace:.', 'alpha@npm:1.0.0', 'lib@npm:1.0.0');
+
+    it('a production install of one workspace matches: nothing it installed needs the absent packages, and the record says why', () => {
+      const c = compareYarnBerry(lockOf(...base), production, parse, manifests());
+      expect(c.state).toBe('matches');
+      expect(c.why).toContain('a production install (yarn workspaces focus)');
+      expect(c.why).toContain('devtool@npm:1.0.0');
+      // Without the workspaces' manifests it cannot be told apart from a stale tree.
+      expect(compareYarnBerry(lockOf(...base), production, parse).state).toBe('differs');
+      // A focused install with devDependencies (no --production): the other workspace's packages may be absent.
+      const focused = compareYarnBerry(lockOf(...base), stateOf('app@workspace:.', 'alpha@npm:1.0.0', 'lib@npm:1.0.0', 'devtool@npm:1.0.0', 'devlib@npm:1.0.0'), parse, manifests());
+      expect(focused).toMatchObject({ state: 'matches' });
+      expect(focused.why).toContain('a focused install');
+      expect(focused.why).toContain('beta@npm:1.0.0');
+    });
+
+    it('still stale when the tree lacks anything it needs: a dependency, one of its own, or a devDependency beside installed ones', () => {
+      // yarn.lock gained a dependency of app's.
+      const gamma = lockOf(...base.map((e) => e.replace('alpha: "npm:^1.0.0"', 'alpha: "npm:^1.0.0"\n    gamma: "npm:^1.0.0"')), entry('gamma@npm:^1.0.0', 'gamma@npm:1.0.0'));
+      const withGamma = manifests({ ...appManifest, dependencies: { alpha: '^1.0.0', gamma: '^1.0.0' } });
+      expect(compareYarnBerry(gamma, production, parse, withGamma)).toMatchObject({ state: 'differs', why: expect.stringContaining('gamma@npm:1.0.0') });
+      // A package a dependency needs.
+      expect(compareYarnBerry(lockOf(...base), stateOf('app@workspace:.', 'alpha@npm:1.0.0'), parse, manifests()).state).toBe('differs');
+      // A full install (devtool is there) and a devDependency landed since: the new one is wanted.
+      const devnew = lockOf(...base, entry('devnew@npm:^1.0.0', 'devnew@npm:1.0.0'));
+      const full = stateOf('app@workspace:.', 'alpha@npm:1.0.0', 'lib@npm:1.0.0', 'devtool@npm:1.0.0', 'devlib@npm:1.0.0', 'wb@workspace:packages/wb', 'beta@npm:1.0.0');
+      expect(compareYarnBerry(devnew, full, parse, manifests({ ...appManifest, devDependencies: { devtool: '^1.0.0', devnew: '^1.0.0' } })).state).toBe('differs');
+      // An alias (`x: npm:real@^1`) needs the package it names.
+      const aliased = lockOf(entry('app@workspace:.', 'app@workspace:.', { x: 'npm:real@^1.0.0' }), entry('x@npm:real@^1.0.0', 'real@npm:1.0.0'), entry('devtool@npm:^1.0.0', 'devtool@npm:1.0.0'));
+      expect(compareYarnBerry(aliased, stateOf('app@workspace:.'), parse, manifests({ name: 'app', dependencies: { x: 'npm:real@^1.0.0' }, devDependencies: { devtool: '^1.0.0' } })).state).toBe('differs');
+      // A package nobody listed is never a partial install.
+      expect(compareYarnBerry(lockOf(...base), `${production}\n"extra@npm:1.0.0":\n  locations:\n    - "node_modules/extra"\n`, parse, manifests()).state).toBe('differs');
+    });
+  });
   it('classic: patterns and resolved URLs against .yarn-integrity', () => {
     const lock = `# yarn lockfile v1\n\n\na@^1.0.0, a@^1.0.1:\n  version "1.0.1"\n  resolved "https://r/a-1.0.1.tgz#ab"\n\n"@s/b@2":\n  version "2.0.0"\n  resolved "https://r/b-2.0.0.tgz#cd"\n`;
     expect([...parseYarnClassic(lock)]).toEqual([

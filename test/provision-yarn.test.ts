@@ -124,3 +124,25 @@ for (const flavour of FLAVOURS) {
     }, YARN_TIMEOUT);
   });
 }
+
+const berry = FLAVOURS.find((f) => f.manager === 'yarn-berry') as Flavour;
+
+describe.skipIf((noOverlay ?? unavailable(import.meta.filename, 'yarn-berry')) !== null)('a tree less than all of yarn.lock by design (yarn berry)', () => {
+  it('a production install (`yarn workspaces focus --production`) is snapshotted as it is, not called stale: what it left out is needed by nothing it installed', async () => {
+    const repo = depsRepo({ name: 'app', version: '1.0.0', private: true, dependencies: { alpha: 'file:vendor/alpha-1.0.0.tgz' }, devDependencies: { beta: 'file:vendor/beta-1.0.0.tgz' } }, berry.files);
+    const dirs: YarnDirs = { cache: tmpDir('warren-yarn-cache-'), home: tmpDir('warren-yarn-home-') };
+    berry.yarn(repo.root, dirs, 'install');
+    repo.commit('yarn.lock');
+    berry.yarn(repo.root, dirs, 'workspaces', 'focus', '--production');
+    expect(hasPackage(repo.root, 'beta')).toBe(false);
+
+    const a = await newTask(repo, 'a');
+    expect(a.stderr).not.toContain('does not match');
+    expect(a.provision[0]).toMatchObject({ mode: 'cow', installed: { manager: 'yarn-berry', state: 'matches', why: expect.stringContaining('a production install') } });
+    expect(a.provision[0]?.installed?.why).toContain('beta@file:vendor/beta-1.0.0.tgz');
+    expect(snapshotsOf(repo)).toHaveLength(1);
+    expect(requireIn(a.path, 'alpha')).toBe('alpha 1.0.0');
+    expect(hasPackage(a.path, 'beta')).toBe(false);
+    expect(await taskStatus(repo, 'a')).toMatchObject({ stale: false, staleLockfiles: [] });
+  }, YARN_TIMEOUT);
+});

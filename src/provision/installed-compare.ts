@@ -142,7 +142,7 @@ export function devirtualize(locator: string): string {
  * instance as the package it is (`devirtualize`). A resolution with `conditions` (another
  * platform's) may be absent.
  */
-export function compareYarnBerry(lockText: string, stateText: string, parse: Parse): Comparison {
+export function compareYarnBerry(lockText: string, stateText: string, parse: Parse, manifest: (workspace: string) => string | null = () => null): Comparison {
   let lock: Record<string, unknown> | null;
   let state: Record<string, unknown> | null;
   try {
@@ -163,7 +163,71 @@ export function compareYarnBerry(lockText: string, stateText: string, parse: Par
   const got = new Set(Object.keys(state).map(devirtualize).filter(notWorkspace));
   const missing = [...want].filter(([k, conditional]) => !got.has(k) && !conditional).map(([k]) => k);
   const extra = [...got].filter((k) => !want.has(k));
+  if (missing.length > 0 && extra.length === 0) {
+    const partial = partialBerryInstall(lock, Object.keys(state), manifest);
+    if (partial !== null && missing.every((k) => !partial.needed.has(packageName(k)))) {
+      return { state: 'matches', why: `${partial.kind} (yarn workspaces focus): the ${missing.length} package(s) yarn.lock lists that are not installed (${few(missing)}) are needed by nothing it installed` };
+    }
+  }
   return differs('yarn.lock', missing, extra, []);
+}
+
+/** `@scope/name@npm:1.0.0` → `@scope/name`. Pure. */
+function packageName(locator: string): string {
+  const at = locator.indexOf('@', locator.startsWith('@') ? 1 : 0);
+  return at < 0 ? locator : locator.slice(0, at);
+}
+
+/**
+ * A berry tree that is less than all of yarn.lock by design — `yarn workspaces focus` (some
+ * workspaces) and `--production` (no devDependencies) — or null when its workspaces' manifests
+ * cannot be read. `needed`: every package name reachable from what the tree's workspaces
+ * depend on, a workspace's devDependencies only where one of them is installed (a tree holding
+ * none of them is a production install), following yarn.lock's entries by name. By name, the set can
+ * only be too large: a package the tree needs is never taken for one it can go without.
+ */
+function partialBerryInstall(lock: Record<string, unknown>, stateKeys: readonly string[], manifest: (workspace: string) => string | null): { kind: string; needed: Set<string> } | null {
+  const installed = new Set(stateKeys.map((k) => packageName(devirtualize(k))));
+  const workspaces = stateKeys.map((k) => /@workspace:(.*)$/.exec(k)?.[1]).filter((w): w is string => w !== undefined);
+  if (workspaces.length === 0) return null;
+  const deps = (value: unknown): string[] => Object.keys(record(value) ?? {});
+  const roots: string[] = [];
+  let withoutDev = false;
+  for (const ws of workspaces) {
+    const pkg = record(jsonOrNull(manifest(ws) ?? ''));
+    if (pkg === null) return null;
+    roots.push(...deps(pkg.dependencies), ...deps(pkg.optionalDependencies));
+    const dev = Object.entries(record(pkg.devDependencies) ?? {});
+    if (dev.some(([name, range]) => installed.has(name) || installed.has(aliasOf(range) ?? name))) roots.push(...dev.map(([name]) => name));
+    else if (dev.length > 0) withoutDev = true;
+  }
+  // Each name's entries: the package each resolves to (an alias, `x: npm:real@^1`, is keyed by
+  // its own name and resolves to the real one), and their dependencies.
+  const byName = new Map<string, Record<string, unknown>[]>();
+  for (const [key, value] of Object.entries(lock)) {
+    const r = record(value);
+    if (key === '__metadata' || r === null) continue;
+    for (const descriptor of key.split(/,\s*/)) {
+      const name = packageName(descriptor);
+      byName.set(name, [...(byName.get(name) ?? []), r]);
+    }
+  }
+  const needed = new Set<string>();
+  const queue = [...roots];
+  for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+    if (needed.has(name)) continue;
+    needed.add(name);
+    for (const entry of byName.get(name) ?? []) {
+      if (typeof entry.resolution === 'string') queue.push(packageName(entry.resolution));
+      queue.push(...deps(entry.dependencies));
+    }
+  }
+  return { kind: withoutDev ? 'a production install' : 'a focused install', needed };
+}
+
+/** `npm:real@^1` (an alias) → `real`. Pure. */
+function aliasOf(range: unknown): string | undefined {
+  return typeof range === 'string' ? /^npm:((?:@[^/@]+\/)?[^@]+)@/.exec(range)?.[1] : undefined;
 }
 
 /** yarn classic's yarn.lock: `pattern[, pattern]:` then an indented `resolved "URL"`. Pure. */

@@ -102,7 +102,9 @@ export async function checkInstalled(read: ReadFile, exists: (rel: string) => bo
       return done(comparePnpm(wanted, installed, await yamlParser(), name));
     }
     case 'yarn-berry': {
-      return done(compareYarnBerry(wanted, read(`${nm}/.yarn-state.yml`) ?? '', await yamlParser()));
+      // A workspace's manifest, for a tree less than all of yarn.lock by design (`yarn workspaces focus`).
+      const manifest = (ws: string): string | null => read(path.posix.join(dir, ws, 'package.json'));
+      return done(compareYarnBerry(wanted, read(`${nm}/.yarn-state.yml`) ?? '', await yamlParser(), manifest));
     }
     case 'yarn-classic':
       return done(compareYarnClassic(wanted, read(`${nm}/.yarn-integrity`) ?? ''));
