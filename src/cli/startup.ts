@@ -1,4 +1,5 @@
 import { WarrenError } from '../errors.js';
+import { readCommandWords } from './argv.js';
 
 /**
  * What the command line reads from its arguments before commander does: the guesses its entry
@@ -12,17 +13,9 @@ import { WarrenError } from '../errors.js';
  * guess: a wrong one only means the answer is not taken (it is keyed by the folder).
  */
 export function repositoryGuess(args: readonly string[], cwd: string): string | null {
-  const first = args.find((a) => !a.startsWith('-'));
-  if (first === undefined || first === 'help' || first === 'completion') return null;
-  if (args.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) return null;
-  let dir = cwd;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (arg === '--') break;
-    if (arg === '--repo' && args[i + 1] !== undefined) dir = args[i + 1] ?? dir;
-    else if (arg.startsWith('--repo=')) dir = arg.slice('--repo='.length);
-  }
-  return dir;
+  const words = readCommandWords(args);
+  if (words.command === null || words.command === 'help' || words.command === 'completion' || words.printsOnly) return null;
+  return words.repo ?? cwd;
 }
 
 /** What `warren new` will ask of git once the repository is found: its base (when given) and branch. */
@@ -74,11 +67,9 @@ export function newTaskGuess(args: readonly string[]): NewTaskGuess | null {
  * word are warren's; `exec ID -- CMD ARGS` passes every word after `--` to CMD untouched.
  */
 export function checkExecArgv(argv: readonly string[]): void {
-  let i = 0;
-  // Global options, then the command name.
-  while (i < argv.length && argv[i]?.startsWith('-') && argv[i] !== '--') i += argv[i] === '--repo' ? 2 : 1;
-  if (argv[i] !== 'exec') return;
-  const rest = argv.slice(i + 1);
+  const words = readCommandWords(argv);
+  if (words.command !== 'exec') return;
+  const rest = argv.slice(words.at + 1);
   const own: string[] = [];
   let id: string | null = null;
   for (let j = 0; j < rest.length; j++) {

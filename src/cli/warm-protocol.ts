@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { warmDir } from '../state/home.js';
+import { readCommandWords } from './argv.js';
 
 /**
  * What `warren warm` (src/cli/warm-server.ts) and the command line (src/cli/warm-client.ts) say
@@ -87,15 +88,9 @@ export function buildId(bundleDir: string): string {
   return `${process.version} ${process.execPath} ${entry} ${stamp}`;
 }
 
-/** The command a command line names (the first word that is not a global option), or null. */
+/** The command a command line names (the first word that is not a global option), or null: help, the version or a mistake, which the local command line answers. */
 export function commandOf(argv: readonly string[]): string | null {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--repo') i++;
-    else if (!arg.startsWith('-')) return arg;
-    else if (arg !== '--json' && !arg.startsWith('--repo=')) return null; // help, version, or a mistake: the local command line answers
-  }
-  return null;
+  return readCommandWords(argv).command;
 }
 
 export function encodeFrame(kind: FrameKind, payload: Buffer | string | object): Buffer {

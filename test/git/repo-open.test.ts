@@ -6,7 +6,9 @@ import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { branchFacts } from '../../src/git/refs.js';
 import { guessMainBranch, prefetchRepository, resolveRepository } from '../../src/git/repo.js';
-import { newTaskGuess, repositoryGuess } from '../../src/cli/startup.js';
+import { readCommandWords } from '../../src/cli/argv.js';
+import { checkExecArgv, newTaskGuess, repositoryGuess } from '../../src/cli/startup.js';
+import { commandOf } from '../../src/cli/warm-protocol.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
 /** git's own answer, the reference isValidBranchName is held to. */
@@ -103,6 +105,24 @@ describe('finding the repository while the command line loads', () => {
     expect(repositoryGuess(['--json', 'list', '--repo', 'rel'], '/cwd')).toBe('rel');
     expect(repositoryGuess(['exec', 't', '--', 'git', '--repo', '/z'], '/cwd')).toBe('/cwd');
     for (const none of [[], ['--version'], ['-V'], ['--help'], ['new', '--help'], ['help', 'new'], ['completion', 'bash']]) expect(repositoryGuess(none, '/cwd')).toBeNull();
+  });
+
+  it('every reader before commander takes the same word for the command, a repository named like a command included (src/cli/argv.ts)', () => {
+    // The launcher (which build), warren warm's client, the prefetch and exec's check.
+    for (const [argv, command, repo] of [
+      [['--repo', 'new', 'list'], 'list', 'new'],
+      [['--repo', 'help', 'list'], 'list', 'help'],
+      [['--repo=exec', '--json', 'show', 'x'], 'show', 'exec'],
+      [['--json', 'exec', 't', 'ls', '--', '-la'], 'exec', undefined],
+      [['-x', 'new', 'feat', 'a'], null, undefined],
+    ] as const) {
+      expect(readCommandWords(argv)).toMatchObject({ command, repo });
+      expect(commandOf(argv)).toBe(command);
+      expect(repositoryGuess(argv, '/cwd')).toBe(command === null ? null : (repo ?? '/cwd'));
+    }
+    // exec's check reads exec's own words after global options, wherever they are.
+    expect(() => checkExecArgv(['--repo', 'exec', 'exec', 't', 'ls', '-la'])).toThrow(/would read "-la"/);
+    expect(() => checkExecArgv(['--repo', 'exec', 'list', '-la'])).not.toThrow();
   });
 
   it('guesses the main worktree’s branch from its files, and nothing where the files do not say', () => {
