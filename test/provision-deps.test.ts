@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
-import { depsRepo, hasPackage as has, newTask, snapshotsOf as snapshots, taskStatus as status } from './helpers/deps.js';
+import { depsRepo, hasPackage as has, newTask, packageTarball, snapshotsOf as snapshots, taskStatus as status } from './helpers/deps.js';
 import { tmpDir } from './helpers/repo.js';
 
 /**
@@ -161,5 +161,37 @@ describe.skipIf(noOverlay !== null || noPnpm !== null)('a snapshot is of a tree 
     expect(await status(repo, 'b')).toMatchObject({ stale: false });
     const c = await newTask(repo, 'c');
     expect(has(c.path, 'beta')).toBe(true);
+  }, DEPS_TIMEOUT);
+
+  it('a production install (`pnpm install --prod`) is snapshotted as it is: the lockfile filtered as pnpm filters it is what it installed; a dependency it lacks is still stale', async () => {
+    // plug has a peer (its snapshot key carries it), beta is a devDependency, gamma is optional.
+    const repo = depsRepo({ name: 'app', version: '1.0.0', dependencies: { alpha: 'file:vendor/alpha-1.0.0.tgz', plug: 'file:vendor/plug-1.0.0.tgz' }, optionalDependencies: { gamma: 'file:vendor/gamma-1.0.0.tgz' }, devDependencies: { beta: 'file:vendor/beta-1.0.0.tgz' } });
+    packageTarball(path.join(repo.root, 'vendor'), 'plug', '1.0.0', { peerDependencies: { alpha: '*' } });
+    packageTarball(path.join(repo.root, 'vendor'), 'gamma', '1.0.0');
+    const store = tmpDir('warren-pnpm-store-');
+    pnpm(repo.root, store, 'install');
+    repo.commit('pnpm lockfile');
+    fs.rmSync(path.join(repo.root, 'node_modules'), { recursive: true });
+    pnpm(repo.root, store, 'install', '--prod');
+    expect(has(repo.root, 'beta')).toBe(false);
+
+    const a = await newTask(repo, 'a');
+    expect(a.stderr).not.toContain('does not match');
+    expect(a.provision[0]).toMatchObject({ installed: { manager: 'pnpm', state: 'matches', why: expect.stringContaining('without devDependencies') } });
+    expect(snapshots(repo)).toHaveLength(1);
+    for (const name of ['alpha', 'plug', 'gamma']) expect(has(a.path, name)).toBe(true);
+    expect(has(a.path, 'beta')).toBe(false);
+    expect(await status(repo, 'a')).toMatchObject({ stale: false });
+
+    // The lockfile gains a dependency (delta) that this production install does not have: stale, and why.
+    packageTarball(path.join(repo.root, 'vendor'), 'delta', '1.0.0');
+    const other = tmpDir('warren-pnpm-other-');
+    fs.cpSync(repo.root, other, { recursive: true, filter: (src) => !src.includes('node_modules') && !src.includes('.git') });
+    pnpm(other, store, 'add', 'file:vendor/delta-1.0.0.tgz');
+    for (const file of ['package.json', 'pnpm-lock.yaml']) fs.copyFileSync(path.join(other, file), path.join(repo.root, file));
+    repo.commit('delta');
+    const b = await newTask(repo, 'b');
+    expect(b.stderr).toMatch(/does not match pnpm-lock\.yaml .*delta/);
+    expect(b.stderr).not.toMatch(/not installed \([^)]*beta/);
   }, DEPS_TIMEOUT);
 });

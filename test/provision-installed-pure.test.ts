@@ -47,6 +47,32 @@ describe('comparePnpm: pnpm-lock.yaml against node_modules/.pnpm/lock.yaml', () 
     expect(c).toMatchObject({ state: 'differs' });
     expect(c.why).toContain('b@2.0.0');
   });
+  it('an install without some kinds of dependency (.modules.yaml `included`): the lockfile filtered as pnpm filters it, through transitive dependencies, peers and aliases', () => {
+    // app: a (needs t), x (an alias of real), p (a peer of a); dev d (needs t and dt); optional o.
+    const pkg = (k: string): string => `  ${k}:\n    resolution: {integrity: sha512-${k.length}}\n`;
+    const dep = (name: string, version: string): string => `      ${name}:\n        specifier: ^1\n        version: ${version}\n`;
+    const full = [
+      `lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n${dep('a', '1.0.0')}${dep('x', 'real@1.0.0')}${dep('p', '1.0.0(a@1.0.0)')}    devDependencies:\n${dep('d', '1.0.0')}    optionalDependencies:\n${dep('o', '1.0.0')}`,
+      `packages:\n${['a@1.0.0', 'real@1.0.0', 'p@1.0.0', 't@1.0.0', 'd@1.0.0', 'dt@1.0.0', 'o@1.0.0'].map(pkg).join('')}`,
+      `snapshots:\n  a@1.0.0:\n    dependencies:\n      t: 1.0.0\n  real@1.0.0: {}\n  p@1.0.0(a@1.0.0):\n    dependencies:\n      a: 1.0.0\n  t@1.0.0: {}\n  d@1.0.0:\n    dependencies:\n      t: 1.0.0\n      dt: 1.0.0\n  dt@1.0.0: {}\n  o@1.0.0: {}\n`,
+    ].join('');
+    const without = (text: string, ...names: string[]): string => names.reduce((t, n) => t.replace(new RegExp(`  ${n.replace(/[()]/g, '\\$&')}:\\n(    .*\\n)*`, 'g'), '').replace(new RegExp(`  ${n.replace(/[()]/g, '\\$&')}: \\{\\}\\n`, 'g'), ''), text);
+    const prod = without(full.replace(`    devDependencies:\n${dep('d', '1.0.0')}`, ''), 'd@1.0.0', 'dt@1.0.0');
+    const modules = (included: string): string => `included:\n${included}layoutVersion: 5\n`;
+    const noDev = modules('  dependencies: true\n  devDependencies: false\n  optionalDependencies: true\n');
+    const c = comparePnpm(full, prod, parse, 'pnpm-lock.yaml', noDev);
+    expect(c).toMatchObject({ state: 'matches', why: expect.stringContaining('without devDependencies') });
+    // Without .modules.yaml, or with it saying everything was installed, the same tree is stale.
+    expect(comparePnpm(full, prod, parse, 'pnpm-lock.yaml').state).toBe('differs');
+    expect(comparePnpm(full, prod, parse, 'pnpm-lock.yaml', modules('  dependencies: true\n  devDependencies: true\n  optionalDependencies: true\n')).state).toBe('differs');
+    // A package the kept ones need is missing (t, which a needs), or the peer-keyed snapshot: stale, and named.
+    expect(comparePnpm(full, without(prod, 't@1.0.0'), parse, 'pnpm-lock.yaml', noDev)).toMatchObject({ state: 'differs', why: expect.stringContaining('t@1.0.0') });
+    expect(comparePnpm(full, without(prod, 'real@1.0.0'), parse, 'pnpm-lock.yaml', noDev)).toMatchObject({ state: 'differs', why: expect.stringContaining('real@1.0.0') });
+    // --no-optional as well: o goes too.
+    const neither = modules('  dependencies: true\n  devDependencies: false\n  optionalDependencies: false\n');
+    const bare = without(prod.replace(`    optionalDependencies:\n${dep('o', '1.0.0')}`, ''), 'o@1.0.0');
+    expect(comparePnpm(full, bare, parse, 'pnpm-lock.yaml', neither)).toMatchObject({ state: 'matches', why: expect.stringContaining('without devDependencies and optionalDependencies') });
+  });
 });
 
 describe('yarn', () => {

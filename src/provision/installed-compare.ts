@@ -103,20 +103,32 @@ function canonical(value: unknown): string {
 
 /**
  * pnpm: the lockfile against `node_modules/.pnpm/lock.yaml`, the copy of the lockfile pnpm
- * keeps of what it installed: their importers, packages and snapshots are the same.
+ * keeps of what it installed: their importers, packages and snapshots are the same. An install
+that left a kind of dependency out (`pnpm install --prod`, `--no-optional`; `included` in
+`node_modules/.modules.yaml` says which) keeps a copy filtered the same way: the lockfile is
+filtered as pnpm filters it (lockfile 9) and must then be the same.
  */
-export function comparePnpm(lockText: string, installedText: string, parse: Parse, lockfile: string): Comparison {
+export function comparePnpm(lockText: string, installedText: string, parse: Parse, lockfile: string, modulesText: string | null = null): Comparison {
   let wanted: Record<string, unknown> | null;
   let have: Record<string, unknown> | null;
+  let modules: Record<string, unknown> | null;
   try {
     wanted = record(parse(lockText));
     have = record(parse(installedText));
+    modules = modulesText === null ? null : record(parse(modulesText));
   } catch (err) {
     return { state: 'unknown', why: `cannot read ${lockfile} or node_modules/.pnpm/lock.yaml as YAML (${(err as Error).message.split('\n')[0]})` };
   }
   if (wanted === null || have === null) return { state: 'unknown', why: `${lockfile} or node_modules/.pnpm/lock.yaml is empty` };
   const sections = ['lockfileVersion', 'importers', 'packages', 'snapshots'];
-  if (sections.every((s) => canonical(wanted[s]) === canonical(have[s]))) return MATCHES;
+  const same = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => sections.every((s) => canonical(a[s]) === canonical(b[s]));
+  if (same(wanted, have)) return MATCHES;
+  const left = PNPM_KINDS.filter((k) => record(modules?.included)?.[k] === false);
+  if (left.length > 0 && record(wanted.snapshots) !== null) {
+    // What this install should hold: the lockfile without the kinds it left out.
+    wanted = filterPnpmLock(wanted, left);
+    if (same(wanted, have)) return { state: 'matches', why: `an install without ${left.join(' and ')} (node_modules/.modules.yaml): the lockfile filtered as pnpm filters it is the one it installed` };
+  }
   const keys = (r: Record<string, unknown> | null, s: string): Set<string> => new Set(Object.keys(record(r?.[s]) ?? {}));
   const section = wanted.snapshots !== undefined ? 'snapshots' : 'packages';
   const want = keys(wanted, section);
@@ -125,6 +137,43 @@ export function comparePnpm(lockText: string, installedText: string, parse: Pars
   const extra = [...got].filter((k) => !want.has(k));
   if (missing.length === 0 && extra.length === 0) return { state: 'differs', why: `${lockfile} and node_modules/.pnpm/lock.yaml differ (importers or resolutions)` };
   return differs(lockfile, missing, extra, []);
+}
+
+const PNPM_KINDS = ['dependencies', 'devDependencies', 'optionalDependencies'] as const;
+
+/**
+ * A pnpm 9 lockfile without some kinds of dependency: dropped from every importer, and the
+ * snapshots (and their packages) that only they reached. Snapshots are keyed `name@version`
+ * (`version` may carry the peers, `1.0.0(react@18.2.0)`; an alias's version is the whole key,
+ * `real@1.0.0`), packages by the same without the peers. Pure.
+ */
+function filterPnpmLock(lock: Record<string, unknown>, left: readonly string[]): Record<string, unknown> {
+  const kept = PNPM_KINDS.filter((k) => !left.includes(k));
+  const keyOf = (name: string, version: unknown): string | null => {
+    if (typeof version !== 'string' || version.startsWith('link:')) return null;
+    return (version.split('(')[0] ?? '').includes('@') ? version : `${name}@${version}`;
+  };
+  const queue: string[] = [];
+  const importers: Record<string, unknown> = {};
+  for (const [id, value] of Object.entries(record(lock.importers) ?? {})) {
+    const importer = record(value) ?? {};
+    importers[id] = Object.fromEntries(Object.entries(importer).filter(([k]) => !left.includes(k)));
+    for (const kind of kept) for (const [name, dep] of Object.entries(record(importer[kind]) ?? {})) queue.push(keyOf(name, record(dep)?.version) ?? '');
+  }
+  const snapshots = record(lock.snapshots) ?? {};
+  const reached = new Set<string>();
+  for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
+    if (key === '' || reached.has(key) || snapshots[key] === undefined) continue;
+    reached.add(key);
+    const snapshot = record(snapshots[key]) ?? {};
+    // A package's own dependencies are always `dependencies` here; only optional ones can be left out.
+    for (const kind of ['dependencies', 'optionalDependencies'].filter((k) => !left.includes(k) || k === 'dependencies')) {
+      for (const [name, version] of Object.entries(record(snapshot[kind]) ?? {})) queue.push(keyOf(name, version) ?? '');
+    }
+  }
+  const pick = (section: unknown, keep: (key: string) => boolean): Record<string, unknown> => Object.fromEntries(Object.entries(record(section) ?? {}).filter(([k]) => keep(k)));
+  const packages = new Set([...reached].map((k) => k.split('(')[0]));
+  return { ...lock, importers, snapshots: pick(lock.snapshots, (k) => reached.has(k)), packages: pick(lock.packages, (k) => packages.has(k)) };
 }
 
 /**

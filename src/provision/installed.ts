@@ -99,7 +99,7 @@ export async function checkInstalled(read: ReadFile, exists: (rel: string) => bo
     case 'pnpm': {
       const installed = read(`${nm}/.pnpm/lock.yaml`);
       if (installed === null) return done({ state: 'differs', why: `${nm}/.pnpm/lock.yaml is missing: pnpm did not finish an install here` });
-      return done(comparePnpm(wanted, installed, await yamlParser(), name));
+      return done(comparePnpm(wanted, installed, await yamlParser(), name, read(`${nm}/.modules.yaml`)));
     }
     case 'yarn-berry': {
       // A workspace's manifest, for a tree less than all of yarn.lock by design (`yarn workspaces focus`).
