@@ -38,6 +38,15 @@ function jsonOrNull(text: string): unknown {
   }
 }
 
+/** YAML that may be absent or broken (then nothing is read from it). */
+function parsedOrNull(text: string | null, parse: Parse): Record<string, unknown> | null {
+  try {
+    return text === null ? null : record(parse(text));
+  } catch {
+    return null;
+  }
+}
+
 function record(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
@@ -104,18 +113,16 @@ function canonical(value: unknown): string {
 /**
  * pnpm: the lockfile against `node_modules/.pnpm/lock.yaml`, the copy of the lockfile pnpm
  * keeps of what it installed: their importers, packages and snapshots are the same. An install
-that left a kind of dependency out (`pnpm install --prod`, `--no-optional`; `included` in
-`node_modules/.modules.yaml` says which) keeps a copy filtered the same way: the lockfile is
-filtered as pnpm filters it (lockfile 9) and must then be the same.
+ * that left a kind of dependency out (`pnpm install --prod`, `--no-optional`; `included` in
+ * `node_modules/.modules.yaml` says which) keeps a copy filtered the same way: the lockfile is
+ * filtered as pnpm filters it (lockfile 9) and must then be the same.
  */
 export function comparePnpm(lockText: string, installedText: string, parse: Parse, lockfile: string, modulesText: string | null = null): Comparison {
   let wanted: Record<string, unknown> | null;
   let have: Record<string, unknown> | null;
-  let modules: Record<string, unknown> | null;
   try {
     wanted = record(parse(lockText));
     have = record(parse(installedText));
-    modules = modulesText === null ? null : record(parse(modulesText));
   } catch (err) {
     return { state: 'unknown', why: `cannot read ${lockfile} or node_modules/.pnpm/lock.yaml as YAML (${(err as Error).message.split('\n')[0]})` };
   }
@@ -123,7 +130,7 @@ export function comparePnpm(lockText: string, installedText: string, parse: Pars
   const sections = ['lockfileVersion', 'importers', 'packages', 'snapshots'];
   const same = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => sections.every((s) => canonical(a[s]) === canonical(b[s]));
   if (same(wanted, have)) return MATCHES;
-  const left = PNPM_KINDS.filter((k) => record(modules?.included)?.[k] === false);
+  const left = PNPM_KINDS.filter((k) => record(parsedOrNull(modulesText, parse)?.included)?.[k] === false);
   if (left.length > 0 && record(wanted.snapshots) !== null) {
     // What this install should hold: the lockfile without the kinds it left out.
     wanted = filterPnpmLock(wanted, left);
@@ -161,15 +168,14 @@ function filterPnpmLock(lock: Record<string, unknown>, left: readonly string[]):
     for (const kind of kept) for (const [name, dep] of Object.entries(record(importer[kind]) ?? {})) queue.push(keyOf(name, record(dep)?.version) ?? '');
   }
   const snapshots = record(lock.snapshots) ?? {};
+  // A package's own dependencies are `dependencies` whatever kind reached it; only optional ones can be left out.
+  const inner = left.includes('optionalDependencies') ? ['dependencies'] : ['dependencies', 'optionalDependencies'];
   const reached = new Set<string>();
   for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
     if (key === '' || reached.has(key) || snapshots[key] === undefined) continue;
     reached.add(key);
     const snapshot = record(snapshots[key]) ?? {};
-    // A package's own dependencies are always `dependencies` here; only optional ones can be left out.
-    for (const kind of ['dependencies', 'optionalDependencies'].filter((k) => !left.includes(k) || k === 'dependencies')) {
-      for (const [name, version] of Object.entries(record(snapshot[kind]) ?? {})) queue.push(keyOf(name, version) ?? '');
-    }
+    for (const kind of inner) for (const [name, version] of Object.entries(record(snapshot[kind]) ?? {})) queue.push(keyOf(name, version) ?? '');
   }
   const pick = (section: unknown, keep: (key: string) => boolean): Record<string, unknown> => Object.fromEntries(Object.entries(record(section) ?? {}).filter(([k]) => keep(k)));
   const packages = new Set([...reached].map((k) => k.split('(')[0]));
