@@ -253,7 +253,8 @@ function partialBerryInstall(lock: Record<string, unknown>, stateKeys: readonly 
     if (pkg === null) return null;
     roots.push(...deps(pkg.dependencies), ...deps(pkg.optionalDependencies));
     const dev = Object.entries(record(pkg.devDependencies) ?? {});
-    if (dev.some(([name, range]) => installed.has(name) || installed.has(aliasOf(range) ?? name))) roots.push(...dev.map(([name]) => name));
+    // yarn names an installed alias (`x: npm:real@^1`) by the package it is.
+    if (dev.some(([name, range]) => installed.has(aliasOf(range) ?? name))) roots.push(...dev.map(([name]) => name));
     else if (dev.length > 0) withoutDev = true;
   }
   // Each name's entries: the package each resolves to (an alias, `x: npm:real@^1`, is keyed by
