@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { spawnNative } from './native-spawn.js';
+
+export { spawnMethod, type SpawnMethod } from './native-spawn.js';
 
 /**
  * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
@@ -68,12 +72,8 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   const group = spec.group ?? true;
   const stdin = spec.stdin ?? 'ignore';
   const startedAt = Date.now();
-  const child = spawn(file, args, {
-    cwd: spec.cwd,
-    env: spec.env ?? process.env,
-    stdio: [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)],
-    detached: group,
-  });
+  const stdio: [StdioMode, StdioMode, StdioMode] = [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)];
+  const child = startProcess(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
   const pid = child.pid;
   if (pid !== undefined) spec.onSpawn?.(pid);
 
@@ -131,7 +131,6 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   if (spec.signal?.aborted) onAbort();
   else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const done = new Promise<SpawnResult>((resolve) => {
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError: NodeJS.ErrnoException | null): void => {
       if (timer) clearTimeout(timer);
@@ -151,15 +150,55 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
         spawnError,
       });
     };
-    child.once('error', (cause: NodeJS.ErrnoException) => {
-      // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
-      if (pid === undefined) finish(null, null, cause);
-    });
-    child.once('exit', (code, signal) => {
-      void drain(closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
+    child.onError((cause) => finish(null, null, cause));
+    child.onExit((code, signal) => {
+      void drain(child.closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
     });
   });
   return { pid, stop, done };
+}
+
+type StdioMode = 'ignore' | 'inherit' | 'pipe';
+
+/** A started process, whichever way it was started. */
+interface Started {
+  /** undefined: it never started, and `onError` says why. */
+  pid: number | undefined;
+  stdin: Writable | null;
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Its stdout and stderr have closed (every process holding them has let go). */
+  closed: Promise<void>;
+  onExit(listener: (exitCode: number | null, signal: NodeJS.Signals | null) => void): void;
+  onError(listener: (cause: NodeJS.ErrnoException) => void): void;
+}
+
+/**
+ * Without forking this process where it can (src/system/native-spawn.ts: not when the child
+ * shares this process's stdin), else child_process.
+ */
+function startProcess(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdio: [StdioMode, StdioMode, StdioMode]; detached: boolean }): Started {
+  const [stdin, stdout, stderr] = options.stdio;
+  const native = stdin === 'inherit' || stdout === 'inherit' || stderr === 'inherit' ? null : spawnNative([file, ...args], { cwd: options.cwd, env: options.env, setsid: options.detached, stdio: [stdin, stdout, stderr] });
+  if (native instanceof Error) {
+    return { pid: undefined, stdin: null, stdout: null, stderr: null, closed: Promise.resolve(), onExit: () => undefined, onError: (listener) => queueMicrotask(() => listener(native)) };
+  }
+  if (native !== null) {
+    const readables = [native.stdout, native.stderr].filter((s) => s !== null);
+    const closed = Promise.all(readables.map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())))).then(() => undefined);
+    return { ...native, closed, onError: () => undefined };
+  }
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: options.stdio, detached: options.detached });
+  return {
+    pid: child.pid,
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    closed: new Promise<void>((resolve) => child.once('close', () => resolve())),
+    onExit: (listener) => child.once('exit', listener),
+    // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
+    onError: (listener) => child.once('error', (cause: NodeJS.ErrnoException) => (child.pid === undefined ? listener(cause) : undefined)),
+  };
 }
 
 /** Starts a bounded process and waits for its result. */

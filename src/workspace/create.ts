@@ -16,6 +16,7 @@ import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
+import { noteSlowStart } from './created.js';
 import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
@@ -172,6 +173,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
           : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
         data: { branch, path: wsPath, base, baseCommit, sync, ...(repoLock.heldMs === undefined ? {} : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }), ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
       });
+      noteSlowStart(ctx, id);
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
         const now = ctx.store.getTask(ctx.key, id) ?? task;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { runBounded, startBounded } from '../../src/system/spawn.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBounded, spawnMethod, startBounded } from '../../src/system/spawn.js';
 import { tmpDir } from '../helpers/repo.js';
 
 /** The one spawn primitive every process of warren's goes through: bounded, and honest about how it ended. */
@@ -28,7 +28,23 @@ async function waitFor(file: string): Promise<void> {
   for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== ''); i++) await new Promise((r) => setTimeout(r, 20));
 }
 
-describe('runBounded', () => {
+// Every case runs twice: processes started natively (posix_spawn, the default on Linux) and by
+// Node's child_process (WARREN_SPAWN=fork, and what runs where the native starter is missing).
+describe.each(['posix_spawn', 'fork'] as const)('runBounded, started by %s', (method) => {
+  const before = process.env.WARREN_SPAWN;
+  beforeAll(() => {
+    if (method === 'fork') process.env.WARREN_SPAWN = 'fork';
+    else delete process.env.WARREN_SPAWN;
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.WARREN_SPAWN;
+    else process.env.WARREN_SPAWN = before;
+  });
+
+  it('starts processes this way (the build made the native starter: CI fails here if it did not)', () => {
+    expect(spawnMethod().method).toBe(method);
+  });
+
   it('collects output, writes stdin, and reports the exit code', async () => {
     const r = await runBounded({ argv: ['sh', '-c', 'cat; echo err >&2; exit 3'], stdin: 'hello', stdout: 'collect', stderr: 'collect' });
     expect(r).toMatchObject({ exitCode: 3, signal: null, timedOut: false, aborted: false, forced: false, spawnError: null });
@@ -40,6 +56,24 @@ describe('runBounded', () => {
     const r = await runBounded({ argv: ['warren-no-such-program'] });
     expect(r.spawnError?.code).toBe('ENOENT');
     expect(r.exitCode).toBeNull();
+    const noDir = await runBounded({ argv: ['true'], cwd: path.join(tmpDir(), 'missing') });
+    expect(noDir.spawnError?.code).toBe('ENOENT');
+  });
+
+  it('reports a death by signal by its name, and leaves no zombie and no listener behind', async () => {
+    let pid = 0;
+    const r = await runBounded({ argv: ['sh', '-c', 'kill -TERM $$'], onSpawn: (p) => (pid = p) });
+    expect(r).toMatchObject({ exitCode: null, signal: 'SIGTERM', timedOut: false });
+    expect(fs.existsSync(`/proc/${pid}`)).toBe(false); // reaped
+    expect(process.listenerCount('SIGCHLD')).toBe(0);
+  });
+
+  it('passes large output through whole, on both pipes at once', async () => {
+    const r = await runBounded({ argv: ['sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a; head -c 2000000 /dev/zero | tr "\\0" b >&2'], stdout: 'collect', stderr: 'collect' });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.length).toBe(3_000_000);
+    expect(r.stderr.length).toBe(2_000_000);
+    expect(r.stdout.every((c) => c === 0x61)).toBe(true);
   });
 
   it('on timeout ends the whole process group, a grandchild included', async () => {
