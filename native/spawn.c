@@ -2,8 +2,9 @@
  * warren's process start on Linux: posix_spawn, which glibc runs as clone(CLONE_VM|CLONE_VFORK).
  * Node 20's child_process forks the whole process first: its page tables are copied, every page
  * it writes afterwards faults once more, and the main thread waits in the fork (on the 2-core VM
- * warren is measured on, ~14 ms for a process's first start, ~4 ms for each after it). src/system/native-spawn.ts is the only caller and says what it keeps of
- * child_process's behaviour; scripts/native.js builds this file (no build: child_process).
+ * warren is measured on, ~14 ms for a process's first start, ~4 ms for each after it).
+ * src/system/native-spawn.ts is the only caller and says what it keeps of child_process's
+ * behaviour; scripts/native.js builds this file (no build: child_process).
  *
  * spawn(file, argv, env, cwd, setsid, stdio) -> [pid, fd0, fd1, fd2] or -errno
  *   stdio[i]: 0 = /dev/null, 1 = a pipe (this process gets the other end, close-on-exec).
@@ -108,7 +109,10 @@ static Job *job_of(napi_env env, napi_callback_info info) {
     return NULL;
   }
   Job *job = calloc(1, sizeof(Job));
-  if (!job) return NULL;
+  if (!job) {
+    napi_throw_error(env, NULL, "spawn: out of memory");
+    return NULL;
+  }
   job->file = string_of(env, args[0]);
   job->argv = strings_of(env, args[1]);
   job->envp = strings_of(env, args[2]);

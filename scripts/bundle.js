@@ -34,6 +34,19 @@ const ESM = {
   logLevel: 'warning',
 };
 
+// A build of one CommonJS file (no splitting: esbuild splits ES modules only).
+const CJS = {
+  absWorkingDir: root,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
 // The command line, and the process `warren warm` keeps waiting (src/cli/warm-server.ts starts it by this name).
 await build({ ...ESM, entryPoints: { bin: 'src/cli/bin.ts', 'warm-worker': 'src/cli/warm-worker.ts' }, outdir: 'dist/bundle' });
 // `warren new` alone, a build of its own (src/cli/bin-new.ts says why): no module of it is
@@ -43,23 +56,15 @@ await build({ ...ESM, entryPoints: { bin: 'src/cli/bin.ts', 'warm-worker': 'src/
 // node_modules when a warren.yaml must be validated, not carried in the file.
 const NEW_FILE = path.join(root, 'dist/bundle-new/new.cjs');
 await build({
-  absWorkingDir: root,
+  ...CJS,
   entryPoints: ['src/cli/bin-new.ts'],
   outfile: NEW_FILE,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
   external: ['bindings', 'yaml', 'zod'],
   // import() of a module outside the file becomes require(): the file runs in a vm.Script,
   // which has no ES-module loader of its own.
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': '__warrenImportMetaUrl' },
   banner: { js: "const __warrenImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 // esbuild's interop copies every export of a module for each file that imports it (`import fs
 // from 'node:fs'` in 47 files: 47 copies of fs's ~100 exports, ~1,000 page faults). The same
@@ -73,33 +78,9 @@ fs.writeFileSync(
   bundled.replace(HELPER, 'var __warrenInterop=[new Map(),new Map()],__toESM=(mod,isNodeMode)=>{let copies=__warrenInterop[isNodeMode?1:0],copy=copies.get(mod);if(copy===void 0){copy=__toESMOnce(mod,isNodeMode);if(mod!=null)copies.set(mod,copy)}return copy},__toESMOnce=(mod,isNodeMode,target)=>('),
 );
 // What bin/warren.js calls for `new`: runs new.cjs from its code cache.
-await build({
-  absWorkingDir: root,
-  entryPoints: ['src/cli/code-cache.ts'],
-  outfile: 'dist/bundle-new/run.cjs',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+await build({ ...CJS, entryPoints: ['src/cli/code-cache.ts'], outfile: 'dist/bundle-new/run.cjs' });
 
 // What bin/warren.js loads first: the client of `warren warm` (src/cli/warm-client.ts), on its
 // own and as CommonJS, because Node starts a CommonJS file sooner than an ES module (118 against
 // 127 ms here, empty files), and a command that a warm process runs loads nothing else.
-await build({
-  absWorkingDir: root,
-  entryPoints: ['src/cli/warm-client.ts'],
-  outfile: 'dist/bundle/warm-client.cjs',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+await build({ ...CJS, entryPoints: ['src/cli/warm-client.ts'], outfile: 'dist/bundle/warm-client.cjs' });

@@ -90,6 +90,8 @@ export function spawnNative(
   const [file, ...rest] = argv;
   if (file === undefined) throw new Error('spawnNative: empty argv');
   const env = Object.entries(options.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
+  // C strings end at a NUL: child_process refuses such a string with its own error, so it gets it.
+  if ([...argv, ...env, options.cwd ?? ''].some((s) => s.includes('\0'))) return null;
   watchChildren(); // before the start: an exit can come before spawn() returns
   const started = native.spawn(file, [file, ...rest], env, options.cwd ?? null, options.setsid, options.stdio.map((s) => (s === 'pipe' ? 1 : 0)) as [number, number, number]);
   if (typeof started === 'number') {
@@ -121,7 +123,9 @@ export function spawnNative(
 const pending = new Map<number, (exitCode: number | null, signal: NodeJS.Signals | null) => void>();
 let watching = false;
 let keepAlive: NodeJS.Timeout | undefined;
-const signalNames = new Map(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+/** Signal numbers to names, the first name of each number as Node's own does (6 is SIGABRT, not SIGIOT). */
+const signalNames = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(os.constants.signals)) if (!signalNames.has(n)) signalNames.set(n, name as NodeJS.Signals);
 
 function reapAll(): void {
   const got = loadAddon();

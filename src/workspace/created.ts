@@ -57,7 +57,7 @@ export function noteSlowStart(ctx: ProjectContext, taskId: string): void {
       taskId,
       kind: 'spawn.fallback',
       level: 'warn',
-      message: `processes start by forking warren, which costs this command ~5-15 ms more for each: ${spawning.why}. Nothing else changes; \`npm run build\` with a C compiler builds the native starter.`,
+      message: `processes start by forking warren, which costs this command ~5-15 ms more for each process it starts: ${spawning.why}. Nothing else changes; \`npm run build\` with a C compiler builds the native starter.`,
       data: { why: spawning.why },
     });
   }

@@ -57,13 +57,16 @@ describe.each(['posix_spawn', 'fork'] as const)('runBounded, started by %s', (me
     expect(r.spawnError?.code).toBe('ENOENT');
     expect(r.exitCode).toBeNull();
     const noDir = await runBounded({ argv: ['true'], cwd: path.join(tmpDir(), 'missing') });
-    expect(noDir.spawnError?.code).toBe('ENOENT');
+    expect(noDir.spawnError?.code).toBe('ENOENT');    // A NUL cannot reach a program's argv: refused as child_process refuses it, never cut short.
+    expect(() => startBounded({ argv: ['echo', 'a\0b'] })).toThrow(/null bytes/);
   });
 
   it('reports a death by signal by its name, and leaves no zombie and no listener behind', async () => {
     let pid = 0;
     const r = await runBounded({ argv: ['sh', '-c', 'kill -TERM $$'], onSpawn: (p) => (pid = p) });
     expect(r).toMatchObject({ exitCode: null, signal: 'SIGTERM', timedOut: false });
+    // A number with two names gets the one child_process gives it.
+    expect((await runBounded({ argv: ['sh', '-c', 'kill -ABRT $$'] })).signal).toBe('SIGABRT');
     expect(fs.existsSync(`/proc/${pid}`)).toBe(false); // reaped
     expect(process.listenerCount('SIGCHLD')).toBe(0);
   });
