@@ -5,7 +5,7 @@ import { startCommandLine } from './entry.js';
 // bin/warren.js runs from the build's V8 code cache (src/cli/code-cache.ts) when no
 // `warren warm` takes the command. The command's code initialises only after the entry has
 // started its git reads (an import, which the build keeps lazy). Measured: this build's `new`
-// loads 390 KB against the whole command line's 532 KB; tried and dropped: a chunk of each
+// is one file of 408 KB against the whole command line's 532 KB; tried and dropped: a chunk of each
 // command's own code in the one build (+43 ms of CPU), a second entry there (8 ms saved).
 const argv = startCommandLine();
 void import('./commands/new-only.js').then(async ({ main, prepareMain, registerNew }) => {

@@ -7,7 +7,7 @@ import { setCodeCacheUse } from '../system/code-cache-state.js';
 
 /**
  * Runs `warren new`'s build (dist/bundle-new/new.cjs, one CommonJS file) from a V8 code cache the
- * build made beside it (scripts/code-cache.js), so that its ~390 KB are not parsed and compiled
+ * build made beside it (scripts/code-cache.js), so that its 408 KB are not parsed and compiled
  * again by every command: a cold `warren new` took 232 instead of 262 ms (medians of 25,
  * interleaved; docs/benchmarks.md). Node 20 has no compile cache of its own (Node 22.1 does).
  *

@@ -57,12 +57,6 @@ function loadAddon(): { addon: Addon } | { error: string } {
   return loaded;
 }
 
-/** Asked on every start, so that `WARREN_SPAWN=fork` holds for whatever the process starts after it is set. */
-function addon(): Addon | null {
-  if (process.platform !== 'linux' || process.env.WARREN_SPAWN === 'fork') return null;
-  const got = loadAddon();
-  return 'addon' in got ? got.addon : null;
-}
 
 export type SpawnMethod =
   | { method: 'posix_spawn' }
@@ -85,8 +79,9 @@ export function spawnNative(
   argv: readonly string[],
   options: { cwd?: string; env: NodeJS.ProcessEnv; setsid: boolean; stdio: [NativeStdio, NativeStdio, NativeStdio] },
 ): NativeChild | NodeJS.ErrnoException | null {
-  const native = addon();
-  if (native === null) return null;
+  // Asked on every start, so that `WARREN_SPAWN=fork` holds for whatever starts after it is set.
+  if (spawnMethod().method !== 'posix_spawn') return null;
+  const native = (loadAddon() as { addon: Addon }).addon;
   const [file, ...rest] = argv;
   if (file === undefined) throw new Error('spawnNative: empty argv');
   const env = Object.entries(options.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));

@@ -72,7 +72,7 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   const group = spec.group ?? true;
   const stdin = spec.stdin ?? 'ignore';
   const startedAt = Date.now();
-  const stdio: [StdioMode, StdioMode, StdioMode] = [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)];
+  const stdio: Stdio = [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)];
   const child = startProcess(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
   const pid = child.pid;
   if (pid !== undefined) spec.onSpawn?.(pid);
@@ -158,7 +158,8 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   return { pid, stop, done };
 }
 
-type StdioMode = 'ignore' | 'inherit' | 'pipe';
+/** stdin may be this process's own; stdout and stderr are collected or dropped. */
+type Stdio = ['ignore' | 'inherit' | 'pipe', 'ignore' | 'pipe', 'ignore' | 'pipe'];
 
 /** A started process, whichever way it was started. */
 interface Started {
@@ -177,9 +178,9 @@ interface Started {
  * Without forking this process where it can (src/system/native-spawn.ts: not when the child
  * shares this process's stdin), else child_process.
  */
-function startProcess(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdio: [StdioMode, StdioMode, StdioMode]; detached: boolean }): Started {
+function startProcess(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdio: Stdio; detached: boolean }): Started {
   const [stdin, stdout, stderr] = options.stdio;
-  const native = stdin === 'inherit' || stdout === 'inherit' || stderr === 'inherit' ? null : spawnNative([file, ...args], { cwd: options.cwd, env: options.env, setsid: options.detached, stdio: [stdin, stdout, stderr] });
+  const native = stdin === 'inherit' ? null : spawnNative([file, ...args], { cwd: options.cwd, env: options.env, setsid: options.detached, stdio: [stdin, stdout, stderr] });
   if (native instanceof Error) {
     return { pid: undefined, stdin: null, stdout: null, stderr: null, closed: Promise.resolve(), onExit: () => undefined, onError: (listener) => queueMicrotask(() => listener(native)) };
   }
