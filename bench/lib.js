@@ -2,7 +2,6 @@
 // against a baseline measured in the same run; they never fail on a slow machine.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,8 +72,8 @@ export function machine() {
 }
 
 /** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
-export async function startServe(repo, env) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServe(repo, env, bin = BIN) {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const url = await new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (d) => {
@@ -95,54 +94,4 @@ export async function startServe(repo, env) {
       child.kill('SIGTERM');
     });
   return { url, token, project, stop };
-}
-
-/**
- * A `warren warm` for `env`'s WARREN_HOME. `ready()` resolves once every warm process is loaded
- * and idle (asked over its socket), so that a measurement never shares the CPU with one loading.
- */
-export async function startWarm(env, processes = 2) {
-  const { encodeFrame, FrameReader } = await import(path.join(ROOT, 'dist/cli/warm-protocol.js'));
-  const child = spawn(process.execPath, [BIN, '--json', 'warm', '--processes', String(processes)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-  const socket = await new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (d) => {
-      out += d;
-      let doc;
-      try {
-        doc = JSON.parse(out);
-      } catch {
-        return; // not the whole document yet
-      }
-      if (typeof doc.socket === 'string') resolve(doc.socket);
-      else reject(new Error(`warren warm did not start: ${out}`));
-    });
-    child.once('exit', (code) => reject(new Error(`warren warm exited ${code}: ${err}`)));
-  });
-  const status = () =>
-    new Promise((resolve, reject) => {
-      const conn = net.connect(socket);
-      const reader = new FrameReader();
-      conn.on('connect', () => conn.write(encodeFrame('P', '')));
-      conn.on('data', (chunk) => {
-        for (const frame of reader.push(chunk)) if (frame.kind === 'K') resolve(JSON.parse(frame.body.toString()));
-      });
-      conn.on('error', reject);
-    });
-  const ready = async () => {
-    for (;;) {
-      const s = await status();
-      if (s.idle === s.size) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  const stop = () =>
-    new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
-  await ready();
-  return { socket, ready, stop, log: () => err };
 }

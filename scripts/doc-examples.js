@@ -209,9 +209,6 @@ warren('gc');
 warren('rm', 'api');
 warren('--json', 'gc');
 
-section('warm');
-await warm();
-
 section('policy');
 warren('policy', 'keygen');
 fs.writeFileSync(path.join(repo, 'warren.policy.yaml'), 'version: 1\nexpires: "2027-06-30T00:00:00Z"\nrules:\n  - { tasks: "*", sandbox: [none, bwrap], network: false }\n');
@@ -248,27 +245,4 @@ function serve(args) {
       resolve();
     });
   });
-}
-
-/**
- * `warm` runs until a signal: commands meanwhile go to its processes. What it said on stderr
- * is printed when it stops (in a terminal it shows as each command ends).
- */
-async function warm() {
-  console.log('$ warren warm &');
-  const child = spawn(process.execPath, [BIN, 'warm'], { cwd: repo, env });
-  let out = '';
-  let said = '';
-  child.stderr.on('data', (d) => (said += d));
-  await new Promise((resolve) => child.stdout.on('data', (d) => (out += d).includes('ctrl-c') && resolve()));
-  process.stdout.write(out);
-  await new Promise((r) => setTimeout(r, 2000)); // its processes load
-  warren('new', 'docs', 'faq');
-  warren('path', 'faq');
-  warren('warm');
-  console.log('$ kill -INT %1');
-  child.kill('SIGINT');
-  const code = await new Promise((resolve) => child.on('close', resolve));
-  process.stdout.write(said);
-  console.log(`[exit ${code}]`);
 }

@@ -191,10 +191,6 @@ export const ERROR_DOCS = {
     meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
     action: 'Check the command\'s name or install it; for a refused commit, read the hook\'s output and fix what it names.',
   },
-  WARM_UNAVAILABLE: {
-    meaning: '`warren warm` could not start: another `warren warm` already answers on the socket of this `WARREN_HOME` (`$WARREN_HOME/warm/cli.sock`), or that path is longer than the 107 bytes a unix socket may have. Nothing was started; commands run as before.',
-    action: 'Use the one that runs (commands already go to it), or stop it first; for a long path, use a shorter `WARREN_HOME`.',
-  },
   GIT_FAILED: {
     meaning: 'A git command failed in a way no other `GIT_*` code describes; the message carries git\'s first line of stderr and `details` the argv, exit code and stderr.',
     action: 'Read git\'s message; run the same git command by hand to see more.',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/main.js';
-import { checkExecArgv } from '../src/cli/startup.js';
+import { checkExecArgv } from '../src/cli/exec-argv.js';
 import { COMMANDS } from '../src/cli/commands/all.js';
 import { completionSpec } from '../src/cli/completion.js';
 import { typeProblems } from '../src/config/validate.js';

@@ -112,8 +112,8 @@ describe('buildAgentInvocation', () => {
 });
 
 describe('sandbox', () => {
-  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'], hidden: ['/h/warm'] };
-  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, warm hidden, no network', () => {
+  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'], hidden: ['/h/hidden'] };
+  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, hidden folders covered, no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
     expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
     expect(argv).toContain('--unshare-net');
@@ -121,8 +121,8 @@ describe('sandbox', () => {
     expect(s.indexOf('--ro-bind / /')).toBeLessThan(s.indexOf('--tmpfs /tmp'));
     expect(s.indexOf('--tmpfs /tmp')).toBeLessThan(s.indexOf('--ro-bind /tmp/repo /tmp/repo'));
     expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
-    // warren warm's folder is covered last: no bind above can show it again
-    expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--tmpfs /h/warm'));
+    // a hidden folder is covered last: no bind above can show it again
+    expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--tmpfs /h/hidden'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
     expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, '/w', ['x'])).toEqual(['x']);

@@ -1,9 +1,8 @@
-import { startCommandLine } from './entry.js';
+import { main, prepareMain, COMMANDS } from './commands/all.js';
 
-// The command line's code, bundled by scripts/bundle.js into dist/bundle/bin.js and loaded by
-// bin/warren.js when no `warren warm` takes the command (src/cli/warm-client.ts) and the command
-// is not `new` (src/cli/bin-new.ts). Every command is registered: `--help` lists them all, and
-// a misspelt one gets a suggestion.
-const argv = startCommandLine();
-const { main, prepareMain, COMMANDS } = await import('./commands/all.js');
-process.exitCode = await main(argv, prepareMain(COMMANDS));
+// The command line, bundled by scripts/bundle.js into dist/bundle/bin.js, which bin/warren.js
+// loads. A reader that went away (`warren list | head -1`) makes writes to stdout or stderr
+// fail with EPIPE: that is not warren's failure and must not end it with a stack trace; what is
+// left to print goes nowhere, and the exit status still says how the command ended.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+process.exitCode = await main(process.argv.slice(2), prepareMain(COMMANDS));

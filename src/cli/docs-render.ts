@@ -2,6 +2,7 @@ import type { Argument, Command, Option } from 'commander';
 import { ERROR_DOCS } from '../error-docs.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { COMMAND_REFERENCE, EXAMPLE_SETUP, EXIT_STATUSES, type CommandReference } from './reference.js';
+import { REMOVED_COMMANDS, type RemovedCommand } from './reference/removed.js';
 
 /**
  * Renders the command reference (docs/commands/) and docs/errors.md from the commander
@@ -49,6 +50,7 @@ export function renderDocs(program: Command): Map<string, string> {
   const files = new Map<string, string>();
   files.set(`${COMMANDS_DIR}/README.md`, renderIndex(program, docs));
   for (const doc of docs) files.set(doc.file, renderCommand(doc, referenceFor(doc.name)));
+  for (const [name, gone] of Object.entries(REMOVED_COMMANDS)) files.set(pageFile(name), renderRemoved(name, gone));
   files.set('docs/errors.md', renderErrors());
   return files;
 }
@@ -161,6 +163,11 @@ export function renderCommand(doc: CommandDoc, ref: CommandReference): string {
   return lines.join('\n');
 }
 
+/** The page of a command warren no longer has: when it went and why. */
+export function renderRemoved(name: string, gone: RemovedCommand): string {
+  return [header('src/cli/reference/removed.ts'), `# \`warren ${name}\` (removed)`, '', `Removed in ${gone.removed}: ${gone.why}.`, '', gone.instead, '', `Running \`warren ${name}\` now refuses with this text (exit 2, \`USAGE\`).`, ''].join('\n');
+}
+
 export function renderIndex(program: Command, docs: readonly CommandDoc[]): string {
   const lines = [
     header('the command definitions (src/cli/main.ts, src/cli/commands/) and src/cli/reference.ts'),
@@ -175,6 +182,12 @@ export function renderIndex(program: Command, docs: readonly CommandDoc[]): stri
     '| command | what it does |',
     '|---|---|',
     ...docs.map((d) => `| [\`${d.name}\`](${d.file.slice(COMMANDS_DIR.length + 1)}) | ${cell(d.command.description())} |`),
+    '',
+    '## Removed commands',
+    '',
+    '| command | removed |',
+    '|---|---|',
+    ...Object.entries(REMOVED_COMMANDS).map(([name, gone]) => `| [\`${name}\`](${pageFile(name).slice(COMMANDS_DIR.length + 1)}) | ${cell(gone.removed)} |`),
     '',
     '## Global options',
     '',

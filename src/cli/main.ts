@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
-import { checkExecArgv } from './startup.js';
+import { checkExecArgv } from './exec-argv.js';
 
 interface Outcome {
   exitCode: number;
@@ -59,13 +59,7 @@ export async function main(argv: readonly string[], prepared: PreparedMain): Pro
   }
 }
 
-/**
- * The command line built of the given commands, waiting for one command's arguments (`main`
- * runs it, once). Each entry of the command line builds it once its code has loaded
- * (src/cli/bin.ts, src/cli/bin-new.ts); a process of `warren warm` builds it while it waits,
- * before it knows the command (src/cli/warm-worker.ts: from its go to the action of `warren
- * new`, 3.8–6.7 ms before this and 0.7–1.2 after, in timelines of medians of 9).
- */
+/** The command line built of the given commands, waiting for one command's arguments (`main` runs it, once). */
 export interface PreparedMain {
   program: Command;
   session: { json: boolean; outcome: Outcome; env: CliEnv | null };

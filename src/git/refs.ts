@@ -72,37 +72,6 @@ export async function branchFacts(repo: Repository, branches: readonly string[])
 
 const readsOf = new Map<string, BranchReads>();
 
-const prefetchedFacts = new Map<string, Promise<Map<string, BranchFacts>>>();
-const factsKey = (repo: Repository, branches: readonly string[]) => [repo.commonDir, ...branches].join('\0');
-
-/** A `for-each-ref` of these branches, started now in `cwd` (any folder of the repository): for `prefetchBranchFacts`. */
-export function startBranchFacts(cwd: string, branches: readonly string[]): Promise<Map<string, BranchFacts>> {
-  const read = readBranchFacts(cwd, branches);
-  read.catch(() => undefined); // a failure is its taker's to see (it asks again)
-  return read;
-}
-
-/**
- * Offers the answer of a `for-each-ref` (started now, or earlier by `startBranchFacts` in a
- * folder of this repository) to `takePrefetchedFacts(repo, branches)`: the command line does so
- * for `warren new` while the rest of its code loads (src/cli/prefetch.ts). The answer is read
- * after the command started and before it takes its task lock: its taker decides what such an
- * answer may settle. Resolves when git has answered.
- */
-export function prefetchBranchFacts(repo: Repository, branches: readonly string[], started = startBranchFacts(repo.root, branches)): Promise<unknown> {
-  prefetchedFacts.set(factsKey(repo, branches), started);
-  return started.catch(() => undefined);
-}
-
-/** The prefetched answer for exactly these branches of this repository, once; null when there is none or it failed. */
-export async function takePrefetchedFacts(repo: Repository, branches: readonly string[]): Promise<Map<string, BranchFacts> | null> {
-  const key = factsKey(repo, branches);
-  const read = prefetchedFacts.get(key);
-  if (read === undefined) return null;
-  prefetchedFacts.delete(key);
-  return read.catch(() => null);
-}
-
 /** One repository's `for-each-ref` calls: at most one running, and one gathering what is asked meanwhile. */
 class BranchReads {
   private running: Promise<void> | null = null;

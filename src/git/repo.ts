@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { git } from './exec.js';
@@ -27,56 +27,12 @@ export interface MainWorktreeFacts {
 
 const OPEN_ARGS = ['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository', '--show-toplevel', '--git-path', 'hooks', '--symbolic-full-name', 'HEAD'];
 
-const prefetched = new Map<string, Promise<Repository>>();
-
-/**
- * Starts finding the repository of `dir` before anything asks for it: the command line does so
- * first thing, so git runs while the rest of warren's code loads (src/cli/prefetch.ts). The
- * first `resolveRepository` of the same `dir` takes the answer; any later one asks git again.
- * Nothing is changed by the call, so an answer nobody takes costs nothing. Resolves with the
- * repository, or null where finding it failed (that refusal surfaces when it is taken).
- */
-export function prefetchRepository(dir: string): Promise<Repository | null> {
-  const opened = openRepository(dir);
-  prefetched.set(dir, opened);
-  return opened.catch(() => null);
-}
-
-/**
- * The branch checked out in the main worktree, guessed from the files before git is asked: the
- * nearest `.git` above `dir`, when it is a folder (the main worktree's), and its `HEAD` naming a
- * branch. A guess, never an answer: the command line uses it only to start a read early
- * (src/cli/prefetch.ts), and that read is used only when git's own answer names the same
- * branch. Anything else (a linked worktree, a detached HEAD, files it cannot read) gives none.
- */
-export function guessMainBranch(dir: string): string | null {
-  try {
-    for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-      const dotGit = path.join(at, '.git');
-      const stat = lstatSync(dotGit, { throwIfNoEntry: false });
-      if (stat !== undefined) {
-        if (!stat.isDirectory()) return null;
-        return /^ref: refs\/heads\/(\S+)\n?$/.exec(readFileSync(path.join(dotGit, 'HEAD'), 'utf8'))?.[1] ?? null;
-      }
-      if (path.dirname(at) === at) return null;
-    }
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Finds the repository from any folder inside it, in one git call: every command pays for it.
  * Where that call cannot answer everything (a bare repository, an unborn HEAD, a folder inside
  * `.git`), a minimal call gives the exact answer or error.
  */
-export function resolveRepository(dir: string): Promise<Repository> {
-  const started = prefetched.get(dir);
-  prefetched.delete(dir);
-  return started ?? openRepository(dir);
-}
-
-async function openRepository(dir: string): Promise<Repository> {
+export async function resolveRepository(dir: string): Promise<Repository> {
   const full = await git(OPEN_ARGS, { cwd: dir, allowFailure: true });
   const lines = splitLines(full.stdout);
   if (full.exitCode === 0 && lines.length === 5 && lines[1] === 'false') {

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { egressAllowOf, sandboxKindOf } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
-import { warmDir } from '../state/home.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 
@@ -24,7 +23,7 @@ export interface SandboxProfile {
    * of being replaced by an empty, writable tmpfs.
    */
   readable: string[];
-  /** Folders replaced by an empty tmpfs: `warren warm`'s socket, which would run commands outside the sandbox. */
+  /** Folders replaced by an empty tmpfs inside the sandbox. */
   hidden: string[];
 }
 
@@ -42,11 +41,7 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
   const readable = [ctx.repo.root, ctx.repo.commonDir, ctx.root, ctx.store.home].filter((p) => fs.existsSync(p));
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
   const allow = network ? null : egressAllowOf(ctx.config);
-  // Made now if missing: a `warren warm` started while the command runs puts its socket in a
-  // folder the sandbox already covers (a socket on a read-only bind still takes connections).
-  const warm = warmDir(ctx.store.home);
-  fs.mkdirSync(warm, { recursive: true, mode: 0o700 });
-  return { kind, network, allow, writable: writablePaths(task), readable, hidden: [warm] };
+  return { kind, network, allow, writable: writablePaths(task), readable, hidden: [] };
 }
 
 /**

@@ -77,18 +77,6 @@ export function openDb(home = warrenHome(), migrations: readonly Migration[] = M
   return db;
 }
 
-/**
- * Loads the driver and runs it once on a throwaway in-memory database: what the first open of a
- * command would otherwise pay (a waiting warm process does it before any command comes).
- */
-export function preloadDriver(): void {
-  const { Database, addon } = loadDriver();
-  const db = new Database(':memory:', addon ? { nativeBinding: addon as unknown as string } : {});
-  db.pragma('foreign_keys = ON');
-  db.prepare('SELECT 1').get();
-  db.close();
-}
-
 export function migrate(db: Db, migrations: readonly Migration[]): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
   const applied = new Set(

@@ -97,10 +97,6 @@ export interface EventPayloads {
   'checkout.fallback': { requested: 'cow' | 'auto'; reason: string };
   'checkout.remount': { path: string };
   'checkout.unmounted': { path: string };
-  /** Processes start by forking this one: the native starter (dist/native/spawn.node) is missing or failed to load. */
-  'spawn.fallback': { why: string };
-  /** `warren new` compiled its code: the build's V8 code cache is missing, for another build, or rejected by this Node. */
-  'startup.uncached': { why: string };
 }
 
 export interface StepsPayload {
@@ -185,8 +181,6 @@ export const EVENT_KINDS = Object.keys({
   'checkout.fallback': 1,
   'checkout.remount': 1,
   'checkout.unmounted': 1,
-  'spawn.fallback': 1,
-  'startup.uncached': 1,
 } satisfies Record<EventKind, 1>) as EventKind[];
 
 interface EventBase {

@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
-import { spawnNative } from './native-spawn.js';
-
-export { spawnMethod, type SpawnMethod } from './native-spawn.js';
+import { spawn } from 'node:child_process';
 
 /**
  * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
@@ -73,7 +69,7 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   const stdin = spec.stdin ?? 'ignore';
   const startedAt = Date.now();
   const stdio: Stdio = [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)];
-  const child = startProcess(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
+  const child = spawn(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
   const pid = child.pid;
   if (pid !== undefined) spec.onSpawn?.(pid);
 
@@ -150,9 +146,11 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
         spawnError,
       });
     };
-    child.onError((cause) => finish(null, null, cause));
-    child.onExit((code, signal) => {
-      void drain(child.closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
+    child.once('error', (cause: NodeJS.ErrnoException) => (child.pid === undefined ? finish(null, null, cause) : undefined));
+    child.once('exit', (code, signal) => {
+      void drain(closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
     });
   });
   return { pid, stop, done };
@@ -160,47 +158,6 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
 
 /** stdin may be this process's own; stdout and stderr are collected or dropped. */
 type Stdio = ['ignore' | 'inherit' | 'pipe', 'ignore' | 'pipe', 'ignore' | 'pipe'];
-
-/** A started process, whichever way it was started. */
-interface Started {
-  /** undefined: it never started, and `onError` says why. */
-  pid: number | undefined;
-  stdin: Writable | null;
-  stdout: Readable | null;
-  stderr: Readable | null;
-  /** Its stdout and stderr have closed (every process holding them has let go). */
-  closed: Promise<void>;
-  onExit(listener: (exitCode: number | null, signal: NodeJS.Signals | null) => void): void;
-  onError(listener: (cause: NodeJS.ErrnoException) => void): void;
-}
-
-/**
- * Without forking this process where it can (src/system/native-spawn.ts: not when the child
- * shares this process's stdin), else child_process.
- */
-function startProcess(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv; stdio: Stdio; detached: boolean }): Started {
-  const [stdin, stdout, stderr] = options.stdio;
-  const native = stdin === 'inherit' ? null : spawnNative([file, ...args], { cwd: options.cwd, env: options.env, setsid: options.detached, stdio: [stdin, stdout, stderr] });
-  if (native instanceof Error) {
-    return { pid: undefined, stdin: null, stdout: null, stderr: null, closed: Promise.resolve(), onExit: () => undefined, onError: (listener) => queueMicrotask(() => listener(native)) };
-  }
-  if (native !== null) {
-    const readables = [native.stdout, native.stderr].filter((s) => s !== null);
-    const closed = Promise.all(readables.map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())))).then(() => undefined);
-    return { ...native, closed, onError: () => undefined };
-  }
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: options.stdio, detached: options.detached });
-  return {
-    pid: child.pid,
-    stdin: child.stdin,
-    stdout: child.stdout,
-    stderr: child.stderr,
-    closed: new Promise<void>((resolve) => child.once('close', () => resolve())),
-    onExit: (listener) => child.once('exit', listener),
-    // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
-    onError: (listener) => child.once('error', (cause: NodeJS.ErrnoException) => (child.pid === undefined ? listener(cause) : undefined)),
-  };
-}
 
 /** Starts a bounded process and waits for its result. */
 export function runBounded(spec: SpawnSpec): Promise<SpawnResult> {
@@ -240,8 +197,7 @@ export function tryKill(pid: number, signal: NodeJS.Signals): void {
 /**
  * Starts a process that outlives this one (its own session, no pipes, not waited for): the
  * merge queue's background processor after `land --no-wait`. It ends by itself once its work
- * is done; nothing else in warren starts a process it does not bound (but `startNodeHelper`'s,
- * which end with the process that started them).
+ * is done; nothing else in warren starts a process it does not bound.
  */
 export function spawnDetached(argv: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number | undefined {
   const [file, ...args] = argv;
@@ -250,19 +206,4 @@ export function spawnDetached(argv: readonly string[], options: { cwd?: string; 
   child.on('error', () => undefined); // nothing to report to: the queue is still there for the next command
   child.unref();
   return child.pid;
-}
-
-/** A started helper: its IPC channel (`send`, `message`, `disconnect`), its pipes, its exit. */
-export type NodeHelper = ChildProcess;
-
-/**
- * Starts one of warren's own Node programs with an IPC channel to this process, leading a
- * process group of its own, stdout and stderr as pipes: `warren warm`'s waiting processes
- * (src/cli/warm-server.ts). Each runs one command and exits; one still waiting exits when this
- * process goes (its channel closes).
- */
-export function startNodeHelper(script: string, nodeArgs: readonly string[]): NodeHelper {
-  // Without this process's NODE_OPTIONS: Node would apply them to the helper itself at start.
-  const { NODE_OPTIONS: _own, ...env } = process.env;
-  return spawn(process.execPath, [...nodeArgs, script], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
 }

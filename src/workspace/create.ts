@@ -6,7 +6,7 @@ import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refna
 import { commitsNotOn } from '../git/history.js';
 import { checkoutEmptyWorktree, indexEntryCount, runPostCheckoutHook } from '../git/index-ops.js';
 import { addEmptyWorktree } from '../git/snapshot.js';
-import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse, takePrefetchedFacts } from '../git/refs.js';
+import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -16,7 +16,6 @@ import { ensureRoot, type ProjectContext } from './context.js';
 import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
-import { noteSlowStart } from './created.js';
 import { metaPathFor, writeMeta } from './meta.js';
 import { assertContained, workspacePathFor } from './paths.js';
 import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
@@ -87,13 +86,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       });
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
-    // The command line may have read it already, after this command started (src/cli/prefetch.ts):
-    // that answer is taken only when it lets the task go ahead. A branch made meanwhile meets
-    // git's own refusal (`worktree add -b` never moves a branch; see addTaskWorktree), a base
-    // moved meanwhile gives a task from where the base was when this command began; a refusal
-    // is decided on facts read under the lock.
-    const early = await takePrefetchedFacts(ctx.repo, [base, branch]);
-    const facts = early !== null && early.has(base) && !early.has(branch) ? early : await branchFacts(ctx.repo, [base, branch]);
+    const facts = await branchFacts(ctx.repo, [base, branch]);
     const baseBranch = facts.get(base) ?? null;
     const baseRev = baseBranch ? null : await revParse(ctx.repo, base);
     if (!baseBranch && !baseRev) {
@@ -173,7 +166,6 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
           : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
         data: { branch, path: wsPath, base, baseCommit, sync, ...(repoLock.heldMs === undefined ? {} : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }), ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
       });
-      noteSlowStart(ctx, id);
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
         const now = ctx.store.getTask(ctx.key, id) ?? task;

@@ -1,5 +1,3 @@
-import { codeCacheUse } from '../system/code-cache-state.js';
-import { spawnMethod } from '../system/spawn.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 
@@ -41,36 +39,4 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
     ...(setup ? { log: setup.log, setupOk: setup.ok } : {}),
     warnings,
   };
-}
-
-/**
- * What made this command slower than it should be, on the task's record at level warn (so
- * `warren new` prints it): processes started by forking warren because the native starter is
- * missing or failed to load (src/system/native-spawn.ts), or code compiled without the build's
- * code cache (src/cli/code-cache.ts). Nothing else differs.
- */
-export function noteSlowStart(ctx: ProjectContext, taskId: string): void {
-  const spawning = spawnMethod();
-  if (spawning.method === 'fork' && spawning.fallback) {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId,
-      kind: 'spawn.fallback',
-      level: 'warn',
-      message: `processes start by forking warren, which costs this command ~5-15 ms more for each process it starts: ${spawning.why}. Nothing else changes; \`npm run build\` with a C compiler builds the native starter.`,
-      data: { why: spawning.why },
-    });
-  }
-  const loading = codeCacheUse();
-  if (loading !== undefined && !loading.cached) {
-    const why = loading.why ?? 'unknown';
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId,
-      kind: 'startup.uncached',
-      level: 'warn',
-      message: `warren new compiled its code without the build's code cache, ~30 ms more: ${why}. Nothing else changes; \`npm run build\`, with this Node and no V8 flags, makes it again.`,
-      data: { why },
-    });
-  }
 }

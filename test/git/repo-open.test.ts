@@ -5,10 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { branchFacts } from '../../src/git/refs.js';
-import { guessMainBranch, prefetchRepository, resolveRepository } from '../../src/git/repo.js';
-import { readCommandWords } from '../../src/cli/argv.js';
-import { checkExecArgv, newTaskGuess, repositoryGuess } from '../../src/cli/startup.js';
-import { commandOf } from '../../src/cli/warm-protocol.js';
+import { resolveRepository } from '../../src/git/repo.js';
+import { checkExecArgv } from '../../src/cli/exec-argv.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
 
 /** git's own answer, the reference isValidBranchName is held to. */
@@ -77,78 +75,12 @@ describe('opening a repository in one git call', () => {
   });
 });
 
-describe('finding the repository while the command line loads', () => {
-  it('a prefetched answer is taken once, by the same folder only; later calls ask git again', async () => {
-    const repo = makeRepo();
-    const other = makeRepo();
-    await prefetchRepository(repo.root);
-    // Another folder does not take it.
-    expect((await resolveRepository(other.root)).root).toBe(fs.realpathSync(other.root));
-    // HEAD moves after the prefetch: the first call sees the answer from when it started…
-    gitIn(repo.root, 'checkout', '-q', '-b', 'moved');
-    expect((await resolveRepository(repo.root)).main?.head).toBe('refs/heads/main');
-    // …and every later one asks git.
-    expect((await resolveRepository(repo.root)).main?.head).toBe('refs/heads/moved');
-  });
-
-  it('a prefetched failure is the same refusal as an asked one', async () => {
-    const outside = tmpDir();
-    await prefetchRepository(outside);
-    const err = await resolveRepository(outside).catch((e: unknown) => e);
-    expect(isWarrenError(err, 'NOT_A_REPO')).toBe(true);
-  });
-
-  it('guesses the folder from --repo or the current one, and nothing for what opens no repository', () => {
-    expect(repositoryGuess(['new', 'feat', 'x'], '/cwd')).toBe('/cwd');
-    expect(repositoryGuess(['--repo', '/a', 'new', 'feat', 'x'], '/cwd')).toBe('/a');
-    expect(repositoryGuess(['--repo=/b', 'list'], '/cwd')).toBe('/b');
-    expect(repositoryGuess(['--json', 'list', '--repo', 'rel'], '/cwd')).toBe('rel');
-    expect(repositoryGuess(['exec', 't', '--', 'git', '--repo', '/z'], '/cwd')).toBe('/cwd');
-    for (const none of [[], ['--version'], ['-V'], ['--help'], ['new', '--help'], ['help', 'new'], ['completion', 'bash']]) expect(repositoryGuess(none, '/cwd')).toBeNull();
-  });
-
-  it('every reader before commander takes the same word for the command, a repository named like a command included (src/cli/argv.ts)', () => {
-    // The launcher (which build), warren warm's client, the prefetch and exec's check.
-    for (const [argv, command, repo] of [
-      [['--repo', 'new', 'list'], 'list', 'new'],
-      [['--repo', 'help', 'list'], 'list', 'help'],
-      [['--repo=exec', '--json', 'show', 'x'], 'show', 'exec'],
-      [['--json', 'exec', 't', 'ls', '--', '-la'], 'exec', undefined],
-      [['-x', 'new', 'feat', 'a'], null, undefined],
-    ] as const) {
-      expect(readCommandWords(argv)).toMatchObject({ command, repo });
-      expect(commandOf(argv)).toBe(command);
-      expect(repositoryGuess(argv, '/cwd')).toBe(command === null ? null : (repo ?? '/cwd'));
-    }
-    // exec's check reads exec's own words after global options, wherever they are.
+describe("exec's check of its command line (src/cli/exec-argv.ts)", () => {
+  it("reads exec's own words after global options, wherever they are, a repository named like a command included", () => {
     expect(() => checkExecArgv(['--repo', 'exec', 'exec', 't', 'ls', '-la'])).toThrow(/would read "-la"/);
     expect(() => checkExecArgv(['--repo', 'exec', 'list', '-la'])).not.toThrow();
-  });
-
-  it('guesses the main worktree’s branch from its files, and nothing where the files do not say', () => {
-    const repo = makeRepo();
-    fs.mkdirSync(path.join(repo.root, 'a', 'b'), { recursive: true });
-    expect(guessMainBranch(repo.root)).toBe('main');
-    expect(guessMainBranch(path.join(repo.root, 'a', 'b'))).toBe('main');
-    repo.git('checkout', '-q', '-b', 'feat/x');
-    expect(guessMainBranch(repo.root)).toBe('feat/x');
-    const linked = path.join(tmpDir(), 'linked');
-    repo.git('worktree', 'add', '-q', '-b', 'other', linked);
-    expect(guessMainBranch(linked)).toBeNull(); // a linked worktree: its HEAD is not the main worktree's
-    repo.git('checkout', '-q', '--detach');
-    expect(guessMainBranch(repo.root)).toBeNull();
-    expect(guessMainBranch(tmpDir())).toBeNull();
-  });
-
-  it('reads the base and branch of `warren new` as its options parse them, and nothing it is unsure of', () => {
-    expect(newTaskGuess(['new', 'feat', 'x'])).toEqual({ branch: 'feat/x' });
-    expect(newTaskGuess(['--repo', '/a', '--json', 'new', '--no-sync', 'fix', 'y', '--base', 'dev'])).toEqual({ base: 'dev', branch: 'fix/y' });
-    expect(newTaskGuess(['new', '--base=release/1', '--sandbox', 'bwrap', '--require-sandbox', '--no-setup', 'chore', 'z'])).toEqual({ base: 'release/1', branch: 'chore/z' });
-    expect(newTaskGuess(['new', '--sandbox=none', '--', 'docs', '-d'])).toEqual({ branch: 'docs/-d' });
-    expect(newTaskGuess(['new', '--base=', 'feat', 'x'])).toEqual({ branch: 'feat/x' });
-    for (const none of [['list'], ['new'], ['new', 'feat'], ['new', 'feat', 'x', 'extra'], ['new', '--base'], ['new', '--frobnicate', 'feat', 'x'], ['new', '-h'], ['show', 'new', 'x']]) {
-      expect(newTaskGuess(none)).toBeNull();
-    }
+    expect(() => checkExecArgv(['--json', 'exec', 't', 'ls', '--', '-la'])).not.toThrow();
+    expect(() => checkExecArgv(['--repo=exec', '--json', 'exec', 't', 'ls', '-la'])).toThrow(/would read "-la"/);
   });
 });
 

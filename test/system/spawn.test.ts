@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBounded, spawnMethod, startBounded } from '../../src/system/spawn.js';
+import { describe, expect, it } from 'vitest';
+import { runBounded, startBounded } from '../../src/system/spawn.js';
 import { tmpDir } from '../helpers/repo.js';
 
 /** The one spawn primitive every process of warren's goes through: bounded, and honest about how it ended. */
@@ -28,23 +28,7 @@ async function waitFor(file: string): Promise<void> {
   for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== ''); i++) await new Promise((r) => setTimeout(r, 20));
 }
 
-// Every case runs twice: processes started natively (posix_spawn, the default on Linux) and by
-// Node's child_process (WARREN_SPAWN=fork, and what runs where the native starter is missing).
-describe.each(['posix_spawn', 'fork'] as const)('runBounded, started by %s', (method) => {
-  const before = process.env.WARREN_SPAWN;
-  beforeAll(() => {
-    if (method === 'fork') process.env.WARREN_SPAWN = 'fork';
-    else delete process.env.WARREN_SPAWN;
-  });
-  afterAll(() => {
-    if (before === undefined) delete process.env.WARREN_SPAWN;
-    else process.env.WARREN_SPAWN = before;
-  });
-
-  it('starts processes this way (the build made the native starter: CI fails here if it did not)', () => {
-    expect(spawnMethod().method).toBe(method);
-  });
-
+describe('runBounded', () => {
   it('collects output, writes stdin, and reports the exit code', async () => {
     const r = await runBounded({ argv: ['sh', '-c', 'cat; echo err >&2; exit 3'], stdin: 'hello', stdout: 'collect', stderr: 'collect' });
     expect(r).toMatchObject({ exitCode: 3, signal: null, timedOut: false, aborted: false, forced: false, spawnError: null });

@@ -1,6 +1,6 @@
 import type { CommandReference } from './shared.js';
 
-/** The command reference for policy, serve, warm, mcp, hooks, completion: warren alongside other tools (see src/cli/reference.ts). */
+/** The command reference for policy, serve, mcp, hooks, completion: warren alongside other tools (see src/cli/reference.ts). */
 export const INTEGRATIONS: Readonly<Record<string, CommandReference>> = {
   'policy keygen': {
     json: `{ privateKey: string; publicKey: string }   // $WARREN_HOME/policy/signing.key (0600), trusted.pub`,
@@ -79,50 +79,6 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
   hint: Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.
 [exit 2]`,
     see: [['Dashboard', '../design/dashboard.md'], ['Security model', '../design/dashboard.md#security-model'], ['Scripting the dashboard', '../design/dashboard.md#scripting-the-dashboard']],
-  },
-  warm: {
-    json: `{ socket: string; processes: number; pid: number }   // printed once listening; then each command it runs, and each it does not take, is a line on stderr`,
-    exit: [
-      [0, 'stopped with ctrl-c (SIGINT) or SIGTERM, after the commands it was running ended'],
-      [1, 'another `warren warm` already serves this `WARREN_HOME`, or its socket path is too long (WARM_UNAVAILABLE); nothing was started'],
-      [2, 'a bad `--processes`, or a `WARREN_HOME` of another user'],
-    ],
-    errors: ['WARM_UNAVAILABLE', 'USAGE', 'HOME_NOT_OWNED'],
-    example: `$ warren warm &
-warren warm: 2 warm process(es) for the commands of /tmp/warren-docs-4SZ7iL/home (socket /tmp/warren-docs-4SZ7iL/home/warm/cli.sock)
-(ctrl-c to stop)
-$ warren new docs faq
-setting up faq on port 20010
-warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none
-ready: docs/faq at /tmp/warren-docs-4SZ7iL/home/worktrees/shop-f5efdeb61c/faq (from main da43685f48f0)
-ports 20010-20019
-risk medium; recommended sandbox bwrap (setup hello binds a port)
-setup passed; log /tmp/warren-docs-4SZ7iL/home/logs/shop-f5efdeb61c/faq/20261201T065250-80d4b059-setup.log
-[exit 0]
-$ warren path faq
-/tmp/warren-docs-4SZ7iL/home/worktrees/shop-f5efdeb61c/faq
-[exit 0]
-$ warren warm
-warren: another warren warm already serves /tmp/warren-docs-4SZ7iL/home (it answers on /tmp/warren-docs-4SZ7iL/home/warm/cli.sock); nothing was started.
-  hint: Stop that one first (ctrl-c in its terminal), or use it: commands already run in its warm processes.
-[exit 1]
-$ kill -INT %1
-warren warm: ran \`warren new docs faq\` in /tmp/warren-docs-4SZ7iL/shop: exit 0 after 437 ms (pid 3925).
-warren warm: ran \`warren path faq\` in /tmp/warren-docs-4SZ7iL/shop: exit 0 after 72 ms (pid 3924).
-warren warm: stopping (commands still running finish first).
-[exit 0]
-$ warren --json warm --processes 1
-{
-  "socket": "/tmp/warren-docs-demo/home/warm/cli.sock",
-  "processes": 1,
-  "pid": 4173
-}
-^C
-[exit 0]
-$ warren warm --processes 0
-warren: --processes "0" is not a number from 1 to 32; nothing was started.
-[exit 2]`,
-    see: [['A warm command line', '../design/warm.md'], ['What a command costs', '../benchmarks.md#what-a-command-costs']],
   },
   mcp: {
     json: '// none: stdout carries the MCP protocol (JSON-RPC over stdio). Each tool answers with the JSON the CLI prints; a refusal is a tool error whose text is the CLI\'s --json error.',
