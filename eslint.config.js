@@ -17,18 +17,24 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
   },
   {
-    // The launcher is CommonJS (bin/package.json): it starts sooner than an ES module.
-    files: ['bin/**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', require: 'readonly', __dirname: 'readonly' } },
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
-  },
-  {
     // The dashboard's client: plain browser JS modules, served as is.
     files: ['web/**/*.js'],
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['window', 'document', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'clearTimeout', 'setInterval', 'console', 'AbortSignal'].map((g) => [g, 'readonly']),
+        [
+          'window',
+          'document',
+          'location',
+          'fetch',
+          'EventSource',
+          'Node',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'console',
+          'AbortSignal',
+        ].map((g) => [g, 'readonly']),
       ),
     },
   },

@@ -34,7 +34,8 @@ const problems = [];
 
 for (const s of skips) {
   for (const key of ['suite', 'capability', 'reason', 'install']) {
-    if (typeof s[key] !== 'string' || s[key] === '') problems.push(`a skip record without "${key}": ${JSON.stringify(s)}`);
+    if (typeof s[key] !== 'string' || s[key] === '')
+      problems.push(`a skip record without "${key}": ${JSON.stringify(s)}`);
   }
 }
 
@@ -47,9 +48,13 @@ for (const capability of new Set(skips.map((s) => s.capability))) {
 for (const s of skips) {
   const v = verdicts.get(s.capability);
   if (v.status === 0) {
-    problems.push(`[${s.suite}] skipped, saying "${s.reason}", but .ci/probe finds ${s.capability} on this machine: the tests' probe is wrong, or the skip is`);
+    problems.push(
+      `[${s.suite}] skipped, saying "${s.reason}", but .ci/probe finds ${s.capability} on this machine: the tests' probe is wrong, or the skip is`,
+    );
   } else if (v.status !== 1) {
-    problems.push(`[${s.suite}] skipped for ${s.capability}, which .ci/probe cannot check (exit ${v.status}: ${v.why})`);
+    problems.push(
+      `[${s.suite}] skipped for ${s.capability}, which .ci/probe cannot check (exit ${v.status}: ${v.why})`,
+    );
   }
 }
 
@@ -60,10 +65,13 @@ if (reportFile !== 'none') {
   const suites = new Set(skips.map((s) => s.suite));
   let skipped = 0;
   for (const file of report.testResults) {
-    const names = file.assertionResults.filter((t) => t.status !== 'passed' && t.status !== 'failed').map((t) => t.fullName);
+    const names = file.assertionResults
+      .filter((t) => t.status !== 'passed' && t.status !== 'failed')
+      .map((t) => t.fullName);
     skipped += names.length;
     const suite = path.relative(path.join(root, 'test'), file.name).replace(/\.test\.ts$/, '');
-    if (names.length > 0 && !suites.has(suite)) problems.push(`[${suite}] skipped ${names.length} test(s) without recording why: ${names.join('; ')}`);
+    if (names.length > 0 && !suites.has(suite))
+      problems.push(`[${suite}] skipped ${names.length} test(s) without recording why: ${names.join('; ')}`);
   }
   counts = `${report.numTotalTests} tests, ${skipped} skipped`;
 }
@@ -76,6 +84,8 @@ if (problems.length > 0) {
 if (skips.length === 0) {
   console.log(`check-skips: nothing was skipped (${counts || 'no report read'}).`);
 } else {
-  console.log(`check-skips: ${counts || 'no report read'}; each skip is for something .ci/probe confirms this machine lacks:`);
+  console.log(
+    `check-skips: ${counts || 'no report read'}; each skip is for something .ci/probe confirms this machine lacks:`,
+  );
   for (const s of skips) console.log(`  - [${s.suite}] ${s.capability}: ${verdicts.get(s.capability).why || s.reason}`);
 }

@@ -23,7 +23,12 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const FILE_BYTES = Number(process.env.BENCH_FILE_BYTES ?? 4000);
 
 function run(argv, opts = {}) {
-  const r = spawnSync(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 30, ...opts });
+  const r = spawnSync(argv[0], argv.slice(1), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    ...opts,
+  });
   if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout;
 }
@@ -37,7 +42,14 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 const settle = () => spawnSync('sync');
-const duKiB = (...dirs) => Number(run(['du', '-sk', '--total', ...dirs]).trim().split('\n').pop().split('\t')[0]);
+const duKiB = (...dirs) =>
+  Number(
+    run(['du', '-sk', '--total', ...dirs])
+      .trim()
+      .split('\n')
+      .pop()
+      .split('\t')[0],
+  );
 const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 const mib = (kib) => `${(kib / 1024).toFixed(kib < 1024 ? 2 : 0)} MiB`;
 
@@ -45,7 +57,12 @@ const mib = (kib) => `${(kib / 1024).toFixed(kib < 1024 ? 2 : 0)} MiB`;
 function generate(repo, n) {
   fs.mkdirSync(repo, { recursive: true });
   run(['git', 'init', '-q', '-b', 'main', repo]);
-  for (const [k, v] of [['user.email', 'bench@example.invalid'], ['user.name', 'bench'], ['gc.auto', '0']]) run(['git', 'config', k, v], { cwd: repo });
+  for (const [k, v] of [
+    ['user.email', 'bench@example.invalid'],
+    ['user.name', 'bench'],
+    ['gc.auto', '0'],
+  ])
+    run(['git', 'config', k, v], { cwd: repo });
   // The stream goes through a file: at 300,000 files it is over a gigabyte, more than one string can hold.
   const streamFile = path.join(path.dirname(repo), 'fast-import.stream');
   const fd = fs.openSync(streamFile, 'w');
@@ -71,7 +88,8 @@ function generate(repo, n) {
 
 /** Moves main by `k` changed files (a typical landed change), returning how long git took to commit it. */
 function moveBase(repo, k, round) {
-  for (let i = 0; i < k; i++) fs.writeFileSync(path.join(repo, `d${i % 100}`, `f${i}.txt`), `changed in round ${round}\n`);
+  for (let i = 0; i < k; i++)
+    fs.writeFileSync(path.join(repo, `d${i % 100}`, `f${i}.txt`), `changed in round ${round}\n`);
   run(['git', 'commit', '-qam', `round ${round}`], { cwd: repo });
 }
 
@@ -111,7 +129,10 @@ try {
       settle();
       const ms = time(() => run(['node', warrenBin, 'new', 'feat', id, '--no-sync'], { cwd: repo, env }));
       const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
-      if (shown.data.checkout?.mode !== 'cow') throw new Error(`asked for cow, got ${JSON.stringify(shown.data.checkout)}: ${JSON.stringify(shown.events.slice(-3))}`);
+      if (shown.data.checkout?.mode !== 'cow')
+        throw new Error(
+          `asked for cow, got ${JSON.stringify(shown.data.checkout)}: ${JSON.stringify(shown.events.slice(-3))}`,
+        );
       return { ms, ws: shown.path, upper: path.dirname(shown.data.checkout.upper), events: shown.events };
     };
     const first = newCow(`c${k++}`);
@@ -158,20 +179,25 @@ try {
     rows.push(row);
     process.stderr.write(`bench: ${JSON.stringify(row)}\n`);
     // Workspaces off before the next size (mounts first; this is a benchmark's own folder).
-    for (const m of mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length)) spawnSync('umount', [m.mountPoint]);
+    for (const m of mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length))
+      spawnSync('umount', [m.mountPoint]);
     fs.rmSync(repo, { recursive: true, force: true });
     fs.rmSync(home, { recursive: true, force: true });
     for (const name of fs.readdirSync(work)) fs.rmSync(path.join(work, name), { recursive: true, force: true });
   }
 } finally {
-  for (const m of mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length)) spawnSync('umount', [m.mountPoint]);
+  for (const m of mountsUnder(readMounts(), work).sort((a, b) => b.mountPoint.length - a.mountPoint.length))
+    spawnSync('umount', [m.mountPoint]);
   fs.rmSync(work, { recursive: true, force: true });
 }
 
 const cpus = os.cpus();
 console.log(
   [
-    `big-repository benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, ${process.getuid?.() === 0 ? 'root (kernel overlay)' : 'not root (fuse-overlayfs)'}, load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `big-repository benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, ${process.getuid?.() === 0 ? 'root (kernel overlay)' : 'not root (fuse-overlayfs)'}, load average at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
     `each workspace: git = a bare \`git worktree add\`; cow = \`warren new\` (a separate Node process, end to end) with \`checkout: cow\`, snapshot already made; medians of ${runs} and ${Math.max(runs, 5)}`,
     '',
     '| tracked files | tree | git worktree add | warren new, checkout: git | warren new, cow | × git worktree add | floor (node + bare add) | cow − floor | disk per workspace: git / cow | first git status: git / cow | snapshot: full / from previous (changed paths) |',

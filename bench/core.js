@@ -49,10 +49,18 @@ function buildRevision(rev, dir) {
     // Its own build script: for the earlier revision, tsc, the bundles, the native starter and the code cache.
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (err) {
-    console.log(`(the build of ${rev.slice(0, 12)} is left out: ${String(err.stderr ?? err.message).trim().split('\n').slice(-3).join(' ')})`);
+    console.log(
+      `(the build of ${rev.slice(0, 12)} is left out: ${String(err.stderr ?? err.message)
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ')})`,
+    );
     return null;
   }
-  console.log(`(built ${rev.slice(0, 12)} "${sh('git', ['-C', ROOT, 'log', '-1', '--format=%s', rev]).trim().slice(0, 70)}" in ${dir})`);
+  console.log(
+    `(built ${rev.slice(0, 12)} "${sh('git', ['-C', ROOT, 'log', '-1', '--format=%s', rev]).trim().slice(0, 70)}" in ${dir})`,
+  );
   return { label: rev.slice(0, 7), bin: path.join(dir, 'bin', 'warren.js'), lib: path.join(dir, 'dist/index.js') };
 }
 
@@ -88,9 +96,17 @@ async function benchOne(base, builds) {
   const versions = builds.map(() => []);
   for (let i = 0; i < ROUNDS; i++) {
     nodeStart.push((await time(() => run(process.execPath, ['-e', '0']))).ms);
-    bare.push((await time(() => run('git', ['worktree', 'add', '-q', '-b', `b${i}`, path.join(worktrees, `b${i}`)], { cwd: repo }))).ms);
+    bare.push(
+      (
+        await time(() =>
+          run('git', ['worktree', 'add', '-q', '-b', `b${i}`, path.join(worktrees, `b${i}`)], { cwd: repo }),
+        )
+      ).ms,
+    );
     for (const [j, b] of builds.entries()) {
-      const made = await time(() => run(process.execPath, [b.bin, 'new', 'feat', `one-${b.label}-${i}`], { cwd: repo, env }));
+      const made = await time(() =>
+        run(process.execPath, [b.bin, 'new', 'feat', `one-${b.label}-${i}`], { cwd: repo, env }),
+      );
       if (made.result.code !== 0) throw new Error(`warren new (${b.label}) failed: ${made.result.stderr}`);
       news[j].push(made.ms);
       versions[j].push((await time(() => run(process.execPath, [b.bin, '--version'], { cwd: repo, env }))).ms);
@@ -98,18 +114,32 @@ async function benchOne(base, builds) {
   }
   // The floor under any Node command line that makes a worktree: Node's start-up plus the bare add.
   const floor = median(nodeStart) + median(bare);
-  printTable(`one workspace, median of ${ROUNDS} interleaved rounds (${machine()}, load ${os.loadavg()[0].toFixed(2)})`, [
-    { name: 'git worktree add (bare)', ms: median(bare) },
-    { name: 'node -e 0 (Node start-up alone)', ms: median(nodeStart) },
-    { name: 'floor: node -e 0 + bare add', ms: floor },
-    ...builds.flatMap((b, j) => [
-      { name: `warren new (${b.label})`, ms: median(news[j]), note: `${(median(news[j]) / floor).toFixed(2)}× the floor (goal ≤ 2)` },
-      { name: `warren --version (${b.label})`, ms: median(versions[j]), note: `${(median(versions[j]) / median(nodeStart)).toFixed(2)}× node -e 0` },
-    ]),
-  ], 'floor: node -e 0 + bare add');
+  printTable(
+    `one workspace, median of ${ROUNDS} interleaved rounds (${machine()}, load ${os.loadavg()[0].toFixed(2)})`,
+    [
+      { name: 'git worktree add (bare)', ms: median(bare) },
+      { name: 'node -e 0 (Node start-up alone)', ms: median(nodeStart) },
+      { name: 'floor: node -e 0 + bare add', ms: floor },
+      ...builds.flatMap((b, j) => [
+        {
+          name: `warren new (${b.label})`,
+          ms: median(news[j]),
+          note: `${(median(news[j]) / floor).toFixed(2)}× the floor (goal ≤ 2)`,
+        },
+        {
+          name: `warren --version (${b.label})`,
+          ms: median(versions[j]),
+          note: `${(median(versions[j]) / median(nodeStart)).toFixed(2)}× node -e 0`,
+        },
+      ]),
+    ],
+    'floor: node -e 0 + bare add',
+  );
   if (builds.length > 1) {
     const [now, then] = [median(news[0]), median(news[1])];
-    console.log(`warren new: ${now.toFixed(1)} ms now against ${then.toFixed(1)} ms at ${builds[1].label} (${now >= then ? '+' : ''}${(now - then).toFixed(1)} ms, ${(now / then).toFixed(2)}×)`);
+    console.log(
+      `warren new: ${now.toFixed(1)} ms now against ${then.toFixed(1)} ms at ${builds[1].label} (${now >= then ? '+' : ''}${(now - then).toFixed(1)} ms, ${(now / then).toFixed(2)}×)`,
+    );
   }
 }
 
@@ -149,7 +179,8 @@ async function benchMany(base, builds) {
   for (let round = 0; round < MANY_ROUNDS; round++) {
     const s1 = await fresh();
     const serialized = await time(async () => {
-      for (let i = 0; i < 20; i++) await run('git', ['worktree', 'add', '-q', '-b', `s${i}`, path.join(s1.wts, `s${i}`)], { cwd: s1.dir });
+      for (let i = 0; i < 20; i++)
+        await run('git', ['worktree', 'add', '-q', '-b', `s${i}`, path.join(s1.wts, `s${i}`)], { cwd: s1.dir });
     });
     record('20 × git worktree add, serialized', serialized.ms, serialized.ms);
 
@@ -157,15 +188,44 @@ async function benchMany(base, builds) {
     // worktree with a bare add, the adds one at a time (flock, as warren's lock would).
     const f1 = await fresh();
     const lockFile = path.join(base, `floor${round}.lock`);
-    const nodeFloor = await time(() => twenty((i) => run('sh', ['-c', `"$0" -e 0 && flock "$1" git worktree add -q -b "$2" "$3"`, process.execPath, lockFile, `n${i}`, path.join(f1.wts, `n${i}`)], { cwd: f1.dir })));
-    record('floor: 20 × (node -e 0; add under a lock), parallel', nodeFloor.ms, serialized.ms, '', nodeFloor.result.filter((r) => r.code !== 0).length);
+    const nodeFloor = await time(() =>
+      twenty((i) =>
+        run(
+          'sh',
+          [
+            '-c',
+            `"$0" -e 0 && flock "$1" git worktree add -q -b "$2" "$3"`,
+            process.execPath,
+            lockFile,
+            `n${i}`,
+            path.join(f1.wts, `n${i}`),
+          ],
+          { cwd: f1.dir },
+        ),
+      ),
+    );
+    record(
+      'floor: 20 × (node -e 0; add under a lock), parallel',
+      nodeFloor.ms,
+      serialized.ms,
+      '',
+      nodeFloor.result.filter((r) => r.code !== 0).length,
+    );
 
     for (const [j, b] of builds.entries()) {
       const c1 = await fresh(b.bin);
       const cpuBefore = childCpuMs();
-      const cli = await time(() => twenty((i) => run(process.execPath, [b.bin, 'new', 'feat', `m-${i}`], { cwd: c1.dir, env: c1.env })));
+      const cli = await time(() =>
+        twenty((i) => run(process.execPath, [b.bin, 'new', 'feat', `m-${i}`], { cwd: c1.dir, env: c1.env })),
+      );
       const cpu = childCpuMs() - cpuBefore;
-      record(`20 × warren new, 20 processes (${b.label})`, cli.ms, serialized.ms, `${(cpu / 20).toFixed(0)} ms CPU each`, cli.result.filter((r) => r.code !== 0).length);
+      record(
+        `20 × warren new, 20 processes (${b.label})`,
+        cli.ms,
+        serialized.ms,
+        `${(cpu / 20).toFixed(0)} ms CPU each`,
+        cli.result.filter((r) => r.code !== 0).length,
+      );
 
       // The long-running paths: in one running process (an orchestrator embedding warren), and
       // asked of one running `warren serve` over HTTP.
@@ -174,9 +234,17 @@ async function benchMany(base, builds) {
       process.env.WARREN_HOME = l1.env.WARREN_HOME;
       const store = new lib.Store();
       const ctx = await lib.openProject(l1.dir, { store });
-      const library = await time(() => Promise.allSettled(Array.from({ length: 20 }, (_, i) => lib.createTask(ctx, { type: 'feat', id: `m-${i}` }))));
+      const library = await time(() =>
+        Promise.allSettled(Array.from({ length: 20 }, (_, i) => lib.createTask(ctx, { type: 'feat', id: `m-${i}` }))),
+      );
       store.close();
-      record(`20 × createTask, library, 1 process (${b.label})`, library.ms, serialized.ms, '', library.result.filter((r) => r.status === 'rejected').length);
+      record(
+        `20 × createTask, library, 1 process (${b.label})`,
+        library.ms,
+        serialized.ms,
+        '',
+        library.result.filter((r) => r.status === 'rejected').length,
+      );
 
       const v1 = await fresh(b.bin);
       const server = await startServe(v1.dir, v1.env, b.bin);
@@ -192,15 +260,27 @@ async function benchMany(base, builds) {
         }),
       );
       await server.stop();
-      record(`20 × POST /api/actions/new to serve (${b.label})`, served.ms, serialized.ms, '', served.result.filter((ok) => !ok).length);
+      record(
+        `20 × POST /api/actions/new to serve (${b.label})`,
+        served.ms,
+        serialized.ms,
+        '',
+        served.result.filter((ok) => !ok).length,
+      );
     }
   }
 
-  console.log(`\n20 workspaces at once, ${MANY_ROUNDS} rounds, each against its own round's 20 serialized bare adds (${machine()})`);
-  console.log(`${'case'.padEnd(56)} ${'median'.padStart(10)} ${'× serialized (median)'.padStart(22)}  each round; failures`);
+  console.log(
+    `\n20 workspaces at once, ${MANY_ROUNDS} rounds, each against its own round's 20 serialized bare adds (${machine()})`,
+  );
+  console.log(
+    `${'case'.padEnd(56)} ${'median'.padStart(10)} ${'× serialized (median)'.padStart(22)}  each round; failures`,
+  );
   for (const r of rows.values()) {
     const note = r.notes.length > 0 ? `; ${r.notes.join(', ')}` : '';
-    console.log(`${r.name.padEnd(56)} ${`${median(r.ms).toFixed(0)} ms`.padStart(10)} ${median(r.ratios).toFixed(2).padStart(22)}  ${r.ratios.map((x) => x.toFixed(2)).join(' ')}; ${r.failures}/${20 * MANY_ROUNDS} failed${note}`);
+    console.log(
+      `${r.name.padEnd(56)} ${`${median(r.ms).toFixed(0)} ms`.padStart(10)} ${median(r.ratios).toFixed(2).padStart(22)}  ${r.ratios.map((x) => x.toFixed(2)).join(' ')}; ${r.failures}/${20 * MANY_ROUNDS} failed${note}`,
+    );
   }
 }
 
@@ -216,7 +296,10 @@ function childCpuMs() {
 function lockTimes(home) {
   const out = execFileSync(
     process.execPath,
-    ['-e', `const D=require('better-sqlite3');const d=new D(${JSON.stringify(path.join(home, 'state.db'))},{readonly:true});console.log(JSON.stringify(d.prepare("SELECT task_id id, data FROM events WHERE kind='task.created'").all()))`],
+    [
+      '-e',
+      `const D=require('better-sqlite3');const d=new D(${JSON.stringify(path.join(home, 'state.db'))},{readonly:true});console.log(JSON.stringify(d.prepare("SELECT task_id id, data FROM events WHERE kind='task.created'").all()))`,
+    ],
     { cwd: path.dirname(BIN), encoding: 'utf8' },
   );
   return JSON.parse(out)
@@ -236,19 +319,30 @@ export async function benchManyLarge(files = Number(process.env.BENCH_LARGE_FILE
   await run('git', ['worktree', 'add', '-q', '-b', 'warm', path.join(worktrees, 'warm')], { cwd: bareRepo });
   await run(process.execPath, [BIN, 'new', 'chore', 'warm'], { cwd: repo, env });
   const serialized = await time(async () => {
-    for (let i = 0; i < 20; i++) await run('git', ['worktree', 'add', '-q', '-b', `s${i}`, path.join(worktrees, `s${i}`)], { cwd: bareRepo });
+    for (let i = 0; i < 20; i++)
+      await run('git', ['worktree', 'add', '-q', '-b', `s${i}`, path.join(worktrees, `s${i}`)], { cwd: bareRepo });
   });
   const concurrent = await time(() =>
-    Promise.all(Array.from({ length: 20 }, (_, i) => run(process.execPath, [BIN, 'new', 'feat', `many-${i}`], { cwd: repo, env }))),
+    Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        run(process.execPath, [BIN, 'new', 'feat', `many-${i}`], { cwd: repo, env }),
+      ),
+    ),
   );
   const failures = concurrent.result.filter((r) => r.code !== 0).length;
-  printTable(`20 workspaces of a repository of ${files} tracked files`, [
-    { name: '20 × git worktree add, serialized', ms: serialized.ms },
-    { name: '20 × warren new, in parallel (20 processes)', ms: concurrent.ms, note: `${failures}/20 failed` },
-  ], '20 × git worktree add, serialized');
+  printTable(
+    `20 workspaces of a repository of ${files} tracked files`,
+    [
+      { name: '20 × git worktree add, serialized', ms: serialized.ms },
+      { name: '20 × warren new, in parallel (20 processes)', ms: concurrent.ms, note: `${failures}/20 failed` },
+    ],
+    '20 × git worktree add, serialized',
+  );
   const rows = lockTimes(env.WARREN_HOME).filter((l) => l.id.startsWith('many-'));
   if (rows.length > 0) {
-    console.log(`the repository lock (git worktree add --no-checkout) held ${median(rows.map((l) => l.heldMs)).toFixed(0)} ms each (median), ${rows.reduce((sum, l) => sum + l.heldMs, 0)} ms in all; waited for ${median(rows.map((l) => l.waitedMs)).toFixed(0)} ms (median)`);
+    console.log(
+      `the repository lock (git worktree add --no-checkout) held ${median(rows.map((l) => l.heldMs)).toFixed(0)} ms each (median), ${rows.reduce((sum, l) => sum + l.heldMs, 0)} ms in all; waited for ${median(rows.map((l) => l.waitedMs)).toFixed(0)} ms (median)`,
+    );
   }
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
 }

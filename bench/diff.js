@@ -33,9 +33,11 @@ export async function benchDiff() {
   const made = JSON.parse(sh(process.execPath, [BIN, '--json', 'new', 'feat', 'big'], { cwd: repo, env }));
   const ws = made.path;
   const tenth = Math.floor(FILES / 10);
-  for (let i = 0; i < tenth; i++) fs.appendFileSync(path.join(ws, 'src', `d${i % 100}`, `f${i}.txt`), 'committed change\n');
+  for (let i = 0; i < tenth; i++)
+    fs.appendFileSync(path.join(ws, 'src', `d${i % 100}`, `f${i}.txt`), 'committed change\n');
   sh(process.execPath, [BIN, 'checkpoint', 'big', '-m', 'many changes'], { cwd: repo, env });
-  for (let i = tenth; i < 2 * tenth; i++) fs.appendFileSync(path.join(ws, 'src', `d${i % 100}`, `f${i}.txt`), 'uncommitted change\n');
+  for (let i = tenth; i < 2 * tenth; i++)
+    fs.appendFileSync(path.join(ws, 'src', `d${i % 100}`, `f${i}.txt`), 'uncommitted change\n');
   fs.mkdirSync(path.join(ws, 'new'));
   for (let i = 0; i < 500; i++) fs.writeFileSync(path.join(ws, 'new', `n${i}.txt`), `new ${i}\n`);
   const fork = sh('git', ['merge-base', 'HEAD', 'main'], { cwd: ws }).trim();
@@ -54,7 +56,9 @@ export async function benchDiff() {
     rows.stat.push((await time(() => run(process.execPath, [BIN, 'diff', 'big', '--stat'], { cwd: repo, env }))).ms);
     rows.json.push((await time(() => run(process.execPath, [BIN, '--json', 'diff', 'big'], { cwd: repo, env }))).ms);
   }
-  files = JSON.parse(sh(process.execPath, [BIN, '--json', 'diff', 'big', '--stat'], { cwd: repo, env, maxBuffer: 1 << 28 })).files.length;
+  files = JSON.parse(
+    sh(process.execPath, [BIN, '--json', 'diff', 'big', '--stat'], { cwd: repo, env, maxBuffer: 1 << 28 }),
+  ).files.length;
   printTable(
     `a task that changed ${2 * tenth} of ${FILES} tracked files (half committed) and added 500 untracked: median of ${ROUNDS} (${machine()})`,
     [

@@ -36,7 +36,12 @@ warren('new', 'feat', 'boxed', '--sandbox', 'bwrap');
 // so every run also starts warren's proxy and the bridge inside the sandbox.
 const allowRepo = path.join(base, 'repo-allow');
 fs.mkdirSync(allowRepo);
-for (const args of [['init', '-q', '-b', 'main'], ['config', 'user.name', 'bench'], ['config', 'user.email', 'bench@example.invalid']]) execFileSync('git', args, { cwd: allowRepo, stdio: 'ignore' });
+for (const args of [
+  ['init', '-q', '-b', 'main'],
+  ['config', 'user.name', 'bench'],
+  ['config', 'user.email', 'bench@example.invalid'],
+])
+  execFileSync('git', args, { cwd: allowRepo, stdio: 'ignore' });
 fs.writeFileSync(path.join(allowRepo, 'warren.yaml'), 'sandbox: { kind: bwrap, allow: ["127.0.0.1:9"] }\n');
 execFileSync('git', ['add', '-A'], { cwd: allowRepo, stdio: 'ignore' });
 execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: allowRepo, stdio: 'ignore' });
@@ -76,7 +81,8 @@ const allowed = time(() => warrenAllow('exec', 'allowed', '--', 'true'));
 const plainRun = supervised('plain');
 const boxedRun = supervised('boxed');
 const allowedRuns = [];
-for (let i = 0; i < N; i++) allowedRuns.push(JSON.parse(warrenAllow('--json', 'exec', 'allowed', '--', 'true')).durationMs);
+for (let i = 0; i < N; i++)
+  allowedRuns.push(JSON.parse(warrenAllow('--json', 'exec', 'allowed', '--', 'true')).durationMs);
 const allowedRun = median(allowedRuns);
 
 const rows = [
@@ -96,7 +102,12 @@ const rows = [
  * inside it for each run. Skipped, with the reason, where that cannot run.
  */
 function nonRootRows() {
-  const why = process.getuid?.() !== 0 ? 'not running as root, so cannot become uid 65534' : spawnSync('setpriv', ['--version']).status !== 0 ? 'setpriv is missing' : null;
+  const why =
+    process.getuid?.() !== 0
+      ? 'not running as root, so cannot become uid 65534'
+      : spawnSync('setpriv', ['--version']).status !== 0
+        ? 'setpriv is missing'
+        : null;
   if (why) {
     console.error(`bench: skipped the non-root rows: ${why}`);
     return [];
@@ -130,26 +141,42 @@ function nonRootRows() {
   const shown = JSON.parse(must([process.execPath, BIN, '--json', 'show', created.id]));
   const step = shown.data.provision?.[0];
   if (step?.method !== 'overlay (user namespace)') {
-    console.error(`bench: skipped the non-root rows: uid 65534 got ${JSON.stringify(step)} instead of a namespaced overlay`);
+    console.error(
+      `bench: skipped the non-root rows: uid 65534 got ${JSON.stringify(step)} instead of a namespaced overlay`,
+    );
     return [];
   }
   const nsRun = (id) => {
     const samples = [];
-    for (let i = 0; i < N; i++) samples.push(JSON.parse(must([process.execPath, BIN, '--json', 'exec', id, '--', 'true'])).durationMs);
+    for (let i = 0; i < N; i++)
+      samples.push(JSON.parse(must([process.execPath, BIN, '--json', 'exec', id, '--', 'true'])).durationMs);
     return median(samples);
   };
   const rows = [
-    ['warren exec -- true as uid 65534 (user namespace)', time(() => must([process.execPath, BIN, 'exec', 'nsplain', '--', 'true']))],
-    ['warren exec -- true as uid 65534, cow layer mounted per run', time(() => must([process.execPath, BIN, 'exec', 'nscow', '--', 'true']))],
+    [
+      'warren exec -- true as uid 65534 (user namespace)',
+      time(() => must([process.execPath, BIN, 'exec', 'nsplain', '--', 'true'])),
+    ],
+    [
+      'warren exec -- true as uid 65534, cow layer mounted per run',
+      time(() => must([process.execPath, BIN, 'exec', 'nscow', '--', 'true'])),
+    ],
     ['  of which the supervised run itself (user namespace)', nsRun('nsplain')],
     ['  of which the supervised run itself (with the cow mount)', nsRun('nscow')],
   ];
   return rows;
 }
 
-console.log(`warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}, load average ${os.loadavg()[0].toFixed(1)}`);
+console.log(
+  `warren exec overhead — median of ${N}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}, load average ${os.loadavg()[0].toFixed(1)}`,
+);
 console.log(`${'case'.padEnd(60)} ${'ms'.padStart(9)} ${'× true'.padStart(9)}`);
-for (const [name, ms] of rows) console.log(`${name.padEnd(60)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
-console.log(`bwrap vs no sandbox, end to end: ${(boxed / plain).toFixed(2)}×; supervised run: ${(boxedRun / plainRun).toFixed(2)}×`);
-console.log(`bwrap with an egress allowlist vs bwrap, end to end: ${(allowed / boxed).toFixed(2)}×; supervised run: ${(allowedRun / boxedRun).toFixed(2)}×`);
+for (const [name, ms] of rows)
+  console.log(`${name.padEnd(60)} ${ms.toFixed(1).padStart(9)} ${(ms / direct).toFixed(1).padStart(9)}`);
+console.log(
+  `bwrap vs no sandbox, end to end: ${(boxed / plain).toFixed(2)}×; supervised run: ${(boxedRun / plainRun).toFixed(2)}×`,
+);
+console.log(
+  `bwrap with an egress allowlist vs bwrap, end to end: ${(allowed / boxed).toFixed(2)}×; supervised run: ${(allowedRun / boxedRun).toFixed(2)}×`,
+);
 fs.rmSync(base, { recursive: true, force: true });

@@ -63,7 +63,9 @@ export function printTable(title, rows, baseline) {
   console.log(`${'case'.padEnd(52)} ${'time'.padStart(10)} ${`× ${baseline}`.padStart(24)}`);
   for (const r of rows) {
     const ratio = base ? (r.ms / base.ms).toFixed(2) : '-';
-    console.log(`${r.name.padEnd(52)} ${`${r.ms.toFixed(1)} ms`.padStart(10)} ${ratio.padStart(24)}${r.note ? `  ${r.note}` : ''}`);
+    console.log(
+      `${r.name.padEnd(52)} ${`${r.ms.toFixed(1)} ms`.padStart(10)} ${ratio.padStart(24)}${r.note ? `  ${r.note}` : ''}`,
+    );
   }
 }
 
@@ -73,7 +75,11 @@ export function machine() {
 
 /** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
 export async function startServe(repo, env, bin = BIN) {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], {
+    cwd: repo,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const url = await new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (d) => {

@@ -14,7 +14,9 @@ export async function benchMcp() {
   const repo = makeRepo(path.join(base, 'repo'));
   const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
   const client = new Client({ name: 'warren-bench', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], cwd: repo, env, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], cwd: repo, env, stderr: 'ignore' }),
+  );
   const call = async (name, args) => {
     const r = await client.callTool({ name, arguments: args });
     if (r.isError) throw new Error(`${name}: ${r.content[0]?.text}`);
@@ -36,12 +38,16 @@ export async function benchMcp() {
     mcpList.push((await time(() => call('list', {}))).ms);
   }
   await client.close();
-  printTable(`new and list, median of ${ROUNDS} (${machine()})`, [
-    { name: 'warren new (CLI)', ms: median(cliNew) },
-    { name: 'new through warren mcp', ms: median(mcpNew) },
-    { name: 'warren --json list (CLI)', ms: median(cliList) },
-    { name: 'list through warren mcp', ms: median(mcpList) },
-  ], 'warren new (CLI)');
+  printTable(
+    `new and list, median of ${ROUNDS} (${machine()})`,
+    [
+      { name: 'warren new (CLI)', ms: median(cliNew) },
+      { name: 'new through warren mcp', ms: median(mcpNew) },
+      { name: 'warren --json list (CLI)', ms: median(cliList) },
+      { name: 'list through warren mcp', ms: median(mcpList) },
+    ],
+    'warren new (CLI)',
+  );
   fs.rmSync(base, { recursive: true, force: true });
 }
 

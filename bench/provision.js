@@ -17,7 +17,10 @@ import { startServe } from './lib.js';
 const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.resolve(here, '..');
 // Where the fixture, its installed tree and the npm cache's marker are: .ci/deps-20k says (BENCH_FIXTURE picks another fixture).
-const fixtureEnv = { ...process.env, ...(process.env.BENCH_FIXTURE ? { WARREN_DEPS_20K: path.resolve(process.env.BENCH_FIXTURE) } : {}) };
+const fixtureEnv = {
+  ...process.env,
+  ...(process.env.BENCH_FIXTURE ? { WARREN_DEPS_20K: path.resolve(process.env.BENCH_FIXTURE) } : {}),
+};
 const where = Object.fromEntries(
   execFileSync(path.join(root, '.ci/deps-20k'), ['--where'], { env: fixtureEnv, encoding: 'utf8' })
     .trim()
@@ -90,7 +93,9 @@ const results = [];
 const paired = { copy: [], cow: [] };
 const note = (name, ms, extra = '', stepMs = undefined) => {
   results.push({ name, ms, extra, stepMs });
-  process.stderr.write(`bench: ${name}: ${ms.toFixed(0)} ms ${extra}${stepMs === undefined ? '' : ` (provisioning step ${stepMs} ms)`}\n`);
+  process.stderr.write(
+    `bench: ${name}: ${ms.toFixed(0)} ms ${extra}${stepMs === undefined ? '' : ` (provisioning step ${stepMs} ms)`}\n`,
+  );
 };
 let n = 0;
 const fresh = () => path.join(work, `d${n++}`);
@@ -136,15 +141,27 @@ try {
     measure('cp -al', (dst) => run(['cp', '-al', src, dst]));
     measure('symlink', (dst) => fs.symlinkSync(src, dst));
     settle();
-    note('Node fs.cpSync', time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+    note(
+      'Node fs.cpSync',
+      time(() => fs.cpSync(src, fresh(), { recursive: true, verbatimSymlinks: true })),
+      '(once)',
+    );
     settle();
-    note('Node fs.cp (async)', await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })), '(once)');
+    note(
+      'Node fs.cp (async)',
+      await timeAsync(() => fs.promises.cp(src, fresh(), { recursive: true, verbatimSymlinks: true })),
+      '(once)',
+    );
     {
       const dir = fresh();
       fs.mkdirSync(dir);
       for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(fixture, f), path.join(dir, f));
       settle();
-      note('npm ci (warm npm cache)', time(() => run(['npm', ...npmFlags], { cwd: dir })), '(once)');
+      note(
+        'npm ci (warm npm cache)',
+        time(() => run(['npm', ...npmFlags], { cwd: dir })),
+        '(once)',
+      );
     }
 
     const env = { ...process.env, WARREN_HOME: home };
@@ -152,9 +169,14 @@ try {
     // The floor under any Node command that makes a worktree, in this environment: Node's own
     // start-up and a bare `git worktree add`.
     measure('floor: node -e 0 (Node start-up alone)', () => run(['node', '-e', '0']));
-    measure('floor: git worktree add (bare)', (dst) => run(['git', 'worktree', 'add', '-q', '-b', `floor-${path.basename(dst)}`, dst], { cwd: repo }));
+    measure('floor: git worktree add (bare)', (dst) =>
+      run(['git', 'worktree', 'add', '-q', '-b', `floor-${path.basename(dst)}`, dst], { cwd: repo }),
+    );
     const warrenNew = (mode, extraEnv = {}) => {
-      fs.writeFileSync(path.join(repo, 'warren.yaml'), mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '');
+      fs.writeFileSync(
+        path.join(repo, 'warren.yaml'),
+        mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '',
+      );
       const id = `t${task++}`;
       settle();
       // As a user runs it (no --no-sync: the base has no upstream here, so nothing is fetched).
@@ -189,7 +211,12 @@ try {
         times.push(first.ms);
         steps.push(first.stepMs);
       }
-      note('warren new, cow (first time: takes the snapshot)', median(times), `(median of ${runs}, each a new snapshot)`, median(steps));
+      note(
+        'warren new, cow (first time: takes the snapshot)',
+        median(times),
+        `(median of ${runs}, each a new snapshot)`,
+        median(steps),
+      );
     }
     warrenNew('cow'); // the snapshot the rows below reuse
     // The target row: cheap, so more runs for a steadier median.
@@ -198,7 +225,9 @@ try {
     if (process.env.NODE_EXTRA_CA_CERTS) {
       // Node 20 reads and parses the whole CA bundle named here at every start-up, before any of
       // warren's code runs (~40 ms on this machine). warren makes no TLS connections itself.
-      series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), { NODE_EXTRA_CA_CERTS: undefined });
+      series('warren new, cow (snapshot exists), NODE_EXTRA_CA_CERTS unset', 'cow', Math.max(runs, 7), {
+        NODE_EXTRA_CA_CERTS: undefined,
+      });
     }
     {
       // The same creation through the library, in a process that is already running (an
@@ -215,10 +244,16 @@ try {
         let task;
         times.push(await timeAsync(async () => (task = await lib.createTask(ctx, { type: 'feat', id: `lib${i}` }))));
         steps.push(task.data.provision[0].ms);
-        if (task.data.provision[0].mode !== 'cow') throw new Error(`library createTask: asked for cow, got ${JSON.stringify(task.data.provision[0])}`);
+        if (task.data.provision[0].mode !== 'cow')
+          throw new Error(`library createTask: asked for cow, got ${JSON.stringify(task.data.provision[0])}`);
       }
       store.close();
-      note('createTask (library, in a running process), cow (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
+      note(
+        'createTask (library, in a running process), cow (snapshot exists)',
+        median(times),
+        `(median of ${times.length})`,
+        median(steps),
+      );
     }
     if (spawnSync('curl', ['--version']).status === 0) {
       // The same creation asked of a running dashboard (`warren serve`), by a new curl process per
@@ -232,14 +267,30 @@ try {
           const body = JSON.stringify({ project: server.project, options: { type: 'feat', id } });
           settle();
           const ms = time(() => {
-            const out = run(['curl', '-sS', '--fail-with-body', '-H', 'content-type: application/json', '-H', `x-warren-token: ${server.token}`, '--data-binary', body, `${server.url}api/actions/new`]);
+            const out = run([
+              'curl',
+              '-sS',
+              '--fail-with-body',
+              '-H',
+              'content-type: application/json',
+              '-H',
+              `x-warren-token: ${server.token}`,
+              '--data-binary',
+              body,
+              `${server.url}api/actions/new`,
+            ]);
             if (JSON.parse(out).result?.state !== 'ready') throw new Error(`dashboard new: ${out}`);
           });
           const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env }));
-          if (shown.data.provision?.[0]?.mode !== 'cow') throw new Error(`dashboard new: asked for cow, got ${JSON.stringify(shown.data.provision)}`);
+          if (shown.data.provision?.[0]?.mode !== 'cow')
+            throw new Error(`dashboard new: asked for cow, got ${JSON.stringify(shown.data.provision)}`);
           times.push(ms);
         }
-        note('warren new through a running `warren serve` (curl POST /api/actions/new), cow (snapshot exists)', median(times), `(median of ${times.length})`);
+        note(
+          'warren new through a running `warren serve` (curl POST /api/actions/new), cow (snapshot exists)',
+          median(times),
+          `(median of ${times.length})`,
+        );
       } finally {
         await server.stop();
       }
@@ -269,12 +320,18 @@ try {
         const step = task.data.provision[0];
         if (step.mode !== mode) throw new Error(`paired: asked for ${mode}, got ${JSON.stringify(step)}`);
         paired[mode].push(step.ms / cp);
-        process.stderr.write(`bench: paired round ${i + 1}: cp -a ${cp.toFixed(0)} ms, ${mode} step ${step.ms} ms (${(step.ms / cp).toFixed(2)})\n`);
+        process.stderr.write(
+          `bench: paired round ${i + 1}: cp -a ${cp.toFixed(0)} ms, ${mode} step ${step.ms} ms (${(step.ms / cp).toFixed(2)})\n`,
+        );
       }
     }
   }
   cpA();
-  results.unshift({ name: 'cp -a', ms: median(cpTimes), extra: `(median of ${cpTimes.length}: half before, half after the warren rows)` });
+  results.unshift({
+    name: 'cp -a',
+    ms: median(cpTimes),
+    extra: `(median of ${cpTimes.length}: half before, half after the warren rows)`,
+  });
   process.stderr.write(`bench: cp -a: ${cpTimes.map((t) => t.toFixed(0)).join(', ')} ms\n`);
 } finally {
   // Unmount anything left (a failed run) before deleting.
@@ -315,8 +372,10 @@ async function nonRootRows(repo, work) {
     const id = `nobody${i++}`;
     settle();
     const ms = time(() => run([...asNobody, ...env, 'node', warrenBin, 'new', 'feat', id], { cwd: nrepo }));
-    const step = JSON.parse(run([...asNobody, ...env, 'node', warrenBin, '--json', 'show', id], { cwd: nrepo })).data.provision?.[0];
-    if (step?.method !== 'fuse-overlayfs') throw new Error(`non-root cow: expected fuse-overlayfs, got ${JSON.stringify(step)}`);
+    const step = JSON.parse(run([...asNobody, ...env, 'node', warrenBin, '--json', 'show', id], { cwd: nrepo })).data
+      .provision?.[0];
+    if (step?.method !== 'fuse-overlayfs')
+      throw new Error(`non-root cow: expected fuse-overlayfs, got ${JSON.stringify(step)}`);
     return { ms, stepMs: step.ms };
   };
   const first = one();
@@ -328,7 +387,12 @@ async function nonRootRows(repo, work) {
     times.push(r.ms);
     steps.push(r.stepMs);
   }
-  note('warren new, cow, not root: fuse-overlayfs (snapshot exists)', median(times), `(median of ${times.length})`, median(steps));
+  note(
+    'warren new, cow, not root: fuse-overlayfs (snapshot exists)',
+    median(times),
+    `(median of ${times.length})`,
+    median(steps),
+  );
 }
 
 function fmt(ms) {
@@ -338,7 +402,10 @@ function fmt(ms) {
 const base = results.find((r) => r.name === 'cp -a').ms;
 const cpus = os.cpus();
 const lines = [
-  `provisioning benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `provisioning benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.type()} ${os.release()}, ${cpus.length}× ${cpus[0]?.model.trim()}, Node ${process.version}, load average at the end ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
   `tree: ${fixture} installed with npm ci — ${entries} entries; each warren new is a separate process (end to end)`,
   '',
   '| method | time | × cp -a | provisioning step alone (× cp -a) |',
@@ -357,6 +424,8 @@ lines.push(
   ...[
     ['copy', paired.copy],
     ['cow, first time (takes the snapshot)', paired.cow],
-  ].map(([name, xs]) => `| ${name} | ${xs.length} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} |`),
+  ].map(
+    ([name, xs]) => `| ${name} | ${xs.length} | ${median(xs).toFixed(2)} | ${xs.map((x) => x.toFixed(2)).join(', ')} |`,
+  ),
 );
 console.log(lines.join('\n'));

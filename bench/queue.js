@@ -38,7 +38,14 @@ async function setup(name, { batch, culprit }) {
 function gateRuns(env) {
   // Counted from the events the queue recorded: one `queue.gate` per run of the gate.
   const db = path.join(env.WARREN_HOME, 'state.db');
-  const out = sh('node', ['-e', `const D=require('better-sqlite3');const d=new D(${JSON.stringify(db)},{readonly:true});console.log(d.prepare("SELECT COUNT(*) n FROM events WHERE kind='queue.gate'").get().n)`], { cwd: path.dirname(BIN) });
+  const out = sh(
+    'node',
+    [
+      '-e',
+      `const D=require('better-sqlite3');const d=new D(${JSON.stringify(db)},{readonly:true});console.log(d.prepare("SELECT COUNT(*) n FROM events WHERE kind='queue.gate'").get().n)`,
+    ],
+    { cwd: path.dirname(BIN) },
+  );
   return Number(out.trim());
 }
 
@@ -53,7 +60,9 @@ async function serial() {
 async function queued(culprit) {
   // The default batch (land.batch unset: 8).
   const { repo, env, ids } = await setup(culprit === undefined ? 'queue' : 'culprit', { culprit });
-  const t = await time(() => Promise.all(ids.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))));
+  const t = await time(() =>
+    Promise.all(ids.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))),
+  );
   const landed = t.result.filter((r) => r.code === 0).length;
   return { ms: t.ms, runs: gateRuns(env), landed };
 }
@@ -63,12 +72,18 @@ try {
   const s = await serial();
   const q = await queued();
   const c = await queued(5);
-  printTable(`merge queue: ${TASKS} tasks, gate ≈ ${GATE_S} s (${machine()})`, [
-    { name: `serial: one land at a time, gate each (${s.runs} gate runs)`, ms: s.ms },
-    { name: `queue, all passing, default batch (${q.runs} gate runs, ${q.landed} landed)`, ms: q.ms },
-    { name: `queue, one culprit (${c.runs} gate runs, ${c.landed} landed, 1 bounced)`, ms: c.ms },
-  ], `serial: one land at a time, gate each (${s.runs} gate runs)`);
-  console.log(`goal: queue (all passing) ≤ 0.4× serial: ${(q.ms / s.ms).toFixed(2)}×; one culprit took ${c.runs} gate runs (its batch of up to 8: at most 2·log2(8)+1 = 7, plus one per other batch)`);
+  printTable(
+    `merge queue: ${TASKS} tasks, gate ≈ ${GATE_S} s (${machine()})`,
+    [
+      { name: `serial: one land at a time, gate each (${s.runs} gate runs)`, ms: s.ms },
+      { name: `queue, all passing, default batch (${q.runs} gate runs, ${q.landed} landed)`, ms: q.ms },
+      { name: `queue, one culprit (${c.runs} gate runs, ${c.landed} landed, 1 bounced)`, ms: c.ms },
+    ],
+    `serial: one land at a time, gate each (${s.runs} gate runs)`,
+  );
+  console.log(
+    `goal: queue (all passing) ≤ 0.4× serial: ${(q.ms / s.ms).toFixed(2)}×; one culprit took ${c.runs} gate runs (its batch of up to 8: at most 2·log2(8)+1 = 7, plus one per other batch)`,
+  );
 } finally {
   for (const base of bases) fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
 }

@@ -49,21 +49,33 @@ def build_editable(d, config_settings=None, metadata_directory=None):
 function pkg(dir, name, version) {
   fs.mkdirSync(path.join(dir, 'src', name), { recursive: true });
   fs.writeFileSync(path.join(dir, 'backend.py'), BACKEND);
-  fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n');
+  fs.writeFileSync(
+    path.join(dir, 'pyproject.toml'),
+    '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n',
+  );
   fs.writeFileSync(path.join(dir, 'NAME'), `${name} ${version}\n`);
-  for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(dir, 'src', name, i === 0 ? '__init__.py' : `m${i}.py`), `VALUE = ${i}\ndef main():\n    print(__file__)\n`);
+  for (let i = 0; i < 20; i++)
+    fs.writeFileSync(
+      path.join(dir, 'src', name, i === 0 ? '__init__.py' : `m${i}.py`),
+      `VALUE = ${i}\ndef main():\n    print(__file__)\n`,
+    );
 }
 
 /** `python3 -m venv` + the editable project + the wheels: what a task would do to make its own. */
 function makeVenv(root, wheels) {
   sh(python, ['-m', 'venv', '.venv'], { cwd: root, env });
-  sh(path.join(root, '.venv/bin/pip'), ['install', '-q', '--no-index', '--no-build-isolation', '-e', '.', ...wheels], { cwd: root, env });
+  sh(path.join(root, '.venv/bin/pip'), ['install', '-q', '--no-index', '--no-build-isolation', '-e', '.', ...wheels], {
+    cwd: root,
+    env,
+  });
 }
 
 function count(dir) {
   let n = 0;
   const stack = [dir];
-  while (stack.length) for (const e of fs.readdirSync(stack.pop(), { withFileTypes: true })) (n++, e.isDirectory() && stack.push(path.join(e.path ?? e.parentPath, e.name)));
+  while (stack.length)
+    for (const e of fs.readdirSync(stack.pop(), { withFileTypes: true }))
+      (n++, e.isDirectory() && stack.push(path.join(e.path ?? e.parentPath, e.name)));
   return n;
 }
 
@@ -78,7 +90,9 @@ const wheels = [];
 for (let i = 0; i < 5; i++) {
   const src = path.join(base, `lib${i}`);
   pkg(src, `lib${i}`, '1.0');
-  sh(path.join(bootstrap, 'bin/pip'), ['wheel', '-q', '--no-index', '--no-build-isolation', '-w', wheelDir, src], { env });
+  sh(path.join(bootstrap, 'bin/pip'), ['wheel', '-q', '--no-index', '--no-build-isolation', '-w', wheelDir, src], {
+    env,
+  });
   wheels.push(path.join(wheelDir, `lib${i}-1.0-py3-none-any.whl`));
 }
 makeVenv(main, wheels);
@@ -102,41 +116,74 @@ for (let r = 0; r < runs; r++) {
   let scans;
   rows.detect.push((await time(() => (scans = scanTree(path.join(ws, '.venv'), main, '.venv')))).ms);
   let outcome;
-  rows.rewrite.push((await time(() => (outcome = relocate(directTree(path.join(ws, '.venv')), scans[0], ws, '.venv', main)))).ms);
+  rows.rewrite.push(
+    (await time(() => (outcome = relocate(directTree(path.join(ws, '.venv')), scans[0], ws, '.venv', main)))).ms,
+  );
   rows.both.push(rows.detect.at(-1) + rows.rewrite.at(-1));
-  if (outcome.left.length > 0 || outcome.rewritten.length === 0) throw new Error(`bench: relocation did not do its work: ${JSON.stringify(outcome)}`);
+  if (outcome.left.length > 0 || outcome.rewritten.length === 0)
+    throw new Error(`bench: relocation did not do its work: ${JSON.stringify(outcome)}`);
   const again = path.join(base, `re${r}`);
   pkg(again, 'app', '0.1');
   rows.recreate.push((await time(() => makeVenv(again, wheels))).ms);
   if (hasUv) {
     const uvDir = path.join(base, `uv${r}`);
     pkg(uvDir, 'app', '0.1');
-    rows.uv.push((await time(() => (sh('uv', ['venv', '-q', '.venv'], { cwd: uvDir }), sh('uv', ['pip', 'install', '-q', '--offline', '--no-index', '--no-build-isolation', '-e', '.', ...wheels], { cwd: uvDir, env: { ...env, VIRTUAL_ENV: path.join(uvDir, '.venv') } })))).ms);
+    rows.uv.push(
+      (
+        await time(
+          () => (
+            sh('uv', ['venv', '-q', '.venv'], { cwd: uvDir }),
+            sh(
+              'uv',
+              ['pip', 'install', '-q', '--offline', '--no-index', '--no-build-isolation', '-e', '.', ...wheels],
+              { cwd: uvDir, env: { ...env, VIRTUAL_ENV: path.join(uvDir, '.venv') } },
+            )
+          ),
+        )
+      ).ms,
+    );
   }
 }
 
 // No walk: where a tree is no venv and no pnpm store, nothing is read but a few directory listings.
 const npmTree = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../node_modules');
 const npmEntries = count(npmTree);
-const npmDetect = median(Array.from({ length: runs }, () => {
-  const t = process.hrtime.bigint();
-  scanTree(npmTree, '/nonexistent-main', 'node_modules');
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}));
+const npmDetect = median(
+  Array.from({ length: runs }, () => {
+    const t = process.hrtime.bigint();
+    scanTree(npmTree, '/nonexistent-main', 'node_modules');
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  }),
+);
 
-console.log(`relocation benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(`a real venv: python3 -m venv + pip install -e . + 5 local wheels, ${entries} entries; ${pathCandidates(venv).length} files read, ${scanTree(venv, main, '.venv')[0].embeds.length} name the main checkout; median of ${runs}`);
+console.log(
+  `relocation benchmark — ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine()}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  `a real venv: python3 -m venv + pip install -e . + 5 local wheels, ${entries} entries; ${pathCandidates(venv).length} files read, ${scanTree(venv, main, '.venv')[0].embeds.length} name the main checkout; median of ${runs}`,
+);
 printTable(
-  'making a workspace\'s venv name the workspace',
+  "making a workspace's venv name the workspace",
   [
     { name: 'cp -a .venv (baseline)', ms: median(rows.cp) },
     { name: 'detect: read the candidate files', ms: median(rows.detect), note: 'once per snapshot for cow' },
-    { name: 'rewrite in the task\'s layer + read back', ms: median(rows.rewrite), note: 'per task' },
+    { name: "rewrite in the task's layer + read back", ms: median(rows.rewrite), note: 'per task' },
     { name: 'detect + rewrite (warren: copy / hardlink)', ms: median(rows.both) },
-    { name: 'recreate: python3 -m venv + pip install (offline)', ms: median(rows.recreate), note: 'the ecosystem\'s own fast path' },
-    hasUv ? { name: 'recreate: uv venv + uv pip install (offline)', ms: median(rows.uv) } : { name: 'recreate: uv (not installed here)', ms: NaN },
+    {
+      name: 'recreate: python3 -m venv + pip install (offline)',
+      ms: median(rows.recreate),
+      note: "the ecosystem's own fast path",
+    },
+    hasUv
+      ? { name: 'recreate: uv venv + uv pip install (offline)', ms: median(rows.uv) }
+      : { name: 'recreate: uv (not installed here)', ms: NaN },
   ],
   'cp -a .venv (baseline)',
 );
-console.log(`\ndetect on warren's own node_modules (npm layout, ${npmEntries} entries, no venv, no pnpm store): ${npmDetect.toFixed(1)} ms`);
+console.log(
+  `\ndetect on warren's own node_modules (npm layout, ${npmEntries} entries, no venv, no pnpm store): ${npmDetect.toFixed(1)} ms`,
+);
 fs.rmSync(base, { recursive: true, force: true });

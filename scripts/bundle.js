@@ -27,7 +27,9 @@ await build({
   // addon loads from node_modules (src/state/db.ts), and `bindings`, its fallback lookup, is never used.
   external: ['bindings'],
   // commander and other CommonJS dependencies call require() for Node's built-ins.
-  banner: { js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);",
+  },
   // dist/bundle/ sits as deep as dist/cli/, so `new URL('../../web/', import.meta.url)` still finds web/ and package.json.
   minifyWhitespace: true,
   minifySyntax: true,

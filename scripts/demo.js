@@ -73,7 +73,7 @@ for (const name of ['left-pad', 'is-odd']) {
 fs.writeFileSync(path.join(repo, '.env'), 'SECRET=demo\n');
 console.log(`A throwaway repository at ${repo}; WARREN_HOME=${env.WARREN_HOME}`);
 
-step("A fresh clone runs none of its own commands until you trust them");
+step('A fresh clone runs none of its own commands until you trust them');
 warren('new', 'feat', 'cart');
 warren('trust', '--yes');
 
@@ -87,21 +87,36 @@ step('Hostile names are refused before anything is made');
 warren('new', 'feat', '--', 'x; rm -rf ~');
 
 step('An agent works in its own worktree, dependencies included');
-warren('exec', 'cart', '--timeout', '30s', '--', 'sh', '-c', 'echo "export const cart = [];" > cart.js; echo "patched" >> node_modules/left-pad/index.js; echo "SECRET=mine" > .env.testing');
+warren(
+  'exec',
+  'cart',
+  '--timeout',
+  '30s',
+  '--',
+  'sh',
+  '-c',
+  'echo "export const cart = [];" > cart.js; echo "patched" >> node_modules/left-pad/index.js; echo "SECRET=mine" > .env.testing',
+);
 warren('status', 'cart');
-console.log(`(the main checkout's node_modules/left-pad/index.js is untouched: ${JSON.stringify(fs.readFileSync(path.join(repo, 'node_modules', 'left-pad', 'index.js'), 'utf8'))})`);
+console.log(
+  `(the main checkout's node_modules/left-pad/index.js is untouched: ${JSON.stringify(fs.readFileSync(path.join(repo, 'node_modules', 'left-pad', 'index.js'), 'utf8'))})`,
+);
 warren('rm', 'cart');
 warren('verify', 'cart');
 
 step('Landing: one squashed commit, protected paths left out');
 warren('checkpoint', 'cart', '-m', 'wip: a cart');
 warren('land', 'cart', '-m', 'feat: a cart');
-console.log(`(main now has: ${git('log', '--format=%s', '-2').split('\n').join(' <- ')}; .env.testing on main: ${fs.existsSync(path.join(repo, '.env.testing'))})`);
+console.log(
+  `(main now has: ${git('log', '--format=%s', '-2').split('\n').join(' <- ')}; .env.testing on main: ${fs.existsSync(path.join(repo, '.env.testing'))})`,
+);
 warren('rm', 'cart', '--delete-branch');
 warren('audit', 'login');
 
-step('Reconciling: a workspace deleted behind warren\'s back');
-const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
+step("Reconciling: a workspace deleted behind warren's back");
+const api = JSON.parse(
+  spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout,
+).path;
 // (An overlay mounted inside must come off first, or rm -rf stops at the mount point.)
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });

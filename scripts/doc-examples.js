@@ -15,7 +15,11 @@ const origin = path.join(base, 'origin.git');
 // A `warren` on PATH for the shell lines (completion calls it back).
 const shim = path.join(base, 'bin');
 fs.mkdirSync(shim);
-fs.writeFileSync(path.join(shim, 'warren'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+fs.writeFileSync(
+  path.join(shim, 'warren'),
+  `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
+  { mode: 0o755 },
+);
 const env = { ...process.env, WARREN_HOME: path.join(base, 'home'), PATH: `${shim}:${process.env.PATH}` };
 
 function cleanup() {
@@ -100,14 +104,23 @@ section('new');
 warren('new', 'feat', 'cart');
 warren('--json', 'new', 'fix', 'login');
 warren('new', 'feat', '--', 'x; rm -rf ~');
-const cart = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'cart'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
+const cart = JSON.parse(
+  spawnSync(process.execPath, [BIN, '--json', 'show', 'cart'], { cwd: repo, env, encoding: 'utf8' }).stdout,
+).path;
 
 section('list');
 warren('list');
 warren('--json', 'list');
 
 section('exec');
-warren('exec', 'cart', '--', 'sh', '-c', 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT');
+warren(
+  'exec',
+  'cart',
+  '--',
+  'sh',
+  '-c',
+  'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT',
+);
 warren('--json', 'exec', 'cart', '--timeout', '1s', '--', 'sh', '-c', 'setsid sleep 600 & sleep 600');
 warren('exec', 'cart', 'ls', '-la');
 
@@ -183,8 +196,12 @@ warren('--json', 'rm', 'login');
 
 section('rm --discard / list --archived / restore');
 warren('new', 'feat', 'search', '--no-setup');
-const search = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'path', 'search'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
-sh(`cd ${quote(search)} && echo 'export const search = 1;' > search.js && git add search.js && git commit -qm 'a search' && echo draft > notes.txt && echo '// TODO' >> app.js`);
+const search = JSON.parse(
+  spawnSync(process.execPath, [BIN, '--json', 'path', 'search'], { cwd: repo, env, encoding: 'utf8' }).stdout,
+).path;
+sh(
+  `cd ${quote(search)} && echo 'export const search = 1;' > search.js && git add search.js && git commit -qm 'a search' && echo draft > notes.txt && echo '// TODO' >> app.js`,
+);
 warren('rm', 'search');
 warren('rm', 'search', '--discard');
 warren('list', '--archived');
@@ -196,7 +213,9 @@ warren('--json', 'restore', 'search');
 
 section('scan / gc');
 warren('new', 'docs', 'api', '--no-setup');
-const api = JSON.parse(spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout).path;
+const api = JSON.parse(
+  spawnSync(process.execPath, [BIN, '--json', 'show', 'api'], { cwd: repo, env, encoding: 'utf8' }).stdout,
+).path;
 spawnSync('umount', [path.join(api, 'node_modules')], { stdio: 'ignore' });
 fs.rmSync(api, { recursive: true, force: true });
 fs.mkdirSync(path.join(path.dirname(api), 'boot')); // a folder warren did not make: listed, never deleted
@@ -211,7 +230,10 @@ warren('--json', 'gc');
 
 section('policy');
 warren('policy', 'keygen');
-fs.writeFileSync(path.join(repo, 'warren.policy.yaml'), 'version: 1\nexpires: "2027-06-30T00:00:00Z"\nrules:\n  - { tasks: "*", sandbox: [none, bwrap], network: false }\n');
+fs.writeFileSync(
+  path.join(repo, 'warren.policy.yaml'),
+  'version: 1\nexpires: "2027-06-30T00:00:00Z"\nrules:\n  - { tasks: "*", sandbox: [none, bwrap], network: false }\n',
+);
 warren('policy', 'sign', 'warren.policy.yaml');
 warren('policy', 'verify');
 warren('--json', 'policy', 'verify');

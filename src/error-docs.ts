@@ -14,160 +14,208 @@ export interface ErrorDoc {
 export const ERROR_DOCS = {
   USAGE: {
     meaning:
-      'The command line was wrong: an unknown command or option, a missing argument, both or neither of `--prompt`/`--prompt-file`, a port that is not a number, no command after `--`, a remote name that is not valid or does not exist. The dashboard\'s HTTP API uses it for a request it cannot take. Nothing was touched.',
+      "The command line was wrong: an unknown command or option, a missing argument, both or neither of `--prompt`/`--prompt-file`, a port that is not a number, no command after `--`, a remote name that is not valid or does not exist. The dashboard's HTTP API uses it for a request it cannot take. Nothing was touched.",
     action: 'Read the message; `warren COMMAND --help` lists the arguments and options.',
   },
   ID_INVALID: {
-    meaning: 'A task ID does not match `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$` (or contains `..`, or ends in `.lock`). It is refused before anything is opened or created.',
+    meaning:
+      'A task ID does not match `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$` (or contains `..`, or ends in `.lock`). It is refused before anything is opened or created.',
     action: 'Pick an ID such as `T-123` or `fix-login`.',
   },
   TYPE_INVALID: {
-    meaning: 'The task type of `warren new TYPE ID` is not one of `feat`, `fix`, `refactor`, `docs`, `chore`. Nothing was created.',
+    meaning:
+      'The task type of `warren new TYPE ID` is not one of `feat`, `fix`, `refactor`, `docs`, `chore`. Nothing was created.',
     action: 'Use one of those types.',
   },
   BRANCH_INVALID: {
-    meaning: 'The branch `TYPE/ID` would break git\'s branch-name rules (`git check-ref-format --branch`), or `--base` cannot name a branch, tag or commit (it breaks those rules, starts with `-`, or is longer than 1024 characters; a `~N`/`^N` suffix is fine). Nothing was created.',
+    meaning:
+      "The branch `TYPE/ID` would break git's branch-name rules (`git check-ref-format --branch`), or `--base` cannot name a branch, tag or commit (it breaks those rules, starts with `-`, or is longer than 1024 characters; a `~N`/`^N` suffix is fine). Nothing was created.",
     action: 'Pick a task ID that makes a valid branch name, or pass `--base` with an existing branch, tag or commit.',
   },
   DURATION_INVALID: {
-    meaning: 'A duration (`--timeout`, or `timeout:`/`kill_grace:` in warren.yaml) is not a number with a unit, or is zero. Nothing was run.',
+    meaning:
+      'A duration (`--timeout`, or `timeout:`/`kill_grace:` in warren.yaml) is not a number with a unit, or is zero. Nothing was run.',
     action: 'Write a number with a unit: `500ms`, `2s`, `10m` or `1h`.',
   },
   CONFIG_INVALID: {
     meaning:
       '`warren.yaml` (or your own `$WARREN_HOME/config.yaml`, or `WARREN_WORKTREE_ROOT`) is not valid YAML, expands more than 100 YAML aliases (an alias bomb), has a key warren does not know, or a value of the wrong type (a zero duration among them); the message names each key. Also: a `worktree_root` in `warren.yaml` that resolves outside the repository (or to its root, into `.git`, or onto tracked files) and not under `WARREN_HOME` — a repository may not place files anywhere else. Nothing was changed. Only commands that use the file refuse: `list`, `show`, `scan` and `gc` run with the defaults and say so in one warning line.',
-    action: 'Fix the file; every key is in [configuration.md](configuration.md). To keep workspaces somewhere else, choose the root yourself: `WARREN_WORKTREE_ROOT` or `worktree_root` in `$WARREN_HOME/config.yaml`.',
+    action:
+      'Fix the file; every key is in [configuration.md](configuration.md). To keep workspaces somewhere else, choose the root yourself: `WARREN_WORKTREE_ROOT` or `worktree_root` in `$WARREN_HOME/config.yaml`.',
   },
   PATH_UNSAFE: {
     meaning: 'A task ID would make a workspace path outside the workspace root. Nothing was created.',
     action: 'Pick another ID.',
   },
   NOT_A_REPO: {
-    meaning: 'The folder (`--repo`, or the current directory) is not inside a git repository, or is a bare repository (warren needs a main worktree). Nothing was changed.',
+    meaning:
+      'The folder (`--repo`, or the current directory) is not inside a git repository, or is a bare repository (warren needs a main worktree). Nothing was changed.',
     action: 'Run warren inside a normal clone, or pass `--repo DIR`.',
   },
   HOME_NOT_OWNED: {
-    meaning: '`WARREN_HOME` belongs to another user than the one warren runs as (typically root through `sudo` with the environment passed on): files written there would be that user\'s to neither change nor remove. Every command refuses before it opens anything.',
-    action: 'Run warren as the owner of `WARREN_HOME` (e.g. `sudo -u \'#1000\' warren …`), or set `WARREN_HOME` to a folder of your own.',
+    meaning:
+      "`WARREN_HOME` belongs to another user than the one warren runs as (typically root through `sudo` with the environment passed on): files written there would be that user's to neither change nor remove. Every command refuses before it opens anything.",
+    action:
+      "Run warren as the owner of `WARREN_HOME` (e.g. `sudo -u '#1000' warren …`), or set `WARREN_HOME` to a folder of your own.",
   },
   TASK_EXISTS: {
     meaning: 'A task with this ID already exists in this repository. Nothing was changed.',
     action: '`warren show ID` to see it, or `warren rm ID` first.',
   },
   TASK_NOT_FOUND: {
-    meaning: 'No task with this ID is recorded for this repository (the dashboard\'s API answers 404).',
+    meaning: "No task with this ID is recorded for this repository (the dashboard's API answers 404).",
     action: '`warren list` shows the tasks; check `--repo`.',
   },
   TASK_STATE: {
-    meaning: 'The task is in a state that does not allow the command: a command in a task whose setup failed or that is being removed, `setup` of a task that is not ready, a branch that is missing; or, for `rm`, `land` and `checkpoint`, a workspace that is not on its branch — another branch, a detached HEAD (the message names any commits that are on no branch), or a rebase, merge, cherry-pick, revert, `am` or bisect in progress. Nothing was run or changed.',
-    action: 'See `warren show ID`. For `setup_failed`, fix the cause and run `warren setup ID`. For a workspace off its branch, follow the hint: it says how to keep the commits (`git branch NAME HEAD` on a detached HEAD) and how to finish the operation in progress, before switching back to the task\'s branch.',
+    meaning:
+      'The task is in a state that does not allow the command: a command in a task whose setup failed or that is being removed, `setup` of a task that is not ready, a branch that is missing; or, for `rm`, `land` and `checkpoint`, a workspace that is not on its branch — another branch, a detached HEAD (the message names any commits that are on no branch), or a rebase, merge, cherry-pick, revert, `am` or bisect in progress. Nothing was run or changed.',
+    action:
+      "See `warren show ID`. For `setup_failed`, fix the cause and run `warren setup ID`. For a workspace off its branch, follow the hint: it says how to keep the commits (`git branch NAME HEAD` on a detached HEAD) and how to finish the operation in progress, before switching back to the task's branch.",
   },
   BRANCH_EXISTS: {
     meaning: 'The branch `TYPE/ID` already exists, so `warren new` would not own it. Nothing was created.',
-    action: 'Pick another ID, or delete the branch if its work is no longer needed; `warren scan` lists branches left by failed runs.',
+    action:
+      'Pick another ID, or delete the branch if its work is no longer needed; `warren scan` lists branches left by failed runs.',
   },
   BRANCH_UNLANDED: {
-    meaning: '`rm --delete-branch` was refused: the branch holds commits that are on no other branch or ref (the message lists them). Nothing was removed.',
+    meaning:
+      '`rm --delete-branch` was refused: the branch holds commits that are on no other branch or ref (the message lists them). Nothing was removed.',
     action: 'Land the work (`warren land ID`), or run `warren rm ID` without `--delete-branch` to keep the branch.',
   },
   BRANCH_CHECKED_OUT: {
-    meaning: '`rm --delete-branch` was refused: another worktree has the task\'s branch checked out, and git will not delete a checked-out branch (the message names the worktree). Nothing was removed.',
-    action: 'Switch that worktree to another branch, or run `warren rm ID` without `--delete-branch` to keep the branch.',
+    meaning:
+      "`rm --delete-branch` was refused: another worktree has the task's branch checked out, and git will not delete a checked-out branch (the message names the worktree). Nothing was removed.",
+    action:
+      'Switch that worktree to another branch, or run `warren rm ID` without `--delete-branch` to keep the branch.',
   },
   BASE_UNKNOWN: {
-    meaning: 'The base cannot be resolved: `--base` names no branch or commit, the main worktree has a detached HEAD (no default base), the base vanished while creating, or at `land` the base is not a branch any more. Nothing was created or changed.',
-    action: 'Pass `--base` with an existing branch; to land onto something that is not a branch, push the task for review with `warren land ID --branch-only --push`.',
+    meaning:
+      'The base cannot be resolved: `--base` names no branch or commit, the main worktree has a detached HEAD (no default base), the base vanished while creating, or at `land` the base is not a branch any more. Nothing was created or changed.',
+    action:
+      'Pass `--base` with an existing branch; to land onto something that is not a branch, push the task for review with `warren land ID --branch-only --push`.',
   },
   BASE_DIVERGED: {
-    meaning: 'At `new`, the base and its upstream each have commits the other lacks, so it cannot be fast-forwarded. At `land`, the task and the base share no history, or the base kept moving while landing. Nothing was created or landed.',
-    action: 'Reconcile the base with its upstream (rebase or merge), or use `warren new --no-sync` to branch from the local base as it is; for a moving base, land again.',
+    meaning:
+      'At `new`, the base and its upstream each have commits the other lacks, so it cannot be fast-forwarded. At `land`, the task and the base share no history, or the base kept moving while landing. Nothing was created or landed.',
+    action:
+      'Reconcile the base with its upstream (rebase or merge), or use `warren new --no-sync` to branch from the local base as it is; for a moving base, land again.',
   },
   LOCK_HELD: {
-    meaning: 'Another live warren process holds this task\'s lock (the message names its pid, host, purpose and start time): a running `exec`, `run`, `setup`, `verify`, `checkpoint`, `land` or `rm`. Nothing was changed.',
-    action: 'Wait for that command to finish. If that process is gone, run the command again: a dead holder\'s lock is taken over.',
+    meaning:
+      "Another live warren process holds this task's lock (the message names its pid, host, purpose and start time): a running `exec`, `run`, `setup`, `verify`, `checkpoint`, `land` or `rm`. Nothing was changed.",
+    action:
+      "Wait for that command to finish. If that process is gone, run the command again: a dead holder's lock is taken over.",
   },
   LOCK_TIMEOUT: {
-    meaning: 'The repository lock (held around `git worktree add/remove/prune`, `fetch` and branch deletion) or a snapshot lock stayed held past the wait. Nothing was changed.',
+    meaning:
+      'The repository lock (held around `git worktree add/remove/prune`, `fetch` and branch deletion) or a snapshot lock stayed held past the wait. Nothing was changed.',
     action: 'Wait for the other process; if no warren process is running, remove the lock file the message names.',
   },
   PATH_ESCAPE: {
-    meaning: 'A workspace or the workspace root now resolves somewhere else (a symlink swapped in, a `..`), was replaced by a file, or lies outside the root. warren refuses to follow it or delete it. Nothing was changed; git\'s record of the workspace and its branch are kept.',
-    action: 'Put the real folder back where the message says (`warren scan` lists the task as displaced); if a workspace is gone for good, take away what is in its place and `warren rm ID` forgets it, keeping the branch.',
+    meaning:
+      "A workspace or the workspace root now resolves somewhere else (a symlink swapped in, a `..`), was replaced by a file, or lies outside the root. warren refuses to follow it or delete it. Nothing was changed; git's record of the workspace and its branch are kept.",
+    action:
+      'Put the real folder back where the message says (`warren scan` lists the task as displaced); if a workspace is gone for good, take away what is in its place and `warren rm ID` forgets it, keeping the branch.',
   },
   WORKSPACE_EXISTS: {
     meaning: 'The folder the new workspace would use already exists, but no task claims it. Nothing was changed.',
     action: '`warren scan` shows what it is; `warren gc` clears it when that is provably safe.',
   },
   WORKSPACE_DIRTY: {
-    meaning: '`rm` would lose uncommitted changes (anything `git status --porcelain --untracked-files=all` shows), or `land` found uncommitted changes (it takes committed work only). Nothing was removed or landed.',
+    meaning:
+      '`rm` would lose uncommitted changes (anything `git status --porcelain --untracked-files=all` shows), or `land` found uncommitted changes (it takes committed work only). Nothing was removed or landed.',
     action: 'Commit them with `warren checkpoint ID`, or discard them in the workspace, then run the command again.',
   },
   WORKSPACE_MOUNTED: {
-    meaning: 'A mount that warren did not make is inside the workspace: `git worktree remove` would delete the mounted files. Nothing was removed.',
+    meaning:
+      'A mount that warren did not make is inside the workspace: `git worktree remove` would delete the mounted files. Nothing was removed.',
     action: 'Unmount it (`umount PATH`) and run `warren rm ID` again.',
   },
   OWNERSHIP_MISMATCH: {
-    meaning: 'The task\'s records disagree, or its folder is not its worktree: the database, the metadata file beside the workspace (`ID.warren.json`) and `git worktree list` name different branches or paths; the folder is missing (for `checkpoint` and `land`); its `.git` file is missing or broken; or the folder holds another repository. Nothing was changed.',
-    action: 'Follow the hint, which names the state: a broken `.git` file is relinked by `git worktree repair PATH` in the main checkout (your files are untouched); a folder that is another repository is not warren\'s — move it away; a missing folder is put back, or `warren rm ID` forgets the workspace and keeps its branch. `warren scan` shows what warren sees.',
+    meaning:
+      "The task's records disagree, or its folder is not its worktree: the database, the metadata file beside the workspace (`ID.warren.json`) and `git worktree list` name different branches or paths; the folder is missing (for `checkpoint` and `land`); its `.git` file is missing or broken; or the folder holds another repository. Nothing was changed.",
+    action:
+      "Follow the hint, which names the state: a broken `.git` file is relinked by `git worktree repair PATH` in the main checkout (your files are untouched); a folder that is another repository is not warren's — move it away; a missing folder is put back, or `warren rm ID` forgets the workspace and keeps its branch. `warren scan` shows what warren sees.",
   },
   REMOVE_INCOMPLETE: {
-    meaning: 'git refused to remove the worktree (the workspace is as it was), or git deregistered it but files stayed on disk (an immutable file, another user\'s file): the task is kept in state `remove_failed`, its branch untouched, no committed work lost.',
+    meaning:
+      "git refused to remove the worktree (the workspace is as it was), or git deregistered it but files stayed on disk (an immutable file, another user's file): the task is kept in state `remove_failed`, its branch untouched, no committed work lost.",
     action: 'Fix the cause the message names (e.g. `chattr -i FILE`), then run `warren rm ID` again or `warren gc`.',
   },
   CREATE_FAILED: {
-    meaning: 'A step of `warren new` failed after it began making things; what it had made (worktree, directory, branch, row) was undone and the message lists it. The base and the main checkout are as they were.',
+    meaning:
+      'A step of `warren new` failed after it began making things; what it had made (worktree, directory, branch, row) was undone and the message lists it. The base and the main checkout are as they were.',
     action: 'Fix the cause the message names and run `warren new` again.',
   },
   SETUP_FAILED: {
-    meaning: 'Reserved: a failing setup is not an error but a result — `new` and `setup` exit 1 with the task in state `setup_failed` and the log path.',
+    meaning:
+      'Reserved: a failing setup is not an error but a result — `new` and `setup` exit 1 with the task in state `setup_failed` and the log path.',
     action: 'Read the setup log, fix the cause, run `warren setup ID`.',
   },
   VERIFY_FAILED: {
-    meaning: 'Reserved: a failing verify is a result, not an error — `warren verify` exits 1 with `passed: false` and each command\'s outcome.',
+    meaning:
+      "Reserved: a failing verify is a result, not an error — `warren verify` exits 1 with `passed: false` and each command's outcome.",
     action: 'Read the verify log named in the output.',
   },
   PROVISION_FAILED: {
-    meaning: 'Bringing ignored paths into a workspace failed: `cp` failed, files could neither be hard-linked nor copied, an overlay could not be mounted again, or a namespaced copy-on-write layer cannot be mounted for a command on this machine. What provisioning had made was undone; nothing was run.',
-    action: 'Read the cause in the message; `warren provision ID --refresh` provisions the paths again in a way this machine supports.',
+    meaning:
+      'Bringing ignored paths into a workspace failed: `cp` failed, files could neither be hard-linked nor copied, an overlay could not be mounted again, or a namespaced copy-on-write layer cannot be mounted for a command on this machine. What provisioning had made was undone; nothing was run.',
+    action:
+      'Read the cause in the message; `warren provision ID --refresh` provisions the paths again in a way this machine supports.',
   },
   HOOKS_CHANGED: {
-    meaning: 'The repository\'s git hooks (shared by every worktree) were added, removed or changed, or the hooks directory moved, since the task began. `checkpoint` and `land` refuse; nothing was changed.',
-    action: 'Check the hooks in the directory the message names; if the change is expected, run the command again with `--accept-hooks`.',
+    meaning:
+      "The repository's git hooks (shared by every worktree) were added, removed or changed, or the hooks directory moved, since the task began. `checkpoint` and `land` refuse; nothing was changed.",
+    action:
+      'Check the hooks in the directory the message names; if the change is expected, run the command again with `--accept-hooks`.',
   },
   PROTECTED_POLICY_INVALID: {
-    meaning: 'A `protected:` glob (in warren.yaml on the base or in the main checkout) is absolute, has `..`, a `!` negation or a backslash, or does not compile. Nothing was changed.',
+    meaning:
+      'A `protected:` glob (in warren.yaml on the base or in the main checkout) is absolute, has `..`, a `!` negation or a backslash, or does not compile. Nothing was changed.',
     action: 'Fix the `protected:` list and run the command again.',
   },
   GATE_FAILED: {
-    meaning: "The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. The base, the task and its branch are as they were.",
-    action: "Read the gate's log (named in the message), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
+    meaning:
+      'The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. The base, the task and its branch are as they were.',
+    action:
+      "Read the gate's log (named in the message), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
   },
   LAND_CONFLICT: {
-    meaning: 'The task conflicts with what landed on the base since it branched (the message lists the paths). Nothing was landed: the base, the task branch and every checkout are as they were.',
-    action: 'Bring the base into the task (e.g. `git merge main` in the workspace), resolve, `warren checkpoint ID`, then land again.',
+    meaning:
+      'The task conflicts with what landed on the base since it branched (the message lists the paths). Nothing was landed: the base, the task branch and every checkout are as they were.',
+    action:
+      'Bring the base into the task (e.g. `git merge main` in the workspace), resolve, `warren checkpoint ID`, then land again.',
   },
   CHECKOUT_DIRTY: {
-    meaning: 'The checkout that has the base checked out (usually the main worktree) has uncommitted changes that landing (or the fast-forward of `new`\'s sync) would overwrite. Nothing was changed.',
+    meaning:
+      "The checkout that has the base checked out (usually the main worktree) has uncommitted changes that landing (or the fast-forward of `new`'s sync) would overwrite. Nothing was changed.",
     action: 'Commit or stash those changes in that checkout, then run the command again.',
   },
   NOTHING_TO_LAND: {
-    meaning: 'The base already has everything the task changed, once protected and provisioned paths are left out — for a landed task with nothing new since, the message says it is already landed and names the commit. Nothing was changed.',
-    action: 'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land. A landed task is done: `warren rm ID` removes its workspace and keeps the branch.',
+    meaning:
+      'The base already has everything the task changed, once protected and provisioned paths are left out — for a landed task with nothing new since, the message says it is already landed and names the commit. Nothing was changed.',
+    action:
+      'Commit work with `warren checkpoint ID` first; if only protected files changed, there is nothing to land. A landed task is done: `warren rm ID` removes its workspace and keeps the branch.',
   },
   NOTHING_TO_REVIEW: {
-    meaning: '`warren run ID --review` (or the dashboard\'s Send to agent) found no open review comment on the task, so there was no prompt to send. Nothing was run.',
-    action: 'Comment on lines of the diff first (`warren comment ID FILE:LINE TEXT`, or on the dashboard), or reopen one (`warren comments ID --reopen N`); `warren comments ID` lists them.',
+    meaning:
+      "`warren run ID --review` (or the dashboard's Send to agent) found no open review comment on the task, so there was no prompt to send. Nothing was run.",
+    action:
+      'Comment on lines of the diff first (`warren comment ID FILE:LINE TEXT`, or on the dashboard), or reopen one (`warren comments ID --reopen N`); `warren comments ID` lists them.',
   },
   POLICY_INVALID: {
-    meaning: 'The signed run policy refused the run, or cannot be trusted: a policy without a trusted key (or the reverse), a missing or wrong signature, another signer, expired, no rule for the task, a sandbox or network the rule does not allow; or `policy keygen` found a key already there, or `policy sign` found no signing key. Nothing was run.',
-    action: 'Follow the hint: sign the policy again with `warren policy sign`, create the task with the sandbox the rule asks for, or `warren policy keygen` (`--force` to replace a key).',
+    meaning:
+      'The signed run policy refused the run, or cannot be trusted: a policy without a trusted key (or the reverse), a missing or wrong signature, another signer, expired, no rule for the task, a sandbox or network the rule does not allow; or `policy keygen` found a key already there, or `policy sign` found no signing key. Nothing was run.',
+    action:
+      'Follow the hint: sign the policy again with `warren policy sign`, create the task with the sandbox the rule asks for, or `warren policy keygen` (`--force` to replace a key).',
   },
   SANDBOX_UNAVAILABLE: {
     meaning: 'The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here. Nothing was run.',
     action: 'Install bubblewrap (`apt-get install bubblewrap`), or set `sandbox: none`.',
   },
   SANDBOX_REQUIRED: {
-    meaning: '`warren new --require-sandbox` refused a task of medium or higher risk that would run without a sandbox; the message says why it is risky. Nothing was created.',
+    meaning:
+      '`warren new --require-sandbox` refused a task of medium or higher risk that would run without a sandbox; the message says why it is risky. Nothing was created.',
     action: 'Create it with `--sandbox bwrap`, or set `sandbox: bwrap` in warren.yaml.',
   },
   PORTS_EXHAUSTED: {
@@ -175,28 +223,35 @@ export const ERROR_DOCS = {
     action: 'Remove finished tasks (`warren rm`), or lower `ports.count` in warren.yaml.',
   },
   AGENT_UNKNOWN: {
-    meaning: '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
+    meaning:
+      '`warren run --agent NAME` names neither a built-in agent (claude, codex, gemini, aider) nor one under `agents:` in warren.yaml. Nothing was run.',
     action: 'Use one of the names the hint lists, or add the agent under `agents:`.',
   },
   UNTRUSTED_COMMANDS: {
     meaning:
       "The repository's `warren.yaml` defines commands (setup, verify, teardown, its own agents) that you have not trusted, or that changed since you did. warren runs none of them until you do: `new` refuses before anything is made (`--no-setup` still works), `setup`, `verify` and `run --agent` refuse before anything runs; `rm` skips teardown with a warning. The message names the commands that would have run.",
-    action: 'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
+    action:
+      'Read them with `warren trust`, which shows the whole set and records your trust in it (per user, under `WARREN_HOME`); then run the command again.',
   },
   AGENT_NO_SESSION: {
-    meaning: '`warren run ID --resume` found no conversation to continue: no agent that keeps sessions (claude, codex, gemini) has run in this task, or not the one `--agent` names. Nothing was run.',
+    meaning:
+      '`warren run ID --resume` found no conversation to continue: no agent that keeps sessions (claude, codex, gemini) has run in this task, or not the one `--agent` names. Nothing was run.',
     action: 'Start a conversation first with `warren run ID --agent NAME --prompt …`, then resume it.',
   },
   COMMAND_FAILED: {
-    meaning: 'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
-    action: 'Check the command\'s name or install it; for a refused commit, read the hook\'s output and fix what it names.',
+    meaning:
+      'The command to run was not found on `PATH` or is not executable (nothing was run), or `git commit` in the workspace failed during `checkpoint`, e.g. a hook refused it (the changes stay staged; no file was lost).',
+    action:
+      "Check the command's name or install it; for a refused commit, read the hook's output and fix what it names.",
   },
   GIT_FAILED: {
-    meaning: 'A git command failed in a way no other `GIT_*` code describes; the message carries git\'s first line of stderr and `details` the argv, exit code and stderr.',
-    action: 'Read git\'s message; run the same git command by hand to see more.',
+    meaning:
+      "A git command failed in a way no other `GIT_*` code describes; the message carries git's first line of stderr and `details` the argv, exit code and stderr.",
+    action: "Read git's message; run the same git command by hand to see more.",
   },
   GIT_LOCKED: {
-    meaning: 'git could not take one of its own lock files (`index.lock`, a ref lock): another git process is working in the repository.',
+    meaning:
+      'git could not take one of its own lock files (`index.lock`, a ref lock): another git process is working in the repository.',
     action: 'Wait and run the command again; if no git process is running, remove the stale `.lock` file git names.',
   },
   GIT_TIMEOUT: {
@@ -216,8 +271,10 @@ export const ERROR_DOCS = {
     action: 'Pick another name, or delete the branch if its work is no longer needed.',
   },
   GIT_PATH_EXISTS: {
-    meaning: "git refused because a file or folder is already where it would write (`'<path>' already exists`), e.g. `git worktree add` onto a path that is taken.",
-    action: 'Run `warren scan` to see what is at that path; move or remove it if it is not yours to keep, then run the command again.',
+    meaning:
+      "git refused because a file or folder is already where it would write (`'<path>' already exists`), e.g. `git worktree add` onto a path that is taken.",
+    action:
+      'Run `warren scan` to see what is at that path; move or remove it if it is not yours to keep, then run the command again.',
   },
   GIT_DIRTY: {
     meaning: 'git refused because local changes would be overwritten, or the worktree has modified or untracked files.',
@@ -228,11 +285,14 @@ export const ERROR_DOCS = {
     action: 'Check the name; `git fetch` if it lives on a remote.',
   },
   TIMED_OUT: {
-    meaning: 'Reserved: a supervised command that runs past `--timeout` is a result, not an error — `exec` and `run` exit 124 with `timedOut: true`.',
-    action: 'Give it a longer `--timeout`, or find why it hangs in the run\'s log.',
+    meaning:
+      'Reserved: a supervised command that runs past `--timeout` is a result, not an error — `exec` and `run` exit 124 with `timedOut: true`.',
+    action: "Give it a longer `--timeout`, or find why it hangs in the run's log.",
   },
   INTERNAL: {
-    meaning: 'A bug in warren: an unexpected exception, or a post-condition that failed after landing (the base or the checkout\'s index not where warren put them).',
-    action: 'Report it with the command you ran; after a failed land post-condition, run `git status` in the checkout the message names.',
+    meaning:
+      "A bug in warren: an unexpected exception, or a post-condition that failed after landing (the base or the checkout's index not where warren put them).",
+    action:
+      'Report it with the command you ran; after a failed land post-condition, run `git status` in the checkout the message names.',
   },
 } as const satisfies Record<ErrorCode, ErrorDoc>;

@@ -10,7 +10,15 @@ export type { Task, TaskState, TaskType, TaskFacts, WarrenEvent, EventKind, Even
 export { EVENT_KINDS } from './state/events.js';
 export { LIFECYCLE, openProject } from './lifecycle.js';
 export { openProjectWith, type ProjectContext, type OpenParts } from './workspace/context.js';
-export { BARE_LIFECYCLE, type Lifecycle, type CreateStep, type RemoveStep, type GcStep, type BeforeRunStep, type AuditSection } from './workspace/lifecycle.js';
+export {
+  BARE_LIFECYCLE,
+  type Lifecycle,
+  type CreateStep,
+  type RemoveStep,
+  type GcStep,
+  type BeforeRunStep,
+  type AuditSection,
+} from './workspace/lifecycle.js';
 export { SILENT, type Reporter, type RunOutput } from './workspace/reporter.js';
 // Workspaces
 export { createTask, type CreateOptions } from './workspace/create.js';
@@ -23,7 +31,12 @@ export { gc, planGc } from './workspace/gc.js';
 export { loadConfig, parseConfig } from './config/load.js';
 // Execution
 export { execTask, runAgent, type ExecOptions, type AgentOptions, type AgentOutcome } from './run/operations.js';
-export { installClaudeHooks, parseCreatePayload, parseRemovePayload, type HooksInstallResult } from './run/claude-hooks.js';
+export {
+  installClaudeHooks,
+  parseCreatePayload,
+  parseRemovePayload,
+  type HooksInstallResult,
+} from './run/claude-hooks.js';
 export { exitStatusOf, type RunOutcome } from './run/execute.js';
 export { setupTask, verifyTask, type SetupOutcome, type VerifyOutcome } from './run/setup-verify.js';
 // Provisioning

@@ -3,7 +3,13 @@ import { checkoutBeforeRun, checkoutCreate, checkoutGc, checkoutRemove } from '.
 import { gitSection } from './audit/git-section.js';
 import { hooksSection } from './audit/hooks-section.js';
 import { fingerprintCreate, landingRemove } from './land/steps.js';
-import { provisionAudit, provisionBeforeRun, provisionCreate, provisionGc, provisionRemove } from './provision/steps.js';
+import {
+  provisionAudit,
+  provisionBeforeRun,
+  provisionCreate,
+  provisionGc,
+  provisionRemove,
+} from './provision/steps.js';
 import { portsAudit } from './run/audit-ports.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/steps.js';
 import { recoverCheckpoint } from './land/checkpoint.js';

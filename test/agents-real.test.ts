@@ -47,7 +47,15 @@ function pointAt(agent: Agent, server: ModelServer, userHome: string): Record<st
   fs.mkdirSync(path.join(userHome, '.codex'));
   fs.writeFileSync(
     path.join(userHome, '.codex', 'config.toml'),
-    ['model_provider = "scripted"', '[model_providers.scripted]', 'name = "scripted"', `base_url = "${server.url}/v1"`, 'env_key = "OPENAI_API_KEY"', 'wire_api = "responses"', ''].join('\n'),
+    [
+      'model_provider = "scripted"',
+      '[model_providers.scripted]',
+      'name = "scripted"',
+      `base_url = "${server.url}/v1"`,
+      'env_key = "OPENAI_API_KEY"',
+      'wire_api = "responses"',
+      '',
+    ].join('\n'),
   );
   return { OPENAI_API_KEY: 'scripted' };
 }
@@ -69,72 +77,116 @@ const AGENTS: Agent[] = ['claude', 'codex', 'gemini'];
 for (const agent of AGENTS) {
   const missing = unavailable(import.meta.filename, `${agent}-cli` as CapabilityName);
   describe.skipIf(missing !== null)(`warren run --agent ${agent}: the real CLI against a scripted model server`, () => {
-    it('edits and runs its command in the task workspace only; warren records log, exit code and session; --resume continues it', { timeout: 300_000 }, async () => {
-      const server = await startModelServer();
-      const repo = makeRepo({ files: { 'README.md': '# main\n' } });
-      const userHome = tmpDir(`warren-${agent}-user-`);
-      const env = { PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`, HOME: userHome, CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', GEMINI_CLI_HOME: '', ...pointAt(agent, server, userHome) };
-      const home = warrenHomeFor(agent, repo.home);
-      const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home, env });
-      const json = async <T>(...args: string[]): Promise<{ code: number; json: T; stderr: string }> => {
-        const r = await w('--json', ...args);
-        return { code: r.code, json: JSON.parse(r.stdout) as T, stderr: r.stderr };
-      };
+    it(
+      'edits and runs its command in the task workspace only; warren records log, exit code and session; --resume continues it',
+      { timeout: 300_000 },
+      async () => {
+        const server = await startModelServer();
+        const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+        const userHome = tmpDir(`warren-${agent}-user-`);
+        const env = {
+          PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+          HOME: userHome,
+          CLAUDE_CONFIG_DIR: '',
+          CODEX_HOME: '',
+          GEMINI_CLI_HOME: '',
+          ...pointAt(agent, server, userHome),
+        };
+        const home = warrenHomeFor(agent, repo.home);
+        const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home, env });
+        const json = async <T>(...args: string[]): Promise<{ code: number; json: T; stderr: string }> => {
+          const r = await w('--json', ...args);
+          return { code: r.code, json: JSON.parse(r.stdout) as T, stderr: r.stderr };
+        };
 
-      const a = await json<{ path: string }>('new', 'feat', 'a1');
-      const b = await json<{ path: string }>('new', 'feat', 'b1');
-      expect(a.code, a.stderr).toBe(0);
-      const before = { user: listFiles(userHome), main: listFiles(repo.root, ['.git']), other: listFiles(b.json.path, ['.git']) };
+        const a = await json<{ path: string }>('new', 'feat', 'a1');
+        const b = await json<{ path: string }>('new', 'feat', 'b1');
+        expect(a.code, a.stderr).toBe(0);
+        const before = {
+          user: listFiles(userHome),
+          main: listFiles(repo.root, ['.git']),
+          other: listFiles(b.json.path, ['.git']),
+        };
 
-      const prompt = 'Write the note, then record where you are.';
-      const run = await json<RunJson>('run', 'a1', '--agent', agent, '--prompt', prompt, '--timeout', '4m');
-      expect(run.code, `${run.stderr}\n${fs.readFileSync(run.json.log, 'utf8')}`).toBe(0);
+        const prompt = 'Write the note, then record where you are.';
+        const run = await json<RunJson>('run', 'a1', '--agent', agent, '--prompt', prompt, '--timeout', '4m');
+        expect(run.code, `${run.stderr}\n${fs.readFileSync(run.json.log, 'utf8')}`).toBe(0);
 
-      // The edit and the command happened in a1's workspace, and nowhere else.
-      expect(fs.readFileSync(path.join(a.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
-      expect(fs.readFileSync(path.join(a.json.path, 'ran-in.txt'), 'utf8')).toBe(`${a.json.path}\n`);
-      expect(listFiles(repo.root, ['.git'])).toEqual(before.main);
-      expect(listFiles(b.json.path, ['.git'])).toEqual(before.other);
-      // Nothing in the user's HOME: the CLI's state went to the task's own folder.
-      expect(listFiles(userHome)).toEqual(before.user);
-      expect(server.received.map((r) => r.answer)).toEqual(expect.arrayContaining(['tools', 'final']));
+        // The edit and the command happened in a1's workspace, and nowhere else.
+        expect(fs.readFileSync(path.join(a.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+        expect(fs.readFileSync(path.join(a.json.path, 'ran-in.txt'), 'utf8')).toBe(`${a.json.path}\n`);
+        expect(listFiles(repo.root, ['.git'])).toEqual(before.main);
+        expect(listFiles(b.json.path, ['.git'])).toEqual(before.other);
+        // Nothing in the user's HOME: the CLI's state went to the task's own folder.
+        expect(listFiles(userHome)).toEqual(before.user);
+        expect(server.received.map((r) => r.answer)).toEqual(expect.arrayContaining(['tools', 'final']));
 
-      // warren's record: the log (with the agent's final words), the exit code, the session.
-      expect(fs.readFileSync(run.json.log, 'utf8')).toContain(FINAL);
-      const db = new Database(path.join(home, 'state.db'), { readonly: true });
-      const row = db.prepare('SELECT kind, label, exit_code, log_path FROM runs WHERE id = ?').get(run.json.runId) as Record<string, unknown>;
-      expect(row).toEqual({ kind: 'agent', label: agent, exit_code: 0, log_path: run.json.log });
-      const sessionEvents = db.prepare("SELECT data FROM events WHERE kind = 'agent.session' AND task_id = 'a1'").all() as { data: string }[];
-      db.close();
-      expect(run.json.session).toMatch(/^[0-9a-f-]{36}$/);
-      expect(sessionEvents.map((e) => (JSON.parse(e.data) as { session: string }).session)).toEqual([run.json.session]);
+        // warren's record: the log (with the agent's final words), the exit code, the session.
+        expect(fs.readFileSync(run.json.log, 'utf8')).toContain(FINAL);
+        const db = new Database(path.join(home, 'state.db'), { readonly: true });
+        const row = db
+          .prepare('SELECT kind, label, exit_code, log_path FROM runs WHERE id = ?')
+          .get(run.json.runId) as Record<string, unknown>;
+        expect(row).toEqual({ kind: 'agent', label: agent, exit_code: 0, log_path: run.json.log });
+        const sessionEvents = db
+          .prepare("SELECT data FROM events WHERE kind = 'agent.session' AND task_id = 'a1'")
+          .all() as { data: string }[];
+        db.close();
+        expect(run.json.session).toMatch(/^[0-9a-f-]{36}$/);
+        expect(sessionEvents.map((e) => (JSON.parse(e.data) as { session: string }).session)).toEqual([
+          run.json.session,
+        ]);
 
-      // --resume: the same conversation, so the model sees the first prompt again.
-      const seen = server.received.length;
-      const resumed = await json<RunJson>('run', 'a1', '--resume', '--prompt', 'And now?', '--timeout', '4m');
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(resumed.json.agent).toBe(agent);
-      const later = server.received.slice(seen).filter((r) => r.body.includes('And now?'));
-      expect(later.length).toBeGreaterThan(0);
-      expect(later.every((r) => r.body.includes(prompt) && r.body.includes(COMMAND))).toBe(true);
-      // claude and gemini keep the id warren gave; codex writes the continuation under a new one.
-      if (agent !== 'codex') expect(resumed.json.session).toBe(run.json.session);
-      else expect(resumed.json.session).toMatch(/^[0-9a-f-]{36}$/);
-    });
+        // --resume: the same conversation, so the model sees the first prompt again.
+        const seen = server.received.length;
+        const resumed = await json<RunJson>('run', 'a1', '--resume', '--prompt', 'And now?', '--timeout', '4m');
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(resumed.json.agent).toBe(agent);
+        const later = server.received.slice(seen).filter((r) => r.body.includes('And now?'));
+        expect(later.length).toBeGreaterThan(0);
+        expect(later.every((r) => r.body.includes(prompt) && r.body.includes(COMMAND))).toBe(true);
+        // claude and gemini keep the id warren gave; codex writes the continuation under a new one.
+        if (agent !== 'codex') expect(resumed.json.session).toBe(run.json.session);
+        else expect(resumed.json.session).toMatch(/^[0-9a-f-]{36}$/);
+      },
+    );
   });
 }
 
 describe('warren run --resume refuses what it cannot continue', () => {
   it('no conversation yet, an agent that keeps none, and no --agent without --resume', async () => {
-    const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': 'agents:\n  echo-agent: { command: [cat], prompt: stdin }\n' } });
+    const repo = makeRepo({
+      files: { 'README.md': '# t\n', 'warren.yaml': 'agents:\n  echo-agent: { command: [cat], prompt: stdin }\n' },
+    });
     expect((await repo.warren('new', 'feat', 'r1')).code).toBe(0);
-    const none = await repo.warrenJson<{ error: { code: string; hint: string } }>('run', 'r1', '--resume', '--prompt', 'x');
+    const none = await repo.warrenJson<{ error: { code: string; hint: string } }>(
+      'run',
+      'r1',
+      '--resume',
+      '--prompt',
+      'x',
+    );
     expect(none.code).toBe(1);
     expect(none.json.error.code).toBe('AGENT_NO_SESSION');
-    const plain = await repo.warrenJson<{ error: { code: string } }>('run', 'r1', '--resume', '--agent', 'echo-agent', '--prompt', 'x');
+    const plain = await repo.warrenJson<{ error: { code: string } }>(
+      'run',
+      'r1',
+      '--resume',
+      '--agent',
+      'echo-agent',
+      '--prompt',
+      'x',
+    );
     expect(plain.json.error.code).toBe('AGENT_NO_SESSION');
     expect((await repo.warrenJson('run', 'r1', '--prompt', 'x')).code).toBe(2);
-    const echoed = await repo.warrenJson<{ session: string | null; agent: string }>('run', 'r1', '--agent', 'echo-agent', '--prompt', 'x');
+    const echoed = await repo.warrenJson<{ session: string | null; agent: string }>(
+      'run',
+      'r1',
+      '--agent',
+      'echo-agent',
+      '--prompt',
+      'x',
+    );
     expect(echoed.json).toMatchObject({ session: null, agent: 'echo-agent' });
   });
 });

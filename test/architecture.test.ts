@@ -29,12 +29,20 @@ function importsOf(file: string): Import[] {
   const from = path.relative(SRC, file);
   for (const m of text.matchAll(/^(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm)) {
     const spec = m[3] ?? '';
-    const to = spec.startsWith('.') ? path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts') : spec;
+    const to = spec.startsWith('.')
+      ? path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts')
+      : spec;
     out.push({ from, to, typeOnly: m[2] !== undefined });
   }
   for (const m of text.matchAll(/await import\('([^']+)'\)/g)) {
     const spec = m[1] ?? '';
-    out.push({ from, to: spec.startsWith('.') ? path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts') : spec, typeOnly: false });
+    out.push({
+      from,
+      to: spec.startsWith('.')
+        ? path.relative(SRC, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts')
+        : spec,
+      typeOnly: false,
+    });
   }
   return out;
 }
@@ -53,7 +61,9 @@ describe('architecture', () => {
   });
 
   it('only the spawn primitive starts processes', () => {
-    const bad = ALL.filter((i) => (i.to === 'node:child_process' || i.to === 'child_process') && i.from !== path.join('system', 'spawn.ts'));
+    const bad = ALL.filter(
+      (i) => (i.to === 'node:child_process' || i.to === 'child_process') && i.from !== path.join('system', 'spawn.ts'),
+    );
     expect(bad.map((i) => i.from)).toEqual([]);
   });
 
@@ -69,7 +79,10 @@ describe('architecture', () => {
   });
 
   it('the dashboard reads git and the disk through the library, never by itself', () => {
-    const bad = ALL.filter((i) => layer(i.from) === 'web' && (layer(i.to) === 'git' || i.to === path.join('system', 'spawn.ts')) && !i.typeOnly);
+    const bad = ALL.filter(
+      (i) =>
+        layer(i.from) === 'web' && (layer(i.to) === 'git' || i.to === path.join('system', 'spawn.ts')) && !i.typeOnly,
+    );
     expect(bad.map((i) => `${i.from} → ${i.to}`)).toEqual([]);
   });
 
@@ -82,7 +95,11 @@ describe('architecture', () => {
   });
 
   it('no global registries filled by importing a module: nothing is imported for its side effects', () => {
-    const bare = sources().flatMap((f) => [...fs.readFileSync(f, 'utf8').matchAll(/^import\s+'([^']+)';/gm)].map((m) => `${path.relative(SRC, f)} → ${m[1]}`));
+    const bare = sources().flatMap((f) =>
+      [...fs.readFileSync(f, 'utf8').matchAll(/^import\s+'([^']+)';/gm)].map(
+        (m) => `${path.relative(SRC, f)} → ${m[1]}`,
+      ),
+    );
     expect(bare).toEqual([]);
   });
 });

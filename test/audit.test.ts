@@ -11,8 +11,10 @@ describe('warren audit', () => {
     const repo = makeRepo({
       files: {
         'README.md': '# r\n',
-        'docker-compose.yml': 'services:\n  app:\n    image: node:20\n    volumes:\n      - .:/app\n      - cache:/cache\nvolumes:\n  cache: {}\n',
-        'deploy/compose.yaml': 'services:\n  db:\n    volumes:\n      - type: bind\n        source: ..\n        target: /src\n      - type: bind\n        source: /tmp\n        target: /t\n',
+        'docker-compose.yml':
+          'services:\n  app:\n    image: node:20\n    volumes:\n      - .:/app\n      - cache:/cache\nvolumes:\n  cache: {}\n',
+        'deploy/compose.yaml':
+          'services:\n  db:\n    volumes:\n      - type: bind\n        source: ..\n        target: /src\n      - type: bind\n        source: /tmp\n        target: /t\n',
       },
     });
     const ws = await newTask(repo, 'T-1');
@@ -20,12 +22,29 @@ describe('warren audit', () => {
     expect(r.code, r.stdout).toBe(0);
     const section = (name: string) => r.json.sections.find((s) => s.name === name)?.data as Record<string, unknown>;
 
-    const scopes = Object.fromEntries((section('git')['paths'] as { name: string; scope: string }[]).map((p) => [p.name, p.scope]));
-    expect(scopes).toMatchObject({ HEAD: 'own', index: 'own', 'logs/HEAD': 'own', objects: 'shared', refs: 'shared', config: 'shared', hooks: 'shared', 'info/exclude': 'shared' });
+    const scopes = Object.fromEntries(
+      (section('git')['paths'] as { name: string; scope: string }[]).map((p) => [p.name, p.scope]),
+    );
+    expect(scopes).toMatchObject({
+      HEAD: 'own',
+      index: 'own',
+      'logs/HEAD': 'own',
+      objects: 'shared',
+      refs: 'shared',
+      config: 'shared',
+      hooks: 'shared',
+      'info/exclude': 'shared',
+    });
 
     expect((section('hooks')['drift'] as { hooks: unknown[] }).hooks).toEqual([]);
 
-    const binds = section('compose')['binds'] as { file: string; source: string; target: string; resolved: string; mainCheckout: boolean }[];
+    const binds = section('compose')['binds'] as {
+      file: string;
+      source: string;
+      target: string;
+      resolved: string;
+      mainCheckout: boolean;
+    }[];
     const risky = binds.filter((b) => b.mainCheckout);
     expect(risky.map((b) => [b.source, b.target, b.resolved]).sort()).toEqual([
       ['.', '/app', repo.root],
@@ -35,7 +54,7 @@ describe('warren audit', () => {
     expect(binds.filter((b) => !b.mainCheckout).map((b) => b.resolved)).toEqual(expect.arrayContaining([ws, '/tmp']));
 
     const human = await repo.warren('audit', 'T-1');
-    expect(human.stdout).toContain("WARNING docker-compose.yml service app: .:/app binds the main checkout");
+    expect(human.stdout).toContain('WARNING docker-compose.yml service app: .:/app binds the main checkout');
     expect(human.stdout).toMatch(/own\s+index/);
   });
 

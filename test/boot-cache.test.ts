@@ -52,7 +52,12 @@ function loggingSetpriv(): { bin: string; log: string } {
 }
 
 const probeCalls = (log: string): string[] =>
-  fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter((l) => / true$/.test(l) && l.includes('unshare')) : [];
+  fs.existsSync(log)
+    ? fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => / true$/.test(l) && l.includes('unshare'))
+    : [];
 
 const noSetpriv = unavailable(import.meta.filename, 'setpriv');
 
@@ -67,7 +72,9 @@ describe.skipIf(noSetpriv !== null)('warren exec remembers the containment probe
       expect(r.code, r.stderr).toBe(0);
       const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
       try {
-        const row = db.prepare('SELECT containment FROM runs WHERE id = ?').get((JSON.parse(r.stdout) as { runId: string }).runId) as { containment: string };
+        const row = db
+          .prepare('SELECT containment FROM runs WHERE id = ?')
+          .get((JSON.parse(r.stdout) as { runId: string }).runId) as { containment: string };
         return row.containment;
       } finally {
         db.close();

@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openBrowser } from './helpers/browser.js';
-import { CAPABILITIES, DEFAULT_PROBE_OPTIONS, probe, recordSkip, skipFile, unavailable, type CapabilityName, type SkipRecord } from './helpers/capabilities.js';
+import {
+  CAPABILITIES,
+  DEFAULT_PROBE_OPTIONS,
+  probe,
+  recordSkip,
+  skipFile,
+  unavailable,
+  type CapabilityName,
+  type SkipRecord,
+} from './helpers/capabilities.js';
 import { tmpDir } from './helpers/repo.js';
 
 /**
@@ -55,7 +64,10 @@ describe('a probe agrees with the real thing', () => {
     const mine = probe(name);
     const theirs = ciProbe(name);
     expect(theirs.status, `.ci/probe ${name}: ${theirs.stderr}`).not.toBe(2);
-    expect(mine === null, `the tests' probe: ${mine ?? 'available'}; .ci/probe: ${theirs.status === 0 ? 'available' : theirs.stderr}`).toBe(theirs.status === 0);
+    expect(
+      mine === null,
+      `the tests' probe: ${mine ?? 'available'}; .ci/probe: ${theirs.status === 0 ? 'available' : theirs.stderr}`,
+    ).toBe(theirs.status === 0);
   });
 
   const noBwrap = unavailable(import.meta.filename, 'bwrap');
@@ -68,16 +80,26 @@ describe('a probe agrees with the real thing', () => {
   });
 
   const noChromium = unavailable(import.meta.filename, 'chromium');
-  it.skipIf(noChromium !== null)('chromium, when its probe says yes, prints its version and renders a page through playwright', async () => {
-    expect(execFileSync(DEFAULT_PROBE_OPTIONS.chromium, ['--version'], { encoding: 'utf8' })).toMatch(/^Chromium \d+/);
-    const { page } = await openBrowser();
-    await page.setContent('<p id="probe">rendered</p>');
-    expect(await page.locator('#probe').textContent()).toBe('rendered');
-  });
+  it.skipIf(noChromium !== null)(
+    'chromium, when its probe says yes, prints its version and renders a page through playwright',
+    async () => {
+      expect(execFileSync(DEFAULT_PROBE_OPTIONS.chromium, ['--version'], { encoding: 'utf8' })).toMatch(
+        /^Chromium \d+/,
+      );
+      const { page } = await openBrowser();
+      await page.setContent('<p id="probe">rendered</p>');
+      expect(await page.locator('#probe').textContent()).toBe('rendered');
+    },
+  );
 });
 
 describe('a recorded skip', () => {
-  const record: SkipRecord = { suite: 'workspace/rm', capability: 'chattr', reason: 'not root: chattr +i needs CAP_LINUX_IMMUTABLE', install: CAPABILITIES.chattr.install };
+  const record: SkipRecord = {
+    suite: 'workspace/rm',
+    capability: 'chattr',
+    reason: 'not root: chattr +i needs CAP_LINUX_IMMUTABLE',
+    install: CAPABILITIES.chattr.install,
+  };
 
   it('is one JSON file per suite and capability: {suite, capability, reason, install}', () => {
     const dir = tmpDir('warren-skips-');
@@ -88,26 +110,50 @@ describe('a recorded skip', () => {
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(record);
   });
 
-  const check = (skips: string, report = 'none') => spawnSync(process.execPath, [path.join(ROOT, '.ci/check-skips.mjs'), '--skips', skips, '--report', report], { encoding: 'utf8' });
+  const check = (skips: string, report = 'none') =>
+    spawnSync(process.execPath, [path.join(ROOT, '.ci/check-skips.mjs'), '--skips', skips, '--report', report], {
+      encoding: 'utf8',
+    });
 
   it('fails .ci/check-skips.mjs when .ci/probe finds the capability here, naming the suite', () => {
     // /proc/self/io is on every Linux machine these tests run on: a skip for it is avoidable.
     const dir = tmpDir('warren-skips-');
-    recordSkip(dir, { ...record, capability: 'proc-io', reason: 'a probe that is wrong', install: CAPABILITIES['proc-io'].install });
+    recordSkip(dir, {
+      ...record,
+      capability: 'proc-io',
+      reason: 'a probe that is wrong',
+      install: CAPABILITIES['proc-io'].install,
+    });
     const r = check(dir);
     expect(r.status, r.stdout).toBe(1);
-    expect(r.stderr).toContain('[workspace/rm] skipped, saying "a probe that is wrong", but .ci/probe finds proc-io on this machine');
+    expect(r.stderr).toContain(
+      '[workspace/rm] skipped, saying "a probe that is wrong", but .ci/probe finds proc-io on this machine',
+    );
   });
 
   it('fails it for a capability .ci/probe does not know, and for a skipped test that recorded nothing', () => {
     const dir = tmpDir('warren-skips-');
-    fs.writeFileSync(path.join(dir, 'x.teleport.json'), JSON.stringify({ suite: 'x', capability: 'teleport', reason: 'r', install: 'i' }));
+    fs.writeFileSync(
+      path.join(dir, 'x.teleport.json'),
+      JSON.stringify({ suite: 'x', capability: 'teleport', reason: 'r', install: 'i' }),
+    );
     const report = path.join(dir, 'report.txt');
-    const file = (name: string, statuses: string[]) => ({ name: path.join(ROOT, 'test', `${name}.test.ts`), assertionResults: statuses.map((status, i) => ({ status, fullName: `${name} ${i}` })) });
-    fs.writeFileSync(report, JSON.stringify({ numTotalTests: 3, testResults: [file('x', ['skipped']), file('web/quiet', ['passed', 'pending'])] }));
+    const file = (name: string, statuses: string[]) => ({
+      name: path.join(ROOT, 'test', `${name}.test.ts`),
+      assertionResults: statuses.map((status, i) => ({ status, fullName: `${name} ${i}` })),
+    });
+    fs.writeFileSync(
+      report,
+      JSON.stringify({
+        numTotalTests: 3,
+        testResults: [file('x', ['skipped']), file('web/quiet', ['passed', 'pending'])],
+      }),
+    );
     const r = check(dir, report);
     expect(r.status, r.stdout).toBe(1);
-    expect(r.stderr).toContain('[x] skipped for teleport, which .ci/probe cannot check (exit 2: no probe for "teleport": add one to .ci/probe)');
+    expect(r.stderr).toContain(
+      '[x] skipped for teleport, which .ci/probe cannot check (exit 2: no probe for "teleport": add one to .ci/probe)',
+    );
     expect(r.stderr).toContain('[web/quiet] skipped 1 test(s) without recording why: web/quiet 1');
   });
 

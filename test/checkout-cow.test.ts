@@ -43,7 +43,11 @@ function mountedAt(p: string): string | null {
   return line ? (line.split(' - ')[1]?.split(' ')[0] ?? null) : null;
 }
 
-async function newTask(repo: TestRepo, id: string, env: Record<string, string> = {}): Promise<{ path: string; stderr: string }> {
+async function newTask(
+  repo: TestRepo,
+  id: string,
+  env: Record<string, string> = {},
+): Promise<{ path: string; stderr: string }> {
   const r = await runCli(['--json', 'new', 'feat', id, '--no-sync'], { cwd: repo.root, home: repo.home, env });
   expect(r.code, r.stdout + r.stderr).toBe(0);
   return { path: (JSON.parse(r.stdout) as { path: string }).path, stderr: r.stderr };
@@ -217,13 +221,21 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
     expect(gc.json.removed.filter((r) => r.kind === 'checkout_snapshot')).toEqual([]);
     expect((await repo.warren('rm', 'a')).code).toBe(0);
     gc = await repo.warrenJson<{ removed: { kind: string; path: string }[] }>('gc');
-    expect(gc.json.removed).toContainEqual(expect.objectContaining({ kind: 'checkout_snapshot', path: path.dirname(first?.lower ?? '') }));
+    expect(gc.json.removed).toContainEqual(
+      expect.objectContaining({ kind: 'checkout_snapshot', path: path.dirname(first?.lower ?? '') }),
+    );
     expect(fs.existsSync(shown.data.checkout?.lower ?? '')).toBe(true);
     expect((await repo.warren('rm', 'b')).code).toBe(0);
   });
 
   it('a cow node_modules inside a cow checkout: both mounted, git ignores it, rm takes off the inner one first', async () => {
-    const repo = makeRepo({ files: { ...files(30), 'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n', 'warren.yaml': 'checkout: cow\nprovision:\n  - { path: node_modules, mode: cow }\n' } });
+    const repo = makeRepo({
+      files: {
+        ...files(30),
+        'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
+        'warren.yaml': 'checkout: cow\nprovision:\n  - { path: node_modules, mode: cow }\n',
+      },
+    });
     onTestFinished(() => unmountUnder(path.dirname(repo.root)));
     makeNodeModules(repo.root);
     const ws = (await newTask(repo, 'a')).path;
@@ -249,7 +261,9 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
 
   it('land, through the merge queue whose integration workspace is a cow checkout too', async () => {
     // The gate passes only where its workspace is an overlay mount.
-    const repo = cowRepo('verify:\n  - { id: on-overlay, run: "grep -q \\" $(pwd) .* - overlay \\" /proc/self/mountinfo" }\n');
+    const repo = cowRepo(
+      'verify:\n  - { id: on-overlay, run: "grep -q \\" $(pwd) .* - overlay \\" /proc/self/mountinfo" }\n',
+    );
     const ws = (await newTask(repo, 'a')).path;
     fs.writeFileSync(path.join(ws, 'feature.txt'), 'feature\n');
     gitIn(ws, 'add', '-A');
@@ -267,7 +281,9 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
   it('falls back to git worktree add, saying why; checkout: auto stays git below its size', async () => {
     const repo = cowRepo();
     const made = await newTask(repo, 'off', { WARREN_COW: 'off' });
-    expect(made.stderr).toContain('checkout: cow fell back to git worktree add because overlay disabled by WARREN_COW=off');
+    expect(made.stderr).toContain(
+      'checkout: cow fell back to git worktree add because overlay disabled by WARREN_COW=off',
+    );
     expect(mountedAt(made.path)).toBeNull();
     expect((await show(repo, 'off')).data.checkout).toBeUndefined();
     expect(gitIn(made.path, 'status', '--porcelain')).toBe('');
@@ -283,10 +299,17 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
 
   it('a warren killed right after mounting is undone by the next command: unmounted first, then removed', async () => {
     const repo = cowRepo();
-    const killed = await runCli(['new', 'feat', 'k', '--no-sync'], { cwd: repo.root, home: repo.home, env: { WARREN_FAULT: 'new:worktree-added' } });
+    const killed = await runCli(['new', 'feat', 'k', '--no-sync'], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { WARREN_FAULT: 'new:worktree-added' },
+    });
     expect(killed.code).not.toBe(0);
     const ws = path.join(path.dirname(repo.root), 'warren-home');
-    const mounted = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(`${ws}/worktrees/`));
+    const mounted = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(`${ws}/worktrees/`));
     expect(mounted).toHaveLength(1);
     const list = await repo.warrenJson<unknown[]>('list');
     expect(list.code, list.stderr).toBe(0);
@@ -304,12 +327,21 @@ describe.skipIf(noOverlay !== null)('checkout: cow (root, kernel overlay)', () =
     const db = new Database(path.join(repo.home, 'state.db'));
     db.prepare("DELETE FROM tasks WHERE id IN ('clean', 'dirty')").run();
     db.close();
-    const gc = await repo.warrenJson<{ removed: { kind: string; path: string }[]; kept: { kind: string; path: string; reason: string }[] }>('gc');
+    const gc = await repo.warrenJson<{
+      removed: { kind: string; path: string }[];
+      kept: { kind: string; path: string; reason: string }[];
+    }>('gc');
     expect(gc.code, gc.stderr).toBe(0);
     expect(gc.json.removed).toContainEqual(expect.objectContaining({ kind: 'checkout_mount', path: clean }));
     expect(mountedAt(clean)).toBeNull();
     expect(fs.existsSync(clean)).toBe(false);
-    expect(gc.json.kept).toContainEqual(expect.objectContaining({ kind: 'checkout_mount', path: dirty, reason: expect.stringContaining('uncommitted changes') }));
+    expect(gc.json.kept).toContainEqual(
+      expect.objectContaining({
+        kind: 'checkout_mount',
+        path: dirty,
+        reason: expect.stringContaining('uncommitted changes'),
+      }),
+    );
     expect(mountedAt(dirty)).toBe('overlay');
     expect(fs.readFileSync(path.join(dirty, 'src/d0/f0.txt'), 'utf8')).toBe('unsaved work\n');
   });
@@ -355,7 +387,10 @@ describe.skipIf(noFuse !== null)('checkout: cow as an unprivileged user (fuse-ov
     const repo = nobodyRepo((root) => {
       fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules/\n');
       fs.writeFileSync(path.join(root, 'package-lock.json'), '{"lockfileVersion":3,"packages":{}}\n');
-      fs.writeFileSync(path.join(root, 'warren.yaml'), 'checkout: cow\nprovision:\n  - { path: node_modules, mode: cow }\n');
+      fs.writeFileSync(
+        path.join(root, 'warren.yaml'),
+        'checkout: cow\nprovision:\n  - { path: node_modules, mode: cow }\n',
+      );
       makeNodeModules(root);
     });
     const made = repo.warren(['--json', 'new', 'feat', 'a']);

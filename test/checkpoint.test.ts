@@ -39,7 +39,11 @@ describe('warren checkpoint', () => {
   it('commits everything but never a provisioned path, even a share symlink that .gitignore does not match', async () => {
     // `node_modules/` (trailing slash) matches directories only: a share symlink would be committed as a blob.
     const repo = makeRepo({
-      files: { '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n', 'README.md': '# r\n' },
+      files: {
+        '.gitignore': 'node_modules/\n',
+        'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n',
+        'README.md': '# r\n',
+      },
     });
     const ws = await newTask(repo, 'T-1');
     const shared = path.join(tmpDir(), 'shared-node_modules');
@@ -53,7 +57,9 @@ describe('warren checkpoint', () => {
       if (!task) throw new Error('no task row');
       // Written as an older warren (or a hand edit) might have: one well-formed record, one not.
       const provision = [{ path: '.env', mode: 'copy', source: path.join(repo.root, '.env') }, { bogus: true }];
-      store.db.prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?').run(JSON.stringify({ provision }), task.project, 'T-1');
+      store.db
+        .prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?')
+        .run(JSON.stringify({ provision }), task.project, 'T-1');
     } finally {
       store.close();
     }
@@ -81,8 +87,12 @@ describe('warren checkpoint', () => {
 
   it('refuses an unknown task and a hostile ID without touching anything', async () => {
     const repo = makeRepo();
-    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', 'nope')).json.error.code).toBe('TASK_NOT_FOUND');
-    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', '../x')).json.error.code).toBe('ID_INVALID');
+    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', 'nope')).json.error.code).toBe(
+      'TASK_NOT_FOUND',
+    );
+    expect((await repo.warrenJson<{ error: { code: string } }>('checkpoint', '../x')).json.error.code).toBe(
+      'ID_INVALID',
+    );
   });
 
   it('runs checkpoints in 8 workspaces at the same time, each committing its own work', async () => {
@@ -93,7 +103,9 @@ describe('warren checkpoint', () => {
     ids.forEach((id, i) => {
       for (let f = 0; f < 20; f++) writeIn(paths[i] ?? '', `work/${id}/f${f}.txt`, `${id} ${f}\n`);
     });
-    const results = await Promise.all(ids.map((id) => repo.warrenJson<CheckpointJson>('checkpoint', id, '-m', `work of ${id}`)));
+    const results = await Promise.all(
+      ids.map((id) => repo.warrenJson<CheckpointJson>('checkpoint', id, '-m', `work of ${id}`)),
+    );
     results.forEach((r, i) => {
       const id = ids[i] ?? '';
       expect(r.code, `${id}: ${r.stdout} ${r.stderr}`).toBe(0);

@@ -14,21 +14,52 @@ import { makeRepo, runCli, tmpDir, type TestRepo } from './helpers/repo.js';
  * `branch_name`), with the fields every hook input carries.
  */
 
-const common = (cwd: string) => ({ session_id: '0b3c9a54-5a1e-4f44-9a0e-7c1d2b3a4f5e', transcript_path: '/home/u/.claude/projects/x/0b3c9a54.jsonl', cwd, permission_mode: 'default' });
+const common = (cwd: string) => ({
+  session_id: '0b3c9a54-5a1e-4f44-9a0e-7c1d2b3a4f5e',
+  transcript_path: '/home/u/.claude/projects/x/0b3c9a54.jsonl',
+  cwd,
+  permission_mode: 'default',
+});
 
 const CREATE_SHAPES = (cwd: string): [string, Record<string, unknown>, { id: string; base: string | null }][] => [
-  ['name (2.1.x)', { ...common(cwd), hook_event_name: 'WorktreeCreate', name: 'bright-running-fox' }, { id: 'bright-running-fox', base: null }],
-  ['worktree_name + base_commit', { ...common(cwd), hook_event_name: 'WorktreeCreate', worktree_name: 'agent-a1b2c3d4', base_commit: 'main' }, { id: 'agent-a1b2c3d4', base: 'main' }],
-  ['worktree_path + base_ref', { ...common(cwd), hook_event_name: 'WorktreeCreate', worktree_path: `${cwd}/.claude/worktrees/fix-login`, base_ref: 'main' }, { id: 'fix-login', base: 'main' }],
-  ['branch_name', { hook_event_name: 'WorktreeCreate', branch_name: 'feature/auth refactor', cwd }, { id: 'feature-auth-refactor', base: null }],
+  [
+    'name (2.1.x)',
+    { ...common(cwd), hook_event_name: 'WorktreeCreate', name: 'bright-running-fox' },
+    { id: 'bright-running-fox', base: null },
+  ],
+  [
+    'worktree_name + base_commit',
+    { ...common(cwd), hook_event_name: 'WorktreeCreate', worktree_name: 'agent-a1b2c3d4', base_commit: 'main' },
+    { id: 'agent-a1b2c3d4', base: 'main' },
+  ],
+  [
+    'worktree_path + base_ref',
+    {
+      ...common(cwd),
+      hook_event_name: 'WorktreeCreate',
+      worktree_path: `${cwd}/.claude/worktrees/fix-login`,
+      base_ref: 'main',
+    },
+    { id: 'fix-login', base: 'main' },
+  ],
+  [
+    'branch_name',
+    { hook_event_name: 'WorktreeCreate', branch_name: 'feature/auth refactor', cwd },
+    { id: 'feature-auth-refactor', base: null },
+  ],
 ];
 
 describe('Claude Code hook payloads (pure)', () => {
   it.each(CREATE_SHAPES('/r'))('WorktreeCreate, %s', (_shape, payload, want) => {
-    expect(parseCreatePayload(JSON.stringify(payload))).toMatchObject({ ...want, cwd: typeof payload.cwd === 'string' ? payload.cwd : null });
+    expect(parseCreatePayload(JSON.stringify(payload))).toMatchObject({
+      ...want,
+      cwd: typeof payload.cwd === 'string' ? payload.cwd : null,
+    });
   });
   it('WorktreeRemove and bad payloads', () => {
-    expect(parseRemovePayload(JSON.stringify({ ...common('/r'), hook_event_name: 'WorktreeRemove', worktree_path: '/w/x' }))).toEqual({ worktreePath: '/w/x', cwd: '/r' });
+    expect(
+      parseRemovePayload(JSON.stringify({ ...common('/r'), hook_event_name: 'WorktreeRemove', worktree_path: '/w/x' })),
+    ).toEqual({ worktreePath: '/w/x', cwd: '/r' });
     expect(() => parseCreatePayload('')).toThrow(/got nothing/);
     expect(() => parseCreatePayload('[1]')).toThrow(/JSON payload/);
     expect(() => parseCreatePayload('{"cwd":"/r"}')).toThrow(/names no worktree/);
@@ -47,7 +78,9 @@ describe('Claude Code hook payloads (pure)', () => {
     expect(taskIdForName(name)).toBe(id);
   });
   it('the hook command is quoted for the shell Claude Code runs it with', () => {
-    expect(shellCommand(['/usr/bin/node', '/opt/my warren/bin/warren.js', 'hook', "it's"])).toBe(`/usr/bin/node '/opt/my warren/bin/warren.js' hook 'it'\\''s'`);
+    expect(shellCommand(['/usr/bin/node', '/opt/my warren/bin/warren.js', 'hook', "it's"])).toBe(
+      `/usr/bin/node '/opt/my warren/bin/warren.js' hook 'it'\\''s'`,
+    );
   });
 });
 
@@ -59,22 +92,30 @@ describe('warren hooks install claude', () => {
   it('merges both hooks into .claude/settings.local.json, keeps what was there, is idempotent, and refuses a second WorktreeCreate or a broken file', async () => {
     const repo = makeRepo();
     const file = path.join(repo.root, '.claude', 'settings.local.json');
-    const mine = { permissions: { allow: ['Bash(npm test)'] }, hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }] } };
+    const mine = {
+      permissions: { allow: ['Bash(npm test)'] },
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }] },
+    };
     repo.write('.claude/settings.local.json', JSON.stringify(mine));
     const first = await repo.warrenJson<{ added: string[]; file: string }>('hooks', 'install', 'claude');
     expect(first.code, first.stderr).toBe(0);
     expect(first.json.added).toEqual(['WorktreeCreate', 'WorktreeRemove']);
-    const written = JSON.parse(fs.readFileSync(file, 'utf8')) as { permissions: unknown; hooks: Record<string, { hooks: { command: string }[] }[]> };
+    const written = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      permissions: unknown;
+      hooks: Record<string, { hooks: { command: string }[] }[]>;
+    };
     expect(written.permissions).toEqual(mine.permissions);
     expect(written.hooks.PreToolUse).toEqual(mine.hooks.PreToolUse);
     expect(written.hooks.WorktreeCreate?.[0]?.hooks[0]?.command).toMatch(/warren\.js hook claude-create$/);
     expect(written.hooks.WorktreeRemove?.[0]?.hooks[0]?.command).toMatch(/warren\.js hook claude-remove$/);
     const human = await repo.warren('hooks', 'install', 'claude');
-    expect(human.stdout).toContain('already has warren\'s hooks; nothing was changed');
+    expect(human.stdout).toContain("already has warren's hooks; nothing was changed");
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(written);
 
     const other = makeRepo();
-    const theirs = JSON.stringify({ hooks: { WorktreeCreate: [{ hooks: [{ type: 'command', command: 'wt claude hook-worktree-create' }] }] } });
+    const theirs = JSON.stringify({
+      hooks: { WorktreeCreate: [{ hooks: [{ type: 'command', command: 'wt claude hook-worktree-create' }] }] },
+    });
     other.write('.claude/settings.local.json', theirs);
     const refused = await other.warrenJson<{ error: { code: string; message: string } }>('hooks', 'install', 'claude');
     expect(refused.code).toBe(2);
@@ -88,13 +129,20 @@ describe('warren hooks install claude', () => {
 
 describe('warren hook claude-create / claude-remove', () => {
   it('every payload shape makes a workspace and prints only its path; the same name again reuses it', async () => {
-    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'setup:\n  - { id: hello, run: "echo setting up $WARREN_TASK_ID" }\n' } });
+    const repo = makeRepo({
+      files: {
+        'README.md': '# main\n',
+        'warren.yaml': 'setup:\n  - { id: hello, run: "echo setting up $WARREN_TASK_ID" }\n',
+      },
+    });
     repo.git('branch', 'release');
     for (const [shape, payload, want] of CREATE_SHAPES(repo.root)) {
       // Claude Code runs the hook from the session's folder; a subagent's may be elsewhere, the payload's cwd says which project.
       const r = await hook(repo, 'claude-create', payload, tmpDir());
       expect(r.code, `${shape}: ${r.stderr}`).toBe(0);
-      const listed = (await repo.warrenJson<{ id: string; path: string; branch: string }[]>('list')).json.find((t) => t.id === want.id);
+      const listed = (await repo.warrenJson<{ id: string; path: string; branch: string }[]>('list')).json.find(
+        (t) => t.id === want.id,
+      );
       expect(r.stdout, shape).toBe(`${listed?.path}\n`);
       expect(r.stderr).toContain(`setting up ${want.id}`);
       expect(fs.existsSync(path.join(listed?.path ?? '', 'README.md'))).toBe(true);
@@ -115,7 +163,9 @@ describe('warren hook claude-create / claude-remove', () => {
     const payload = { ...common(repo.root), hook_event_name: 'WorktreeRemove', worktree_path: ws };
     const refused = await hook(repo, 'claude-remove', payload);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^warren: task wip has 1 uncommitted change\(s\) that removing would lose: \?\? draft\.txt\. Nothing was removed\.\n {2}hint: /);
+    expect(refused.stderr).toMatch(
+      /^warren: task wip has 1 uncommitted change\(s\) that removing would lose: \?\? draft\.txt\. Nothing was removed\.\n {2}hint: /,
+    );
     expect(fs.readFileSync(path.join(ws, 'draft.txt'), 'utf8')).toBe('unsaved\n');
 
     fs.rmSync(path.join(ws, 'draft.txt'));
@@ -124,39 +174,59 @@ describe('warren hook claude-create / claude-remove', () => {
     expect(fs.existsSync(ws)).toBe(false);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
 
-    const stranger = await hook(repo, 'claude-remove', { hook_event_name: 'WorktreeRemove', worktree_path: tmpDir(), cwd: repo.root });
+    const stranger = await hook(repo, 'claude-remove', {
+      hook_event_name: 'WorktreeRemove',
+      worktree_path: tmpDir(),
+      cwd: repo.root,
+    });
     expect(stranger.code).toBe(1);
     expect(stranger.stderr).toMatch(/is not a warren workspace/);
-    expect((await runCli(['hook', 'claude-create'], { cwd: repo.root, home: repo.home, input: 'not json' })).code).toBe(2);
+    expect((await runCli(['hook', 'claude-create'], { cwd: repo.root, home: repo.home, input: 'not json' })).code).toBe(
+      2,
+    );
   });
 });
 
 const noClaude = unavailable(import.meta.filename, 'claude-cli');
 
-describe.skipIf(noClaude !== null)('the real claude --worktree with warren\'s hooks', () => {
-  it('claude --worktree NAME works in a warren workspace against the scripted model server', { timeout: 180_000 }, async () => {
-    const server = await startModelServer();
-    const repo = makeRepo({ files: { 'README.md': '# main\n' } });
-    expect((await repo.warren('hooks', 'install', 'claude')).code).toBe(0);
-    const env = { PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`, HOME: tmpDir('warren-claude-user-'), CLAUDE_CONFIG_DIR: '', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'scripted' };
-    // Not spawnSync: the scripted server answers from this process's event loop.
-    const child = spawn(path.join(AGENT_CLI_BIN, 'claude'), ['--worktree', 'fix-login', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash'], {
-      cwd: repo.root,
-      env: { ...process.env, ...env, WARREN_HOME: repo.home },
-      timeout: 150_000,
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.stdin.end('Write the note, then record where you are.');
-    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const r = { status, stdout: out, stderr: '' };
-    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const task = (await repo.warrenJson<{ id: string; path: string; state: string }[]>('list')).json;
-    expect(task).toMatchObject([{ id: 'fix-login', state: 'ready' }]);
-    const ws = task[0]?.path ?? '';
-    expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
-    expect(fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8')).toBe(`${ws}\n`);
-    expect(fs.existsSync(path.join(repo.root, 'agent-note.txt'))).toBe(false);
-  });
+describe.skipIf(noClaude !== null)("the real claude --worktree with warren's hooks", () => {
+  it(
+    'claude --worktree NAME works in a warren workspace against the scripted model server',
+    { timeout: 180_000 },
+    async () => {
+      const server = await startModelServer();
+      const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+      expect((await repo.warren('hooks', 'install', 'claude')).code).toBe(0);
+      const env = {
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+        HOME: tmpDir('warren-claude-user-'),
+        CLAUDE_CONFIG_DIR: '',
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'scripted',
+      };
+      // Not spawnSync: the scripted server answers from this process's event loop.
+      const child = spawn(
+        path.join(AGENT_CLI_BIN, 'claude'),
+        ['--worktree', 'fix-login', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash'],
+        {
+          cwd: repo.root,
+          env: { ...process.env, ...env, WARREN_HOME: repo.home },
+          timeout: 150_000,
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.stdin.end('Write the note, then record where you are.');
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const r = { status, stdout: out, stderr: '' };
+      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+      const task = (await repo.warrenJson<{ id: string; path: string; state: string }[]>('list')).json;
+      expect(task).toMatchObject([{ id: 'fix-login', state: 'ready' }]);
+      const ws = task[0]?.path ?? '';
+      expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+      expect(fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8')).toBe(`${ws}\n`);
+      expect(fs.existsSync(path.join(repo.root, 'agent-note.txt'))).toBe(false);
+    },
+  );
 });

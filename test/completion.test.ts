@@ -12,8 +12,17 @@ import { BIN, makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
 
 function shellEnv(repo: TestRepo): NodeJS.ProcessEnv {
   const bin = tmpDir('warren-bin-');
-  fs.writeFileSync(path.join(bin, 'warren'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
-  return { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, WARREN_HOME: repo.home, HOME: tmpDir('warren-shell-home-') };
+  fs.writeFileSync(
+    path.join(bin, 'warren'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    WARREN_HOME: repo.home,
+    HOME: tmpDir('warren-shell-home-'),
+  };
 }
 
 function sh(shell: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): string {
@@ -50,7 +59,9 @@ const noFish = unavailable(import.meta.filename, 'fish');
 describe('warren completion', () => {
   it('bash: loads, registers for warren, and completes commands, options, task IDs, archived IDs and types', async () => {
     const { repo, env } = await fixture();
-    expect(sh('bash', ['-c', 'source <(warren completion bash); complete -p warren'], repo.root, env)).toBe('complete -F _warren warren\n');
+    expect(sh('bash', ['-c', 'source <(warren completion bash); complete -p warren'], repo.root, env)).toBe(
+      'complete -F _warren warren\n',
+    );
     // The completion function as bash calls it: COMP_WORDS and COMP_CWORD set, COMPREPLY read.
     for (const [typed, offered] of CASES) {
       const script = `source <(warren completion bash); COMP_WORDS=(${typed
@@ -62,18 +73,44 @@ describe('warren completion', () => {
       if (typed.endsWith('show ')) expect(got).not.toContain('gone');
     }
     // --repo is passed on: from elsewhere, the IDs are that repository's.
-    const elsewhere = sh('bash', ['-c', `source <(warren completion bash); COMP_WORDS=(warren --repo ${repo.root} path ''); COMP_CWORD=4; _warren; echo "\${COMPREPLY[*]}"`], tmpDir(), env);
+    const elsewhere = sh(
+      'bash',
+      [
+        '-c',
+        `source <(warren completion bash); COMP_WORDS=(warren --repo ${repo.root} path ''); COMP_CWORD=4; _warren; echo "\${COMPREPLY[*]}"`,
+      ],
+      tmpDir(),
+      env,
+    );
     expect(elsewhere.trim().split(' ').sort()).toEqual(['alpha', 'beta']);
   });
 
   it.skipIf(noZsh !== null)('zsh: loads after compinit, registers _warren, and completes the same words', async () => {
     const { repo, env } = await fixture();
-    expect(sh('zsh', ['-fc', 'autoload -U compinit; compinit -u -D; source <(warren completion zsh); print -r -- $_comps[warren]'], repo.root, env)).toBe('_warren\n');
+    expect(
+      sh(
+        'zsh',
+        ['-fc', 'autoload -U compinit; compinit -u -D; source <(warren completion zsh); print -r -- $_comps[warren]'],
+        repo.root,
+        env,
+      ),
+    ).toBe('_warren\n');
     // zsh's completion widgets are stood in for: compadd and _describe print what they are offered.
-    const stubs = 'compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@"; }; _describe() { print -rl -- ${(P)4%%:*}; }; _files() { print files; }';
+    const stubs =
+      'compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@"; }; _describe() { print -rl -- ${(P)4%%:*}; }; _files() { print files; }';
     for (const [typed, offered] of CASES) {
-      const words = typed.split(' ').map((w) => `'${w}'`).join(' ');
-      const got = sh('zsh', ['-fc', `source <(warren completion zsh); ${stubs}; words=(${words}); CURRENT=\${#words}; _warren`], repo.root, env).split('\n').filter(Boolean);
+      const words = typed
+        .split(' ')
+        .map((w) => `'${w}'`)
+        .join(' ');
+      const got = sh(
+        'zsh',
+        ['-fc', `source <(warren completion zsh); ${stubs}; words=(${words}); CURRENT=\${#words}; _warren`],
+        repo.root,
+        env,
+      )
+        .split('\n')
+        .filter(Boolean);
       expect(got, typed).toEqual(expect.arrayContaining(offered));
     }
   });
@@ -81,7 +118,12 @@ describe('warren completion', () => {
   it.skipIf(noFish !== null)('fish: loads and completes the same words', async () => {
     const { repo, env } = await fixture();
     for (const [typed, offered] of CASES) {
-      const got = sh('fish', ['--no-config', '-c', `warren completion fish | source; complete -C${JSON.stringify(typed)}`], repo.root, env)
+      const got = sh(
+        'fish',
+        ['--no-config', '-c', `warren completion fish | source; complete -C${JSON.stringify(typed)}`],
+        repo.root,
+        env,
+      )
         .split('\n')
         .map((l) => l.split('\t')[0] ?? '')
         .filter(Boolean);
@@ -94,7 +136,11 @@ describe('warren completion', () => {
     const r = await repo.warrenJson<{ error: { code: string } }>('completion', 'powershell');
     expect(r.code).toBe(2);
     expect(r.json.error.code).toBe('USAGE');
-    const outside = spawnSync(process.execPath, [BIN, '__complete', 'ids'], { cwd: tmpDir(), env: { ...process.env, WARREN_HOME: repo.home }, encoding: 'utf8' });
+    const outside = spawnSync(process.execPath, [BIN, '__complete', 'ids'], {
+      cwd: tmpDir(),
+      env: { ...process.env, WARREN_HOME: repo.home },
+      encoding: 'utf8',
+    });
     expect(outside.status).toBe(0);
     expect(outside.stdout).toBe('');
     expect((await repo.warren('--help')).stdout).not.toContain('__complete');

@@ -30,7 +30,11 @@ const matrix: Row[] = [];
 
 afterAll(() => {
   if (matrix.length === 0) return;
-  const lines = ['| command | killed at step | killed | recovery | then |', '|---|---|---|---|---|', ...matrix.map((r) => `| ${r.op} | ${r.step} | ${r.killed ? 'yes' : 'NO'} | ${r.recovery} | ${r.then} |`)];
+  const lines = [
+    '| command | killed at step | killed | recovery | then |',
+    '|---|---|---|---|---|',
+    ...matrix.map((r) => `| ${r.op} | ${r.step} | ${r.killed ? 'yes' : 'NO'} | ${r.recovery} | ${r.then} |`),
+  ];
   const summary = `${matrix.length} step(s) of ${new Set(matrix.map((r) => r.op)).size} commands: ${matrix.filter((r) => r.killed).length} killed, ${matrix.filter((r) => r.then.startsWith('ok')).length} recovered`;
   const text = `${lines.join('\n')}\n\n${summary}\n`;
   const dir = path.resolve(import.meta.dirname, '../artifacts');
@@ -63,10 +67,18 @@ const COMMAND: Record<IntentOp, string[]> = {
   restore: ['restore', 'k'],
 };
 
-function runWith(repo: TestRepo, args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+function runWith(
+  repo: TestRepo,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const argv = args[0] === 'node:' ? args.slice(1) : [BIN, ...args];
-    const child = spawn(process.execPath, argv, { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argv, {
+      cwd: repo.root,
+      env: { ...process.env, WARREN_HOME: repo.home, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -102,7 +114,8 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
   if (op === 'new') return;
   await ok(repo, 'new', 'feat', 'k');
   const ws = workspace(repo, 'k');
-  if (op === 'checkpoint' || op === 'land' || op === 'queue') fs.writeFileSync(path.join(ws, 'work.txt'), 'the task\'s work\n');
+  if (op === 'checkpoint' || op === 'land' || op === 'queue')
+    fs.writeFileSync(path.join(ws, 'work.txt'), "the task's work\n");
   if (op === 'land' || op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
   if (op === 'rm') {
     // Work on the branch that landed elsewhere, so --delete-branch may delete it.
@@ -134,14 +147,22 @@ function listJson(repo: TestRepo): { id: string; state: string; path: string }[]
 }
 
 function gitlessRun(repo: TestRepo, args: string[]): string {
-  return spawnSync(process.execPath, [BIN, ...args], { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home }, encoding: 'utf8' }).stdout;
+  return spawnSync(process.execPath, [BIN, ...args], {
+    cwd: repo.root,
+    env: { ...process.env, WARREN_HOME: repo.home },
+    encoding: 'utf8',
+  }).stdout;
 }
 
 /** What the repair recorded (the newest recovery event), and how many intents are still open. */
 function recoveryFacts(repo: TestRepo): { outcome: string | null; open: number } {
   const store = new Store(repo.home);
   try {
-    const row = store.db.prepare("SELECT data FROM events WHERE kind IN ('intent.recovered', 'intent.recovery_failed') ORDER BY seq DESC LIMIT 1").get() as { data: string } | undefined;
+    const row = store.db
+      .prepare(
+        "SELECT data FROM events WHERE kind IN ('intent.recovered', 'intent.recovery_failed') ORDER BY seq DESC LIMIT 1",
+      )
+      .get() as { data: string } | undefined;
     const open = (store.db.prepare('SELECT COUNT(*) AS n FROM intents').get() as { n: number }).n;
     return { outcome: row ? (JSON.parse(row.data) as { outcome: string }).outcome : null, open };
   } finally {
@@ -164,17 +185,31 @@ function goalReached(repo: TestRepo, op: IntentOp, tasks = listJson(repo)): bool
     case 'rm':
       return k === undefined && gitIn(repo.root, 'branch', '--list', 'feat/k') === '';
     case 'checkpoint':
-      return k !== undefined && gitIn(k.path, 'log', '-1', '--format=%s') === 'work' && gitIn(k.path, 'status', '--porcelain') === '';
+      return (
+        k !== undefined &&
+        gitIn(k.path, 'log', '-1', '--format=%s') === 'work' &&
+        gitIn(k.path, 'status', '--porcelain') === ''
+      );
     case 'land':
     case 'queue':
       // Landed once: one squash commit on the base.
-      return k?.state === 'landed' && fs.existsSync(path.join(repo.root, 'work.txt')) && gitIn(repo.root, 'log', '--format=%s').split('\n').filter((s) => s === 'work').length === 1;
+      return (
+        k?.state === 'landed' &&
+        fs.existsSync(path.join(repo.root, 'work.txt')) &&
+        gitIn(repo.root, 'log', '--format=%s')
+          .split('\n')
+          .filter((s) => s === 'work').length === 1
+      );
     case 'provision':
       return k !== undefined && fs.existsSync(path.join(k.path, 'node_modules', 'left-pad', 'index.js'));
     case 'gc':
       return !tasks.some((t) => t.id === 'v');
     case 'discard':
-      return k === undefined && gitIn(repo.root, 'branch', '--list', 'feat/k') === '' && gitIn(repo.root, 'for-each-ref', 'refs/warren/archive/k/') !== '';
+      return (
+        k === undefined &&
+        gitIn(repo.root, 'branch', '--list', 'feat/k') === '' &&
+        gitIn(repo.root, 'for-each-ref', 'refs/warren/archive/k/') !== ''
+      );
     case 'restore':
       return (
         k?.state === 'ready' &&
@@ -189,7 +224,9 @@ function reachable(root: string): Set<string> {
   return new Set(gitIn(root, 'rev-list', '--all').split('\n').filter(Boolean));
 }
 
-const CASES = INTENT_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'git' as const })));
+const CASES = INTENT_OPS.flatMap((op) =>
+  intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'git' as const })),
+);
 /**
  * The same with a copy-on-write checkout (`checkout: cow`): the operations that make, release
  * or collect one — e.g. `rm` killed right after the checkout's overlay was released, before git
@@ -197,58 +234,73 @@ const CASES = INTENT_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) =
  * inside the workspace whatever its checkout is.)
  */
 const COW_OPS: readonly IntentOp[] = ['new', 'rm', 'discard', 'gc', 'provision'];
-const COW_CASES = COW_OPS.flatMap((op) => intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'cow' as const })));
+const COW_CASES = COW_OPS.flatMap((op) =>
+  intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'cow' as const })),
+);
 
 describe('a crash at any step of any mutating command', () => {
-  it.each([...CASES, ...COW_CASES])('$op killed at $step (checkout: $checkout): the next command repairs it', async ({ op, step, checkout }) => {
-    const repo = crashRepo(checkout);
-    await prepare(repo, op);
-    const before = reachable(repo.root);
+  it.each([...CASES, ...COW_CASES])(
+    '$op killed at $step (checkout: $checkout): the next command repairs it',
+    async ({ op, step, checkout }) => {
+      const repo = crashRepo(checkout);
+      await prepare(repo, op);
+      const before = reachable(repo.root);
 
-    const crashed = await runWith(repo, COMMAND[op], { WARREN_FAULT: `${op}:${step}` });
-    const row: Row = { op: checkout === 'cow' ? `${op} (checkout: cow)` : op, step, killed: crashed.signal === 'SIGKILL', recovery: '-', then: '' };
-    matrix.push(row);
-    expect(crashed.signal, `${op} did not reach ${step}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
+      const crashed = await runWith(repo, COMMAND[op], { WARREN_FAULT: `${op}:${step}` });
+      const row: Row = {
+        op: checkout === 'cow' ? `${op} (checkout: cow)` : op,
+        step,
+        killed: crashed.signal === 'SIGKILL',
+        recovery: '-',
+        then: '',
+      };
+      matrix.push(row);
+      expect(crashed.signal, `${op} did not reach ${step}: exit ${crashed.code}\n${crashed.stderr}`).toBe('SIGKILL');
 
-    // The next command (any: scan here) repairs it.
-    const scan = await runWith(repo, ['--json', 'scan']);
-    expect(scan.code, scan.stderr).toBe(0);
-    const facts = recoveryFacts(repo);
-    row.recovery = facts.outcome ?? 'none needed';
-    expect(scan.stderr).not.toMatch(/could not repair/);
-    expect(facts.open, 'an intent is still open after the repair').toBe(0);
+      // The next command (any: scan here) repairs it.
+      const scan = await runWith(repo, ['--json', 'scan']);
+      expect(scan.code, scan.stderr).toBe(0);
+      const facts = recoveryFacts(repo);
+      row.recovery = facts.outcome ?? 'none needed';
+      expect(scan.stderr).not.toMatch(/could not repair/);
+      expect(facts.open, 'an intent is still open after the repair').toBe(0);
 
-    // No commit lost.
-    const after = reachable(repo.root);
-    for (const c of before) expect(after.has(c), `commit ${c} lost`).toBe(true);
-    // The main checkout's HEAD, index and files agree.
-    expect(gitIn(repo.root, 'status', '--porcelain', '--untracked-files=no')).toBe('');
-    // No lock blocks: one a dead process left is taken over by the next taker.
-    const locks = path.join(repo.home, 'locks');
-    for (const dir of fs.existsSync(locks) ? fs.readdirSync(locks) : []) {
-      for (const f of fs.readdirSync(path.join(locks, dir)).filter((n) => n.endsWith('.lock'))) {
-        const file = path.join(locks, dir, f);
-        const holder = readHolder(file);
-        if (!holder || isHolderAlive(holder)) continue;
-        const taken = tryAcquire(file, 'crash test');
-        expect(taken.ok, `lock ${f} of dead pid ${holder.pid} blocks`).toBe(true);
-        if (taken.ok) taken.lock.release();
+      // No commit lost.
+      const after = reachable(repo.root);
+      for (const c of before) expect(after.has(c), `commit ${c} lost`).toBe(true);
+      // The main checkout's HEAD, index and files agree.
+      expect(gitIn(repo.root, 'status', '--porcelain', '--untracked-files=no')).toBe('');
+      // No lock blocks: one a dead process left is taken over by the next taker.
+      const locks = path.join(repo.home, 'locks');
+      for (const dir of fs.existsSync(locks) ? fs.readdirSync(locks) : []) {
+        for (const f of fs.readdirSync(path.join(locks, dir)).filter((n) => n.endsWith('.lock'))) {
+          const file = path.join(locks, dir, f);
+          const holder = readHolder(file);
+          if (!holder || isHolderAlive(holder)) continue;
+          const taken = tryAcquire(file, 'crash test');
+          expect(taken.ok, `lock ${f} of dead pid ${holder.pid} blocks`).toBe(true);
+          if (taken.ok) taken.lock.release();
+        }
       }
-    }
-    // No mount of a task that no longer exists.
-    const tasks = listJson(repo);
-    const live = tasks.map((t) => t.path);
-    const strayMounts = readMounts().filter((m) => m.mountPoint.startsWith(repo.home) && !live.some((p) => m.mountPoint === p || m.mountPoint.startsWith(`${p}/`)));
-    expect(strayMounts.map((m) => m.mountPoint)).toEqual([]);
+      // No mount of a task that no longer exists.
+      const tasks = listJson(repo);
+      const live = tasks.map((t) => t.path);
+      const strayMounts = readMounts().filter(
+        (m) =>
+          m.mountPoint.startsWith(repo.home) &&
+          !live.some((p) => m.mountPoint === p || m.mountPoint.startsWith(`${p}/`)),
+      );
+      expect(strayMounts.map((m) => m.mountPoint)).toEqual([]);
 
-    // The same operation reaches its goal without a manual step: already, or when run again.
-    if (goalReached(repo, op, tasks)) {
-      row.then = 'ok: goal already reached';
-    } else {
-      const again = await runWith(repo, COMMAND[op]);
-      expect(again.code, `${COMMAND[op].join(' ')} again: ${again.stderr}`).toBe(0);
-      expect(goalReached(repo, op)).toBe(true);
-      row.then = 'ok: ran again';
-    }
-  });
+      // The same operation reaches its goal without a manual step: already, or when run again.
+      if (goalReached(repo, op, tasks)) {
+        row.then = 'ok: goal already reached';
+      } else {
+        const again = await runWith(repo, COMMAND[op]);
+        expect(again.code, `${COMMAND[op].join(' ')} again: ${again.stderr}`).toBe(0);
+        expect(goalReached(repo, op)).toBe(true);
+        row.then = 'ok: ran again';
+      }
+    },
+  );
 });

@@ -69,7 +69,8 @@ function brokenLinks(rel: string): string[] {
       broken.push(`${rel}: ${target} (no file ${targetRel})`);
       continue;
     }
-    if (anchor && targetRel.endsWith('.md') && !anchors(content).has(anchor)) broken.push(`${rel}: ${target} (no heading #${anchor} in ${targetRel})`);
+    if (anchor && targetRel.endsWith('.md') && !anchors(content).has(anchor))
+      broken.push(`${rel}: ${target} (no heading #${anchor} in ${targetRel})`);
   }
   return broken;
 }
@@ -79,8 +80,14 @@ describe('docs', () => {
 
   it('every command has an entry in src/cli/reference.ts, and every entry a command', () => {
     const names = docs.map((d) => d.name);
-    expect(names.filter((n) => !(n in COMMAND_REFERENCE)), 'commands without an entry in src/cli/reference.ts').toEqual([]);
-    expect(Object.keys(COMMAND_REFERENCE).filter((n) => !names.includes(n)), 'entries in src/cli/reference.ts for commands that do not exist').toEqual([]);
+    expect(
+      names.filter((n) => !(n in COMMAND_REFERENCE)),
+      'commands without an entry in src/cli/reference.ts',
+    ).toEqual([]);
+    expect(
+      Object.keys(COMMAND_REFERENCE).filter((n) => !names.includes(n)),
+      'entries in src/cli/reference.ts for commands that do not exist',
+    ).toEqual([]);
   });
 
   it('every command has a page that names each of its options', () => {
@@ -93,13 +100,16 @@ describe('docs', () => {
       }
       const flags = doc.command.options.map((o) => o.flags);
       for (const flag of flags) {
-        if (!page.includes(`\`${flag}\``)) problems.push(`${doc.file} does not document option ${flag} of \`warren ${doc.name}\``);
+        if (!page.includes(`\`${flag}\``))
+          problems.push(`${doc.file} does not document option ${flag} of \`warren ${doc.name}\``);
       }
       for (const flag of documentedOptions(page)) {
-        if (!flags.includes(flag)) problems.push(`${doc.file} documents option ${flag}, which \`warren ${doc.name}\` no longer has`);
+        if (!flags.includes(flag))
+          problems.push(`${doc.file} documents option ${flag}, which \`warren ${doc.name}\` no longer has`);
       }
       for (const arg of doc.command.registeredArguments) {
-        if (!page.includes(arg.name())) problems.push(`${doc.file} does not document argument <${arg.name()}> of \`warren ${doc.name}\``);
+        if (!page.includes(arg.name()))
+          problems.push(`${doc.file} does not document argument <${arg.name()}> of \`warren ${doc.name}\``);
       }
     }
     expect(problems, REGENERATE).toEqual([]);

@@ -19,28 +19,31 @@ describe('shared hooks fingerprint', () => {
     ['added', (root: string) => addHook(root, 'pre-commit', 'exit 0')],
     ['changed', (root: string) => addHook(root, 'commit-msg', 'echo changed')],
     ['removed', (root: string) => fs.rmSync(path.join(root, '.git', 'hooks', 'commit-msg'))],
-  ])('refuses checkpoint and land when a hook was %s, with everything unchanged, until --accept-hooks', async (change, mutate) => {
-    const repo = makeRepo({ files: { 'README.md': '# r\n' } });
-    addHook(repo.root, 'commit-msg', 'exit 0');
-    const ws = await newTask(repo, 'T-1');
-    writeIn(ws, 'a.txt', 'work\n');
-    mutate(repo.root);
-    const hook = change === 'added' ? 'pre-commit' : 'commit-msg';
+  ])(
+    'refuses checkpoint and land when a hook was %s, with everything unchanged, until --accept-hooks',
+    async (change, mutate) => {
+      const repo = makeRepo({ files: { 'README.md': '# r\n' } });
+      addHook(repo.root, 'commit-msg', 'exit 0');
+      const ws = await newTask(repo, 'T-1');
+      writeIn(ws, 'a.txt', 'work\n');
+      mutate(repo.root);
+      const hook = change === 'added' ? 'pre-commit' : 'commit-msg';
 
-    const before = snapshot(repo, ws);
-    const cp = await repo.warrenJson<ErrJson>('checkpoint', 'T-1');
-    expect(cp.code).toBe(1);
-    expect(cp.json.error.code).toBe('HOOKS_CHANGED');
-    expect(cp.json.error.message).toContain(`hook ${hook} ${change}`);
-    expect(snapshot(repo, ws)).toBe(before);
+      const before = snapshot(repo, ws);
+      const cp = await repo.warrenJson<ErrJson>('checkpoint', 'T-1');
+      expect(cp.code).toBe(1);
+      expect(cp.json.error.code).toBe('HOOKS_CHANGED');
+      expect(cp.json.error.message).toContain(`hook ${hook} ${change}`);
+      expect(snapshot(repo, ws)).toBe(before);
 
-    expect((await repo.warrenJson('checkpoint', 'T-1', '--accept-hooks')).code).toBe(0);
-    // Accepted: the new hooks are the baseline, so land goes through without the flag.
-    const landed = await repo.warrenJson<{ commit: string }>('land', 'T-1');
-    expect(landed.code, landed.stdout).toBe(0);
-    const show = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'T-1');
-    expect(show.json.events.map((e) => e.kind)).toContain('fingerprint.accepted');
-  });
+      expect((await repo.warrenJson('checkpoint', 'T-1', '--accept-hooks')).code).toBe(0);
+      // Accepted: the new hooks are the baseline, so land goes through without the flag.
+      const landed = await repo.warrenJson<{ commit: string }>('land', 'T-1');
+      expect(landed.code, landed.stdout).toBe(0);
+      const show = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'T-1');
+      expect(show.json.events.map((e) => e.kind)).toContain('fingerprint.accepted');
+    },
+  );
 
   it('refuses land on a hook change after the last checkpoint, with refs and files unchanged', async () => {
     const repo = makeRepo();
@@ -64,7 +67,7 @@ describe('shared hooks fingerprint', () => {
     const r = await repo.warrenJson<{ commit: string; warnings: string[] }>('checkpoint', 'T-1');
     expect(r.code).toBe(0);
     expect(r.json.warnings).toHaveLength(1);
-    expect(r.json.warnings[0]).toContain("shared git config changed since task T-1 began");
+    expect(r.json.warnings[0]).toContain('shared git config changed since task T-1 began');
     expect(r.stderr).toContain('warren: warn: checkpoint:');
     const show = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'T-1');
     expect(show.json.events.map((e) => e.kind)).toContain('fingerprint.config_changed');
@@ -75,7 +78,12 @@ describe('shared hooks fingerprint', () => {
     fs.mkdirSync(path.join(repo.root, '.husky', '_'));
     fs.writeFileSync(path.join(repo.root, '.husky', '_', 'pre-commit'), '#!/bin/sh\n');
     repo.git('config', 'core.hooksPath', '.husky/_');
-    const r = await repo.warrenJson<{ warnings: { kind: string; message: string }[] }>('new', 'feat', 'T-1', '--no-sync');
+    const r = await repo.warrenJson<{ warnings: { kind: string; message: string }[] }>(
+      'new',
+      'feat',
+      'T-1',
+      '--no-sync',
+    );
     expect(r.code).toBe(0);
     expect(r.json.warnings.map((w) => w.kind)).toContain('hooks.missing');
     expect(r.stderr).toContain('core.hooksPath is .husky/_');

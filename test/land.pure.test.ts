@@ -48,7 +48,9 @@ describe('protected-path globs', () => {
   });
 
   it('classifies created, changed and deleted protected paths and ignores the rest', () => {
-    const touched = parseNameStatusZ(['A', '.env.testing', 'M', 'a.local', 'D', 'gone.local', 'M', 'src/app.ts', 'T', 'x.local', ''].join('\0'));
+    const touched = parseNameStatusZ(
+      ['A', '.env.testing', 'M', 'a.local', 'D', 'gone.local', 'M', 'src/app.ts', 'T', 'x.local', ''].join('\0'),
+    );
     expect(classifyExclusions(touched, compilePolicy(['.env.testing', '**/*.local'], 'test'))).toEqual([
       { path: '.env.testing', how: 'created', why: 'protected' },
       { path: 'a.local', how: 'changed', why: 'protected' },
@@ -59,7 +61,9 @@ describe('protected-path globs', () => {
 
   it('also leaves out a provisioned path committed by hand', () => {
     const touched = parseNameStatusZ(['A', 'node_modules', 'M', 'src/app.ts', ''].join('\0'));
-    expect(classifyExclusions(touched, compilePolicy([], 'test'), (p) => p === 'node_modules')).toEqual([{ path: 'node_modules', how: 'created', why: 'provisioned' }]);
+    expect(classifyExclusions(touched, compilePolicy([], 'test'), (p) => p === 'node_modules')).toEqual([
+      { path: 'node_modules', how: 'created', why: 'provisioned' },
+    ]);
   });
 });
 
@@ -75,7 +79,10 @@ describe('hook fingerprints', () => {
   });
 
   it('names hooks added, removed and changed', () => {
-    const drift = compareFingerprints(fp({ 'pre-commit': 'a', 'commit-msg': 'b' }), fp({ 'pre-commit': 'z', 'pre-push': 'c' }));
+    const drift = compareFingerprints(
+      fp({ 'pre-commit': 'a', 'commit-msg': 'b' }),
+      fp({ 'pre-commit': 'z', 'pre-push': 'c' }),
+    );
     expect(drift.hooks).toEqual([
       { name: 'commit-msg', change: 'removed' },
       { name: 'pre-commit', change: 'changed' },
@@ -86,7 +93,10 @@ describe('hook fingerprints', () => {
 
   it('reports a moved hooks dir and a changed shared config', () => {
     const drift = compareFingerprints(fp({}), fp({}, { hooksDir: '/w/.husky/_', configSha: 'c2' }));
-    expect(describeDrift(drift)).toEqual(['hooks directory moved from /r/.git/hooks to /w/.husky/_', 'shared git config changed']);
+    expect(describeDrift(drift)).toEqual([
+      'hooks directory moved from /r/.git/hooks to /w/.husky/_',
+      'shared git config changed',
+    ]);
   });
 
   it('finds no drift in identical fingerprints', () => {
@@ -128,7 +138,10 @@ volumes:
     ]);
   });
 
-  it.each(['', 'not: [valid', 'services: 3', 'services:\n  a:\n    volumes: nope\n'])('returns nothing for %j', (text) => {
-    expect(composeBinds(text, '/repo')).toEqual([]);
-  });
+  it.each(['', 'not: [valid', 'services: 3', 'services:\n  a:\n    volumes: nope\n'])(
+    'returns nothing for %j',
+    (text) => {
+      expect(composeBinds(text, '/repo')).toEqual([]);
+    },
+  );
 });

@@ -20,7 +20,9 @@ interface ErrJson {
 const POLICY = 'protected: [".env.testing", "**/*.local"]\n';
 
 function repoWithPolicy() {
-  return makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': POLICY, 'conf/app.local': 'base\n', 'src/a.txt': 'a\n' } });
+  return makeRepo({
+    files: { 'README.md': '# r\n', 'warren.yaml': POLICY, 'conf/app.local': 'base\n', 'src/a.txt': 'a\n' },
+  });
 }
 
 describe('warren land', () => {
@@ -53,7 +55,11 @@ describe('warren land', () => {
     expect(landed).toEqual(['conf/app.local', 'src/a.txt', 'src/b.txt', 'src/new.txt', 'warren.yaml']);
     expect(repo.git('show', 'main:conf/app.local')).toBe('base');
     expect(repo.git('show', 'main:src/a.txt')).toBe('a2');
-    expect(repo.git('diff', '--name-only', 'main', 'feat/T-1').split('\n').sort()).toEqual(['.env.testing', 'conf/app.local', 'deep/dir/x.local']);
+    expect(repo.git('diff', '--name-only', 'main', 'feat/T-1').split('\n').sort()).toEqual([
+      '.env.testing',
+      'conf/app.local',
+      'deep/dir/x.local',
+    ]);
     // The main checkout followed, and its index with it; the workspace keeps its copies.
     expect(repo.git('status', '--porcelain')).toBe('');
     expect(fs.readFileSync(path.join(repo.root, 'src/new.txt'), 'utf8')).toBe('new\n');
@@ -61,7 +67,11 @@ describe('warren land', () => {
     expect(fs.readFileSync(path.join(ws, '.env.testing'), 'utf8')).toBe('SECRET=1\n');
     expect(fs.readFileSync(path.join(ws, 'conf/app.local'), 'utf8')).toBe('mine\n');
     // Recorded: state, data, and an event naming the exclusions.
-    const show = await repo.warrenJson<{ state: string; data: { landed: { commit: string } }; events: { kind: string; excluded?: unknown }[] }>('show', 'T-1');
+    const show = await repo.warrenJson<{
+      state: string;
+      data: { landed: { commit: string } };
+      events: { kind: string; excluded?: unknown }[];
+    }>('show', 'T-1');
     expect(show.json.state).toBe('landed');
     expect(show.json.data.landed.commit).toBe(r.json.commit);
     expect(show.json.events.find((e) => e.kind === 'land.excluded')).toBeDefined();
@@ -238,13 +248,20 @@ describe('warren land', () => {
     // Linear: three commits on top of the old tip, each one of the landed squashes.
     expect(repo.git('rev-list', '--count', `${before}..main`)).toBe('3');
     expect(repo.git('rev-list', '--merges', `${before}..main`)).toBe('');
-    expect(repo.git('rev-list', `${before}..main`).split('\n').sort()).toEqual(results.map((r) => r.json.commit).sort());
+    expect(repo.git('rev-list', `${before}..main`).split('\n').sort()).toEqual(
+      results.map((r) => r.json.commit).sort(),
+    );
     expect(repo.git('status', '--porcelain')).toBe('');
     for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `src/${id}.txt`), 'utf8')).toBe(`${id}\n`);
   });
 
-  it("leaves out a provisioned share symlink an agent committed by hand with plain git", async () => {
-    const repo = makeRepo({ files: { '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n' } });
+  it('leaves out a provisioned share symlink an agent committed by hand with plain git', async () => {
+    const repo = makeRepo({
+      files: {
+        '.gitignore': 'node_modules/\n',
+        'warren.yaml': 'provision:\n  - { path: node_modules, mode: share }\n',
+      },
+    });
     const ws = await newTask(repo, 'T-1');
     fs.symlinkSync('/nonexistent/shared/node_modules', path.join(ws, 'node_modules'));
     writeIn(ws, 'src/a.txt', 'work\n');
@@ -254,6 +271,10 @@ describe('warren land', () => {
     const r = await repo.warrenJson<LandJson>('land', 'T-1');
     expect(r.code, r.stdout).toBe(0);
     expect(r.json.exclusions).toEqual([{ path: 'node_modules', how: 'created', why: 'provisioned' }]);
-    expect(repo.git('ls-tree', '-r', '--name-only', 'main').split('\n')).toEqual(['.gitignore', 'src/a.txt', 'warren.yaml']);
+    expect(repo.git('ls-tree', '-r', '--name-only', 'main').split('\n')).toEqual([
+      '.gitignore',
+      'src/a.txt',
+      'warren.yaml',
+    ]);
   });
 });

@@ -36,10 +36,17 @@ describe('types in warren.yaml', () => {
     const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'types: [feat, spike, ops/infra]\n' } });
     await newTask(repo, 'spike', 'S-1');
     await newTask(repo, 'ops/infra', 'S-2');
-    expect(repo.git('branch', '--list', '--format=%(refname:short)').split('\n').sort()).toEqual(['main', 'ops/infra/S-2', 'spike/S-1']);
+    expect(repo.git('branch', '--list', '--format=%(refname:short)').split('\n').sort()).toEqual([
+      'main',
+      'ops/infra/S-2',
+      'spike/S-1',
+    ]);
     const refused = await repo.warrenJson<Err>('new', 'fix', 'S-3');
     expect(refused.code).toBe(2);
-    expect(refused.json.error).toMatchObject({ code: 'TYPE_INVALID', message: 'task type "fix" is not one of feat, spike, ops/infra. Nothing was created.' });
+    expect(refused.json.error).toMatchObject({
+      code: 'TYPE_INVALID',
+      message: 'task type "fix" is not one of feat, spike, ops/infra. Nothing was created.',
+    });
     expect(refused.json.error.hint).toBe('Use one of: feat spike ops/infra (warren.yaml `types:`).');
   });
 
@@ -58,7 +65,8 @@ describe('types in warren.yaml', () => {
 });
 
 describe('the landed commit', () => {
-  const subjectAndTrailer = (repo: TestRepo): string => repo.git('log', '-1', '--format=%s|%(trailers:key=Warren-Task,valueonly,separator=%x2C)', 'main');
+  const subjectAndTrailer = (repo: TestRepo): string =>
+    repo.git('log', '-1', '--format=%s|%(trailers:key=Warren-Task,valueonly,separator=%x2C)', 'main');
 
   it('is titled by land -m, else by the first checkpoint message, else TYPE: ID; the task ID is a trailer', async () => {
     const repo = makeRepo();
@@ -92,7 +100,7 @@ describe('exec without --', () => {
     const refused = await repo.warren('exec', 'E-1', 'ls', '-la');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      "warren: `warren exec` would read \"-la\" as its own option, not as part of the command; nothing was run.\n  hint: Put the command after `--`: warren exec E-1 -- ls -la (warren's own options, such as --timeout, go before `--`).\n",
+      'warren: `warren exec` would read "-la" as its own option, not as part of the command; nothing was run.\n  hint: Put the command after `--`: warren exec E-1 -- ls -la (warren\'s own options, such as --timeout, go before `--`).\n',
     );
     expect(refused.stdout).toBe('');
     const json = await repo.warrenJson<Err>('exec', 'E-1', 'sleep', '5', '--timeout', '1s');
@@ -104,13 +112,20 @@ describe('exec without --', () => {
 
 describe('an ID used again', () => {
   it("shows only the new task's events: not the old one's runs, verify or removal", async () => {
-    const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'verify:\n  - { id: unit, run: "false" }\n' } });
+    const repo = makeRepo({
+      files: { 'README.md': '# r\n', 'warren.yaml': 'verify:\n  - { id: unit, run: "false" }\n' },
+    });
     await newTask(repo, 'feat', 'R-1');
     expect((await repo.warren('exec', 'R-1', '--', 'true')).code).toBe(0);
     expect((await repo.warren('verify', 'R-1')).code).toBe(1);
     expect((await repo.warren('rm', 'R-1', '--delete-branch')).code).toBe(0);
     await newTask(repo, 'feat', 'R-1');
-    const shown = await repo.warrenJson<{ events: { kind: string }[]; data: Record<string, unknown> }>('show', 'R-1', '--events', '100');
+    const shown = await repo.warrenJson<{ events: { kind: string }[]; data: Record<string, unknown> }>(
+      'show',
+      'R-1',
+      '--events',
+      '100',
+    );
     const kinds = shown.json.events.map((e) => e.kind);
     expect(kinds[0]).toBe('task.created');
     expect(kinds).not.toContain('run.started');
@@ -120,7 +135,9 @@ describe('an ID used again', () => {
     // The old events are still recorded (the log is append-only), under the same ID.
     const store = new Store(repo.home);
     try {
-      const all = store.db.prepare("SELECT COUNT(*) AS n FROM events WHERE task_id = 'R-1' AND kind = 'task.created'").get() as { n: number };
+      const all = store.db
+        .prepare("SELECT COUNT(*) AS n FROM events WHERE task_id = 'R-1' AND kind = 'task.created'")
+        .get() as { n: number };
       expect(all.n).toBe(2);
     } finally {
       store.close();

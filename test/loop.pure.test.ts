@@ -69,7 +69,9 @@ describe('patches and hunks', () => {
     const file = splitPatchByFile(PATCH)[0] ?? '';
     expect(hunkAround(file, 3, 'new', 1)).toBe('@@ -3,1 +2,3 @@\n+TWO\n+two and a half\n three');
     expect(hunkAround(file, 2, 'old', 1)).toBe('@@ -1,2 +1,2 @@\n one\n-two\n+TWO');
-    expect(hunkAround(file, 22, 'new')).toBe('@@ -20,2 +21,3 @@\n twenty\n+added at the end\n twenty-one\n\\ No newline at end of file');
+    expect(hunkAround(file, 22, 'new')).toBe(
+      '@@ -20,2 +21,3 @@\n twenty\n+added at the end\n twenty-one\n\\ No newline at end of file',
+    );
     expect(hunkAround(file, 12, 'new')).toBeNull();
     const added = splitPatchByFile(PATCH)[1] ?? '';
     expect(hunkAround(added, 1, 'new')).toBe('@@ -0,0 +1,1 @@\n+diff --git inside content stays in its file');
@@ -93,9 +95,11 @@ describe('patches and hunks', () => {
 describe('review comments', () => {
   it('reads FILE:LINE with the last colon, and refuses paths outside the workspace', () => {
     expect(parseFileLine('src/a:b.ts:12')).toEqual({ path: 'src/a:b.ts', line: 12 });
-    for (const bad of ['a.ts', 'a.ts:', 'a.ts:0', 'a.ts:-1', ':3', 'a.ts:1.5', 'a.ts:x']) expect(() => parseFileLine(bad)).toThrow(/is not FILE:LINE/);
+    for (const bad of ['a.ts', 'a.ts:', 'a.ts:0', 'a.ts:-1', ':3', 'a.ts:1.5', 'a.ts:x'])
+      expect(() => parseFileLine(bad)).toThrow(/is not FILE:LINE/);
     expect(checkCommentPath('./src/a.ts')).toBe('src/a.ts');
-    for (const bad of ['/etc/passwd', '../x', 'a/../../x', '', 'a\0b']) expect(() => checkCommentPath(bad)).toThrow(/not a path inside the workspace/);
+    for (const bad of ['/etc/passwd', '../x', 'a/../../x', '', 'a\0b'])
+      expect(() => checkCommentPath(bad)).toThrow(/not a path inside the workspace/);
   });
 
   it('builds the prompt from each comment: file:line, the comment, the hunk, in a fence longer than any backticks inside', () => {
@@ -124,8 +128,12 @@ describe('the landed commit message', () => {
       `Cart for the shop\n\nWith a body.\n\nSquashed from feat/T-1 (2 commits):\n- add the cart\n- fix a typo\n\n${trailer}`,
     );
     expect(landMessage(task, ['add the cart', 'fix a typo'], []).split('\n')[0]).toBe('add the cart');
-    expect(landMessage(task, ['checkpoint: T-1 2026-11-30T19:12:18.123Z', 'name the cart'], []).split('\n')[0]).toBe('name the cart');
-    expect(landMessage(task, ['checkpoint: T-1 2026-11-30T19:12:18.123Z'], [])).toMatch(/^feat: T-1\n[\s\S]*\nWarren-Task: T-1\n$/);
+    expect(landMessage(task, ['checkpoint: T-1 2026-11-30T19:12:18.123Z', 'name the cart'], []).split('\n')[0]).toBe(
+      'name the cart',
+    );
+    expect(landMessage(task, ['checkpoint: T-1 2026-11-30T19:12:18.123Z'], [])).toMatch(
+      /^feat: T-1\n[\s\S]*\nWarren-Task: T-1\n$/,
+    );
     expect(landMessage(task, [], [{ path: '.env', how: 'created', why: 'protected' }], '  ')).toBe(
       `feat: T-1\n\nSquashed from feat/T-1 (0 commits):\n\nLeft out (they never land):\n- .env (protected, created)\n\n${trailer}`,
     );
@@ -153,7 +161,10 @@ describe('exec without --', () => {
     [['--json', '--repo', '/r', 'exec', 'T-1', 'ls', '--', '-la'], null],
     [['list', '--json'], null],
     [['exec', 'T-1', 'ls', '-la'], 'warren exec T-1 -- ls -la'],
-    [['--repo', '/r', 'exec', 'T-1', '--timeout', '5s', 'npm', 'test', '--watch'], 'warren exec T-1 --timeout 5s -- npm test --watch'],
+    [
+      ['--repo', '/r', 'exec', 'T-1', '--timeout', '5s', 'npm', 'test', '--watch'],
+      'warren exec T-1 --timeout 5s -- npm test --watch',
+    ],
     [['exec', 'T-1', 'sleep', '10', '--timeout', '1s'], 'warren exec T-1 -- sleep 10 --timeout 1s'],
   ])('%j → hint %j', (argv, hint) => {
     if (hint === null) {
@@ -189,7 +200,17 @@ describe('completion', () => {
 
 describe('the fleet tells the truth', () => {
   let seq = 0;
-  const ev = (kind: string, data: Record<string, unknown>): WarrenEvent => ({ seq: ++seq, at: `2026-11-30T10:00:${String(seq).padStart(2, '0')}Z`, project: 'p', taskId: 'T', level: 'info', message: kind, kind, data }) as WarrenEvent;
+  const ev = (kind: string, data: Record<string, unknown>): WarrenEvent =>
+    ({
+      seq: ++seq,
+      at: `2026-11-30T10:00:${String(seq).padStart(2, '0')}Z`,
+      project: 'p',
+      taskId: 'T',
+      level: 'info',
+      message: kind,
+      kind,
+      data,
+    }) as WarrenEvent;
   const run = (runId: string, kind: string, exitCode: number) => [
     ev('run.started', { runId, kind, log: '/l', command: ['sh', '-c', runId] }),
     ev('run.ended', { runId, kind, exitCode, signal: null, timedOut: false, durationMs: 5, log: '/l', survivors: [] }),
@@ -201,9 +222,17 @@ describe('the fleet tells the truth', () => {
 
   it('shows a verify whose last command passed after a required one failed as failed', () => {
     const events = [...run('a', 'verify', 1), ...run('b', 'verify', 0), ev('verify.failed', { log: '/l', results })];
-    expect(lastRun(events)).toMatchObject({ kind: 'verify', exitCode: 0, outcome: { kind: 'verify', passed: false, failed: ['unit'] } });
+    expect(lastRun(events)).toMatchObject({
+      kind: 'verify',
+      exitCode: 0,
+      outcome: { kind: 'verify', passed: false, failed: ['unit'] },
+    });
     expect(lastRun([...run('c', 'exec', 0)])?.outcome).toBeUndefined();
-    expect(verifyOf({ data: { verify: { at: 'x', passed: false, log: '/l', results } } })).toEqual({ at: 'x', passed: false, failed: [{ id: 'unit', required: true }] });
+    expect(verifyOf({ data: { verify: { at: 'x', passed: false, log: '/l', results } } })).toEqual({
+      at: 'x',
+      passed: false,
+      failed: [{ id: 'unit', required: true }],
+    });
     expect(verifyOf({ data: {} })).toBeNull();
   });
 });

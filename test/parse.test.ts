@@ -6,17 +6,43 @@ import { classifyGitStderr, isTransientGitFailure } from '../src/git/errors.js';
 describe('parseWorktreeList', () => {
   it('reads main, linked, detached, locked and prunable entries from -z porcelain', () => {
     const out = [
-      'worktree /repo', 'HEAD 1111111111111111111111111111111111111111', 'branch refs/heads/main', '',
-      'worktree /ws/a b', 'HEAD 2222222222222222222222222222222222222222', 'branch refs/heads/feat/T-1', 'locked initializing', '',
-      'worktree /ws/gone', 'HEAD 3333333333333333333333333333333333333333', 'detached', 'prunable gitdir file points to non-existent location', '',
-      'worktree /ws/lock-no-reason', 'HEAD 4444444444444444444444444444444444444444', 'branch refs/heads/x', 'locked', '',
+      'worktree /repo',
+      'HEAD 1111111111111111111111111111111111111111',
+      'branch refs/heads/main',
+      '',
+      'worktree /ws/a b',
+      'HEAD 2222222222222222222222222222222222222222',
+      'branch refs/heads/feat/T-1',
+      'locked initializing',
+      '',
+      'worktree /ws/gone',
+      'HEAD 3333333333333333333333333333333333333333',
+      'detached',
+      'prunable gitdir file points to non-existent location',
+      '',
+      'worktree /ws/lock-no-reason',
+      'HEAD 4444444444444444444444444444444444444444',
+      'branch refs/heads/x',
+      'locked',
+      '',
       '',
     ].join('\0');
     const entries = parseWorktreeList(out);
     expect(entries).toHaveLength(4);
-    expect(entries[0]).toMatchObject({ path: '/repo', branch: 'refs/heads/main', locked: null, prunable: null, detached: false });
+    expect(entries[0]).toMatchObject({
+      path: '/repo',
+      branch: 'refs/heads/main',
+      locked: null,
+      prunable: null,
+      detached: false,
+    });
     expect(entries[1]).toMatchObject({ path: '/ws/a b', branch: 'refs/heads/feat/T-1', locked: 'initializing' });
-    expect(entries[2]).toMatchObject({ path: '/ws/gone', branch: null, detached: true, prunable: 'gitdir file points to non-existent location' });
+    expect(entries[2]).toMatchObject({
+      path: '/ws/gone',
+      branch: null,
+      detached: true,
+      prunable: 'gitdir file points to non-existent location',
+    });
     expect(entries[3]).toMatchObject({ locked: '' });
   });
 
@@ -48,7 +74,11 @@ describe('parseMountInfo', () => {
       '80 36 0:50 / /home/u/.warren/worktrees/p-1/T\\0401/node_modules rw,relatime shared:2 - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n';
     const mounts = parseMountInfo(text);
     expect(mounts).toHaveLength(2);
-    expect(mounts[1]).toMatchObject({ mountPoint: '/home/u/.warren/worktrees/p-1/T 1/node_modules', fsType: 'overlay', source: 'overlay' });
+    expect(mounts[1]).toMatchObject({
+      mountPoint: '/home/u/.warren/worktrees/p-1/T 1/node_modules',
+      fsType: 'overlay',
+      source: 'overlay',
+    });
   });
 });
 
@@ -60,13 +90,13 @@ describe('classifyGitStderr', () => {
     // What `git worktree add` says when its path is taken: a path in the way, not a branch.
     ["fatal: '/home/u/.warren/worktrees/p/T-1' already exists", 'GIT_PATH_EXISTS'],
     ["fatal: '/w' contains modified or untracked files, use --force to delete it", 'GIT_DIRTY'],
-    ["fatal: invalid reference: nope", 'GIT_UNKNOWN_REF'],
+    ['fatal: invalid reference: nope', 'GIT_UNKNOWN_REF'],
     ['fatal: something else', 'GIT_FAILED'],
   ])('%s → %s', (stderr, code) => {
     expect(classifyGitStderr(stderr)).toBe(code);
   });
   it('marks lock contention and half-written worktrees as transient', () => {
-    expect(isTransientGitFailure("fatal: failed to read /r/.git/worktrees/x/commondir: Success")).toBe(true);
-    expect(isTransientGitFailure("fatal: invalid reference: x")).toBe(false);
+    expect(isTransientGitFailure('fatal: failed to read /r/.git/worktrees/x/commondir: Success')).toBe(true);
+    expect(isTransientGitFailure('fatal: invalid reference: x')).toBe(false);
   });
 });

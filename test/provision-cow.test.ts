@@ -48,7 +48,10 @@ async function newTask(repo: TestRepo, id: string): Promise<{ path: string; prov
 }
 
 function isMounted(p: string): boolean {
-  return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === p);
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === p);
 }
 
 describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
@@ -91,9 +94,16 @@ describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
 
   it('two concurrent warren new take the snapshot once and both mount it', async () => {
     const repo = cowRepo();
-    const [a, b] = await Promise.all([repo.warrenJson<{ path: string }>('new', 'feat', 'a'), repo.warrenJson<{ path: string }>('new', 'feat', 'b')]);
+    const [a, b] = await Promise.all([
+      repo.warrenJson<{ path: string }>('new', 'feat', 'a'),
+      repo.warrenJson<{ path: string }>('new', 'feat', 'b'),
+    ]);
     expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
-    const shown = await Promise.all(['a', 'b'].map((id) => repo.warrenJson<{ data: { provision: Provisioned[] }; events: { kind: string }[] }>('show', id)));
+    const shown = await Promise.all(
+      ['a', 'b'].map((id) =>
+        repo.warrenJson<{ data: { provision: Provisioned[] }; events: { kind: string }[] }>('show', id),
+      ),
+    );
     expect(shown[0]?.json.data.provision[0]?.snapshot).toBe(shown[1]?.json.data.provision[0]?.snapshot);
     const taken = shown.flatMap((s) => s.json.events.filter((e) => e.kind === 'provision.snapshot'));
     expect(taken).toHaveLength(1);
@@ -106,7 +116,10 @@ describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
     const a = await newTask(repo, 'a');
     expect((await repo.warrenJson<Status>('status', 'a')).json.stale).toBe(false);
     // A lockfile that wants a package the tree does not have (the tree itself is unchanged).
-    fs.writeFileSync(path.join(a.path, 'package-lock.json'), '{"lockfileVersion":3,"packages":{"node_modules/x":{"version":"1.0.0"}}}\n');
+    fs.writeFileSync(
+      path.join(a.path, 'package-lock.json'),
+      '{"lockfileVersion":3,"packages":{"node_modules/x":{"version":"1.0.0"}}}\n',
+    );
     const status = await repo.warrenJson<Status>('status', 'a');
     expect(status.json.stale).toBe(true);
     expect(status.json.tracked).toEqual([{ code: ' M', path: 'package-lock.json' }]);
@@ -192,7 +205,9 @@ describe.skipIf(noOverlay !== null)('cow provisioning (overlay)', () => {
     db.prepare("DELETE FROM tasks WHERE id = 'a'").run();
     db.close();
     const gc = await repo.warrenJson<{ removed: { kind: string; action: string; path: string }[] }>('gc');
-    expect(gc.json.removed).toContainEqual(expect.objectContaining({ kind: 'mounted', action: 'unmount', path: mountPoint }));
+    expect(gc.json.removed).toContainEqual(
+      expect.objectContaining({ kind: 'mounted', action: 'unmount', path: mountPoint }),
+    );
     expect(isMounted(mountPoint)).toBe(false);
   });
 });

@@ -53,7 +53,9 @@ describe.skipIf(noFuse !== null)('cow as an unprivileged user, through fuse-over
     const rec = provisionOf(repo, 'one');
     expect(rec).toMatchObject({ mode: 'cow', method: 'fuse-overlayfs', fuse: true });
     expect(rec.namespaced).toBeUndefined();
-    expect(fuseMountsTouching(repo.base).sort()).toEqual([path.join(one, 'node_modules'), path.join(two, 'node_modules')].sort());
+    expect(fuseMountsTouching(repo.base).sort()).toEqual(
+      [path.join(one, 'node_modules'), path.join(two, 'node_modules')].sort(),
+    );
     const lowerBefore = treeDigest(rec.lower ?? '');
 
     // Outside warren, as the user: the tree is there.
@@ -63,12 +65,20 @@ describe.skipIf(noFuse !== null)('cow as an unprivileged user, through fuse-over
     expect(ls.stdout).toContain('module.exports = (s, n) => String(s).padStart(n);');
 
     // A write, a delete and an npm-install-like replace from a plain shell land in one's upper layer only.
-    const wrote = shellAsNobody(one, 'echo patched > node_modules/left-pad/index.js && rm node_modules/.bin/left-pad && rm -rf node_modules/dep && mkdir node_modules/dep && echo new > node_modules/added.js');
+    const wrote = shellAsNobody(
+      one,
+      'echo patched > node_modules/left-pad/index.js && rm node_modules/.bin/left-pad && rm -rf node_modules/dep && mkdir node_modules/dep && echo new > node_modules/added.js',
+    );
     expect(wrote.code, wrote.stderr).toBe(0);
     expect(fs.readFileSync(path.join(rec.upper ?? '', 'left-pad/index.js'), 'utf8')).toBe('patched\n');
     expect(fs.statSync(path.join(rec.upper ?? '', 'added.js')).uid).toBe(NOBODY);
-    const seenByTwo = shellAsNobody(two, 'cat node_modules/left-pad/index.js && readlink node_modules/.bin/left-pad && ls node_modules/dep');
-    expect(seenByTwo.stdout).toBe('module.exports = (s, n) => String(s).padStart(n);\n../left-pad/cli.js\nlib\nnode_modules\npackage.json\n');
+    const seenByTwo = shellAsNobody(
+      two,
+      'cat node_modules/left-pad/index.js && readlink node_modules/.bin/left-pad && ls node_modules/dep',
+    );
+    expect(seenByTwo.stdout).toBe(
+      'module.exports = (s, n) => String(s).padStart(n);\n../left-pad/cli.js\nlib\nnode_modules\npackage.json\n',
+    );
     expect(treeDigest(main)).toBe(before);
     expect(treeDigest(rec.lower ?? '')).toBe(lowerBefore);
 

@@ -27,7 +27,18 @@ function rng(seed: number): () => number {
 }
 
 const DIRS = ['cache', 'logs', 'config', 'node_modules', '.claude', 'sub', 'a', ' sp', 'big'];
-const FILES = ['data.json', 'x.log', 'settings.local.json', '.env', '.env.local', 'keep.txt', 'a.js', ' lead.txt', 'b.json', 'secret'];
+const FILES = [
+  'data.json',
+  'x.log',
+  'settings.local.json',
+  '.env',
+  '.env.local',
+  'keep.txt',
+  'a.js',
+  ' lead.txt',
+  'b.json',
+  'secret',
+];
 
 interface Case {
   files: { rel: string; tracked: boolean }[];
@@ -102,7 +113,8 @@ function randomCase(seed: number): Case {
   if (r() < 0.5) ignoreLines.push(`${pick(r, DIRS)}/`);
   c.gitignore = `${ignoreLines.join('\n')}\n`;
   const dirs = [...new Set(c.files.map((f) => path.posix.dirname(f.rel)).filter((d) => d !== '.'))];
-  if (dirs.length > 0 && r() < 0.3) c.nestedIgnore = { dir: pick(r, dirs), text: `${randomPattern(r, c).split('/').pop()}\n` };
+  if (dirs.length > 0 && r() < 0.3)
+    c.nestedIgnore = { dir: pick(r, dirs), text: `${randomPattern(r, c).split('/').pop()}\n` };
   const includeLines = Array.from({ length: 1 + Math.floor(r() * 6) }, () => randomPattern(r, c));
   if (r() < 0.2) includeLines.splice(Math.floor(r() * includeLines.length), 0, '# a comment', '');
   c.include = `${includeLines.join('\n')}\n`;
@@ -129,7 +141,12 @@ function writeCase(root: string, c: Case): void {
     execFileSync('git', ['init', '-q', path.join(root, dir)]);
   }
   for (const dir of c.hgDirs) write(`${dir}/store/data`, 'hg metadata\n');
-  const tracked = ['.gitignore', '.worktreeinclude', ...(c.nestedIgnore ? [`${c.nestedIgnore.dir}/.gitignore`] : []), ...c.files.filter((f) => f.tracked).map((f) => f.rel)];
+  const tracked = [
+    '.gitignore',
+    '.worktreeinclude',
+    ...(c.nestedIgnore ? [`${c.nestedIgnore.dir}/.gitignore`] : []),
+    ...c.files.filter((f) => f.tracked).map((f) => f.rel),
+  ];
   gitIn(root, 'add', '-f', '--', ...tracked);
   gitIn(root, 'commit', '-q', '-m', 'case');
 }
@@ -140,10 +157,16 @@ function z(out: string): string[] {
 
 /** git's answer, less what warren never copies: nested repositories (`dir/`) and VCS metadata. */
 function gitsAnswer(root: string): string[] {
-  const ls = (...args: string[]): string[] => z(execFileSync('git', ['ls-files', '-z', '-o', '-i', ...args], { cwd: root, encoding: 'utf8' }));
+  const ls = (...args: string[]): string[] =>
+    z(execFileSync('git', ['ls-files', '-z', '-o', '-i', ...args], { cwd: root, encoding: 'utf8' }));
   const ignored = new Set(ls('--exclude-standard'));
   return ls('-X', '.worktreeinclude')
-    .filter((p) => ignored.has(p) && !p.endsWith('/') && !p.split('/').some((part) => ['.git', '.jj', '.hg', '.svn'].includes(part)))
+    .filter(
+      (p) =>
+        ignored.has(p) &&
+        !p.endsWith('/') &&
+        !p.split('/').some((part) => ['.git', '.jj', '.hg', '.svn'].includes(part)),
+    )
     .sort();
 }
 
@@ -168,43 +191,51 @@ const RUNS = Number(process.env.WARREN_ORACLE_RUNS ?? 60);
 const ONLY = process.env.WARREN_ORACLE_SEED === undefined ? null : Number(process.env.WARREN_ORACLE_SEED);
 
 describe('.worktreeinclude against git (oracle)', () => {
-  it(`provisions exactly git's answer in ${ONLY === null ? RUNS : 1} random trees (WARREN_ORACLE_SEED=N replays one)`, { timeout: 20 * 60_000 }, async () => {
-    const seeds = ONLY === null ? Array.from({ length: RUNS }, (_, i) => 1000 + i) : [ONLY];
-    const base = tmpDir();
-    const store = new Store(path.join(base, 'home'));
-    onTestFinished(() => store.close());
-    let nonEmpty = 0;
-    for (const seed of seeds) {
-      const c = randomCase(seed);
-      const root = path.join(base, `repo-${seed}`);
-      fs.mkdirSync(root);
-      gitIn(root, 'init', '-q', '-b', 'main');
-      for (const [k, v] of [
-        ['user.name', 'Oracle'],
-        ['user.email', 'oracle@example.invalid'],
-        ['commit.gpgsign', 'false'],
-      ] as const) {
-        gitIn(root, 'config', k, v);
+  it(
+    `provisions exactly git's answer in ${ONLY === null ? RUNS : 1} random trees (WARREN_ORACLE_SEED=N replays one)`,
+    { timeout: 20 * 60_000 },
+    async () => {
+      const seeds = ONLY === null ? Array.from({ length: RUNS }, (_, i) => 1000 + i) : [ONLY];
+      const base = tmpDir();
+      const store = new Store(path.join(base, 'home'));
+      onTestFinished(() => store.close());
+      let nonEmpty = 0;
+      for (const seed of seeds) {
+        const c = randomCase(seed);
+        const root = path.join(base, `repo-${seed}`);
+        fs.mkdirSync(root);
+        gitIn(root, 'init', '-q', '-b', 'main');
+        for (const [k, v] of [
+          ['user.name', 'Oracle'],
+          ['user.email', 'oracle@example.invalid'],
+          ['commit.gpgsign', 'false'],
+        ] as const) {
+          gitIn(root, 'config', k, v);
+        }
+        writeCase(root, c);
+        const expected = gitsAnswer(root);
+        if (expected.length > 0) nonEmpty++;
+        const ctx = await openProject(root, { store });
+        ctx.lifecycle = { ...LIFECYCLE, create: [provisionCreate] };
+        let actual: string[];
+        try {
+          const task = await createTask(ctx, { type: 'feat', id: `s${seed}`, sync: false, setup: false });
+          actual = provisionedFiles(task.path);
+        } catch (err) {
+          throw new Error(`seed ${seed}: warren new failed: ${(err as Error).message}\n${describeCase(c)}`, {
+            cause: err,
+          });
+        }
+        if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+          throw new Error(
+            `seed ${seed} (replay: WARREN_ORACLE_SEED=${seed}): warren provisioned\n  ${JSON.stringify(actual)}\ngit's answer is\n  ${JSON.stringify(expected)}\n${describeCase(c)}`,
+          );
+        }
       }
-      writeCase(root, c);
-      const expected = gitsAnswer(root);
-      if (expected.length > 0) nonEmpty++;
-      const ctx = await openProject(root, { store });
-      ctx.lifecycle = { ...LIFECYCLE, create: [provisionCreate] };
-      let actual: string[];
-      try {
-        const task = await createTask(ctx, { type: 'feat', id: `s${seed}`, sync: false, setup: false });
-        actual = provisionedFiles(task.path);
-      } catch (err) {
-        throw new Error(`seed ${seed}: warren new failed: ${(err as Error).message}\n${describeCase(c)}`, { cause: err });
-      }
-      if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-        throw new Error(`seed ${seed} (replay: WARREN_ORACLE_SEED=${seed}): warren provisioned\n  ${JSON.stringify(actual)}\ngit's answer is\n  ${JSON.stringify(expected)}\n${describeCase(c)}`);
-      }
-    }
-    // The generator must exercise the interesting part: most cases select something.
-    if (ONLY === null) expect(nonEmpty).toBeGreaterThan(seeds.length / 3);
-  });
+      // The generator must exercise the interesting part: most cases select something.
+      if (ONLY === null) expect(nonEmpty).toBeGreaterThan(seeds.length / 3);
+    },
+  );
 });
 
 function describeCase(c: Case): string {
@@ -223,20 +254,85 @@ function describeCase(c: Case): string {
 
 describe('.worktreeinclude cases where warren used to differ from git', () => {
   // Each row: the tree, the include file, and what git says. The oracle above covers the rest.
-  const cases: { name: string; gitignore: string; include: string; tracked?: Record<string, string>; untracked: string[]; want: string[] }[] = [
-    { name: 'a listed file whose folder the workspace lacks', gitignore: 'cache/\n', include: 'cache/data.json\n', untracked: ['cache/data.json', 'cache/other.json'], want: ['cache/data.json'] },
-    { name: 'a glob inside a wholly ignored folder', gitignore: 'config/\n', include: 'config/*.json\n', untracked: ['config/a.json', 'config/b.txt'], want: ['config/a.json'] },
-    { name: '** into a wholly ignored folder', gitignore: '.claude/\n', include: '**/.claude/settings.local.json\n', untracked: ['.claude/settings.local.json', '.claude/other.json'], want: ['.claude/settings.local.json'] },
-    { name: 'logs/**', gitignore: 'logs/\n', include: 'logs/**\n', untracked: ['logs/a/x.log', 'logs/y.log'], want: ['logs/a/x.log', 'logs/y.log'] },
-    { name: 'node_modules/* less one', gitignore: 'node_modules/\n', include: 'node_modules/*\n!node_modules/big\n', untracked: ['node_modules/big/i.js', 'node_modules/small/i.js', 'node_modules/.package-lock.json'], want: ['node_modules/.package-lock.json', 'node_modules/small/i.js'] },
-    { name: 'a later ! excludes an earlier literal', gitignore: '.env*\n', include: '.env.secret\n.env.local\n!.env.secret\n', untracked: ['.env.secret', '.env.local'], want: ['.env.local'] },
-    { name: 'a folder that also holds a tracked file', gitignore: 'cache/*\n!cache/keep\n', include: 'cache/\n', tracked: { 'cache/keep': 'tracked\n' }, untracked: ['cache/a', 'cache/b/c'], want: ['cache/a', 'cache/b/c'] },
-    { name: 'leading spaces are part of the pattern', gitignore: '*.log\n', include: ' x.log\n', untracked: ['x.log'], want: [] },
-    { name: 'a tracked file is never included', gitignore: 'cache/\n', include: 'cache/\n', tracked: { 'cache/forced': 'forced\n' }, untracked: ['cache/a'], want: ['cache/a'] },
+  const cases: {
+    name: string;
+    gitignore: string;
+    include: string;
+    tracked?: Record<string, string>;
+    untracked: string[];
+    want: string[];
+  }[] = [
+    {
+      name: 'a listed file whose folder the workspace lacks',
+      gitignore: 'cache/\n',
+      include: 'cache/data.json\n',
+      untracked: ['cache/data.json', 'cache/other.json'],
+      want: ['cache/data.json'],
+    },
+    {
+      name: 'a glob inside a wholly ignored folder',
+      gitignore: 'config/\n',
+      include: 'config/*.json\n',
+      untracked: ['config/a.json', 'config/b.txt'],
+      want: ['config/a.json'],
+    },
+    {
+      name: '** into a wholly ignored folder',
+      gitignore: '.claude/\n',
+      include: '**/.claude/settings.local.json\n',
+      untracked: ['.claude/settings.local.json', '.claude/other.json'],
+      want: ['.claude/settings.local.json'],
+    },
+    {
+      name: 'logs/**',
+      gitignore: 'logs/\n',
+      include: 'logs/**\n',
+      untracked: ['logs/a/x.log', 'logs/y.log'],
+      want: ['logs/a/x.log', 'logs/y.log'],
+    },
+    {
+      name: 'node_modules/* less one',
+      gitignore: 'node_modules/\n',
+      include: 'node_modules/*\n!node_modules/big\n',
+      untracked: ['node_modules/big/i.js', 'node_modules/small/i.js', 'node_modules/.package-lock.json'],
+      want: ['node_modules/.package-lock.json', 'node_modules/small/i.js'],
+    },
+    {
+      name: 'a later ! excludes an earlier literal',
+      gitignore: '.env*\n',
+      include: '.env.secret\n.env.local\n!.env.secret\n',
+      untracked: ['.env.secret', '.env.local'],
+      want: ['.env.local'],
+    },
+    {
+      name: 'a folder that also holds a tracked file',
+      gitignore: 'cache/*\n!cache/keep\n',
+      include: 'cache/\n',
+      tracked: { 'cache/keep': 'tracked\n' },
+      untracked: ['cache/a', 'cache/b/c'],
+      want: ['cache/a', 'cache/b/c'],
+    },
+    {
+      name: 'leading spaces are part of the pattern',
+      gitignore: '*.log\n',
+      include: ' x.log\n',
+      untracked: ['x.log'],
+      want: [],
+    },
+    {
+      name: 'a tracked file is never included',
+      gitignore: 'cache/\n',
+      include: 'cache/\n',
+      tracked: { 'cache/forced': 'forced\n' },
+      untracked: ['cache/a'],
+      want: ['cache/a'],
+    },
   ];
   for (const t of cases) {
     it(t.name, async () => {
-      const repo = makeRepo({ files: { '.gitignore': t.gitignore, '.worktreeinclude': t.include, 'README.md': 'x\n' } });
+      const repo = makeRepo({
+        files: { '.gitignore': t.gitignore, '.worktreeinclude': t.include, 'README.md': 'x\n' },
+      });
       for (const [rel, text] of Object.entries(t.tracked ?? {})) {
         repo.write(rel, text);
         repo.git('add', '-f', '--', rel);
@@ -255,15 +351,24 @@ describe('.worktreeinclude cases where warren used to differ from git', () => {
 describe('what .worktreeinclude selects inside one folder is one copy', () => {
   it('copies the paths of a folder by one cp, records each, and keeps the budget per path when the group goes over it', async () => {
     const repo = makeRepo({
-      files: { '.gitignore': 'cache/*\n!cache/tracked\n', '.worktreeinclude': 'cache/\n', 'cache/tracked': 'tracked\n', 'warren.yaml': 'provision_budget: { entries: 3 }\n' },
+      files: {
+        '.gitignore': 'cache/*\n!cache/tracked\n',
+        '.worktreeinclude': 'cache/\n',
+        'cache/tracked': 'tracked\n',
+        'warren.yaml': 'provision_budget: { entries: 3 }\n',
+      },
     });
     repo.write('cache/a', 'a\n');
     for (const f of ['x', 'y', 'z']) repo.write(`cache/b/${f}`, `${f}\n`);
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
     expect(made.code, made.stderr).toBe(0);
-    const shown = await repo.warrenJson<{ data: { provision: { path: string }[]; provisionSkips: { path: string; reason: string }[] } }>('show', 'a');
+    const shown = await repo.warrenJson<{
+      data: { provision: { path: string }[]; provisionSkips: { path: string; reason: string }[] };
+    }>('show', 'a');
     expect(shown.json.data.provision.map((r) => r.path)).toEqual(['cache/a']);
-    expect(shown.json.data.provisionSkips).toEqual([expect.objectContaining({ path: 'cache/b', reason: 'over-budget' })]);
+    expect(shown.json.data.provisionSkips).toEqual([
+      expect.objectContaining({ path: 'cache/b', reason: 'over-budget' }),
+    ]);
     expect(provisionedFiles(made.json.path)).toEqual(['cache/a']);
     // Within the budget, both come in one group.
     repo.write('warren.yaml', '');

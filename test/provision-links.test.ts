@@ -19,7 +19,13 @@ interface OutsideLink {
 interface Shown {
   path: string;
   data: {
-    provision: { path: string; mode: string; isolated: boolean; outsideLinks?: OutsideLink[]; stripped?: { path: string; why: string }[] }[];
+    provision: {
+      path: string;
+      mode: string;
+      isolated: boolean;
+      outsideLinks?: OutsideLink[];
+      stripped?: { path: string; why: string }[];
+    }[];
     provisionSkips: { path: string; reason: string; detail: string }[];
   };
   events: { kind: string; level: string; message: string }[];
@@ -66,7 +72,12 @@ async function make(repo: TestRepo, id: string): Promise<Shown & { stderr: strin
   return { ...shown.json, stderr: made.stderr };
 }
 
-async function expectContained(repo: TestRepo, outside: string, shown: Shown & { stderr: string }, mode: string): Promise<void> {
+async function expectContained(
+  repo: TestRepo,
+  outside: string,
+  shown: Shown & { stderr: string },
+  mode: string,
+): Promise<void> {
   const ws = shown.path;
   const env = path.join(ws, '.env');
   const vendor = path.join(ws, 'vendor');
@@ -93,17 +104,30 @@ async function expectContained(repo: TestRepo, outside: string, shown: Shown & {
   expect(fs.readlinkSync(path.join(vendor, 'readme'))).toBe('../README.md');
 
   const records = Object.fromEntries(shown.data.provision.map((r) => [r.path, r]));
-  expect(records['.env']).toMatchObject({ mode: 'copy', isolated: true, outsideLinks: [{ path: '.env', target: path.join(outside, 'secret.env'), action: 'materialised' }] });
+  expect(records['.env']).toMatchObject({
+    mode: 'copy',
+    isolated: true,
+    outsideLinks: [{ path: '.env', target: path.join(outside, 'secret.env'), action: 'materialised' }],
+  });
   const actions = Object.fromEntries((records.vendor?.outsideLinks ?? []).map((l) => [l.path, l.action]));
-  expect(actions).toEqual({ 'vendor/shared': 'materialised', 'vendor/up': 'materialised', 'vendor/gone': 'removed', 'vendor/lock': 'repointed' });
+  expect(actions).toEqual({
+    'vendor/shared': 'materialised',
+    'vendor/up': 'materialised',
+    'vendor/gone': 'removed',
+    'vendor/lock': 'repointed',
+  });
   expect(records.vendor?.mode).toBe(mode);
   const warnings = shown.events.filter((e) => e.kind === 'provision.outside_links');
   expect(warnings.every((e) => e.level === 'warn')).toBe(true);
-  expect(warnings.map((e) => e.message).join('\n')).toMatch(/vendor\/gone -> \/nonexistent\/warren-test\/x removed: its target does not resolve/);
+  expect(warnings.map((e) => e.message).join('\n')).toMatch(
+    /vendor\/gone -> \/nonexistent\/warren-test\/x removed: its target does not resolve/,
+  );
   expect(shown.stderr).toContain('.env: 1 symlink(s) pointed outside the workspace');
   // audit says what was verified and done.
   const audit = await repo.warren('audit', 'a');
-  expect(audit.stdout).toMatch(/vendor: .*isolated.*4 symlink\(s\) pointed outside: 2 copied in, 1 re-pointed, 1 removed/);
+  expect(audit.stdout).toMatch(
+    /vendor: .*isolated.*4 symlink\(s\) pointed outside: 2 copied in, 1 re-pointed, 1 removed/,
+  );
 }
 
 describe('a symlink that leads outside is never a door', () => {
@@ -122,16 +146,19 @@ describe('a symlink that leads outside is never a door', () => {
     await expectContained(repo, outside, shown, 'hardlink');
   });
 
-  it.skipIf(noOverlay !== null)('cow: the snapshot (the shared lower layer) is contained before any workspace mounts it', async () => {
-    const { repo, outside } = doorRepo('cow');
-    const shown = await make(repo, 'a');
-    await expectContained(repo, outside, shown, 'cow');
-    // A second workspace from the same snapshot says the same, and sees the outside as it was.
-    const b = await make(repo, 'b');
-    expect(b.data.provision.find((r) => r.path === 'vendor')?.outsideLinks).toHaveLength(4);
-    expect(fs.readFileSync(path.join(b.path, 'vendor/shared/lib.js'), 'utf8')).toBe('outside lib\n');
-    expect(b.events.some((e) => e.kind === 'provision.outside_links' && e.level === 'warn')).toBe(true);
-  });
+  it.skipIf(noOverlay !== null)(
+    'cow: the snapshot (the shared lower layer) is contained before any workspace mounts it',
+    async () => {
+      const { repo, outside } = doorRepo('cow');
+      const shown = await make(repo, 'a');
+      await expectContained(repo, outside, shown, 'cow');
+      // A second workspace from the same snapshot says the same, and sees the outside as it was.
+      const b = await make(repo, 'b');
+      expect(b.data.provision.find((r) => r.path === 'vendor')?.outsideLinks).toHaveLength(4);
+      expect(fs.readFileSync(path.join(b.path, 'vendor/shared/lib.js'), 'utf8')).toBe('outside lib\n');
+      expect(b.events.some((e) => e.kind === 'provision.outside_links' && e.level === 'warn')).toBe(true);
+    },
+  );
 
   it('removes a link whose copy would go over the budget, and says so', async () => {
     const { repo, outside } = doorRepo('copy');
@@ -172,7 +199,9 @@ describe('VCS metadata and nested worktrees are never copied', () => {
     expect(fs.readFileSync(path.join(ws, 'deep/cache/data.json'), 'utf8')).toBe('{}\n');
     const skips = Object.fromEntries(shown.data.provisionSkips.map((s) => [s.path, s.reason]));
     expect(skips).toMatchObject({ '.worktrees/other': 'vcs', 'cache/.hg': 'vcs', 'cache/.jj': 'vcs' });
-    expect(shown.data.provision.find((r) => r.path === 'tools')?.stripped).toEqual([{ path: 'tools/.git', why: 'version-control metadata' }]);
+    expect(shown.data.provision.find((r) => r.path === 'tools')?.stripped).toEqual([
+      { path: 'tools/.git', why: 'version-control metadata' },
+    ]);
     expect(shown.events.find((e) => e.kind === 'provision.stripped')).toMatchObject({ level: 'warn' });
     // Commits in the workspace never reach the other worktree's branch.
     expect(repo.git('rev-parse', 'other')).toBe(repo.git('rev-parse', 'main'));

@@ -25,7 +25,13 @@ interface Shown {
 }
 interface Status {
   tracked: { code: string; path: string }[];
-  provisioned: { path: string; mode: string; changed: { path: string; change: string }[]; affectsAllSharers?: boolean; writtenThrough?: string[] }[];
+  provisioned: {
+    path: string;
+    mode: string;
+    changed: { path: string; change: string }[];
+    affectsAllSharers?: boolean;
+    writtenThrough?: string[];
+  }[];
   stale: boolean;
 }
 
@@ -66,12 +72,24 @@ describe('provisioning sources', () => {
     );
     for (const f of ['.env', '.env.test', '.env.production', 'settings.local', 'other.local']) repo.write(f, `${f}\n`);
     const shown = await make(repo, 'a');
-    expect(shown.data.provision.map((p) => p.path).sort()).toEqual(['.env', '.env.test', 'node_modules', 'settings.local']);
-    for (const f of ['.env', '.env.test', 'settings.local']) expect(fs.readFileSync(path.join(shown.path, f), 'utf8')).toBe(`${f}\n`);
+    expect(shown.data.provision.map((p) => p.path).sort()).toEqual([
+      '.env',
+      '.env.test',
+      'node_modules',
+      'settings.local',
+    ]);
+    for (const f of ['.env', '.env.test', 'settings.local'])
+      expect(fs.readFileSync(path.join(shown.path, f), 'utf8')).toBe(`${f}\n`);
     expect(fs.existsSync(path.join(shown.path, '.env.production'))).toBe(false);
     expect(fs.existsSync(path.join(shown.path, 'other.local'))).toBe(false);
     const skips = Object.fromEntries(shown.data.provisionSkips.map((s) => [s.path, s.reason]));
-    expect(skips).toEqual({ '../outside': 'unsafe', '/etc': 'unsafe', '.git/hooks': 'unsafe', 'package-lock.json': 'not-ignored', nowhere: 'missing' });
+    expect(skips).toEqual({
+      '../outside': 'unsafe',
+      '/etc': 'unsafe',
+      '.git/hooks': 'unsafe',
+      'package-lock.json': 'not-ignored',
+      nowhere: 'missing',
+    });
     expect(shown.events.filter((e) => e.kind === 'provision.skip')).toHaveLength(5);
     expect(shown.stderr).toContain('skipped package-lock.json (not-ignored)');
     // warren's own paths never make the workspace dirty: rm goes through.
@@ -100,11 +118,15 @@ describe('copy', () => {
   });
 
   it('skips an entry over the budget with a warning naming it, and still creates the workspace', async () => {
-    const repo = repoWith('provision_budget: { entries: 5 }\nprovision:\n  - { path: node_modules, mode: copy }\n  - { path: .env, mode: copy }\n');
+    const repo = repoWith(
+      'provision_budget: { entries: 5 }\nprovision:\n  - { path: node_modules, mode: copy }\n  - { path: .env, mode: copy }\n',
+    );
     repo.write('.env', 'A=1\n');
     const shown = await make(repo, 'a');
     expect(shown.data.provision.map((p) => p.path)).toEqual(['.env']);
-    expect(shown.data.provisionSkips).toEqual([expect.objectContaining({ path: 'node_modules', reason: 'over-budget' })]);
+    expect(shown.data.provisionSkips).toEqual([
+      expect.objectContaining({ path: 'node_modules', reason: 'over-budget' }),
+    ]);
     const warning = shown.events.find((e) => e.kind === 'provision.skip');
     expect(warning?.level).toBe('warn');
     expect(warning?.message).toMatch(/node_modules.*over the budget of 5/);
@@ -129,7 +151,9 @@ describe('hardlink', () => {
     const nm = path.join(shown.path, 'node_modules');
     expect(fs.statSync(path.join(nm, 'dep/package.json')).ino).not.toBe(fs.statSync(refused).ino);
     expect(fs.readFileSync(path.join(nm, 'dep/package.json'), 'utf8')).toBe(fs.readFileSync(refused, 'utf8'));
-    expect(fs.statSync(path.join(nm, 'dep/lib/main.js')).ino).toBe(fs.statSync(path.join(repo.root, 'node_modules/dep/lib/main.js')).ino);
+    expect(fs.statSync(path.join(nm, 'dep/lib/main.js')).ino).toBe(
+      fs.statSync(path.join(repo.root, 'node_modules/dep/lib/main.js')).ino,
+    );
     expect(fs.readlinkSync(path.join(nm, '.bin/left-pad'))).toBe('../left-pad/cli.js');
 
     fs.appendFileSync(path.join(nm, 'dep/lib/main.js'), '// in place\n');
@@ -151,7 +175,11 @@ describe('share', () => {
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: a.path, encoding: 'utf8' })).toBe('');
     fs.writeFileSync(path.join(b.path, 'node_modules/dep/lib/main.js'), 'changed by b\n');
     const status = await repo.warrenJson<Status>('status', 'a');
-    expect(status.json.provisioned[0]).toMatchObject({ mode: 'share', affectsAllSharers: true, changed: [{ path: 'node_modules/dep/lib/main.js', change: 'modified' }] });
+    expect(status.json.provisioned[0]).toMatchObject({
+      mode: 'share',
+      affectsAllSharers: true,
+      changed: [{ path: 'node_modules/dep/lib/main.js', change: 'modified' }],
+    });
     const audit = a.data.provision[0];
     expect(audit?.isolated).toBe(false);
     const digest = treeDigest(main);
@@ -190,7 +218,13 @@ describe('cow fallback ladder', () => {
   it('falls back to the best copy when overlay is unavailable, and the event says which and why', async () => {
     const repo = repoWith('provision:\n  - { path: node_modules, mode: cow }\n');
     const shown = await make(repo, 'a', { WARREN_COW: 'off' });
-    expect(shown.data.provision[0]).toMatchObject({ path: 'node_modules', requested: 'cow', mode: 'copy', isolated: true, method: 'cp -a' });
+    expect(shown.data.provision[0]).toMatchObject({
+      path: 'node_modules',
+      requested: 'cow',
+      mode: 'copy',
+      isolated: true,
+      method: 'cp -a',
+    });
     const event = shown.events.find((e) => e.kind === 'provision.fallback');
     expect(event).toMatchObject({ level: 'warn', used: 'cp -a', reason: 'overlay disabled by WARREN_COW=off' });
     expect(event?.message).toBe('node_modules: cow fell back to cp -a because overlay disabled by WARREN_COW=off');

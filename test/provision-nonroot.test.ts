@@ -29,7 +29,9 @@ interface Cli {
 
 /** The namespaced rung is what this file tests: fuse-overlayfs (the rung above it) is skipped; test/provision-fuse.test.ts tests it. */
 function nobodyArgv(home: string, args: readonly string[], env: Record<string, string>): string[] {
-  const vars = Object.entries({ HOME: home, WARREN_HOME: home, WARREN_COW: 'userns', ...env }).map(([k, v]) => `${k}=${v}`);
+  const vars = Object.entries({ HOME: home, WARREN_HOME: home, WARREN_COW: 'userns', ...env }).map(
+    ([k, v]) => `${k}=${v}`,
+  );
   return [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', ...vars, process.execPath, BIN, ...args];
 }
 
@@ -39,13 +41,21 @@ function asNobody(cwd: string, home: string, args: readonly string[], env: Recor
 }
 
 /** The CLI as nobody, without waiting: for checks made while the command runs. */
-function startAsNobody(cwd: string, home: string, args: readonly string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Cli> } {
+function startAsNobody(
+  cwd: string,
+  home: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Cli> } {
   const child = spawn('setpriv', nobodyArgv(home, args, env), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return { child, done: new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))) };
+  return {
+    child,
+    done: new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))),
+  };
 }
 
 interface NobodyRepo {
@@ -119,15 +129,19 @@ function hostOverlaysTouching(dir: string): string[] {
     .filter((line) => line.includes(' - overlay ') && line.includes(dir));
 }
 
-const COW_YAML = 'kill_grace: 300ms\nprovision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: sees-layer, run: "cat node_modules/dep/lib/main.js > node_modules/.setup-saw-it" }\n';
+const COW_YAML =
+  'kill_grace: 300ms\nprovision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: sees-layer, run: "cat node_modules/dep/lib/main.js > node_modules/.setup-saw-it" }\n';
 
 describe.skipIf(noHardlinkRefusal !== null)('provisioning as an unprivileged user', () => {
   it('fills what protected_hardlinks refuses to link; cow is an overlay in a user namespace, and warren says who can see it', () => {
-    const repo = nobodyRepo('provision:\n  - { path: node_modules, mode: cow }\n  - { path: vendor, mode: hardlink }\n', (root) => {
-      fs.mkdirSync(path.join(root, 'vendor'));
-      fs.writeFileSync(path.join(root, 'vendor/mine.txt'), 'mine\n');
-      fs.writeFileSync(path.join(root, 'vendor/roots.txt'), 'root owns this\n');
-    });
+    const repo = nobodyRepo(
+      'provision:\n  - { path: node_modules, mode: cow }\n  - { path: vendor, mode: hardlink }\n',
+      (root) => {
+        fs.mkdirSync(path.join(root, 'vendor'));
+        fs.writeFileSync(path.join(root, 'vendor/mine.txt'), 'mine\n');
+        fs.writeFileSync(path.join(root, 'vendor/roots.txt'), 'root owns this\n');
+      },
+    );
     // Owned by root and not writable by nobody: with protected_hardlinks=1, link(2) refuses it.
     execFileSync('chown', ['0:0', path.join(repo.root, 'vendor/roots.txt')]);
 
@@ -143,9 +157,20 @@ describe.skipIf(noHardlinkRefusal !== null)('provisioning as an unprivileged use
       expect(nm?.fallback).toMatch(/^not root/);
     } else {
       expect(made.stderr).not.toContain('cow fell back');
-      expect(made.stderr).toContain('node_modules: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify)');
-      expect(made.stderr).toContain('tools outside warren (an editor, a shell) see an empty folder. `warren exec one -- $SHELL` opens a shell that sees it.');
-      expect(nm).toMatchObject({ path: 'node_modules', requested: 'cow', mode: 'cow', isolated: true, method: 'overlay (user namespace)', namespaced: true });
+      expect(made.stderr).toContain(
+        'node_modules: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify)',
+      );
+      expect(made.stderr).toContain(
+        'tools outside warren (an editor, a shell) see an empty folder. `warren exec one -- $SHELL` opens a shell that sees it.',
+      );
+      expect(nm).toMatchObject({
+        path: 'node_modules',
+        requested: 'cow',
+        mode: 'cow',
+        isolated: true,
+        method: 'overlay (user namespace)',
+        namespaced: true,
+      });
       expect(nm?.fallback).toBeUndefined();
       // Made here: the layers and the empty mount point; mounted nowhere on the host.
       expect(fs.readdirSync(path.join(ws, 'node_modules'))).toEqual([]);
@@ -154,8 +179,12 @@ describe.skipIf(noHardlinkRefusal !== null)('provisioning as an unprivileged use
     }
 
     expect(vendor).toMatchObject({ path: 'vendor', mode: 'hardlink', linked: 1, filled: 1 });
-    expect(fs.statSync(path.join(ws, 'vendor/mine.txt')).ino).toBe(fs.statSync(path.join(repo.root, 'vendor/mine.txt')).ino);
-    expect(fs.statSync(path.join(ws, 'vendor/roots.txt')).ino).not.toBe(fs.statSync(path.join(repo.root, 'vendor/roots.txt')).ino);
+    expect(fs.statSync(path.join(ws, 'vendor/mine.txt')).ino).toBe(
+      fs.statSync(path.join(repo.root, 'vendor/mine.txt')).ino,
+    );
+    expect(fs.statSync(path.join(ws, 'vendor/roots.txt')).ino).not.toBe(
+      fs.statSync(path.join(repo.root, 'vendor/roots.txt')).ino,
+    );
     expect(fs.readFileSync(path.join(ws, 'vendor/roots.txt'), 'utf8')).toBe('root owns this\n');
   });
 });
@@ -179,7 +208,15 @@ describe.skipIf(noNobody !== null)('removeTree as an unprivileged user', () => {
     const lib = path.resolve(import.meta.dirname, '../dist/system/remove-tree.js');
     const r = spawnSync(
       'setpriv',
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, '--input-type=module', '-e', `const { removeTree } = await import(${JSON.stringify(lib)}); console.log(JSON.stringify(removeTree(${JSON.stringify(doomed)})));`],
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        `const { removeTree } = await import(${JSON.stringify(lib)}); console.log(JSON.stringify(removeTree(${JSON.stringify(doomed)})));`,
+      ],
       { encoding: 'utf8' },
     );
     expect(r.status, r.stderr).toBe(0);
@@ -215,13 +252,25 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
       'touch "$READY"',
       'while [ ! -e "$GO" ]; do sleep 0.05; done',
     ].join(' && ');
-    const run = startAsNobody(repo.root, repo.home, ['exec', 'one', '--', 'sh', '-c', script], { READY: ready, GO: go });
+    const run = startAsNobody(repo.root, repo.home, ['exec', 'one', '--', 'sh', '-c', script], {
+      READY: ready,
+      GO: go,
+    });
     await waitForFile(ready, undefined, run);
     // While it runs: the overlay is in the run's mount table, and not in the host's.
     const inRun = pidsWithEnv('WARREN_WORKSPACE', one);
     expect(inRun.length).toBeGreaterThan(0);
     const runTable = fs.readFileSync(`/proc/${inRun[0]}/mountinfo`, 'utf8');
-    expect(runTable.split('\n').some((l) => l.split(' ')[4] === path.join(one, 'node_modules') && l.includes(' - overlay ') && l.includes(`upperdir=${upper}`))).toBe(true);
+    expect(
+      runTable
+        .split('\n')
+        .some(
+          (l) =>
+            l.split(' ')[4] === path.join(one, 'node_modules') &&
+            l.includes(' - overlay ') &&
+            l.includes(`upperdir=${upper}`),
+        ),
+    ).toBe(true);
     expect(hostOverlaysTouching(repo.base)).toEqual([]);
     expect(fs.readdirSync(path.join(one, 'node_modules'))).toEqual([]);
     fs.writeFileSync(go, '');
@@ -237,12 +286,21 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     expect(fs.statSync(path.join(upper, 'added.js')).uid).toBe(NOBODY);
     expect(treeDigest(path.join(repo.root, 'node_modules'))).toBe(before);
     expect(treeDigest(lower)).toBe(lowerBefore);
-    const seen = repo.warren(['exec', 'two', '--', 'sh', '-c', 'cat node_modules/left-pad/index.js node_modules/dep/lib/main.js && readlink node_modules/.bin/left-pad']);
+    const seen = repo.warren([
+      'exec',
+      'two',
+      '--',
+      'sh',
+      '-c',
+      'cat node_modules/left-pad/index.js node_modules/dep/lib/main.js && readlink node_modules/.bin/left-pad',
+    ]);
     expect(seen.code, seen.stderr).toBe(0);
     expect(seen.stdout).toBe('module.exports = (s, n) => String(s).padStart(n);\nexports.x = 1;\n../left-pad/cli.js\n');
     expect(hostOverlaysTouching(repo.base)).toEqual([]);
 
-    const status = repo.json<{ provisioned: { path: string; mode: string; changed: { path: string; change: string }[]; unknown?: string }[] }>(['status', 'one']);
+    const status = repo.json<{
+      provisioned: { path: string; mode: string; changed: { path: string; change: string }[]; unknown?: string }[];
+    }>(['status', 'one']);
     expect(status.provisioned[0]?.unknown).toBeUndefined();
     expect(status.provisioned[0]?.changed).toEqual([
       { path: 'node_modules/.bin/left-pad', change: 'deleted' },
@@ -280,11 +338,17 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     const ws = repo.json<{ path: string }>(['new', 'feat', 'pids', '--no-setup']).path;
     const ready = path.join(repo.marks, 'ready');
     const go = path.join(repo.marks, 'go');
-    const script = 'setsid sleep 300 & (sh -c "sleep 301 &" &); sleep 0.1; touch "$READY"; while [ ! -e "$GO" ]; do sleep 0.05; done';
-    const run = startAsNobody(repo.root, repo.home, ['exec', 'pids', '--', 'sh', '-c', script], { READY: ready, GO: go });
+    const script =
+      'setsid sleep 300 & (sh -c "sleep 301 &" &); sleep 0.1; touch "$READY"; while [ ! -e "$GO" ]; do sleep 0.05; done';
+    const run = startAsNobody(repo.root, repo.home, ['exec', 'pids', '--', 'sh', '-c', script], {
+      READY: ready,
+      GO: go,
+    });
     await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
-    const sleepers = pids.filter((pid) => ['sleep\x00300\x00', 'sleep\x00301\x00'].includes(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
+    const sleepers = pids.filter((pid) =>
+      ['sleep\x00300\x00', 'sleep\x00301\x00'].includes(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')),
+    );
     expect(sleepers).toHaveLength(2);
     // Run as nobody itself, not as the namespace's root.
     for (const pid of sleepers) expect(fs.statSync(`/proc/${pid}`).uid).toBe(NOBODY);
@@ -297,7 +361,21 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
 
     // On timeout too, a child that ignores SIGTERM included.
     fs.rmSync(ready);
-    const late = startAsNobody(repo.root, repo.home, ['exec', 'pids', '--timeout', '1s', '--', 'sh', '-c', 'trap "" TERM; setsid sleep 302 & touch "$READY"; sleep 300'], { READY: ready });
+    const late = startAsNobody(
+      repo.root,
+      repo.home,
+      [
+        'exec',
+        'pids',
+        '--timeout',
+        '1s',
+        '--',
+        'sh',
+        '-c',
+        'trap "" TERM; setsid sleep 302 & touch "$READY"; sleep 300',
+      ],
+      { READY: ready },
+    );
     await waitForFile(ready, undefined, late);
     const latePids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(latePids.length).toBeGreaterThanOrEqual(2);
@@ -306,7 +384,12 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
 
     // warren itself SIGKILLed: the death signal carries through both user namespaces to the run.
     fs.rmSync(ready);
-    const killed = startAsNobody(repo.root, repo.home, ['exec', 'pids', '--', 'sh', '-c', 'trap "" TERM INT; setsid sleep 303 & touch "$READY"; sleep 300'], { READY: ready });
+    const killed = startAsNobody(
+      repo.root,
+      repo.home,
+      ['exec', 'pids', '--', 'sh', '-c', 'trap "" TERM INT; setsid sleep 303 & touch "$READY"; sleep 300'],
+      { READY: ready },
+    );
     await waitForFile(ready, undefined, killed);
     const killedPids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(killedPids.length).toBeGreaterThanOrEqual(2);
@@ -320,27 +403,44 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     expect(rows.map((r) => r.containment)).toEqual(['user-namespace', 'user-namespace', 'user-namespace']);
   });
 
-  it.skipIf(bwrapUnavailable !== null)('the bwrap sandbox, run as nobody inside the namespace, sees the layer and writes to it', () => {
-    const repo = nobodyRepo(COW_YAML);
-    const before = treeDigest(path.join(repo.root, 'node_modules'));
-    repo.json(['new', 'feat', 'boxed', '--sandbox', 'bwrap', '--no-setup']);
-    const [rec] = provisionOf(repo, 'boxed');
-    const r = repo.warren(['exec', 'boxed', '--', 'sh', '-c', `cat node_modules/left-pad/index.js && echo boxed > node_modules/left-pad/index.js && id -u && (echo escaped > ${repo.root}/escaped || true)`]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('module.exports = (s, n) => String(s).padStart(n);\n65534\n');
-    expect(r.stderr).toContain('Read-only file system');
-    expect(fs.readFileSync(path.join(rec?.upper ?? '', 'left-pad/index.js'), 'utf8')).toBe('boxed\n');
-    expect(fs.existsSync(path.join(repo.root, 'escaped'))).toBe(false);
-    expect(treeDigest(path.join(repo.root, 'node_modules'))).toBe(before);
-    expect(hostOverlaysTouching(repo.base)).toEqual([]);
-  });
+  it.skipIf(bwrapUnavailable !== null)(
+    'the bwrap sandbox, run as nobody inside the namespace, sees the layer and writes to it',
+    () => {
+      const repo = nobodyRepo(COW_YAML);
+      const before = treeDigest(path.join(repo.root, 'node_modules'));
+      repo.json(['new', 'feat', 'boxed', '--sandbox', 'bwrap', '--no-setup']);
+      const [rec] = provisionOf(repo, 'boxed');
+      const r = repo.warren([
+        'exec',
+        'boxed',
+        '--',
+        'sh',
+        '-c',
+        `cat node_modules/left-pad/index.js && echo boxed > node_modules/left-pad/index.js && id -u && (echo escaped > ${repo.root}/escaped || true)`,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('module.exports = (s, n) => String(s).padStart(n);\n65534\n');
+      expect(r.stderr).toContain('Read-only file system');
+      expect(fs.readFileSync(path.join(rec?.upper ?? '', 'left-pad/index.js'), 'utf8')).toBe('boxed\n');
+      expect(fs.existsSync(path.join(repo.root, 'escaped'))).toBe(false);
+      expect(treeDigest(path.join(repo.root, 'node_modules'))).toBe(before);
+      expect(hostOverlaysTouching(repo.base)).toEqual([]);
+    },
+  );
 
   it('exec looks a relative command or a bare name up where the layer is mounted, not on the host, where it is an empty folder', () => {
     const repo = nobodyRepo(COW_YAML);
     const ws = repo.json<{ path: string }>(['new', 'feat', 'bins']).path;
     expect(fs.readdirSync(path.join(ws, 'node_modules'))).toEqual([]);
     // The task's own left-pad, so that the main checkout's (which a lookup from warren's own folder would find) cannot pass for it.
-    const own = repo.warren(['exec', 'bins', '--', 'sh', '-c', 'printf "#!/usr/bin/env node\\nconsole.log(\\"the task\'s left-pad\\", process.argv[2])\\n" > node_modules/left-pad/cli.js']);
+    const own = repo.warren([
+      'exec',
+      'bins',
+      '--',
+      'sh',
+      '-c',
+      'printf "#!/usr/bin/env node\\nconsole.log(\\"the task\'s left-pad\\", process.argv[2])\\n" > node_modules/left-pad/cli.js',
+    ]);
     expect(own.code, own.stderr).toBe(0);
     const hostPath = process.env.PATH ?? '/usr/bin:/bin';
     const cases: [string[], Record<string, string>][] = [
@@ -358,7 +458,9 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     // Not in the layer either: refused in the run's namespace before the command starts, saying why.
     const missing = repo.warren(['exec', 'bins', '--', 'node_modules/.bin/nope']);
     expect(missing.code).toBe(127);
-    expect(missing.stderr).toContain('command node_modules/.bin/nope was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run');
+    expect(missing.stderr).toContain(
+      'command node_modules/.bin/nope was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run',
+    );
     // Said once: the run's own line, then warren's summary without repeating it.
     expect(missing.stderr.split('was not found or is not executable').length - 1, missing.stderr).toBe(1);
     expect(missing.stderr).toMatch(/warren: not run \(exit 127, said above\) after \d+ms; log /);
@@ -383,7 +485,9 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     expect(r.code).toBe(125);
     expect(fs.existsSync(marker)).toBe(false);
     const out = JSON.parse(r.stdout) as { reason: string };
-    expect(out.reason).toMatch(/^could not mount overlay on \S+\/broken\/node_modules for this run: mount: .+; the command was not run$/);
+    expect(out.reason).toMatch(
+      /^could not mount overlay on \S+\/broken\/node_modules for this run: mount: .+; the command was not run$/,
+    );
     expect(r.stderr).toContain('warren: could not mount overlay on');
   });
 
@@ -394,7 +498,12 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     expect(made.stderr).toContain('node_modules: cow fell back to cp -a because overlay disabled by WARREN_COW=off');
     const ws = (JSON.parse(made.stdout) as { path: string }).path;
     const [rec] = provisionOf(repo, 'off');
-    expect(rec).toMatchObject({ mode: 'copy', requested: 'cow', method: 'cp -a', fallback: 'overlay disabled by WARREN_COW=off' });
+    expect(rec).toMatchObject({
+      mode: 'copy',
+      requested: 'cow',
+      method: 'cp -a',
+      fallback: 'overlay disabled by WARREN_COW=off',
+    });
     expect(rec?.namespaced).toBeUndefined();
     expect(treeDigest(path.join(ws, 'node_modules'))).toBe(treeDigest(path.join(repo.root, 'node_modules')));
   });
@@ -405,12 +514,21 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
     // the host's setting is untouched: nobody, inside it, may not make another one.
     const made = await inCappedUserNamespace(nobodyArgv(repo.home, ['--json', 'new', 'feat', 'capped'], {}), repo.root);
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stderr).toMatch(/node_modules: cow fell back to cp -a because not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay \(not root, and unshare --user --pid is not permitted here: unshare: unshare failed: No space left on device\)/);
-    expect(made.stderr).toMatch(/held by its process group only \(not root, and unshare --user --pid is not permitted here/);
+    expect(made.stderr).toMatch(
+      /node_modules: cow fell back to cp -a because not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay \(not root, and unshare --user --pid is not permitted here: unshare: unshare failed: No space left on device\)/,
+    );
+    expect(made.stderr).toMatch(
+      /held by its process group only \(not root, and unshare --user --pid is not permitted here/,
+    );
     const [rec] = provisionOf(repo, 'capped');
     expect(rec).toMatchObject({ mode: 'copy', requested: 'cow' });
     expect(rec?.fallback).toMatch(/No space left on device/);
-    expect(fs.readFileSync(path.join((JSON.parse(made.stdout) as { path: string }).path, 'node_modules/.setup-saw-it'), 'utf8')).toBe('exports.x = 1;\n');
+    expect(
+      fs.readFileSync(
+        path.join((JSON.parse(made.stdout) as { path: string }).path, 'node_modules/.setup-saw-it'),
+        'utf8',
+      ),
+    ).toBe('exports.x = 1;\n');
   });
 });
 
@@ -421,12 +539,18 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
  */
 async function inCappedUserNamespace(setprivArgs: readonly string[], cwd: string): Promise<Cli> {
   const inner = 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv "$@"';
-  const child = spawn('unshare', ['--user', '--', 'sh', '-c', `read go && exec sh -c '${inner}' capped "$@"`, 'wait', ...setprivArgs], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    'unshare',
+    ['--user', '--', 'sh', '-c', `read go && exec sh -c '${inner}' capped "$@"`, 'wait', ...setprivArgs],
+    { cwd, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<Cli>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
+  const done = new Promise<Cli>((resolve) =>
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
+  );
   const own = fs.statSync('/proc/self/ns/user').ino;
   const deadline = Date.now() + 10_000;
   while (fs.statSync(`/proc/${child.pid}/ns/user`).ino === own) {

@@ -81,8 +81,26 @@ describe('info/exclude block', () => {
 
 describe('diffManifests', () => {
   it('reports added, modified (size, mtime or inode) and deleted entries; directories only when they come or go', () => {
-    const before: Manifest = { entries: { '': ['d', 0, 1, 1], a: ['f', 1, 1, 2], b: ['f', 1, 1, 3], c: ['f', 1, 1, 4], d: ['d', 0, 1, 5], e: ['l', 3, 1, 6] } };
-    const after: Manifest = { entries: { '': ['d', 0, 9, 1], a: ['f', 1, 1, 2], b: ['f', 2, 1, 3], c: ['f', 1, 1, 99], d: ['d', 0, 9, 5], n: ['f', 1, 1, 7] } };
+    const before: Manifest = {
+      entries: {
+        '': ['d', 0, 1, 1],
+        a: ['f', 1, 1, 2],
+        b: ['f', 1, 1, 3],
+        c: ['f', 1, 1, 4],
+        d: ['d', 0, 1, 5],
+        e: ['l', 3, 1, 6],
+      },
+    };
+    const after: Manifest = {
+      entries: {
+        '': ['d', 0, 9, 1],
+        a: ['f', 1, 1, 2],
+        b: ['f', 2, 1, 3],
+        c: ['f', 1, 1, 99],
+        d: ['d', 0, 9, 5],
+        n: ['f', 1, 1, 7],
+      },
+    };
     expect(diffManifests(before, after)).toEqual([
       { path: 'b', change: 'modified' },
       { path: 'c', change: 'modified' },
@@ -95,7 +113,15 @@ describe('diffManifests', () => {
 describe('upper layer without a mount (namespaced cow)', () => {
   function layers(): { upper: string; lower: string } {
     const dir = tmpDir();
-    const files: Record<string, string> = { 'lower/dep/lib/main.js': '1', 'lower/dep/package.json': '{}', 'lower/pad/index.js': 'x', 'lower/pad/README': 'r', 'upper/dep/package.json': '{}', 'upper/pad/index.js': 'y', 'upper/new.js': 'n' };
+    const files: Record<string, string> = {
+      'lower/dep/lib/main.js': '1',
+      'lower/dep/package.json': '{}',
+      'lower/pad/index.js': 'x',
+      'lower/pad/README': 'r',
+      'upper/dep/package.json': '{}',
+      'upper/pad/index.js': 'y',
+      'upper/new.js': 'n',
+    };
     for (const [rel, text] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
       fs.writeFileSync(path.join(dir, rel), text);
@@ -119,7 +145,10 @@ describe('upper layer without a mount (namespaced cow)', () => {
       { path: 'pad/index.js', change: 'modified' },
     ];
     expect(upperChanges(upper, lower, null)).toEqual(base);
-    expect(upperChanges(upper, lower, { hidden: new Set(['dep/lib']) })).toEqual([{ path: 'dep/lib', change: 'deleted' }, ...base]);
+    expect(upperChanges(upper, lower, { hidden: new Set(['dep/lib']) })).toEqual([
+      { path: 'dep/lib', change: 'deleted' },
+      ...base,
+    ]);
   });
 });
 
@@ -131,7 +160,9 @@ describe('budget', () => {
     const limit = { entries: 10, bytes: 1000 };
     expect(overBudget({ entries: 5, bytes: 0 }, limit, { entries: 5, bytes: 10 })).toBeNull();
     expect(overBudget({ entries: 5, bytes: 0 }, limit, { entries: 6, bytes: 10 })).toMatch(/over the budget of 10/);
-    expect(overBudget({ entries: 0, bytes: 900 }, limit, { entries: 1, bytes: 200 })).toMatch(/over the budget of 1000 B/);
+    expect(overBudget({ entries: 0, bytes: 900 }, limit, { entries: 1, bytes: 200 })).toMatch(
+      /over the budget of 1000 B/,
+    );
     expect(formatBytes(3 * 1024 ** 2)).toBe('3.0 MiB');
   });
 });
@@ -139,11 +170,32 @@ describe('budget', () => {
 describe('audit section', () => {
   it('lists provisioned paths with mode, and isolation only as far as it was verified', async () => {
     const { provisionAudit: section } = await import('../src/provision/steps.js');
-    const record = (p: string, mode: string, isolated: boolean, extra: object = {}) => ({ path: p, mode, requested: mode, isolated, method: 'm', source: `/main/${p}`, entries: 2, bytes: 2048, ms: 1, ...extra });
+    const record = (p: string, mode: string, isolated: boolean, extra: object = {}) => ({
+      path: p,
+      mode,
+      requested: mode,
+      isolated,
+      method: 'm',
+      source: `/main/${p}`,
+      entries: 2,
+      bytes: 2048,
+      ms: 1,
+      ...extra,
+    });
     const relocation = { from: '/main', to: '/ws', checked: 3, rewritten: [], left: [] };
     const links = [
-      { path: '.env', target: '/home/me/secret.env', action: 'materialised', why: 'copied in from /home/me/secret.env' },
-      { path: '.env.old', target: '/gone', action: 'removed', why: 'removed: its target does not resolve in the main checkout (ENOENT), so there is nothing to copy' },
+      {
+        path: '.env',
+        target: '/home/me/secret.env',
+        action: 'materialised',
+        why: 'copied in from /home/me/secret.env',
+      },
+      {
+        path: '.env.old',
+        target: '/gone',
+        action: 'removed',
+        why: 'removed: its target does not resolve in the main checkout (ENOENT), so there is nothing to copy',
+      },
     ];
     const task = {
       id: 't1',
@@ -152,7 +204,10 @@ describe('audit section', () => {
           record('node_modules', 'cow', true, { contained: true, relocation }),
           record('.env', 'copy', true, { contained: true, outsideLinks: links.slice(0, 1), relocation }),
           record('.env.old', 'copy', true, { contained: true, outsideLinks: links.slice(1) }),
-          record('venv', 'cow', true, { contained: true, relocation: { ...relocation, left: [{ path: 'bin/pip', why: 'names /main/other' }] } }),
+          record('venv', 'cow', true, {
+            contained: true,
+            relocation: { ...relocation, left: [{ path: 'bin/pip', why: 'names /main/other' }] },
+          }),
           record('old', 'copy', true),
           record('vendor', 'share', false),
         ],
@@ -171,10 +226,43 @@ describe('audit section', () => {
     ]);
     const absolutePaths = { checked: 3, rewritten: 0, left: [] };
     expect(out?.data).toEqual([
-      { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, method: 'm', source: '/main/node_modules', absolutePaths },
-      { path: '.env', mode: 'copy', requested: 'copy', isolated: true, method: 'm', source: '/main/.env', outsideLinks: links.slice(0, 1), absolutePaths },
-      { path: '.env.old', mode: 'copy', requested: 'copy', isolated: true, method: 'm', source: '/main/.env.old', outsideLinks: links.slice(1) },
-      { path: 'venv', mode: 'cow', requested: 'cow', isolated: false, method: 'm', source: '/main/venv', absolutePaths: { ...absolutePaths, left: [{ path: 'bin/pip', why: 'names /main/other' }] } },
+      {
+        path: 'node_modules',
+        mode: 'cow',
+        requested: 'cow',
+        isolated: true,
+        method: 'm',
+        source: '/main/node_modules',
+        absolutePaths,
+      },
+      {
+        path: '.env',
+        mode: 'copy',
+        requested: 'copy',
+        isolated: true,
+        method: 'm',
+        source: '/main/.env',
+        outsideLinks: links.slice(0, 1),
+        absolutePaths,
+      },
+      {
+        path: '.env.old',
+        mode: 'copy',
+        requested: 'copy',
+        isolated: true,
+        method: 'm',
+        source: '/main/.env.old',
+        outsideLinks: links.slice(1),
+      },
+      {
+        path: 'venv',
+        mode: 'cow',
+        requested: 'cow',
+        isolated: false,
+        method: 'm',
+        source: '/main/venv',
+        absolutePaths: { ...absolutePaths, left: [{ path: 'bin/pip', why: 'names /main/other' }] },
+      },
       { path: 'old', mode: 'copy', requested: 'copy', isolated: false, method: 'm', source: '/main/old' },
       { path: 'vendor', mode: 'share', requested: 'share', isolated: false, method: 'm', source: '/main/vendor' },
     ]);
@@ -241,16 +329,27 @@ describe.skipIf(noProcIo !== null)('copy progress', () => {
   });
 });
 
-describe('selectIncluded: git\'s two answers, intersected and grouped', () => {
+describe("selectIncluded: git's two answers, intersected and grouped", () => {
   const base = { tracked: ['README.md', '.worktreeinclude'], claimed: [] as string[] };
   it('copies a folder whole only when every file in it is selected', () => {
     const ignored = ['nm/a/1', 'nm/a/2', 'nm/big/1', 'nm/.lock', 'cache/x'];
-    const out = selectIncluded({ ...base, matching: ['nm/a/1', 'nm/a/2', 'nm/.lock', 'cache/x'], ignored, unignored: [] });
+    const out = selectIncluded({
+      ...base,
+      matching: ['nm/a/1', 'nm/a/2', 'nm/.lock', 'cache/x'],
+      ignored,
+      unignored: [],
+    });
     expect(out.paths).toEqual(['cache', 'nm/.lock', 'nm/a']);
     expect(out.files).toBe(4);
   });
   it('keeps only what git also ignores, never a folder holding a tracked file', () => {
-    const out = selectIncluded({ ...base, tracked: ['cache/keep'], matching: ['cache/a', 'cache/b/c', 'notes.txt'], ignored: ['cache/a', 'cache/b/c'], unignored: ['notes.txt'] });
+    const out = selectIncluded({
+      ...base,
+      tracked: ['cache/keep'],
+      matching: ['cache/a', 'cache/b/c', 'notes.txt'],
+      ignored: ['cache/a', 'cache/b/c'],
+      unignored: ['notes.txt'],
+    });
     expect(out.paths).toEqual(['cache/a', 'cache/b']);
     expect(out.notIgnored).toEqual(['notes.txt']);
   });
@@ -281,7 +380,12 @@ describe('packages: status per package', () => {
   it('keys a path by its package, scope included', () => {
     expect(keyOf('@babel/core/lib/x.js', true)).toEqual({ name: '@babel/core', kind: 'package', root: false });
     expect(keyOf('.bin/tsc', true)).toEqual({ name: '.bin', kind: 'entry', root: false });
-    expect(keyOf('.pnpm/is-odd@3.0.1', true)).toEqual({ name: 'is-odd', kind: 'package', root: true, version: '3.0.1' });
+    expect(keyOf('.pnpm/is-odd@3.0.1', true)).toEqual({
+      name: 'is-odd',
+      kind: 'package',
+      root: true,
+      version: '3.0.1',
+    });
     expect(keyOf('acme/lib/a.php', false)).toEqual({ name: 'acme', kind: 'entry', root: false });
   });
   it("summarises pnpm add, update and remove from the store folders' names", () => {
@@ -296,7 +400,14 @@ describe('packages: status per package', () => {
       { path: 'dep', change: 'deleted' as const },
       { path: '.pnpm/lock.yaml', change: 'modified' as const },
     ];
-    expect(summarise(changes, true, () => undefined, () => undefined)).toEqual([
+    expect(
+      summarise(
+        changes,
+        true,
+        () => undefined,
+        () => undefined,
+      ),
+    ).toEqual([
       { name: 'is-odd', kind: 'package', change: 'added', after: '3.0.1', changes: 3 },
       { name: '.pnpm/lock.yaml', kind: 'entry', change: 'changed', changes: 1 },
       { name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 3 },
@@ -305,8 +416,17 @@ describe('packages: status per package', () => {
   });
   it("reads npm packages' versions on each side; a share has no past to read", () => {
     const changes = [{ path: 'left-pad/index.js', change: 'modified' as const }];
-    expect(summarise(changes, true, () => '1.3.0', () => '1.3.1')).toEqual([{ name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 1 }]);
-    expect(summarise(changes, true, null, () => '1.3.1')).toEqual([{ name: 'left-pad', kind: 'package', change: 'changed', after: '1.3.1', changes: 1 }]);
+    expect(
+      summarise(
+        changes,
+        true,
+        () => '1.3.0',
+        () => '1.3.1',
+      ),
+    ).toEqual([{ name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 1 }]);
+    expect(summarise(changes, true, null, () => '1.3.1')).toEqual([
+      { name: 'left-pad', kind: 'package', change: 'changed', after: '1.3.1', changes: 1 },
+    ]);
   });
 });
 
@@ -380,8 +500,26 @@ describe('findingsForCopy: the source walk stands for the copy only when they sa
 
 describe('copyGroups: one cp per parent folder for what .worktreeinclude selects', () => {
   it('groups .worktreeinclude copies by parent, and leaves every other path on its own', () => {
-    const r = (p: string, from: '.worktreeinclude' | 'warren.yaml' = '.worktreeinclude', mode: 'copy' | 'cow' = 'copy') => ({ item: { path: p, mode, from } });
-    const groups = copyGroups([r('node_modules', 'warren.yaml', 'cow'), r('nm/a'), r('nm/a-b'), r('nm/c/d'), r('nm/e'), r('.env'), r('.env.local', 'warren.yaml')]);
-    expect(groups.map((g) => g.map((x) => x.item.path))).toEqual([['node_modules'], ['nm/a', 'nm/a-b', 'nm/e'], ['nm/c/d'], ['.env'], ['.env.local']]);
+    const r = (
+      p: string,
+      from: '.worktreeinclude' | 'warren.yaml' = '.worktreeinclude',
+      mode: 'copy' | 'cow' = 'copy',
+    ) => ({ item: { path: p, mode, from } });
+    const groups = copyGroups([
+      r('node_modules', 'warren.yaml', 'cow'),
+      r('nm/a'),
+      r('nm/a-b'),
+      r('nm/c/d'),
+      r('nm/e'),
+      r('.env'),
+      r('.env.local', 'warren.yaml'),
+    ]);
+    expect(groups.map((g) => g.map((x) => x.item.path))).toEqual([
+      ['node_modules'],
+      ['nm/a', 'nm/a-b', 'nm/e'],
+      ['nm/c/d'],
+      ['.env'],
+      ['.env.local'],
+    ]);
   });
 });

@@ -30,7 +30,8 @@ beforeAll(() => {
   const made = spawnSync('mkfs.xfs', ['-q', '-m', 'reflink=1', image], { encoding: 'utf8' });
   const mounted = made.status === 0 ? spawnSync('mount', ['-o', 'loop', image, mnt], { encoding: 'utf8' }) : made;
   // The probe made and mounted one just now: failing here is this suite's failure, not a skip.
-  if (mounted.status !== 0) throw new Error(`could not make and loop-mount an XFS image: ${(mounted.stderr || '').trim()}`);
+  if (mounted.status !== 0)
+    throw new Error(`could not make and loop-mount an XFS image: ${(mounted.stderr || '').trim()}`);
 });
 
 afterAll(() => {
@@ -77,7 +78,12 @@ describe.skipIf(noXfs !== null)('the clone rung (reflink on XFS)', () => {
     const shown = JSON.parse((await runCli(['--json', 'show', 'one'], { cwd: root, home })).stdout) as {
       data: { provision: { path: string; mode: string; method: string; isolated: boolean }[] };
     };
-    expect(shown.data.provision[0]).toMatchObject({ path: 'node_modules', mode: 'copy', method: 'reflink', isolated: true });
+    expect(shown.data.provision[0]).toMatchObject({
+      path: 'node_modules',
+      mode: 'copy',
+      method: 'reflink',
+      isolated: true,
+    });
     // The workspace holds the same bytes, while the file system grew by far less than the big file.
     expect(treeDigest(path.join(ws, 'node_modules'))).toBe(digest);
     expect(grew).toBeLessThan((BIG_MB / 4) * 1024 * 1024);

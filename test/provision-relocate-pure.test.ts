@@ -12,7 +12,10 @@ import { tmpDir } from './helpers/repo.js';
 describe('foreignTokens', () => {
   it.each([
     ['#!/w/main/.venv/bin/python3\n', ['/w/main/.venv/bin/python3']],
-    ['export NODE_PATH="/w/main/node_modules/a:/w/main/node_modules/.pnpm/node_modules:$NODE_PATH"', ['/w/main/node_modules/a', '/w/main/node_modules/.pnpm/node_modules']],
+    [
+      'export NODE_PATH="/w/main/node_modules/a:/w/main/node_modules/.pnpm/node_modules:$NODE_PATH"',
+      ['/w/main/node_modules/a', '/w/main/node_modules/.pnpm/node_modules'],
+    ],
     ['{"url": "file:///w/main/pkg", "dir_info": {"editable": true}}', ['/w/main/pkg']],
     ['/w/main\n', ['/w/main']],
     ['/w/main-other/x /w/mainx', []],
@@ -23,7 +26,9 @@ describe('foreignTokens', () => {
   });
 
   it('leaves the workspace alone when it lives inside the main checkout', () => {
-    expect(foreignTokens('#!/w/main/.worktrees/a/.venv/bin/python\n/w/main/src\n', '/w/main', '/w/main/.worktrees/a')).toEqual(['/w/main/src']);
+    expect(
+      foreignTokens('#!/w/main/.worktrees/a/.venv/bin/python\n/w/main/src\n', '/w/main', '/w/main/.worktrees/a'),
+    ).toEqual(['/w/main/src']);
   });
 });
 
@@ -36,7 +41,9 @@ describe('rewritePaths', () => {
   });
 
   it('does not rewrite twice when the workspace is inside the main checkout', () => {
-    expect(rewritePaths('/w/main/.wt/a/x /w/main/x', '/w/main', '/w/main/.wt/a').text).toBe('/w/main/.wt/a/x /w/main/.wt/a/x');
+    expect(rewritePaths('/w/main/.wt/a/x /w/main/x', '/w/main', '/w/main/.wt/a').text).toBe(
+      '/w/main/.wt/a/x /w/main/.wt/a/x',
+    );
   });
 });
 
@@ -86,7 +93,7 @@ describe('pathCandidates and scanEmbeds', () => {
     ]);
   });
 
-  it('a pnpm node_modules: every .bin pnpm makes, scoped packages too; npm\'s relative .bin links are read and pass', () => {
+  it("a pnpm node_modules: every .bin pnpm makes, scoped packages too; npm's relative .bin links are read and pass", () => {
     const nm = path.join(
       tree(
         {
@@ -115,7 +122,9 @@ describe('pathCandidates and scanEmbeds', () => {
     const other = tree({ 'a.txt': '/w/main\n', 'bin/x': '#!/w/main/x\n', '.env': 'A=/w/main\n' });
     expect(pathCandidates(other)).toEqual([]);
     expect(pathCandidates(path.join(other, '.env'))).toEqual([]);
-    expect(scanTree(path.join(other, '.env'), '/w/main', '.env')).toEqual([{ root: '/w/main', checked: 0, embeds: [] }]);
+    expect(scanTree(path.join(other, '.env'), '/w/main', '.env')).toEqual([
+      { root: '/w/main', checked: 0, embeds: [] },
+    ]);
   });
 });
 
@@ -131,7 +140,10 @@ describe('a tree that names the checkout through a symlink to it', () => {
     const venv = path.join(ws, '.venv');
     fs.mkdirSync(path.join(venv, 'bin'), { recursive: true });
     fs.mkdirSync(path.join(venv, 'lib/python3.11/site-packages'), { recursive: true });
-    fs.writeFileSync(path.join(venv, 'pyvenv.cfg'), `home = /usr/bin\ncommand = /usr/bin/python3 -m venv ${link}/.venv\n`);
+    fs.writeFileSync(
+      path.join(venv, 'pyvenv.cfg'),
+      `home = /usr/bin\ncommand = /usr/bin/python3 -m venv ${link}/.venv\n`,
+    );
     fs.writeFileSync(path.join(venv, 'bin/pip'), `#!${link}/.venv/bin/python3\n`);
     fs.writeFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), `${main}/src\n`);
     const scans = scanTree(venv, main, '.venv');
@@ -141,21 +153,48 @@ describe('a tree that names the checkout through a symlink to it', () => {
     const parts = scans.map((scan) => relocate(tree, scan, ws, '.venv', main));
     expect(parts.flatMap((p) => p.left)).toEqual([]);
     expect(fs.readFileSync(path.join(venv, 'bin/pip'), 'utf8')).toBe(`#!${ws}/.venv/bin/python3\n`);
-    expect(fs.readFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), 'utf8')).toBe(`${ws}/src\n`);
+    expect(fs.readFileSync(path.join(venv, 'lib/python3.11/site-packages/__editable__.p-0.1.pth'), 'utf8')).toBe(
+      `${ws}/src\n`,
+    );
   });
 });
 
 describe('audit says isolated only when it was checked', () => {
-  it('a record without a check (an older warren\'s) is not called plainly isolated; one with a file left is NOT isolated', async () => {
+  it("a record without a check (an older warren's) is not called plainly isolated; one with a file left is NOT isolated", async () => {
     const { provisionAudit: section } = await import('../src/provision/steps.js');
-    const base = { path: '.venv', mode: 'cow', requested: 'cow', method: 'overlay', source: '/main/.venv', entries: 2, bytes: 2048, ms: 1 };
-    const left = [{ path: 'lib/python3.11/site-packages/local.pth', why: 'names /main/local-lib, which the workspace does not have' }];
+    const base = {
+      path: '.venv',
+      mode: 'cow',
+      requested: 'cow',
+      method: 'overlay',
+      source: '/main/.venv',
+      entries: 2,
+      bytes: 2048,
+      ms: 1,
+    };
+    const left = [
+      {
+        path: 'lib/python3.11/site-packages/local.pth',
+        why: 'names /main/local-lib, which the workspace does not have',
+      },
+    ];
     const task = {
       id: 't1',
       data: {
         provision: [
           { ...base, isolated: true, contained: true },
-          { ...base, isolated: true, contained: true, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [{ path: 'bin/pip', sha256: 'x' }], left: [] } },
+          {
+            ...base,
+            isolated: true,
+            contained: true,
+            relocation: {
+              from: '/main',
+              to: '/ws',
+              checked: 20,
+              rewritten: [{ path: 'bin/pip', sha256: 'x' }],
+              left: [],
+            },
+          },
           { ...base, isolated: false, relocation: { from: '/main', to: '/ws', checked: 20, rewritten: [], left } },
         ],
       },

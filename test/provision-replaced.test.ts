@@ -45,7 +45,11 @@ function asRootOf(repo: TestRepo): Rung {
   return {
     main: repo.root,
     warren: (args) => {
-      const r = spawnSync(process.execPath, [path.resolve(import.meta.dirname, '../bin/warren.js'), ...args], { cwd: repo.root, encoding: 'utf8', env: { ...process.env, HOME: repo.home, WARREN_HOME: repo.home } });
+      const r = spawnSync(process.execPath, [path.resolve(import.meta.dirname, '../bin/warren.js'), ...args], {
+        cwd: repo.root,
+        encoding: 'utf8',
+        env: { ...process.env, HOME: repo.home, WARREN_HOME: repo.home },
+      });
       return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
     },
     shell: (cwd, script) => {
@@ -81,7 +85,10 @@ interface Status {
 }
 
 function mountedAt(target: string): boolean {
-  return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === target);
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === target);
 }
 
 function replacedFolder(rung: Rung, method: string): void {
@@ -89,14 +96,19 @@ function replacedFolder(rung: Rung, method: string): void {
   expect(made.code, made.stderr).toBe(0);
   const ws = (JSON.parse(made.stdout) as { path: string }).path;
   const target = path.join(ws, 'node_modules');
-  const shown = JSON.parse(rung.warren(['--json', 'show', 'r']).stdout) as { data: { provision: { method: string }[] } };
+  const shown = JSON.parse(rung.warren(['--json', 'show', 'r']).stdout) as {
+    data: { provision: { method: string }[] };
+  };
   expect(shown.data.provision[0]?.method).toBe(method);
   // A change of the task's own, in the layer.
   expect(rung.warren(['exec', 'r', '--', 'sh', '-c', 'echo mine > node_modules/mine.js']).code).toBe(0);
 
   // The layer goes off the host (a reboot; a namespaced one never was on it), and the folder is replaced by another, from a plain shell.
   rung.unmount(target);
-  const replace = rung.shell(ws, `rm -rf node_modules && cp -r '${rung.main}/node_modules' node_modules && rm -rf node_modules/dep && echo new > node_modules/new.js && echo 2 > node_modules/left-pad/index.js`);
+  const replace = rung.shell(
+    ws,
+    `rm -rf node_modules && cp -r '${rung.main}/node_modules' node_modules && rm -rf node_modules/dep && echo new > node_modules/new.js && echo 2 > node_modules/left-pad/index.js`,
+  );
   expect(replace.code, replace.stderr).toBe(0);
 
   const status = rung.warren(['--json', 'status', 'r']);
@@ -116,25 +128,35 @@ function replacedFolder(rung: Rung, method: string): void {
   // status did not mount the layer over the folder, which would hide it.
   expect(mountedAt(target)).toBe(false);
   const human = rung.warren(['status', 'r']);
-  expect(human.stdout).toContain("node_modules (cow): REPLACED by a plain folder (4 entries), not its copy-on-write layer: 3 change(s) in 3 package(s) against the layer's snapshot\n");
+  expect(human.stdout).toContain(
+    "node_modules (cow): REPLACED by a plain folder (4 entries), not its copy-on-write layer: 3 change(s) in 3 package(s) against the layer's snapshot\n",
+  );
   expect(human.stdout).toContain('  removed  dep 2.0.0 (1 change)\n');
-  expect(human.stdout).toContain('  the layer is not mounted over it (that would hide it from you); its own 1 change(s) are kept, out of view; move the folder away to use the layer again\n');
+  expect(human.stdout).toContain(
+    '  the layer is not mounted over it (that would hide it from you); its own 1 change(s) are kept, out of view; move the folder away to use the layer again\n',
+  );
 
   // A command through warren sees the folder, as every other process does, and is told why.
   const ls = rung.warren(['exec', 'r', '--', 'ls', '-A', 'node_modules']);
   expect(ls.code, ls.stderr).toBe(0);
   expect(ls.stdout).toBe('.bin\n.package-lock.json\nleft-pad\nnew.js\n');
-  expect(ls.stderr).toContain('warren: warn: node_modules is no longer its copy-on-write layer: a plain folder (4 entries) replaced it, so warren does not mount the layer over it');
+  expect(ls.stderr).toContain(
+    'warren: warn: node_modules is no longer its copy-on-write layer: a plain folder (4 entries) replaced it, so warren does not mount the layer over it',
+  );
   expect(mountedAt(target)).toBe(false);
 
   // --refresh keeps the folder, and says what to do.
   const refresh = rung.warren(['provision', 'r', '--refresh']);
   expect(refresh.code).toBe(1);
-  expect(refresh.stderr).toContain(`${target} is no longer its copy-on-write layer: a plain folder (4 entries) replaced it, which is kept; move it away (or delete it) first`);
+  expect(refresh.stderr).toContain(
+    `${target} is no longer its copy-on-write layer: a plain folder (4 entries) replaced it, which is kept; move it away (or delete it) first`,
+  );
   expect(rung.shell(ws, 'cat node_modules/new.js').stdout).toBe('new\n');
   const provision = rung.warren(['provision', 'r']);
   expect(provision.code, provision.stderr).toBe(0);
-  expect(provision.stdout).toContain('node_modules is no longer its copy-on-write layer: a plain folder (4 entries) replaced it; not mounted over it (`warren status r` says what it holds)');
+  expect(provision.stdout).toContain(
+    'node_modules is no longer its copy-on-write layer: a plain folder (4 entries) replaced it; not mounted over it (`warren status r` says what it holds)',
+  );
   expect(mountedAt(target)).toBe(false);
 
   // Moved away: the layer is back, with the task's own change.
@@ -148,15 +170,24 @@ function replacedFolder(rung: Rung, method: string): void {
 }
 
 describe('a cow folder replaced wholesale', () => {
-  it.skipIf(noOverlay !== null)('root, the kernel overlay: status says what replaced it, and nothing mounts over it', () => {
-    replacedFolder(asRoot(), 'overlay');
-  });
-  it.skipIf(noFuse !== null)('uid 65534, fuse-overlayfs: status says what replaced it, and nothing mounts over it', () => {
-    replacedFolder(asNobody('fuse'), 'fuse-overlayfs');
-  });
-  it.skipIf(noUserns !== null)('uid 65534, the run\'s user namespace: status says what replaced it, and no run mounts over it', () => {
-    replacedFolder(asNobody('userns'), 'overlay (user namespace)');
-  });
+  it.skipIf(noOverlay !== null)(
+    'root, the kernel overlay: status says what replaced it, and nothing mounts over it',
+    () => {
+      replacedFolder(asRoot(), 'overlay');
+    },
+  );
+  it.skipIf(noFuse !== null)(
+    'uid 65534, fuse-overlayfs: status says what replaced it, and nothing mounts over it',
+    () => {
+      replacedFolder(asNobody('fuse'), 'fuse-overlayfs');
+    },
+  );
+  it.skipIf(noUserns !== null)(
+    "uid 65534, the run's user namespace: status says what replaced it, and no run mounts over it",
+    () => {
+      replacedFolder(asNobody('userns'), 'overlay (user namespace)');
+    },
+  );
 });
 
 describe.skipIf(noOverlay !== null)('a cow layer mounted again (root)', () => {
@@ -181,9 +212,10 @@ describe.skipIf(noOverlay !== null)('a cow layer mounted again (root)', () => {
     expect(rung.shell(ws, `rm -rf packages/a && ln -s '${outside}' packages/a`).code).toBe(0);
     const status = rung.warren(['status', 'p']);
     expect(status.code).toBe(1);
-    expect(status.stderr).toContain(`${ws}/packages/a/node_modules, where packages/a/node_modules's copy-on-write layer is mounted, is no longer a plain directory of the workspace`);
+    expect(status.stderr).toContain(
+      `${ws}/packages/a/node_modules, where packages/a/node_modules's copy-on-write layer is mounted, is no longer a plain directory of the workspace`,
+    );
     expect(mountedAt(path.join(outside, 'node_modules'))).toBe(false);
     expect(fs.readdirSync(path.join(outside, 'node_modules'))).toEqual([]);
   });
 });
-

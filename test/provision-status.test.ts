@@ -67,7 +67,14 @@ async function checkSummary(repo: TestRepo, mode: string): Promise<void> {
   const json = await repo.warrenJson<Status>('status', 'a');
   const p = json.json.provisioned[0];
   expect(p?.changed.length).toBe(p?.changedCount);
-  expect(p?.packages?.find((k) => k.name === 'left-pad')).toEqual({ name: 'left-pad', kind: 'package', change: 'changed', before: '1.3.0', after: '1.3.1', changes: 2 });
+  expect(p?.packages?.find((k) => k.name === 'left-pad')).toEqual({
+    name: 'left-pad',
+    kind: 'package',
+    change: 'changed',
+    before: '1.3.0',
+    after: '1.3.1',
+    changes: 2,
+  });
   expect(p?.packages?.find((k) => k.name === 'dep')).toMatchObject({ change: 'removed', before: '2.0.0' });
   expect(p?.packages?.find((k) => k.name === 'dep')?.after).toBeUndefined();
 }
@@ -82,7 +89,12 @@ describe('status per package', () => {
   });
 
   it('a file path has no summary, and a tree that is not node_modules is summarised per top-level entry', async () => {
-    const repo = makeRepo({ files: { '.gitignore': 'vendor/\n.env\n', 'warren.yaml': 'provision:\n  - { path: vendor, mode: copy }\n  - { path: .env, mode: copy }\n' } });
+    const repo = makeRepo({
+      files: {
+        '.gitignore': 'vendor/\n.env\n',
+        'warren.yaml': 'provision:\n  - { path: vendor, mode: copy }\n  - { path: .env, mode: copy }\n',
+      },
+    });
     repo.write('vendor/acme/lib/a.php', 'a\n');
     repo.write('vendor/autoload.php', 'x\n');
     repo.write('.env', 'A=1\n');
@@ -92,14 +104,21 @@ describe('status per package', () => {
     fs.writeFileSync(path.join(made.json.path, 'vendor/acme/lib/a.php'), 'changed\n');
     fs.writeFileSync(path.join(made.json.path, '.env'), 'A=2\n');
     const human = await repo.warren('status', 'a');
-    expect(human.stdout).toContain('vendor (copy): 3 change(s)\n  added    newco (2 changes)\n  changed  acme (1 change)\n');
+    expect(human.stdout).toContain(
+      'vendor (copy): 3 change(s)\n  added    newco (2 changes)\n  changed  acme (1 change)\n',
+    );
     expect(human.stdout).toContain('.env (copy): 1 change(s)\n  modified .env\n');
   });
 });
 
 describe('skips that say what really happens', () => {
   it('an untracked file git does not ignore: git does not carry it, so the workspace will not have it', async () => {
-    const repo = makeRepo({ files: { '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: .env, mode: copy }\n  - { path: .gitignore, mode: copy }\n' } });
+    const repo = makeRepo({
+      files: {
+        '.gitignore': 'node_modules/\n',
+        'warren.yaml': 'provision:\n  - { path: .env, mode: copy }\n  - { path: .gitignore, mode: copy }\n',
+      },
+    });
     repo.write('.env', 'SECRET=1\n');
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
     expect(made.code, made.stderr).toBe(0);
@@ -107,7 +126,9 @@ describe('skips that say what really happens', () => {
     expect(made.stderr).toContain(
       'skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore (warren then provisions it) or commit it',
     );
-    expect(made.stderr).toContain("skipped .gitignore (not-ignored): git tracks .gitignore, so the workspace already has the branch's version of it");
+    expect(made.stderr).toContain(
+      "skipped .gitignore (not-ignored): git tracks .gitignore, so the workspace already has the branch's version of it",
+    );
     expect(made.stderr).not.toContain('git carries it');
   });
 
@@ -117,6 +138,8 @@ describe('skips that say what really happens', () => {
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
     expect(made.code, made.stderr).toBe(0);
     expect(fs.existsSync(path.join(made.json.path, '.env'))).toBe(false);
-    expect(made.stderr).toContain('skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree');
+    expect(made.stderr).toContain(
+      'skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree',
+    );
   });
 });

@@ -42,107 +42,140 @@ function landedSubjects(repo: TestRepo, since: string): string[] {
 }
 
 describe('the merge queue', () => {
-  it('lands 12 parallel `warren land`s of disjoint tasks: all of them, one squash commit each, in queue order, the main checkout clean', { timeout: 300_000 }, async () => {
-    const repo = makeRepo();
-    const ids = Array.from({ length: 12 }, (_, i) => `p${String(i).padStart(2, '0')}`);
-    // Made in process (faster); the lands below are 12 real processes at once.
-    const ctx = await project(repo);
-    for (const id of ids) {
-      const task = await createTask(ctx, { type: 'feat', id });
-      fs.writeFileSync(path.join(task.path, `${id}.txt`), `${id}\n`);
-      await checkpointTask(ctx, id, { message: `${id}'s work` });
-    }
-    const before = repo.git('rev-parse', 'main');
-    const results = await Promise.all(ids.map((id) => repo.warrenJson<{ state: string; commit: string; entry: number }>('land', id)));
-    for (const r of results) expect(r.code, r.stderr).toBe(0);
-    for (const r of results) expect(r.json.state).toBe('landed');
-    // One squash commit per task, in the order they joined the queue.
-    const order = [...results].sort((a, b) => a.json.entry - b.json.entry).map((r) => `${ids[results.indexOf(r)]}'s work`);
-    expect(landedSubjects(repo, before)).toEqual(order);
-    expect(repo.git('status', '--porcelain')).toBe('');
-    for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `${id}.txt`), 'utf8')).toBe(`${id}\n`);
-  });
+  it(
+    'lands 12 parallel `warren land`s of disjoint tasks: all of them, one squash commit each, in queue order, the main checkout clean',
+    { timeout: 300_000 },
+    async () => {
+      const repo = makeRepo();
+      const ids = Array.from({ length: 12 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+      // Made in process (faster); the lands below are 12 real processes at once.
+      const ctx = await project(repo);
+      for (const id of ids) {
+        const task = await createTask(ctx, { type: 'feat', id });
+        fs.writeFileSync(path.join(task.path, `${id}.txt`), `${id}\n`);
+        await checkpointTask(ctx, id, { message: `${id}'s work` });
+      }
+      const before = repo.git('rev-parse', 'main');
+      const results = await Promise.all(
+        ids.map((id) => repo.warrenJson<{ state: string; commit: string; entry: number }>('land', id)),
+      );
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      for (const r of results) expect(r.json.state).toBe('landed');
+      // One squash commit per task, in the order they joined the queue.
+      const order = [...results]
+        .sort((a, b) => a.json.entry - b.json.entry)
+        .map((r) => `${ids[results.indexOf(r)]}'s work`);
+      expect(landedSubjects(repo, before)).toEqual(order);
+      expect(repo.git('status', '--porcelain')).toBe('');
+      for (const id of ids) expect(fs.readFileSync(path.join(repo.root, `${id}.txt`), 'utf8')).toBe(`${id}\n`);
+    },
+  );
 
-  it('a semantic conflict: two tasks that each pass the gate alone but break it together — the first lands, the second bounces with the gate\'s log', { timeout: 240_000 }, async () => {
-    // The gate allows one plugin at most: each task adds one.
-    const repo = makeRepo({
-      files: { 'plugins/README': 'plugins go here\n', 'warren.yaml': 'verify:\n  - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }\n' },
-    });
-    await taskWith(repo, 'a', { 'plugins/a.js': 'a\n' });
-    await taskWith(repo, 'b', { 'plugins/b.js': 'b\n' });
-    const ctx = await project(repo);
-    await queueLand(ctx, 'a', { wait: false });
-    await queueLand(ctx, 'b', { wait: false });
-    const worked = await processQueue(ctx);
-    expect(worked.processed).toBe(true);
-    const entries = listQueue(ctx).entries;
-    expect(entries.map((e) => [e.id, e.state])).toEqual([
-      ['a', 'landed'],
-      ['b', 'bounced'],
-    ]);
-    const b = entries[1];
-    expect(b?.code).toBe('GATE_FAILED');
-    expect(b?.log && fs.existsSync(b.log)).toBeTruthy();
-    expect(fs.existsSync(path.join(repo.root, 'plugins', 'a.js'))).toBe(true);
-    expect(fs.existsSync(path.join(repo.root, 'plugins', 'b.js'))).toBe(false);
-    expect(ctx.store.getTask(ctx.key, 'b')?.state).toBe('ready');
-    // Together (run 1) failed, then a alone passed and landed, then b alone failed.
-    expect(worked.gateRuns).toBe(3);
-    expect(repo.git('status', '--porcelain')).toBe('');
-  });
+  it(
+    "a semantic conflict: two tasks that each pass the gate alone but break it together — the first lands, the second bounces with the gate's log",
+    { timeout: 240_000 },
+    async () => {
+      // The gate allows one plugin at most: each task adds one.
+      const repo = makeRepo({
+        files: {
+          'plugins/README': 'plugins go here\n',
+          'warren.yaml': 'verify:\n  - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }\n',
+        },
+      });
+      await taskWith(repo, 'a', { 'plugins/a.js': 'a\n' });
+      await taskWith(repo, 'b', { 'plugins/b.js': 'b\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 'a', { wait: false });
+      await queueLand(ctx, 'b', { wait: false });
+      const worked = await processQueue(ctx);
+      expect(worked.processed).toBe(true);
+      const entries = listQueue(ctx).entries;
+      expect(entries.map((e) => [e.id, e.state])).toEqual([
+        ['a', 'landed'],
+        ['b', 'bounced'],
+      ]);
+      const b = entries[1];
+      expect(b?.code).toBe('GATE_FAILED');
+      expect(b?.log && fs.existsSync(b.log)).toBeTruthy();
+      expect(fs.existsSync(path.join(repo.root, 'plugins', 'a.js'))).toBe(true);
+      expect(fs.existsSync(path.join(repo.root, 'plugins', 'b.js'))).toBe(false);
+      expect(ctx.store.getTask(ctx.key, 'b')?.state).toBe('ready');
+      // Together (run 1) failed, then a alone passed and landed, then b alone failed.
+      expect(worked.gateRuns).toBe(3);
+      expect(repo.git('status', '--porcelain')).toBe('');
+    },
+  );
 
-  it('bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs', { timeout: 240_000 }, async () => {
-    const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' } });
-    for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
-    await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
-    // Culprit in the middle of the batch.
-    const ctx = await project(repo);
-    const before = repo.git('rev-parse', 'main');
-    for (const id of ['q1', 'bad', 'q2', 'q3']) await queueLand(ctx, id, { wait: false });
-    const worked = await processQueue(ctx);
-    const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-    expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
-    expect(worked.gateRuns).toBeLessThanOrEqual(2 * Math.log2(4) + 1);
-    expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
-    console.log(`bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`);
-  });
+  it(
+    'bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
+      });
+      for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
+      // Culprit in the middle of the batch.
+      const ctx = await project(repo);
+      const before = repo.git('rev-parse', 'main');
+      for (const id of ['q1', 'bad', 'q2', 'q3']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
+      expect(worked.gateRuns).toBeLessThanOrEqual(2 * Math.log2(4) + 1);
+      expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
+      console.log(
+        `bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`,
+      );
+    },
+  );
 
-  it('splits a second half without gating it again when its integration is the tree that just failed', { timeout: 240_000 }, async () => {
-    const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' } });
-    for (const id of ['r1', 'r2', 'r3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
-    await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
-    // Culprit in the second half: the first half passes and lands, and the second half on the new
-    // base is exactly what failed — it is split at once (4 runs, not 5).
-    const ctx = await project(repo);
-    for (const id of ['r1', 'r2', 'bad', 'r3']) await queueLand(ctx, id, { wait: false });
-    const worked = await processQueue(ctx);
-    const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-    expect(states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
-    // The batch (fails), r1 + r2 (passes), bad alone (fails), r3 alone (passes).
-    expect(worked.gateRuns).toBe(4);
-  });
+  it(
+    'splits a second half without gating it again when its integration is the tree that just failed',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
+      });
+      for (const id of ['r1', 'r2', 'r3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
+      // Culprit in the second half: the first half passes and lands, and the second half on the new
+      // base is exactly what failed — it is split at once (4 runs, not 5).
+      const ctx = await project(repo);
+      for (const id of ['r1', 'r2', 'bad', 'r3']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
+      // The batch (fails), r1 + r2 (passes), bad alone (fails), r3 alone (passes).
+      expect(worked.gateRuns).toBe(4);
+    },
+  );
 
-  it('keeps land\'s guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins', { timeout: 240_000 }, async () => {
-    const repo = makeRepo();
-    await taskWith(repo, 'h', { 'h.txt': 'h\n' });
-    const ctx = await project(repo);
-    await queueLand(ctx, 'h', { wait: false });
-    const hook = path.join(repo.root, '.git', 'hooks', 'pre-commit');
-    fs.writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    await processQueue(ctx);
-    const entry = listQueue(ctx).entries.find((e) => e.id === 'h');
-    expect(entry).toMatchObject({ state: 'bounced', code: 'HOOKS_CHANGED' });
-    expect(gitIn(repo.root, 'log', '-1', '--format=%s')).toBe('initial');
+  it(
+    "keeps land's guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins",
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo();
+      await taskWith(repo, 'h', { 'h.txt': 'h\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 'h', { wait: false });
+      const hook = path.join(repo.root, '.git', 'hooks', 'pre-commit');
+      fs.writeFileSync(hook, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      await processQueue(ctx);
+      const entry = listQueue(ctx).entries.find((e) => e.id === 'h');
+      expect(entry).toMatchObject({ state: 'bounced', code: 'HOOKS_CHANGED' });
+      expect(gitIn(repo.root, 'log', '-1', '--format=%s')).toBe('initial');
 
-    // A policy that does not compile refuses at once: nothing joins the queue.
-    repo.write('warren.yaml', 'protected: ["[unclosed"]\n');
-    repo.commit('bad policy');
-    fs.rmSync(hook);
-    const refused = await repo.warrenJson<{ error: { code: string } }>('land', 'h');
-    expect(refused.code).toBe(1);
-    expect(refused.json.error.code).toBe('PROTECTED_POLICY_INVALID');
-    expect(listQueue(await project(repo)).entries.filter((e) => e.state === 'queued')).toEqual([]);
-  });
+      // A policy that does not compile refuses at once: nothing joins the queue.
+      repo.write('warren.yaml', 'protected: ["[unclosed"]\n');
+      repo.commit('bad policy');
+      fs.rmSync(hook);
+      const refused = await repo.warrenJson<{ error: { code: string } }>('land', 'h');
+      expect(refused.code).toBe(1);
+      expect(refused.json.error.code).toBe('PROTECTED_POLICY_INVALID');
+      expect(listQueue(await project(repo)).entries.filter((e) => e.state === 'queued')).toEqual([]);
+    },
+  );
 
   it('lists the queue, leaves it on `queue rm`, and refuses to leave what it is not in', async () => {
     const repo = makeRepo();

@@ -9,7 +9,14 @@ interface DiffJson {
   scope: string;
   from: string;
   to: string;
-  files: { path: string; from: string | null; status: string; added: number | null; deleted: number | null; binary: boolean }[];
+  files: {
+    path: string;
+    from: string | null;
+    status: string;
+    added: number | null;
+    deleted: number | null;
+    binary: boolean;
+  }[];
   added: number;
   deleted: number;
   patch?: string;
@@ -43,7 +50,13 @@ const lines = (n: number, word = 'line') => Array.from({ length: n }, (_, i) => 
 describe('warren diff', () => {
   it('shows committed, uncommitted and untracked work against the base, leaving provisioned paths out, without touching the index', async () => {
     const repo = makeRepo({
-      files: { 'README.md': '# r\n', 'big.txt': lines(40), 'gone.txt': 'bye\n', '.gitignore': 'node_modules/\n', 'warren.yaml': 'provision:\n  - { path: node_modules, mode: copy }\n' },
+      files: {
+        'README.md': '# r\n',
+        'big.txt': lines(40),
+        'gone.txt': 'bye\n',
+        '.gitignore': 'node_modules/\n',
+        'warren.yaml': 'provision:\n  - { path: node_modules, mode: copy }\n',
+      },
     });
     fs.mkdirSync(path.join(repo.root, 'node_modules/dep'), { recursive: true });
     fs.writeFileSync(path.join(repo.root, 'node_modules/dep/index.js'), 'x\n');
@@ -82,7 +95,11 @@ describe('warren diff', () => {
     expect(committed.json.patch).toBeUndefined();
 
     const uncommitted = await repo.warrenJson<DiffJson>('diff', 'V-1', '--uncommitted');
-    expect(uncommitted.json.files.map((f) => `${f.status} ${f.path}`)).toEqual(['modified moved.txt', 'added my notes.md', 'added pic.bin']);
+    expect(uncommitted.json.files.map((f) => `${f.status} ${f.path}`)).toEqual([
+      'modified moved.txt',
+      'added my notes.md',
+      'added pic.bin',
+    ]);
     expect(uncommitted.json.from).toBe(git(ws, 'rev-parse', 'HEAD').trim());
 
     // The human forms: the patch as git prints it, or a table.
@@ -108,7 +125,9 @@ describe('warren diff', () => {
     const r = await repo.warrenJson<DiffJson>('diff', 'V-2');
     expect(r.json.files).toEqual([]);
     expect((await repo.warren('diff', 'V-2')).stdout).toBe('');
-    expect((await repo.warren('diff', 'V-2', '--stat')).stdout).toBe('no changes: feat/V-2 since it left main, uncommitted work included\n');
+    expect((await repo.warren('diff', 'V-2', '--stat')).stdout).toBe(
+      'no changes: feat/V-2 since it left main, uncommitted work included\n',
+    );
   });
 });
 
@@ -131,19 +150,43 @@ describe('review comments and run --review', () => {
     expect(none.code).toBe(1);
     expect(none.json.error.code).toBe('NOTHING_TO_REVIEW');
 
-    const first = await repo.warrenJson<CommentJson>('comment', 'C-1', 'src/app.js:5', 'spell', 'it', 'as', 'a', 'number');
+    const first = await repo.warrenJson<CommentJson>(
+      'comment',
+      'C-1',
+      'src/app.js:5',
+      'spell',
+      'it',
+      'as',
+      'a',
+      'number',
+    );
     expect(first.code, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ path: 'src/app.js', line: 5, side: 'new', body: 'spell it as a number', state: 'open' });
-    expect(first.json.hunk).toBe('@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+line five\n line 6\n line 7\n line 8');
+    expect(first.json).toMatchObject({
+      path: 'src/app.js',
+      line: 5,
+      side: 'new',
+      body: 'spell it as a number',
+      state: 'open',
+    });
+    expect(first.json.hunk).toBe(
+      '@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+line five\n line 6\n line 7\n line 8',
+    );
     const removed = await repo.warrenJson<CommentJson>('comment', 'C-1', 'src/app.js:5', '--old', 'keep the old one?');
     expect(removed.json).toMatchObject({ side: 'old', line: 5 });
     expect(removed.json.hunk).toBe(first.json.hunk);
     // A line the diff does not touch: the file's own lines around it.
     const unchanged = await repo.warrenJson<CommentJson>('comment', 'C-1', 'src/app.js:20', 'this one too');
-    expect(unchanged.json.hunk).toBe('@@ -17,7 +17,7 @@ (unchanged)\n line 17\n line 18\n line 19\n line 20\n line 21\n line 22\n line 23');
+    expect(unchanged.json.hunk).toBe(
+      '@@ -17,7 +17,7 @@ (unchanged)\n line 17\n line 18\n line 19\n line 20\n line 21\n line 22\n line 23',
+    );
     const added = await repo.warrenJson<CommentJson>('comment', 'C-1', 'new.md:2', 'why?');
     expect(added.json.hunk).toBe('@@ -0,0 +1,2 @@\n+one\n+two');
-    for (const bad of [['nope.txt:1', 'x'], ['src/app.js:99', 'x'], ['../etc/passwd:1', 'x'], ['src/app.js', 'x']]) {
+    for (const bad of [
+      ['nope.txt:1', 'x'],
+      ['src/app.js:99', 'x'],
+      ['../etc/passwd:1', 'x'],
+      ['src/app.js', 'x'],
+    ]) {
       const refused = await repo.warrenJson<Err>('comment', 'C-1', ...(bad as [string, string]));
       expect(refused.code, bad.join(' ')).toBe(2);
       expect(refused.json.error.code).toBe('USAGE');
@@ -160,14 +203,24 @@ describe('review comments and run --review', () => {
 
     // A failing agent: it got exactly the open comments; they stay open.
     fs.writeFileSync(path.join(out, 'exit.txt'), '3');
-    const failed = await repo.warrenJson<{ exitCode: number; comments: { id: number; state: string }[] }>('run', 'C-1', '--agent', 'recorder', '--review');
+    const failed = await repo.warrenJson<{ exitCode: number; comments: { id: number; state: string }[] }>(
+      'run',
+      'C-1',
+      '--agent',
+      'recorder',
+      '--review',
+    );
     expect(failed.code).toBe(3);
     expect(fs.readFileSync(recorded, 'utf8')).toBe(reviewPrompt(open));
     expect(failed.json.comments.map((c) => c.state)).toEqual(['open', 'open', 'open']);
 
     // A passing one: resolved, with the run that got them.
     fs.writeFileSync(path.join(out, 'exit.txt'), '0');
-    const passed = await repo.warrenJson<{ exitCode: number; runId: string; comments: { id: number; state: string }[] }>('run', 'C-1', '--agent', 'recorder', '--review');
+    const passed = await repo.warrenJson<{
+      exitCode: number;
+      runId: string;
+      comments: { id: number; state: string }[];
+    }>('run', 'C-1', '--agent', 'recorder', '--review');
     expect(passed.code, passed.stderr).toBe(0);
     expect(passed.json.comments.map((c) => c.state)).toEqual(['resolved', 'resolved', 'resolved']);
     const after = (await repo.warrenJson<CommentJson[]>('comments', 'C-1')).json;

@@ -42,13 +42,28 @@ function setup(): { w: (...args: string[]) => Promise<CliResult>; record: string
     },
   });
   // HOME: the built-ins copy the user's login into the task's state folder; this one has none.
-  const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, AGENT_RECORD: record, HOME: tmpDir('warren-agents-home-'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', GEMINI_CLI_HOME: '' };
-  return { w: (...args) => runCli(args, { cwd: repo.root, home: repo.home, env }), record, home: repo.home, root: repo.root };
+  const env = {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    AGENT_RECORD: record,
+    HOME: tmpDir('warren-agents-home-'),
+    CLAUDE_CONFIG_DIR: '',
+    CODEX_HOME: '',
+    GEMINI_CLI_HOME: '',
+  };
+  return {
+    w: (...args) => runCli(args, { cwd: repo.root, home: repo.home, env }),
+    record,
+    home: repo.home,
+    root: repo.root,
+  };
 }
 
 function recorded(record: string, exe: string): { argv: string[]; stdin: string } {
   const raw = fs.readFileSync(path.join(record, `${exe}.argv`), 'utf8');
-  return { argv: raw === '' ? [] : raw.slice(0, -1).split('\0'), stdin: fs.readFileSync(path.join(record, `${exe}.stdin`), 'utf8') };
+  return {
+    argv: raw === '' ? [] : raw.slice(0, -1).split('\0'),
+    stdin: fs.readFileSync(path.join(record, `${exe}.stdin`), 'utf8'),
+  };
 }
 
 type Expect = (prompt: string, argv: string[], stdin: string) => void;
@@ -63,7 +78,14 @@ const ADAPTERS: { agent: string; exe: string; check: Expect }[] = [
       expect(stdin).toBe(p);
     },
   },
-  { agent: 'codex', exe: 'codex', check: (p, argv, stdin) => (expect(argv).toEqual(['exec', '--sandbox', 'workspace-write', '-']), expect(stdin).toBe(p)) },
+  {
+    agent: 'codex',
+    exe: 'codex',
+    check: (p, argv, stdin) => (
+      expect(argv).toEqual(['exec', '--sandbox', 'workspace-write', '-']),
+      expect(stdin).toBe(p)
+    ),
+  },
   {
     agent: 'gemini',
     exe: 'gemini',
@@ -81,8 +103,16 @@ const ADAPTERS: { agent: string; exe: string; check: Expect }[] = [
       expect(fs.readFileSync(argv[2] ?? '', 'utf8')).toBe(p);
     },
   },
-  { agent: 'viaargv', exe: 'my-agent', check: (p, argv, stdin) => (expect(argv).toEqual(['--flag', 'x y', p]), expect(stdin).toBe('')) },
-  { agent: 'viastdin', exe: 'my-agent', check: (p, argv, stdin) => (expect(argv).toEqual(['run']), expect(stdin).toBe(p)) },
+  {
+    agent: 'viaargv',
+    exe: 'my-agent',
+    check: (p, argv, stdin) => (expect(argv).toEqual(['--flag', 'x y', p]), expect(stdin).toBe('')),
+  },
+  {
+    agent: 'viastdin',
+    exe: 'my-agent',
+    check: (p, argv, stdin) => (expect(argv).toEqual(['run']), expect(stdin).toBe(p)),
+  },
   {
     agent: 'viafile',
     exe: 'my-agent',

@@ -41,7 +41,11 @@ describe('run logs after rm', () => {
     // Fresh: kept, and gc says until when.
     const first = await repo.warrenJson<GcOut>('gc');
     expect(first.code).toBe(0);
-    expect(first.json.kept).toContainEqual({ kind: 'run_logs', path: gone, reason: expect.stringMatching(/kept 7 days after its last run; gc deletes them from \d{4}-\d\d-\d\d/) });
+    expect(first.json.kept).toContainEqual({
+      kind: 'run_logs',
+      path: gone,
+      reason: expect.stringMatching(/kept 7 days after its last run; gc deletes them from \d{4}-\d\d-\d\d/),
+    });
     expect(fs.existsSync(gone)).toBe(true);
 
     // Eight days later: deleted, with the runs rows that named them. The live task's old logs stay.

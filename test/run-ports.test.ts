@@ -20,7 +20,11 @@ function blockOf(made: Made): number[] {
 function portRows(home: string): { port: number; task_id: string; project: string }[] {
   const db = new Database(path.join(home, 'state.db'), { readonly: true });
   try {
-    return db.prepare('SELECT port, task_id, project FROM ports ORDER BY port').all() as { port: number; task_id: string; project: string }[];
+    return db.prepare('SELECT port, task_id, project FROM ports ORDER BY port').all() as {
+      port: number;
+      task_id: string;
+      project: string;
+    }[];
   } finally {
     db.close();
   }
@@ -39,14 +43,23 @@ describe('port blocks', () => {
     const portsA = new Set(blockOf(madeA));
     expect(blockOf({ code: 0, json: madeB }).some((p) => portsA.has(p))).toBe(false);
 
-    const env = await a.warrenJson<{ log: string }>('exec', 'same', '--', 'sh', '-c', 'echo "$WARREN_PORT|$PORT|$WARREN_PORTS|$WARREN_DB_NAME"');
+    const env = await a.warrenJson<{ log: string }>(
+      'exec',
+      'same',
+      '--',
+      'sh',
+      '-c',
+      'echo "$WARREN_PORT|$PORT|$WARREN_PORTS|$WARREN_DB_NAME"',
+    );
     const line = fs.readFileSync(env.json.log, 'utf8').trim();
     const [port, port2, list, dbName] = line.split('|');
     expect(Number(port)).toBe(madeA.json.ports.first);
     expect(port2).toBe(port);
     expect(list?.split(',').map(Number)).toEqual(blockOf(madeA));
     expect(dbName).toMatch(/^warren_same_[0-9a-f]{10}$/);
-    const envB = JSON.parse((await inB('exec', 'same', '--', 'sh', '-c', 'echo $WARREN_DB_NAME')).stdout) as { log: string };
+    const envB = JSON.parse((await inB('exec', 'same', '--', 'sh', '-c', 'echo $WARREN_DB_NAME')).stdout) as {
+      log: string;
+    };
     expect(fs.readFileSync(envB.log, 'utf8').trim()).not.toBe(dbName);
 
     expect(portRows(a.home)).toHaveLength(13);
@@ -88,11 +101,24 @@ describe('port blocks', () => {
     const listens = vi.spyOn(net.Server.prototype, 'listen');
     try {
       store.upsertProject('p', repo.root, path.join(repo.root, '.git'));
-      const task = (id: string) => store.insertTask({ project: 'p', id, type: 'feat', branch: `feat/${id}`, path: path.join(repo.root, id), base: 'main', baseCommit: '0'.repeat(40), state: 'ready', data: {} });
+      const task = (id: string) =>
+        store.insertTask({
+          project: 'p',
+          id,
+          type: 'feat',
+          branch: `feat/${id}`,
+          path: path.join(repo.root, id),
+          base: 'main',
+          baseCommit: '0'.repeat(40),
+          state: 'ready',
+          data: {},
+        });
       for (const id of ['a', 'b', 'c', 'filler']) task(id);
       // Start the blocks at a random place in the range, away from the ports other test files' tasks use at once.
       const offset = 2000 + Math.floor(Math.random() * 8000);
-      const fill = store.db.prepare("INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, 'p', 'filler', '')");
+      const fill = store.db.prepare(
+        "INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, 'p', 'filler', '')",
+      );
       store.db.transaction(() => {
         for (let port = 20000; port < 20000 + offset; port++) fill.run(port);
       })();
@@ -133,46 +159,55 @@ describe('port blocks', () => {
 
 describe('audit: ports', () => {
   const noBwrap = unavailable(import.meta.filename, 'bwrap');
-  it.for(['none', 'bwrap'])("sandbox %s: lists the ports the task's processes listen on and flags the ones outside its block", async (sandbox, { skip }) => {
-    skip(sandbox === 'bwrap' && noBwrap !== null, noBwrap ?? undefined);
-    const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': `sandbox: ${sandbox}\n` } });
-    const made = (await repo.warrenJson('new', 'feat', 'srv')) as unknown as Made & { json: { path: string } };
-    // Written in the workspace: the one place a sandboxed command may write.
-    const ready = path.join(made.json.path, 'ready');
-    // One server on the task's port, one on a port the OS picks (outside the block).
-    const script = `
+  it.for(['none', 'bwrap'])(
+    "sandbox %s: lists the ports the task's processes listen on and flags the ones outside its block",
+    async (sandbox, { skip }) => {
+      skip(sandbox === 'bwrap' && noBwrap !== null, noBwrap ?? undefined);
+      const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': `sandbox: ${sandbox}\n` } });
+      const made = (await repo.warrenJson('new', 'feat', 'srv')) as unknown as Made & { json: { path: string } };
+      // Written in the workspace: the one place a sandboxed command may write.
+      const ready = path.join(made.json.path, 'ready');
+      // One server on the task's port, one on a port the OS picks (outside the block).
+      const script = `
       const net = require('node:net');
       const fs = require('node:fs');
       const a = net.createServer().listen(Number(process.env.WARREN_PORT), '127.0.0.1', () => {
         const b = net.createServer().listen(0, '127.0.0.1', () => fs.writeFileSync('ready', String(b.address().port)));
       });`;
-    const run = startCli(['exec', 'srv', '--timeout', '20s', '--', process.execPath, '-e', script], { cwd: repo.root, home: repo.home });
-    try {
-      await waitForFile(ready, undefined, run);
-      // The file may exist before its content is written.
-      let stray = 0;
-      while (!stray) stray = Number(fs.readFileSync(ready, 'utf8')) || 0;
-      const { Store } = await import('../src/state/store.js');
-      const { openProject } = await import('../src/lifecycle.js');
-      const store = new Store(repo.home);
+      const run = startCli(['exec', 'srv', '--timeout', '20s', '--', process.execPath, '-e', script], {
+        cwd: repo.root,
+        home: repo.home,
+      });
       try {
-        const ctx = await openProject(repo.root, { store });
-        const task = store.getTask(ctx.key, 'srv');
-        const section = ctx.lifecycle.audit.find((s) => s.name === 'ports');
-        expect(section).toBeDefined();
-        if (!section || !task) return;
-        const report = (await section.collect(ctx, task)) as { data: { listening: { port: number; inBlock: boolean }[]; outside: { port: number }[] }; lines: string[] };
-        const ports = report.data.listening.map((l) => [l.port, l.inBlock]);
-        expect(ports).toContainEqual([made.json.ports.first, true]);
-        expect(ports).toContainEqual([stray, false]);
-        expect(report.data.outside.map((o) => o.port)).toEqual([stray]);
-        expect(report.lines.join('\n')).toContain(`OUTSIDE 127.0.0.1:${stray}`);
+        await waitForFile(ready, undefined, run);
+        // The file may exist before its content is written.
+        let stray = 0;
+        while (!stray) stray = Number(fs.readFileSync(ready, 'utf8')) || 0;
+        const { Store } = await import('../src/state/store.js');
+        const { openProject } = await import('../src/lifecycle.js');
+        const store = new Store(repo.home);
+        try {
+          const ctx = await openProject(repo.root, { store });
+          const task = store.getTask(ctx.key, 'srv');
+          const section = ctx.lifecycle.audit.find((s) => s.name === 'ports');
+          expect(section).toBeDefined();
+          if (!section || !task) return;
+          const report = (await section.collect(ctx, task)) as {
+            data: { listening: { port: number; inBlock: boolean }[]; outside: { port: number }[] };
+            lines: string[];
+          };
+          const ports = report.data.listening.map((l) => [l.port, l.inBlock]);
+          expect(ports).toContainEqual([made.json.ports.first, true]);
+          expect(ports).toContainEqual([stray, false]);
+          expect(report.data.outside.map((o) => o.port)).toEqual([stray]);
+          expect(report.lines.join('\n')).toContain(`OUTSIDE 127.0.0.1:${stray}`);
+        } finally {
+          store.close();
+        }
       } finally {
-        store.close();
+        run.child.kill('SIGTERM');
+        await run.done;
       }
-    } finally {
-      run.child.kill('SIGTERM');
-      await run.done;
-    }
-  });
+    },
+  );
 });

@@ -50,7 +50,13 @@ describe('findFreeRun', () => {
 
 describe('dbNameFor', () => {
   it('is a safe identifier, unique per project and task, at most 63 characters', () => {
-    const names = [dbNameFor('a-1', 'x'), dbNameFor('b-2', 'x'), dbNameFor('a-1', 'X.Y'), dbNameFor('a-1', 'A'.repeat(64)), dbNameFor('a-1', '...')];
+    const names = [
+      dbNameFor('a-1', 'x'),
+      dbNameFor('b-2', 'x'),
+      dbNameFor('a-1', 'X.Y'),
+      dbNameFor('a-1', 'A'.repeat(64)),
+      dbNameFor('a-1', '...'),
+    ];
     for (const n of names) {
       expect(n).toMatch(/^[a-z0-9_]{1,63}$/);
     }
@@ -80,10 +86,29 @@ describe('classifyRisk', () => {
 
 describe('buildAgentInvocation', () => {
   const config = configSchema.parse({ agents: { claude: { command: ['my-claude', '--x'], prompt: 'argv' } } });
-  const req = (prompt: string, over: Partial<AgentRequest> = {}): AgentRequest => ({ prompt, promptFile: '/f', home: '/h', resume: null, sandboxed: false, ...over });
+  const req = (prompt: string, over: Partial<AgentRequest> = {}): AgentRequest => ({
+    prompt,
+    promptFile: '/f',
+    home: '/h',
+    resume: null,
+    sandboxed: false,
+    ...over,
+  });
   it('a warren.yaml agent replaces a built-in of the same name; no shell anywhere', () => {
-    expect(buildAgentInvocation(config, 'claude', req('-p; rm -rf /'))).toEqual({ argv: ['my-claude', '--x', '-p; rm -rf /'], stdin: null, promptFile: null, env: {}, session: null });
-    expect(buildAgentInvocation(config, 'codex', req('x')).argv).toEqual(['codex', 'exec', '--sandbox', 'workspace-write', '-']);
+    expect(buildAgentInvocation(config, 'claude', req('-p; rm -rf /'))).toEqual({
+      argv: ['my-claude', '--x', '-p; rm -rf /'],
+      stdin: null,
+      promptFile: null,
+      env: {},
+      session: null,
+    });
+    expect(buildAgentInvocation(config, 'codex', req('x')).argv).toEqual([
+      'codex',
+      'exec',
+      '--sandbox',
+      'workspace-write',
+      '-',
+    ]);
     expect(() => buildAgentInvocation(config, '__proto__', req('x'))).toThrow(/no agent named/);
     expect(() => buildAgentInvocation(config, 'toString', req('x'))).toThrow(/no agent named/);
     expect(isResumable(config, 'claude')).toBe(false);
@@ -92,10 +117,20 @@ describe('buildAgentInvocation', () => {
   it('the built-ins: unattended flags, their own state folder, a session named up front or resumed', () => {
     const plain = configSchema.parse({});
     const claude = buildAgentInvocation(plain, 'claude', req('hi'));
-    expect(claude.argv.slice(0, 6)).toEqual(['claude', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash']);
+    expect(claude.argv.slice(0, 6)).toEqual([
+      'claude',
+      '-p',
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      'Bash',
+    ]);
     expect(claude.argv.slice(6)).toEqual(['--session-id', claude.session]);
     expect(claude).toMatchObject({ stdin: 'hi', env: { CLAUDE_CONFIG_DIR: '/h' } });
-    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6)).toEqual(['--resume', 'S1']);
+    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6)).toEqual([
+      '--resume',
+      'S1',
+    ]);
     expect(buildAgentInvocation(plain, 'codex', req('hi', { resume: 'S2', sandboxed: true }))).toMatchObject({
       argv: ['codex', 'exec', '--dangerously-bypass-approvals-and-sandbox', 'resume', 'S2', '-'],
       stdin: 'hi',
@@ -103,7 +138,11 @@ describe('buildAgentInvocation', () => {
       session: null,
     });
     const gemini = buildAgentInvocation(plain, 'gemini', req('-x', { resume: 'S3' }));
-    expect(gemini).toMatchObject({ argv: ['gemini', '--skip-trust', '--approval-mode', 'yolo', '--resume', 'S3', '--prompt=-x'], env: { GEMINI_CLI_HOME: '/h' }, session: 'S3' });
+    expect(gemini).toMatchObject({
+      argv: ['gemini', '--skip-trust', '--approval-mode', 'yolo', '--resume', 'S3', '--prompt=-x'],
+      env: { GEMINI_CLI_HOME: '/h' },
+      session: 'S3',
+    });
   });
   it('commandArgv: a string is shell, a list is argv', () => {
     expect(commandArgv('npm ci && echo "$X"')).toEqual(['sh', '-c', 'npm ci && echo "$X"']);
@@ -112,7 +151,14 @@ describe('buildAgentInvocation', () => {
 });
 
 describe('sandbox', () => {
-  const profile = { kind: 'bwrap' as const, network: false, allow: null, writable: ['/w/ws'], readable: ['/tmp/repo'], hidden: ['/h/hidden'] };
+  const profile = {
+    kind: 'bwrap' as const,
+    network: false,
+    allow: null,
+    writable: ['/w/ws'],
+    readable: ['/tmp/repo'],
+    hidden: ['/h/hidden'],
+  };
   it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, hidden folders covered, no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
     expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
@@ -125,32 +171,50 @@ describe('sandbox', () => {
     expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--tmpfs /h/hidden'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
-    expect(sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, '/w', ['x'])).toEqual(['x']);
+    expect(
+      sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, '/w', ['x']),
+    ).toEqual(['x']);
   });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
-    expect(sandboxFailureReason({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, 'Read-only file system')).toBeNull();
+    expect(
+      sandboxFailureReason(
+        { kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] },
+        'Read-only file system',
+      ),
+    ).toBeNull();
   });
 });
 
 describe('containedArgv', () => {
   const root: Containment = { kind: 'pid-namespace', reason: '' };
   const user: Containment = { kind: 'user-namespace', reason: '', uid: 1000, gid: 100 };
-  const mount: RunMount = { fsType: 'overlay', options: 'userxattr,lowerdir=/l,upperdir=/u,workdir=/w', target: '/ws/node_modules' };
+  const mount: RunMount = {
+    fsType: 'overlay',
+    options: 'userxattr,lowerdir=/l,upperdir=/u,workdir=/w',
+    target: '/ws/node_modules',
+  };
   const initOf = (argv: string[]): number => argv.indexOf('warren-init');
 
   it('not root: a user and PID namespace, the mounts made as its root, then back to the real uid and gid for the command', () => {
     const argv = containedArgv(user, ['npm', 'test'], false, [mount]);
     const s = argv.join(' ');
-    expect(s.startsWith('setpriv --pdeathsig KILL -- unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- sh -c ')).toBe(true);
+    expect(
+      s.startsWith(
+        'setpriv --pdeathsig KILL -- unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- sh -c ',
+      ),
+    ).toBe(true);
     const at = argv.indexOf('warren-mount');
     expect(argv.slice(at, at + 6)).toEqual(['warren-mount', 'overlay', mount.options, mount.target, '--', '']);
     expect(argv.slice(at + 6, at + 11)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--']);
     // The command as given rides after the mounts, to be looked up where they are seen.
     const looked = containedArgv(user, ['npm', 'test'], false, [mount], './node_modules/.bin/x');
-    expect(looked.slice(looked.indexOf('warren-mount') + 4, looked.indexOf('warren-mount') + 6)).toEqual(['--', './node_modules/.bin/x']);
+    expect(looked.slice(looked.indexOf('warren-mount') + 4, looked.indexOf('warren-mount') + 6)).toEqual([
+      '--',
+      './node_modules/.bin/x',
+    ]);
     expect(argv.slice(initOf(argv))).toEqual(['warren-init', 'npm', 'test']);
     // Nothing to mount: no mount step, the same namespaces.
     const plain = containedArgv(user, ['true'], false);
@@ -160,7 +224,18 @@ describe('containedArgv', () => {
 
   it('root: the mounts go in the PID namespace wrapper, which has a mount namespace of its own; the command stays root', () => {
     const argv = containedArgv(root, ['x'], false, [mount]);
-    expect(argv.slice(0, 10)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--']);
+    expect(argv.slice(0, 10)).toEqual([
+      'setpriv',
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
+      '--pid',
+      '--fork',
+      '--kill-child',
+      '--mount-proc',
+      '--',
+    ]);
     expect(argv).toContain('warren-mount');
     expect(argv.join(' ')).not.toContain('--map-user');
   });
@@ -168,7 +243,17 @@ describe('containedArgv', () => {
   it('bwrap: no wrapper namespace unless there is something to mount, and then only a mount namespace', () => {
     expect(containedArgv(user, ['bwrap', 'x'], true)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'bwrap', 'x']);
     const argv = containedArgv(user, ['bwrap', 'x'], true, [mount]);
-    expect(argv.slice(0, 9)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', '--user', '--map-root-user', '--mount', '--']);
+    expect(argv.slice(0, 9)).toEqual([
+      'setpriv',
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
+      '--user',
+      '--map-root-user',
+      '--mount',
+      '--',
+    ]);
     expect(argv).not.toContain('--pid');
     expect(argv.slice(-7)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--', 'bwrap', 'x']);
   });
@@ -176,22 +261,32 @@ describe('containedArgv', () => {
   it('the process group cannot carry mounts (the caller refuses first); a mount failure reads back from the log', () => {
     expect(containedArgv({ kind: 'process-group', reason: '' }, ['x'], false)).toEqual(['x']);
     expect(() => containedArgv({ kind: 'process-group', reason: '' }, ['x'], false, [mount])).toThrow(/namespace/);
-    const log = 'warren: could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run\n';
-    expect(mountFailureReason(MOUNT_FAILED_STATUS, log)).toBe('could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run');
+    const log =
+      'warren: could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run\n';
+    expect(mountFailureReason(MOUNT_FAILED_STATUS, log)).toBe(
+      'could not mount overlay on /ws/node_modules for this run: mount: bad; the command was not run',
+    );
     expect(mountFailureReason(1, log)).toBeNull();
     expect(mountFailureReason(MOUNT_FAILED_STATUS, 'the command itself exited 125\n')).toBeNull();
-    const missing = 'warren: command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run\n';
-    expect(mountFailureReason(NOT_FOUND_STATUS, missing)).toBe('command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run');
+    const missing =
+      'warren: command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run\n';
+    expect(mountFailureReason(NOT_FOUND_STATUS, missing)).toBe(
+      'command ./x was not found or is not executable, looked up where the copy-on-write layers are mounted; the command was not run',
+    );
     expect(mountFailureReason(NOT_FOUND_STATUS, 'sh: 1: x: not found\n')).toBeNull();
   });
 });
 
 describe('commandCandidates', () => {
-  it('where a command would run from, relative ones against the workspace (where it runs), never warren\'s own folder', () => {
+  it("where a command would run from, relative ones against the workspace (where it runs), never warren's own folder", () => {
     expect(commandCandidates('./node_modules/.bin/x', '/usr/bin', '/ws')).toEqual(['/ws/node_modules/.bin/x']);
     expect(commandCandidates('bin/x', '/usr/bin', '/ws')).toEqual(['/ws/bin/x']);
     expect(commandCandidates('/opt/x', '/usr/bin', '/ws')).toEqual(['/opt/x']);
-    expect(commandCandidates('x', 'node_modules/.bin::/ws/a/.bin:/usr/bin', '/ws')).toEqual(['/ws/node_modules/.bin/x', '/ws/a/.bin/x', '/usr/bin/x']);
+    expect(commandCandidates('x', 'node_modules/.bin::/ws/a/.bin:/usr/bin', '/ws')).toEqual([
+      '/ws/node_modules/.bin/x',
+      '/ws/a/.bin/x',
+      '/usr/bin/x',
+    ]);
   });
 });
 
@@ -204,7 +299,14 @@ describe('checkPolicy', () => {
       { tasks: '*', sandbox: ['bwrap'], network: false },
     ],
   };
-  const p = (kind: 'none' | 'bwrap', network: boolean) => ({ kind, network, allow: null, writable: [], readable: [], hidden: [] });
+  const p = (kind: 'none' | 'bwrap', network: boolean) => ({
+    kind,
+    network,
+    allow: null,
+    writable: [],
+    readable: [],
+    hidden: [],
+  });
   it.each([
     ['trusted-1', p('none', true), null],
     ['trusted-1', p('bwrap', true), null],
@@ -216,13 +318,25 @@ describe('checkPolicy', () => {
     else expect(() => checkPolicy(policy, id, profile)).not.toThrow();
   });
   it('a task no rule covers is refused', () => {
-    expect(() => checkPolicy({ ...policy, rules: [{ tasks: 'a', sandbox: ['none'], network: false }] }, 'b', p('none', true))).toThrow(/no rule/);
+    expect(() =>
+      checkPolicy({ ...policy, rules: [{ tasks: 'a', sandbox: ['none'], network: false }] }, 'b', p('none', true)),
+    ).toThrow(/no rule/);
   });
 });
 
 describe('assertRunnable', () => {
   const task = (state: TaskState): Task => ({
-    project: 'p', id: 't', type: 'feat', branch: 'feat/t', path: '/w/t', base: 'main', baseCommit: 'a'.repeat(40), state, createdAt: '', updatedAt: '', data: {},
+    project: 'p',
+    id: 't',
+    type: 'feat',
+    branch: 'feat/t',
+    path: '/w/t',
+    base: 'main',
+    baseCommit: 'a'.repeat(40),
+    state,
+    createdAt: '',
+    updatedAt: '',
+    data: {},
   });
   it.each([
     ['setup_failed', /warren setup t/],

@@ -20,12 +20,26 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
     const b = await repo.warrenJson<{ path: string }>('new', 'feat', 'sb');
     expect(a.code).toBe(0);
 
-    const inside = await repo.warrenJson<Run>('exec', 'sa', '--', 'sh', '-c', 'echo ok > inside.txt && echo t > /tmp/private && cat /tmp/private');
+    const inside = await repo.warrenJson<Run>(
+      'exec',
+      'sa',
+      '--',
+      'sh',
+      '-c',
+      'echo ok > inside.txt && echo t > /tmp/private && cat /tmp/private',
+    );
     expect(inside.code).toBe(0);
     expect(inside.json.sandbox).toBe('bwrap');
     expect(fs.readFileSync(path.join(a.json.path, 'inside.txt'), 'utf8')).toBe('ok\n');
 
-    const main = await repo.warrenJson<Run>('exec', 'sa', '--', 'sh', '-c', `echo pwned > ${JSON.stringify(path.join(repo.root, 'README.md'))}`);
+    const main = await repo.warrenJson<Run>(
+      'exec',
+      'sa',
+      '--',
+      'sh',
+      '-c',
+      `echo pwned > ${JSON.stringify(path.join(repo.root, 'README.md'))}`,
+    );
     expect(main.code).not.toBe(0);
     expect(main.json.reason).toMatch(/sandbox: a write outside the workspace was refused/);
     expect(fs.readFileSync(path.join(repo.root, 'README.md'), 'utf8')).toBe('# main\n');
@@ -40,7 +54,9 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
       connections++;
       s.destroy();
     });
-    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+    );
     try {
       const connect = `require('node:net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', (e) => { console.error(e.message); process.exit(3); })`;
       const net1 = await repo.warrenJson<Run>('exec', 'sa', '--', process.execPath, '-e', connect);
@@ -53,7 +69,9 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
 
     // The reasons are recorded with the runs.
     const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
-    const reasons = (db.prepare("SELECT reason FROM runs WHERE reason LIKE 'sandbox:%'").all() as { reason: string }[]).map((r) => r.reason);
+    const reasons = (
+      db.prepare("SELECT reason FROM runs WHERE reason LIKE 'sandbox:%'").all() as { reason: string }[]
+    ).map((r) => r.reason);
     db.close();
     expect(reasons.length).toBeGreaterThanOrEqual(2);
   });
@@ -62,16 +80,28 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
     const marks = tmpDir('warren-marks-');
     const repo = makeRepo({
       // Setup marks the workspace, and tries to mark a folder outside it (which a sandbox refuses).
-      files: { 'README.md': '# main\n', 'warren.yaml': `setup:\n  - { id: deps, run: "npm ci --offline || true; touch .setup-ran; touch ${marks}/setup-$WARREN_TASK_ID || true" }\n` },
+      files: {
+        'README.md': '# main\n',
+        'warren.yaml': `setup:\n  - { id: deps, run: "npm ci --offline || true; touch .setup-ran; touch ${marks}/setup-$WARREN_TASK_ID || true" }\n`,
+      },
     });
-    const refused = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'rq', '--require-sandbox');
+    const refused = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'new',
+      'feat',
+      'rq',
+      '--require-sandbox',
+    );
     expect(refused.code).toBe(1);
     expect(refused.json.error.message).toMatch(/medium risk .*package manager/);
     expect(refused.json.error.code).toBe('SANDBOX_REQUIRED');
     expect(fs.readdirSync(marks)).toEqual([]);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
 
-    const boxed = await repo.warrenJson<{ path: string; state: string; risk: { level: string; recommendedSandbox: string } }>('new', 'feat', 'rq', '--require-sandbox', '--sandbox', 'bwrap');
+    const boxed = await repo.warrenJson<{
+      path: string;
+      state: string;
+      risk: { level: string; recommendedSandbox: string };
+    }>('new', 'feat', 'rq', '--require-sandbox', '--sandbox', 'bwrap');
     expect(boxed.code, boxed.stdout + boxed.stderr).toBe(0);
     // Setup during `new` already runs in the task's own sandbox: it marked the workspace, and could not write outside.
     expect(fs.existsSync(path.join(boxed.json.path, '.setup-ran'))).toBe(true);
@@ -96,8 +126,12 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
     const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\nkill_grace: 300ms\n' } });
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'st');
     const ready = path.join(made.json.path, 'ready');
-    const script = 'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
-    const run = startCli(['--json', 'exec', 'st', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home });
+    const script =
+      'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
+    const run = startCli(['--json', 'exec', 'st', '--timeout', '1s', '--', 'sh', '-c', script], {
+      cwd: repo.root,
+      home: repo.home,
+    });
     await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', made.json.path);
     expect(pids.length).toBeGreaterThanOrEqual(4);

@@ -36,7 +36,13 @@ describe('setup', () => {
     expect(gitIn(made.json.path, 'status', '--porcelain')).toMatch(/^ ?M \.env\.testing$/m);
 
     const marker = path.join(marks, 'ran');
-    const refused = await repo.warrenJson<{ error: { code: string; hint: string } }>('exec', 's1', '--', 'touch', marker);
+    const refused = await repo.warrenJson<{ error: { code: string; hint: string } }>(
+      'exec',
+      's1',
+      '--',
+      'touch',
+      marker,
+    );
     expect(refused.code).toBe(1);
     expect(refused.json.error.code).toBe('TASK_STATE');
     expect(refused.json.error.hint).toContain('warren setup s1');
@@ -56,7 +62,9 @@ describe('setup', () => {
   });
 
   it('--no-setup skips it, and says so in an event', async () => {
-    const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': 'setup:\n  - { id: a, run: "touch setup-ran" }\n' } });
+    const repo = makeRepo({
+      files: { 'README.md': '# t\n', 'warren.yaml': 'setup:\n  - { id: a, run: "touch setup-ran" }\n' },
+    });
     const made = await repo.warrenJson<{ state: string; path: string }>('new', 'feat', 'n1', '--no-setup');
     expect(made.json.state).toBe('ready');
     expect(fs.existsSync(path.join(made.json.path, 'setup-ran'))).toBe(false);

@@ -25,9 +25,21 @@ async function taskRepo(id: string): Promise<{ repo: TestRepo; ws: string; marks
 // Each tree touches $READY once all of its processes have started.
 const TREES: { name: string; script: string; minProcs: number }[] = [
   { name: 'plain child', script: 'touch "$READY"; exec sleep 300', minProcs: 1 },
-  { name: 'grandchildren', script: 'sh -c "sleep 300 & sleep 300 & wait" & sh -c "sleep 301 & wait" & sleep 0.1; touch "$READY"; wait', minProcs: 5 },
-  { name: 'setsid escapee and double fork', script: 'setsid sh -c "sleep 300" & (sh -c "sleep 302 &" &) ; sleep 0.1; touch "$READY"; sleep 300', minProcs: 3 },
-  { name: 'a child ignoring SIGTERM', script: 'trap "" TERM; sh -c "trap \\"\\" TERM; sleep 300" & sleep 0.1; touch "$READY"; sleep 300', minProcs: 3 },
+  {
+    name: 'grandchildren',
+    script: 'sh -c "sleep 300 & sleep 300 & wait" & sh -c "sleep 301 & wait" & sleep 0.1; touch "$READY"; wait',
+    minProcs: 5,
+  },
+  {
+    name: 'setsid escapee and double fork',
+    script: 'setsid sh -c "sleep 300" & (sh -c "sleep 302 &" &) ; sleep 0.1; touch "$READY"; sleep 300',
+    minProcs: 3,
+  },
+  {
+    name: 'a child ignoring SIGTERM',
+    script: 'trap "" TERM; sh -c "trap \\"\\" TERM; sleep 300" & sleep 0.1; touch "$READY"; sleep 300',
+    minProcs: 3,
+  },
 ];
 
 describe('warren exec --timeout ends the whole tree', () => {
@@ -35,7 +47,11 @@ describe('warren exec --timeout ends the whole tree', () => {
     const { repo, ws, marks } = await taskRepo('t1');
     const ready = path.join(marks, 'ready');
     const started = Date.now();
-    const run = startCli(['--json', 'exec', 't1', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    const run = startCli(['--json', 'exec', 't1', '--timeout', '1s', '--', 'sh', '-c', script], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { READY: ready },
+    });
     await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(minProcs);
@@ -59,8 +75,13 @@ describe('warren stopped by a signal', () => {
     const { repo, ws, marks } = await taskRepo('c1');
     const ready = path.join(marks, 'ready');
     const got = path.join(marks, 'got');
-    const script = 'trap "echo TERM > \\"$GOT\\"; exit 0" TERM; trap "echo INT > \\"$GOT\\"; exit 0" INT; setsid sleep 300 & touch "$READY"; while :; do sleep 0.05; done';
-    const run = startCli(['--json', 'exec', 'c1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready, GOT: got } });
+    const script =
+      'trap "echo TERM > \\"$GOT\\"; exit 0" TERM; trap "echo INT > \\"$GOT\\"; exit 0" INT; setsid sleep 300 & touch "$READY"; while :; do sleep 0.05; done';
+    const run = startCli(['--json', 'exec', 'c1', '--', 'sh', '-c', script], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { READY: ready, GOT: got },
+    });
     await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(2);
@@ -76,8 +97,13 @@ describe('warren stopped by a signal', () => {
   it('warren killed with SIGKILL: the kernel ends every process of the run', async () => {
     const { repo, ws, marks } = await taskRepo('k1');
     const ready = path.join(marks, 'ready');
-    const script = 'trap "" TERM INT; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch "$READY"; sleep 300';
-    const run = startCli(['exec', 'k1', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    const script =
+      'trap "" TERM INT; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch "$READY"; sleep 300';
+    const run = startCli(['exec', 'k1', '--', 'sh', '-c', script], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { READY: ready },
+    });
     await waitForFile(ready, undefined, run);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
     expect(pids.length).toBeGreaterThanOrEqual(4);
@@ -90,7 +116,9 @@ describe('warren stopped by a signal', () => {
     const openRuns = (): Record<string, unknown>[] => {
       const db = new Database(path.join(repo.home, 'state.db'), { readonly: true });
       try {
-        return db.prepare('SELECT id, ended_at, reason FROM runs WHERE task_id = ? ORDER BY started_at').all('k1') as Record<string, unknown>[];
+        return db
+          .prepare('SELECT id, ended_at, reason FROM runs WHERE task_id = ? ORDER BY started_at')
+          .all('k1') as Record<string, unknown>[];
       } finally {
         db.close();
       }
@@ -102,15 +130,29 @@ describe('warren stopped by a signal', () => {
     expect(closed).toMatchObject({ id: killed?.id, reason: expect.stringMatching(/^interrupted: /) });
     expect(closed?.ended_at).toEqual(expect.any(String));
     expect(next?.reason).toBeNull();
-    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'k1', '--events', '50');
-    expect(shown.json.events.some((e) => e.kind === 'run.interrupted' && e.message.includes(String(killed?.id)))).toBe(true);
+    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>(
+      'show',
+      'k1',
+      '--events',
+      '50',
+    );
+    expect(shown.json.events.some((e) => e.kind === 'run.interrupted' && e.message.includes(String(killed?.id)))).toBe(
+      true,
+    );
   });
 });
 
 describe('the recorded run', () => {
   it('keeps argv, times, exit code, signal, timedOut and the log in SQLite; output also streamed', async () => {
     const { repo, ws } = await taskRepo('r1');
-    const ok = await repo.warrenJson<{ exitCode: number; log: string }>('exec', 'r1', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; pwd; exit 7');
+    const ok = await repo.warrenJson<{ exitCode: number; log: string }>(
+      'exec',
+      'r1',
+      '--',
+      'sh',
+      '-c',
+      'echo out-line; echo err-line >&2; pwd; exit 7',
+    );
     expect(ok.code).toBe(7);
     expect(ok.json.exitCode).toBe(7);
     // --json: the command's output goes to stderr so stdout stays one JSON document.
@@ -132,7 +174,15 @@ describe('the recorded run', () => {
     const rows = db.prepare('SELECT * FROM runs ORDER BY started_at').all() as Record<string, unknown>[];
     db.close();
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatchObject({ task_id: 'r1', kind: 'exec', exit_code: 7, signal: null, timed_out: 0, cwd: ws, log_path: ok.json.log });
+    expect(rows[0]).toMatchObject({
+      task_id: 'r1',
+      kind: 'exec',
+      exit_code: 7,
+      signal: null,
+      timed_out: 0,
+      cwd: ws,
+      log_path: ok.json.log,
+    });
     expect(JSON.parse(String(rows[0]?.argv))).toEqual(['sh', '-c', 'echo out-line; echo err-line >&2; pwd; exit 7']);
     expect(Date.parse(String(rows[0]?.ended_at))).toBeGreaterThanOrEqual(Date.parse(String(rows[0]?.started_at)));
     expect(rows[2]).toMatchObject({ timed_out: 1, signal: 'SIGTERM', exit_code: 143 });
@@ -161,7 +211,11 @@ describe('the recorded run', () => {
   it('a run holds the task lock: a second exec or rm meanwhile is refused and runs nothing', async () => {
     const { repo, marks } = await taskRepo('l1');
     const ready = path.join(marks, 'ready');
-    const first = startCli(['exec', 'l1', '--timeout', '30s', '--', 'sh', '-c', 'touch "$READY"; sleep 30'], { cwd: repo.root, home: repo.home, env: { READY: ready } });
+    const first = startCli(['exec', 'l1', '--timeout', '30s', '--', 'sh', '-c', 'touch "$READY"; sleep 30'], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { READY: ready },
+    });
     try {
       await waitForFile(ready, undefined, first);
       const marker = path.join(marks, 'second');
@@ -211,7 +265,10 @@ describe('a closed output pipe', () => {
     const rows = db.prepare('SELECT * FROM runs').all() as Record<string, unknown>[];
     db.close();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ canceled_by: 'SIGPIPE', reason: 'stdout closed (EPIPE): the reader went away; ended with SIGTERM' });
+    expect(rows[0]).toMatchObject({
+      canceled_by: 'SIGPIPE',
+      reason: 'stdout closed (EPIPE): the reader went away; ended with SIGTERM',
+    });
     expect(rows[0]?.ended_at).toEqual(expect.any(String));
     // The log kept what the reader did not take.
     expect(fs.readFileSync(String(rows[0]?.log_path), 'utf8')).toMatch(/^1\n2\n3\n/);

@@ -17,7 +17,9 @@ import { alive, pidsWithEnv, startCli, waitForFile } from './helpers/procs.js';
  */
 
 describe('egress allowlist: matching (pure)', () => {
-  const rules = ['api.anthropic.com', '127.0.0.1:8080', '*.npmjs.org:443', '[::1]:9000', 'LOCALHOST:11434'].map(parseAllowEntry);
+  const rules = ['api.anthropic.com', '127.0.0.1:8080', '*.npmjs.org:443', '[::1]:9000', 'LOCALHOST:11434'].map(
+    parseAllowEntry,
+  );
   it.each([
     ['api.anthropic.com', 443, true],
     ['API.Anthropic.com.', 8443, true],
@@ -48,8 +50,17 @@ describe('egress allowlist: matching (pure)', () => {
   it('warren.yaml: sandbox is none, bwrap, or { kind: bwrap, allow }; entries are checked; network: true contradicts an allowlist', () => {
     expect(configSchema.parse({ sandbox: 'bwrap' }).sandbox).toBe('bwrap');
     expect(configSchema.parse({ sandbox: { kind: 'bwrap' } }).sandbox).toEqual({ kind: 'bwrap', allow: [] });
-    expect(configSchema.parse({ sandbox: { kind: 'bwrap', allow: ['api.openai.com', '127.0.0.1:1234', '*.pypi.org'] } }).sandbox).toMatchObject({ allow: ['api.openai.com', '127.0.0.1:1234', '*.pypi.org'] });
-    for (const bad of [{ kind: 'none', allow: [] }, { kind: 'bwrap', allow: ['http://x.com'] }, { kind: 'bwrap', allow: ['x.com:99999'] }, { kind: 'bwrap', allow: ['-x'] }, { kind: 'bwrap', allow: [], extra: 1 }]) {
+    expect(
+      configSchema.parse({ sandbox: { kind: 'bwrap', allow: ['api.openai.com', '127.0.0.1:1234', '*.pypi.org'] } })
+        .sandbox,
+    ).toMatchObject({ allow: ['api.openai.com', '127.0.0.1:1234', '*.pypi.org'] });
+    for (const bad of [
+      { kind: 'none', allow: [] },
+      { kind: 'bwrap', allow: ['http://x.com'] },
+      { kind: 'bwrap', allow: ['x.com:99999'] },
+      { kind: 'bwrap', allow: ['-x'] },
+      { kind: 'bwrap', allow: [], extra: 1 },
+    ]) {
       expect(configSchema.safeParse({ sandbox: bad }).success, JSON.stringify(bad)).toBe(false);
     }
     expect(configSchema.safeParse({ sandbox: { kind: 'bwrap', allow: ['a.com'] }, network: true }).success).toBe(false);
@@ -68,7 +79,9 @@ async function plainServer(): Promise<{ port: number; hits: () => number }> {
     hits++;
     res.end('unlisted server\n');
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { port, hits: () => hits };
 }
@@ -83,65 +96,145 @@ function fetchScript(url: string, proxied: boolean): string {
 }
 
 describe.skipIf(noBwrap !== null || noClaude !== null)('egress allowlist: a real agent in the sandbox', () => {
-  it('claude reaches the listed model server; an unlisted loopback server is refused through the proxy and directly; each refusal is an event', { timeout: 240_000 }, async () => {
-    const model = await startModelServer();
-    const other = await plainServer();
-    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': `sandbox: { kind: bwrap, allow: ["127.0.0.1:${model.port}"] }\n` } });
-    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'box');
-    expect(made.code, made.stderr).toBe(0);
+  it(
+    'claude reaches the listed model server; an unlisted loopback server is refused through the proxy and directly; each refusal is an event',
+    { timeout: 240_000 },
+    async () => {
+      const model = await startModelServer();
+      const other = await plainServer();
+      const repo = makeRepo({
+        files: {
+          'README.md': '# main\n',
+          'warren.yaml': `sandbox: { kind: bwrap, allow: ["127.0.0.1:${model.port}"] }\n`,
+        },
+      });
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'box');
+      expect(made.code, made.stderr).toBe(0);
 
-    const userHome = tmpDir('warren-egress-user-');
-    const env = { PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`, HOME: userHome, CLAUDE_CONFIG_DIR: '', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'scripted' };
-    const agent = await runCli(['--json', 'run', 'box', '--agent', 'claude', '--prompt', 'Write the note, then record where you are.', '--timeout', '3m'], { cwd: repo.root, home: repo.home, env });
-    const ran = JSON.parse(agent.stdout) as Run;
-    expect(agent.code, `${agent.stderr}\n${fs.readFileSync(ran.log, 'utf8')}`).toBe(0);
-    expect(fs.readFileSync(path.join(made.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
-    expect(fs.readFileSync(path.join(made.json.path, 'ran-in.txt'), 'utf8')).toBe(`${made.json.path}\n`);
-    expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
-    expect(model.received.map((r) => r.answer)).toEqual(expect.arrayContaining(['tools', 'final']));
+      const userHome = tmpDir('warren-egress-user-');
+      const env = {
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+        HOME: userHome,
+        CLAUDE_CONFIG_DIR: '',
+        ANTHROPIC_BASE_URL: model.url,
+        ANTHROPIC_API_KEY: 'scripted',
+      };
+      const agent = await runCli(
+        [
+          '--json',
+          'run',
+          'box',
+          '--agent',
+          'claude',
+          '--prompt',
+          'Write the note, then record where you are.',
+          '--timeout',
+          '3m',
+        ],
+        { cwd: repo.root, home: repo.home, env },
+      );
+      const ran = JSON.parse(agent.stdout) as Run;
+      expect(agent.code, `${agent.stderr}\n${fs.readFileSync(ran.log, 'utf8')}`).toBe(0);
+      expect(fs.readFileSync(path.join(made.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+      expect(fs.readFileSync(path.join(made.json.path, 'ran-in.txt'), 'utf8')).toBe(`${made.json.path}\n`);
+      expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
+      expect(model.received.map((r) => r.answer)).toEqual(expect.arrayContaining(['tools', 'final']));
 
-    // The unlisted server, through the proxy: 403, and an event naming it.
-    const viaProxy = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`http://127.0.0.1:${other.port}/`, true));
-    expect(viaProxy.code).toBe(0);
-    expect(fs.readFileSync(viaProxy.json.log, 'utf8')).toContain('status 403');
-    // …and directly: the sandbox's loopback is its own, nothing listens there.
-    const direct = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`http://127.0.0.1:${other.port}/`, false));
-    expect(direct.code).toBe(3);
-    expect(fs.readFileSync(direct.json.log, 'utf8')).toMatch(/ECONNREFUSED/);
-    expect(other.hits()).toBe(0);
-    // The listed one is reachable by a plain command too (a forward on the sandbox's loopback).
-    const listed = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`${model.url}/`, false));
-    expect(fs.readFileSync(listed.json.log, 'utf8')).toContain('status 200');
-    // …and through the proxy, as a plain-HTTP request with an absolute URL.
-    const proxied = await repo.warrenJson<Run>('exec', 'box', '--', process.execPath, '-e', fetchScript(`${model.url}/`, true));
-    expect(fs.readFileSync(proxied.json.log, 'utf8')).toContain('status 200');
+      // The unlisted server, through the proxy: 403, and an event naming it.
+      const viaProxy = await repo.warrenJson<Run>(
+        'exec',
+        'box',
+        '--',
+        process.execPath,
+        '-e',
+        fetchScript(`http://127.0.0.1:${other.port}/`, true),
+      );
+      expect(viaProxy.code).toBe(0);
+      expect(fs.readFileSync(viaProxy.json.log, 'utf8')).toContain('status 403');
+      // …and directly: the sandbox's loopback is its own, nothing listens there.
+      const direct = await repo.warrenJson<Run>(
+        'exec',
+        'box',
+        '--',
+        process.execPath,
+        '-e',
+        fetchScript(`http://127.0.0.1:${other.port}/`, false),
+      );
+      expect(direct.code).toBe(3);
+      expect(fs.readFileSync(direct.json.log, 'utf8')).toMatch(/ECONNREFUSED/);
+      expect(other.hits()).toBe(0);
+      // The listed one is reachable by a plain command too (a forward on the sandbox's loopback).
+      const listed = await repo.warrenJson<Run>(
+        'exec',
+        'box',
+        '--',
+        process.execPath,
+        '-e',
+        fetchScript(`${model.url}/`, false),
+      );
+      expect(fs.readFileSync(listed.json.log, 'utf8')).toContain('status 200');
+      // …and through the proxy, as a plain-HTTP request with an absolute URL.
+      const proxied = await repo.warrenJson<Run>(
+        'exec',
+        'box',
+        '--',
+        process.execPath,
+        '-e',
+        fetchScript(`${model.url}/`, true),
+      );
+      expect(fs.readFileSync(proxied.json.log, 'utf8')).toContain('status 200');
 
-    const shown = await repo.warrenJson<Shown>('show', 'box', '--events', '100');
-    const refused = shown.json.events.filter((e) => e.kind === 'sandbox.egress_refused');
-    expect(refused.map((e) => [e.host, e.port, e.runId])).toContainEqual(['127.0.0.1', other.port, viaProxy.json.runId]);
-    expect(refused.every((e) => e.host !== '127.0.0.1' || e.port !== model.port)).toBe(true);
-  });
+      const shown = await repo.warrenJson<Shown>('show', 'box', '--events', '100');
+      const refused = shown.json.events.filter((e) => e.kind === 'sandbox.egress_refused');
+      expect(refused.map((e) => [e.host, e.port, e.runId])).toContainEqual([
+        '127.0.0.1',
+        other.port,
+        viaProxy.json.runId,
+      ]);
+      expect(refused.every((e) => e.host !== '127.0.0.1' || e.port !== model.port)).toBe(true);
+    },
+  );
 });
 
 describe.skipIf(noBwrap !== null)('egress allowlist: the sandbox still holds', () => {
-  it('writes outside the workspace are refused, and a run that times out leaves no process (the bridge included)', { timeout: 120_000 }, async () => {
-    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: { kind: bwrap, allow: ["127.0.0.1:9"] }\nkill_grace: 300ms\n' } });
-    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'held');
-    expect(made.code, made.stderr).toBe(0);
+  it(
+    'writes outside the workspace are refused, and a run that times out leaves no process (the bridge included)',
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'README.md': '# main\n',
+          'warren.yaml': 'sandbox: { kind: bwrap, allow: ["127.0.0.1:9"] }\nkill_grace: 300ms\n',
+        },
+      });
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'held');
+      expect(made.code, made.stderr).toBe(0);
 
-    const write = await repo.warrenJson<Run>('exec', 'held', '--', 'sh', '-c', `echo pwned > ${JSON.stringify(path.join(repo.root, 'README.md'))}`);
-    expect(write.code).not.toBe(0);
-    expect(write.json.reason).toMatch(/write outside the workspace/);
-    expect(fs.readFileSync(path.join(repo.root, 'README.md'), 'utf8')).toBe('# main\n');
+      const write = await repo.warrenJson<Run>(
+        'exec',
+        'held',
+        '--',
+        'sh',
+        '-c',
+        `echo pwned > ${JSON.stringify(path.join(repo.root, 'README.md'))}`,
+      );
+      expect(write.code).not.toBe(0);
+      expect(write.json.reason).toMatch(/write outside the workspace/);
+      expect(fs.readFileSync(path.join(repo.root, 'README.md'), 'utf8')).toBe('# main\n');
 
-    const ready = path.join(made.json.path, 'ready');
-    const script = 'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
-    const run = startCli(['--json', 'exec', 'held', '--timeout', '1s', '--', 'sh', '-c', script], { cwd: repo.root, home: repo.home });
-    await waitForFile(ready, undefined, run);
-    const pids = pidsWithEnv('WARREN_WORKSPACE', made.json.path);
-    expect(pids.length).toBeGreaterThanOrEqual(5); // the bridge, sh and its sleeps
-    const result = await run.done;
-    expect(result.code).toBe(124);
-    expect(pids.filter(alive)).toEqual([]);
-  });
+      const ready = path.join(made.json.path, 'ready');
+      const script =
+        'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
+      const run = startCli(['--json', 'exec', 'held', '--timeout', '1s', '--', 'sh', '-c', script], {
+        cwd: repo.root,
+        home: repo.home,
+      });
+      await waitForFile(ready, undefined, run);
+      const pids = pidsWithEnv('WARREN_WORKSPACE', made.json.path);
+      expect(pids.length).toBeGreaterThanOrEqual(5); // the bridge, sh and its sleeps
+      const result = await run.done;
+      expect(result.code).toBe(124);
+      expect(pids.filter(alive)).toEqual([]);
+    },
+  );
 });

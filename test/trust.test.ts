@@ -52,7 +52,9 @@ describe('the command set (pure)', () => {
 
   it('hashes what runs, not how the file is written: formatting, comments, timeouts and other keys do not count', () => {
     const a = set('setup:\n  - { id: deps, run: "npm ci" }\nverify:\n  - { id: t, run: [node, t.js] }\n');
-    const b = set('# a comment\nsandbox: none\nsetup:\n  - id: deps\n    run: npm ci\n    timeout: 5m\nverify:\n  - { id: t, run: ["node", "t.js"], required: false }\n');
+    const b = set(
+      '# a comment\nsandbox: none\nsetup:\n  - id: deps\n    run: npm ci\n    timeout: 5m\nverify:\n  - { id: t, run: ["node", "t.js"], required: false }\n',
+    );
     expect(commandsHash(a)).toBe(commandsHash(b));
     expect(commandsHash(a)).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -62,7 +64,10 @@ describe('the command set (pure)', () => {
     ['a changed id', 'setup:\n  - { id: other, run: "npm ci" }\n'],
     ['a string turned argv', 'setup:\n  - { id: deps, run: [npm, ci] }\n'],
     ['a setup moved to teardown', 'teardown:\n  - { id: deps, run: "npm ci" }\n'],
-    ['an added agent', 'setup:\n  - { id: deps, run: "npm ci" }\nagents:\n  claude: { command: [sh, -c, "rm -rf ~"] }\n'],
+    [
+      'an added agent',
+      'setup:\n  - { id: deps, run: "npm ci" }\nagents:\n  claude: { command: [sh, -c, "rm -rf ~"] }\n',
+    ],
   ])('changes with %s', (_what, yaml) => {
     const before = set('setup:\n  - { id: deps, run: "npm ci" }\n');
     expect(commandsHash(set(yaml))).not.toBe(commandsHash(before));
@@ -71,7 +76,10 @@ describe('the command set (pure)', () => {
   it('names what is new or changed since the set trusted before', () => {
     const before = set('setup:\n  - { id: a, run: "x" }\n  - { id: b, run: "y" }\n');
     const now = set('setup:\n  - { id: a, run: "x" }\n  - { id: b, run: "z" }\nagents:\n  n: { command: [n] }\n');
-    expect(changedCommands(now, JSON.parse(JSON.stringify(before))).map((c) => `${c.kind} ${c.id}`)).toEqual(['setup b', 'agent n']);
+    expect(changedCommands(now, JSON.parse(JSON.stringify(before))).map((c) => `${c.kind} ${c.id}`)).toEqual([
+      'setup b',
+      'agent n',
+    ]);
     expect(changedCommands(now, null)).toHaveLength(3);
   });
 });
@@ -104,7 +112,11 @@ describe('trust on first use', () => {
   it('setup, verify and a warren.yaml agent refuse before anything runs; rm removes the workspace and skips teardown, saying so', async () => {
     const { repo, ran } = hostileRepo();
     expect((await repo.warren('new', 'feat', 'T-2', '--no-setup')).code).toBe(0);
-    for (const args of [['setup', 'T-2'], ['verify', 'T-2'], ['run', 'T-2', '--agent', 'helper', '--prompt', 'hi']]) {
+    for (const args of [
+      ['setup', 'T-2'],
+      ['verify', 'T-2'],
+      ['run', 'T-2', '--agent', 'helper', '--prompt', 'hi'],
+    ]) {
       const r = await repo.warrenJson<ErrorJson>(...args);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.json.error.code).toBe('UNTRUSTED_COMMANDS');
@@ -119,7 +131,12 @@ describe('trust on first use', () => {
     const { repo, ran } = hostileRepo();
     const shown = await repo.warren('trust');
     expect(shown.code).toBe(1);
-    for (const line of [/^setup\s+deps\s+touch .*\/setup$/m, /^verify\s+test\s+touch /m, /^teardown\s+bye\s+touch /m, /^agent\s+helper\s+\["sh","agent.sh"\]\s+\(prompt: stdin\)$/m]) {
+    for (const line of [
+      /^setup\s+deps\s+touch .*\/setup$/m,
+      /^verify\s+test\s+touch /m,
+      /^teardown\s+bye\s+touch /m,
+      /^agent\s+helper\s+\["sh","agent.sh"\]\s+\(prompt: stdin\)$/m,
+    ]) {
       expect(shown.stdout).toMatch(line);
     }
     expect(shown.stdout).toMatch(/not trusted; nothing was recorded/);
@@ -128,7 +145,12 @@ describe('trust on first use', () => {
     const json = await repo.warrenJson<TrustJson>('trust', '--yes');
     expect(json.code).toBe(0);
     expect(json.json).toMatchObject({ trusted: true, hash: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
-    expect(json.json.commands.map((c) => `${c.kind} ${c.id}`)).toEqual(['setup deps', 'verify test', 'teardown bye', 'agent helper']);
+    expect(json.json.commands.map((c) => `${c.kind} ${c.id}`)).toEqual([
+      'setup deps',
+      'verify test',
+      'teardown bye',
+      'agent helper',
+    ]);
 
     expect((await repo.warren('new', 'feat', 'T-3')).code).toBe(0);
     expect((await repo.warren('verify', 'T-3')).code).toBe(0);
@@ -144,7 +166,10 @@ describe('trust on first use', () => {
     const { repo, marks, ran } = hostileRepo();
     const first = await repo.warrenJson<TrustJson>('trust', '--yes');
     // A pull (or a task that landed) changes a command: the old trust does not cover it.
-    repo.write('warren.yaml', fs.readFileSync(path.join(repo.root, 'warren.yaml'), 'utf8').replace(`${marks}/setup`, `${marks}/setup-changed`));
+    repo.write(
+      'warren.yaml',
+      fs.readFileSync(path.join(repo.root, 'warren.yaml'), 'utf8').replace(`${marks}/setup`, `${marks}/setup-changed`),
+    );
     const refused = await repo.warrenJson<ErrorJson>('new', 'feat', 'T-4');
     expect(refused.code).toBe(1);
     expect(refused.json.error.message).toMatch(/changed since you trusted them \(1 new or changed\)/);

@@ -27,15 +27,27 @@ function optionField(o) {
   }
   const input =
     o.type === 'choice'
-      ? el('select', { name: o.name }, o.choices.map((c) => el('option', { value: c }, c === '' ? '(as warren.yaml says)' : c)))
-      : el('input', { type: 'text', name: o.name, autocomplete: 'off', spellcheck: 'false', ...(o.required ? { required: '' } : {}) });
+      ? el(
+          'select',
+          { name: o.name },
+          o.choices.map((c) => el('option', { value: c }, c === '' ? '(as warren.yaml says)' : c)),
+        )
+      : el('input', {
+          type: 'text',
+          name: o.name,
+          autocomplete: 'off',
+          spellcheck: 'false',
+          ...(o.required ? { required: '' } : {}),
+        });
   return { label: el('label', { class: 'field' }, `${o.label} `, input), value: () => input.value };
 }
 
 /** Asks before a destructive action, and for the fields of an action that needs input. */
 function askAction(action, target) {
   const dialog = document.getElementById('confirm');
-  document.getElementById('confirm-text').textContent = action.destructive ? `${action.label}: ${target}?` : `${action.label} in ${target}`;
+  document.getElementById('confirm-text').textContent = action.destructive
+    ? `${action.label}: ${target}?`
+    : `${action.label} in ${target}`;
   const fields = action.options.map(optionField);
   document.getElementById('confirm-options').replaceChildren(...fields.map((f) => f.label));
   const ok = document.getElementById('confirm-ok');
@@ -90,7 +102,10 @@ function details(result) {
   }
   if (Array.isArray(result.warnings) && typeof result.branch === 'string') {
     // A new task: where it is, then every warning recorded while creating it.
-    return [`${result.state}: ${result.branch} at ${result.path}`, ...result.warnings.map((w) => `${w.level}: ${w.message}`)];
+    return [
+      `${result.state}: ${result.branch} at ${result.path}`,
+      ...result.warnings.map((w) => `${w.level}: ${w.message}`),
+    ];
   }
   return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
@@ -117,7 +132,16 @@ function actionButtons(scope, project, id, state) {
   return (meta ? meta.actions : [])
     .filter((a) => a.scope === scope && !a.inline && (!a.states || state === undefined || a.states.includes(state)))
     .map((a) =>
-      el('button', { type: 'button', class: a.destructive ? 'danger' : '', 'data-action': a.name, onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)) }, a.label),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: a.destructive ? 'danger' : '',
+          'data-action': a.name,
+          onclick: (ev) => (ev.stopPropagation(), runAction(a, project, id)),
+        },
+        a.label,
+      ),
     );
 }
 
@@ -146,7 +170,8 @@ function taskRow(t) {
 /** The task's place in the merge queue, or why it bounced from it. */
 function queueBadge(q) {
   if (!q || q.state === 'landed' || q.state === 'removed') return null;
-  if (q.state === 'bounced') return el('span', { class: 'badge bad', title: q.reason ?? '' }, `bounced: ${q.code ?? ''}`);
+  if (q.state === 'bounced')
+    return el('span', { class: 'badge bad', title: q.reason ?? '' }, `bounced: ${q.code ?? ''}`);
   return el('span', { class: 'badge running' }, q.state === 'testing' ? 'queue: testing' : `queue #${q.position}`);
 }
 
@@ -158,13 +183,26 @@ function queuePanel(p) {
   const panel = el(
     'div',
     { class: 'queue', 'data-queue': p.key },
-    el('h3', {}, `Merge queue (${entries.filter((e) => e.state === 'queued' || e.state === 'testing').length} waiting)`, p.queue && p.queue.processor ? el('span', { class: 'muted' }, `  worked by pid ${p.queue.processor.pid}`) : null),
+    el(
+      'h3',
+      {},
+      `Merge queue (${entries.filter((e) => e.state === 'queued' || e.state === 'testing').length} waiting)`,
+      p.queue && p.queue.processor ? el('span', { class: 'muted' }, `  worked by pid ${p.queue.processor.pid}`) : null,
+    ),
     entries.length === 0
       ? el('p', { class: 'muted' }, 'Empty. Land a task to join it.')
       : el(
           'table',
           { class: 'queue-entries' },
-          el('thead', {}, el('tr', {}, ['#', 'task', 'state', 'since', 'detail'].map((h) => el('th', {}, h)))),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              ['#', 'task', 'state', 'since', 'detail'].map((h) => el('th', {}, h)),
+            ),
+          ),
           el(
             'tbody',
             {},
@@ -174,9 +212,27 @@ function queuePanel(p) {
                 { 'data-entry': String(e.entry), 'data-state': e.state },
                 el('td', {}, e.position === null ? '' : String(e.position)),
                 el('td', {}, e.id),
-                el('td', {}, el('span', { class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}` }, e.state)),
+                el(
+                  'td',
+                  {},
+                  el(
+                    'span',
+                    {
+                      class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}`,
+                    },
+                    e.state,
+                  ),
+                ),
                 el('td', { title: e.since }, `${age(e.since)} ago`),
-                el('td', { class: 'detail' }, e.state === 'landed' ? el('code', {}, (e.commit ?? '').slice(0, 12)) : e.state === 'bounced' ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}` : ''),
+                el(
+                  'td',
+                  { class: 'detail' },
+                  e.state === 'landed'
+                    ? el('code', {}, (e.commit ?? '').slice(0, 12))
+                    : e.state === 'bounced'
+                      ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}`
+                      : '',
+                ),
               ),
             ),
           ),
@@ -189,15 +245,46 @@ function queuePanel(p) {
 }
 
 function projectSection(p, showTitle) {
-  const head = ['ID', 'type', 'state', 'branch', 'age', 'base drift', 'changes', 'provisioned', 'ports', 'verify', 'last run', ''];
+  const head = [
+    'ID',
+    'type',
+    'state',
+    'branch',
+    'age',
+    'base drift',
+    'changes',
+    'provisioned',
+    'ports',
+    'verify',
+    'last run',
+    '',
+  ];
   return el(
     'section',
     { class: 'project', 'data-project': p.key },
-    el('div', { class: 'section-head' }, showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'), el('div', { class: 'actions' }, actionButtons('project', p.key))),
+    el(
+      'div',
+      { class: 'section-head' },
+      showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'),
+      el('div', { class: 'actions' }, actionButtons('project', p.key)),
+    ),
     p.error ? el('p', { class: 'error-text' }, p.error) : null,
     p.tasks.length === 0 && !p.error
       ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
-      : el('table', { class: 'fleet' }, el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))), el('tbody', {}, p.tasks.map(taskRow))),
+      : el(
+          'table',
+          { class: 'fleet' },
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              head.map((h) => el('th', {}, h)),
+            ),
+          ),
+          el('tbody', {}, p.tasks.map(taskRow)),
+        ),
     queuePanel(p),
     el('h3', {}, `Strays (${p.strays.length})`),
     p.strays.length === 0
@@ -205,8 +292,29 @@ function projectSection(p, showTitle) {
       : el(
           'table',
           { class: 'strays' },
-          el('thead', {}, el('tr', {}, ['kind', 'path / branch', 'ID', 'why'].map((h) => el('th', {}, h)))),
-          el('tbody', {}, p.strays.map((s) => el('tr', { 'data-stray': s.kind }, el('td', {}, s.kind), el('td', {}, el('code', {}, s.path ?? s.branch ?? '')), el('td', {}, s.id ?? ''), el('td', {}, s.reason)))),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              ['kind', 'path / branch', 'ID', 'why'].map((h) => el('th', {}, h)),
+            ),
+          ),
+          el(
+            'tbody',
+            {},
+            p.strays.map((s) =>
+              el(
+                'tr',
+                { 'data-stray': s.kind },
+                el('td', {}, s.kind),
+                el('td', {}, el('code', {}, s.path ?? s.branch ?? '')),
+                el('td', {}, s.id ?? ''),
+                el('td', {}, s.reason),
+              ),
+            ),
+          ),
         ),
   );
 }
@@ -214,7 +322,15 @@ function projectSection(p, showTitle) {
 function renderFleet() {
   if (!fleet) return;
   const many = allRepos.checked;
-  view.replaceChildren(el('div', { id: 'fleet' }, fleet.projects.length === 0 ? el('p', { class: 'muted' }, 'No repositories yet.') : fleet.projects.map((p) => projectSection(p, many))));
+  view.replaceChildren(
+    el(
+      'div',
+      { id: 'fleet' },
+      fleet.projects.length === 0
+        ? el('p', { class: 'muted' }, 'No repositories yet.')
+        : fleet.projects.map((p) => projectSection(p, many)),
+    ),
+  );
 }
 
 async function loadFleet() {
@@ -231,7 +347,9 @@ async function loadTask(project, id) {
   } catch (err) {
     if (err.info && err.info.code === 'TASK_NOT_FOUND') {
       closeLog();
-      view.replaceChildren(el('p', { class: 'muted' }, `Task ${id} is gone. `, el('a', { href: '#/' }, 'Back to the fleet')));
+      view.replaceChildren(
+        el('p', { class: 'muted' }, `Task ${id} is gone. `, el('a', { href: '#/' }, 'Back to the fleet')),
+      );
       return;
     }
     throw err;
@@ -245,7 +363,12 @@ async function loadTask(project, id) {
       'div',
       { id: 'task', 'data-task': t.id },
       el('p', {}, el('a', { href: '#/' }, '← fleet')),
-      el('div', { class: 'section-head' }, el('h2', {}, t.id, ' ', stateBadge(t.state)), el('div', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state))),
+      el(
+        'div',
+        { class: 'section-head' },
+        el('h2', {}, t.id, ' ', stateBadge(t.state)),
+        el('div', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state)),
+      ),
       kv([
         ['branch', el('code', {}, t.branch)],
         ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
@@ -268,13 +391,23 @@ async function loadTask(project, id) {
         ? el('p', { class: 'error-text' }, `Could not read the commits: ${data.commits.error}`)
         : data.commits.value.length === 0
           ? el('p', { class: 'muted' }, 'None.')
-          : el('ul', { class: 'commits' }, data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject))),
+          : el(
+              'ul',
+              { class: 'commits' },
+              data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject)),
+            ),
       el('h3', {}, 'Changes against the base'),
       data.diff.ok
         ? diffView(data.diff.value, {
             taskKey: `${t.project}/${t.id}/${t.createdAt}`,
             comments: data.comments,
-            onComment: (c) => callAction('comment', t.project, t.id, { path: c.path, line: String(c.line), side: c.side, body: c.body }),
+            onComment: (c) =>
+              callAction('comment', t.project, t.id, {
+                path: c.path,
+                line: String(c.line),
+                side: c.side,
+                body: c.body,
+              }),
             onCompose: (active) => {
               composing = active;
               if (!active) scheduleRefresh(0);
@@ -286,9 +419,30 @@ async function loadTask(project, id) {
       el('h3', {}, 'Audit'),
       data.audit.length === 0
         ? el('p', { class: 'muted' }, 'No audit sections are registered in this build.')
-        : data.audit.map((s) => el('div', { class: 'audit' }, el('h4', {}, s.name), s.error ? el('p', { class: 'error-text' }, s.error) : el('pre', {}, s.lines.join('\n')))),
+        : data.audit.map((s) =>
+            el(
+              'div',
+              { class: 'audit' },
+              el('h4', {}, s.name),
+              s.error ? el('p', { class: 'error-text' }, s.error) : el('pre', {}, s.lines.join('\n')),
+            ),
+          ),
       el('h3', {}, 'Events'),
-      el('ol', { class: 'timeline' }, [...data.events].reverse().map((e) => el('li', { class: `level-${e.level}` }, el('time', { datetime: e.at, title: e.at }, `${age(e.at)} ago`), el('span', { class: 'kind' }, e.kind), el('span', { class: 'msg' }, e.message)))),
+      el(
+        'ol',
+        { class: 'timeline' },
+        [...data.events]
+          .reverse()
+          .map((e) =>
+            el(
+              'li',
+              { class: `level-${e.level}` },
+              el('time', { datetime: e.at, title: e.at }, `${age(e.at)} ago`),
+              el('span', { class: 'kind' }, e.kind),
+              el('span', { class: 'msg' }, e.message),
+            ),
+          ),
+      ),
     ),
   );
   if (data.log) openLog(t.project, t.id, data.log, logBox);
@@ -302,14 +456,28 @@ async function loadTask(project, id) {
 function reviewPanel(t, data) {
   const open = data.comments.filter((c) => c.state === 'open');
   const ordered = [...open, ...data.comments.filter((c) => c.state !== 'open')];
-  const agent = el('select', { name: 'agent', 'aria-label': 'agent' }, data.agents.names.map((n) => el('option', { value: n, ...(n === data.agents.preferred ? { selected: '' } : {}) }, n)));
-  if (!data.agents.names.includes(data.agents.preferred)) agent.prepend(el('option', { value: data.agents.preferred, selected: '' }, data.agents.preferred));
-  const send = el('button', { type: 'button', 'data-action': 'review', ...(open.length === 0 ? { disabled: '' } : {}) }, `Send ${open.length} open comment${open.length === 1 ? '' : 's'} to the agent`);
+  const agent = el(
+    'select',
+    { name: 'agent', 'aria-label': 'agent' },
+    data.agents.names.map((n) =>
+      el('option', { value: n, ...(n === data.agents.preferred ? { selected: '' } : {}) }, n),
+    ),
+  );
+  if (!data.agents.names.includes(data.agents.preferred))
+    agent.prepend(el('option', { value: data.agents.preferred, selected: '' }, data.agents.preferred));
+  const send = el(
+    'button',
+    { type: 'button', 'data-action': 'review', ...(open.length === 0 ? { disabled: '' } : {}) },
+    `Send ${open.length} open comment${open.length === 1 ? '' : 's'} to the agent`,
+  );
   send.addEventListener('click', async () => {
     send.disabled = true;
     try {
       const r = await callAction('review', t.project, t.id, { agent: agent.value });
-      showInfo(`Sent ${r.comments.length} comment(s) to ${agent.value}: ${r.reason ?? `exit ${r.exitCode}`}; ${r.resolved ? 'resolved' : 'still open'}`, [`log ${r.log}`]);
+      showInfo(
+        `Sent ${r.comments.length} comment(s) to ${agent.value}: ${r.reason ?? `exit ${r.exitCode}`}; ${r.resolved ? 'resolved' : 'still open'}`,
+        [`log ${r.log}`],
+      );
     } catch {
       send.disabled = false;
     }
@@ -318,7 +486,11 @@ function reviewPanel(t, data) {
     'div',
     { class: 'review' },
     ordered.length === 0
-      ? el('p', { class: 'muted' }, 'None yet. Click a line of the diff above to comment on it; Send to agent then gives the open comments to the agent as its prompt.')
+      ? el(
+          'p',
+          { class: 'muted' },
+          'None yet. Click a line of the diff above to comment on it; Send to agent then gives the open comments to the agent as its prompt.',
+        )
       : el(
           'ol',
           { class: 'comments' },
@@ -332,8 +504,25 @@ function reviewPanel(t, data) {
               ' ',
               el('span', { class: 'body' }, c.body),
               ' ',
-              el('button', { type: 'button', class: 'resolve', onclick: () => callAction('resolve', t.project, t.id, { comment: String(c.id), state: c.state === 'open' ? 'resolved' : 'open' }).catch(() => undefined) }, c.state === 'open' ? 'Resolve' : 'Reopen'),
-              el('details', { class: 'hunk' }, el('summary', {}, 'the diff it was made on'), el('pre', { class: 'diff' }, c.hunk)),
+              el(
+                'button',
+                {
+                  type: 'button',
+                  class: 'resolve',
+                  onclick: () =>
+                    callAction('resolve', t.project, t.id, {
+                      comment: String(c.id),
+                      state: c.state === 'open' ? 'resolved' : 'open',
+                    }).catch(() => undefined),
+                },
+                c.state === 'open' ? 'Resolve' : 'Reopen',
+              ),
+              el(
+                'details',
+                { class: 'hunk' },
+                el('summary', {}, 'the diff it was made on'),
+                el('pre', { class: 'diff' }, c.hunk),
+              ),
             ),
           ),
         ),
@@ -409,7 +598,10 @@ async function start() {
   document.getElementById('scope').textContent = meta.root;
   allRepos.addEventListener('change', () => scheduleRefresh(0));
   window.addEventListener('hashchange', () => scheduleRefresh(0));
-  setInterval(() => document.querySelectorAll('[data-age]').forEach((n) => (n.textContent = age(n.getAttribute('data-age')))), 5000);
+  setInterval(
+    () => document.querySelectorAll('[data-age]').forEach((n) => (n.textContent = age(n.getAttribute('data-age')))),
+    5000,
+  );
   connect();
   // Edits inside a workspace record no event; re-read now and then so change counts stay true.
   setInterval(() => {

@@ -8,7 +8,14 @@ export function stateBadge(state) {
 export function provisionCell(list) {
   if (!list.length) return el('span', { class: 'muted' }, '—');
   return list.map((p) =>
-    el('div', { class: 'prov' }, el('code', {}, p.path), ` ${p.mode ?? '?'}`, p.isolated === null ? '' : p.isolated ? ' · isolated' : ' · shared', p.changed === null ? '' : ` · ${p.changed} changed`),
+    el(
+      'div',
+      { class: 'prov' },
+      el('code', {}, p.path),
+      ` ${p.mode ?? '?'}`,
+      p.isolated === null ? '' : p.isolated ? ' · isolated' : ' · shared',
+      p.changed === null ? '' : ` · ${p.changed} changed`,
+    ),
   );
 }
 
@@ -17,7 +24,8 @@ export function portsCell(ports) {
   if (typeof ports !== 'object') return String(ports);
   if (Array.isArray(ports)) return ports.map(String).join(', ');
   if (typeof ports.start === 'number' && typeof ports.end === 'number') return `${ports.start}–${ports.end}`;
-  if (typeof ports.first === 'number' && typeof ports.count === 'number') return `${ports.first}–${ports.first + ports.count - 1}`;
+  if (typeof ports.first === 'number' && typeof ports.count === 'number')
+    return `${ports.first}–${ports.first + ports.count - 1}`;
   return Object.entries(ports)
     .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
     .join(' ');
@@ -28,9 +36,20 @@ export function lastRunCell(run) {
   const parts = [];
   if (run.running) parts.push(el('span', { class: 'badge running' }, 'running'));
   // A setup or verify command: the whole run's outcome counts, not this command's exit (an optional one may pass after a required one failed).
-  else if (run.outcome) parts.push(el('span', { class: `badge ${run.outcome.passed ? 'good' : 'bad'}`, 'data-outcome': run.outcome.passed ? 'passed' : 'failed' }, `${run.outcome.kind} ${run.outcome.passed ? 'passed' : `failed${run.outcome.failed.length ? `: ${run.outcome.failed.join(', ')}` : ''}`}`));
+  else if (run.outcome)
+    parts.push(
+      el(
+        'span',
+        {
+          class: `badge ${run.outcome.passed ? 'good' : 'bad'}`,
+          'data-outcome': run.outcome.passed ? 'passed' : 'failed',
+        },
+        `${run.outcome.kind} ${run.outcome.passed ? 'passed' : `failed${run.outcome.failed.length ? `: ${run.outcome.failed.join(', ')}` : ''}`}`,
+      ),
+    );
   else if (run.timedOut) parts.push(el('span', { class: 'badge bad' }, 'timed out'));
-  else if (typeof run.exitCode === 'number') parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
+  else if (typeof run.exitCode === 'number')
+    parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
   else parts.push(el('span', { class: 'badge' }, run.kind));
   if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
   return el('span', { title: run.command ?? run.message }, parts);
@@ -49,18 +68,28 @@ export function verifyCell(v) {
 
 export function driftCell(t) {
   if (t.behind === null) return el('span', { class: 'muted' }, '?');
-  return el('span', { class: t.behind > 0 ? 'warn' : '' }, `${t.behind} behind`, el('span', { class: 'muted' }, ` · ${t.ahead} ahead`));
+  return el(
+    'span',
+    { class: t.behind > 0 ? 'warn' : '' },
+    `${t.behind} behind`,
+    el('span', { class: 'muted' }, ` · ${t.ahead} ahead`),
+  );
 }
 
 export function kv(pairs) {
-  return el('dl', { class: 'kv' }, pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  return el(
+    'dl',
+    { class: 'kv' },
+    pairs.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]),
+  );
 }
 
 /** A setup/verify event: what happened, each command as a row of a table, and where the log is. */
 export function eventBlock(e) {
   if (!e) return el('span', { class: 'muted' }, 'none recorded');
   const rows = Array.isArray(e.data.results) ? e.data.results.filter((r) => r && typeof r === 'object') : [];
-  const result = (r) => (r.timedOut ? 'timed out' : r.exitCode === 0 ? 'passed' : r.exitCode === null ? 'did not run to the end' : 'failed');
+  const result = (r) =>
+    r.timedOut ? 'timed out' : r.exitCode === 0 ? 'passed' : r.exitCode === null ? 'did not run to the end' : 'failed';
   return el(
     'div',
     { class: `event level-${e.level}` },
@@ -71,7 +100,15 @@ export function eventBlock(e) {
       ? el(
           'table',
           { class: 'results' },
-          el('thead', {}, el('tr', {}, ['command', 'result', 'exit', 'required', 'took', 'why'].map((c) => el('th', {}, c)))),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              ['command', 'result', 'exit', 'required', 'took', 'why'].map((c) => el('th', {}, c)),
+            ),
+          ),
           el(
             'tbody',
             {},
@@ -81,7 +118,11 @@ export function eventBlock(e) {
                 'tr',
                 { class: bad ? (r.required === false ? 'optional-failed' : 'failed') : 'passed' },
                 el('td', {}, String(r.id ?? '')),
-                el('td', {}, el('span', { class: `badge ${bad ? (r.required === false ? '' : 'bad') : 'good'}` }, result(r))),
+                el(
+                  'td',
+                  {},
+                  el('span', { class: `badge ${bad ? (r.required === false ? '' : 'bad') : 'good'}` }, result(r)),
+                ),
                 el('td', {}, r.exitCode === null || r.exitCode === undefined ? '—' : String(r.exitCode)),
                 el('td', {}, r.required === false ? 'no' : 'yes'),
                 el('td', {}, typeof r.durationMs === 'number' ? duration(r.durationMs) : ''),
@@ -91,6 +132,8 @@ export function eventBlock(e) {
           ),
         )
       : null,
-    typeof e.data.log === 'string' && e.data.log !== '' ? el('p', { class: 'muted log-path' }, 'log ', el('code', {}, e.data.log)) : null,
+    typeof e.data.log === 'string' && e.data.log !== ''
+      ? el('p', { class: 'muted log-path' }, 'log ', el('code', {}, e.data.log))
+      : null,
   );
 }

@@ -52,27 +52,68 @@ function anchorOf(line) {
  */
 export function diffView(diff, { taskKey, comments, onComment, onCompose }) {
   if (viewState.key !== taskKey) Object.assign(viewState, { key: taskKey, open: new Set(), full: new Set() });
-  if (diff.files.length === 0) return el('p', { class: 'muted' }, `No changes: ${diff.branch} has nothing ${diff.base} lacks, committed or not.`);
-  const small = diff.files.length <= OPEN_FILES && diff.files.every((f) => f.patch === null || (f.patch ?? '').length <= OPEN_BYTES);
-  const files = diff.files.map((f) => fileBlock(f, { open: viewState.open.has(f.path) || (small && !viewState.open.has(`-${f.path}`)), comments: comments.filter((c) => c.path === f.path || (c.side === 'old' && c.path === f.from)), onComment, onCompose }));
+  if (diff.files.length === 0)
+    return el('p', { class: 'muted' }, `No changes: ${diff.branch} has nothing ${diff.base} lacks, committed or not.`);
+  const small =
+    diff.files.length <= OPEN_FILES &&
+    diff.files.every((f) => f.patch === null || (f.patch ?? '').length <= OPEN_BYTES);
+  const files = diff.files.map((f) =>
+    fileBlock(f, {
+      open: viewState.open.has(f.path) || (small && !viewState.open.has(`-${f.path}`)),
+      comments: comments.filter((c) => c.path === f.path || (c.side === 'old' && c.path === f.from)),
+      onComment,
+      onCompose,
+    }),
+  );
   return el(
     'div',
     { class: 'diff-view' },
-    el('p', { class: 'diff-summary' }, `${diff.files.length} file${diff.files.length === 1 ? '' : 's'} changed, `, el('span', { class: 'add' }, `+${diff.added}`), ' ', el('span', { class: 'del' }, `−${diff.deleted}`), el('span', { class: 'muted' }, ` since ${diff.branch} left ${diff.base}, uncommitted work included. Click a line to comment on it.`)),
-    diff.truncated ? el('p', { class: 'warn', 'data-truncated': '' }, 'Some files are too large to show here (over 1 MiB of diff in all); `warren diff ID` prints everything.') : null,
+    el(
+      'p',
+      { class: 'diff-summary' },
+      `${diff.files.length} file${diff.files.length === 1 ? '' : 's'} changed, `,
+      el('span', { class: 'add' }, `+${diff.added}`),
+      ' ',
+      el('span', { class: 'del' }, `−${diff.deleted}`),
+      el(
+        'span',
+        { class: 'muted' },
+        ` since ${diff.branch} left ${diff.base}, uncommitted work included. Click a line to comment on it.`,
+      ),
+    ),
+    diff.truncated
+      ? el(
+          'p',
+          { class: 'warn', 'data-truncated': '' },
+          'Some files are too large to show here (over 1 MiB of diff in all); `warren diff ID` prints everything.',
+        )
+      : null,
     files,
   );
 }
 
 function fileBlock(f, { open, comments, onComment, onCompose }) {
   const name = f.from ? `${f.from} → ${f.path}` : f.path;
-  const counts = f.binary ? el('span', { class: 'muted' }, 'binary') : [el('span', { class: 'add' }, `+${f.added}`), ' ', el('span', { class: 'del' }, `−${f.deleted}`)];
+  const counts = f.binary
+    ? el('span', { class: 'muted' }, 'binary')
+    : [el('span', { class: 'add' }, `+${f.added}`), ' ', el('span', { class: 'del' }, `−${f.deleted}`)];
   const openComments = comments.filter((c) => c.state === 'open').length;
   const body = el('div', { class: 'file-body' });
   const details = el(
     'details',
     { class: 'file', 'data-file': f.path, 'data-status': f.status },
-    el('summary', {}, el('span', { class: `status status-${f.status}` }, STATUS_LETTER[f.status] ?? '?'), ' ', el('code', {}, name), ' ', counts, openComments ? el('span', { class: 'badge running' }, ` ${openComments} comment${openComments === 1 ? '' : 's'}`) : null),
+    el(
+      'summary',
+      {},
+      el('span', { class: `status status-${f.status}` }, STATUS_LETTER[f.status] ?? '?'),
+      ' ',
+      el('code', {}, name),
+      ' ',
+      counts,
+      openComments
+        ? el('span', { class: 'badge running' }, ` ${openComments} comment${openComments === 1 ? '' : 's'}`)
+        : null,
+    ),
     body,
   );
   let built = false;
@@ -100,9 +141,17 @@ function fileBlock(f, { open, comments, onComment, onCompose }) {
 
 function fileContent(f, { comments, onComment, onCompose }) {
   if (f.binary) return el('p', { class: 'muted' }, 'Binary file: no lines to show.');
-  if (f.patch === null) return el('p', { class: 'warn' }, 'This file\'s diff is too large to show here; `warren diff ID` prints it.');
+  if (f.patch === null)
+    return el('p', { class: 'warn' }, "This file's diff is too large to show here; `warren diff ID` prints it.");
   const lines = numberLines(f.patch ?? '');
-  if (lines.length === 0) return el('p', { class: 'muted' }, f.status === 'type-changed' ? 'Its type changed (e.g. a file became a symbolic link).' : 'No content change (an empty file, or only its mode changed).');
+  if (lines.length === 0)
+    return el(
+      'p',
+      { class: 'muted' },
+      f.status === 'type-changed'
+        ? 'Its type changed (e.g. a file became a symbolic link).'
+        : 'No content change (an empty file, or only its mode changed).',
+    );
   const table = el('table', { class: 'diff-lines' });
   const tbody = el('tbody', {});
   table.append(tbody);
@@ -111,18 +160,45 @@ function fileContent(f, { comments, onComment, onCompose }) {
   for (const line of shown) tbody.append(...lineRows(f, line, comments, { onComment, onCompose }));
   const more =
     shown.length < lines.length
-      ? el('button', { type: 'button', class: 'show-more', onclick: () => {
-          viewState.full.add(f.path);
-          for (const line of lines.slice(LINES_SHOWN)) tbody.append(...lineRows(f, line, comments, { onComment, onCompose }));
-          more.remove();
-        } }, `Show all ${lines.length} lines (${lines.length - LINES_SHOWN} more)`)
+      ? el(
+          'button',
+          {
+            type: 'button',
+            class: 'show-more',
+            onclick: () => {
+              viewState.full.add(f.path);
+              for (const line of lines.slice(LINES_SHOWN))
+                tbody.append(...lineRows(f, line, comments, { onComment, onCompose }));
+              more.remove();
+            },
+          },
+          `Show all ${lines.length} lines (${lines.length - LINES_SHOWN} more)`,
+        )
       : null;
   return el('div', {}, table, more);
 }
 
 function lineRows(f, line, comments, { onComment, onCompose }) {
-  if (line.kind === '@') return [el('tr', { class: 'hunk' }, el('td', { class: 'no' }), el('td', { class: 'no' }), el('td', { class: 'text' }, line.text))];
-  if (line.kind === '\\') return [el('tr', { class: 'eof' }, el('td', { class: 'no' }), el('td', { class: 'no' }), el('td', { class: 'text muted' }, line.text))];
+  if (line.kind === '@')
+    return [
+      el(
+        'tr',
+        { class: 'hunk' },
+        el('td', { class: 'no' }),
+        el('td', { class: 'no' }),
+        el('td', { class: 'text' }, line.text),
+      ),
+    ];
+  if (line.kind === '\\')
+    return [
+      el(
+        'tr',
+        { class: 'eof' },
+        el('td', { class: 'no' }),
+        el('td', { class: 'no' }),
+        el('td', { class: 'text muted' }, line.text),
+      ),
+    ];
   const anchor = anchorOf(line);
   const cls = line.kind === '+' ? 'add' : line.kind === '-' ? 'del' : 'ctx';
   const row = el(
@@ -134,12 +210,28 @@ function lineRows(f, line, comments, { onComment, onCompose }) {
   );
   row.addEventListener('click', () => openForm(row, f, anchor, { onComment, onCompose }));
   const here = comments.filter((c) => c.side === anchor.side && c.line === anchor.line);
-  return [row, ...here.map((c) => el('tr', { class: `comment-row ${c.state}`, 'data-comment': String(c.id) }, el('td', { colspan: '3' }, el('div', { class: 'comment' }, el('strong', {}, `#${c.id}`), ` ${c.state}: `, c.body))))];
+  return [
+    row,
+    ...here.map((c) =>
+      el(
+        'tr',
+        { class: `comment-row ${c.state}`, 'data-comment': String(c.id) },
+        el(
+          'td',
+          { colspan: '3' },
+          el('div', { class: 'comment' }, el('strong', {}, `#${c.id}`), ` ${c.state}: `, c.body),
+        ),
+      ),
+    ),
+  ];
 }
 
 function openForm(row, f, anchor, { onComment, onCompose }) {
   if (row.nextElementSibling && row.nextElementSibling.classList.contains('comment-form')) return;
-  const text = el('textarea', { rows: '3', placeholder: `Comment on ${f.path}:${anchor.line}${anchor.side === 'old' ? ' (removed line)' : ''}` });
+  const text = el('textarea', {
+    rows: '3',
+    placeholder: `Comment on ${f.path}:${anchor.line}${anchor.side === 'old' ? ' (removed line)' : ''}`,
+  });
   const close = () => {
     form.remove();
     onCompose(document.querySelector('tr.comment-form') !== null);
@@ -148,13 +240,28 @@ function openForm(row, f, anchor, { onComment, onCompose }) {
   const form = el(
     'tr',
     { class: 'comment-form' },
-    el('td', { colspan: '3' }, text, el('div', { class: 'actions' }, save, el('button', { type: 'button', class: 'cancel', onclick: close }, 'Cancel'))),
+    el(
+      'td',
+      { colspan: '3' },
+      text,
+      el(
+        'div',
+        { class: 'actions' },
+        save,
+        el('button', { type: 'button', class: 'cancel', onclick: close }, 'Cancel'),
+      ),
+    ),
   );
   save.addEventListener('click', async () => {
     if (text.value.trim() === '') return;
     save.disabled = true;
     try {
-      await onComment({ path: anchor.side === 'old' && f.from ? f.from : f.path, line: anchor.line, side: anchor.side, body: text.value });
+      await onComment({
+        path: anchor.side === 'old' && f.from ? f.from : f.path,
+        line: anchor.line,
+        side: anchor.side,
+        body: text.value,
+      });
       close();
     } catch {
       save.disabled = false;

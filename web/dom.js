@@ -45,15 +45,25 @@ export async function api(path, init = {}) {
   const read = !init.method || init.method === 'GET';
   let res;
   try {
-    res = await fetch(path, { ...init, headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) }, ...(read ? { signal: AbortSignal.timeout(READ_TIMEOUT_MS) } : {}) });
+    res = await fetch(path, {
+      ...init,
+      headers: { 'x-warren-token': TOKEN, ...(init.headers || {}) },
+      ...(read ? { signal: AbortSignal.timeout(READ_TIMEOUT_MS) } : {}),
+    });
   } catch (err) {
     if (err && err.name === 'TimeoutError') {
-      throw Object.assign(new Error('timeout'), { info: { code: 'TIMEOUT', message: `the server did not answer ${path.split('?')[0]} within ${READ_TIMEOUT_MS / 1000} s; the page will ask again on the next change.` } });
+      throw Object.assign(new Error('timeout'), {
+        info: {
+          code: 'TIMEOUT',
+          message: `the server did not answer ${path.split('?')[0]} within ${READ_TIMEOUT_MS / 1000} s; the page will ask again on the next change.`,
+        },
+      });
     }
     throw err;
   }
   const body = await res.json().catch(() => ({ error: { code: 'BAD_RESPONSE', message: `HTTP ${res.status}` } }));
-  if (!res.ok || body.error) throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
+  if (!res.ok || body.error)
+    throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
   return body;
 }
 
@@ -73,7 +83,13 @@ export function showError(err) {
 export function showInfo(text, lines = []) {
   notice.replaceChildren(
     el('span', { class: 'msg' }, text),
-    lines.length ? el('ul', { class: 'details' }, lines.map((l) => el('li', {}, l))) : null,
+    lines.length
+      ? el(
+          'ul',
+          { class: 'details' },
+          lines.map((l) => el('li', {}, l)),
+        )
+      : null,
     el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
   );
   notice.className = 'info';

@@ -18,7 +18,9 @@ export function openLog(project, id, source, container) {
   const pre = el('pre', { class: 'log', id: 'log' });
   const status = el('p', { class: 'muted', id: 'log-status' }, source.running ? 'running…' : 'finished');
   container.replaceChildren(status, pre);
-  const es = new EventSource(`/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`);
+  const es = new EventSource(
+    `/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`,
+  );
   logStream = { key, es, pre, status };
   let logPath = null;
   const whole = () => (logPath ? `; the whole output is in ${logPath}` : '');
@@ -63,7 +65,13 @@ export function openLog(project, id, source, container) {
   // This page read slower than the command wrote: the server left the middle out and says how much.
   es.addEventListener('skip', (ev) => {
     const { skipped } = JSON.parse(ev.data);
-    show(el('span', { class: 'log-skip' }, `\n[… ${skipped.toLocaleString('en')} bytes skipped: this page fell behind the command${whole()}]\n`));
+    show(
+      el(
+        'span',
+        { class: 'log-skip' },
+        `\n[… ${skipped.toLocaleString('en')} bytes skipped: this page fell behind the command${whole()}]\n`,
+      ),
+    );
   });
   es.addEventListener('chunk', (ev) => show(document.createTextNode(JSON.parse(ev.data).text)));
   es.addEventListener('end', (ev) => {
@@ -71,7 +79,9 @@ export function openLog(project, id, source, container) {
     const info = JSON.parse(ev.data);
     const f = info.finished;
     const d = f && f.data ? f.data : {};
-    status.textContent = info.missing ? 'finished; the log file was never written' : `finished${typeof d.exitCode === 'number' ? `: exit ${d.exitCode}` : ''}${d.timedOut ? ' (timed out)' : ''}`;
+    status.textContent = info.missing
+      ? 'finished; the log file was never written'
+      : `finished${typeof d.exitCode === 'number' ? `: exit ${d.exitCode}` : ''}${d.timedOut ? ' (timed out)' : ''}`;
     es.close();
   });
   es.onerror = () => {

@@ -17,7 +17,9 @@ export interface ComposeFinding extends ComposeBind {
 /** Compose files of a checkout: tracked and untracked-but-not-ignored, by name. */
 async function composeFiles(dir: string): Promise<string[]> {
   const { COMPOSE_FILE } = await import('./compose.js');
-  return (await listFiles(dir)).filter((rel) => COMPOSE_FILE.test(path.basename(rel))).map((rel) => path.join(dir, rel));
+  return (await listFiles(dir))
+    .filter((rel) => COMPOSE_FILE.test(path.basename(rel)))
+    .map((rel) => path.join(dir, rel));
 }
 
 /**
@@ -37,7 +39,8 @@ export async function composeFindings(ctx: ProjectContext, task: Task): Promise<
       continue;
     }
     for (const bind of composeBinds(text, path.dirname(file))) {
-      const mainCheckout = bind.resolved !== null && isInside(ctx.repo.root, bind.resolved) && !isInside(task.path, bind.resolved);
+      const mainCheckout =
+        bind.resolved !== null && isInside(ctx.repo.root, bind.resolved) && !isInside(task.path, bind.resolved);
       findings.push({ ...bind, file, mainCheckout });
     }
   }
@@ -54,7 +57,8 @@ export const composeSection: AuditSection = {
         ? ['no bind mounts in docker-compose.yml / compose.yaml files']
         : findings.map((f) => {
             const where = `${path.relative(ctx.repo.root, f.file).startsWith('..') ? f.file : path.relative(ctx.repo.root, f.file)} service ${f.service}: ${f.source}:${f.target}`;
-            if (f.mainCheckout) return `WARNING ${where} binds the main checkout (${f.resolved}); containers from it run the main checkout's code, not this workspace's`;
+            if (f.mainCheckout)
+              return `WARNING ${where} binds the main checkout (${f.resolved}); containers from it run the main checkout's code, not this workspace's`;
             return `ok      ${where} (${f.resolved ?? 'unresolved variable'})`;
           });
     return { data: { binds: findings, mainCheckoutBinds: risky.length }, lines };

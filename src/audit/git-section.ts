@@ -5,7 +5,20 @@ import { isInside } from '../workspace/paths.js';
 import type { AuditSection } from '../workspace/lifecycle.js';
 
 /** The git paths whose owner matters: a worktree has its own HEAD and index; objects, refs, config and hooks are shared. */
-export const GIT_PATHS = ['HEAD', 'index', 'logs/HEAD', 'refs', 'packed-refs', 'objects', 'config', 'config.worktree', 'hooks', 'info/exclude', 'FETCH_HEAD', 'ORIG_HEAD'] as const;
+export const GIT_PATHS = [
+  'HEAD',
+  'index',
+  'logs/HEAD',
+  'refs',
+  'packed-refs',
+  'objects',
+  'config',
+  'config.worktree',
+  'hooks',
+  'info/exclude',
+  'FETCH_HEAD',
+  'ORIG_HEAD',
+] as const;
 
 export interface GitPathFact {
   name: string;
@@ -22,7 +35,8 @@ export async function gitPathFacts(task: Task): Promise<{ gitDir: string; common
     // Own: in this worktree's private git dir, or (a relative core.hooksPath) inside the workspace itself.
     const own = isInside(gitDir, p) || isInside(task.path, p);
     const fact: GitPathFact = { name, path: p, scope: own ? 'own' : 'shared' };
-    if (name === 'config.worktree' && worktreeConfig !== 'true') fact.note = 'not read: extensions.worktreeConfig is off, so every setting goes to the shared config';
+    if (name === 'config.worktree' && worktreeConfig !== 'true')
+      fact.note = 'not read: extensions.worktreeConfig is off, so every setting goes to the shared config';
     return fact;
   });
   return { gitDir, commonDir, paths };
@@ -36,7 +50,10 @@ export const gitSection: AuditSection = {
     const lines = [
       `private git dir: ${facts.gitDir}`,
       `common git dir:  ${facts.commonDir} (shared by every worktree of the repository)`,
-      ...facts.paths.map((p) => `${p.scope === 'own' ? 'own   ' : 'shared'}  ${p.name.padEnd(width)}  ${p.path}${p.note ? ` (${p.note})` : ''}`),
+      ...facts.paths.map(
+        (p) =>
+          `${p.scope === 'own' ? 'own   ' : 'shared'}  ${p.name.padEnd(width)}  ${p.path}${p.note ? ` (${p.note})` : ''}`,
+      ),
     ];
     return { data: facts, lines };
   },

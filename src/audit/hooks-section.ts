@@ -19,7 +19,9 @@ export const hooksSection: AuditSection = {
     if (!recorded) lines.push('drift: unknown (no fingerprint was recorded when this task was created)');
     else {
       const what = drift ? describeDrift(drift) : [];
-      lines.push(what.length === 0 ? `drift: none since ${recorded.at}` : `DRIFT since ${recorded.at}: ${what.join('; ')}`);
+      lines.push(
+        what.length === 0 ? `drift: none since ${recorded.at}` : `DRIFT since ${recorded.at}: ${what.join('; ')}`,
+      );
     }
     return { data: { current, recorded, drift }, lines };
   },

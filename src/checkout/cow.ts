@@ -37,7 +37,10 @@ const WORKTREE_CONFIG: [string, string][] = [
   ['core.trustCtime', 'false'],
 ];
 
-export function taskLayers(ctx: Pick<ProjectContext, 'store' | 'key'>, id: string): { dir: string; upper: string; work: string } {
+export function taskLayers(
+  ctx: Pick<ProjectContext, 'store' | 'key'>,
+  id: string,
+): { dir: string; upper: string; work: string } {
   const dir = path.join(checkoutsDir(ctx), 'tasks', id);
   return { dir, upper: path.join(dir, 'upper'), work: path.join(dir, 'work') };
 }
@@ -66,12 +69,19 @@ export function wantsCow(ctx: ProjectContext): { cow: true } | { cow: false; rea
 }
 
 /** Makes the worktree as a cow checkout, or undoes what it made and says why not. Never throws for a machine that cannot. */
-export async function addCowCheckout(ctx: ProjectContext, req: CheckoutRequest, progress: (line: string) => void): Promise<CheckoutOutcome> {
+export async function addCowCheckout(
+  ctx: ProjectContext,
+  req: CheckoutRequest,
+  progress: (line: string) => void,
+): Promise<CheckoutOutcome> {
   const started = Date.now();
   const support = await overlaySupport(ctx.store.home);
   if (!support.ok) return { made: false, reason: support.reason };
   if (support.how === 'namespaced') {
-    return { made: false, reason: `not root, and fuse-overlayfs cannot mount here (${support.noFuse ?? 'unknown'}); an overlay seen only inside warren's own runs would leave the checkout empty for git and every other tool` };
+    return {
+      made: false,
+      reason: `not root, and fuse-overlayfs cannot mount here (${support.noFuse ?? 'unknown'}); an overlay seen only inside warren's own runs would leave the checkout empty for git and every other tool`,
+    };
   }
   const fuse = support.how === 'fuse';
   const layers = taskLayers(ctx, req.id);
@@ -83,18 +93,33 @@ export async function addCowCheckout(ctx: ProjectContext, req: CheckoutRequest, 
         taskId: req.record ? req.id : null,
         kind: 'checkout.snapshot',
         message: `made the checkout snapshot of ${req.commit.slice(0, 12)}: ${snap.meta.files} files in ${snap.meta.ms} ms${snap.meta.from ? ` (from ${snap.meta.from.slice(0, 12)}'s, ${snap.meta.changed} changed paths written)` : ''}`,
-        data: { commit: req.commit, from: snap.meta.from, changed: snap.meta.changed, files: snap.meta.files, ms: snap.meta.ms },
+        data: {
+          commit: req.commit,
+          from: snap.meta.from,
+          changed: snap.meta.changed,
+          files: snap.meta.files,
+          ms: snap.meta.ms,
+        },
       });
     }
     const unsafe = checkLayerPaths(snap.tree, layers.upper, layers.work, req.path);
     if (!unsafe.ok) return { made: false, reason: unsafe.error };
-    const added = await withRepoLock(ctx, `worktree add --no-checkout ${req.branch ?? req.id}`, () => addEmptyWorktree(ctx.repo, req.branch, req.path, req.commit));
+    const added = await withRepoLock(ctx, `worktree add --no-checkout ${req.branch ?? req.id}`, () =>
+      addEmptyWorktree(ctx.repo, req.branch, req.path, req.commit),
+    );
     if (added.exitCode !== 0) {
       // git refuses a branch that already exists before it makes anything: that one is someone else's.
       await undoWorktree(ctx, req, classifyGitStderr(added.stderr) !== 'GIT_BRANCH_EXISTS');
       return { made: false, reason: `git worktree add --no-checkout failed (${added.stderr.trim().split('\n')[0]})` };
     }
-    const facts: CheckoutFacts = { mode: 'cow', commit: req.commit, lower: snap.tree, upper: layers.upper, work: layers.work, ...(fuse ? { fuse: true } : {}) };
+    const facts: CheckoutFacts = {
+      mode: 'cow',
+      commit: req.commit,
+      lower: snap.tree,
+      upper: layers.upper,
+      work: layers.work,
+      ...(fuse ? { fuse: true } : {}),
+    };
     // Recorded before the mount: rm, gc and crash recovery find the mount from it.
     if (req.record) ctx.store.mergeData(ctx.key, req.id, { checkout: facts });
     removeTree(layers.dir);
@@ -108,7 +133,10 @@ export async function addCowCheckout(ctx: ProjectContext, req: CheckoutRequest, 
       if (req.record) ctx.store.mergeData(ctx.key, req.id, { checkout: undefined });
       removeTree(layers.dir);
       await undoWorktree(ctx, req);
-      return { made: false, reason: `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} on ${req.path} failed (${mounted.error})` };
+      return {
+        made: false,
+        reason: `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} on ${req.path} failed (${mounted.error})`,
+      };
     }
     const gitDir = gitDirOf(dotGit, req.path);
     fs.copyFileSync(snap.index, path.join(gitDir, 'index'));
@@ -129,14 +157,16 @@ export async function addCowCheckout(ctx: ProjectContext, req: CheckoutRequest, 
 
 function gitDirOf(dotGit: string, wsPath: string): string {
   const m = /^gitdir: (.+)$/m.exec(dotGit);
-  if (!m?.[1]) throw new WarrenError('GIT_FAILED', `${wsPath}/.git does not name a git folder; nothing else was changed.`);
+  if (!m?.[1])
+    throw new WarrenError('GIT_FAILED', `${wsPath}/.git does not name a git folder; nothing else was changed.`);
   return path.resolve(wsPath, m[1].trim());
 }
 
 /** A no-checkout worktree this call made moments ago: it holds no one's work and nothing is mounted in it. */
 async function undoWorktree(ctx: ProjectContext, req: CheckoutRequest, madeBranch = true): Promise<void> {
   await withRepoLock(ctx, `undo worktree add ${req.branch ?? req.id}`, async () => {
-    if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === req.path)) await removeWorktree(ctx.repo, req.path, true);
+    if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === req.path))
+      await removeWorktree(ctx.repo, req.path, true);
     if (mountsUnder(readMounts(), req.path).length === 0) removeTree(req.path);
     if (req.branch && madeBranch) await deleteBranchIfExists(ctx.repo, req.branch);
   });
@@ -153,20 +183,32 @@ export function ownsCheckoutMount(task: Task, mountPoint: string): boolean {
  * call that a worktree with every file deleted. Its contents were checked clean before this
  * ran. Never deletes through a mount: anything still mounted is left, and named.
  */
-export async function releaseCheckout(ctx: ProjectContext, task: Pick<Task, 'id' | 'path' | 'data'>, record: boolean): Promise<string[]> {
+export async function releaseCheckout(
+  ctx: ProjectContext,
+  task: Pick<Task, 'id' | 'path' | 'data'>,
+  record: boolean,
+): Promise<string[]> {
   const facts = task.data.checkout;
   if (facts?.mode !== 'cow') return [];
   if (overlayAt(task.path)) {
     const off = await unmount(task.path);
     if (!off.ok) return [`${task.path}: ${off.error}`];
-    ctx.store.addEvent({ project: ctx.key, taskId: record ? task.id : null, kind: 'checkout.unmounted', message: `unmounted the copy-on-write checkout at ${task.path}`, data: { path: task.path } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: record ? task.id : null,
+      kind: 'checkout.unmounted',
+      message: `unmounted the copy-on-write checkout at ${task.path}`,
+      data: { path: task.path },
+    });
   }
   const still = mountsUnder(readMounts(), task.path);
   if (still.length > 0) return still.map((m) => `${m.mountPoint} is still mounted`);
   const left = fs.existsSync(task.path) ? fs.readdirSync(task.path).filter((n) => n !== '.git') : [];
-  if (left.length > 0) return [`${task.path} holds ${left.slice(0, 3).join(', ')} under its checkout's mount point; it was left as it is`];
+  if (left.length > 0)
+    return [`${task.path} holds ${left.slice(0, 3).join(', ')} under its checkout's mount point; it was left as it is`];
   await underRepoLock(ctx, `worktree remove ${task.id}`, async () => {
-    if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) await removeWorktree(ctx.repo, task.path, true);
+    if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path))
+      await removeWorktree(ctx.repo, task.path, true);
   });
   removeTree(task.path);
   return [];
@@ -196,16 +238,35 @@ export async function ensureCheckoutMounted(ctx: ProjectContext, task: Task): Pr
   if (overlayAt(task.path)) {
     if (!deadMount(task.path)) return false;
     const off = await unmount(task.path);
-    if (!off.ok) throw new WarrenError('WORKSPACE_MOUNTED', `the checkout of ${task.id} at ${task.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing was run.`);
+    if (!off.ok)
+      throw new WarrenError(
+        'WORKSPACE_MOUNTED',
+        `the checkout of ${task.id} at ${task.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing was run.`,
+      );
   }
   if (!fs.existsSync(facts.lower)) {
-    throw new WarrenError('PROVISION_FAILED', `the checkout snapshot behind ${task.id} (${facts.lower}) is gone, so its overlay cannot be mounted; its private changes in ${facts.upper} are kept.`, {
-      hint: `Copy what you need from ${facts.upper}, then \`warren rm ${task.id}\` and make it again.`,
-    });
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `the checkout snapshot behind ${task.id} (${facts.lower}) is gone, so its overlay cannot be mounted; its private changes in ${facts.upper} are kept.`,
+      {
+        hint: `Copy what you need from ${facts.upper}, then \`warren rm ${task.id}\` and make it again.`,
+      },
+    );
   }
   for (const d of [facts.upper, facts.work]) fs.mkdirSync(d, { recursive: true });
   const mounted = await mountOverlay(facts.lower, facts.upper, facts.work, task.path, facts.fuse === true);
-  if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the checkout of ${task.id} again failed: ${mounted.error}; nothing was run.`);
-  ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'checkout.remount', level: 'warn', message: `the checkout at ${task.path} was not mounted; mounted it again`, data: { path: task.path } });
+  if (!mounted.ok)
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `mounting the checkout of ${task.id} again failed: ${mounted.error}; nothing was run.`,
+    );
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'checkout.remount',
+    level: 'warn',
+    message: `the checkout at ${task.path} was not mounted; mounted it again`,
+    data: { path: task.path },
+  });
   return true;
 }

@@ -31,9 +31,18 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     const id = path.relative(tasksDir, upper).split(path.sep)[0];
     if (!id || live.has(id)) continue;
     // Its private layer is the workspace's uncommitted work: a workspace with any is kept.
-    const dirty = await statusOf(mount.mountPoint).catch((err: unknown) => [{ path: err instanceof Error ? err.message : String(err) }]);
+    const dirty = await statusOf(mount.mountPoint).catch((err: unknown) => [
+      { path: err instanceof Error ? err.message : String(err) },
+    ]);
     if (dirty.length > 0) {
-      out.kept.push({ kind: 'checkout_mount', path: mount.mountPoint, reason: `its task is gone, but it holds uncommitted changes (${dirty.slice(0, 3).map((d) => d.path).join(', ')}); commit or copy them, then run \`git worktree remove --force ${mount.mountPoint}\`` });
+      out.kept.push({
+        kind: 'checkout_mount',
+        path: mount.mountPoint,
+        reason: `its task is gone, but it holds uncommitted changes (${dirty
+          .slice(0, 3)
+          .map((d) => d.path)
+          .join(', ')}); commit or copy them, then run \`git worktree remove --force ${mount.mountPoint}\``,
+      });
       continue;
     }
     const done = await unmount(mount.mountPoint);
@@ -44,7 +53,9 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     out.removed.push({ kind: 'checkout_mount', path: mount.mountPoint, id, action: 'unmount' });
     // Clean, and unmounted: what is left is git's record and the .git file. Never through a mount.
     if (mountsUnder(readMounts(), mount.mountPoint).length === 0) {
-      await withRepoLock(ctx, `gc: worktree remove ${mount.mountPoint}`, () => removeWorktree(ctx.repo, mount.mountPoint, true));
+      await withRepoLock(ctx, `gc: worktree remove ${mount.mountPoint}`, () =>
+        removeWorktree(ctx.repo, mount.mountPoint, true),
+      );
       removeTree(mount.mountPoint);
       out.removed.push({ kind: 'checkout_worktree', path: mount.mountPoint, id, action: 'remove-worktree' });
     }
@@ -61,12 +72,21 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     }
     const held = listDir(path.join(dir, 'upper')).filter((n) => n !== '.git');
     if (held.length > 0) {
-      out.kept.push({ kind: 'checkout_layers', path: dir, reason: `its task is gone, but its private layer holds changes (${held.slice(0, 3).join(', ')}); copy what you need, then delete it` });
+      out.kept.push({
+        kind: 'checkout_layers',
+        path: dir,
+        reason: `its task is gone, but its private layer holds changes (${held.slice(0, 3).join(', ')}); copy what you need, then delete it`,
+      });
       continue;
     }
     const failures = removeTree(dir);
     if (failures.length === 0) out.removed.push({ kind: 'checkout_layers', path: dir, id, action: 'delete-dir' });
-    else out.kept.push({ kind: 'checkout_layers', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+    else
+      out.kept.push({
+        kind: 'checkout_layers',
+        path: dir,
+        reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
+      });
   }
 
   const used = new Set(tasks.map((t) => t.data.checkout?.lower).filter((l): l is string => l !== undefined));
@@ -88,7 +108,12 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     try {
       const failures = removeTree(dir);
       if (failures.length === 0) out.removed.push({ kind: 'checkout_snapshot', path: dir, action: 'delete-dir' });
-      else out.kept.push({ kind: 'checkout_snapshot', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+      else
+        out.kept.push({
+          kind: 'checkout_snapshot',
+          path: dir,
+          reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
+        });
     } finally {
       lock.lock.release();
       fs.rmSync(snapshotLock(ctx, commit), { force: true });

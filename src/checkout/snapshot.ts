@@ -58,7 +58,9 @@ export function readMeta(dir: string): CheckoutSnapshotMeta | null {
 }
 
 /** Complete snapshots of this project, newest first. */
-export function listSnapshots(ctx: Pick<ProjectContext, 'store' | 'key'>): { dir: string; meta: CheckoutSnapshotMeta }[] {
+export function listSnapshots(
+  ctx: Pick<ProjectContext, 'store' | 'key'>,
+): { dir: string; meta: CheckoutSnapshotMeta }[] {
   const out: { dir: string; meta: CheckoutSnapshotMeta }[] = [];
   for (const name of listDir(snapshotsDir(ctx))) {
     if (!/^[0-9a-f]{40,64}$/.test(name)) continue;
@@ -75,16 +77,30 @@ export function listSnapshots(ctx: Pick<ProjectContext, 'store' | 'key'>): { dir
  * and git replaces a file it changes rather than writing into it) and git writes only the paths
  * that differ; otherwise, or if that fails, git writes every file.
  */
-export async function ensureCheckoutSnapshot(ctx: ProjectContext, commit: string, progress: (line: string) => void): Promise<CheckoutSnapshot> {
+export async function ensureCheckoutSnapshot(
+  ctx: ProjectContext,
+  commit: string,
+  progress: (line: string) => void,
+): Promise<CheckoutSnapshot> {
   fs.mkdirSync(snapshotsDir(ctx), { recursive: true });
   const got = await acquireWaiting(snapshotLock(ctx, commit), `checkout snapshot ${commit.slice(0, 12)}`, 30 * 60_000);
   if (!got.ok) {
-    throw new WarrenError('LOCK_TIMEOUT', `another warren process has been making the checkout snapshot of ${commit.slice(0, 12)} for 30 minutes; nothing was changed.`, {
-      hint: 'Wait for it, or check that process.',
-    });
+    throw new WarrenError(
+      'LOCK_TIMEOUT',
+      `another warren process has been making the checkout snapshot of ${commit.slice(0, 12)} for 30 minutes; nothing was changed.`,
+      {
+        hint: 'Wait for it, or check that process.',
+      },
+    );
   }
   const dir = path.join(snapshotsDir(ctx), commit);
-  const done = (meta: CheckoutSnapshotMeta, created: boolean): CheckoutSnapshot => ({ meta, tree: path.join(dir, 'tree'), index: path.join(dir, 'index'), created, lock: got.lock });
+  const done = (meta: CheckoutSnapshotMeta, created: boolean): CheckoutSnapshot => ({
+    meta,
+    tree: path.join(dir, 'tree'),
+    index: path.join(dir, 'index'),
+    created,
+    lock: got.lock,
+  });
   try {
     const existing = readMeta(dir);
     if (existing) return done(existing, false);
@@ -95,11 +111,15 @@ export async function ensureCheckoutSnapshot(ctx: ProjectContext, commit: string
     let meta: CheckoutSnapshotMeta | null = null;
     try {
       if (previous) {
-        progress(`warren: making the checkout snapshot of ${commit.slice(0, 12)} from ${previous.meta.commit.slice(0, 12)}'s (changed files only)…`);
+        progress(
+          `warren: making the checkout snapshot of ${commit.slice(0, 12)} from ${previous.meta.commit.slice(0, 12)}'s (changed files only)…`,
+        );
         meta = await incremental(ctx, tmp, previous, commit, started);
       }
       if (!meta) {
-        progress(`warren: making the checkout snapshot of ${commit.slice(0, 12)} (once per base commit; later workspaces share it)…`);
+        progress(
+          `warren: making the checkout snapshot of ${commit.slice(0, 12)} (once per base commit; later workspaces share it)…`,
+        );
         meta = await full(ctx, tmp, commit, started);
       }
       writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(meta, null, 2));
@@ -119,19 +139,49 @@ async function full(ctx: ProjectContext, tmp: string, commit: string, started: n
   removeTree(tmp);
   fs.mkdirSync(path.join(tmp, 'tree'), { recursive: true });
   const r = await checkoutIntoFolder(ctx.repo, path.join(tmp, 'tree'), path.join(tmp, 'index'), commit, null);
-  if (r.exitCode !== 0) throw new WarrenError('GIT_FAILED', `writing the checkout snapshot of ${commit.slice(0, 12)} failed: ${r.stderr.trim()}; nothing was changed.`);
-  return { commit, from: null, changed: null, files: indexEntryCount(path.join(tmp, 'index')) ?? 0, ms: Date.now() - started, createdAt: new Date().toISOString() };
+  if (r.exitCode !== 0)
+    throw new WarrenError(
+      'GIT_FAILED',
+      `writing the checkout snapshot of ${commit.slice(0, 12)} failed: ${r.stderr.trim()}; nothing was changed.`,
+    );
+  return {
+    commit,
+    from: null,
+    changed: null,
+    files: indexEntryCount(path.join(tmp, 'index')) ?? 0,
+    ms: Date.now() - started,
+    createdAt: new Date().toISOString(),
+  };
 }
 
 /** Null when it could not be done (the caller then writes every file). */
-async function incremental(ctx: ProjectContext, tmp: string, previous: { dir: string; meta: CheckoutSnapshotMeta }, commit: string, started: number): Promise<CheckoutSnapshotMeta | null> {
+async function incremental(
+  ctx: ProjectContext,
+  tmp: string,
+  previous: { dir: string; meta: CheckoutSnapshotMeta },
+  commit: string,
+  started: number,
+): Promise<CheckoutSnapshotMeta | null> {
   removeTree(tmp);
   fs.mkdirSync(tmp, { recursive: true });
   const linked = await runTool(['cp', '-al', '--', path.join(previous.dir, 'tree'), path.join(tmp, 'tree')]);
   if (linked.exitCode !== 0) return null;
   fs.copyFileSync(path.join(previous.dir, 'index'), path.join(tmp, 'index'));
-  const r = await checkoutIntoFolder(ctx.repo, path.join(tmp, 'tree'), path.join(tmp, 'index'), commit, previous.meta.commit);
+  const r = await checkoutIntoFolder(
+    ctx.repo,
+    path.join(tmp, 'tree'),
+    path.join(tmp, 'index'),
+    commit,
+    previous.meta.commit,
+  );
   if (r.exitCode !== 0) return null;
   const changed = await changedPathCount(ctx.repo, previous.meta.commit, commit);
-  return { commit, from: previous.meta.commit, changed, files: indexEntryCount(path.join(tmp, 'index')) ?? 0, ms: Date.now() - started, createdAt: new Date().toISOString() };
+  return {
+    commit,
+    from: previous.meta.commit,
+    changed,
+    files: indexEntryCount(path.join(tmp, 'index')) ?? 0,
+    ms: Date.now() - started,
+    createdAt: new Date().toISOString(),
+  };
 }

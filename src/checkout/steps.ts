@@ -1,5 +1,12 @@
 import type { BeforeRunStep, CheckoutStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
-import { addCowCheckout, ensureCheckoutMounted, forgetCheckout, ownsCheckoutMount, releaseCheckout, wantsCow } from './cow.js';
+import {
+  addCowCheckout,
+  ensureCheckoutMounted,
+  forgetCheckout,
+  ownsCheckoutMount,
+  releaseCheckout,
+  wantsCow,
+} from './cow.js';
 import { collectCheckoutGarbage } from './gc.js';
 
 /** Copy-on-write checkouts' steps in a workspace's life: make, remove, gc, and before a run. */
@@ -9,7 +16,11 @@ export const checkoutCreate: CheckoutStep = {
   async add(ctx, task) {
     const wanted = wantsCow(ctx);
     if (!wanted.cow) return false;
-    const outcome = await addCowCheckout(ctx, { id: task.id, branch: task.branch, path: task.path, commit: task.baseCommit, record: true }, (line) => ctx.reporter.line(line));
+    const outcome = await addCowCheckout(
+      ctx,
+      { id: task.id, branch: task.branch, path: task.path, commit: task.baseCommit, record: true },
+      (line) => ctx.reporter.line(line),
+    );
     if (outcome.made) return true;
     const requested = ctx.config.checkout === 'auto' ? 'auto' : 'cow';
     if (outcome.reason !== null) {

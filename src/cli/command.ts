@@ -71,8 +71,15 @@ export function makeEnv(repoDir: string, json: boolean): CliEnv {
       return store;
     },
     project(options = {}) {
-      project ??= openProject(repoDir, { store: () => this.store(), reporter, lenientConfig: options.lenientConfig === true }).then((ctx) => {
-        if (ctx.configProblem) reporter.line(`warren: warn: ${ctx.configProblem.message.replace(/[;.]?\s*[Nn]othing was changed\.?$/, '')} — ignored here: this command needs nothing from it, and uses the default workspace root ${ctx.root}`);
+      project ??= openProject(repoDir, {
+        store: () => this.store(),
+        reporter,
+        lenientConfig: options.lenientConfig === true,
+      }).then((ctx) => {
+        if (ctx.configProblem)
+          reporter.line(
+            `warren: warn: ${ctx.configProblem.message.replace(/[;.]?\s*[Nn]othing was changed\.?$/, '')} — ignored here: this command needs nothing from it, and uses the default workspace root ${ctx.root}`,
+          );
         return (opened = ctx);
       });
       return project;

@@ -37,7 +37,10 @@ function argKind(command: string, name: string): ArgKind {
 }
 
 /** Pure: every visible command (and subcommand) with its flags and arguments. */
-export function completionSpec(program: Command): { global: { flags: string[]; valueFlags: string[] }; commands: CommandSpec[] } {
+export function completionSpec(program: Command): {
+  global: { flags: string[]; valueFlags: string[] };
+  commands: CommandSpec[];
+} {
   const flagsOf = (cmd: Command) => {
     const flags: string[] = [];
     const valueFlags: string[] = [];
@@ -55,7 +58,13 @@ export function completionSpec(program: Command): { global: { flags: string[]; v
       if (internals(sub)._hidden) continue;
       const name = `${prefix}${sub.name()}`;
       const visibleSubs = sub.commands.filter((c) => !internals(c)._hidden).map((c) => c.name());
-      commands.push({ name, description: sub.description(), ...flagsOf(sub), args: sub.registeredArguments.map((a) => argKind(name, a.name())), subs: visibleSubs });
+      commands.push({
+        name,
+        description: sub.description(),
+        ...flagsOf(sub),
+        args: sub.registeredArguments.map((a) => argKind(name, a.name())),
+        subs: visibleSubs,
+      });
       if (visibleSubs.length > 0) walk(sub, `${name} `);
     }
   };
@@ -82,7 +91,8 @@ const words = (list: readonly string[]): string => list.join(' ');
 /** `case` arms shared by bash and zsh: they set the spec of the command named by `$1`. */
 function specFunction(spec: Spec): string {
   const arms = spec.commands.map(
-    (c) => `    '${c.name}') _w_flags='${words(c.flags)}'; _w_vflags='${words(c.valueFlags)}'; _w_args='${words(c.args)}'; _w_subs='${words(c.subs)}' ;;`,
+    (c) =>
+      `    '${c.name}') _w_flags='${words(c.flags)}'; _w_vflags='${words(c.valueFlags)}'; _w_args='${words(c.args)}'; _w_subs='${words(c.subs)}' ;;`,
   );
   return [
     '_warren_spec() {',
@@ -177,7 +187,9 @@ complete -F _warren warren
 
 function zshScript(spec: Spec): string {
   const top = spec.commands.filter((c) => !c.name.includes(' '));
-  const described = top.map((c) => `'${c.name}:${c.description.replaceAll("'", "'\\''").replaceAll(':', '\\:')}'`).join(' ');
+  const described = top
+    .map((c) => `'${c.name}:${c.description.replaceAll("'", "'\\''").replaceAll(':', '\\:')}'`)
+    .join(' ');
   return `#compdef warren
 # warren completion for zsh. Load it after compinit with: source <(warren completion zsh)
 ${specFunction(spec)}
@@ -227,7 +239,7 @@ function fishScript(spec: Spec): string {
     "    set -l want ''",
     "    set -l repo ''",
     '    for w in $tokens',
-    "        if test -n \"$want\"",
+    '        if test -n "$want"',
     '            test "$want" = --repo; and set repo $w',
     "            set want ''",
     '            continue',
@@ -243,7 +255,7 @@ function fishScript(spec: Spec): string {
     '                contains -- $w (__warren_value_flags "$cmd"); and set want $w',
     '                continue',
     '        end',
-    "        if test -z \"$cmd\"",
+    '        if test -z "$cmd"',
     '            set cmd $w',
     '        else if test $npos -eq 0; and contains -- $w (__warren_subs "$cmd")',
     '            set cmd "$cmd $w"',
@@ -258,18 +270,25 @@ function fishScript(spec: Spec): string {
     'end',
     'function __warren_value_flags',
     '    switch $argv[1]',
-    ...spec.commands.map((c) => `        case ${quote(c.name)}\n            printf "%s\\n" ${[...c.valueFlags, ...spec.global.valueFlags].map(quote).join(' ')}`),
+    ...spec.commands.map(
+      (c) =>
+        `        case ${quote(c.name)}\n            printf "%s\\n" ${[...c.valueFlags, ...spec.global.valueFlags].map(quote).join(' ')}`,
+    ),
     '    end',
     '    printf "%s\\n" ' + spec.global.valueFlags.map(quote).join(' '),
     'end',
     'function __warren_subs',
     '    switch $argv[1]',
-    ...spec.commands.filter((c) => c.subs.length > 0).map((c) => `        case ${quote(c.name)}\n            printf "%s\\n" ${c.subs.map(quote).join(' ')}`),
+    ...spec.commands
+      .filter((c) => c.subs.length > 0)
+      .map((c) => `        case ${quote(c.name)}\n            printf "%s\\n" ${c.subs.map(quote).join(' ')}`),
     '    end',
     'end',
     'function __warren_args',
     '    switch $argv[1]',
-    ...spec.commands.map((c) => `        case ${quote(c.name)}\n            printf "%s\\n" ${c.args.map(quote).join(' ') || "''"}`),
+    ...spec.commands.map(
+      (c) => `        case ${quote(c.name)}\n            printf "%s\\n" ${c.args.map(quote).join(' ') || "''"}`,
+    ),
     '    end',
     'end',
     'function __warren_no_command',
@@ -306,11 +325,25 @@ function fishScript(spec: Spec): string {
     '    end',
     'end',
     'complete -c warren -f',
-    ...spec.global.flags.filter((f) => f.startsWith('--')).map((f) => `complete -c warren -l ${f.slice(2)}${spec.global.valueFlags.includes(f) ? ' -r' : ''}`),
-    ...top.map((c) => `complete -c warren -n __warren_no_command -a ${quote(c.name)} -d ${quote(c.description.slice(0, 80))}`),
-    ...spec.commands.filter((c) => c.subs.length > 0).map((c) => `complete -c warren -n ${quote(`__warren_command_is ${quote(c.name)}; and __warren_subs_now`)} -a ${quote(words(c.subs))}`),
+    ...spec.global.flags
+      .filter((f) => f.startsWith('--'))
+      .map((f) => `complete -c warren -l ${f.slice(2)}${spec.global.valueFlags.includes(f) ? ' -r' : ''}`),
+    ...top.map(
+      (c) => `complete -c warren -n __warren_no_command -a ${quote(c.name)} -d ${quote(c.description.slice(0, 80))}`,
+    ),
+    ...spec.commands
+      .filter((c) => c.subs.length > 0)
+      .map(
+        (c) =>
+          `complete -c warren -n ${quote(`__warren_command_is ${quote(c.name)}; and __warren_subs_now`)} -a ${quote(words(c.subs))}`,
+      ),
     ...spec.commands.flatMap((c) =>
-      c.flags.filter((f) => f.startsWith('--')).map((f) => `complete -c warren -n ${quote(`__warren_command_is ${quote(c.name)}`)} -l ${f.slice(2)}${c.valueFlags.includes(f) ? ' -r' : ''}`),
+      c.flags
+        .filter((f) => f.startsWith('--'))
+        .map(
+          (f) =>
+            `complete -c warren -n ${quote(`__warren_command_is ${quote(c.name)}`)} -l ${f.slice(2)}${c.valueFlags.includes(f) ? ' -r' : ''}`,
+        ),
     ),
     "complete -c warren -n '__warren_arg_is id' -a '(__warren_complete ids)'",
     "complete -c warren -n '__warren_arg_is archived' -a '(__warren_complete archived)'",

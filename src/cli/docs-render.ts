@@ -36,7 +36,8 @@ export function commandDocs(program: Command): CommandDoc[] {
     for (const sub of cmd.commands) {
       if (internals(sub)._hidden) continue;
       const name = `${prefix}${sub.name()}`;
-      if (sub.commands.length === 0 || internals(sub)._actionHandler) out.push({ name, file: pageFile(name), command: sub });
+      if (sub.commands.length === 0 || internals(sub)._actionHandler)
+        out.push({ name, file: pageFile(name), command: sub });
       if (sub.commands.length > 0) walk(sub, `${name} `);
     }
   };
@@ -57,7 +58,10 @@ export function renderDocs(program: Command): Map<string, string> {
 
 export function referenceFor(name: string): CommandReference {
   const ref = COMMAND_REFERENCE[name];
-  if (!ref) throw new Error(`no entry for \`warren ${name}\` in src/cli/reference/ (the file of its area): add its --json shape, exit codes and a real example`);
+  if (!ref)
+    throw new Error(
+      `no entry for \`warren ${name}\` in src/cli/reference/ (the file of its area): add its --json shape, exit codes and a real example`,
+    );
   return ref;
 }
 
@@ -85,7 +89,9 @@ function visibleOptions(cmd: Command): Option[] {
 
 /** A variadic last argument holds a command with its own options: it goes after `--`. */
 export function synopsis(doc: CommandDoc): string {
-  const opts = visibleOptions(doc.command).map((o) => (o.mandatory ? o.flags.replace(/^-\w, /, '') : `[${o.flags.replace(/^-\w, /, '')}]`));
+  const opts = visibleOptions(doc.command).map((o) =>
+    o.mandatory ? o.flags.replace(/^-\w, /, '') : `[${o.flags.replace(/^-\w, /, '')}]`,
+  );
   const args = doc.command.registeredArguments.map((a) => (a.variadic ? `-- ${argumentUsage(a)}` : argumentUsage(a)));
   return ['warren [--repo <dir>] [--json]', doc.name, ...opts, ...args].join(' ');
 }
@@ -100,14 +106,17 @@ function optionRows(options: readonly Option[]): string[] {
   return [
     '| option | description | default |',
     '|---|---|---|',
-    ...options.map((o) => `| \`${o.flags}\`${o.mandatory ? ' (required)' : ''} | ${cell(o.description)} | ${cell(optionDefault(o))} |`),
+    ...options.map(
+      (o) =>
+        `| \`${o.flags}\`${o.mandatory ? ' (required)' : ''} | ${cell(o.description)} | ${cell(optionDefault(o))} |`,
+    ),
   ];
 }
 
 export function renderCommand(doc: CommandDoc, ref: CommandReference): string {
   const cmd = doc.command;
   const lines = [
-    header('the command\'s definition (src/cli/commands/) and src/cli/reference.ts'),
+    header("the command's definition (src/cli/commands/) and src/cli/reference.ts"),
     `# \`warren ${doc.name}\``,
     '',
     `${capitalize(cmd.description())}.`,
@@ -119,13 +128,17 @@ export function renderCommand(doc: CommandDoc, ref: CommandReference): string {
   ];
   if (cmd.registeredArguments.length > 0) {
     lines.push('## Arguments', '', '| argument | description |', '|---|---|');
-    for (const a of cmd.registeredArguments) lines.push(`| \`${argumentUsage(a)}\` | ${cell(a.description || (a.name() === 'id' ? 'the task ID' : ''))} |`);
+    for (const a of cmd.registeredArguments)
+      lines.push(`| \`${argumentUsage(a)}\` | ${cell(a.description || (a.name() === 'id' ? 'the task ID' : ''))} |`);
     lines.push('');
   }
   lines.push('## Options', '');
   const options = visibleOptions(cmd);
   if (options.length > 0) lines.push(...optionRows(options), '');
-  lines.push(`${options.length > 0 ? 'And' : 'Only'} the [global options](README.md#global-options) \`--repo <dir>\` and \`--json\`.`, '');
+  lines.push(
+    `${options.length > 0 ? 'And' : 'Only'} the [global options](README.md#global-options) \`--repo <dir>\` and \`--json\`.`,
+    '',
+  );
   lines.push(
     '## Output with `--json`',
     '',
@@ -145,7 +158,12 @@ export function renderCommand(doc: CommandDoc, ref: CommandReference): string {
     '',
   );
   if (ref.errors.length > 0) {
-    lines.push('## Errors it raises', '', `${ref.errors.map((c) => `[\`${c}\`](../errors.md#${c.toLowerCase()})`).join(' · ')}`, '');
+    lines.push(
+      '## Errors it raises',
+      '',
+      `${ref.errors.map((c) => `[\`${c}\`](../errors.md#${c.toLowerCase()})`).join(' · ')}`,
+      '',
+    );
   }
   lines.push(
     '## Example',
@@ -165,7 +183,17 @@ export function renderCommand(doc: CommandDoc, ref: CommandReference): string {
 
 /** The page of a command warren no longer has: when it went and why. */
 export function renderRemoved(name: string, gone: RemovedCommand): string {
-  return [header('src/cli/reference/removed.ts'), `# \`warren ${name}\` (removed)`, '', `Removed in ${gone.removed}: ${gone.why}.`, '', gone.instead, '', `Running \`warren ${name}\` now refuses with this text (exit 2, \`USAGE\`).`, ''].join('\n');
+  return [
+    header('src/cli/reference/removed.ts'),
+    `# \`warren ${name}\` (removed)`,
+    '',
+    `Removed in ${gone.removed}: ${gone.why}.`,
+    '',
+    gone.instead,
+    '',
+    `Running \`warren ${name}\` now refuses with this text (exit 2, \`USAGE\`).`,
+    '',
+  ].join('\n');
 }
 
 export function renderIndex(program: Command, docs: readonly CommandDoc[]): string {
@@ -181,13 +209,17 @@ export function renderIndex(program: Command, docs: readonly CommandDoc[]): stri
     '',
     '| command | what it does |',
     '|---|---|',
-    ...docs.map((d) => `| [\`${d.name}\`](${d.file.slice(COMMANDS_DIR.length + 1)}) | ${cell(d.command.description())} |`),
+    ...docs.map(
+      (d) => `| [\`${d.name}\`](${d.file.slice(COMMANDS_DIR.length + 1)}) | ${cell(d.command.description())} |`,
+    ),
     '',
     '## Removed commands',
     '',
     '| command | removed |',
     '|---|---|',
-    ...Object.entries(REMOVED_COMMANDS).map(([name, gone]) => `| [\`${name}\`](${pageFile(name).slice(COMMANDS_DIR.length + 1)}) | ${cell(gone.removed)} |`),
+    ...Object.entries(REMOVED_COMMANDS).map(
+      ([name, gone]) => `| [\`${name}\`](${pageFile(name).slice(COMMANDS_DIR.length + 1)}) | ${cell(gone.removed)} |`,
+    ),
     '',
     '## Global options',
     '',
@@ -197,7 +229,7 @@ export function renderIndex(program: Command, docs: readonly CommandDoc[]): stri
     '',
     'With `--json`, stdout holds exactly one JSON document and nothing else. A refusal is JSON on stdout too,',
     '`{"error": {"code", "message", "hint"?, "details"?}}`, with the same exit status; the codes are in',
-    '[errors.md](../errors.md). Progress, warnings and a supervised command\'s own output go to stderr.',
+    "[errors.md](../errors.md). Progress, warnings and a supervised command's own output go to stderr.",
     '',
     'Durations (`--timeout`, `timeout:` and `kill_grace:` in warren.yaml) are a number with a unit: `500ms`, `2s`, `10m`, `1h`.',
     '',
@@ -248,10 +280,12 @@ export function renderErrors(): string {
     '',
     'With `--json` it is the one document on stdout, `{"error": {"code", "message", "hint"?, "details"?}}`;',
     '`details` carries facts for programs (paths, commits, the lock holder). The exit status follows from',
-    'the code. git\'s failures are read from its stderr into the `GIT_*` codes by one table, `src/git/errors.ts`.',
+    "the code. git's failures are read from its stderr into the `GIT_*` codes by one table, `src/git/errors.ts`.",
     '',
   ];
-  const statuses = [...new Set(codes.map((c) => ERROR_CODES[c]))].sort((a, b) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b));
+  const statuses = [...new Set(codes.map((c) => ERROR_CODES[c]))].sort(
+    (a, b) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b),
+  );
   for (const status of statuses) {
     const group = codes.filter((c) => ERROR_CODES[c] === status);
     lines.push(`## ${EXIT_GROUPS[status] ?? `Exit ${status}`}`, '');

@@ -29,9 +29,13 @@ export function checkExecArgv(argv: readonly string[]): void {
     const command = rest.slice(j);
     const option = command.find((w) => w.startsWith('-'));
     if (option === undefined || command.includes('--')) return;
-    throw new WarrenError('USAGE', `\`warren exec\` would read ${JSON.stringify(option)} as its own option, not as part of the command; nothing was run.`, {
-      hint: `Put the command after \`--\`: warren exec ${[id, ...own].join(' ')} -- ${command.join(' ')} (warren's own options, such as --timeout, go before \`--\`).`,
-    });
+    throw new WarrenError(
+      'USAGE',
+      `\`warren exec\` would read ${JSON.stringify(option)} as its own option, not as part of the command; nothing was run.`,
+      {
+        hint: `Put the command after \`--\`: warren exec ${[id, ...own].join(' ')} -- ${command.join(' ')} (warren's own options, such as --timeout, go before \`--\`).`,
+      },
+    );
   }
 }
 

@@ -18,11 +18,20 @@ export type Runner = (handler: Handler) => Promise<void>;
  * `json` only silences commander's own error output, so that --json stdout stays one document
  * (asked when commander writes: a program built before its arguments are known asks then).
  */
-export function buildProgram(commands: readonly Register[], run: Runner, json: boolean | (() => boolean) = false): Command {
+export function buildProgram(
+  commands: readonly Register[],
+  run: Runner,
+  json: boolean | (() => boolean) = false,
+): Command {
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
     .version(readVersion(), '-V, --version')
-    .addOption(new Option('--repo <dir>', 'the repository (any folder inside it)').default(process.cwd(), 'the current directory'))
+    .addOption(
+      new Option('--repo <dir>', 'the repository (any folder inside it)').default(
+        process.cwd(),
+        'the current directory',
+      ),
+    )
     .option('--json', 'print exactly one JSON document on stdout')
     .showHelpAfterError(false)
     .exitOverride()
@@ -115,7 +124,12 @@ function report(err: unknown, json: boolean): number {
     return err.exitCode;
   }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  if (json) writeJsonError('INTERNAL', err instanceof Error ? err.message : String(err), 'This is a bug in warren; please report it with the command you ran.');
+  if (json)
+    writeJsonError(
+      'INTERNAL',
+      err instanceof Error ? err.message : String(err),
+      'This is a bug in warren; please report it with the command you ran.',
+    );
   else process.stderr.write(`warren: internal error (a bug): ${message}\n`);
   return 1;
 }

@@ -30,4 +30,10 @@ export const EXIT_STATUSES: readonly (readonly [status: number, meaning: string]
 ];
 
 /** Every command's entry, by the command's full name (`'policy keygen'`), one file per area under reference/. */
-export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = { ...TASKS, ...REMOVAL, ...RUNNING, ...LANDING, ...INTEGRATIONS };
+export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
+  ...TASKS,
+  ...REMOVAL,
+  ...RUNNING,
+  ...LANDING,
+  ...INTEGRATIONS,
+};

@@ -9,7 +9,15 @@ export const CONFIG_FILE = 'warren.yaml';
 export const USER_CONFIG_FILE = 'config.yaml';
 
 /** What an absent warren.yaml means; a test checks it equals the schema's defaults. */
-export const DEFAULT_CONFIG: WarrenConfig = { provision: [], setup: [], verify: [], teardown: [], protected: [], sandbox: 'none', checkout: 'git' };
+export const DEFAULT_CONFIG: WarrenConfig = {
+  provision: [],
+  setup: [],
+  verify: [],
+  teardown: [],
+  protected: [],
+  sandbox: 'none',
+  checkout: 'git',
+};
 
 /** Bump when the schema or its defaults change, so cached results of the old one are not used. */
 const SCHEMA_VERSION = '3';
@@ -29,7 +37,9 @@ export async function loadConfig(repoRoot: string, cacheDir?: string): Promise<W
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return structuredClone(DEFAULT_CONFIG);
     throw err;
   }
-  const cached = cacheDir ? path.join(cacheDir, `${createHash('sha256').update(`${SCHEMA_VERSION}\0${text}`).digest('hex')}.json`) : null;
+  const cached = cacheDir
+    ? path.join(cacheDir, `${createHash('sha256').update(`${SCHEMA_VERSION}\0${text}`).digest('hex')}.json`)
+    : null;
   if (cached) {
     try {
       return JSON.parse(fs.readFileSync(cached, 'utf8')) as WarrenConfig;
@@ -61,7 +71,9 @@ export async function loadUserConfig(home: string, cacheDir?: string): Promise<U
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw err;
   }
-  const cached = cacheDir ? path.join(cacheDir, `${createHash('sha256').update(`user-${SCHEMA_VERSION}\0${text}`).digest('hex')}.json`) : null;
+  const cached = cacheDir
+    ? path.join(cacheDir, `${createHash('sha256').update(`user-${SCHEMA_VERSION}\0${text}`).digest('hex')}.json`)
+    : null;
   if (cached) {
     try {
       return JSON.parse(fs.readFileSync(cached, 'utf8')) as UserConfig;

@@ -10,12 +10,18 @@ const duration = z
 const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, . _ - (1-64 characters)');
 /** A task type is the first part of its branches' names (`TYPE/ID`): validate.ts also holds it to git's branch-name rules. */
-const taskType = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,31}$/, 'letters, digits, . _ - / (1-32 characters, starting with a letter or digit)');
+const taskType = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._/-]{0,31}$/,
+    'letters, digits, . _ - / (1-32 characters, starting with a letter or digit)',
+  );
 /** A duration of days or less, for how long things are kept: `14d`, `12h`. */
 const keep = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'a duration such as 12h or 14d');
 
 /** An egress allowlist entry: `host`, `host:port`, `*.domain[:port]`, an IPv4 address or `[IPv6]`, with an optional port. */
-export const ALLOW_ENTRY = /^(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+export const ALLOW_ENTRY =
+  /^(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 const allowEntry = z
   .string()
   .regex(ALLOW_ENTRY, 'host, host:port, *.domain, an IPv4 address or [IPv6], with an optional :port')
@@ -27,61 +33,77 @@ const allowEntry = z
 export const PROVISION_MODES = ['copy', 'hardlink', 'share', 'cow'] as const;
 export type ProvisionMode = (typeof PROVISION_MODES)[number];
 
-export const configSchema = z.strictObject({
-  /**
-   * Where workspaces go; default `$WARREN_HOME/worktrees/<project>`. Relative to the repository
-   * root. A repository may only choose a folder inside itself (not `.git`) or under WARREN_HOME;
-   * a root elsewhere is the user's choice (`userConfigSchema`, WARREN_WORKTREE_ROOT).
-   */
-  worktree_root: z.string().min(1).optional(),
-  provision: z
-    .array(z.strictObject({ path: z.string().min(1), mode: z.enum(PROVISION_MODES) }))
-    .default([]),
-  provision_budget: z
-    .strictObject({
-      bytes: z.union([z.number().int().positive(), z.string().regex(/^\d+(\.\d+)?\s*(B|KiB|MiB|GiB|TiB)$/)]).optional(),
-      entries: z.number().int().positive().optional(),
-    })
-    .optional(),
-  setup: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
-  verify: z
-    .array(z.strictObject({ id, run: command, required: z.boolean().default(true), timeout: duration.optional() }))
-    .default([]),
-  teardown: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
-  protected: z.array(z.string().min(1)).default([]),
-  /** `none`, `bwrap`, or bwrap with egress through warren's proxy to the listed hosts only. */
-  sandbox: z
-    .union([z.enum(['none', 'bwrap']), z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) })], {
-      error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
-    })
-    .default('none'),
-  /** How a workspace's tracked files are made: `git worktree add` (git), a copy-on-write overlay of a shared snapshot (cow), or cow above a measured size (auto). */
-  checkout: z.enum(['git', 'cow', 'auto']).default('git'),
-  network: z.boolean().optional(),
-  ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
-  kill_grace: duration.optional(),
-  /** The merge queue: which verify commands gate a land (default: the required ones), and how many tasks are tested together. */
-  land: z
-    .strictObject({
-      gate: z.array(id).optional(),
-      batch: z.number().int().min(1).max(64).optional(),
-    })
-    .optional(),
-  /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */
-  types: z.array(taskType).min(1).optional(),
-  /** What `rm --discard` saves: how long `gc` keeps it. */
-  archive: z.strictObject({ keep: keep.optional() }).optional(),
-  agents: z
-    .record(
-      z.string(),
-      z.strictObject({ command: z.array(z.string()).min(1), prompt: z.enum(['argv', 'stdin', 'file']).default('argv') }),
-    )
-    .optional(),
-}).superRefine((config, ctx) => {
-  if (typeof config.sandbox === 'object' && config.network === true) {
-    ctx.addIssue({ code: 'custom', path: ['network'], message: 'network: true lets every connection out, which the sandbox allow list exists to prevent; keep one of the two' });
-  }
-});
+export const configSchema = z
+  .strictObject({
+    /**
+     * Where workspaces go; default `$WARREN_HOME/worktrees/<project>`. Relative to the repository
+     * root. A repository may only choose a folder inside itself (not `.git`) or under WARREN_HOME;
+     * a root elsewhere is the user's choice (`userConfigSchema`, WARREN_WORKTREE_ROOT).
+     */
+    worktree_root: z.string().min(1).optional(),
+    provision: z.array(z.strictObject({ path: z.string().min(1), mode: z.enum(PROVISION_MODES) })).default([]),
+    provision_budget: z
+      .strictObject({
+        bytes: z
+          .union([z.number().int().positive(), z.string().regex(/^\d+(\.\d+)?\s*(B|KiB|MiB|GiB|TiB)$/)])
+          .optional(),
+        entries: z.number().int().positive().optional(),
+      })
+      .optional(),
+    setup: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
+    verify: z
+      .array(z.strictObject({ id, run: command, required: z.boolean().default(true), timeout: duration.optional() }))
+      .default([]),
+    teardown: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
+    protected: z.array(z.string().min(1)).default([]),
+    /** `none`, `bwrap`, or bwrap with egress through warren's proxy to the listed hosts only. */
+    sandbox: z
+      .union(
+        [
+          z.enum(['none', 'bwrap']),
+          z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) }),
+        ],
+        {
+          error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
+        },
+      )
+      .default('none'),
+    /** How a workspace's tracked files are made: `git worktree add` (git), a copy-on-write overlay of a shared snapshot (cow), or cow above a measured size (auto). */
+    checkout: z.enum(['git', 'cow', 'auto']).default('git'),
+    network: z.boolean().optional(),
+    ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
+    kill_grace: duration.optional(),
+    /** The merge queue: which verify commands gate a land (default: the required ones), and how many tasks are tested together. */
+    land: z
+      .strictObject({
+        gate: z.array(id).optional(),
+        batch: z.number().int().min(1).max(64).optional(),
+      })
+      .optional(),
+    /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */
+    types: z.array(taskType).min(1).optional(),
+    /** What `rm --discard` saves: how long `gc` keeps it. */
+    archive: z.strictObject({ keep: keep.optional() }).optional(),
+    agents: z
+      .record(
+        z.string(),
+        z.strictObject({
+          command: z.array(z.string()).min(1),
+          prompt: z.enum(['argv', 'stdin', 'file']).default('argv'),
+        }),
+      )
+      .optional(),
+  })
+  .superRefine((config, ctx) => {
+    if (typeof config.sandbox === 'object' && config.network === true) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['network'],
+        message:
+          'network: true lets every connection out, which the sandbox allow list exists to prevent; keep one of the two',
+      });
+    }
+  });
 
 export type WarrenConfig = z.infer<typeof configSchema>;
 export type CommandSpec = z.infer<typeof command>;

@@ -29,17 +29,26 @@ const FORM = 'warren-commands-v1';
  * the file's formatting, comments, timeouts or other keys.
  */
 export function repoCommands(config: WarrenConfig): RepoCommand[] {
-  const steps = (kind: 'setup' | 'verify' | 'teardown', list: readonly { id: string; run: string | string[] }[]): RepoCommand[] =>
-    list.map((s) => ({ kind, id: s.id, run: typeof s.run === 'string' ? s.run : [...s.run] }));
+  const steps = (
+    kind: 'setup' | 'verify' | 'teardown',
+    list: readonly { id: string; run: string | string[] }[],
+  ): RepoCommand[] => list.map((s) => ({ kind, id: s.id, run: typeof s.run === 'string' ? s.run : [...s.run] }));
   const agents = Object.entries(config.agents ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, a]): RepoCommand => ({ kind: 'agent', id: name, run: [...a.command], prompt: a.prompt }));
-  return [...steps('setup', config.setup), ...steps('verify', config.verify), ...steps('teardown', config.teardown), ...agents];
+  return [
+    ...steps('setup', config.setup),
+    ...steps('verify', config.verify),
+    ...steps('teardown', config.teardown),
+    ...agents,
+  ];
 }
 
 /** sha256 of the canonical form, hex. */
 export function commandsHash(commands: readonly RepoCommand[]): string {
-  return createHash('sha256').update(`${FORM}\n${JSON.stringify(commands.map(canonical))}`).digest('hex');
+  return createHash('sha256')
+    .update(`${FORM}\n${JSON.stringify(commands.map(canonical))}`)
+    .digest('hex');
 }
 
 /** Fixed key order, so equal commands serialise equally. */

@@ -11,10 +11,14 @@ export function parseConfig(text: string, file = 'warren.yaml'): WarrenConfig {
   const config = validate(text, file, configSchema);
   const unknownGates = (config.land?.gate ?? []).filter((g) => !config.verify.some((v) => v.id === g));
   if (unknownGates.length > 0) {
-    throw new WarrenError('CONFIG_INVALID', `${file} is invalid: land.gate names ${unknownGates.map((g) => `"${g}"`).join(', ')}, which no verify command has as its id. Nothing was changed.`, {
-      hint: `Use ids from verify: (${config.verify.map((v) => v.id).join(', ') || 'none'}), or add the command there.`,
-      details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
-    });
+    throw new WarrenError(
+      'CONFIG_INVALID',
+      `${file} is invalid: land.gate names ${unknownGates.map((g) => `"${g}"`).join(', ')}, which no verify command has as its id. Nothing was changed.`,
+      {
+        hint: `Use ids from verify: (${config.verify.map((v) => v.id).join(', ') || 'none'}), or add the command there.`,
+        details: { problems: unknownGates.map((g) => `land.gate: unknown verify id "${g}"`) },
+      },
+    );
   }
   const badTypes = typeProblems(config.types ?? []);
   if (badTypes.length > 0) {
@@ -31,7 +35,10 @@ export function typeProblems(types: readonly string[]): string[] {
   const problems: string[] = [];
   types.forEach((type, i) => {
     if (types.indexOf(type) !== i) problems.push(`types[${i}]: "${type}" is listed twice`);
-    else if (!isValidBranchName(`${type}/x`)) problems.push(`types[${i}]: "${type}" would make branch names git refuses (git check-ref-format --branch "${type}/ID")`);
+    else if (!isValidBranchName(`${type}/x`))
+      problems.push(
+        `types[${i}]: "${type}" would make branch names git refuses (git check-ref-format --branch "${type}/ID")`,
+      );
   });
   return problems;
 }
@@ -45,9 +52,13 @@ function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
   const doc = parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
-    throw new WarrenError('CONFIG_INVALID', `${file} is not valid YAML: ${first?.message ?? 'parse error'}; nothing was changed.`, {
-      hint: `Fix ${file} and run the command again.`,
-    });
+    throw new WarrenError(
+      'CONFIG_INVALID',
+      `${file} is not valid YAML: ${first?.message ?? 'parse error'}; nothing was changed.`,
+      {
+        hint: `Fix ${file} and run the command again.`,
+      },
+    );
   }
   const raw = toPlain(doc, file);
   const result = schema.safeParse(raw);
@@ -71,9 +82,13 @@ function toPlain(doc: Document, file: string): unknown {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new WarrenError('CONFIG_INVALID', `${file} could not be read as data: ${why} (warren expands at most ${MAX_ALIAS_COUNT} YAML aliases); nothing was changed.`, {
-      hint: `Fix ${file}: write the values out instead of nesting aliases.`,
-    });
+    throw new WarrenError(
+      'CONFIG_INVALID',
+      `${file} could not be read as data: ${why} (warren expands at most ${MAX_ALIAS_COUNT} YAML aliases); nothing was changed.`,
+      {
+        hint: `Fix ${file}: write the values out instead of nesting aliases.`,
+      },
+    );
   }
 }
 
@@ -86,5 +101,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 function formatPath(parts: readonly PropertyKey[]): string {
-  return parts.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`), '');
+  return parts.reduce<string>(
+    (acc, part) =>
+      typeof part === 'number' ? `${acc}[${part}]` : acc === '' ? String(part) : `${acc}.${String(part)}`,
+    '',
+  );
 }

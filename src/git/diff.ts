@@ -25,7 +25,11 @@ export async function changedFiles(cwd: string, from: string, to: string): Promi
   ]);
   // Both list the same files in the same order (one diff queue), so the counts are zipped by position.
   const numbers = parseNumstatZ(counts.stdout);
-  return parseNameStatusRenamesZ(names.stdout).map((n, i) => ({ ...n, added: numbers[i]?.added ?? null, deleted: numbers[i]?.deleted ?? null }));
+  return parseNameStatusRenamesZ(names.stdout).map((n, i) => ({
+    ...n,
+    added: numbers[i]?.added ?? null,
+    deleted: numbers[i]?.deleted ?? null,
+  }));
 }
 
 /** The patch from `from` to `to` (trees or commits), as bytes, in the same file order as `changedFiles`. */

@@ -11,7 +11,10 @@ export const GIT_STDERR_CODES = [
   [/is already (checked out|used by worktree)|already registered worktree/i, 'GIT_WORKTREE_EXISTS'],
   [/'.*' already exists/i, 'GIT_PATH_EXISTS'],
   [/contains modified or untracked files|has changes not staged|would be overwritten/i, 'GIT_DIRTY'],
-  [/not a valid (object name|ref)|unknown revision|invalid reference|bad revision|couldn't find remote ref|not a commit/i, 'GIT_UNKNOWN_REF'],
+  [
+    /not a valid (object name|ref)|unknown revision|invalid reference|bad revision|couldn't find remote ref|not a commit/i,
+    'GIT_UNKNOWN_REF',
+  ],
 ] as const satisfies readonly (readonly [RegExp, ErrorCode])[];
 
 export function classifyGitStderr(stderr: string): ErrorCode {

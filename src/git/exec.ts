@@ -30,7 +30,15 @@ export interface GitResult {
 export const GIT_DEFAULT_TIMEOUT_MS = 120_000;
 
 /** Variables that would point git at another repository, index or work tree when warren runs inside a hook. */
-const SCRUBBED = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE', 'GIT_PREFIX'];
+const SCRUBBED = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+];
 
 export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -64,11 +72,15 @@ export async function git(args: readonly string[], options: GitOptions): Promise
     // ENOENT for the program itself, or for the folder it was to run in: say which.
     const missingDir = run.spawnError.code === 'ENOENT' && !isDir(options.cwd);
     throw missingDir
-      ? new WarrenError('GIT_FAILED', `${argv.join(' ')} could not run: its working folder ${options.cwd} does not exist; nothing was changed.`, {
-          hint: 'Run `warren scan` to see which workspace is missing.',
-          cause: run.spawnError,
-          details: { argv, cwd: options.cwd },
-        })
+      ? new WarrenError(
+          'GIT_FAILED',
+          `${argv.join(' ')} could not run: its working folder ${options.cwd} does not exist; nothing was changed.`,
+          {
+            hint: 'Run `warren scan` to see which workspace is missing.',
+            cause: run.spawnError,
+            details: { argv, cwd: options.cwd },
+          },
+        )
       : new WarrenError('GIT_NOT_FOUND', `could not start git (${run.spawnError.message}); nothing was changed.`, {
           hint: 'Install git 2.38 or newer and make sure it is on PATH.',
           cause: run.spawnError,
@@ -92,10 +104,18 @@ export async function git(args: readonly string[], options: GitOptions): Promise
 }
 
 export function gitError(result: GitResult, context?: string): WarrenError {
-  const first = result.stderr.trim().split('\n').find((line) => line.trim() !== '') ?? `exit ${result.exitCode}`;
-  return new WarrenError(classifyGitStderr(result.stderr), `${context ? `${context}: ` : ''}${result.argv.join(' ')} failed: ${first}`, {
-    details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-  });
+  const first =
+    result.stderr
+      .trim()
+      .split('\n')
+      .find((line) => line.trim() !== '') ?? `exit ${result.exitCode}`;
+  return new WarrenError(
+    classifyGitStderr(result.stderr),
+    `${context ? `${context}: ` : ''}${result.argv.join(' ')} failed: ${first}`,
+    {
+      details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
+    },
+  );
 }
 
 function isDir(dir: string): boolean {

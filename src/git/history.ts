@@ -5,7 +5,10 @@ import type { Repository } from './repo.js';
 /** Questions about commit history: ancestry, merge bases, what one side has that others lack. */
 
 export async function isAncestor(repo: Repository, ancestor: string, descendant: string): Promise<boolean> {
-  const result = await git(['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant], { cwd: repo.root, allowFailure: true });
+  const result = await git(['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
   if (result.exitCode === 0) return true;
   if (result.exitCode === 1) return false;
   throw gitError(result);
@@ -21,7 +24,11 @@ export async function mergeBase(repo: Repository, a: string, b: string): Promise
 }
 
 /** Commits reachable from `rev` and not from `notRevs`, newest first, as `sha subject`. */
-export async function commitsNotOn(repo: Repository, rev: string, notRevs: readonly string[]): Promise<{ sha: string; subject: string }[]> {
+export async function commitsNotOn(
+  repo: Repository,
+  rev: string,
+  notRevs: readonly string[],
+): Promise<{ sha: string; subject: string }[]> {
   const result = await git(['log', '--format=%H %s', '--stdin', '--end-of-options', rev, '--'], {
     cwd: repo.root,
     input: notRevs.map((r) => `^${r}`).join('\n') + '\n',
@@ -30,8 +37,15 @@ export async function commitsNotOn(repo: Repository, rev: string, notRevs: reado
 }
 
 /** How many commits `branch` is behind and ahead of `base`, or null when either side is gone. */
-export async function behindAhead(repo: Repository, base: string, branch: string): Promise<{ behind: number; ahead: number } | null> {
-  const result = await git(['rev-list', '--left-right', '--count', '--end-of-options', `${base}...${branch}`, '--'], { cwd: repo.root, allowFailure: true });
+export async function behindAhead(
+  repo: Repository,
+  base: string,
+  branch: string,
+): Promise<{ behind: number; ahead: number } | null> {
+  const result = await git(['rev-list', '--left-right', '--count', '--end-of-options', `${base}...${branch}`, '--'], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
   if (result.exitCode !== 0) return null;
   const [behind, ahead] = result.stdout.trim().split(/\s+/).map(Number);
   return { behind: behind ?? 0, ahead: ahead ?? 0 };

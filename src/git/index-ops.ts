@@ -54,7 +54,10 @@ export async function moveCheckout(worktree: string, from: string, to: string): 
 /** True when the checkout's index holds `commit`'s version of every one of `paths`. */
 export async function indexMatches(worktree: string, commit: string, paths: readonly string[]): Promise<boolean> {
   if (paths.length === 0) return true;
-  const result = await git(['diff-index', '--cached', '--quiet', '--end-of-options', commit, '--', ...paths.map((p) => `:(literal)${p}`)], { cwd: worktree, allowFailure: true });
+  const result = await git(
+    ['diff-index', '--cached', '--quiet', '--end-of-options', commit, '--', ...paths.map((p) => `:(literal)${p}`)],
+    { cwd: worktree, allowFailure: true },
+  );
   return result.exitCode === 0;
 }
 
@@ -85,10 +88,17 @@ export function indexEntryCount(indexFile: string): number | null {
 
 /** Fills a worktree made with `--no-checkout`: its index and files at HEAD, as `git worktree add` itself does it. */
 export function checkoutEmptyWorktree(worktree: string): Promise<GitResult> {
-  return git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], { cwd: worktree, timeoutMs: 30 * 60_000, allowFailure: true });
+  return git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], {
+    cwd: worktree,
+    timeoutMs: 30 * 60_000,
+    allowFailure: true,
+  });
 }
 
 /** The post-checkout hook, with the arguments `git worktree add` gives it (none installed: nothing runs). */
 export function runPostCheckoutHook(worktree: string, commit: string): Promise<GitResult> {
-  return git(['hook', 'run', '--ignore-missing', 'post-checkout', '--', '0'.repeat(commit.length), commit, '1'], { cwd: worktree, allowFailure: true });
+  return git(['hook', 'run', '--ignore-missing', 'post-checkout', '--', '0'.repeat(commit.length), commit, '1'], {
+    cwd: worktree,
+    allowFailure: true,
+  });
 }

@@ -94,7 +94,10 @@ export function splitZ(output: string): string[] {
 
 /** Splits newline-separated output, dropping blank lines. */
 export function splitLines(output: string): string[] {
-  return output.split('\n').map((line) => line.trimEnd()).filter((line) => line !== '');
+  return output
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .filter((line) => line !== '');
 }
 
 export interface NameStatus {

@@ -12,13 +12,18 @@ export async function revParse(repo: Repository, rev: string): Promise<string | 
 
 /** The commit `rev` names, read in `cwd` (a worktree's own HEAD), or null. */
 export async function commitAt(cwd: string, rev: string): Promise<string | null> {
-  const result = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { cwd, allowFailure: true });
+  const result = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], {
+    cwd,
+    allowFailure: true,
+  });
   return result.exitCode === 0 ? result.stdout.trim() : null;
 }
 
 /** The tree of a commit. */
 export async function treeOf(repo: Repository, commit: string): Promise<string> {
-  return (await git(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { cwd: repo.root })).stdout.trim();
+  return (
+    await git(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { cwd: repo.root })
+  ).stdout.trim();
 }
 
 export async function currentBranch(worktree: string): Promise<string | null> {
@@ -27,7 +32,10 @@ export async function currentBranch(worktree: string): Promise<string | null> {
 }
 
 export async function branchExists(repo: Repository, branch: string): Promise<boolean> {
-  const result = await git(['show-ref', '--verify', '--quiet', '--', `refs/heads/${branch}`], { cwd: repo.root, allowFailure: true });
+  const result = await git(['show-ref', '--verify', '--quiet', '--', `refs/heads/${branch}`], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
   return result.exitCode === 0;
 }
 
@@ -45,7 +53,8 @@ export interface BranchFacts {
   upstream: Upstream | null;
 }
 
-const FACTS_FORMAT = '%(refname)%00%(objectname)%00%(objecttype)%00%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)';
+const FACTS_FORMAT =
+  '%(refname)%00%(objectname)%00%(objecttype)%00%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)';
 
 /**
  * Several local branches in one `for-each-ref`: each one's commit and upstream; a branch that
@@ -85,13 +94,19 @@ class BranchReads {
   ask(branches: readonly string[]): Promise<Map<string, BranchFacts>> {
     if (this.running === null) {
       const answer = readBranchFacts(this.repo.root, branches);
-      this.running = answer.then(() => this.next(), () => this.next());
+      this.running = answer.then(
+        () => this.next(),
+        () => this.next(),
+      );
       return answer;
     }
     if (this.waiting === null) {
       const gathered = new Set<string>();
       // Starts when the running call has ended (after next() has made it the running one).
-      this.waiting = { branches: gathered, answer: this.running.then(() => readBranchFacts(this.repo.root, [...gathered])) };
+      this.waiting = {
+        branches: gathered,
+        answer: this.running.then(() => readBranchFacts(this.repo.root, [...gathered])),
+      };
     }
     for (const b of branches) this.waiting.branches.add(b);
     return this.waiting.answer;
@@ -105,7 +120,10 @@ class BranchReads {
       this.onIdle();
       return;
     }
-    this.running = waiting.answer.then(() => this.next(), () => this.next());
+    this.running = waiting.answer.then(
+      () => this.next(),
+      () => this.next(),
+    );
   }
 }
 
@@ -125,7 +143,9 @@ async function readBranchFacts(cwd: string, branches: readonly string[]): Promis
 
 /** Every ref's object id except the named ones: where else a branch's work may already be. */
 export async function otherRefTips(repo: Repository, exclude: readonly string[]): Promise<string[]> {
-  const result = await git(['for-each-ref', '--format=%(refname)%00%(objectname)%00%(*objectname)'], { cwd: repo.root });
+  const result = await git(['for-each-ref', '--format=%(refname)%00%(objectname)%00%(*objectname)'], {
+    cwd: repo.root,
+  });
   const tips = new Set<string>();
   for (const line of splitLines(result.stdout)) {
     const [name, object, peeled] = line.split('\0');
@@ -141,7 +161,13 @@ export async function otherRefTips(repo: Repository, exclude: readonly string[])
  * Moves `ref` to `to` only if it is still at `from` (compare-and-swap). False when it moved
  * meanwhile (or git could not lock it); throws on anything else.
  */
-export async function compareAndSwapRef(repo: Repository, ref: string, to: string, from: string, reason: string): Promise<boolean> {
+export async function compareAndSwapRef(
+  repo: Repository,
+  ref: string,
+  to: string,
+  from: string,
+  reason: string,
+): Promise<boolean> {
   const result = await git(['update-ref', '-m', reason, '--', ref, to, from], { cwd: repo.root, allowFailure: true });
   if (result.exitCode === 0) return true;
   if (/cannot lock ref|is at .* but expected|Unable to create .*\.lock/i.test(result.stderr)) return false;
@@ -181,7 +207,16 @@ export interface RefCommit {
 /** Every ref under `prefix` (`refs/warren/archive/`) that points at a commit, sorted by name. */
 export async function refsUnder(repo: Repository, prefix: string): Promise<RefCommit[]> {
   // Records end in NUL NUL (a message holds neither); for-each-ref adds a newline after each.
-  const result = await git(['for-each-ref', '--sort=refname', '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(parent)%00%(contents)%00%00', '--', prefix], { cwd: repo.root });
+  const result = await git(
+    [
+      'for-each-ref',
+      '--sort=refname',
+      '--format=%(refname)%00%(objectname)%00%(objecttype)%00%(parent)%00%(contents)%00%00',
+      '--',
+      prefix,
+    ],
+    { cwd: repo.root },
+  );
   const out: RefCommit[] = [];
   for (const record of result.stdout.split('\0\0\n')) {
     const [ref, commit, type, parents, message] = record.split('\0');

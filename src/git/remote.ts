@@ -8,7 +8,12 @@ export async function remoteNames(repo: Repository): Promise<string[]> {
 }
 
 /** Fetches one branch into its remote-tracking ref (forced: the tracking ref mirrors the remote). */
-export async function fetchBranch(repo: Repository, remote: string, remoteRef: string, trackingRef: string): Promise<void> {
+export async function fetchBranch(
+  repo: Repository,
+  remote: string,
+  remoteRef: string,
+  trackingRef: string,
+): Promise<void> {
   await git(['fetch', '--no-tags', '--quiet', '--', remote, `+${remoteRef}:${trackingRef}`], { cwd: repo.root });
 }
 
@@ -22,8 +27,21 @@ export interface PushResult {
  * Pushes `commit` to `ref` on `remote`. `expected`, when given, is a lease: the value the remote
  * ref must still have ('' for "must not exist"), so a push never clobbers what someone else put there.
  */
-export async function pushCommit(repo: Repository, remote: string, commit: string, ref: string, expected?: string): Promise<PushResult> {
-  const args = ['push', '--porcelain', ...(expected === undefined ? [] : [`--force-with-lease=${ref}:${expected}`]), '--', remote, `${commit}:${ref}`];
+export async function pushCommit(
+  repo: Repository,
+  remote: string,
+  commit: string,
+  ref: string,
+  expected?: string,
+): Promise<PushResult> {
+  const args = [
+    'push',
+    '--porcelain',
+    ...(expected === undefined ? [] : [`--force-with-lease=${ref}:${expected}`]),
+    '--',
+    remote,
+    `${commit}:${ref}`,
+  ];
   const result = await git(args, { cwd: repo.root, allowFailure: true, timeoutMs: 300_000 });
   if (result.exitCode === 0) return { ok: true, error: null };
   return { ok: false, error: (result.stderr.trim() || result.stdout.trim()).split('\n').slice(-3).join(' | ') };

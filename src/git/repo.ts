@@ -25,7 +25,17 @@ export interface MainWorktreeFacts {
   hooksDir: string;
 }
 
-const OPEN_ARGS = ['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository', '--show-toplevel', '--git-path', 'hooks', '--symbolic-full-name', 'HEAD'];
+const OPEN_ARGS = [
+  'rev-parse',
+  '--path-format=absolute',
+  '--git-common-dir',
+  '--is-bare-repository',
+  '--show-toplevel',
+  '--git-path',
+  'hooks',
+  '--symbolic-full-name',
+  'HEAD',
+];
 
 /**
  * Finds the repository from any folder inside it, in one git call: every command pays for it.
@@ -42,7 +52,10 @@ export async function resolveRepository(dir: string): Promise<Repository> {
     const inMain = realpathSync(toplevel) === root;
     return { root, commonDir, ...(inMain ? { main: { head: head === 'HEAD' ? null : head, hooksDir } } : {}) };
   }
-  const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository'], { cwd: dir, allowFailure: true });
+  const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository'], {
+    cwd: dir,
+    allowFailure: true,
+  });
   if (result.exitCode !== 0) {
     throw new WarrenError('NOT_A_REPO', `${dir} is not inside a git repository; nothing was changed.`, {
       hint: 'Run warren inside a repository, or pass --repo DIR.',
@@ -58,4 +71,3 @@ export async function resolveRepository(dir: string): Promise<Repository> {
   // The main worktree is the parent of the common .git directory.
   return { root: path.dirname(commonDir), commonDir };
 }
-

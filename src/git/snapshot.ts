@@ -23,7 +23,10 @@ export interface WorktreeSnapshot {
  * status`), then `write-tree`. `excludePathspecs` keeps paths out (`:(exclude,literal)…`): name
  * only paths git does not ignore, or `git add` fails on them.
  */
-export async function snapshotWorktree(worktree: string, excludePathspecs: readonly string[]): Promise<WorktreeSnapshot> {
+export async function snapshotWorktree(
+  worktree: string,
+  excludePathspecs: readonly string[],
+): Promise<WorktreeSnapshot> {
   const { paths } = await gitPaths(worktree, ['index']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-snapshot-'));
   const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
@@ -63,7 +66,13 @@ const LENIENT_STAT = ['-c', 'core.checkStat=minimal', '-c', 'core.trustCtime=fal
  * files `tree` already holds, and whose index `indexFile` already is), only the paths that differ
  * between the two are written: git's own two-tree switch (`read-tree -m -u`).
  */
-export function checkoutIntoFolder(repo: Repository, tree: string, indexFile: string, commit: string, from: string | null): Promise<GitResult> {
+export function checkoutIntoFolder(
+  repo: Repository,
+  tree: string,
+  indexFile: string,
+  commit: string,
+  from: string | null,
+): Promise<GitResult> {
   const args = from
     ? [...LENIENT_STAT, `--work-tree=${tree}`, 'read-tree', '-m', '-u', '--end-of-options', from, commit]
     : [`--work-tree=${tree}`, 'read-tree', '-u', '--reset', '--end-of-options', commit];
@@ -77,17 +86,32 @@ export async function changedPathCount(repo: Repository, from: string, to: strin
 }
 
 /** `git worktree add --no-checkout -b BRANCH PATH COMMIT` (or `--detach` without a branch): the records, no files. */
-export function addEmptyWorktree(repo: Repository, branch: string | null, wsPath: string, commit: string): Promise<GitResult> {
+export function addEmptyWorktree(
+  repo: Repository,
+  branch: string | null,
+  wsPath: string,
+  commit: string,
+): Promise<GitResult> {
   const how = branch ? ['-b', branch] : ['--detach'];
-  return git(['worktree', 'add', '--quiet', '--no-checkout', ...how, '--', wsPath, commit], { cwd: repo.root, allowFailure: true });
+  return git(['worktree', 'add', '--quiet', '--no-checkout', ...how, '--', wsPath, commit], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
 }
 
 /**
  * Per-worktree settings (`extensions.worktreeConfig`, then `git config --worktree`), so one
  * worktree's stat policy does not change the main checkout's.
  */
-export async function setWorktreeConfig(repo: Repository, worktree: string, entries: readonly [string, string][]): Promise<void> {
-  const on = await git(['config', '--bool', '--get', 'extensions.worktreeConfig'], { cwd: repo.root, allowFailure: true });
+export async function setWorktreeConfig(
+  repo: Repository,
+  worktree: string,
+  entries: readonly [string, string][],
+): Promise<void> {
+  const on = await git(['config', '--bool', '--get', 'extensions.worktreeConfig'], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
   if (on.stdout.trim() !== 'true') await git(['config', 'extensions.worktreeConfig', 'true'], { cwd: repo.root });
   for (const [key, value] of entries) await git(['config', '--worktree', '--', key, value], { cwd: worktree });
 }

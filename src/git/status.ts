@@ -14,7 +14,11 @@ export async function statusOf(worktree: string): Promise<StatusEntry[]> {
 /** `git check-ignore` for many paths at once: the subset git ignores in `cwd` (tracked paths never are). */
 export async function checkIgnored(cwd: string, paths: readonly string[]): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  const result = await git(['check-ignore', '-z', '--stdin'], { cwd, input: paths.map((p) => `${p}\0`).join(''), allowFailure: true });
+  const result = await git(['check-ignore', '-z', '--stdin'], {
+    cwd,
+    input: paths.map((p) => `${p}\0`).join(''),
+    allowFailure: true,
+  });
   // Exit 1 means none is ignored; anything above 1 is an error.
   if (result.exitCode > 1) throw gitError(result);
   return new Set(splitZ(result.stdout));
@@ -27,8 +31,16 @@ export async function checkIgnored(cwd: string, paths: readonly string[]): Promi
  * - `matching`: those the patterns in `patternFile` match (gitignore syntax, from the top);
  * - `unignored`: those git does not ignore (it does not enter ignored folders).
  */
-export async function listUntracked(cwd: string, which: { ignored: true } | { matching: string } | { unignored: true }): Promise<string[]> {
-  const select = 'ignored' in which ? ['--ignored', '--exclude-standard'] : 'matching' in which ? ['--ignored', `--exclude-from=${which.matching}`] : ['--exclude-standard'];
+export async function listUntracked(
+  cwd: string,
+  which: { ignored: true } | { matching: string } | { unignored: true },
+): Promise<string[]> {
+  const select =
+    'ignored' in which
+      ? ['--ignored', '--exclude-standard']
+      : 'matching' in which
+        ? ['--ignored', `--exclude-from=${which.matching}`]
+        : ['--exclude-standard'];
   const result = await git(['ls-files', '-z', '--others', ...select], { cwd });
   return splitZ(result.stdout);
 }
@@ -42,7 +54,10 @@ export async function listTracked(cwd: string): Promise<string[]> {
 /** Which of `paths` git tracks, or tracks files inside (literal paths, never globs). */
 export async function trackedAmong(cwd: string, paths: readonly string[]): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  const result = await git(['ls-files', '-z', '--cached', '--', ...paths], { cwd, env: { GIT_LITERAL_PATHSPECS: '1' } });
+  const result = await git(['ls-files', '-z', '--cached', '--', ...paths], {
+    cwd,
+    env: { GIT_LITERAL_PATHSPECS: '1' },
+  });
   const found = new Set<string>();
   for (const file of splitZ(result.stdout)) {
     for (const p of paths) if (file === p || file.startsWith(`${p}/`)) found.add(p);

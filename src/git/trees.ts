@@ -14,19 +14,29 @@ const ZERO = '0000000000000000000000000000000000000000';
 
 /** Paths that differ between two commits, with git's status letter; renames as delete + add. */
 export async function touchedPaths(repo: Repository, from: string, to: string): Promise<NameStatus[]> {
-  const result = await git(['diff', '--name-status', '-z', '--no-renames', '--end-of-options', from, to, '--'], { cwd: repo.root });
+  const result = await git(['diff', '--name-status', '-z', '--no-renames', '--end-of-options', from, to, '--'], {
+    cwd: repo.root,
+  });
   return parseNameStatusZ(result.stdout);
 }
 
 /** Names of the paths that differ between two commits. */
 export async function changedNames(repo: Repository, from: string, to: string): Promise<string[]> {
-  const result = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', from, to, '--'], { cwd: repo.root });
+  const result = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', from, to, '--'], {
+    cwd: repo.root,
+  });
   return splitZ(result.stdout);
 }
 
 /** One entry of a commit's tree (mode and blob), or null when the path is not in it. */
-export async function treeEntry(repo: Repository, commit: string, file: string): Promise<{ mode: string; sha: string } | null> {
-  const result = await git(['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', file], { cwd: repo.root });
+export async function treeEntry(
+  repo: Repository,
+  commit: string,
+  file: string,
+): Promise<{ mode: string; sha: string } | null> {
+  const result = await git(['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', file], {
+    cwd: repo.root,
+  });
   const line = result.stdout.split('\0')[0];
   if (!line) return null;
   const [meta] = line.split('\t');
@@ -44,13 +54,19 @@ export async function fileAt(repo: Repository, commit: string, file: string): Pr
  * `commit`'s tree with some paths replaced: each `{path, entry}` puts that entry (mode and blob)
  * there, or removes the path when `entry` is null. Built in a temporary index of its own.
  */
-export async function treeWithEntries(repo: Repository, commit: string, replace: readonly { path: string; entry: { mode: string; sha: string } | null }[]): Promise<string> {
+export async function treeWithEntries(
+  repo: Repository,
+  commit: string,
+  replace: readonly { path: string; entry: { mode: string; sha: string } | null }[],
+): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-tree-'));
   const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
   try {
     await git(['read-tree', '--end-of-options', commit], { cwd: repo.root, env });
     if (replace.length > 0) {
-      const lines = replace.map((r) => (r.entry ? `${r.entry.mode} ${r.entry.sha}\t${r.path}` : `0 ${ZERO}\t${r.path}`));
+      const lines = replace.map((r) =>
+        r.entry ? `${r.entry.mode} ${r.entry.sha}\t${r.path}` : `0 ${ZERO}\t${r.path}`,
+      );
       await git(['update-index', '-z', '--index-info'], { cwd: repo.root, env, input: lines.join('\0') + '\0' });
     }
     return (await git(['write-tree'], { cwd: repo.root, env })).stdout.trim();
@@ -59,7 +75,12 @@ export async function treeWithEntries(repo: Repository, commit: string, replace:
   }
 }
 
-export async function commitTree(repo: Repository, tree: string, parent: string | readonly string[], message: string): Promise<string> {
+export async function commitTree(
+  repo: Repository,
+  tree: string,
+  parent: string | readonly string[],
+  message: string,
+): Promise<string> {
   const parents = (typeof parent === 'string' ? [parent] : parent).flatMap((p) => ['-p', p]);
   return (await git(['commit-tree', tree, ...parents, '-F', '-'], { cwd: repo.root, input: message })).stdout.trim();
 }
@@ -71,7 +92,10 @@ export type Merged = { ok: true; tree: string } | { ok: false; conflicts: string
  * `merge-tree --write-tree`, which finds the merge base itself).
  */
 export async function mergeTrees(repo: Repository, ours: string, theirs: string): Promise<Merged> {
-  const result = await git(['merge-tree', '--write-tree', '--name-only', '--no-messages', '--end-of-options', ours, theirs], { cwd: repo.root, allowFailure: true });
+  const result = await git(
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '--end-of-options', ours, theirs],
+    { cwd: repo.root, allowFailure: true },
+  );
   const lines = splitLines(result.stdout);
   if (result.exitCode === 0 && lines[0]) return { ok: true, tree: lines[0] };
   if (result.exitCode === 1) return { ok: false, conflicts: [...new Set(lines.slice(1))] };

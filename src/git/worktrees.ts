@@ -12,7 +12,10 @@ export async function listWorktrees(repo: Repository): Promise<WorktreeEntry[]> 
 
 /** `git worktree add -b BRANCH PATH COMMIT`; the result, failed or not (the caller retries transient failures). */
 export function addWorktree(repo: Repository, branch: string, wsPath: string, commit: string): Promise<GitResult> {
-  return git(['worktree', 'add', '--quiet', '-b', branch, '--', wsPath, commit], { cwd: repo.root, allowFailure: true });
+  return git(['worktree', 'add', '--quiet', '-b', branch, '--', wsPath, commit], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
 }
 
 /**
@@ -20,7 +23,10 @@ export function addWorktree(repo: Repository, branch: string, wsPath: string, co
  * moments ago or proved to hold nothing; git deletes the files through whatever is mounted.
  */
 export function removeWorktree(repo: Repository, wsPath: string, force = false): Promise<GitResult> {
-  return git(['worktree', 'remove', ...(force ? ['--force', '--force'] : []), '--', wsPath], { cwd: repo.root, allowFailure: true });
+  return git(['worktree', 'remove', ...(force ? ['--force', '--force'] : []), '--', wsPath], {
+    cwd: repo.root,
+    allowFailure: true,
+  });
 }
 
 export async function unlockWorktree(repo: Repository, wsPath: string): Promise<void> {
@@ -32,7 +38,10 @@ export const SPARE_LOCK_REASON = 'warren: live task, spared while pruning';
 
 /** `git worktree lock --reason`; false when git refused (e.g. already locked). */
 export async function lockWorktree(repo: Repository, wsPath: string, reason: string): Promise<boolean> {
-  return (await git(['worktree', 'lock', '--reason', reason, '--', wsPath], { cwd: repo.root, allowFailure: true })).exitCode === 0;
+  return (
+    (await git(['worktree', 'lock', '--reason', reason, '--', wsPath], { cwd: repo.root, allowFailure: true }))
+      .exitCode === 0
+  );
 }
 
 /**
@@ -48,9 +57,13 @@ export async function pruneWorktrees(repo: Repository, spare: ReadonlySet<string
     for (const wt of await listWorktrees(repo)) {
       if (wt.prunable === null || wt.locked !== null || !spare.has(wt.path)) continue;
       if (!(await lockWorktree(repo, wt.path, SPARE_LOCK_REASON))) {
-        throw new WarrenError('GIT_FAILED', `could not lock git's record of ${wt.path} to spare it, so nothing was pruned.`, {
-          hint: 'Run `warren gc` again; if it keeps failing, see `git worktree list --porcelain`.',
-        });
+        throw new WarrenError(
+          'GIT_FAILED',
+          `could not lock git's record of ${wt.path} to spare it, so nothing was pruned.`,
+          {
+            hint: 'Run `warren gc` again; if it keeps failing, see `git worktree list --porcelain`.',
+          },
+        );
       }
       held.push(wt.path);
     }

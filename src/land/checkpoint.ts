@@ -1,5 +1,13 @@
 import { WarrenError } from '../errors.js';
-import { commitStaged, hasStagedChanges, headOf, stageAll, stagedNames, unstage, unstageAll } from '../git/index-ops.js';
+import {
+  commitStaged,
+  hasStagedChanges,
+  headOf,
+  stageAll,
+  stagedNames,
+  unstage,
+  unstageAll,
+} from '../git/index-ops.js';
 import { checkIgnored } from '../git/status.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
@@ -35,14 +43,23 @@ export interface CheckpointResult {
  * own provisioned paths. Runs in the workspace's own index; commits in different worktrees do
  * not share a lock, so checkpoints of different tasks run in parallel.
  */
-export async function checkpointTask(ctx: ProjectContext, rawId: string, options: CheckpointOptions = {}): Promise<CheckpointResult> {
+export async function checkpointTask(
+  ctx: ProjectContext,
+  rawId: string,
+  options: CheckpointOptions = {},
+): Promise<CheckpointResult> {
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
     // On its branch, nothing half done — except a merge: this commit concludes it (the documented
     // way to bring the base in after a conflict).
     await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });
-    const { current, drift } = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the checkpoint');
+    const { current, drift } = await checkHooks(
+      task,
+      ctx.repo.commonDir,
+      options.acceptHooks === true,
+      'the checkpoint',
+    );
     const provisioned = provisionedPaths(ctx, task);
 
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
@@ -71,7 +88,13 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
 
     if (!(await hasStagedChanges(task.path))) {
       const tip = await headOf(task.path);
-      ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint.nothing', message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`, data: { head: tip } });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: id,
+        kind: 'checkpoint.nothing',
+        message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`,
+        data: { head: tip },
+      });
       intent.done();
       return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged, warnings };
     }
@@ -79,14 +102,24 @@ export async function checkpointTask(ctx: ProjectContext, rawId: string, options
     const result = await commitStaged(task.path, message);
     if (result.exitCode !== 0) {
       intent.done(); // the changes stay staged, as said: a state of its own, nothing to repair
-      throw new WarrenError('COMMAND_FAILED', `git commit in ${task.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`, {
-        hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
-        details: { stderr: result.stderr },
-      });
+      throw new WarrenError(
+        'COMMAND_FAILED',
+        `git commit in ${task.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
+        {
+          hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
+          details: { stderr: result.stderr },
+        },
+      );
     }
     const commit = await headOf(task.path);
     intent.step('committed');
-    ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`, data: { commit } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: id,
+      kind: 'checkpoint',
+      message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`,
+      data: { commit },
+    });
     intent.done();
     return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
   });
@@ -108,9 +141,18 @@ export const recoverCheckpoint: RecoverFn = async (ctx, intent) => {
   if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had changed nothing' };
   if (intent.step === 'staged') {
     await unstageAll(d.path);
-    return { outcome: 'rolled-back', message: `what it had staged in ${d.path} was unstaged (every file is as it was); \`warren checkpoint ${d.id}\` can run again` };
+    return {
+      outcome: 'rolled-back',
+      message: `what it had staged in ${d.path} was unstaged (every file is as it was); \`warren checkpoint ${d.id}\` can run again`,
+    };
   }
   const commit = await headOf(d.path);
-  ctx.store.addEvent({ project: ctx.key, taskId: d.id, kind: 'checkpoint', message: `committed ${commit.slice(0, 12)} on ${d.branch} (recorded after an interrupted checkpoint)`, data: { commit } });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: d.id,
+    kind: 'checkpoint',
+    message: `committed ${commit.slice(0, 12)} on ${d.branch} (recorded after an interrupted checkpoint)`,
+    data: { commit },
+  });
   return { outcome: 'rolled-forward', message: `the commit ${commit.slice(0, 12)} is on ${d.branch}` };
 };

@@ -39,8 +39,15 @@ export interface Drift {
  * common `hooks` folder, core.hooksPath is unset and every worktree uses that folder, so no git
  * call is needed; otherwise (a relative core.hooksPath resolves per worktree) git is asked here.
  */
-export async function takeFingerprint(workspace: string, commonDir: string, mainHooksDir?: string): Promise<Fingerprint> {
-  const { hooksDir, hooksPath } = mainHooksDir === path.join(commonDir, 'hooks') ? { hooksDir: mainHooksDir, hooksPath: null } : await hooksLocation(workspace);
+export async function takeFingerprint(
+  workspace: string,
+  commonDir: string,
+  mainHooksDir?: string,
+): Promise<Fingerprint> {
+  const { hooksDir, hooksPath } =
+    mainHooksDir === path.join(commonDir, 'hooks')
+      ? { hooksDir: mainHooksDir, hooksPath: null }
+      : await hooksLocation(workspace);
   const hooksDirExists = isDirectory(hooksDir);
   return {
     hooksDir,
@@ -95,7 +102,9 @@ export function compareFingerprints(before: Fingerprint, now: Fingerprint): Drif
 
 export function describeDrift(drift: Drift): string[] {
   return [
-    ...(drift.hooksDirMoved ? [`hooks directory moved from ${drift.hooksDirMoved.from} to ${drift.hooksDirMoved.to}`] : []),
+    ...(drift.hooksDirMoved
+      ? [`hooks directory moved from ${drift.hooksDirMoved.from} to ${drift.hooksDirMoved.to}`]
+      : []),
     ...drift.hooks.map((h) => `hook ${h.name} ${h.change}`),
     ...(drift.configChanged ? ['shared git config changed'] : []),
   ];
@@ -106,7 +115,13 @@ export function recordedFingerprint(task: Task): Fingerprint | null {
   const fp = task.data['fingerprint'];
   if (typeof fp !== 'object' || fp === null) return null;
   const f = fp as Partial<Fingerprint>;
-  if (typeof f.hooksDir !== 'string' || typeof f.configSha !== 'string' || typeof f.hooks !== 'object' || f.hooks === null) return null;
+  if (
+    typeof f.hooksDir !== 'string' ||
+    typeof f.configSha !== 'string' ||
+    typeof f.hooks !== 'object' ||
+    f.hooks === null
+  )
+    return null;
   return fp as Fingerprint;
 }
 
@@ -116,17 +131,27 @@ export function recordedFingerprint(task: Task): Fingerprint | null {
  * shared-config change alone is returned for the caller to report, not refused: git writes
  * that file for ordinary reasons (upstreams, fetch settings).
  */
-export async function checkHooks(task: Task, commonDir: string, acceptHooks: boolean, verb: string, mainHooksDir?: string): Promise<{ current: Fingerprint; drift: Drift | null }> {
+export async function checkHooks(
+  task: Task,
+  commonDir: string,
+  acceptHooks: boolean,
+  verb: string,
+  mainHooksDir?: string,
+): Promise<{ current: Fingerprint; drift: Drift | null }> {
   const current = await takeFingerprint(task.path, commonDir, mainHooksDir);
   const before = recordedFingerprint(task);
   if (!before) return { current, drift: null };
   const drift = compareFingerprints(before, current);
   if (!acceptHooks && (drift.hooks.length > 0 || drift.hooksDirMoved)) {
     const what = describeDrift({ ...drift, configChanged: false });
-    throw new WarrenError('HOOKS_CHANGED', `the git hooks changed since task ${task.id} began: ${what.join('; ')}. Nothing was changed; ${verb} was refused.`, {
-      hint: `Check the hooks in ${current.hooksDir}; if the change is expected, run the command again with --accept-hooks.`,
-      details: { drift },
-    });
+    throw new WarrenError(
+      'HOOKS_CHANGED',
+      `the git hooks changed since task ${task.id} began: ${what.join('; ')}. Nothing was changed; ${verb} was refused.`,
+      {
+        hint: `Check the hooks in ${current.hooksDir}; if the change is expected, run the command again with --accept-hooks.`,
+        details: { drift },
+      },
+    );
   }
   return { current, drift };
 }

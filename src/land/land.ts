@@ -57,14 +57,23 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     const branchOnly = options.branchOnly === true;
     const pushTo = options.push ?? (branchOnly ? true : undefined);
     const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);
-    const planOptions = { branchOnly, ...(options.message ? { message: options.message } : {}), ...(options.acceptHooks ? { acceptHooks: true } : {}) };
+    const planOptions = {
+      branchOnly,
+      ...(options.message ? { message: options.message } : {}),
+      ...(options.acceptHooks ? { acceptHooks: true } : {}),
+    };
     let plan = await planLand(ctx, task, planOptions);
 
     if (branchOnly) {
       const warnings = recordPlan(ctx, plan, options.acceptHooks === true);
       const previous = task.data.reviewPush?.commit ?? '';
-      const push = await withRepoLock(ctx, `push ${task.branch}`, () => pushRef(ctx, remote ?? 'origin', plan.commit, `refs/heads/${task.branch}`, previous));
-      if (push.ok) ctx.store.mergeData(ctx.key, id, { reviewPush: { remote: push.remote, ref: push.ref, commit: plan.commit, at: new Date().toISOString() } });
+      const push = await withRepoLock(ctx, `push ${task.branch}`, () =>
+        pushRef(ctx, remote ?? 'origin', plan.commit, `refs/heads/${task.branch}`, previous),
+      );
+      if (push.ok)
+        ctx.store.mergeData(ctx.key, id, {
+          reviewPush: { remote: push.remote, ref: push.ref, commit: plan.commit, at: new Date().toISOString() },
+        });
       recordPush(ctx, id, push);
       return { ...resultOf(plan), warnings, push };
     }
@@ -81,7 +90,10 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
     }
     await verifyLanded(ctx, plan);
 
-    const warnings = [...recordPlan(ctx, plan, options.acceptHooks === true), ...recordDepsStale(ctx, id, plan.commit, plan.checkout, plan.changed)];
+    const warnings = [
+      ...recordPlan(ctx, plan, options.acceptHooks === true),
+      ...recordDepsStale(ctx, id, plan.commit, plan.checkout, plan.changed),
+    ];
     recordLanded(ctx, landedOf(plan), '');
     intent.step('recorded');
     intent.done();
@@ -141,9 +153,13 @@ async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<Intent | n
     const ff = await moveCheckout(plan.checkout, plan.baseTip, plan.commit);
     if (ff.exitCode !== 0) {
       intent.done();
-      throw new WarrenError('CHECKOUT_DIRTY', `could not bring ${plan.checkout} (which has ${plan.task.base} checked out) forward: ${ff.stderr.trim()}. Nothing was changed.`, {
-        hint: `Commit or stash the changes in ${plan.checkout}, then land again.`,
-      });
+      throw new WarrenError(
+        'CHECKOUT_DIRTY',
+        `could not bring ${plan.checkout} (which has ${plan.task.base} checked out) forward: ${ff.stderr.trim()}. Nothing was changed.`,
+        {
+          hint: `Commit or stash the changes in ${plan.checkout}, then land again.`,
+        },
+      );
     }
     intent.step('checkout-moved');
   }
@@ -170,19 +186,29 @@ async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<Intent | n
 }
 
 function movedError(plan: LandPlan): WarrenError {
-  return new WarrenError('BASE_DIVERGED', `${plan.task.base} moved while task ${plan.task.id} was being landed; nothing was landed and ${plan.task.base} keeps its new tip.`, {
-    hint: `Run \`warren land ${plan.task.id}\` again: it rebases onto the new tip.`,
-  });
+  return new WarrenError(
+    'BASE_DIVERGED',
+    `${plan.task.base} moved while task ${plan.task.id} was being landed; nothing was landed and ${plan.task.base} keeps its new tip.`,
+    {
+      hint: `Run \`warren land ${plan.task.id}\` again: it rebases onto the new tip.`,
+    },
+  );
 }
 
 async function verifyLanded(ctx: ProjectContext, plan: LandPlan): Promise<void> {
   const tip = await revParse(ctx.repo, plan.baseRef);
   if (tip !== plan.commit) {
-    throw new WarrenError('INTERNAL', `after landing, ${plan.baseRef} is at ${tip ?? 'nothing'} instead of ${plan.commit}.`);
+    throw new WarrenError(
+      'INTERNAL',
+      `after landing, ${plan.baseRef} is at ${tip ?? 'nothing'} instead of ${plan.commit}.`,
+    );
   }
   if (plan.checkout && plan.changed.length > 0) {
     if (!(await indexMatches(plan.checkout, plan.commit, plan.changed))) {
-      throw new WarrenError('INTERNAL', `${plan.task.base} landed as ${plan.commit.slice(0, 12)} but the index of ${plan.checkout} does not match it; run \`git status\` there.`);
+      throw new WarrenError(
+        'INTERNAL',
+        `${plan.task.base} landed as ${plan.commit.slice(0, 12)} but the index of ${plan.checkout} does not match it; run \`git status\` there.`,
+      );
     }
   }
 }
@@ -193,7 +219,9 @@ export function recordPush(ctx: ProjectContext, id: string, push: PushOutcome): 
     taskId: id,
     kind: push.ok ? 'land.pushed' : 'land.push_failed',
     level: push.ok ? 'info' : 'error',
-    message: push.ok ? `pushed ${push.commit.slice(0, 12)} to ${push.remote} ${push.ref}` : `pushing ${push.commit.slice(0, 12)} to ${push.remote} ${push.ref} failed: ${push.error ?? ''}`,
+    message: push.ok
+      ? `pushed ${push.commit.slice(0, 12)} to ${push.remote} ${push.ref}`
+      : `pushing ${push.commit.slice(0, 12)} to ${push.remote} ${push.ref} failed: ${push.error ?? ''}`,
     data: { ...push },
   });
 }
@@ -234,7 +262,16 @@ export function landedOf(plan: LandPlan): Landed {
 /** The task's record of a land that moved its base: facts, state, event. */
 export function recordLanded(ctx: ProjectContext, l: Landed, note: string): void {
   ctx.store.mergeData(ctx.key, l.id, {
-    landed: { commit: l.commit, tree: l.tree, taskCommit: l.taskTip, forkPoint: l.forkPoint, base: l.base, baseBefore: l.baseTip, excluded: l.excluded, at: new Date().toISOString() },
+    landed: {
+      commit: l.commit,
+      tree: l.tree,
+      taskCommit: l.taskTip,
+      forkPoint: l.forkPoint,
+      base: l.base,
+      baseBefore: l.baseTip,
+      excluded: l.excluded,
+      at: new Date().toISOString(),
+    },
   });
   const task = ctx.store.getTask(ctx.key, l.id);
   if (task && task.state !== 'landed') ctx.store.transition(ctx.key, l.id, task.state, 'landed');
@@ -243,7 +280,14 @@ export function recordLanded(ctx: ProjectContext, l: Landed, note: string): void
     taskId: l.id,
     kind: 'task.landed',
     message: `landed ${l.branch} on ${l.base} as ${l.commit.slice(0, 12)}${l.rebased ? ` (rebased onto ${l.baseTip.slice(0, 12)})` : ''}${l.excluded.length ? `; left out ${l.excluded.join(', ')}` : ''}${note}`,
-    data: { commit: l.commit, tree: l.tree, baseBefore: l.baseTip, excluded: l.excluded, rebased: l.rebased, checkout: l.checkout },
+    data: {
+      commit: l.commit,
+      tree: l.tree,
+      baseBefore: l.baseTip,
+      excluded: l.excluded,
+      rebased: l.rebased,
+      checkout: l.checkout,
+    },
   });
 }
 
@@ -256,14 +300,22 @@ export function recordLanded(ctx: ProjectContext, l: Landed, note: string): void
 export const recoverLand: RecoverFn = async (ctx, intent) => {
   const l = intent.data as unknown as Landed;
   if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had moved nothing' };
-  if (intent.step === 'recorded') return { outcome: 'nothing-to-do', message: `task ${l.id} had landed as ${l.commit.slice(0, 12)} (a push it was asked for did not run)` };
+  if (intent.step === 'recorded')
+    return {
+      outcome: 'nothing-to-do',
+      message: `task ${l.id} had landed as ${l.commit.slice(0, 12)} (a push it was asked for did not run)`,
+    };
   return withRepoLock(ctx, `recover land ${l.id}`, async () => {
     const tip = await revParse(ctx.repo, l.baseRef);
     if (tip === l.commit) {
       recordLanded(ctx, l, ' (recorded after an interrupted land)');
-      return { outcome: 'rolled-forward' as const, message: `${l.base} had moved to ${l.commit.slice(0, 12)}: the land happened, and is now recorded` };
+      return {
+        outcome: 'rolled-forward' as const,
+        message: `${l.base} had moved to ${l.commit.slice(0, 12)}: the land happened, and is now recorded`,
+      };
     }
-    if (!l.checkout) return { outcome: 'nothing-to-do' as const, message: `${l.base} did not move; nothing else had changed` };
+    if (!l.checkout)
+      return { outcome: 'nothing-to-do' as const, message: `${l.base} did not move; nothing else had changed` };
     // HEAD of the checkout is the base branch; its index and files hold the squash.
     const back = await moveCheckout(l.checkout, l.commit, tip ?? l.baseTip);
     if (back.exitCode !== 0) {
@@ -272,6 +324,9 @@ export const recoverLand: RecoverFn = async (ctx, intent) => {
         message: `${l.checkout} holds the squash ${l.commit.slice(0, 12)} of task ${l.id} while ${l.base} is at ${(tip ?? '?').slice(0, 12)}, and could not be put back: ${back.stderr.trim()}. Do not commit what it shows as staged; run \`git read-tree -m -u ${l.commit.slice(0, 12)} HEAD\` there`,
       };
     }
-    return { outcome: 'rolled-back' as const, message: `${l.checkout} was put back to ${l.base}; \`warren land ${l.id}\` can run again` };
+    return {
+      outcome: 'rolled-back' as const,
+      message: `${l.checkout} was put back to ${l.base}; \`warren land ${l.id}\` can run again`,
+    };
   });
 };

@@ -5,7 +5,6 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { compilePolicy } from './protected.js';
 
-
 /**
  * Is the task's work on its base? A squash-landed branch is never an ancestor of the base, so
  * the answer compares trees. Landed when the task branch holds no work beyond what was landed

@@ -71,33 +71,56 @@ export interface LandPlan {
 
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
   const known = options.batch?.base === task.base ? options.batch : undefined;
-  const fingerprint = await checkHooks(task, ctx.repo.commonDir, options.acceptHooks === true, 'the land', known?.hooksDir);
+  const fingerprint = await checkHooks(
+    task,
+    ctx.repo.commonDir,
+    options.acceptHooks === true,
+    'the land',
+    known?.hooksDir,
+  );
   const baseRef = `refs/heads/${task.base}`;
   const realTip = known ? known.baseTip : await revParse(ctx.repo, baseRef);
   if (!realTip) {
-    throw new WarrenError('BASE_UNKNOWN', `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`, {
-      hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
-    });
+    throw new WarrenError(
+      'BASE_UNKNOWN',
+      `task ${task.id}'s base ${task.base} is not a branch (any more); there is nothing to fast-forward. Nothing was changed.`,
+      {
+        hint: `Land by hand, or push the task for review with \`warren land ${task.id} --branch-only --push\`.`,
+      },
+    );
   }
   const policy = known ? known.policy : await landingPolicy(ctx, task.base, realTip);
   const baseTip = options.onto ?? realTip;
   const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  if (!taskTip) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, { hint: 'See `warren scan`.' });
+  if (!taskTip)
+    throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, {
+      hint: 'See `warren scan`.',
+    });
 
   const provisioned = provisionedPaths(ctx, task);
   // The queue lands the branch as committed; work the agent goes on with after joining stays in
   // the workspace (the guard ran when the task joined).
-  const dirty = options.onto === undefined ? (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
+  const dirty =
+    options.onto === undefined ? (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
   if (dirty.length > 0) {
-    throw new WarrenError('WORKSPACE_DIRTY', `task ${task.id} has ${dirty.length} uncommitted change(s) (${dirty.slice(0, 10).map((e) => e.path).join(', ')}); land takes committed work only. Nothing was changed.`, {
-      hint: `Run \`warren checkpoint ${task.id}\` first (or discard the changes), then land again.`,
-      details: { changes: dirty },
-    });
+    throw new WarrenError(
+      'WORKSPACE_DIRTY',
+      `task ${task.id} has ${dirty.length} uncommitted change(s) (${dirty
+        .slice(0, 10)
+        .map((e) => e.path)
+        .join(', ')}); land takes committed work only. Nothing was changed.`,
+      {
+        hint: `Run \`warren checkpoint ${task.id}\` first (or discard the changes), then land again.`,
+        details: { changes: dirty },
+      },
+    );
   }
 
   const forkPoint = await mergeBase(ctx.repo, baseTip, taskTip);
   if (forkPoint === null) {
-    throw new WarrenError('BASE_DIVERGED', `${task.branch} and ${task.base} share no history; nothing was changed.`, { hint: 'Inspect both branches by hand.' });
+    throw new WarrenError('BASE_DIVERGED', `${task.branch} and ${task.base} share no history; nothing was changed.`, {
+      hint: 'Inspect both branches by hand.',
+    });
   }
   const touched = await touchedPaths(ctx.repo, forkPoint, taskTip);
   const exclusions = classifyExclusions(touched, policy, (p) => isProvisioned(p, provisioned));
@@ -109,7 +132,8 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
     tree = merged.tree;
   }
-  if (!options.branchOnly && tree === (options.ontoTree ?? (await treeOf(ctx.repo, baseTip)))) throw nothingToLand(task, taskTip, exclusions);
+  if (!options.branchOnly && tree === (options.ontoTree ?? (await treeOf(ctx.repo, baseTip))))
+    throw nothingToLand(task, taskTip, exclusions);
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
   const message = landMessage(task, subjects, exclusions, options.message);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);
@@ -121,24 +145,50 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     changed = await changedNames(ctx.repo, baseTip, commit);
     if (checkout) await assertCheckoutCanFollow(checkout, task, changed);
   }
-  return { task, baseRef, baseTip, taskTip, forkPoint, exclusions, commit, tree, rebased, message, checkout, changed, fingerprint };
+  return {
+    task,
+    baseRef,
+    baseTip,
+    taskTip,
+    forkPoint,
+    exclusions,
+    commit,
+    tree,
+    rebased,
+    message,
+    checkout,
+    changed,
+    fingerprint,
+  };
 }
 
 /** The checkout of the base will be fast-forwarded; its uncommitted changes to those paths would be overwritten. */
-export async function assertCheckoutCanFollow(checkout: string, task: Pick<Task, 'id' | 'base'>, changed: readonly string[]): Promise<void> {
+export async function assertCheckoutCanFollow(
+  checkout: string,
+  task: Pick<Task, 'id' | 'base'>,
+  changed: readonly string[],
+): Promise<void> {
   const touchedSet = new Set(changed);
-  const inTheWay = (await statusOf(checkout)).filter((e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)));
+  const inTheWay = (await statusOf(checkout)).filter(
+    (e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)),
+  );
   if (inTheWay.length === 0) return;
   throw new WarrenError(
     'CHECKOUT_DIRTY',
     `${checkout} has ${task.base} checked out with uncommitted changes to ${inTheWay.map((e) => e.path).join(', ')}, which landing task ${task.id} would overwrite. Nothing was changed.`,
-    { hint: `Commit or stash those changes in ${checkout}, then land again.`, details: { paths: inTheWay.map((e) => e.path) } },
+    {
+      hint: `Commit or stash those changes in ${checkout}, then land again.`,
+      details: { paths: inTheWay.map((e) => e.path) },
+    },
   );
 }
 
 /** The subject `warren checkpoint` gives a commit when it is given no message: it says nothing about the work. */
 export function isGeneratedCheckpointSubject(subject: string, id: string): boolean {
-  return subject.startsWith(`checkpoint: ${id} `) && /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(subject.slice(`checkpoint: ${id} `.length));
+  return (
+    subject.startsWith(`checkpoint: ${id} `) &&
+    /^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(subject.slice(`checkpoint: ${id} `.length))
+  );
 }
 
 /**
@@ -147,7 +197,12 @@ export function isGeneratedCheckpointSubject(subject: string, id: string): boole
  * itself (a `checkpoint` without `-m`), else `TYPE: ID`. The body lists the squashed commits and what was left out; the `Warren-Task: ID`
  * trailer always ends it, so the task is found from the commit whatever its subject.
  */
-export function landMessage(task: Pick<Task, 'id' | 'type' | 'branch'>, subjects: readonly string[], exclusions: readonly Exclusion[], given?: string): string {
+export function landMessage(
+  task: Pick<Task, 'id' | 'type' | 'branch'>,
+  subjects: readonly string[],
+  exclusions: readonly Exclusion[],
+  given?: string,
+): string {
   const [givenSubject = '', ...givenBody] = (given ?? '').trim().split('\n');
   const first = subjects.find((s) => s.trim() !== '' && !isGeneratedCheckpointSubject(s, task.id));
   const subject = givenSubject.trim() || first?.trim() || `${task.type}: ${task.id}`;
@@ -170,13 +225,21 @@ function nothingToLand(task: Task, taskTip: string, exclusions: readonly Exclusi
   const landed = task.data.landed;
   if (landed) {
     const since = landed.taskCommit === taskTip ? 'no commit since' : 'nothing new since';
-    return new WarrenError('NOTHING_TO_LAND', `task ${task.id} is already landed on ${landed.base} (as ${landed.commit.slice(0, 12)}) and has ${since}; nothing to land, nothing was changed.`, {
-      hint: `Remove it with \`warren rm ${task.id}\` (the branch is kept), or commit more work with \`warren checkpoint ${task.id}\` and land again.`,
-      details: { ...details, landed: landed.commit },
-    });
+    return new WarrenError(
+      'NOTHING_TO_LAND',
+      `task ${task.id} is already landed on ${landed.base} (as ${landed.commit.slice(0, 12)}) and has ${since}; nothing to land, nothing was changed.`,
+      {
+        hint: `Remove it with \`warren rm ${task.id}\` (the branch is kept), or commit more work with \`warren checkpoint ${task.id}\` and land again.`,
+        details: { ...details, landed: landed.commit },
+      },
+    );
   }
-  return new WarrenError('NOTHING_TO_LAND', `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`, {
-    hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
-    details,
-  });
+  return new WarrenError(
+    'NOTHING_TO_LAND',
+    `task ${task.id} has nothing that ${task.base} lacks${exclusions.length ? ` once protected and provisioned paths (${exclusions.map((e) => e.path).join(', ')}) are left out` : ''}; nothing was changed.`,
+    {
+      hint: `Commit work with \`warren checkpoint ${task.id}\` first.`,
+      details,
+    },
+  );
 }

@@ -35,10 +35,14 @@ export function compilePolicy(globs: readonly string[], source: string): Protect
     return problem ? [`${JSON.stringify(glob)} ${problem}`] : [];
   });
   if (problems.length > 0) {
-    throw new WarrenError('PROTECTED_POLICY_INVALID', `the protected-path policy in ${source} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
-      hint: `Fix the protected: list in ${source} and run the command again.`,
-      details: { problems },
-    });
+    throw new WarrenError(
+      'PROTECTED_POLICY_INVALID',
+      `the protected-path policy in ${source} is invalid: ${problems.join('; ')}. Nothing was changed.`,
+      {
+        hint: `Fix the protected: list in ${source} and run the command again.`,
+        details: { problems },
+      },
+    );
   }
   // dot: a protected `.env*` must match dotfiles; a glob without a slash matches at any depth,
   // the way .gitignore reads it, so `*.local` protects `src/x.local` too.
@@ -66,7 +70,11 @@ export interface Exclusion {
  * protects, and warren's own provisioned paths should an agent have committed one by hand (a
  * `share` symlink would land as a blob).
  */
-export function classifyExclusions(touched: readonly TouchedPath[], policy: ProtectedPolicy, isProvisioned: (path: string) => boolean = () => false): Exclusion[] {
+export function classifyExclusions(
+  touched: readonly TouchedPath[],
+  policy: ProtectedPolicy,
+  isProvisioned: (path: string) => boolean = () => false,
+): Exclusion[] {
   return touched.flatMap((t): Exclusion[] => {
     const why = policy.matches(t.path) ? 'protected' : isProvisioned(t.path) ? 'provisioned' : null;
     if (why === null) return [];

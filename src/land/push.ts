@@ -34,7 +34,15 @@ export async function resolveRemote(ctx: ProjectContext, named: string | true, b
  * value it must still have (empty string: must not exist), so a push never clobbers commits
  * someone else put there.
  */
-export async function pushRef(ctx: ProjectContext, remote: string, commit: string, ref: string, expected?: string): Promise<PushOutcome> {
+export async function pushRef(
+  ctx: ProjectContext,
+  remote: string,
+  commit: string,
+  ref: string,
+  expected?: string,
+): Promise<PushOutcome> {
   const pushed = await pushCommit(ctx.repo, remote, commit, ref, expected);
-  return pushed.ok ? { remote, ref, commit, ok: true } : { remote, ref, commit, ok: false, error: pushed.error ?? 'push failed' };
+  return pushed.ok
+    ? { remote, ref, commit, ok: true }
+    : { remote, ref, commit, ok: false, error: pushed.error ?? 'push failed' };
 }

@@ -11,7 +11,12 @@ import type { Exclusion } from './protected.js';
  */
 
 /** The task's tree with every excluded path put back to its fork-point version (or left out when it had none). */
-export async function squashTree(repo: Repository, taskTip: string, forkPoint: string, exclusions: readonly Exclusion[]): Promise<string> {
+export async function squashTree(
+  repo: Repository,
+  taskTip: string,
+  forkPoint: string,
+  exclusions: readonly Exclusion[],
+): Promise<string> {
   // Nothing left out: the task's own tree, without building an index.
   if (exclusions.length === 0) return treeOf(repo, taskTip);
   const replace = [];
@@ -26,7 +31,12 @@ export type Rebased = { ok: true; tree: string } | { ok: false; conflicts: strin
  * fork point → base tip). git 2.39's merge-tree takes commits and finds the merge base itself,
  * so the squash tree is wrapped in a throwaway commit whose parent is the fork point.
  */
-export async function rebaseSquash(repo: Repository, forkPoint: string, tree: string, baseTip: string): Promise<Rebased> {
+export async function rebaseSquash(
+  repo: Repository,
+  forkPoint: string,
+  tree: string,
+  baseTip: string,
+): Promise<Rebased> {
   const temp = await commitTree(repo, tree, forkPoint, 'warren: squash being rebased (temporary, unreferenced)');
   return mergeTrees(repo, baseTip, temp);
 }

@@ -63,7 +63,9 @@ class Collected {
     return { line: (text) => this.lines.push(text), output: { stdout: this.stream, stderr: this.stream } };
   }
   output(): string {
-    return this.dropped > 0 ? `[${this.dropped} earlier bytes left out; the run's log has everything]\n${this.out}` : this.out;
+    return this.dropped > 0
+      ? `[${this.dropped} earlier bytes left out; the run's log has everything]\n${this.out}`
+      : this.out;
   }
 }
 
@@ -76,7 +78,8 @@ export function buildServer(options: McpOptions): McpServer {
   const server = new McpServer({ name: 'warren', version: options.version });
 
   /** Runs one tool: a fresh project context with a collecting reporter; a WarrenError becomes a tool error. */
-  const tool = <A>(name: string, fn: (ctx: ProjectContext, args: A, collected: Collected) => Promise<unknown>) =>
+  const tool =
+    <A>(name: string, fn: (ctx: ProjectContext, args: A, collected: Collected) => Promise<unknown>) =>
     async (args: A): Promise<CallToolResult> => {
       const collected = new Collected();
       let ctx: ProjectContext | null = null;
@@ -89,11 +92,23 @@ export function buildServer(options: McpOptions): McpServer {
         if (!isWarrenError(err)) throw err;
         const taskId = typeof (args as { id?: unknown }).id === 'string' ? (args as { id: string }).id : null;
         try {
-          ctx?.store.addEvent({ project: ctx.key, taskId, kind: 'refused', level: 'warn', message: err.message, data: { code: err.code, command: `mcp ${name}` } });
+          ctx?.store.addEvent({
+            project: ctx.key,
+            taskId,
+            kind: 'refused',
+            level: 'warn',
+            message: err.message,
+            data: { code: err.code, command: `mcp ${name}` },
+          });
         } catch {
           // recording must never hide the refusal itself
         }
-        const error = { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}), ...(err.details ? { details: err.details } : {}) };
+        const error = {
+          code: err.code,
+          message: err.message,
+          ...(err.hint ? { hint: err.hint } : {}),
+          ...(err.details ? { details: err.details } : {}),
+        };
         return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }] };
       } finally {
         inFlight--;
@@ -103,51 +118,94 @@ export function buildServer(options: McpOptions): McpServer {
   server.registerTool(
     'new',
     {
-      description: "Create a task's workspace: branch TYPE/ID from the base, a git worktree, provisioned paths, ports, setup. Returns its path and state (ready or setup_failed).",
+      description:
+        "Create a task's workspace: branch TYPE/ID from the base, a git worktree, provisioned paths, ports, setup. Returns its path and state (ready or setup_failed).",
       inputSchema: {
-        type: z.string().describe(`the task type: ${TASK_TYPES.join(', ')}, or those warren.yaml's types: lists instead`),
+        type: z
+          .string()
+          .describe(`the task type: ${TASK_TYPES.join(', ')}, or those warren.yaml's types: lists instead`),
         id,
-        base: z.string().optional().describe('branch or commit to start from; default: the branch checked out in the main worktree'),
+        base: z
+          .string()
+          .optional()
+          .describe('branch or commit to start from; default: the branch checked out in the main worktree'),
         sync: z.boolean().optional().describe('fetch and fast-forward the base first (default true)'),
         setup: z.boolean().optional().describe('run the setup commands (default true)'),
       },
     },
-    tool('new', async (ctx, a: { type: string; id: string; base?: string; sync?: boolean; setup?: boolean }, collected) => {
-      const since = ctx.store.lastEventSeq();
-      const task = await createTask(ctx, { type: a.type, id: a.id, ...(a.base ? { base: a.base } : {}), ...(a.sync === false ? { sync: false } : {}), ...(a.setup === false ? { setup: false } : {}) });
-      return { ...createdSummary(ctx, task, since), output: collected.output() };
-    }),
+    tool(
+      'new',
+      async (ctx, a: { type: string; id: string; base?: string; sync?: boolean; setup?: boolean }, collected) => {
+        const since = ctx.store.lastEventSeq();
+        const task = await createTask(ctx, {
+          type: a.type,
+          id: a.id,
+          ...(a.base ? { base: a.base } : {}),
+          ...(a.sync === false ? { sync: false } : {}),
+          ...(a.setup === false ? { setup: false } : {}),
+        });
+        return { ...createdSummary(ctx, task, since), output: collected.output() };
+      },
+    ),
   );
 
-  server.registerTool('list', { description: 'Every task of this repository: id, type, branch, path, state.' }, tool('list', async (ctx) =>
-    listTasks(ctx).map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt })),
-  ));
+  server.registerTool(
+    'list',
+    { description: 'Every task of this repository: id, type, branch, path, state.' },
+    tool('list', async (ctx) =>
+      listTasks(ctx).map((t) => ({
+        id: t.id,
+        type: t.type,
+        branch: t.branch,
+        path: t.path,
+        base: t.base,
+        state: t.state,
+        createdAt: t.createdAt,
+      })),
+    ),
+  );
 
   server.registerTool(
     'show',
-    { description: 'One task with its recent events.', inputSchema: { id, events: z.number().int().min(1).max(500).optional().describe('how many recent events (default 20)') } },
+    {
+      description: 'One task with its recent events.',
+      inputSchema: {
+        id,
+        events: z.number().int().min(1).max(500).optional().describe('how many recent events (default 20)'),
+      },
+    },
     tool('show', async (ctx, a: { id: string; events?: number }) => {
       const { task, events } = showTask(ctx, a.id, a.events ?? 20);
-      return { ...task, events: events.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data })) };
+      return {
+        ...task,
+        events: events.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data })),
+      };
     }),
   );
 
   server.registerTool(
     'status',
-    { description: 'Tracked changes in the workspace, and changes inside provisioned (ignored) paths.', inputSchema: { id } },
+    {
+      description: 'Tracked changes in the workspace, and changes inside provisioned (ignored) paths.',
+      inputSchema: { id },
+    },
     tool('status', async (ctx, a: { id: string }) => statusTask(ctx, a.id)),
   );
 
   server.registerTool(
     'diff',
     {
-      description: "What the task's branch changed against its base, as committed (per-file counts and the patch, cut at 512 KiB), and the workspace's uncommitted changes (paths; checkpoint commits them).",
+      description:
+        "What the task's branch changed against its base, as committed (per-file counts and the patch, cut at 512 KiB), and the workspace's uncommitted changes (paths; checkpoint commits them).",
       inputSchema: { id },
     },
     tool('diff', async (ctx, a: { id: string }) => {
       // As `warren diff`: the committed patch, and the uncommitted and untracked files beside it.
       const task = requireTask(ctx, a.id);
-      const [committed, uncommitted] = await Promise.all([diffOf(ctx, task, { scope: 'committed' }), diffOf(ctx, task, { scope: 'uncommitted', stat: true })]);
+      const [committed, uncommitted] = await Promise.all([
+        diffOf(ctx, task, { scope: 'committed' }),
+        diffOf(ctx, task, { scope: 'uncommitted', stat: true }),
+      ]);
       return { committed, uncommitted: uncommitted.files };
     }),
   );
@@ -158,7 +216,10 @@ export function buildServer(options: McpOptions): McpServer {
       description: `Run a command in the workspace, supervised and bounded: no shell (argv), a timeout (default ${EXEC_DEFAULT_TIMEOUT}, at most 1h) after which the whole process tree ends, and the last ${OUTPUT_LIMIT / 1024} KiB of its output returned.`,
       inputSchema: {
         id,
-        command: z.array(z.string()).min(1).describe('the command and its arguments (argv; for a shell, ["sh", "-c", "..."])'),
+        command: z
+          .array(z.string())
+          .min(1)
+          .describe('the command and its arguments (argv; for a shell, ["sh", "-c", "..."])'),
         timeout: z.string().optional().describe('500ms, 2s, 10m, 1h'),
       },
     },
@@ -171,29 +232,55 @@ export function buildServer(options: McpOptions): McpServer {
 
   server.registerTool(
     'verify',
-    { description: "Run the task's verify commands (warren.yaml); passed is false when a required one fails.", inputSchema: { id } },
-    tool('verify', async (ctx, a: { id: string }, collected) => ({ ...(await verifyTask(ctx, a.id)), output: collected.output() })),
+    {
+      description: "Run the task's verify commands (warren.yaml); passed is false when a required one fails.",
+      inputSchema: { id },
+    },
+    tool('verify', async (ctx, a: { id: string }, collected) => ({
+      ...(await verifyTask(ctx, a.id)),
+      output: collected.output(),
+    })),
   );
 
   server.registerTool(
     'checkpoint',
-    { description: 'Commit everything in the workspace on its branch.', inputSchema: { id, message: z.string().optional().describe('the commit message') } },
-    tool('checkpoint', async (ctx, a: { id: string; message?: string }) => checkpointTask(ctx, a.id, a.message ? { message: a.message } : {})),
+    {
+      description: 'Commit everything in the workspace on its branch.',
+      inputSchema: { id, message: z.string().optional().describe('the commit message') },
+    },
+    tool('checkpoint', async (ctx, a: { id: string; message?: string }) =>
+      checkpointTask(ctx, a.id, a.message ? { message: a.message } : {}),
+    ),
   );
 
   server.registerTool(
     'land',
-    { description: 'Squash the task onto its base, leaving protected paths out; refuses when the base moved in a way that conflicts, or hooks changed.', inputSchema: { id, message: z.string().optional().describe('the squash commit message') } },
-    tool('land', async (ctx, a: { id: string; message?: string }) => landTask(ctx, a.id, a.message ? { message: a.message } : {})),
+    {
+      description:
+        'Squash the task onto its base, leaving protected paths out; refuses when the base moved in a way that conflicts, or hooks changed.',
+      inputSchema: { id, message: z.string().optional().describe('the squash commit message') },
+    },
+    tool('land', async (ctx, a: { id: string; message?: string }) =>
+      landTask(ctx, a.id, a.message ? { message: a.message } : {}),
+    ),
   );
 
   server.registerTool(
     'rm',
     {
-      description: 'Remove the workspace; refuses while any work would be lost (uncommitted changes, a branch whose work is nowhere else when deleting it).',
-      inputSchema: { id, deleteBranch: z.boolean().optional().describe('also delete the branch, only when its work is on the base or another ref') },
+      description:
+        'Remove the workspace; refuses while any work would be lost (uncommitted changes, a branch whose work is nowhere else when deleting it).',
+      inputSchema: {
+        id,
+        deleteBranch: z
+          .boolean()
+          .optional()
+          .describe('also delete the branch, only when its work is on the base or another ref'),
+      },
     },
-    tool('rm', async (ctx, a: { id: string; deleteBranch?: boolean }) => removeTask(ctx, a.id, { deleteBranch: a.deleteBranch === true })),
+    tool('rm', async (ctx, a: { id: string; deleteBranch?: boolean }) =>
+      removeTask(ctx, a.id, { deleteBranch: a.deleteBranch === true }),
+    ),
   );
 
   return server;

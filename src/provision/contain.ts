@@ -188,7 +188,12 @@ export async function containTree(opts: ContainOptions): Promise<Contained> {
       if (!isLink(path.join(opts.tree, full)) || staysInside(opts.tree, opts.itemRel, full)) continue;
       const innerTarget = fs.readlinkSync(path.join(opts.tree, full));
       fs.unlinkSync(path.join(opts.tree, full));
-      out.outsideLinks.push({ path: ws(full), target: innerTarget, action: 'removed', why: `removed: it is inside ${ws(rel)}, a folder copied in from outside, and leads outside again` });
+      out.outsideLinks.push({
+        path: ws(full),
+        target: innerTarget,
+        action: 'removed',
+        why: `removed: it is inside ${ws(rel)}, a folder copied in from outside, and leads outside again`,
+      });
     }
   }
   return out;
@@ -209,7 +214,10 @@ function isLink(p: string): boolean {
  * becomes a copy of it, within the budget; anything else (missing, a loop, a device, over the
  * budget, the main checkout's .git) is removed.
  */
-async function replaceOutsideLink(opts: ContainOptions, rel: string): Promise<{ action: OutsideLink['action']; why: string; dir?: boolean }> {
+async function replaceOutsideLink(
+  opts: ContainOptions,
+  rel: string,
+): Promise<{ action: OutsideLink['action']; why: string; dir?: boolean }> {
   const at = path.join(opts.tree, rel);
   const remove = (why: string): { action: 'removed'; why: string } => {
     fs.unlinkSync(at);
@@ -219,16 +227,22 @@ async function replaceOutsideLink(opts: ContainOptions, rel: string): Promise<{ 
   try {
     real = fs.realpathSync(path.join(opts.source, rel));
   } catch (err) {
-    return remove(`removed: its target does not resolve in the main checkout (${(err as NodeJS.ErrnoException).code}), so there is nothing to copy`);
+    return remove(
+      `removed: its target does not resolve in the main checkout (${(err as NodeJS.ErrnoException).code}), so there is nothing to copy`,
+    );
   }
   if (isInside(opts.repoRoot, real)) {
     const inRepo = path.relative(opts.repoRoot, real);
-    if (inRepo.split(path.sep)[0] === '.git') return remove(`removed: it resolves into the main checkout's .git (${real})`);
+    if (inRepo.split(path.sep)[0] === '.git')
+      return remove(`removed: it resolves into the main checkout's .git (${real})`);
     const linkDir = path.posix.dirname(rel === '' ? opts.itemRel : `${opts.itemRel}/${rel}`);
     const relative = path.relative(linkDir === '.' ? '.' : linkDir, inRepo) || '.';
     fs.unlinkSync(at);
     fs.symlinkSync(relative, at);
-    return { action: 'repointed', why: `re-pointed to ${relative}: it resolved to ${real} in the main checkout, and now to the same place in the workspace` };
+    return {
+      action: 'repointed',
+      why: `re-pointed to ${relative}: it resolved to ${real} in the main checkout, and now to the same place in the workspace`,
+    };
   }
   const st = fs.statSync(real);
   if (!st.isFile() && !st.isDirectory()) return remove(`removed: ${real} is neither a file nor a folder`);
@@ -245,7 +259,10 @@ async function replaceOutsideLink(opts: ContainOptions, rel: string): Promise<{ 
   const copied = await runTool(['cp', '-a', '--', real, at]);
   if (copied.exitCode !== 0) {
     removeTree(at);
-    return { action: 'removed', why: `removed: copying ${real} in failed (${copied.stderr.trim().split('\n')[0] ?? ''})` };
+    return {
+      action: 'removed',
+      why: `removed: copying ${real} in failed (${copied.stderr.trim().split('\n')[0] ?? ''})`,
+    };
   }
   opts.budget.used.entries += more.entries;
   opts.budget.used.bytes += more.bytes;

@@ -70,14 +70,24 @@ export function watchCopy(pid: number, report: (bytesWritten: number) => void, e
  * it runs); `signal` kills it, and the caller deletes what it had made. `onProgress` hears the
  * bytes written so far on long plain copies (a clone writes no data, so it has nothing to say).
  */
-export function startCopy(src: string | readonly string[], dst: string, method: CopyMethod, signal?: AbortSignal, onProgress?: (bytesWritten: number) => void): Promise<void> {
+export function startCopy(
+  src: string | readonly string[],
+  dst: string,
+  method: CopyMethod,
+  signal?: AbortSignal,
+  onProgress?: (bytesWritten: number) => void,
+): Promise<void> {
   // Several sources go into `dst`, an existing folder, each under its own name.
   const sources = typeof src === 'string' ? [src] : src;
   fs.mkdirSync(typeof src === 'string' ? path.dirname(dst) : dst, { recursive: true });
   // macOS cp -c uses clonefile(2) on APFS; GNU cp --reflink=auto uses FICLONE and falls back per file.
-  const argv = method === 'clonefile' ? ['cp', '-c', '-a', '--', ...sources, dst] : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
+  const argv =
+    method === 'clonefile'
+      ? ['cp', '-c', '-a', '--', ...sources, dst]
+      : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
   let stopWatching = (): void => undefined;
-  const watch = onProgress && method === 'cp -a' ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
+  const watch =
+    onProgress && method === 'cp -a' ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
   return runTool(argv, { ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {
     stopWatching();
     if (signal?.aborted || result.exitCode === 0) return;

@@ -36,9 +36,13 @@ export function pathCandidates(tree: string): string[] {
       if (!isDir(path.join(tree, lib))) continue; // lib64 is a link to lib in a venv
       for (const py of listDir(path.join(tree, lib)).filter((n) => n.startsWith('python'))) {
         const site = `${lib}/${py}/site-packages`;
-        add(site, (n) => n.endsWith('.pth') || n.endsWith('.egg-link') || (n.startsWith('__editable__') && n.endsWith('.py')));
+        add(
+          site,
+          (n) => n.endsWith('.pth') || n.endsWith('.egg-link') || (n.startsWith('__editable__') && n.endsWith('.py')),
+        );
         for (const n of listDir(path.join(tree, site))) {
-          if (n.endsWith('.dist-info') && isFile(path.join(tree, site, n, 'direct_url.json'))) out.push(`${site}/${n}/direct_url.json`);
+          if (n.endsWith('.dist-info') && isFile(path.join(tree, site, n, 'direct_url.json')))
+            out.push(`${site}/${n}/direct_url.json`);
         }
       }
     }
@@ -52,7 +56,11 @@ export function pathCandidates(tree: string): string[] {
       // The package itself is the one real directory there; its dependencies are links.
       for (const entry of dirents(path.join(tree, deps))) {
         if (!entry.isDirectory()) continue;
-        const names = entry.name.startsWith('@') ? dirents(path.join(tree, deps, entry.name)).filter((e) => e.isDirectory()).map((e) => `${entry.name}/${e.name}`) : [entry.name];
+        const names = entry.name.startsWith('@')
+          ? dirents(path.join(tree, deps, entry.name))
+              .filter((e) => e.isDirectory())
+              .map((e) => `${entry.name}/${e.name}`)
+          : [entry.name];
         for (const name of names) add(`${deps}/${name}/node_modules/.bin`);
       }
     }
@@ -75,7 +83,12 @@ export interface EmbedScan {
 }
 
 /** Reads the candidate files of `tree` for `root`. `read` reads one, relative to the tree (a seam for a layered view). */
-export function scanEmbeds(tree: string, root: string, candidates = pathCandidates(tree), view: TreeReader = directReader(tree)): EmbedScan {
+export function scanEmbeds(
+  tree: string,
+  root: string,
+  candidates = pathCandidates(tree),
+  view: TreeReader = directReader(tree),
+): EmbedScan {
   const embeds: Embed[] = [];
   for (const rel of candidates) {
     const found = embedIn(view, rel, root);
@@ -199,7 +212,12 @@ export function foreignTokens(text: string, root: string, except: string | null)
  * `text` with every path under `from` rewritten to the same path under `to`, except those
  * `keep` says to leave (their counterpart does not exist in the workspace). Pure.
  */
-export function rewritePaths(text: string, from: string, to: string, keep: (token: string) => boolean = () => false): { text: string; kept: string[] } {
+export function rewritePaths(
+  text: string,
+  from: string,
+  to: string,
+  keep: (token: string) => boolean = () => false,
+): { text: string; kept: string[] } {
   const kept: string[] = [];
   const re = new RegExp(`${escapeRegExp(from)}((?:/${PATH_CHARS}*)?)(?!${PATH_CHARS})`, 'g');
   const out = text.replace(re, (match: string, rest: string, offset: number) => {

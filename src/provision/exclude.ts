@@ -83,7 +83,8 @@ export function ignoredAsInMain(mainRoot: string, wsPath: string, rel: string): 
   const parts = rel.split('/');
   for (let depth = 0; depth < parts.length; depth++) {
     const dir = parts.slice(0, depth).join('/');
-    if (depth > 0 && (kindOf(path.join(mainRoot, dir)) !== 'dir' || kindOf(path.join(wsPath, dir)) !== 'dir')) return false;
+    if (depth > 0 && (kindOf(path.join(mainRoot, dir)) !== 'dir' || kindOf(path.join(wsPath, dir)) !== 'dir'))
+      return false;
     const a = readIgnoreFile(path.join(mainRoot, dir, '.gitignore'));
     const b = readIgnoreFile(path.join(wsPath, dir, '.gitignore'));
     if (a === undefined || b === undefined || a !== b) return false;
@@ -107,5 +108,5 @@ function readIgnoreFile(p: string): string | undefined {
 /** Drops warren's lines that no remaining task needs. */
 export async function pruneExcludes(ctx: ProjectContext, stillNeeded: readonly string[]): Promise<void> {
   const keep = new Set(stillNeeded.map(literalPattern));
-  await rewrite(ctx, (ours) => ours.filter((line) => line.trim() === '' ? false : keep.has(line)));
+  await rewrite(ctx, (ours) => ours.filter((line) => (line.trim() === '' ? false : keep.has(line))));
 }

@@ -37,7 +37,11 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     else out.kept.push({ kind: 'mounted', path: mount.mountPoint, reason: `umount failed: ${done.error}` });
   }
 
-  const mountedUppers = new Set(readMounts().map((m) => overlayOption(m, 'upperdir')).filter((u): u is string => u !== null));
+  const mountedUppers = new Set(
+    readMounts()
+      .map((m) => overlayOption(m, 'upperdir'))
+      .filter((u): u is string => u !== null),
+  );
   for (const project of listDir(ovRoot)) {
     if (project.startsWith('.')) continue;
     for (const id of listDir(path.join(ovRoot, project))) {
@@ -49,7 +53,12 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
       }
       const failures = removeTree(dir);
       if (failures.length === 0) out.removed.push({ kind: 'overlay_layers', path: dir, id, action: 'delete-dir' });
-      else out.kept.push({ kind: 'overlay_layers', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+      else
+        out.kept.push({
+          kind: 'overlay_layers',
+          path: dir,
+          reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
+        });
     }
   }
 
@@ -63,7 +72,11 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     }
   }
 
-  const used = new Set(allTasks.flatMap((t) => provisionRecords(t.data).map((r) => r.snapshot)).filter((k): k is string => k !== undefined));
+  const used = new Set(
+    allTasks
+      .flatMap((t) => provisionRecords(t.data).map((r) => r.snapshot))
+      .filter((k): k is string => k !== undefined),
+  );
   const mountedLowers = readMounts().map((m) => overlayOption(m, 'lowerdir') ?? '');
   for (const name of listDir(snapshotsDir(home))) {
     if (name.endsWith('.lock') || name.endsWith('.takeover')) continue;
@@ -79,7 +92,12 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     try {
       const failures = removeTree(dir);
       if (failures.length === 0) out.removed.push({ kind: 'snapshot', path: dir, action: 'delete-dir' });
-      else out.kept.push({ kind: 'snapshot', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+      else
+        out.kept.push({
+          kind: 'snapshot',
+          path: dir,
+          reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
+        });
     } finally {
       lock.lock.release();
       fs.rmSync(snapshotLockPath(home, key), { force: true });
@@ -87,4 +105,3 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
   }
   return out;
 }
-

@@ -29,7 +29,12 @@ export interface IncludeSelection {
   /** The paths to copy, disjoint: a folder where every file in it is selected, else the file. */
   paths: string[];
   /** Selected files left out, grouped: a nested repository or worktree, VCS metadata, or a path warren.yaml provisions. */
-  excluded: { path: string; why: 'nested-repository' | 'vcs-metadata' | 'claimed'; files: number; claimedBy?: string }[];
+  excluded: {
+    path: string;
+    why: 'nested-repository' | 'vcs-metadata' | 'claimed';
+    files: number;
+    claimedBy?: string;
+  }[];
   /** How many files the selected paths hold. */
   files: number;
   /** Untracked files the patterns match that git does not ignore: git leaves them out, and so does warren (said). */

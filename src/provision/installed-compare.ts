@@ -23,7 +23,9 @@ function few(names: readonly string[]): string {
 function differs(lockfile: string, missing: string[], extra: string[], other: string[]): Comparison {
   if (missing.length === 0 && extra.length === 0 && other.length === 0) return MATCHES;
   const parts = [
-    ...(missing.length > 0 ? [`${missing.length} package(s) ${lockfile} lists are not installed (${few(missing)})`] : []),
+    ...(missing.length > 0
+      ? [`${missing.length} package(s) ${lockfile} lists are not installed (${few(missing)})`]
+      : []),
     ...(other.length > 0 ? [`${other.length} are installed at another version (${few(other)})`] : []),
     ...(extra.length > 0 ? [`${extra.length} installed package(s) ${lockfile} does not list (${few(extra)})`] : []),
   ];
@@ -48,7 +50,9 @@ function parsedOrNull(text: string | null, parse: Parse): Record<string, unknown
 }
 
 function record(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
 }
 
 interface NpmEntry {
@@ -71,12 +75,14 @@ function npmName(key: string): string {
  * dev packages may all be absent (`--omit=dev`).
  */
 export function compareNpm(lockText: string, hiddenText: string | null, lockfile: string): Comparison {
-  if (hiddenText === null) return { state: 'differs', why: `node_modules/.package-lock.json is missing: npm did not finish an install here` };
+  if (hiddenText === null)
+    return { state: 'differs', why: `node_modules/.package-lock.json is missing: npm did not finish an install here` };
   const wanted = record(record(jsonOrNull(lockText))?.packages);
   const hidden = record(jsonOrNull(hiddenText));
   // npm leaves `packages` out of the hidden lockfile of an install with nothing in it.
   const have = hidden === null ? null : (record(hidden.packages) ?? {});
-  if (wanted === null) return { state: 'unknown', why: `${lockfile} has no \`packages\` (lockfileVersion 1, or not JSON)` };
+  if (wanted === null)
+    return { state: 'unknown', why: `${lockfile} has no \`packages\` (lockfileVersion 1, or not JSON)` };
   if (have === null) return { state: 'differs', why: 'node_modules/.package-lock.json is not one npm wrote' };
   const inTree = (k: string): boolean => k.includes('node_modules/');
   const devInstalled = Object.keys(have).some((k) => (wanted[k] as NpmEntry | undefined)?.dev === true);
@@ -90,7 +96,9 @@ export function compareNpm(lockText: string, hiddenText: string | null, lockfile
       if (want.optional === true || want.devOptional === true || (want.dev === true && !devInstalled)) continue;
       missing.push(`${npmName(key)}${want.version ? `@${want.version}` : ''}`);
     } else if (got.version !== want.version || (want.link === true && got.resolved !== want.resolved)) {
-      other.push(`${npmName(key)} ${got.version ?? got.resolved ?? '?'}, wants ${want.version ?? want.resolved ?? '?'}`);
+      other.push(
+        `${npmName(key)} ${got.version ?? got.resolved ?? '?'}, wants ${want.version ?? want.resolved ?? '?'}`,
+      );
     }
   }
   const extra = Object.keys(have)
@@ -117,32 +125,49 @@ function canonical(value: unknown): string {
  * `node_modules/.modules.yaml` says which) keeps a copy filtered the same way: the lockfile is
  * filtered as pnpm filters it (lockfile 9) and must then be the same.
  */
-export function comparePnpm(lockText: string, installedText: string, parse: Parse, lockfile: string, modulesText: string | null = null): Comparison {
+export function comparePnpm(
+  lockText: string,
+  installedText: string,
+  parse: Parse,
+  lockfile: string,
+  modulesText: string | null = null,
+): Comparison {
   let wanted: Record<string, unknown> | null;
   let have: Record<string, unknown> | null;
   try {
     wanted = record(parse(lockText));
     have = record(parse(installedText));
   } catch (err) {
-    return { state: 'unknown', why: `cannot read ${lockfile} or node_modules/.pnpm/lock.yaml as YAML (${(err as Error).message.split('\n')[0]})` };
+    return {
+      state: 'unknown',
+      why: `cannot read ${lockfile} or node_modules/.pnpm/lock.yaml as YAML (${(err as Error).message.split('\n')[0]})`,
+    };
   }
-  if (wanted === null || have === null) return { state: 'unknown', why: `${lockfile} or node_modules/.pnpm/lock.yaml is empty` };
+  if (wanted === null || have === null)
+    return { state: 'unknown', why: `${lockfile} or node_modules/.pnpm/lock.yaml is empty` };
   const sections = ['lockfileVersion', 'importers', 'packages', 'snapshots'];
-  const same = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => sections.every((s) => canonical(a[s]) === canonical(b[s]));
+  const same = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+    sections.every((s) => canonical(a[s]) === canonical(b[s]));
   if (same(wanted, have)) return MATCHES;
   const left = PNPM_KINDS.filter((k) => record(parsedOrNull(modulesText, parse)?.included)?.[k] === false);
   if (left.length > 0 && record(wanted.snapshots) !== null) {
     // What this install should hold: the lockfile without the kinds it left out.
     wanted = filterPnpmLock(wanted, left);
-    if (same(wanted, have)) return { state: 'matches', why: `an install without ${left.join(' and ')} (node_modules/.modules.yaml): the lockfile filtered as pnpm filters it is the one it installed` };
+    if (same(wanted, have))
+      return {
+        state: 'matches',
+        why: `an install without ${left.join(' and ')} (node_modules/.modules.yaml): the lockfile filtered as pnpm filters it is the one it installed`,
+      };
   }
-  const keys = (r: Record<string, unknown> | null, s: string): Set<string> => new Set(Object.keys(record(r?.[s]) ?? {}));
+  const keys = (r: Record<string, unknown> | null, s: string): Set<string> =>
+    new Set(Object.keys(record(r?.[s]) ?? {}));
   const section = wanted.snapshots !== undefined ? 'snapshots' : 'packages';
   const want = keys(wanted, section);
   const got = keys(have, section);
   const missing = [...want].filter((k) => !got.has(k));
   const extra = [...got].filter((k) => !want.has(k));
-  if (missing.length === 0 && extra.length === 0) return { state: 'differs', why: `${lockfile} and node_modules/.pnpm/lock.yaml differ (importers or resolutions)` };
+  if (missing.length === 0 && extra.length === 0)
+    return { state: 'differs', why: `${lockfile} and node_modules/.pnpm/lock.yaml differ (importers or resolutions)` };
   return differs(lockfile, missing, extra, []);
 }
 
@@ -165,7 +190,9 @@ function filterPnpmLock(lock: Record<string, unknown>, left: readonly string[]):
   for (const [id, value] of Object.entries(record(lock.importers) ?? {})) {
     const importer = record(value) ?? {};
     importers[id] = Object.fromEntries(Object.entries(importer).filter(([k]) => !left.includes(k)));
-    for (const kind of kept) for (const [name, dep] of Object.entries(record(importer[kind]) ?? {})) queue.push(keyOf(name, record(dep)?.version) ?? '');
+    for (const kind of kept)
+      for (const [name, dep] of Object.entries(record(importer[kind]) ?? {}))
+        queue.push(keyOf(name, record(dep)?.version) ?? '');
   }
   const snapshots = record(lock.snapshots) ?? {};
   // A package's own dependencies are `dependencies` whatever kind reached it; only optional ones can be left out.
@@ -175,11 +202,19 @@ function filterPnpmLock(lock: Record<string, unknown>, left: readonly string[]):
     if (key === '' || reached.has(key) || snapshots[key] === undefined) continue;
     reached.add(key);
     const snapshot = record(snapshots[key]) ?? {};
-    for (const kind of inner) for (const [name, version] of Object.entries(record(snapshot[kind]) ?? {})) queue.push(keyOf(name, version) ?? '');
+    for (const kind of inner)
+      for (const [name, version] of Object.entries(record(snapshot[kind]) ?? {}))
+        queue.push(keyOf(name, version) ?? '');
   }
-  const pick = (section: unknown, keep: (key: string) => boolean): Record<string, unknown> => Object.fromEntries(Object.entries(record(section) ?? {}).filter(([k]) => keep(k)));
+  const pick = (section: unknown, keep: (key: string) => boolean): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(record(section) ?? {}).filter(([k]) => keep(k)));
   const packages = new Set([...reached].map((k) => k.split('(')[0]));
-  return { ...lock, importers, snapshots: pick(lock.snapshots, (k) => reached.has(k)), packages: pick(lock.packages, (k) => packages.has(k)) };
+  return {
+    ...lock,
+    importers,
+    snapshots: pick(lock.snapshots, (k) => reached.has(k)),
+    packages: pick(lock.packages, (k) => packages.has(k)),
+  };
 }
 
 /**
@@ -197,17 +232,26 @@ export function devirtualize(locator: string): string {
  * instance as the package it is (`devirtualize`). A resolution with `conditions` (another
  * platform's) may be absent.
  */
-export function compareYarnBerry(lockText: string, stateText: string, parse: Parse, manifest: (workspace: string) => string | null = () => null): Comparison {
+export function compareYarnBerry(
+  lockText: string,
+  stateText: string,
+  parse: Parse,
+  manifest: (workspace: string) => string | null = () => null,
+): Comparison {
   let lock: Record<string, unknown> | null;
   let state: Record<string, unknown> | null;
   try {
     lock = record(parse(lockText));
     state = record(parse(stateText));
   } catch (err) {
-    return { state: 'unknown', why: `cannot read yarn.lock or node_modules/.yarn-state.yml as YAML (${(err as Error).message.split('\n')[0]})` };
+    return {
+      state: 'unknown',
+      why: `cannot read yarn.lock or node_modules/.yarn-state.yml as YAML (${(err as Error).message.split('\n')[0]})`,
+    };
   }
   if (lock === null) return { state: 'unknown', why: 'yarn.lock is empty' };
-  if (state === null) return { state: 'differs', why: 'node_modules/.yarn-state.yml is missing: yarn did not finish an install here' };
+  if (state === null)
+    return { state: 'differs', why: 'node_modules/.yarn-state.yml is missing: yarn did not finish an install here' };
   const notWorkspace = (k: string): boolean => k !== '__metadata' && !k.includes('@workspace:');
   const want = new Map<string, boolean>();
   for (const [k, v] of Object.entries(lock)) {
@@ -221,7 +265,10 @@ export function compareYarnBerry(lockText: string, stateText: string, parse: Par
   if (missing.length > 0 && extra.length === 0) {
     const partial = partialBerryInstall(lock, Object.keys(state), manifest);
     if (partial !== null && missing.every((k) => !partial.needed.has(packageName(k)))) {
-      return { state: 'matches', why: `${partial.kind} (yarn workspaces focus): the ${missing.length} package(s) yarn.lock lists that are not installed (${few(missing)}) are needed by nothing it installed` };
+      return {
+        state: 'matches',
+        why: `${partial.kind} (yarn workspaces focus): the ${missing.length} package(s) yarn.lock lists that are not installed (${few(missing)}) are needed by nothing it installed`,
+      };
     }
   }
   return differs('yarn.lock', missing, extra, []);
@@ -241,7 +288,11 @@ function packageName(locator: string): string {
  * none of them is a production install), following yarn.lock's entries by name. By name, the set can
  * only be too large: a package the tree needs is never taken for one it can go without.
  */
-function partialBerryInstall(lock: Record<string, unknown>, stateKeys: readonly string[], manifest: (workspace: string) => string | null): { kind: string; needed: Set<string> } | null {
+function partialBerryInstall(
+  lock: Record<string, unknown>,
+  stateKeys: readonly string[],
+  manifest: (workspace: string) => string | null,
+): { kind: string; needed: Set<string> } | null {
   const installed = new Set(stateKeys.map((k) => packageName(devirtualize(k))));
   const workspaces = stateKeys.map((k) => /@workspace:(.*)$/.exec(k)?.[1]).filter((w): w is string => w !== undefined);
   if (workspaces.length === 0) return null;
@@ -309,7 +360,8 @@ export function parseYarnClassic(text: string): Map<string, string> {
 /** yarn classic: yarn.lock's patterns and their resolved URLs against `lockfileEntries` in node_modules/.yarn-integrity. */
 export function compareYarnClassic(lockText: string, integrityText: string): Comparison {
   const entries = record(record(jsonOrNull(integrityText))?.lockfileEntries);
-  if (entries === null) return { state: 'differs', why: 'node_modules/.yarn-integrity is missing or not one yarn wrote' };
+  if (entries === null)
+    return { state: 'differs', why: 'node_modules/.yarn-integrity is missing or not one yarn wrote' };
   const want = parseYarnClassic(lockText);
   const missing = [...want.keys()].filter((k) => !(k in entries));
   const extra = Object.keys(entries).filter((k) => !want.has(k));
@@ -321,7 +373,10 @@ export function compareYarnClassic(lockText: string, integrityText: string): Com
  * No lockfile: each dependency package.json declares against the version installed in
  * node_modules. A range warren cannot read (a tag, a URL, `||`) only needs the package present.
  */
-export function comparePackageJson(packageJson: string, installedPackageJson: (name: string) => string | null): Comparison {
+export function comparePackageJson(
+  packageJson: string,
+  installedPackageJson: (name: string) => string | null,
+): Comparison {
   const pkg = record(jsonOrNull(packageJson));
   if (pkg === null) return { state: 'unknown', why: 'package.json is not JSON' };
   const missing: string[] = [];
@@ -335,7 +390,8 @@ export function comparePackageJson(packageJson: string, installedPackageJson: (n
       continue;
     }
     const version = record(jsonOrNull(text))?.version;
-    if (typeof range === 'string' && typeof version === 'string' && satisfies(range, version) === false) other.push(`${name} ${version}, wants ${range}`);
+    if (typeof range === 'string' && typeof version === 'string' && satisfies(range, version) === false)
+      other.push(`${name} ${version}, wants ${range}`);
   }
   return differs('package.json', missing, [], other);
 }

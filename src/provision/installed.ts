@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { InstalledFacts } from './types.js';
-import { compareNpm, comparePackageJson, comparePnpm, compareYarnBerry, compareYarnClassic, type Comparison } from './installed-compare.js';
+import {
+  compareNpm,
+  comparePackageJson,
+  comparePnpm,
+  compareYarnBerry,
+  compareYarnClassic,
+  type Comparison,
+} from './installed-compare.js';
 
 /**
  * Does an installed `node_modules` match the lockfile beside it? Read from the package
@@ -39,7 +46,14 @@ const STATE_FILES: readonly { manager: Manager; file: string; lockfiles: readonl
 ];
 
 /** The JavaScript lockfiles, in the order picked when nothing says which one the tree came from. */
-export const JS_LOCKFILES = ['package-lock.json', 'npm-shrinkwrap.json', 'pnpm-lock.yaml', 'yarn.lock', 'bun.lockb', 'bun.lock'] as const;
+export const JS_LOCKFILES = [
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'pnpm-lock.yaml',
+  'yarn.lock',
+  'bun.lockb',
+  'bun.lock',
+] as const;
 
 /** A provisioned path this module can check: a `node_modules` folder. */
 export function isNodeModules(relPath: string): boolean {
@@ -51,7 +65,11 @@ export function isNodeModules(relPath: string): boolean {
  * installed-state file names, else `packageManager` in package.json, else the first present.
  * Null: no lockfile at all. `nm` is the node_modules folder relative to the reader's root.
  */
-export function pickLockfile(read: ReadFile, exists: (rel: string) => boolean, nm: string): { lockfile: string | null; manager: Manager | null } {
+export function pickLockfile(
+  read: ReadFile,
+  exists: (rel: string) => boolean,
+  nm: string,
+): { lockfile: string | null; manager: Manager | null } {
   const dir = path.posix.dirname(nm);
   const at = (name: string): string => (dir === '.' ? name : `${dir}/${name}`);
   for (const s of STATE_FILES) {
@@ -60,7 +78,16 @@ export function pickLockfile(read: ReadFile, exists: (rel: string) => boolean, n
     if (lockfile) return { lockfile, manager: s.manager };
   }
   const declared = packageManagerOf(read(at('package.json')));
-  const wanted = declared === 'pnpm' ? ['pnpm-lock.yaml'] : declared === 'yarn' ? ['yarn.lock'] : declared === 'npm' ? ['npm-shrinkwrap.json', 'package-lock.json'] : declared === 'bun' ? ['bun.lock', 'bun.lockb'] : [];
+  const wanted =
+    declared === 'pnpm'
+      ? ['pnpm-lock.yaml']
+      : declared === 'yarn'
+        ? ['yarn.lock']
+        : declared === 'npm'
+          ? ['npm-shrinkwrap.json', 'package-lock.json']
+          : declared === 'bun'
+            ? ['bun.lock', 'bun.lockb']
+            : [];
   const lockfile = [...wanted, ...JS_LOCKFILES].map(at).find(exists) ?? null;
   return { lockfile, manager: null };
 }
@@ -77,10 +104,19 @@ export function packageManagerOf(packageJson: string | null): string | null {
 }
 
 /** Checks the `node_modules` at `nm` (relative to the reader's root) against its lockfile, or package.json. */
-export async function checkInstalled(read: ReadFile, exists: (rel: string) => boolean, nm: string): Promise<InstalledCheck> {
+export async function checkInstalled(
+  read: ReadFile,
+  exists: (rel: string) => boolean,
+  nm: string,
+): Promise<InstalledCheck> {
   const { lockfile, manager } = pickLockfile(read, exists, nm);
   const dir = path.posix.dirname(nm);
-  const done = (c: Comparison, m: Manager | null = manager): InstalledCheck => ({ lockfile, manager: m, state: c.state, why: c.why });
+  const done = (c: Comparison, m: Manager | null = manager): InstalledCheck => ({
+    lockfile,
+    manager: m,
+    state: c.state,
+    why: c.why,
+  });
   if (lockfile === null) {
     const pkg = read(dir === '.' ? 'package.json' : `${dir}/package.json`);
     if (pkg === null) return done({ state: 'unknown', why: 'no lockfile and no package.json' });
@@ -91,14 +127,18 @@ export async function checkInstalled(read: ReadFile, exists: (rel: string) => bo
   const name = path.posix.basename(lockfile);
   if (manager === null) {
     // No record of the install (npm 6, bun, a tree made by hand): nothing to compare, nothing claimed.
-    return done({ state: 'unknown', why: exists(nm) ? `${nm} holds no installed-state file for ${name}` : `${nm} is not installed` });
+    return done({
+      state: 'unknown',
+      why: exists(nm) ? `${nm} holds no installed-state file for ${name}` : `${nm} is not installed`,
+    });
   }
   switch (manager) {
     case 'npm':
       return done(compareNpm(wanted, read(`${nm}/.package-lock.json`), name));
     case 'pnpm': {
       const installed = read(`${nm}/.pnpm/lock.yaml`);
-      if (installed === null) return done({ state: 'differs', why: `${nm}/.pnpm/lock.yaml is missing: pnpm did not finish an install here` });
+      if (installed === null)
+        return done({ state: 'differs', why: `${nm}/.pnpm/lock.yaml is missing: pnpm did not finish an install here` });
       return done(comparePnpm(wanted, installed, await yamlParser(), name, read(`${nm}/.modules.yaml`)));
     }
     case 'yarn-berry': {
@@ -113,7 +153,10 @@ export async function checkInstalled(read: ReadFile, exists: (rel: string) => bo
 
 /** The YAML parser, loaded only for a pnpm or yarn tree (bundled, the module's exports sit under `default`). */
 async function yamlParser(): Promise<(text: string) => unknown> {
-  const mod = (await import('yaml')) as { parse?: (text: string) => unknown; default?: { parse: (text: string) => unknown } };
+  const mod = (await import('yaml')) as {
+    parse?: (text: string) => unknown;
+    default?: { parse: (text: string) => unknown };
+  };
   const parse = mod.parse ?? mod.default?.parse;
   if (!parse) throw new Error('the yaml module has no parse()');
   return parse;
@@ -140,7 +183,12 @@ export function diskReader(root: string): { read: ReadFile; exists: (rel: string
  * layer (opaque) is not told apart, so the lower files under it still read; the installed-state
  * files, which every install rewrites, read right.
  */
-export function layeredReader(workspace: string, item: string, upper: string, lower: string): { read: ReadFile; exists: (rel: string) => boolean } {
+export function layeredReader(
+  workspace: string,
+  item: string,
+  upper: string,
+  lower: string,
+): { read: ReadFile; exists: (rel: string) => boolean } {
   const where = (rel: string): string | null => {
     if (rel !== item && !rel.startsWith(`${item}/`)) return path.join(workspace, rel);
     const inner = rel.slice(item.length + 1);
@@ -171,8 +219,15 @@ export async function installedFacts(root: string, rel: string): Promise<Install
   const disk = diskReader(root);
   const check = await checkInstalled(disk.read, disk.exists, rel);
   const dir = path.posix.dirname(rel);
-  const pkg = check.lockfile === null ? sha256Of(disk.read(dir === '.' ? 'package.json' : `${dir}/package.json`)) : null;
-  return { lockfile: check.lockfile, manager: check.manager, state: check.state, ...(check.why ? { why: check.why } : {}), ...(pkg ? { packageJson: pkg } : {}) };
+  const pkg =
+    check.lockfile === null ? sha256Of(disk.read(dir === '.' ? 'package.json' : `${dir}/package.json`)) : null;
+  return {
+    lockfile: check.lockfile,
+    manager: check.manager,
+    state: check.state,
+    ...(check.why ? { why: check.why } : {}),
+    ...(pkg ? { packageJson: pkg } : {}),
+  };
 }
 
 export function sha256Of(text: string | null): string | null {

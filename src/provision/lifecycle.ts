@@ -10,7 +10,15 @@ import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import { pruneExcludes } from './exclude.js';
 import { taskManifestDir, taskOverlayDir } from './layout.js';
-import { checkLayerPaths, deadMount, isOverlayMount, mountOverlay, overlayAt, overlayOptions, unmount } from './overlay.js';
+import {
+  checkLayerPaths,
+  deadMount,
+  isOverlayMount,
+  mountOverlay,
+  overlayAt,
+  overlayOptions,
+  unmount,
+} from './overlay.js';
 import { describeReplacement, replacedRecords, replacementAt } from './replaced.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
@@ -48,10 +56,23 @@ export async function releaseRecords(
         const done = await unmount(target);
         if (!done.ok) {
           problems.push(`${target}: ${done.error}`);
-          ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.unmount_failed', level: 'error', message: `could not unmount ${target}: ${done.error}`, data: { path: target } });
+          ctx.store.addEvent({
+            project: ctx.key,
+            taskId: task.id,
+            kind: 'provision.unmount_failed',
+            level: 'error',
+            message: `could not unmount ${target}: ${done.error}`,
+            data: { path: target },
+          });
           continue;
         }
-        ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.unmounted', message: `unmounted the overlay at ${r.path}`, data: { path: r.path } });
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: task.id,
+          kind: 'provision.unmounted',
+          message: `unmounted the overlay at ${r.path}`,
+          data: { path: r.path },
+        });
       }
       if (options.removeFiles) {
         const replaced = replacementAt(target);
@@ -63,7 +84,8 @@ export async function releaseRecords(
         if (left) problems.push(`${target}: ${left}`);
         else if (r.upper) {
           const failures = removeTree(path.dirname(r.upper));
-          if (failures.length > 0) problems.push(`${path.dirname(r.upper)}: could not delete ${failures[0]?.path} (${failures[0]?.code})`);
+          if (failures.length > 0)
+            problems.push(`${path.dirname(r.upper)}: could not delete ${failures[0]?.path} (${failures[0]?.code})`);
         }
       }
     } else if (r.mode === 'share') {
@@ -102,16 +124,36 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
       if (!deadMount(target)) continue;
       // A fuse-overlayfs whose daemon died: the mount is there, and serves nothing. Off, then on again.
       const off = await unmount(target);
-      if (!off.ok) throw new WarrenError('PROVISION_FAILED', `the overlay for ${r.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing else was changed.`);
+      if (!off.ok)
+        throw new WarrenError(
+          'PROVISION_FAILED',
+          `the overlay for ${r.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing else was changed.`,
+        );
     }
     if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
     // A parent replaced by a symlink would carry a global mount out of the workspace.
-    if (!plainMountPoint(task, target)) throw new WarrenError('PROVISION_FAILED', `${target}, where ${r.path}'s copy-on-write layer is mounted, is no longer a plain directory of the workspace (a parent is a link?); nothing was mounted.`, { hint: `Put the folder back and run \`warren provision ${task.id}\`.` });
+    if (!plainMountPoint(task, target))
+      throw new WarrenError(
+        'PROVISION_FAILED',
+        `${target}, where ${r.path}'s copy-on-write layer is mounted, is no longer a plain directory of the workspace (a parent is a link?); nothing was mounted.`,
+        { hint: `Put the folder back and run \`warren provision ${task.id}\`.` },
+      );
     const mounted = await mountOverlay(r.lower, r.upper, r.work, target, r.fuse === true);
-    if (!mounted.ok) throw new WarrenError('PROVISION_FAILED', `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`);
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.remount', level: 'warn', message: `${r.path} was not mounted; mounted its overlay again`, data: { path: r.path } });
+    if (!mounted.ok)
+      throw new WarrenError(
+        'PROVISION_FAILED',
+        `mounting the overlay for ${r.path} again failed: ${mounted.error}; nothing else was changed.`,
+      );
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'provision.remount',
+      level: 'warn',
+      message: `${r.path} was not mounted; mounted its overlay again`,
+      data: { path: r.path },
+    });
     remounted.push(r.path);
   }
   return remounted;
@@ -134,12 +176,20 @@ export function runMounts(task: Task): RunMount[] {
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
     if (!plainMountPoint(task, target)) {
-      throw new WarrenError('PROVISION_FAILED', `${target}, where ${r.path}'s copy-on-write layer is mounted for each command, is no longer a plain directory of the workspace; nothing was run.`, {
-        hint: `Remove what is there and run \`warren provision ${task.id} --refresh\`.`,
-      });
+      throw new WarrenError(
+        'PROVISION_FAILED',
+        `${target}, where ${r.path}'s copy-on-write layer is mounted for each command, is no longer a plain directory of the workspace; nothing was run.`,
+        {
+          hint: `Remove what is there and run \`warren provision ${task.id} --refresh\`.`,
+        },
+      );
     }
     const checked = checkLayerPaths(r.lower, r.upper, r.work, target);
-    if (!checked.ok) throw new WarrenError('PROVISION_FAILED', `${r.path}'s copy-on-write layer cannot be mounted: ${checked.error}; nothing was run.`);
+    if (!checked.ok)
+      throw new WarrenError(
+        'PROVISION_FAILED',
+        `${r.path}'s copy-on-write layer cannot be mounted: ${checked.error}; nothing was run.`,
+      );
     mounts.push({ fsType: 'overlay', options: overlayOptions(r.lower, r.upper, r.work, true), target });
   }
   return mounts;
@@ -160,16 +210,27 @@ function plainMountPoint(task: Task, target: string): boolean {
 export function warnReplaced(ctx: ProjectContext, task: Task): void {
   for (const { record, replacement } of replacedRecords(task)) {
     const message = `${describeReplacement(record.path, replacement)}, so warren does not mount the layer over it (that would hide it) and this command sees what is there; \`warren status ${task.id}\` says what changed against the layer's snapshot; move it away to use the layer again`;
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.replaced', level: 'warn', message, data: { path: record.path, ...replacement } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'provision.replaced',
+      level: 'warn',
+      message,
+      data: { path: record.path, ...replacement },
+    });
     ctx.reporter.line(`warren: warn: ${message}`);
   }
 }
 
 function assertSnapshot(task: Task, r: ProvisionRecord, lower: string, upper: string): void {
   if (fs.existsSync(lower)) return;
-  throw new WarrenError('PROVISION_FAILED', `the snapshot behind ${r.path} (${lower}) is gone, so its overlay cannot be mounted; the workspace's private changes in ${upper} are kept.`, {
-    hint: `Run \`warren provision ${task.id} --refresh\` to provision it again.`,
-  });
+  throw new WarrenError(
+    'PROVISION_FAILED',
+    `the snapshot behind ${r.path} (${lower}) is gone, so its overlay cannot be mounted; the workspace's private changes in ${upper} are kept.`,
+    {
+      hint: `Run \`warren provision ${task.id} --refresh\` to provision it again.`,
+    },
+  );
 }
 
 function isSymlink(p: string): boolean {

@@ -90,9 +90,15 @@ export function takeManifest(root: string, also?: (rel: string, st: fs.Stats) =>
 /** Takes again the entries at and below each of `rels` (changed since the manifest was taken). */
 export function retakeManifest(manifest: Manifest, root: string, rels: readonly string[], inodes: boolean): void {
   for (const rel of rels) {
-    for (const key of Object.keys(manifest.entries)) if (rel === '' || key === rel || key.startsWith(`${rel}/`)) delete manifest.entries[key];
+    for (const key of Object.keys(manifest.entries))
+      if (rel === '' || key === rel || key.startsWith(`${rel}/`)) delete manifest.entries[key];
     walkTree(path.join(root, rel), (sub, st) => {
-      manifest.entries[sub === '' ? rel : `${rel}/${sub}`] = [kind(st), st.isDirectory() ? 0 : st.size, Math.trunc(st.mtimeMs), inodes ? st.ino : 0];
+      manifest.entries[sub === '' ? rel : `${rel}/${sub}`] = [
+        kind(st),
+        st.isDirectory() ? 0 : st.size,
+        Math.trunc(st.mtimeMs),
+        inodes ? st.ino : 0,
+      ];
     });
   }
 }
@@ -108,9 +114,11 @@ export function diffManifests(before: Manifest, after: Manifest): Change[] {
     const was = before.entries[rel];
     if (!was) changes.push({ path: rel, change: 'added' });
     else if (was[0] !== now[0]) changes.push({ path: rel, change: 'modified' });
-    else if (now[0] !== 'd' && (was[1] !== now[1] || was[2] !== now[2] || (was[3] !== 0 && was[3] !== now[3]))) changes.push({ path: rel, change: 'modified' });
+    else if (now[0] !== 'd' && (was[1] !== now[1] || was[2] !== now[2] || (was[3] !== 0 && was[3] !== now[3])))
+      changes.push({ path: rel, change: 'modified' });
   }
-  for (const rel of Object.keys(before.entries)) if (!(rel in after.entries)) changes.push({ path: rel, change: 'deleted' });
+  for (const rel of Object.keys(before.entries))
+    if (!(rel in after.entries)) changes.push({ path: rel, change: 'deleted' });
   return changes.sort((a, b) => a.path.localeCompare(b.path));
 }
 

@@ -8,8 +8,23 @@ import type { EventKind, EventPayloads } from '../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
 import { layerDirs, manifestFile } from './layout.js';
-import { containTree, findingsForCopy, newFindings, noteEntry, scanTree, type Contained, type Findings } from './contain.js';
-import { manifestTotals, retakeManifest, takeManifest, withoutInodes, writeManifest, type Manifest } from './manifest.js';
+import {
+  containTree,
+  findingsForCopy,
+  newFindings,
+  noteEntry,
+  scanTree,
+  type Contained,
+  type Findings,
+} from './contain.js';
+import {
+  manifestTotals,
+  retakeManifest,
+  takeManifest,
+  withoutInodes,
+  writeManifest,
+  type Manifest,
+} from './manifest.js';
 import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt, overlaySupport } from './overlay.js';
 import { installCommand, installedFacts, isNodeModules } from './installed.js';
 import { ensureSnapshot, lastGoodSnapshot, lockfileFor, snapshotKey, type Snapshot } from './snapshot.js';
@@ -27,10 +42,15 @@ export interface ModeEnv {
   event<K extends EventKind>(kind: K, level: 'info' | 'warn', message: string, data: EventPayloads[K]): void;
 }
 
-function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' | 'requested' | 'source'> & { lockfile?: ProvisionRecord['lockfile'] } {
+function base(
+  env: ModeEnv,
+  item: ProvisionItem,
+): Pick<ProvisionRecord, 'path' | 'requested' | 'source'> & { lockfile?: ProvisionRecord['lockfile'] } {
   const source = path.join(env.ctx.repo.root, item.path);
   // Only an install folder comes from a lockfile; `.env` beside package-lock.json does not.
-  const lock = fs.statSync(source, { throwIfNoEntry: false })?.isDirectory() ? lockfileFor(env.ctx.repo.root, item.path) : null;
+  const lock = fs.statSync(source, { throwIfNoEntry: false })?.isDirectory()
+    ? lockfileFor(env.ctx.repo.root, item.path)
+    : null;
   return { path: item.path, requested: item.mode, source, ...(lock ? { lockfile: lock } : {}) };
 }
 
@@ -41,7 +61,12 @@ function base(env: ModeEnv, item: ProvisionItem): Pick<ProvisionRecord, 'path' |
  * so the whole costs what `cp -a` costs; over budget, the copy is killed and what it had made
  * deleted before anything more is written.
  */
-export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: string, fallback?: string): Promise<ModeOutcome> {
+export async function provisionCopy(
+  env: ModeEnv,
+  item: ProvisionItem,
+  dst: string,
+  fallback?: string,
+): Promise<ModeOutcome> {
   return (await provisionCopies(env, [{ item, dst }], fallback))[0] as ModeOutcome;
 }
 
@@ -51,12 +76,17 @@ export async function provisionCopy(env: ModeEnv, item: ProvisionItem, dst: stri
  * rather than hundreds. One outcome per path, in order. Should the group go over the budget,
  * it is undone and each path is copied on its own, so each is kept or skipped by itself.
  */
-export async function provisionCopies(env: ModeEnv, group: readonly { item: ProvisionItem; dst: string }[], fallback?: string): Promise<ModeOutcome[]> {
+export async function provisionCopies(
+  env: ModeEnv,
+  group: readonly { item: ProvisionItem; dst: string }[],
+  fallback?: string,
+): Promise<ModeOutcome[]> {
   const started = Date.now();
   const first = group[0];
   if (!first) return [];
   const recs = group.map((g) => base(env, g.item));
-  const label = group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
+  const label =
+    group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
   const method = await bestCopyMethod(path.dirname(first.dst));
   const abort = new AbortController();
   let total: number | null = null; // known once the manifest walks below are done
@@ -65,7 +95,10 @@ export async function provisionCopies(env: ModeEnv, group: readonly { item: Prov
     group.length === 1 ? first.dst : path.dirname(first.dst),
     method,
     abort.signal,
-    (written) => env.progress(`warren: copying ${label}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`),
+    (written) =>
+      env.progress(
+        `warren: copying ${label}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`,
+      ),
   );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   const undo = async (): Promise<void> => {
@@ -84,7 +117,10 @@ export async function provisionCopies(env: ModeEnv, group: readonly { item: Prov
     await undo();
     throw err;
   }
-  const counted = walked.reduce((sum, w) => ({ entries: sum.entries + w.counted.entries, bytes: sum.bytes + w.counted.bytes }), { entries: 0, bytes: 0 });
+  const counted = walked.reduce(
+    (sum, w) => ({ entries: sum.entries + w.counted.entries, bytes: sum.bytes + w.counted.bytes }),
+    { entries: 0, bytes: 0 },
+  );
   const over = overBudget(env.budget.used, env.budget.limit, counted);
   if (over) {
     await undo();
@@ -142,13 +178,30 @@ export async function provisionCopies(env: ModeEnv, group: readonly { item: Prov
  * Makes a provisioned tree contained (contain.ts) and says what was done: a warning event per
  * path naming every link that led outside and every entry taken out.
  */
-async function contain(env: ModeEnv, item: ProvisionItem, tree: string, source: string, found: Findings): Promise<Contained> {
-  const contained = await containTree({ tree, itemRel: item.path, source, repoRoot: env.ctx.repo.root, found, budget: env.budget });
+async function contain(
+  env: ModeEnv,
+  item: ProvisionItem,
+  tree: string,
+  source: string,
+  found: Findings,
+): Promise<Contained> {
+  const contained = await containTree({
+    tree,
+    itemRel: item.path,
+    source,
+    repoRoot: env.ctx.repo.root,
+    found,
+    budget: env.budget,
+  });
   reportContained(env, item.path, contained);
   return contained;
 }
 
-function reportContained(env: ModeEnv, itemPath: string, contained: Pick<Contained, 'outsideLinks' | 'stripped'>): void {
+function reportContained(
+  env: ModeEnv,
+  itemPath: string,
+  contained: Pick<Contained, 'outsideLinks' | 'stripped'>,
+): void {
   const { outsideLinks, stripped } = contained;
   if (outsideLinks.length > 0) {
     const listed = outsideLinks.slice(0, 10).map((l) => `${l.path} -> ${l.target} ${l.why}`);
@@ -161,15 +214,22 @@ function reportContained(env: ModeEnv, itemPath: string, contained: Pick<Contain
   }
   if (stripped.length > 0) {
     const listed = stripped.slice(0, 10).map((e) => `${e.path} (${e.why})`);
-    env.event('provision.stripped', 'warn', `${itemPath}: left out of the workspace's copy: ${listed.join(', ')}${stripped.length > 10 ? `, and ${stripped.length - 10} more` : ''}`, {
-      path: itemPath,
-      entries: stripped.slice(0, 100),
-    });
+    env.event(
+      'provision.stripped',
+      'warn',
+      `${itemPath}: left out of the workspace's copy: ${listed.join(', ')}${stripped.length > 10 ? `, and ${stripped.length - 10} more` : ''}`,
+      {
+        path: itemPath,
+        entries: stripped.slice(0, 100),
+      },
+    );
   }
 }
 
 /** The record's account of containment (absent when there was nothing to do). */
-function containedFacts(contained: Pick<Contained, 'outsideLinks' | 'stripped'>): Pick<ProvisionRecord, 'outsideLinks' | 'stripped' | 'contained'> {
+function containedFacts(
+  contained: Pick<Contained, 'outsideLinks' | 'stripped'>,
+): Pick<ProvisionRecord, 'outsideLinks' | 'stripped' | 'contained'> {
   return {
     contained: true,
     ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
@@ -192,19 +252,42 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const { entries, bytes } = manifestTotals(snapshot);
   const linked = outcome.linked ?? Object.values(snapshot.entries).filter((f) => f[0] !== 'd').length;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
-    if (outcome.failed.length === 0) env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
+    if (outcome.failed.length === 0)
+      env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
     env.event(
       'provision.fill',
       outcome.failed.length > 0 ? 'warn' : 'info',
-      `${item.path}: the kernel refused to hard-link ${outcome.filled + outcome.failed.length} file(s); ${outcome.filled} copied instead${outcome.failed.length > 0 ? `, ${outcome.failed.length} could not be copied either (${outcome.failed.slice(0, 5).map((f) => f.path).join(', ')})` : ''}`,
+      `${item.path}: the kernel refused to hard-link ${outcome.filled + outcome.failed.length} file(s); ${outcome.filled} copied instead${
+        outcome.failed.length > 0
+          ? `, ${outcome.failed.length} could not be copied either (${outcome.failed
+              .slice(0, 5)
+              .map((f) => f.path)
+              .join(', ')})`
+          : ''
+      }`,
       { path: item.path, linked, filled: outcome.filled, failed: outcome.failed.slice(0, 100) },
     );
   }
   if (outcome.failed.length > 0) {
-    throw new WarrenError('PROVISION_FAILED', `${item.path}: ${outcome.failed.length} file(s) could neither be hard-linked nor copied (first: ${outcome.failed[0]?.path}: ${outcome.failed[0]?.error})`);
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `${item.path}: ${outcome.failed.length} file(s) could neither be hard-linked nor copied (first: ${outcome.failed[0]?.path}: ${outcome.failed[0]?.error})`,
+    );
   }
   return {
-    record: { ...rec, mode: 'hardlink', isolated: false, method: 'cp -al', entries, bytes, ms: Date.now() - started, manifest, linked, filled: outcome.filled, ...containedFacts(contained) },
+    record: {
+      ...rec,
+      mode: 'hardlink',
+      isolated: false,
+      method: 'cp -al',
+      entries,
+      bytes,
+      ms: Date.now() - started,
+      manifest,
+      linked,
+      filled: outcome.filled,
+      ...containedFacts(contained),
+    },
   };
 }
 
@@ -216,7 +299,18 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
   // Taken of the shared source: `status` reports what anyone changed there since.
   const manifest = manifestFile(env.ctx, env.task.id, item.path);
   writeManifest(manifest, takeManifest(rec.source));
-  return { record: { ...rec, mode: 'share', isolated: false, method: 'symlink', entries: 1, bytes: 0, ms: Date.now() - started, manifest } };
+  return {
+    record: {
+      ...rec,
+      mode: 'share',
+      isolated: false,
+      method: 'symlink',
+      entries: 1,
+      bytes: 0,
+      ms: Date.now() - started,
+      manifest,
+    },
+  };
 }
 
 /**
@@ -232,14 +326,25 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
   const rec = base(env, item);
   const support = await overlaySupport(env.ctx.store.home);
   const source = fs.lstatSync(rec.source);
-  const unsupported = !support.ok ? support.reason : !source.isDirectory() ? `${item.path} is not a directory, and overlay layers are directories` : null;
+  const unsupported = !support.ok
+    ? support.reason
+    : !source.isDirectory()
+      ? `${item.path} is not a directory, and overlay layers are directories`
+      : null;
   if (unsupported !== null) return fallBack(env, item, dst, unsupported);
   const key = snapshotKey(item.path, rec.source, rec.lockfile ?? null);
   const home = env.ctx.store.home;
   const containIn = { repoRoot: env.ctx.repo.root, budget: env.budget.limit };
   // A node_modules is checked against its lockfile before it becomes the snapshot for that lockfile.
   const verify = isNodeModules(item.path) ? { verify: () => installedFacts(env.ctx.repo.root, item.path) } : {};
-  const taken = await ensureSnapshot(home, key, { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null }, env.progress, containIn, verify);
+  const taken = await ensureSnapshot(
+    home,
+    key,
+    { path: item.path, source: rec.source, lockfile: rec.lockfile ?? null },
+    env.progress,
+    containIn,
+    verify,
+  );
   let snap: Snapshot;
   let stale: InstalledFacts | undefined;
   if (taken === null) throw new Error('ensureSnapshot returned nothing without existingOnly');
@@ -247,26 +352,43 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     // The main checkout's install is stale: the last good snapshot, else a copy of what is there; either way the task is stale.
     stale = taken.refused;
     const good = lastGoodSnapshot(home, rec.source, item.path);
-    const reused = good ? await ensureSnapshot(home, good.key, good, env.progress, containIn, { existingOnly: true }) : null;
+    const reused = good
+      ? await ensureSnapshot(home, good.key, good, env.progress, containIn, { existingOnly: true })
+      : null;
     if (reused === null || 'refused' in reused) {
       staleEvent(env, item.path, stale, `a copy of the main checkout's stale ${item.path}`);
-      const outcome = await provisionCopy(env, item, dst, `the main checkout's ${item.path} does not match ${stale.lockfile ?? 'package.json'} and there is no earlier snapshot`);
+      const outcome = await provisionCopy(
+        env,
+        item,
+        dst,
+        `the main checkout's ${item.path} does not match ${stale.lockfile ?? 'package.json'} and there is no earlier snapshot`,
+      );
       return 'record' in outcome ? { record: { ...outcome.record, installed: stale } } : outcome;
     }
     snap = reused;
-    staleEvent(env, item.path, stale, `the last good snapshot (${snap.meta.key.slice(0, 12)}, taken ${snap.meta.createdAt}${snap.meta.lockfile ? ` from ${snap.meta.lockfile.path} as it was then` : ''})`);
+    staleEvent(
+      env,
+      item.path,
+      stale,
+      `the last good snapshot (${snap.meta.key.slice(0, 12)}, taken ${snap.meta.createdAt}${snap.meta.lockfile ? ` from ${snap.meta.lockfile.path} as it was then` : ''})`,
+    );
   } else {
     snap = taken;
   }
   try {
     if (snap.created) {
-      env.event('provision.snapshot', 'info', `took snapshot ${key.slice(0, 12)} of ${item.path}: ${snap.meta.entries} entries in ${snap.meta.ms} ms (first time only)`, {
-        path: item.path,
-        snapshot: key,
-        entries: snap.meta.entries,
-        bytes: snap.meta.bytes,
-        ms: snap.meta.ms,
-      });
+      env.event(
+        'provision.snapshot',
+        'info',
+        `took snapshot ${key.slice(0, 12)} of ${item.path}: ${snap.meta.entries} entries in ${snap.meta.ms} ms (first time only)`,
+        {
+          path: item.path,
+          snapshot: key,
+          entries: snap.meta.entries,
+          bytes: snap.meta.bytes,
+          ms: snap.meta.ms,
+        },
+      );
     }
     const { upper, work } = layerDirs(env.ctx, env.task.id, item.path);
     fs.mkdirSync(upper, { recursive: true });
@@ -275,14 +397,24 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     const namespaced = support.ok && support.how === 'namespaced';
     const fuse = support.ok && support.how === 'fuse';
     // Namespaced, each run makes the mount; what can be checked now is that its options can carry the paths.
-    const mounted = namespaced ? checkLayerPaths(snap.tree, upper, work, dst) : await mountOverlay(snap.tree, upper, work, dst, fuse);
+    const mounted = namespaced
+      ? checkLayerPaths(snap.tree, upper, work, dst)
+      : await mountOverlay(snap.tree, upper, work, dst, fuse);
     if (!mounted.ok) {
       // The mount is the probe: the kernel or this file system said no. Fall back, saying why.
       fs.rmdirSync(dst);
       removeTree(path.dirname(upper));
       // Not root, inside a cow checkout (itself fuse-overlayfs): fusermount, running as root, may not enter another FUSE mount without allow_other.
-      const nested = fuse && overlayAt(env.task.path)?.fsType === FUSE_OVERLAY_FSTYPE ? '; the workspace is itself a fuse-overlayfs checkout, and fusermount cannot mount inside another FUSE mount unless /etc/fuse.conf allows allow_other' : '';
-      return fallBack(env, item, dst, `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} failed (${mounted.error})${nested}`);
+      const nested =
+        fuse && overlayAt(env.task.path)?.fsType === FUSE_OVERLAY_FSTYPE
+          ? '; the workspace is itself a fuse-overlayfs checkout, and fusermount cannot mount inside another FUSE mount unless /etc/fuse.conf allows allow_other'
+          : '';
+      return fallBack(
+        env,
+        item,
+        dst,
+        `mounting ${fuse ? 'fuse-overlayfs' : 'overlay'} failed (${mounted.error})${nested}`,
+      );
     }
     // The snapshot was made contained when it was taken; every workspace made from it says so.
     const contained = { outsideLinks: snap.meta.outsideLinks ?? [], stripped: snap.meta.stripped ?? [] };
@@ -304,7 +436,11 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
         work,
         ...containedFacts(contained),
         // Stale: the lockfile the snapshot was taken from, so `status` compares the workspace's with it.
-        ...(stale ? { installed: stale, ...(snap.meta.lockfile ? { lockfile: snap.meta.lockfile } : {}) } : snap.meta.installed ? { installed: snap.meta.installed } : {}),
+        ...(stale
+          ? { installed: stale, ...(snap.meta.lockfile ? { lockfile: snap.meta.lockfile } : {}) }
+          : snap.meta.installed
+            ? { installed: snap.meta.installed }
+            : {}),
       },
     };
   } finally {
@@ -328,12 +464,17 @@ export function staleEvent(env: ModeEnv, itemPath: string, stale: InstalledFacts
 async function fallBack(env: ModeEnv, item: ProvisionItem, dst: string, reason: string): Promise<ModeOutcome> {
   const outcome = await provisionCopy(env, item, dst, reason);
   if ('record' in outcome) {
-    env.event('provision.fallback', 'warn', `${item.path}: cow fell back to ${outcome.record.method} because ${reason}`, {
-      path: item.path,
-      requested: 'cow',
-      used: outcome.record.method,
-      reason,
-    });
+    env.event(
+      'provision.fallback',
+      'warn',
+      `${item.path}: cow fell back to ${outcome.record.method} because ${reason}`,
+      {
+        path: item.path,
+        requested: 'cow',
+        used: outcome.record.method,
+        reason,
+      },
+    );
   }
   return outcome;
 }

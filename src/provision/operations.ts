@@ -17,7 +17,12 @@ import { provisionRecords, type ProvisionRecord } from './types.js';
 /** `warren provision` and `warren status` as library calls. */
 
 export type ProvisionOutcome =
-  | { refreshed: false; provision: ProvisionRecord[]; remounted: string[]; /** cow paths something else replaced, not mounted over (src/provision/replaced.ts). */ replaced: string[] }
+  | {
+      refreshed: false;
+      provision: ProvisionRecord[];
+      remounted: string[];
+      /** cow paths something else replaced, not mounted over (src/provision/replaced.ts). */ replaced: string[];
+    }
   | ({ refreshed: true } & ProvisionResult);
 
 /**
@@ -25,14 +30,20 @@ export type ProvisionOutcome =
  * provisioned (unmount, delete the private copies and layers, and their changes) and provisions
  * again from the main checkout as it is now. Under the task lock.
  */
-export async function provisionTask(ctx: ProjectContext, rawId: string, options: { refresh?: boolean } = {}): Promise<ProvisionOutcome> {
+export async function provisionTask(
+  ctx: ProjectContext,
+  rawId: string,
+  options: { refresh?: boolean } = {},
+): Promise<ProvisionOutcome> {
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, options.refresh ? 'provision --refresh' : 'provision', async () => {
     const task = requireTask(ctx, id);
     assertContained(ctx.root, task.path);
     if (options.refresh) return { refreshed: true, ...(await refresh(ctx, task)) };
     const remounted = await ensureMounted(ctx, task);
-    const replaced = replacedRecords(task).map(({ record, replacement }) => describeReplacement(record.path, replacement));
+    const replaced = replacedRecords(task).map(({ record, replacement }) =>
+      describeReplacement(record.path, replacement),
+    );
     return { refreshed: false, provision: provisionRecords(task.data), remounted, replaced };
   });
 }
@@ -45,13 +56,23 @@ async function refresh(ctx: ProjectContext, task: Task): Promise<ProvisionResult
   intent.step('released');
   if (problems.length > 0) {
     intent.done(); // what could not be cleared is as it was, and recorded as it was
-    throw new WarrenError('PROVISION_FAILED', `could not clear the provisioned paths of ${task.id}: ${problems.join('; ')}. What could not be cleared is as it was.`, {
-      hint: 'Stop processes using the workspace (fuser -m PATH) and run the command again.',
-    });
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `could not clear the provisioned paths of ${task.id}: ${problems.join('; ')}. What could not be cleared is as it was.`,
+      {
+        hint: 'Stop processes using the workspace (fuser -m PATH) and run the command again.',
+      },
+    );
   }
   clearRecords(ctx, task.id);
   intent.step('cleared');
-  ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'provision.refresh', message: `cleared ${old.length} provisioned path(s) to provision again`, data: { paths: old.map((r) => r.path) } });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'provision.refresh',
+    message: `cleared ${old.length} provisioned path(s) to provision again`,
+    data: { paths: old.map((r) => r.path) },
+  });
   const fresh = ctx.store.getTask(ctx.key, task.id) ?? task;
   const result = await provisionPaths(ctx, fresh);
   intent.step('provisioned');
@@ -74,7 +95,10 @@ export const recoverProvision: RecoverFn = async (ctx, intent) => {
   if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had changed nothing' };
   if (intent.step === 'provisioned') return { outcome: 'nothing-to-do', message: 'it had provisioned everything' };
   if (intent.step === 'released') clearRecords(ctx, id);
-  return { outcome: 'rolled-forward', message: `the old provisioned paths of ${id} are gone; run \`warren provision ${id} --refresh\` to provision them again` };
+  return {
+    outcome: 'rolled-forward',
+    message: `the old provisioned paths of ${id} are gone; run \`warren provision ${id} --refresh\` to provision them again`,
+  };
 };
 
 /**

@@ -70,12 +70,16 @@ async function probe(home: string): Promise<OverlaySupport> {
   if (process.env[COW_ENV] === 'off') return { ok: false, reason: `overlay disabled by ${COW_ENV}=off` };
   if (os.platform() !== 'linux') return { ok: false, reason: `overlayfs is Linux-only and this is ${os.platform()}` };
   if (process.getuid?.() === 0) return { ok: true, how: 'global' };
-  const noFuse = process.env[COW_ENV] === 'userns' ? `fuse-overlayfs skipped by ${COW_ENV}=userns` : await probeFuse(home);
+  const noFuse =
+    process.env[COW_ENV] === 'userns' ? `fuse-overlayfs skipped by ${COW_ENV}=userns` : await probeFuse(home);
   if (noFuse === null) return { ok: true, how: 'fuse' };
   // Not root, no fuse: the layer is mounted in each run's namespace, so runs must get one.
   const containment = await detectContainment(path.join(home, 'cache'));
   if (containment.kind !== 'user-namespace') {
-    return { ok: false, reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason}); ${noFuse}` };
+    return {
+      ok: false,
+      reason: `not root, and commands cannot run in a user namespace here, so none would see a namespaced overlay (${containment.reason}); ${noFuse}`,
+    };
   }
   const dir = path.join(home, 'overlays', `.probe-${process.pid}`);
   const checked = checkLayerPaths(dir);
@@ -86,12 +90,33 @@ async function probe(home: string): Promise<OverlaySupport> {
     // The mount every run makes, and the delete `npm install` makes: a lower directory removed
     // through the overlay, which needs overlay's xattrs kept in user.* on the upper file system.
     const script = 'mount -t overlay overlay -o "$1" "$2" || exit 10; rmdir "$2/d" || exit 11';
-    const inNs = await runTool(['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'warren-probe', overlayOptions(l, u, w, true), m], { timeoutMs: 10_000 });
+    const inNs = await runTool(
+      [
+        'unshare',
+        '--user',
+        '--map-root-user',
+        '--mount',
+        '--',
+        'sh',
+        '-c',
+        script,
+        'warren-probe',
+        overlayOptions(l, u, w, true),
+        m,
+      ],
+      { timeoutMs: 10_000 },
+    );
     if (inNs.exitCode === 0) return { ok: true, how: 'namespaced', noFuse };
     if (inNs.exitCode === 11) {
-      return { ok: false, reason: `not root: overlay mounts in a user namespace here, but deleting a directory through it fails (${firstLine(inNs.stderr)}), so the file system under ${home} does not keep user.* extended attributes; ${noFuse}` };
+      return {
+        ok: false,
+        reason: `not root: overlay mounts in a user namespace here, but deleting a directory through it fails (${firstLine(inNs.stderr)}), so the file system under ${home} does not keep user.* extended attributes; ${noFuse}`,
+      };
     }
-    return { ok: false, reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)}); ${noFuse}` };
+    return {
+      ok: false,
+      reason: `not root, and unprivileged user namespaces cannot mount overlay here (${firstLine(inNs.stderr)}); ${noFuse}`,
+    };
   } finally {
     removeTree(dir); // as the same user: overlay leaves its work dir mode 000, removeTree allows for that
   }
@@ -114,29 +139,42 @@ export function overlayUnsafePath(p: string): boolean {
 /** Whether overlay's mount options can carry these paths. */
 export function checkLayerPaths(...paths: string[]): { ok: true } | { ok: false; error: string } {
   const unsafe = paths.find(overlayUnsafePath);
-  return unsafe === undefined ? { ok: true } : { ok: false, error: `${unsafe} contains , : or \\, which overlay mount options cannot carry` };
+  return unsafe === undefined
+    ? { ok: true }
+    : { ok: false, error: `${unsafe} contains , : or \\, which overlay mount options cannot carry` };
 }
 
 /**
  * A global overlay on `target`: the kernel's (root), or with `fuse` fuse-overlayfs, whose daemon
  * detaches once the mount is made and serves it until it is unmounted.
  */
-export async function mountOverlay(lower: string, upper: string, work: string, target: string, fuse = false): Promise<{ ok: true } | { ok: false; error: string }> {
+export async function mountOverlay(
+  lower: string,
+  upper: string,
+  work: string,
+  target: string,
+  fuse = false,
+): Promise<{ ok: true } | { ok: false; error: string }> {
   const checked = checkLayerPaths(lower, upper, work, target);
   if (!checked.ok) return checked;
   const argv = fuse
     ? ['fuse-overlayfs', '-o', overlayOptions(lower, upper, work, false), target]
     : ['mount', '-t', 'overlay', 'overlay', '-o', overlayOptions(lower, upper, work, false), target];
   const result = await runTool(argv, { timeoutMs: 30_000 });
-  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
+  return result.exitCode === 0
+    ? { ok: true }
+    : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
 }
 
 /** Unmounts a cow mount: root with umount(8); a user, who can only have made a fuse one, with fusermount. */
 export async function unmount(target: string): Promise<{ ok: true } | { ok: false; error: string }> {
   const argv = process.getuid?.() === 0 ? ['umount', target] : ['fusermount3', '-u', target];
   let result = await runTool(argv, { timeoutMs: 30_000 });
-  if (result.exitCode === 127 && argv[0] === 'fusermount3') result = await runTool(['fusermount', '-u', target], { timeoutMs: 30_000 });
-  return result.exitCode === 0 ? { ok: true } : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
+  if (result.exitCode === 127 && argv[0] === 'fusermount3')
+    result = await runTool(['fusermount', '-u', target], { timeoutMs: 30_000 });
+  return result.exitCode === 0
+    ? { ok: true }
+    : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
 }
 
 export function isOverlayMount(m: MountEntry): boolean {
@@ -165,7 +203,8 @@ export function deadMount(target: string): boolean {
  * its super options; a fuse-overlayfs mount does not, so it is read from its daemon's argv.
  */
 export function overlayOption(mount: MountEntry, name: string): string | null {
-  const options = mount.fsType === FUSE_OVERLAY_FSTYPE ? (fuseDaemonOptions().get(mount.mountPoint) ?? '') : mount.options;
+  const options =
+    mount.fsType === FUSE_OVERLAY_FSTYPE ? (fuseDaemonOptions().get(mount.mountPoint) ?? '') : mount.options;
   for (const part of options.split(',')) if (part.startsWith(`${name}=`)) return part.slice(name.length + 1);
   return null;
 }
@@ -234,11 +273,27 @@ export async function hiddenInNamespace(
   probes: readonly string[],
 ): Promise<{ ok: true; hidden: Set<string> } | { ok: false; error: string }> {
   if (probes.length === 0) return { ok: true, hidden: new Set() };
-  const script = 'mount -t overlay overlay -o "$1" "$2" || exit 1; cd "$2" || exit 1; while IFS= read -r p; do [ -e "$p" ] || [ -h "$p" ] || printf "%s\\n" "$p"; done';
-  const result = await runTool(['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, 'warren-status', `ro,userxattr,lowerdir=${upper}:${lower}`, mountPoint], {
-    input: `${probes.join('\n')}\n`,
-    timeoutMs: 60_000,
-  });
+  const script =
+    'mount -t overlay overlay -o "$1" "$2" || exit 1; cd "$2" || exit 1; while IFS= read -r p; do [ -e "$p" ] || [ -h "$p" ] || printf "%s\\n" "$p"; done';
+  const result = await runTool(
+    [
+      'unshare',
+      '--user',
+      '--map-root-user',
+      '--mount',
+      '--',
+      'sh',
+      '-c',
+      script,
+      'warren-status',
+      `ro,userxattr,lowerdir=${upper}:${lower}`,
+      mountPoint,
+    ],
+    {
+      input: `${probes.join('\n')}\n`,
+      timeoutMs: 60_000,
+    },
+  );
   if (result.exitCode !== 0) return { ok: false, error: firstLine(result.stderr) || `exit ${result.exitCode}` };
   return { ok: true, hidden: new Set(result.stdout.split('\n').filter((l) => l !== '')) };
 }

@@ -45,7 +45,8 @@ export function keyOf(rel: string, nodeModules: boolean): Key | null {
   const parts = rel.split('/');
   const first = parts[0] as string;
   if (!nodeModules) return { name: first, kind: 'entry', root: parts.length === 1 };
-  if (first.startsWith('@') && parts.length >= 2) return { name: `${first}/${parts[1]}`, kind: 'package', root: parts.length === 2 };
+  if (first.startsWith('@') && parts.length >= 2)
+    return { name: `${first}/${parts[1]}`, kind: 'package', root: parts.length === 2 };
   if (first === '.pnpm' && parts.length >= 2) {
     const parsed = parsePnpmDir(parts[1] as string);
     if (parsed) return { name: parsed.name, kind: 'package', root: parts.length === 2, version: parsed.version };
@@ -60,21 +61,49 @@ export function keyOf(rel: string, nodeModules: boolean): Key | null {
  * folder was added is added, one whose folder was deleted removed (pnpm: its store folder;
  * both, a version change), anything else changed. Pure, given the version readers.
  */
-export function summarise(changes: readonly Change[], nodeModules: boolean, before: VersionOf, after: VersionOf): PackageChange[] {
-  const groups = new Map<string, { kind: Key['kind']; changes: number; added: string[]; deleted: string[]; other: string[]; rootAdded: boolean; rootDeleted: boolean }>();
+export function summarise(
+  changes: readonly Change[],
+  nodeModules: boolean,
+  before: VersionOf,
+  after: VersionOf,
+): PackageChange[] {
+  const groups = new Map<
+    string,
+    {
+      kind: Key['kind'];
+      changes: number;
+      added: string[];
+      deleted: string[];
+      other: string[];
+      rootAdded: boolean;
+      rootDeleted: boolean;
+    }
+  >();
   for (const c of changes) {
     const key = keyOf(c.path, nodeModules);
     if (key === null) continue;
-    const g = groups.get(key.name) ?? { kind: key.kind, changes: 0, added: [], deleted: [], other: [], rootAdded: false, rootDeleted: false };
+    const g = groups.get(key.name) ?? {
+      kind: key.kind,
+      changes: 0,
+      added: [],
+      deleted: [],
+      other: [],
+      rootAdded: false,
+      rootDeleted: false,
+    };
     groups.set(key.name, g);
     g.changes++;
     if (key.root && c.change === 'added') g.rootAdded = true;
     if (key.root && c.change === 'deleted') g.rootDeleted = true;
-    if (key.version !== undefined) (key.root && c.change === 'added' ? g.added : key.root && c.change === 'deleted' ? g.deleted : g.other).push(key.version);
+    if (key.version !== undefined)
+      (key.root && c.change === 'added' ? g.added : key.root && c.change === 'deleted' ? g.deleted : g.other).push(
+        key.version,
+      );
   }
   const out: PackageChange[] = [];
   for (const [name, g] of groups) {
-    const change: PackageChange['change'] = g.rootAdded && !g.rootDeleted ? 'added' : g.rootDeleted && !g.rootAdded ? 'removed' : 'changed';
+    const change: PackageChange['change'] =
+      g.rootAdded && !g.rootDeleted ? 'added' : g.rootDeleted && !g.rootAdded ? 'removed' : 'changed';
     const entry: PackageChange = { name, kind: g.kind, change, changes: g.changes };
     if (g.kind === 'package') {
       const was = change === 'added' ? undefined : (g.deleted[0] ?? g.other[0] ?? before?.(name));

@@ -7,7 +7,16 @@ import { budgetOf, formatBytes } from './budget.js';
 import { keepOutOfStatus } from './exclude.js';
 import { releaseRecords } from './lifecycle.js';
 import { installedFacts, isNodeModules } from './installed.js';
-import { provisionCopies, provisionCopy, provisionCow, provisionHardlink, provisionShare, staleEvent, type ModeEnv, type ModeOutcome } from './modes.js';
+import {
+  provisionCopies,
+  provisionCopy,
+  provisionCow,
+  provisionHardlink,
+  provisionShare,
+  staleEvent,
+  type ModeEnv,
+  type ModeOutcome,
+} from './modes.js';
 import { relocateRecords } from './relocate.js';
 import { resolveSources, type Sources } from './sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
@@ -28,25 +37,45 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
   const progress = (line: string): void => ctx.reporter.line(line);
   const { items, skips } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
-  const event: ModeEnv['event'] = (kind, level, message, data) => ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
-  const env: ModeEnv = { ctx, task, budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } }, progress, event };
+  const event: ModeEnv['event'] = (kind, level, message, data) =>
+    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
+  const env: ModeEnv = {
+    ctx,
+    task,
+    budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } },
+    progress,
+    event,
+  };
   try {
     const ready: Ready[] = [];
     for (const item of items) {
       const dst = path.join(task.path, item.path);
       const parents = unsafeParent(task.path, item.path);
       if (parents !== null) {
-        skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path}: ${parents} in the workspace, so the copy could land outside it` });
+        skips.push({
+          path: item.path,
+          mode: item.mode,
+          reason: 'unsafe',
+          detail: `${item.path}: ${parents} in the workspace, so the copy could land outside it`,
+        });
         continue;
       }
       if (lexists(dst)) {
-        skips.push({ path: item.path, mode: item.mode, reason: 'exists', detail: `${item.path} already exists in the workspace; warren leaves it as it is` });
+        skips.push({
+          path: item.path,
+          mode: item.mode,
+          reason: 'exists',
+          detail: `${item.path} already exists in the workspace; warren leaves it as it is`,
+        });
         continue;
       }
       ready.push({ item, dst, made: makeParents(task.path, item.path) });
     }
     for (const group of copyGroups(ready)) {
-      const outcomes = group.length > 1 ? await provisionCopies(env, group) : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
+      const outcomes =
+        group.length > 1
+          ? await provisionCopies(env, group)
+          : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
       for (const [i, outcome] of outcomes.entries()) {
         const { item, made } = group[i] as Ready;
         if ('skip' in outcome) {
@@ -59,18 +88,36 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
         // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
         ctx.store.mergeData(ctx.key, task.id, { provision: records });
         await relocateRecords(ctx, task, [r], event); // may set isolated: false, recorded below
-        event('provision.path', 'info', `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`, { ...r });
+        event(
+          'provision.path',
+          'info',
+          `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`,
+          { ...r },
+        );
       }
     }
-    const excluded = await keepOutOfStatus(ctx, task.path, records.map((r) => r.path));
+    const excluded = await keepOutOfStatus(
+      ctx,
+      task.path,
+      records.map((r) => r.path),
+    );
     if (excluded.length > 0) {
-      event('provision.excluded', 'info', `added ${excluded.join(', ')} to the repository's info/exclude so git status in workspaces does not list warren's own paths`, { paths: excluded });
+      event(
+        'provision.excluded',
+        'info',
+        `added ${excluded.join(', ')} to the repository's info/exclude so git status in workspaces does not list warren's own paths`,
+        { paths: excluded },
+      );
     }
   } catch (err) {
     await releaseRecords(ctx, task, records, { removeFiles: true });
     ctx.store.mergeData(ctx.key, task.id, { provision: [] });
     if (isWarrenError(err)) throw err;
-    throw new WarrenError('PROVISION_FAILED', `provisioning ${task.id} failed: ${err instanceof Error ? err.message : String(err)}; what it had made was undone`, { cause: err });
+    throw new WarrenError(
+      'PROVISION_FAILED',
+      `provisioning ${task.id} failed: ${err instanceof Error ? err.message : String(err)}; what it had made was undone`,
+      { cause: err },
+    );
   }
   for (const skip of skips) {
     event('provision.skip', 'warn', `skipped ${skip.path} (${skip.reason}): ${skip.detail}`, { ...skip });
@@ -125,14 +172,24 @@ export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[
 async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<ProvisionRecord> {
   if (r.installed || !isNodeModules(r.path)) return r;
   const installed = await installedFacts(env.ctx.repo.root, r.path);
-  if (installed.state === 'differs') staleEvent(env, r.path, installed, r.mode === 'share' ? `the main checkout's own stale ${r.path} (share)` : `a ${r.mode} of the main checkout's stale ${r.path}`);
+  if (installed.state === 'differs')
+    staleEvent(
+      env,
+      r.path,
+      installed,
+      r.mode === 'share'
+        ? `the main checkout's own stale ${r.path} (share)`
+        : `a ${r.mode} of the main checkout's stale ${r.path}`,
+    );
   return { ...r, installed };
 }
 
 /** Why a namespaced layer was not a fuse-overlayfs one, which every process of the user would see. */
 async function whyNotFuse(ctx: ProjectContext): Promise<string> {
   const support = await overlaySupport(ctx.store.home);
-  return support.ok && support.how === 'namespaced' && support.noFuse ? ` (Not fuse-overlayfs, which they would see: ${support.noFuse}.)` : '';
+  return support.ok && support.how === 'namespaced' && support.noFuse
+    ? ` (Not fuse-overlayfs, which they would see: ${support.noFuse}.)`
+    : '';
 }
 
 function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {

@@ -27,30 +27,48 @@ export interface TreeWriter extends TreeReader {
   relink(rel: string, target: string): void;
 }
 
-export async function relocateRecords(ctx: ProjectContext, task: Task, records: ProvisionRecord[], event: Event): Promise<void> {
+export async function relocateRecords(
+  ctx: ProjectContext,
+  task: Task,
+  records: ProvisionRecord[],
+  event: Event,
+): Promise<void> {
   for (const r of records) {
     if (r.mode === 'share') continue; // one link to the main checkout's tree: nothing of its own to rewrite
     const target = path.join(task.path, r.path);
     const layered = r.mode === 'cow' && r.namespaced === true && r.upper !== undefined && r.lower !== undefined;
     const tree = layered ? layeredTree(r.upper as string, r.lower as string) : directTree(target);
-    const scans = r.mode === 'cow' && r.lower ? snapshotScans(r.lower, ctx.repo.root, r.path) : scanTree(target, ctx.repo.root, r.path);
+    const scans =
+      r.mode === 'cow' && r.lower
+        ? snapshotScans(r.lower, ctx.repo.root, r.path)
+        : scanTree(target, ctx.repo.root, r.path);
     const relocation = combine(scans.map((scan) => relocate(tree, scan, task.path, r.path, ctx.repo.root)));
     r.relocation = relocation;
     if (relocation.left.length > 0) r.isolated = false;
     if (relocation.rewritten.length > 0) {
-      event('provision.relocated', 'info', `${r.path}: ${relocation.rewritten.length} file(s) named the main checkout (${relocation.from}) by absolute path; rewritten to name the workspace`, {
-        path: r.path,
-        from: relocation.from,
-        to: relocation.to,
-        files: relocation.rewritten.map((f) => f.path),
-      });
+      event(
+        'provision.relocated',
+        'info',
+        `${r.path}: ${relocation.rewritten.length} file(s) named the main checkout (${relocation.from}) by absolute path; rewritten to name the workspace`,
+        {
+          path: r.path,
+          from: relocation.from,
+          to: relocation.to,
+          files: relocation.rewritten.map((f) => f.path),
+        },
+      );
     }
     if (relocation.left.length > 0) {
       const first = relocation.left.slice(0, 3).map((l) => `${l.path} (${l.why})`);
-      event('provision.not_isolated', 'warn', `${r.path} is NOT isolated: ${relocation.left.length} file(s) still name the main checkout by absolute path: ${first.join('; ')}${relocation.left.length > 3 ? '; …' : ''}`, {
-        path: r.path,
-        left: relocation.left,
-      });
+      event(
+        'provision.not_isolated',
+        'warn',
+        `${r.path} is NOT isolated: ${relocation.left.length} file(s) still name the main checkout by absolute path: ${first.join('; ')}${relocation.left.length > 3 ? '; …' : ''}`,
+        {
+          path: r.path,
+          left: relocation.left,
+        },
+      );
     }
   }
 }
@@ -82,7 +100,8 @@ export function relocate(tree: TreeWriter, scan: EmbedScan, to: string, rel: str
       const target = tree.readlink(embed.path);
       if (target === null) continue;
       const { text, kept } = rewritePaths(target, from, to, keep);
-      if (kept.length > 0) left.push({ path: embed.path, why: `links to ${kept[0]}, which the workspace does not have` });
+      if (kept.length > 0)
+        left.push({ path: embed.path, why: `links to ${kept[0]}, which the workspace does not have` });
       else if (text !== target) {
         tree.relink(embed.path, text);
         rewritten.push({ path: embed.path, sha256: sha256(Buffer.from(text)) });
@@ -117,7 +136,12 @@ function combine(parts: Relocation[]): Relocation {
   for (const l of parts.flatMap((p) => p.left)) if (!left.has(l.path)) left.set(l.path, l);
   // A file rewritten for two spellings: the last hash is what it holds.
   const rewritten = new Map(parts.flatMap((p) => p.rewritten).map((f) => [f.path, f]));
-  return { ...first, ...(rest.length > 0 ? { aliases: rest.map((p) => p.from) } : {}), rewritten: [...rewritten.values()], left: [...left.values()] };
+  return {
+    ...first,
+    ...(rest.length > 0 ? { aliases: rest.map((p) => p.from) } : {}),
+    rewritten: [...rewritten.values()],
+    left: [...left.values()],
+  };
 }
 
 function stillNames(tree: TreeReader, rel: string, roots: readonly string[], to: string): string | null {
@@ -224,7 +248,11 @@ export function sha256(data: Buffer): string {
  * `status` lists what changed in a provisioned tree; the files warren rewrote are not the
  * task's changes while they hold what warren wrote. `read` reads one, relative to the tree.
  */
-export function withoutRelocations<T extends { path: string }>(changes: T[], r: ProvisionRecord, read: (rel: string) => Buffer | null): T[] {
+export function withoutRelocations<T extends { path: string }>(
+  changes: T[],
+  r: ProvisionRecord,
+  read: (rel: string) => Buffer | null,
+): T[] {
   const mine = new Map((r.relocation?.rewritten ?? []).map((f) => [f.path, f.sha256]));
   if (mine.size === 0) return changes;
   return changes.filter((c) => {

@@ -54,7 +54,12 @@ export function replacedRecords(task: Task): { record: ProvisionRecord; replacem
 
 /** `node_modules was replaced by a plain folder (3 entries)`, for messages. Pure. */
 export function describeReplacement(rel: string, r: Replacement): string {
-  const what = r.by === 'folder' ? `a plain folder (${r.entries} entr${r.entries === 1 ? 'y' : 'ies'})` : r.by === 'link' ? 'a symlink' : 'a file';
+  const what =
+    r.by === 'folder'
+      ? `a plain folder (${r.entries} entr${r.entries === 1 ? 'y' : 'ies'})`
+      : r.by === 'link'
+        ? 'a symlink'
+        : 'a file';
   return `${rel} is no longer its copy-on-write layer: ${what} replaced it`;
 }
 
@@ -70,7 +75,8 @@ export function replacementChanges(folder: string, lower: string): Change[] {
     if (rel === '') return;
     const was = lstatOrNull(path.join(lower, rel));
     if (was === null) changes.push({ path: rel, change: 'added' });
-    else if (differs(path.join(folder, rel), st, path.join(lower, rel), was)) changes.push({ path: rel, change: 'modified' });
+    else if (differs(path.join(folder, rel), st, path.join(lower, rel), was))
+      changes.push({ path: rel, change: 'modified' });
   });
   walkTree(lower, (rel) => {
     if (rel === '') return;
@@ -83,7 +89,8 @@ export function replacementChanges(folder: string, lower: string): Change[] {
 
 function differs(now: string, st: fs.Stats, then: string, was: fs.Stats): boolean {
   if (st.isDirectory() || was.isDirectory()) return st.isDirectory() !== was.isDirectory();
-  if (st.isSymbolicLink() || was.isSymbolicLink()) return !(st.isSymbolicLink() && was.isSymbolicLink()) || fs.readlinkSync(now) !== fs.readlinkSync(then);
+  if (st.isSymbolicLink() || was.isSymbolicLink())
+    return !(st.isSymbolicLink() && was.isSymbolicLink()) || fs.readlinkSync(now) !== fs.readlinkSync(then);
   if (!st.isFile() || !was.isFile()) return st.mode !== was.mode || st.rdev !== was.rdev;
   if (st.size !== was.size) return true;
   if (Math.trunc(st.mtimeMs) === Math.trunc(was.mtimeMs)) return false;

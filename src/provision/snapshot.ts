@@ -154,7 +154,10 @@ export interface Refused {
 export async function ensureSnapshot(
   home: string,
   key: string,
-  meta: Omit<SnapshotMeta, 'key' | 'entries' | 'bytes' | 'ms' | 'createdAt' | 'outsideLinks' | 'stripped' | 'installed'>,
+  meta: Omit<
+    SnapshotMeta,
+    'key' | 'entries' | 'bytes' | 'ms' | 'createdAt' | 'outsideLinks' | 'stripped' | 'installed'
+  >,
   progress: (line: string) => void,
   contain: { repoRoot: string; budget: Budget },
   options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean } = {},
@@ -162,9 +165,13 @@ export async function ensureSnapshot(
   const dir = path.join(snapshotsDir(home), key);
   const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
   if (!got.ok) {
-    throw new WarrenError('LOCK_TIMEOUT', `another warren process has been taking snapshot ${key} for 30 minutes; nothing was changed.`, {
-      hint: 'Wait for it, or check that process.',
-    });
+    throw new WarrenError(
+      'LOCK_TIMEOUT',
+      `another warren process has been taking snapshot ${key} for 30 minutes; nothing was changed.`,
+      {
+        hint: 'Wait for it, or check that process.',
+      },
+    );
   }
   try {
     const existing = readSnapshotMeta(dir);
@@ -186,7 +193,9 @@ export async function ensureSnapshot(
     const started = Date.now();
     try {
       const tree = path.join(tmp, 'tree');
-      const copying = startCopy(meta.source, tree, await bestCopyMethod(tmp), undefined, (written) => progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`));
+      const copying = startCopy(meta.source, tree, await bestCopyMethod(tmp), undefined, (written) =>
+        progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`),
+      );
       copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
       // While cp runs, one walk of the source counts the tree and finds what containment must look at.
       const found = newFindings();

@@ -18,8 +18,12 @@ export const WORKTREEINCLUDE = '.worktreeinclude';
  */
 export function normalizeProvisionPath(raw: string): { ok: true; path: string } | { ok: false; detail: string } {
   if (raw.includes('\0')) return { ok: false, detail: 'contains a NUL byte' };
-  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw)) return { ok: false, detail: 'is absolute' };
-  const parts = raw.replace(/\\/g, '/').split('/').filter((p) => p !== '' && p !== '.');
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[A-Za-z]:/.test(raw))
+    return { ok: false, detail: 'is absolute' };
+  const parts = raw
+    .replace(/\\/g, '/')
+    .split('/')
+    .filter((p) => p !== '' && p !== '.');
   if (parts.length === 0) return { ok: false, detail: 'names the repository root itself' };
   if (parts.includes('..')) return { ok: false, detail: 'contains ".."' };
   if (parts.some((p) => p.toLowerCase() === '.git')) return { ok: false, detail: 'is inside .git' };
@@ -31,13 +35,18 @@ export function dedupe(items: readonly ProvisionItem[]): { kept: ProvisionItem[]
   const kept: ProvisionItem[] = [];
   const skipped: ProvisionSkip[] = [];
   for (const item of items) {
-    const clash = kept.find((k) => k.path === item.path || item.path.startsWith(`${k.path}/`) || k.path.startsWith(`${item.path}/`));
+    const clash = kept.find(
+      (k) => k.path === item.path || item.path.startsWith(`${k.path}/`) || k.path.startsWith(`${item.path}/`),
+    );
     if (clash) {
       skipped.push({
         path: item.path,
         mode: item.mode,
         reason: 'duplicate',
-        detail: clash.path === item.path ? `also listed in ${clash.from} (that entry wins)` : `overlaps ${clash.path} from ${clash.from}`,
+        detail:
+          clash.path === item.path
+            ? `also listed in ${clash.from} (that entry wins)`
+            : `overlaps ${clash.path} from ${clash.from}`,
       });
     } else {
       kept.push(item);
@@ -56,7 +65,16 @@ async function fromWorktreeInclude(repoRoot: string, claimed: readonly string[])
   const st = fs.lstatSync(file, { throwIfNoEntry: false });
   if (!st) return { items: [], skips: [] };
   if (!st.isFile()) {
-    return { items: [], skips: [{ path: WORKTREEINCLUDE, reason: 'unsafe', detail: `${WORKTREEINCLUDE} is not a plain file (a symlink?); its patterns were not read` }] };
+    return {
+      items: [],
+      skips: [
+        {
+          path: WORKTREEINCLUDE,
+          reason: 'unsafe',
+          detail: `${WORKTREEINCLUDE} is not a plain file (a symlink?); its patterns were not read`,
+        },
+      ],
+    };
   }
   const [matching, ignored, unignored, tracked] = await Promise.all([
     listUntracked(repoRoot, { matching: file }),
@@ -65,7 +83,11 @@ async function fromWorktreeInclude(repoRoot: string, claimed: readonly string[])
     listTracked(repoRoot),
   ]);
   const selection = selectIncluded({ matching, ignored, unignored, tracked, claimed });
-  const items = selection.paths.map((p) => ({ path: p, mode: 'copy' as ProvisionMode, from: '.worktreeinclude' as const }));
+  const items = selection.paths.map((p) => ({
+    path: p,
+    mode: 'copy' as ProvisionMode,
+    from: '.worktreeinclude' as const,
+  }));
   const skips: ProvisionSkip[] = selection.excluded.map((e) => ({
     path: e.path,
     mode: 'copy',
@@ -78,9 +100,16 @@ async function fromWorktreeInclude(repoRoot: string, claimed: readonly string[])
           : `${e.path} is version-control metadata (${e.files} file(s)); warren never copies .git, .jj, .hg or .svn`,
   }));
   // Listed, but git does not ignore it: not git's answer, so not copied, and the user hears why.
-  for (const rel of selection.notIgnored.slice(0, MAX_NOT_IGNORED)) skips.push({ path: rel, mode: 'copy', reason: 'not-ignored', detail: notIgnoredDetail(rel, false) });
+  for (const rel of selection.notIgnored.slice(0, MAX_NOT_IGNORED))
+    skips.push({ path: rel, mode: 'copy', reason: 'not-ignored', detail: notIgnoredDetail(rel, false) });
   const more = selection.notIgnored.length - MAX_NOT_IGNORED;
-  if (more > 0) skips.push({ path: WORKTREEINCLUDE, mode: 'copy', reason: 'not-ignored', detail: `and ${more} more file(s) ${WORKTREEINCLUDE} matches that git does not ignore, left out the same way` });
+  if (more > 0)
+    skips.push({
+      path: WORKTREEINCLUDE,
+      mode: 'copy',
+      reason: 'not-ignored',
+      detail: `and ${more} more file(s) ${WORKTREEINCLUDE} matches that git does not ignore, left out the same way`,
+    });
   return { items, skips };
 }
 
@@ -105,7 +134,12 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
   for (const item of ctx.config.provision.map((p) => ({ ...p, from: 'warren.yaml' as const }))) {
     const norm = normalizeProvisionPath(item.path);
     if (!norm.ok) {
-      skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.from}: ${JSON.stringify(item.path)} ${norm.detail}` });
+      skips.push({
+        path: item.path,
+        mode: item.mode,
+        reason: 'unsafe',
+        detail: `${item.from}: ${JSON.stringify(item.path)} ${norm.detail}`,
+      });
       continue;
     }
     safe.push({ ...item, path: norm.path });
@@ -117,27 +151,49 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
   for (const item of kept) {
     const abs = path.join(root, item.path);
     if (!lexists(abs)) {
-      skips.push({ path: item.path, mode: item.mode, reason: 'missing', detail: `${item.path} does not exist in the main checkout ${root}` });
+      skips.push({
+        path: item.path,
+        mode: item.mode,
+        reason: 'missing',
+        detail: `${item.path} does not exist in the main checkout ${root}`,
+      });
       continue;
     }
     // A symlinked parent would carry the copy, link or mount outside the repository.
     const realParent = fs.realpathSync(path.dirname(abs));
     if (!isInside(root, realParent)) {
-      skips.push({ path: item.path, mode: item.mode, reason: 'unsafe', detail: `${item.path}'s parent resolves to ${realParent}, outside the repository` });
+      skips.push({
+        path: item.path,
+        mode: item.mode,
+        reason: 'unsafe',
+        detail: `${item.path}'s parent resolves to ${realParent}, outside the repository`,
+      });
       continue;
     }
     present.push(item);
   }
-  const ignored = await checkIgnored(root, present.map((i) => i.path));
+  const ignored = await checkIgnored(
+    root,
+    present.map((i) => i.path),
+  );
   const notIgnored = present.filter((i) => !ignored.has(i.path)).map((i) => i.path);
   const tracked = await trackedAmong(root, notIgnored);
   const items: ProvisionItem[] = [];
   for (const item of present) {
     if (ignored.has(item.path)) items.push(item);
-    else skips.push({ path: item.path, mode: item.mode, reason: 'not-ignored', detail: notIgnoredDetail(item.path, tracked.has(item.path)) });
+    else
+      skips.push({
+        path: item.path,
+        mode: item.mode,
+        reason: 'not-ignored',
+        detail: notIgnoredDetail(item.path, tracked.has(item.path)),
+      });
   }
   // git names the included paths (never `..`, never inside .git, never through a symlinked folder).
-  const included = await fromWorktreeInclude(root, kept.map((i) => i.path));
+  const included = await fromWorktreeInclude(
+    root,
+    kept.map((i) => i.path),
+  );
   return { items: [...items, ...included.items], skips: [...skips, ...included.skips] };
 }
 

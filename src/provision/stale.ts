@@ -49,16 +49,26 @@ async function nodeModulesStale(task: Task, r: ProvisionRecord): Promise<StaleEn
   if (!installed) return null;
   const dir = path.posix.dirname(r.path);
   const pinPath = installed.lockfile ?? (dir === '.' ? 'package.json' : `${dir}/package.json`);
-  const now = installed.lockfile ? sha256File(path.join(task.path, installed.lockfile)) : sha256Of(readOrNull(path.join(task.path, pinPath)));
-  const then = installed.lockfile ? (r.lockfile?.path === installed.lockfile ? r.lockfile.sha256 : '') : (installed.packageJson ?? '');
+  const now = installed.lockfile
+    ? sha256File(path.join(task.path, installed.lockfile))
+    : sha256Of(readOrNull(path.join(task.path, pinPath)));
+  const then = installed.lockfile
+    ? r.lockfile?.path === installed.lockfile
+      ? r.lockfile.sha256
+      : ''
+    : (installed.packageJson ?? '');
   // Provisioned matching, and what pins it unchanged: nothing to read (unless something else replaced the layer).
   const replaced = r.mode === 'cow' && replacementAt(path.join(task.path, r.path)) !== null;
   if (installed.state === 'matches' && now !== null && now === then && !replaced) return null;
-  const reader = r.mode === 'cow' && r.namespaced && r.upper && r.lower && !replaced ? layeredReader(task.path, r.path, r.upper, r.lower) : diskReader(task.path);
+  const reader =
+    r.mode === 'cow' && r.namespaced && r.upper && r.lower && !replaced
+      ? layeredReader(task.path, r.path, r.upper, r.lower)
+      : diskReader(task.path);
   const check = await checkInstalled(reader.read, reader.exists, r.path);
   if (check.state === 'matches') return null;
   // Nothing to compare with: stale when what pins it changed, as for any other path.
-  if (check.state === 'unknown') return now === then && installed.state !== 'differs' ? null : { path: pinPath, provisionedFrom: then, now };
+  if (check.state === 'unknown')
+    return now === then && installed.state !== 'differs' ? null : { path: pinPath, provisionedFrom: then, now };
   const pinned = check.lockfile ?? pinPath;
   const cmd = installCommand(check.manager ?? installed.manager, check.lockfile);
   return {

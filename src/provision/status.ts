@@ -55,7 +55,8 @@ export type MergedView = { merged: string } | { hidden: ReadonlySet<string> } | 
 /** Reads a cow path's upper layer: every entry there is a change; a 0:0 character device is a deletion. */
 export function upperChanges(upper: string, lower: string, view: MergedView): Change[] {
   const changes: Change[] = [];
-  const hidden = (rel: string): boolean => (view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel));
+  const hidden = (rel: string): boolean =>
+    view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel);
   walkTree(upper, (rel, st) => {
     if (rel === '') return;
     const inLower = lexists(path.join(lower, rel));
@@ -92,10 +93,15 @@ export function opacityProbes(upper: string, lower: string): Map<string, string>
 }
 
 /** The lower entries a namespaced layer hides: every lower entry of each directory whose probe is hidden. */
-async function namespacedView(upper: string, lower: string, target: string): Promise<{ view: MergedView; error?: string }> {
+async function namespacedView(
+  upper: string,
+  lower: string,
+  target: string,
+): Promise<{ view: MergedView; error?: string }> {
   const probes = opacityProbes(upper, lower);
   const seen = await hiddenInNamespace(upper, lower, target, [...probes.keys()]);
-  if (!seen.ok) return { view: null, error: `entries hidden by a replaced directory could not be read (${seen.error})` };
+  if (!seen.ok)
+    return { view: null, error: `entries hidden by a replaced directory could not be read (${seen.error})` };
   const hidden = new Set<string>();
   for (const probe of seen.hidden) {
     const dir = probes.get(probe);
@@ -106,7 +112,13 @@ async function namespacedView(upper: string, lower: string, target: string): Pro
 
 async function recordStatus(task: Task, r: ProvisionRecord): Promise<ProvisionedStatus> {
   const target = path.join(task.path, r.path);
-  const out: ProvisionedStatus = { path: r.path, mode: r.mode, isolated: verifiedIsolated(r), changed: [], changedCount: 0 };
+  const out: ProvisionedStatus = {
+    path: r.path,
+    mode: r.mode,
+    isolated: verifiedIsolated(r),
+    changed: [],
+    changedCount: 0,
+  };
   let changes: Change[] = [];
   const replaced = r.mode === 'cow' && r.upper && r.lower ? replacementAt(target) : null;
   if (replaced && r.upper && r.lower) {
@@ -131,15 +143,28 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
     if (r.mode === 'share') out.affectsAllSharers = true;
     if (r.mode === 'hardlink') {
       // Same inode, new size or mtime: written in place through the link, so the source changed too.
-      const through = changes.filter((c) => c.change === 'modified' && before.entries[c.path]?.[0] === 'f' && safeIno(path.join(target, c.path)) === before.entries[c.path]?.[3]);
+      const through = changes.filter(
+        (c) =>
+          c.change === 'modified' &&
+          before.entries[c.path]?.[0] === 'f' &&
+          safeIno(path.join(target, c.path)) === before.entries[c.path]?.[3],
+      );
       if (through.length > 0) out.writtenThrough = through.map((c) => join(r.path, c.path));
     }
   }
   // The files warren itself rewrote to name the workspace are not the task's changes.
-  changes = withoutRelocations(changes, r, (rel) => readEntry(r.namespaced && r.upper && !replaced ? r.upper : target, rel));
+  changes = withoutRelocations(changes, r, (rel) =>
+    readEntry(r.namespaced && r.upper && !replaced ? r.upper : target, rel),
+  );
   out.changedCount = changes.length;
   out.changed = changes.slice(0, MAX_LISTED).map((c) => ({ ...c, path: join(r.path, c.path) }));
-  if (changes.some((c) => c.path !== '')) out.packages = summarise(changes, path.posix.basename(r.path) === 'node_modules', versionsBefore(r), replaced ? (name) => versionIn(target, name) : versionsAfter(r, target));
+  if (changes.some((c) => c.path !== ''))
+    out.packages = summarise(
+      changes,
+      path.posix.basename(r.path) === 'node_modules',
+      versionsBefore(r),
+      replaced ? (name) => versionIn(target, name) : versionsAfter(r, target),
+    );
   return out;
 }
 
@@ -158,14 +183,18 @@ function versionsAfter(r: ProvisionRecord, target: string): VersionOf {
     for (const p of [path.join(upper, name), path.join(upper, name, 'package.json')]) {
       if (lstatOrNull(p)?.isCharacterDevice()) return undefined; // a whiteout: deleted in the task
     }
-    return lstatOrNull(path.join(upper, name, 'package.json'))?.isFile() ? versionIn(upper, name) : versionIn(lower, name);
+    return lstatOrNull(path.join(upper, name, 'package.json'))?.isFile()
+      ? versionIn(upper, name)
+      : versionIn(lower, name);
   };
 }
 
 /** `version` from `<root>/<name>/package.json`, if it says one. */
 function versionIn(root: string, name: string): string | undefined {
   try {
-    const version = (JSON.parse(fs.readFileSync(path.join(root, name, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    const version = (
+      JSON.parse(fs.readFileSync(path.join(root, name, 'package.json'), 'utf8')) as { version?: unknown }
+    ).version;
     return typeof version === 'string' && version.length <= 100 ? version : undefined;
   } catch {
     return undefined;
@@ -199,4 +228,3 @@ function safeIno(p: string): number | null {
     return null;
   }
 }
-

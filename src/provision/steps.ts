@@ -57,7 +57,15 @@ export const provisionAudit: AuditSection = {
       ...(r.fallback ? { fallback: r.fallback } : {}),
       ...(r.outsideLinks ? { outsideLinks: r.outsideLinks } : {}),
       ...(r.stripped ? { stripped: r.stripped } : {}),
-      ...(r.relocation ? { absolutePaths: { checked: r.relocation.checked, rewritten: r.relocation.rewritten.length, left: r.relocation.left } } : {}),
+      ...(r.relocation
+        ? {
+            absolutePaths: {
+              checked: r.relocation.checked,
+              rewritten: r.relocation.rewritten.length,
+              left: r.relocation.left,
+            },
+          }
+        : {}),
     }));
     const lines = records.length === 0 ? ['no provisioned paths'] : records.flatMap((r) => auditLines(r, task.id));
     return { data, lines };
@@ -69,7 +77,10 @@ export function auditLines(r: ProvisionRecord, taskId: string): string[] {
   const left = r.relocation?.left ?? [];
   const isolation =
     left.length > 0
-      ? `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left.slice(0, 3).map((l) => `${l.path}: ${l.why}`).join('; ')})`
+      ? `NOT isolated: ${left.length} file(s) still name the main checkout by absolute path (${left
+          .slice(0, 3)
+          .map((l) => `${l.path}: ${l.why}`)
+          .join('; ')})`
       : r.isolated
         ? verifiedIsolated(r)
           ? `isolated (verified when provisioned: ${linkSummary(r)}; ${relocationSummary(r, taskId)})`
@@ -77,7 +88,9 @@ export function auditLines(r: ProvisionRecord, taskId: string): string[] {
         : r.mode === 'share'
           ? 'NOT isolated: shared with the main checkout and every workspace that shares it'
           : `NOT isolated: an in-place write through a hard link changes the main checkout (${linkSummary(r)})`;
-  const lines = [`${r.path}: ${r.mode} (${r.method}), ${isolation}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`];
+  const lines = [
+    `${r.path}: ${r.mode} (${r.method}), ${isolation}; ${r.entries} entries, ${formatBytes(r.bytes)}${r.fallback ? `; asked for ${r.requested}, fell back because ${r.fallback}` : ''}`,
+  ];
   for (const l of r.outsideLinks ?? []) lines.push(`  ${l.path} -> ${l.target}: ${l.why}`);
   for (const e of r.stripped ?? []) lines.push(`  ${e.path}: left out (${e.why})`);
   return lines;
@@ -85,9 +98,12 @@ export function auditLines(r: ProvisionRecord, taskId: string): string[] {
 
 /** What the check for absolute paths to the main checkout found (src/provision/relocate.ts). */
 function relocationSummary(r: ProvisionRecord, taskId: string): string {
-  if (!r.relocation) return `not checked for absolute paths to the main checkout (\`warren provision ${taskId} --refresh\` checks)`;
+  if (!r.relocation)
+    return `not checked for absolute paths to the main checkout (\`warren provision ${taskId} --refresh\` checks)`;
   const n = r.relocation.rewritten.length;
-  return n > 0 ? `${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back` : 'nothing names the main checkout by absolute path';
+  return n > 0
+    ? `${n} file(s) that named the main checkout by absolute path rewritten to name the workspace, and read back`
+    : 'nothing names the main checkout by absolute path';
 }
 
 function linkSummary(r: ProvisionRecord): string {

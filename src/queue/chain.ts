@@ -51,7 +51,12 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
     if (state === 'bounced' || state === 'removed') continue;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
     if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') {
-      bounce(ctx, entry, new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`), null);
+      bounce(
+        ctx,
+        entry,
+        new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`),
+        null,
+      );
       continue;
     }
     try {
@@ -62,7 +67,15 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
         ...(entry.options.message ? { message: entry.options.message } : {}),
         ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
       });
-      setTesting(ctx.store, entry.id, { commit: plan.commit, tree: plan.tree, taskTip: plan.taskTip, forkPoint: plan.forkPoint, base: chain.onto, excluded: plan.exclusions.map((e) => e.path), rebased: plan.rebased });
+      setTesting(ctx.store, entry.id, {
+        commit: plan.commit,
+        tree: plan.tree,
+        taskTip: plan.taskTip,
+        forkPoint: plan.forkPoint,
+        base: chain.onto,
+        excluded: plan.exclusions.map((e) => e.path),
+        rebased: plan.rebased,
+      });
       chain.candidates.push({ entry, plan, release });
       chain.tip = plan.commit;
       chain.tipTree = plan.tree;
@@ -74,7 +87,11 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
 
 /** Records an entry as bounced, with its reason (and the gate's log): the task is as it was. */
 export function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
-  const code = isWarrenError(err) ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'LAND_CONFLICT';
+  const code = isWarrenError(err)
+    ? err.code
+    : typeof (err as { code?: unknown }).code === 'string'
+      ? String((err as { code: string }).code)
+      : 'LAND_CONFLICT';
   const reason = err instanceof Error ? err.message : String(err);
   setBounced(ctx.store, entry.id, code, reason, log);
   ctx.store.addEvent({

@@ -29,7 +29,11 @@ type VerifyStep = WarrenConfig['verify'][number];
 /** `land: { gate: [ids] }`, else the required verify commands; none is no gate. */
 export function gateSteps(config: WarrenConfig): VerifyStep[] {
   const ids = config.land?.gate;
-  if (ids) return ids.map((id) => config.verify.find((v) => v.id === id)).filter((v): v is VerifyStep => v !== undefined).map((v) => ({ ...v, required: true }));
+  if (ids)
+    return ids
+      .map((id) => config.verify.find((v) => v.id === id))
+      .filter((v): v is VerifyStep => v !== undefined)
+      .map((v) => ({ ...v, required: true }));
   return config.verify.filter((v) => v.required !== false);
 }
 
@@ -44,7 +48,12 @@ export interface GateOutcome {
 /** Integration workspaces live in the workspace root under this prefix (a dot: `scan` does not list them as strays). */
 export const GATE_PREFIX = '.queue-';
 
-export async function runGate(ctx: ProjectContext, commit: string, steps: readonly VerifyStep[], onStart: (gateTask: string) => void): Promise<GateOutcome> {
+export async function runGate(
+  ctx: ProjectContext,
+  commit: string,
+  steps: readonly VerifyStep[],
+  onStart: (gateTask: string) => void,
+): Promise<GateOutcome> {
   const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   fs.mkdirSync(ctx.root, { recursive: true });
@@ -52,7 +61,11 @@ export async function runGate(ctx: ProjectContext, commit: string, steps: readon
   const checkout = await gateCheckout(ctx, gateTask, wsPath, commit);
   if (!checkout) {
     const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
-    if (made.exitCode !== 0) throw new WarrenError('CREATE_FAILED', `could not make the merge queue's integration workspace: ${made.stderr.trim()}`);
+    if (made.exitCode !== 0)
+      throw new WarrenError(
+        'CREATE_FAILED',
+        `could not make the merge queue's integration workspace: ${made.stderr.trim()}`,
+      );
   }
   const task: Task = {
     project: ctx.key,
@@ -72,7 +85,10 @@ export async function runGate(ctx: ProjectContext, commit: string, steps: readon
     records = (await provisionPaths(ctx, task)).records;
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
-    const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, { stopOnFailure: false, output: { stdout: null, stderr: null } });
+    const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, {
+      stopOnFailure: false,
+      output: { stdout: null, stderr: null },
+    });
     return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
   } finally {
     await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
@@ -86,13 +102,18 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
   const ownLayers = [`${path.join(ctx.store.home, 'overlays', ctx.key, task.id)}/`, `${taskLayers(ctx, task.id).dir}/`];
   const own = mountsUnder(readMounts(), task.path).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
   for (const m of own) {
-    if (isOverlayMount(m) && ownLayers.some((l) => overlayOption(m, 'upperdir')?.startsWith(l))) await unmount(m.mountPoint);
+    if (isOverlayMount(m) && ownLayers.some((l) => overlayOption(m, 'upperdir')?.startsWith(l)))
+      await unmount(m.mountPoint);
   }
   const foreign = mountsUnder(readMounts(), task.path);
   if (foreign.length > 0) {
-    throw new WarrenError('WORKSPACE_MOUNTED', `the merge queue's integration workspace ${task.path} has ${foreign.map((m) => m.mountPoint).join(', ')} mounted inside; it was left as it is.`, {
-      hint: 'Unmount it; the next queue run removes the workspace.',
-    });
+    throw new WarrenError(
+      'WORKSPACE_MOUNTED',
+      `the merge queue's integration workspace ${task.path} has ${foreign.map((m) => m.mountPoint).join(', ')} mounted inside; it was left as it is.`,
+      {
+        hint: 'Unmount it; the next queue run removes the workspace.',
+      },
+    );
   }
   releasePorts(ctx.store, ctx.key, task.id);
   // The workspace was made by this call and holds nothing of anyone's: --force.
@@ -103,13 +124,28 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
 }
 
 /** The integration workspace as a cow checkout, when warren.yaml asks for one and this machine can; null for a plain worktree (the event says why). */
-async function gateCheckout(ctx: ProjectContext, gateTask: string, wsPath: string, commit: string): Promise<CheckoutFacts | null> {
+async function gateCheckout(
+  ctx: ProjectContext,
+  gateTask: string,
+  wsPath: string,
+  commit: string,
+): Promise<CheckoutFacts | null> {
   if (!wantsCow(ctx).cow) return null;
-  const outcome = await addCowCheckout(ctx, { id: gateTask, branch: null, path: wsPath, commit, record: false }, () => undefined);
+  const outcome = await addCowCheckout(
+    ctx,
+    { id: gateTask, branch: null, path: wsPath, commit, record: false },
+    () => undefined,
+  );
   if (outcome.made) return outcome.facts;
   if (outcome.reason !== null) {
     const requested = ctx.config.checkout === 'auto' ? 'auto' : 'cow';
-    ctx.store.addEvent({ project: ctx.key, kind: 'checkout.fallback', level: 'warn', message: `the merge queue's integration workspace: checkout: ${requested} fell back to git worktree add because ${outcome.reason}`, data: { requested, reason: outcome.reason } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      kind: 'checkout.fallback',
+      level: 'warn',
+      message: `the merge queue's integration workspace: checkout: ${requested} fell back to git worktree add because ${outcome.reason}`,
+      data: { requested, reason: outcome.reason },
+    });
   }
   return null;
 }

@@ -10,7 +10,17 @@ import { assertTrusted } from '../run/trust.js';
 import { gateSteps } from './gate.js';
 import { markJoining } from './joining.js';
 import { processQueue } from './processor.js';
-import { activeEntries, enqueue, getEntry, leaseHolder, recentEntries, removeEntry, type LandedSummary, type QueueEntry, type QueueOptions } from './store.js';
+import {
+  activeEntries,
+  enqueue,
+  getEntry,
+  leaseHolder,
+  recentEntries,
+  removeEntry,
+  type LandedSummary,
+  type QueueEntry,
+  type QueueOptions,
+} from './store.js';
 
 /** `warren land` (through the merge queue), `warren queue` and `warren queue rm` as library calls. */
 
@@ -30,7 +40,11 @@ export type QueueLandResult =
  * conflict with the base, nothing to land. A task that bounces from the queue is refused with
  * the reason (its code: LAND_CONFLICT, GATE_FAILED, CHECKOUT_DIRTY…) and is as it was.
  */
-export async function queueLand(ctx: ProjectContext, rawId: string, options: QueueLandOptions = {}): Promise<QueueLandResult> {
+export async function queueLand(
+  ctx: ProjectContext,
+  rawId: string,
+  options: QueueLandOptions = {},
+): Promise<QueueLandResult> {
   const id = validateTaskId(rawId);
   const { wait = true, ...queueOptions } = options;
   // While the guards are read, a processor filling a batch waits for this land (joining.ts).
@@ -38,7 +52,13 @@ export async function queueLand(ctx: ProjectContext, rawId: string, options: Que
   let enqueued: ReturnType<typeof enqueue>;
   try {
     const gate = gateSteps(ctx.config);
-    if (gate.length > 0) assertTrusted(ctx, ['verify'], `Task ${id} did not join the merge queue, whose gate runs them.`, gate.map((g) => g.id));
+    if (gate.length > 0)
+      assertTrusted(
+        ctx,
+        ['verify'],
+        `Task ${id} did not join the merge queue, whose gate runs them.`,
+        gate.map((g) => g.id),
+      );
     await withTaskLock(ctx, id, `land ${id}`, async () => {
       const task = loadTask(ctx, id);
       await assertWorkspaceState(ctx.repo, task);
@@ -51,7 +71,13 @@ export async function queueLand(ctx: ProjectContext, rawId: string, options: Que
   const { entry, joined } = enqueued;
   const position = activeEntries(ctx.store, ctx.key).findIndex((e) => e.id === entry.id) + 1;
   if (joined) {
-    ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'queue.joined', message: `joined the merge queue at position ${position}`, data: { entry: entry.id, position } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: id,
+      kind: 'queue.joined',
+      message: `joined the merge queue at position ${position}`,
+      data: { entry: entry.id, position },
+    });
   }
   if (!wait) return { state: 'queued', id, entry: entry.id, position };
   return { state: 'landed', id, entry: entry.id, ...landedOrThrow(await waitFor(ctx, entry.id)) };
@@ -74,13 +100,23 @@ export async function waitFor(ctx: ProjectContext, entryId: number): Promise<Que
 function landedOrThrow(e: QueueEntry): LandedSummary {
   if (e.state === 'landed' && e.landed) return e.landed;
   if (e.state === 'removed') {
-    throw new WarrenError('TASK_STATE', `task ${e.taskId} left the merge queue (warren queue rm) before it landed; nothing was landed.`, { hint: `Run \`warren land ${e.taskId}\` to join it again.` });
+    throw new WarrenError(
+      'TASK_STATE',
+      `task ${e.taskId} left the merge queue (warren queue rm) before it landed; nothing was landed.`,
+      { hint: `Run \`warren land ${e.taskId}\` to join it again.` },
+    );
   }
   const code = e.code && isKnownCode(e.code) ? e.code : 'GATE_FAILED';
-  throw new WarrenError(code, `task ${e.taskId} bounced from the merge queue: ${e.reason ?? 'no reason recorded'}. Nothing was landed; the task, its branch and the base are as they were.`, {
-    hint: e.log ? `Read the gate's log (${e.log}), fix the task, \`warren checkpoint ${e.taskId}\`, and land again.` : `Fix what it names, \`warren checkpoint ${e.taskId}\`, and land again.`,
-    details: { state: 'bounced', entry: e.id, reason: e.reason, log: e.log },
-  });
+  throw new WarrenError(
+    code,
+    `task ${e.taskId} bounced from the merge queue: ${e.reason ?? 'no reason recorded'}. Nothing was landed; the task, its branch and the base are as they were.`,
+    {
+      hint: e.log
+        ? `Read the gate's log (${e.log}), fix the task, \`warren checkpoint ${e.taskId}\`, and land again.`
+        : `Fix what it names, \`warren checkpoint ${e.taskId}\`, and land again.`,
+      details: { state: 'bounced', entry: e.id, reason: e.reason, log: e.log },
+    },
+  );
 }
 
 function isKnownCode(code: string): code is ErrorCode {
@@ -90,7 +126,18 @@ function isKnownCode(code: string): code is ErrorCode {
 export interface QueueListing {
   /** Who works the queue now, if anyone. */
   processor: { pid: number; host: string; since: string } | null;
-  entries: { id: string; entry: number; position: number | null; state: QueueEntry['state']; since: string; reason: string | null; code: string | null; log: string | null; commit: string | null; gateTask: string | null }[];
+  entries: {
+    id: string;
+    entry: number;
+    position: number | null;
+    state: QueueEntry['state'];
+    since: string;
+    reason: string | null;
+    code: string | null;
+    log: string | null;
+    commit: string | null;
+    gateTask: string | null;
+  }[];
 }
 
 /** `warren queue`: every recent entry with its position (waiting ones), state and since when. */
@@ -117,11 +164,24 @@ export function listQueue(ctx: ProjectContext): QueueListing {
 export function leaveQueue(ctx: ProjectContext, rawId: string): { removed: true; id: string } {
   const task = requireTask(ctx, rawId);
   const entry = activeEntries(ctx.store, ctx.key).find((e) => e.taskId === task.id);
-  if (!entry) throw new WarrenError('TASK_STATE', `task ${task.id} is not in the merge queue; nothing was changed.`, { hint: 'See `warren queue`.' });
+  if (!entry)
+    throw new WarrenError('TASK_STATE', `task ${task.id} is not in the merge queue; nothing was changed.`, {
+      hint: 'See `warren queue`.',
+    });
   if (!removeEntry(ctx.store, entry.id)) {
-    throw new WarrenError('TASK_STATE', `task ${task.id} is being tested by the merge queue right now; it was left in.`, { hint: 'Wait for its outcome (`warren queue`).' });
+    throw new WarrenError(
+      'TASK_STATE',
+      `task ${task.id} is being tested by the merge queue right now; it was left in.`,
+      { hint: 'Wait for its outcome (`warren queue`).' },
+    );
   }
-  ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'queue.left', message: 'left the merge queue', data: { entry: entry.id } });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'queue.left',
+    message: 'left the merge queue',
+    data: { entry: entry.id },
+  });
   return { removed: true, id: task.id };
 }
 

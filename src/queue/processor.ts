@@ -14,7 +14,16 @@ import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSteps, removeStaleGates, runGate } from './gate.js';
 import { joiningTasks } from './joining.js';
-import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type LandedSummary, type QueueEntry } from './store.js';
+import {
+  activeEntries,
+  getEntry,
+  setGateTask,
+  setLanded,
+  setQueued,
+  tryLease,
+  type LandedSummary,
+  type QueueEntry,
+} from './store.js';
 
 /**
  * The merge queue's processor. One per repository at a time (the lease); any waiting `land`,
@@ -97,7 +106,17 @@ async function resume(ctx: ProjectContext): Promise<void> {
     const tip = task ? await revParse(ctx.repo, `refs/heads/${task.base}`) : null;
     if (e.planned && tip && task && (await isAncestor(ctx.repo, e.planned.commit, tip).catch(() => false))) {
       const p = e.planned;
-      setLanded(ctx.store, e.id, { commit: p.commit, tree: p.tree, base: task.base, baseBefore: p.base, excluded: p.excluded, exclusions: [], rebased: p.rebased, checkoutUpdated: null, warnings: [] });
+      setLanded(ctx.store, e.id, {
+        commit: p.commit,
+        tree: p.tree,
+        base: task.base,
+        baseBefore: p.base,
+        excluded: p.excluded,
+        exclusions: [],
+        rebased: p.rebased,
+        checkoutUpdated: null,
+        warnings: [],
+      });
     } else setQueued(ctx.store, e.id);
   }
   await removeStaleGates(ctx);
@@ -139,16 +158,20 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
         // The first integration is built while the batch fills: each land that joins is squashed onto the chain at once.
         const building = await integrate(ctx, locked, tip);
         chain = building;
-        if (gateSteps(ctx.config).length > 0) await fillBatch(ctx, batch, task.base, (joined) => extendChain(ctx, building, lock(joined)));
+        if (gateSteps(ctx.config).length > 0)
+          await fillBatch(ctx, batch, task.base, (joined) => extendChain(ctx, building, lock(joined)));
         // The base moved while the batch filled: integrated again on its new tip, without gating this chain.
         stale = (await revParse(ctx.repo, `refs/heads/${task.base}`)) !== tip;
       } else chain = await integrate(ctx, locked, tip);
       faultPoint('queue', 'integrating');
       if (!stale && (await settle(ctx, chain.candidates, tip, counter))) return;
       // The base moved under the queue (someone committed or pushed to it): integrate again on the new tip.
-      for (const l of locked) if (getEntry(ctx.store, l.entry.id)?.state === 'testing') setQueued(ctx.store, l.entry.id);
+      for (const l of locked)
+        if (getEntry(ctx.store, l.entry.id)?.state === 'testing') setQueued(ctx.store, l.entry.id);
     }
-    for (const l of locked) if (getEntry(ctx.store, l.entry.id)?.state === 'queued') bounce(ctx, l.entry, new Error('the base kept moving while the queue integrated it (5 times)'), null);
+    for (const l of locked)
+      if (getEntry(ctx.store, l.entry.id)?.state === 'queued')
+        bounce(ctx, l.entry, new Error('the base kept moving while the queue integrated it (5 times)'), null);
   } finally {
     for (const l of locked) l.release();
   }
@@ -158,12 +181,19 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
  * Waits while lands of `base` are about to join (at most BATCH_WINDOW_MAX_MS) and the batch is
  * not full; `joined` integrates each entry that joined meanwhile. `batch` grows in queue order.
  */
-async function fillBatch(ctx: ProjectContext, batch: QueueEntry[], base: string, joined: (entries: QueueEntry[]) => Promise<void>): Promise<void> {
+async function fillBatch(
+  ctx: ProjectContext,
+  batch: QueueEntry[],
+  base: string,
+  joined: (entries: QueueEntry[]) => Promise<void>,
+): Promise<void> {
   const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
   const deadline = Date.now() + BATCH_WINDOW_MAX_MS;
   for (;;) {
     if (batch.length >= size) return;
-    const coming = joiningTasks(ctx).filter((id) => !batch.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base);
+    const coming = joiningTasks(ctx).filter(
+      (id) => !batch.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base,
+    );
     const left = deadline - Date.now();
     if (coming.length === 0 || !(left > 0)) return;
     await new Promise((r) => setTimeout(r, Math.min(JOIN_POLL_MS, left)));
@@ -182,21 +212,37 @@ async function fillBatch(ctx: ProjectContext, batch: QueueEntry[], base: string,
  * this batch — a group of several whose integration is exactly that tree (a second half whose
  * first half landed, nothing else having moved) is split without running the gate on it again.
  */
-async function settle(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }, failedTree: string | null = null): Promise<boolean> {
+async function settle(
+  ctx: ProjectContext,
+  group: Candidate[],
+  base: string,
+  counter: { gateRuns: number },
+  failedTree: string | null = null,
+): Promise<boolean> {
   if (group.length === 0) return true;
   const steps = gateSteps(ctx.config);
   const last = group[group.length - 1] as Candidate;
   if (steps.length > 0) {
     const tasks = group.map((c) => c.entry.taskId);
     if (group.length > 1 && last.plan.tree === failedTree) {
-      ctx.reporter.line(`warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`);
+      ctx.reporter.line(
+        `warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`,
+      );
       return bisect(ctx, group, base, counter);
     }
     counter.gateRuns++;
-    ctx.reporter.line(`warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`);
+    ctx.reporter.line(
+      `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`,
+    );
     let gate: Awaited<ReturnType<typeof runGate>>;
     try {
-      gate = await runGate(ctx, last.plan.commit, steps, (gateTask) => setGateTask(ctx.store, group.map((c) => c.entry.id), gateTask));
+      gate = await runGate(ctx, last.plan.commit, steps, (gateTask) =>
+        setGateTask(
+          ctx.store,
+          group.map((c) => c.entry.id),
+          gateTask,
+        ),
+      );
     } catch (err) {
       // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
       for (const c of group) bounce(ctx, c.entry, err, null);
@@ -212,7 +258,20 @@ async function settle(ctx: ProjectContext, group: Candidate[], base: string, cou
     });
     if (!gate.passed) {
       if (group.length === 1) {
-        bounce(ctx, last.entry, Object.assign(new Error(`the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`).join(', ')}`), { code: 'GATE_FAILED' }), gate.log);
+        bounce(
+          ctx,
+          last.entry,
+          Object.assign(
+            new Error(
+              `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results
+                .filter((r) => r.exitCode !== 0 || r.timedOut)
+                .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
+                .join(', ')}`,
+            ),
+            { code: 'GATE_FAILED' },
+          ),
+          gate.log,
+        );
         return true;
       }
       return bisect(ctx, group, base, counter);
@@ -222,7 +281,12 @@ async function settle(ctx: ProjectContext, group: Candidate[], base: string, cou
 }
 
 /** A failing group of several: the first half on the same base; the second on whatever the base is after it. */
-async function bisect(ctx: ProjectContext, group: Candidate[], base: string, counter: { gateRuns: number }): Promise<boolean> {
+async function bisect(
+  ctx: ProjectContext,
+  group: Candidate[],
+  base: string,
+  counter: { gateRuns: number },
+): Promise<boolean> {
   const last = group[group.length - 1] as Candidate;
   const half = Math.ceil(group.length / 2);
   const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
@@ -255,17 +319,40 @@ async function advance(ctx: ProjectContext, group: Candidate[], base: string): P
       }
     }
     const landed: Landed[] = group.map((c) => ({ ...landedOf(c.plan), checkout }));
-    const intent = beginIntent(ctx, 'queue', null, { baseRef, from: base, to: last.plan.commit, checkout, landed, entries: group.map((c) => c.entry.id) });
+    const intent = beginIntent(ctx, 'queue', null, {
+      baseRef,
+      from: base,
+      to: last.plan.commit,
+      checkout,
+      landed,
+      entries: group.map((c) => c.entry.id),
+    });
     if (checkout) {
       const ff = await moveCheckout(checkout, base, last.plan.commit);
       if (ff.exitCode !== 0) {
         intent.done();
-        for (const c of group) bounce(ctx, c.entry, Object.assign(new Error(`could not bring ${checkout} forward: ${ff.stderr.trim()}`), { code: 'CHECKOUT_DIRTY' }), null);
+        for (const c of group)
+          bounce(
+            ctx,
+            c.entry,
+            Object.assign(new Error(`could not bring ${checkout} forward: ${ff.stderr.trim()}`), {
+              code: 'CHECKOUT_DIRTY',
+            }),
+            null,
+          );
         return true;
       }
       intent.step('checkout-moved');
     }
-    if (!(await compareAndSwapRef(ctx.repo, baseRef, last.plan.commit, base, `warren merge queue: ${group.map((c) => c.entry.taskId).join(', ')}`))) {
+    if (
+      !(await compareAndSwapRef(
+        ctx.repo,
+        baseRef,
+        last.plan.commit,
+        base,
+        `warren merge queue: ${group.map((c) => c.entry.taskId).join(', ')}`,
+      ))
+    ) {
       if (checkout) await moveCheckout(checkout, last.plan.commit, base);
       intent.done();
       return false;
@@ -274,13 +361,18 @@ async function advance(ctx: ProjectContext, group: Candidate[], base: string): P
     for (const c of group) {
       // Which entry touched a lockfile is asked only when the group did.
       const own = lockfilesAmong(changed).length > 0 ? await changedNames(ctx.repo, c.plan.baseTip, c.plan.commit) : [];
-      const warnings = [...recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true), ...recordDepsStale(ctx, c.entry.taskId, c.plan.commit, checkout, own)];
+      const warnings = [
+        ...recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true),
+        ...recordDepsStale(ctx, c.entry.taskId, c.plan.commit, checkout, own),
+      ];
       recordLanded(ctx, { ...landedOf(c.plan), checkout }, ' (merge queue)');
       setLanded(ctx.store, c.entry.id, summaryOf(c.plan, checkout, warnings));
     }
     intent.step('recorded');
     intent.done();
-    ctx.reporter.line(`warren: merge queue: landed ${group.map((c) => `${c.entry.taskId} (${c.plan.commit.slice(0, 12)})`).join(', ')} on ${last.plan.task.base}`);
+    ctx.reporter.line(
+      `warren: merge queue: landed ${group.map((c) => `${c.entry.taskId} (${c.plan.commit.slice(0, 12)})`).join(', ')} on ${last.plan.task.base}`,
+    );
     return true;
   });
 }
@@ -305,23 +397,53 @@ function summaryOf(plan: LandPlan, checkout: string | null, warnings: string[]):
  * recorded.
  */
 export const recoverQueue: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as { baseRef: string; from: string; to: string; checkout: string | null; landed: Landed[]; entries: number[] };
-  if (intent.step === 'recorded' || !d.baseRef) return { outcome: 'nothing-to-do', message: 'the batch had landed and been recorded' };
+  const d = intent.data as {
+    baseRef: string;
+    from: string;
+    to: string;
+    checkout: string | null;
+    landed: Landed[];
+    entries: number[];
+  };
+  if (intent.step === 'recorded' || !d.baseRef)
+    return { outcome: 'nothing-to-do', message: 'the batch had landed and been recorded' };
   return withRepoLock(ctx, 'recover merge queue', async () => {
     const tip = await revParse(ctx.repo, d.baseRef);
     if (tip === d.to) {
       d.landed.forEach((l, i) => {
-        if (ctx.store.getTask(ctx.key, l.id)?.state !== 'landed') recordLanded(ctx, l, ' (recorded after an interrupted merge queue)');
+        if (ctx.store.getTask(ctx.key, l.id)?.state !== 'landed')
+          recordLanded(ctx, l, ' (recorded after an interrupted merge queue)');
         const id = d.entries[i];
-        if (id !== undefined) setLanded(ctx.store, id, { commit: l.commit, tree: l.tree, base: l.base, baseBefore: l.baseTip, excluded: l.excluded, exclusions: [], rebased: l.rebased, checkoutUpdated: d.checkout, warnings: [] });
+        if (id !== undefined)
+          setLanded(ctx.store, id, {
+            commit: l.commit,
+            tree: l.tree,
+            base: l.base,
+            baseBefore: l.baseTip,
+            excluded: l.excluded,
+            exclusions: [],
+            rebased: l.rebased,
+            checkoutUpdated: d.checkout,
+            warnings: [],
+          });
       });
-      return { outcome: 'rolled-forward' as const, message: `the base had moved to ${d.to.slice(0, 12)}: ${d.landed.map((l) => l.id).join(', ')} landed, and are now recorded` };
+      return {
+        outcome: 'rolled-forward' as const,
+        message: `the base had moved to ${d.to.slice(0, 12)}: ${d.landed.map((l) => l.id).join(', ')} landed, and are now recorded`,
+      };
     }
     if (d.checkout && intent.step === 'checkout-moved') {
       const back = await moveCheckout(d.checkout, d.to, tip ?? d.from);
-      if (back.exitCode !== 0) return { outcome: 'failed' as const, message: `${d.checkout} holds the queue's integration ${d.to.slice(0, 12)} and could not be put back: ${back.stderr.trim()}` };
+      if (back.exitCode !== 0)
+        return {
+          outcome: 'failed' as const,
+          message: `${d.checkout} holds the queue's integration ${d.to.slice(0, 12)} and could not be put back: ${back.stderr.trim()}`,
+        };
     }
     for (const id of d.entries) if (getEntry(ctx.store, id)?.state === 'testing') setQueued(ctx.store, id);
-    return { outcome: 'rolled-back' as const, message: `the base did not move${d.checkout ? `; ${d.checkout} was put back` : ''}; the entries wait in the queue again` };
+    return {
+      outcome: 'rolled-back' as const,
+      message: `the base did not move${d.checkout ? `; ${d.checkout} was put back` : ''}; the entries wait in the queue again`,
+    };
   });
 };

@@ -99,13 +99,24 @@ const ACTIVE = "state IN ('queued', 'testing')";
  * Joins the queue: a new row at the end, unless the task already waits in it (then that row;
  * asking twice does not land twice).
  */
-export function enqueue(store: Store, project: string, taskId: string, options: QueueOptions): { entry: QueueEntry; joined: boolean } {
+export function enqueue(
+  store: Store,
+  project: string,
+  taskId: string,
+  options: QueueOptions,
+): { entry: QueueEntry; joined: boolean } {
   const join = store.db.transaction(() => {
-    const existing = store.db.prepare(`SELECT * FROM queue WHERE project = ? AND task_id = ? AND ${ACTIVE} ORDER BY id LIMIT 1`).get(project, taskId) as Row | undefined;
+    const existing = store.db
+      .prepare(`SELECT * FROM queue WHERE project = ? AND task_id = ? AND ${ACTIVE} ORDER BY id LIMIT 1`)
+      .get(project, taskId) as Row | undefined;
     if (existing) return { entry: toEntry(existing), joined: false };
     const now = new Date().toISOString();
     const id = Number(
-      store.db.prepare("INSERT INTO queue (project, task_id, state, options, enqueued_at, updated_at) VALUES (?, ?, 'queued', ?, ?, ?)").run(project, taskId, JSON.stringify(options), now, now).lastInsertRowid,
+      store.db
+        .prepare(
+          "INSERT INTO queue (project, task_id, state, options, enqueued_at, updated_at) VALUES (?, ?, 'queued', ?, ?, ?)",
+        )
+        .run(project, taskId, JSON.stringify(options), now, now).lastInsertRowid,
     );
     return { entry: getEntry(store, id) as QueueEntry, joined: true };
   });
@@ -119,24 +130,38 @@ export function getEntry(store: Store, id: number): QueueEntry | null {
 
 /** Entries still to land, oldest first. */
 export function activeEntries(store: Store, project: string): QueueEntry[] {
-  return (store.db.prepare(`SELECT * FROM queue WHERE project = ? AND ${ACTIVE} ORDER BY id`).all(project) as Row[]).map(toEntry);
+  return (
+    store.db.prepare(`SELECT * FROM queue WHERE project = ? AND ${ACTIVE} ORDER BY id`).all(project) as Row[]
+  ).map(toEntry);
 }
 
 /** The newest entries of a project, every state (what `warren queue` lists), oldest first. */
 export function recentEntries(store: Store, project: string, limit = 50): QueueEntry[] {
-  return (store.db.prepare('SELECT * FROM (SELECT * FROM queue WHERE project = ? ORDER BY id DESC LIMIT ?) ORDER BY id').all(project, limit) as Row[]).map(toEntry);
+  return (
+    store.db
+      .prepare('SELECT * FROM (SELECT * FROM queue WHERE project = ? ORDER BY id DESC LIMIT ?) ORDER BY id')
+      .all(project, limit) as Row[]
+  ).map(toEntry);
 }
 
 export function setTesting(store: Store, id: number, planned: Planned | null): void {
-  store.db.prepare("UPDATE queue SET state = 'testing', planned = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'testing')").run(planned ? JSON.stringify(planned) : null, new Date().toISOString(), id);
+  store.db
+    .prepare(
+      "UPDATE queue SET state = 'testing', planned = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'testing')",
+    )
+    .run(planned ? JSON.stringify(planned) : null, new Date().toISOString(), id);
 }
 
 export function setQueued(store: Store, id: number): void {
-  store.db.prepare("UPDATE queue SET state = 'queued', planned = NULL, updated_at = ? WHERE id = ? AND state = 'testing'").run(new Date().toISOString(), id);
+  store.db
+    .prepare("UPDATE queue SET state = 'queued', planned = NULL, updated_at = ? WHERE id = ? AND state = 'testing'")
+    .run(new Date().toISOString(), id);
 }
 
 export function setLanded(store: Store, id: number, landed: LandedSummary): void {
-  store.db.prepare("UPDATE queue SET state = 'landed', result = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(landed), new Date().toISOString(), id);
+  store.db
+    .prepare("UPDATE queue SET state = 'landed', result = ?, updated_at = ? WHERE id = ?")
+    .run(JSON.stringify(landed), new Date().toISOString(), id);
 }
 
 export function setGateTask(store: Store, ids: readonly number[], gateTask: string): void {
@@ -145,12 +170,20 @@ export function setGateTask(store: Store, ids: readonly number[], gateTask: stri
 }
 
 export function setBounced(store: Store, id: number, code: string, reason: string, log: string | null): void {
-  store.db.prepare("UPDATE queue SET state = 'bounced', code = ?, reason = ?, log = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'testing')").run(code, reason, log, new Date().toISOString(), id);
+  store.db
+    .prepare(
+      "UPDATE queue SET state = 'bounced', code = ?, reason = ?, log = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'testing')",
+    )
+    .run(code, reason, log, new Date().toISOString(), id);
 }
 
 /** Leaves the queue (`warren queue rm`): only an entry not being tested right now. */
 export function removeEntry(store: Store, id: number): boolean {
-  return store.db.prepare("UPDATE queue SET state = 'removed', updated_at = ? WHERE id = ? AND state = 'queued'").run(new Date().toISOString(), id).changes === 1;
+  return (
+    store.db
+      .prepare("UPDATE queue SET state = 'removed', updated_at = ? WHERE id = ? AND state = 'queued'")
+      .run(new Date().toISOString(), id).changes === 1
+  );
 }
 
 export interface Lease {
@@ -177,7 +210,14 @@ export function leaseHolder(store: Store, project: string): { pid: number; host:
 }
 
 function holderAlive(row: LeaseRow): boolean {
-  return isHolderAlive({ pid: row.pid, host: row.host, procStart: row.proc_start, startedAt: row.since, purpose: 'queue', token: row.token });
+  return isHolderAlive({
+    pid: row.pid,
+    host: row.host,
+    procStart: row.proc_start,
+    startedAt: row.since,
+    purpose: 'queue',
+    token: row.token,
+  });
 }
 
 /**
@@ -193,7 +233,9 @@ export function tryLease(store: Store, project: string): Lease | null {
     if (row && holderAlive(row)) return false;
     const now = new Date().toISOString();
     store.db
-      .prepare('INSERT INTO queue_lease (project, pid, host, proc_start, token, since, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project) DO UPDATE SET pid = excluded.pid, host = excluded.host, proc_start = excluded.proc_start, token = excluded.token, since = excluded.since, heartbeat = excluded.heartbeat')
+      .prepare(
+        'INSERT INTO queue_lease (project, pid, host, proc_start, token, since, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project) DO UPDATE SET pid = excluded.pid, host = excluded.host, proc_start = excluded.proc_start, token = excluded.token, since = excluded.since, heartbeat = excluded.heartbeat',
+      )
       .run(project, process.pid, os.hostname(), procStartTime(process.pid), token, now, now);
     return true;
   });
@@ -202,7 +244,9 @@ export function tryLease(store: Store, project: string): Lease | null {
     project,
     token,
     heartbeat() {
-      store.db.prepare('UPDATE queue_lease SET heartbeat = ? WHERE project = ? AND token = ?').run(new Date().toISOString(), project, token);
+      store.db
+        .prepare('UPDATE queue_lease SET heartbeat = ? WHERE project = ? AND token = ?')
+        .run(new Date().toISOString(), project, token);
     },
     release() {
       store.db.prepare('DELETE FROM queue_lease WHERE project = ? AND token = ?').run(project, token);

@@ -73,7 +73,11 @@ export function parseFileLine(text: string): { path: string; line: number } {
   const line = Number(text.slice(at + 1));
   const file = text.slice(0, at);
   if (at <= 0 || !Number.isInteger(line) || line < 1 || !/^\d+$/.test(text.slice(at + 1))) {
-    throw new WarrenError('USAGE', `${JSON.stringify(text)} is not FILE:LINE (a path in the workspace, a colon, a line number from 1); nothing was recorded.`, { hint: 'e.g. `warren comment T-1 src/app.js:12 "use a constant here"`.' });
+    throw new WarrenError(
+      'USAGE',
+      `${JSON.stringify(text)} is not FILE:LINE (a path in the workspace, a colon, a line number from 1); nothing was recorded.`,
+      { hint: 'e.g. `warren comment T-1 src/app.js:12 "use a constant here"`.' },
+    );
   }
   return { path: file, line };
 }
@@ -82,7 +86,11 @@ export function parseFileLine(text: string): { path: string; line: number } {
 export function checkCommentPath(file: string): string {
   const clean = file.replace(/^\.\//, '');
   if (clean === '' || clean.includes('\0') || path.isAbsolute(clean) || clean.split('/').includes('..')) {
-    throw new WarrenError('USAGE', `${JSON.stringify(file)} is not a path inside the workspace; nothing was recorded.`, { hint: 'Name the file as the diff does, relative to the workspace root.' });
+    throw new WarrenError(
+      'USAGE',
+      `${JSON.stringify(file)} is not a path inside the workspace; nothing was recorded.`,
+      { hint: 'Name the file as the diff does, relative to the workspace root.' },
+    );
   }
   return clean;
 }
@@ -98,7 +106,8 @@ export async function addComment(ctx: ProjectContext, rawId: string, input: NewC
   const side: Side = input.side ?? 'new';
   const body = input.body.trim();
   if (body === '') throw new WarrenError('USAGE', 'the comment is empty; nothing was recorded.');
-  if (!Number.isInteger(input.line) || input.line < 1) throw new WarrenError('USAGE', `line ${input.line} is not a line number; nothing was recorded.`);
+  if (!Number.isInteger(input.line) || input.line < 1)
+    throw new WarrenError('USAGE', `line ${input.line} is not a line number; nothing was recorded.`);
   const hunk = await hunkFor(ctx, task, file, input.line, side);
   const now = new Date().toISOString();
   const result = ctx.store.db
@@ -126,21 +135,36 @@ async function hunkFor(ctx: ProjectContext, task: Task, file: string, line: numb
     const context = content === null ? null : contextAround(content, line);
     if (context) return context;
   }
-  throw new WarrenError('USAGE', `${file}:${line}${side === 'old' ? ' (a removed line)' : ''} is not a line of task ${task.id}'s diff or of a file in its workspace; nothing was recorded.`, {
-    hint: `See \`warren diff ${task.id}\` for the files and lines it changed.`,
-  });
+  throw new WarrenError(
+    'USAGE',
+    `${file}:${line}${side === 'old' ? ' (a removed line)' : ''} is not a line of task ${task.id}'s diff or of a file in its workspace; nothing was recorded.`,
+    {
+      hint: `See \`warren diff ${task.id}\` for the files and lines it changed.`,
+    },
+  );
 }
 
 function getComment(ctx: ProjectContext, task: Task, id: number): Comment {
-  const row = ctx.store.db.prepare('SELECT * FROM comments WHERE project = ? AND task_id = ? AND task_created_at = ? AND id = ?').get(ctx.key, task.id, task.createdAt, id) as Row | undefined;
-  if (!row) throw new WarrenError('USAGE', `task ${task.id} has no comment ${id}; nothing was changed.`, { hint: `See \`warren comments ${task.id}\`.` });
+  const row = ctx.store.db
+    .prepare('SELECT * FROM comments WHERE project = ? AND task_id = ? AND task_created_at = ? AND id = ?')
+    .get(ctx.key, task.id, task.createdAt, id) as Row | undefined;
+  if (!row)
+    throw new WarrenError('USAGE', `task ${task.id} has no comment ${id}; nothing was changed.`, {
+      hint: `See \`warren comments ${task.id}\`.`,
+    });
   return toComment(row);
 }
 
 /** The task's comments, oldest first (only the open ones with `open`). */
-export function taskComments(ctx: ProjectContext, task: Pick<Task, 'id' | 'createdAt'>, options: { open?: boolean } = {}): Comment[] {
+export function taskComments(
+  ctx: ProjectContext,
+  task: Pick<Task, 'id' | 'createdAt'>,
+  options: { open?: boolean } = {},
+): Comment[] {
   const rows = ctx.store.db
-    .prepare(`SELECT * FROM comments WHERE project = ? AND task_id = ? AND task_created_at = ? ${options.open ? "AND state = 'open'" : ''} ORDER BY id`)
+    .prepare(
+      `SELECT * FROM comments WHERE project = ? AND task_id = ? AND task_created_at = ? ${options.open ? "AND state = 'open'" : ''} ORDER BY id`,
+    )
     .all(ctx.key, task.id, task.createdAt) as Row[];
   return rows.map(toComment);
 }
@@ -151,7 +175,12 @@ export function listComments(ctx: ProjectContext, rawId: string, options: { open
 }
 
 /** Marks comments resolved (or open again); every id must be the task's, or nothing changes. */
-export function setCommentState(ctx: ProjectContext, rawId: string, ids: readonly number[], state: Comment['state']): Comment[] {
+export function setCommentState(
+  ctx: ProjectContext,
+  rawId: string,
+  ids: readonly number[],
+  state: Comment['state'],
+): Comment[] {
   const task = requireTask(ctx, rawId);
   const comments = ids.map((id) => getComment(ctx, task, id));
   const update = ctx.store.db.prepare('UPDATE comments SET state = ?, resolved_at = ? WHERE id = ?');
@@ -164,7 +193,9 @@ export function setCommentState(ctx: ProjectContext, rawId: string, ids: readonl
 
 /** After an agent received them: which run, and, when it finished well, resolved. */
 export function markSent(ctx: ProjectContext, ids: readonly number[], runId: string, resolved: boolean): void {
-  const update = ctx.store.db.prepare(`UPDATE comments SET sent_run = ?${resolved ? ", state = 'resolved', resolved_at = ?" : ''} WHERE id = ?`);
+  const update = ctx.store.db.prepare(
+    `UPDATE comments SET sent_run = ?${resolved ? ", state = 'resolved', resolved_at = ?" : ''} WHERE id = ?`,
+  );
   const at = new Date().toISOString();
   ctx.store.db.transaction(() => {
     for (const id of ids) {

@@ -24,7 +24,14 @@ import { requireTask } from '../workspace/tasks.js';
 export const DIFF_SCOPES = ['all', 'committed', 'uncommitted'] as const;
 export type DiffScope = (typeof DIFF_SCOPES)[number];
 
-export const FILE_STATUS = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'type-changed' } as const;
+export const FILE_STATUS = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  R: 'renamed',
+  C: 'copied',
+  T: 'type-changed',
+} as const;
 export type FileStatus = (typeof FILE_STATUS)[keyof typeof FILE_STATUS];
 
 export interface DiffFile {
@@ -121,9 +128,13 @@ async function endpoints(ctx: ProjectContext, task: Task, scope: DiffScope): Pro
   assertContained(ctx.root, task.path);
   const head = fs.existsSync(task.path) ? await headOrNull(task.path) : null;
   if (!head) {
-    throw new WarrenError('OWNERSHIP_MISMATCH', `task ${task.id}'s workspace ${task.path} is missing or has no commit; only its committed changes can be shown. Nothing was changed.`, {
-      hint: `Run \`warren diff ${task.id} --committed\`, or \`warren scan\` to see what happened to the workspace.`,
-    });
+    throw new WarrenError(
+      'OWNERSHIP_MISMATCH',
+      `task ${task.id}'s workspace ${task.path} is missing or has no commit; only its committed changes can be shown. Nothing was changed.`,
+      {
+        hint: `Run \`warren diff ${task.id} --committed\`, or \`warren scan\` to see what happened to the workspace.`,
+      },
+    );
   }
   const { tree } = await snapshotWorktree(task.path, await provisionedExcludes(ctx, task));
   return { from: scope === 'uncommitted' ? head : await forkPoint(ctx, task, head), to: tree };
@@ -136,5 +147,9 @@ async function forkPoint(ctx: ProjectContext, task: Task, tip: string): Promise<
 }
 
 function branchGone(task: Task): WarrenError {
-  return new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; there is nothing to compare. Nothing was changed.`, { hint: 'See `warren scan`.' });
+  return new WarrenError(
+    'TASK_STATE',
+    `task ${task.id}'s branch ${task.branch} is missing; there is nothing to compare. Nothing was changed.`,
+    { hint: 'See `warren scan`.' },
+  );
 }

@@ -59,7 +59,8 @@ export function hunkAround(filePatch: string, line: number, side: Side, radius =
     if (at === -1) continue;
     const shown = hunk.lines.slice(Math.max(0, at - radius), at + radius + 1);
     // A side with no line shown keeps the hunk's own start (0 for a file that is new or gone).
-    const first = (key: 'old' | 'new'): number => shown.find((l) => l[key] !== null)?.[key] ?? (key === 'old' ? hunk.oldStart : hunk.newStart);
+    const first = (key: 'old' | 'new'): number =>
+      shown.find((l) => l[key] !== null)?.[key] ?? (key === 'old' ? hunk.oldStart : hunk.newStart);
     const count = (key: 'old' | 'new'): number => shown.filter((l) => l[key] !== null).length;
     const header = `@@ -${first('old')},${count('old')} +${first('new')},${count('new')} @@`;
     return [header, ...shown.map((l) => l.text)].join('\n');
@@ -75,5 +76,8 @@ export function contextAround(content: string, line: number, radius = 3): string
   const from = Math.max(1, line - radius);
   const to = Math.min(lines.length, line + radius);
   const count = to - from + 1;
-  return [`@@ -${from},${count} +${from},${count} @@ (unchanged)`, ...lines.slice(from - 1, to).map((l) => ` ${l}`)].join('\n');
+  return [
+    `@@ -${from},${count} +${from},${count} @@ (unchanged)`,
+    ...lines.slice(from - 1, to).map((l) => ` ${l}`),
+  ].join('\n');
 }

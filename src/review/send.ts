@@ -41,7 +41,12 @@ export async function sendReview(ctx: ProjectContext, rawId: string, options: Re
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
   const resolved = outcome.exitCode === 0 && !outcome.timedOut && outcome.canceledBy === null;
-  markSent(ctx, open.map((c) => c.id), outcome.runId, resolved);
+  markSent(
+    ctx,
+    open.map((c) => c.id),
+    outcome.runId,
+    resolved,
+  );
   return { ...outcome, comments: taskComments(ctx, task).filter((c) => open.some((o) => o.id === c.id)), resolved };
 }
 
@@ -50,5 +55,9 @@ export async function sendReview(ctx: ProjectContext, rawId: string, options: Re
  * first of warren.yaml's `agents:`, else claude. The page lists every agent to choose from.
  */
 export function defaultReviewAgent(ctx: ProjectContext, task: Pick<Task, 'id' | 'createdAt'>): string {
-  return newestRunLabel(ctx.store, ctx.key, task.id, 'agent', task.createdAt) ?? Object.keys(ctx.config.agents ?? {})[0] ?? 'claude';
+  return (
+    newestRunLabel(ctx.store, ctx.key, task.id, 'agent', task.createdAt) ??
+    Object.keys(ctx.config.agents ?? {})[0] ??
+    'claude'
+  );
 }

@@ -34,9 +34,21 @@ interface Seed {
 
 /** The login and settings files of each CLI, as they lay them out (measured on the real CLIs). */
 export const SEEDS: Record<ResumableAgent, Seed> = {
-  claude: { from: (env) => env.CLAUDE_CONFIG_DIR || path.join(homeOf(env), '.claude'), into: '', files: ['.credentials.json', 'settings.json'] },
-  codex: { from: (env) => env.CODEX_HOME || path.join(homeOf(env), '.codex'), into: '', files: ['auth.json', 'config.toml'] },
-  gemini: { from: (env) => path.join(env.GEMINI_CLI_HOME || homeOf(env), '.gemini'), into: '.gemini', files: ['settings.json', 'oauth_creds.json', 'google_accounts.json'] },
+  claude: {
+    from: (env) => env.CLAUDE_CONFIG_DIR || path.join(homeOf(env), '.claude'),
+    into: '',
+    files: ['.credentials.json', 'settings.json'],
+  },
+  codex: {
+    from: (env) => env.CODEX_HOME || path.join(homeOf(env), '.codex'),
+    into: '',
+    files: ['auth.json', 'config.toml'],
+  },
+  gemini: {
+    from: (env) => path.join(env.GEMINI_CLI_HOME || homeOf(env), '.gemini'),
+    into: '.gemini',
+    files: ['settings.json', 'oauth_creds.json', 'google_accounts.json'],
+  },
 };
 
 function homeOf(env: NodeJS.ProcessEnv): string {
@@ -65,7 +77,9 @@ export function seedAgentHome(agent: ResumableAgent, home: string, env: NodeJS.P
     copied.push(name);
   }
   if (agent === 'gemini' && env.GEMINI_API_KEY && !statFile(path.join(into, 'settings.json'))) {
-    fs.writeFileSync(path.join(into, 'settings.json'), `${JSON.stringify(GEMINI_API_KEY_SETTINGS, null, 2)}\n`, { mode: 0o600 });
+    fs.writeFileSync(path.join(into, 'settings.json'), `${JSON.stringify(GEMINI_API_KEY_SETTINGS, null, 2)}\n`, {
+      mode: 0o600,
+    });
     copied.push('settings.json (auth: gemini-api-key)');
   }
   return copied;

@@ -54,7 +54,15 @@ export const BUILTIN_AGENTS = {
   claude: (r) => {
     const session = r.resume ?? randomUUID();
     return {
-      argv: ['claude', '-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash', ...(r.resume ? ['--resume', session] : ['--session-id', session])],
+      argv: [
+        'claude',
+        '-p',
+        '--permission-mode',
+        'acceptEdits',
+        '--allowedTools',
+        'Bash',
+        ...(r.resume ? ['--resume', session] : ['--session-id', session]),
+      ],
       stdin: r.prompt,
       promptFile: null,
       env: { CLAUDE_CONFIG_DIR: r.home },
@@ -83,7 +91,14 @@ export const BUILTIN_AGENTS = {
   gemini: (r) => {
     const session = r.resume ?? randomUUID();
     return {
-      argv: ['gemini', '--skip-trust', '--approval-mode', 'yolo', ...(r.resume ? ['--resume', session] : ['--session-id', session]), `--prompt=${r.prompt}`],
+      argv: [
+        'gemini',
+        '--skip-trust',
+        '--approval-mode',
+        'yolo',
+        ...(r.resume ? ['--resume', session] : ['--session-id', session]),
+        `--prompt=${r.prompt}`,
+      ],
       stdin: null,
       promptFile: null,
       env: { GEMINI_CLI_HOME: r.home },
@@ -91,7 +106,13 @@ export const BUILTIN_AGENTS = {
     };
   },
   // Aider: one message from a file, then exit; --yes-always since nobody is there to answer.
-  aider: (r) => ({ argv: ['aider', '--yes-always', '--message-file', r.promptFile], stdin: null, promptFile: r.promptFile, env: {}, session: null }),
+  aider: (r) => ({
+    argv: ['aider', '--yes-always', '--message-file', r.promptFile],
+    stdin: null,
+    promptFile: r.promptFile,
+    env: {},
+    session: null,
+  }),
 } as const satisfies Record<string, Builder>;
 
 export function agentNames(config: WarrenConfig): string[] {
@@ -128,9 +149,13 @@ export function assertAgentKnown(config: WarrenConfig, name: string): void {
 export function buildAgentInvocation(config: WarrenConfig, name: string, request: AgentRequest): AgentInvocation {
   const invocation = invocationOf(config, name, request);
   if (request.prompt.includes('\0') && invocation.argv.some((arg) => arg.includes('\0'))) {
-    throw new WarrenError('USAGE', `the prompt contains a NUL byte, and agent ${name} takes its prompt as a command-line argument, which cannot carry one; nothing was run.`, {
-      hint: 'Remove the NUL byte, or use an agent that reads its prompt from stdin or a file (`prompt: stdin` or `prompt: file` under `agents:` in warren.yaml).',
-    });
+    throw new WarrenError(
+      'USAGE',
+      `the prompt contains a NUL byte, and agent ${name} takes its prompt as a command-line argument, which cannot carry one; nothing was run.`,
+      {
+        hint: 'Remove the NUL byte, or use an agent that reads its prompt from stdin or a file (`prompt: stdin` or `prompt: file` under `agents:` in warren.yaml).',
+      },
+    );
   }
   return invocation;
 }

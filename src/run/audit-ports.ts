@@ -47,13 +47,17 @@ export const portsAudit: AuditSection = {
     const block = portsOf(ctx.store, ctx.key, task.id);
     const blockText = block ? `${block.first}-${block.first + block.count - 1}` : 'none';
     if (!hasProc()) {
-      return { data: { block, listening: [], outside: [], note: 'no /proc: listening ports not inspected' }, lines: [`ports: block ${blockText}; listening ports not inspected (no /proc on this system)`] };
+      return {
+        data: { block, listening: [], outside: [], note: 'no /proc: listening ports not inspected' },
+        lines: [`ports: block ${blockText}; listening ports not inspected (no /proc on this system)`],
+      };
     }
     const listening = listeningPortsOf(taskProcesses(task), block);
     const outside = listening.filter((l) => !l.inBlock);
     const lines = [`ports: block ${blockText}`];
     if (listening.length === 0) lines.push('  no process of this task is listening');
-    for (const l of listening) lines.push(`  ${l.inBlock ? 'ok     ' : 'OUTSIDE'} ${l.address}:${l.port} (pid ${l.pid})`);
+    for (const l of listening)
+      lines.push(`  ${l.inBlock ? 'ok     ' : 'OUTSIDE'} ${l.address}:${l.port} (pid ${l.pid})`);
     return { data: { block, listening, outside }, lines };
   },
 };

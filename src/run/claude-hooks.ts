@@ -38,9 +38,13 @@ function parsePayload(text: string, hook: string): Record<string, unknown> {
     raw = null;
   }
   if (!isObject(raw)) {
-    throw new WarrenError('USAGE', `the ${hook} hook expects Claude Code's JSON payload on stdin and got ${text.trim() === '' ? 'nothing' : 'something else'}; nothing was done.`, {
-      hint: 'Claude Code runs this hook itself; see `warren hooks install claude`.',
-    });
+    throw new WarrenError(
+      'USAGE',
+      `the ${hook} hook expects Claude Code's JSON payload on stdin and got ${text.trim() === '' ? 'nothing' : 'something else'}; nothing was done.`,
+      {
+        hint: 'Claude Code runs this hook itself; see `warren hooks install claude`.',
+      },
+    );
   }
   return raw;
 }
@@ -63,13 +67,21 @@ export function parseCreatePayload(text: string): CreatePayload {
   const proposed = str(p.worktree_path);
   const name = str(p.name) ?? str(p.worktree_name) ?? str(p.branch_name) ?? (proposed ? path.basename(proposed) : null);
   if (name === null) {
-    throw new WarrenError('USAGE', 'the WorktreeCreate payload names no worktree (name, worktree_name, branch_name or worktree_path); nothing was created.', {
-      hint: 'Run `claude --worktree NAME`.',
-    });
+    throw new WarrenError(
+      'USAGE',
+      'the WorktreeCreate payload names no worktree (name, worktree_name, branch_name or worktree_path); nothing was created.',
+      {
+        hint: 'Run `claude --worktree NAME`.',
+      },
+    );
   }
   const id = taskIdForName(name);
   if (id === null) {
-    throw new WarrenError('ID_INVALID', `the worktree name ${JSON.stringify(name)} leaves no usable task ID; nothing was created.`, { hint: 'Name the worktree with letters and digits, e.g. `claude --worktree fix-login`.' });
+    throw new WarrenError(
+      'ID_INVALID',
+      `the worktree name ${JSON.stringify(name)} leaves no usable task ID; nothing was created.`,
+      { hint: 'Name the worktree with letters and digits, e.g. `claude --worktree fix-login`.' },
+    );
   }
   return { id, name, base: str(p.base_ref) ?? str(p.base_commit), cwd: str(p.cwd) };
 }
@@ -79,7 +91,9 @@ export function parseRemovePayload(text: string): { worktreePath: string; cwd: s
   const p = parsePayload(text, 'WorktreeRemove');
   const worktreePath = str(p.worktree_path) ?? str(p.path);
   if (worktreePath === null) {
-    throw new WarrenError('USAGE', 'the WorktreeRemove payload names no worktree_path; nothing was removed.', { hint: 'Claude Code sends it; run the hook from Claude Code.' });
+    throw new WarrenError('USAGE', 'the WorktreeRemove payload names no worktree_path; nothing was removed.', {
+      hint: 'Claude Code sends it; run the hook from Claude Code.',
+    });
   }
   return { worktreePath, cwd: str(p.cwd) };
 }
@@ -110,25 +124,41 @@ export function installClaudeHooks(repoRoot: string, commands: { create: string;
     try {
       raw = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new WarrenError('CONFIG_INVALID', `${file} is not valid JSON (${(err as Error).message}); nothing was changed.`, { hint: 'Fix the file, then run `warren hooks install claude` again.' });
+      throw new WarrenError(
+        'CONFIG_INVALID',
+        `${file} is not valid JSON (${(err as Error).message}); nothing was changed.`,
+        { hint: 'Fix the file, then run `warren hooks install claude` again.' },
+      );
     }
-    if (!isObject(raw)) throw new WarrenError('CONFIG_INVALID', `${file} does not hold a JSON object; nothing was changed.`, { hint: 'Fix the file, then run `warren hooks install claude` again.' });
+    if (!isObject(raw))
+      throw new WarrenError('CONFIG_INVALID', `${file} does not hold a JSON object; nothing was changed.`, {
+        hint: 'Fix the file, then run `warren hooks install claude` again.',
+      });
     settings = raw;
   }
   const hooks = isObject(settings.hooks) ? { ...settings.hooks } : {};
   if (settings.hooks !== undefined && !isObject(settings.hooks)) {
-    throw new WarrenError('CONFIG_INVALID', `${file}: "hooks" is not an object; nothing was changed.`, { hint: 'Fix the file, then run `warren hooks install claude` again.' });
+    throw new WarrenError('CONFIG_INVALID', `${file}: "hooks" is not an object; nothing was changed.`, {
+      hint: 'Fix the file, then run `warren hooks install claude` again.',
+    });
   }
   const added: HooksInstallResult['added'] = [];
-  for (const [event, command] of [['WorktreeCreate', commands.create], ['WorktreeRemove', commands.remove]] as const) {
+  for (const [event, command] of [
+    ['WorktreeCreate', commands.create],
+    ['WorktreeRemove', commands.remove],
+  ] as const) {
     const entries = Array.isArray(hooks[event]) ? (hooks[event] as HookEntry[]) : [];
     const commandsThere = entries.flatMap((e) => (Array.isArray(e?.hooks) ? e.hooks.map((h) => h?.command) : []));
     if (commandsThere.includes(command)) continue;
     const others = commandsThere.filter((c): c is string => typeof c === 'string');
     if (event === 'WorktreeCreate' && others.length > 0) {
-      throw new WarrenError('CONFIG_INVALID', `${file} already has a WorktreeCreate hook (${others.join('; ')}); two would each make a worktree, so nothing was changed.`, {
-        hint: `Remove that hook from ${file} if warren should make Claude Code's worktrees, then run \`warren hooks install claude\` again.`,
-      });
+      throw new WarrenError(
+        'CONFIG_INVALID',
+        `${file} already has a WorktreeCreate hook (${others.join('; ')}); two would each make a worktree, so nothing was changed.`,
+        {
+          hint: `Remove that hook from ${file} if warren should make Claude Code's worktrees, then run \`warren hooks install claude\` again.`,
+        },
+      );
     }
     hooks[event] = [...entries, { hooks: [{ type: 'command', command }] }];
     added.push(event);

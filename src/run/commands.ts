@@ -59,7 +59,10 @@ export async function runSteps(
   let failed: StepResult | null = null;
   for (const step of steps) {
     const argv = commandArgv(step.run);
-    fs.appendFileSync(log, `\n### ${kind} ${step.id}: ${typeof step.run === 'string' ? step.run : JSON.stringify(step.run)}\n`);
+    fs.appendFileSync(
+      log,
+      `\n### ${kind} ${step.id}: ${typeof step.run === 'string' ? step.run : JSON.stringify(step.run)}\n`,
+    );
     const outcome: RunOutcome = await runInTask(ctx, task, {
       kind,
       label: step.id,

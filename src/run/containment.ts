@@ -53,7 +53,17 @@ function isContainment(v: unknown): v is Containment {
 }
 
 const PID_NS = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--'];
-const USER_PID_NS = ['unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--'];
+const USER_PID_NS = [
+  'unshare',
+  '--user',
+  '--map-root-user',
+  '--mount',
+  '--pid',
+  '--fork',
+  '--kill-child',
+  '--mount-proc',
+  '--',
+];
 
 /** Back to the real user, in a nested user namespace: the command runs as uid/gid with no capabilities. */
 function asUser(uid: number, gid: number): string[] {
@@ -87,10 +97,16 @@ async function probe(): Promise<Containment> {
 
 /** Null when `setpriv --pdeathsig KILL -- ARGV` ran and exited 0; else why not. */
 async function tryWrapper(argv: readonly string[]): Promise<string | null> {
-  const result = await runBounded({ argv: ['setpriv', '--pdeathsig', 'KILL', '--', ...argv], stdout: 'ignore', stderr: 'collect', timeoutMs: 5000 });
+  const result = await runBounded({
+    argv: ['setpriv', '--pdeathsig', 'KILL', '--', ...argv],
+    stdout: 'ignore',
+    stderr: 'collect',
+    timeoutMs: 5000,
+  });
   if (result.spawnError) return `setpriv/unshare unavailable (${result.spawnError.message})`;
   if (result.timedOut) return 'the probe did not finish within 5 s';
-  if (result.exitCode !== 0) return result.stderr.toString('utf8').trim().split('\n')[0] || `exit ${result.exitCode ?? result.signal}`;
+  if (result.exitCode !== 0)
+    return result.stderr.toString('utf8').trim().split('\n')[0] || `exit ${result.exitCode ?? result.signal}`;
   return null;
 }
 
@@ -124,9 +140,16 @@ const INIT = [
  * `mounts` made first in the run's own mount namespace (visible to the command only), and
  * `command` (the user's, before any sandbox wrapping) looked up there once they are.
  */
-export function containedArgv(containment: Containment, argv: readonly string[], sandboxed: boolean, mounts: readonly RunMount[] = [], command = ''): string[] {
+export function containedArgv(
+  containment: Containment,
+  argv: readonly string[],
+  sandboxed: boolean,
+  mounts: readonly RunMount[] = [],
+  command = '',
+): string[] {
   if (containment.kind === 'process-group') {
-    if (mounts.length > 0) throw new Error('containedArgv: mounts need a namespace; the caller checks this before spawning');
+    if (mounts.length > 0)
+      throw new Error('containedArgv: mounts need a namespace; the caller checks this before spawning');
     return [...argv];
   }
   const deathsig = ['setpriv', '--pdeathsig', 'KILL', '--'];
@@ -135,7 +158,10 @@ export function containedArgv(containment: Containment, argv: readonly string[],
     // bwrap --unshare-pid brings its own PID namespace and reaping init; only the death signal
     // is added, and a mount namespace when there is something to mount (bwrap binds it along).
     if (mounts.length === 0) return [...deathsig, ...argv];
-    const mountNs = containment.kind === 'user-namespace' ? ['unshare', '--user', '--map-root-user', '--mount', '--'] : ['unshare', '--mount', '--'];
+    const mountNs =
+      containment.kind === 'user-namespace'
+        ? ['unshare', '--user', '--map-root-user', '--mount', '--']
+        : ['unshare', '--mount', '--'];
     return [...deathsig, ...mountNs, ...mountArgv(mounts, command), ...user, ...argv];
   }
   const ns = containment.kind === 'user-namespace' ? USER_PID_NS : PID_NS;

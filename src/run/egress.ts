@@ -37,15 +37,23 @@ export function parseAllowEntry(entry: string): AllowRule {
 
 /** Pure: does any rule let a connection to host:port out? */
 export function isAllowed(rules: readonly AllowRule[], host: string, port: number): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  return rules.some((r) => (r.port === null || r.port === port) && (r.host.startsWith('*.') ? h.endsWith(r.host.slice(1)) : h === r.host));
+  const h = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+  return rules.some(
+    (r) =>
+      (r.port === null || r.port === port) && (r.host.startsWith('*.') ? h.endsWith(r.host.slice(1)) : h === r.host),
+  );
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /** Pure: the allowed loopback host:ports the bridge forwards as they are (a loopback rule needs a port). */
 export function loopbackForwards(rules: readonly AllowRule[]): { host: string; port: number }[] {
-  return rules.filter((r) => LOOPBACK.has(r.host) && r.port !== null).map((r) => ({ host: r.host === '::1' ? '::1' : '127.0.0.1', port: r.port as number }));
+  return rules
+    .filter((r) => LOOPBACK.has(r.host) && r.port !== null)
+    .map((r) => ({ host: r.host === '::1' ? '::1' : '127.0.0.1', port: r.port as number }));
 }
 
 /** Pure: host and port of a CONNECT target (`host:port`, `[v6]:port`); null when malformed. */
@@ -69,7 +77,10 @@ export interface EgressProxy {
 
 export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 
-export async function startEgressProxy(allow: readonly string[], onRefused: (host: string, port: number, via: 'connect' | 'http') => void): Promise<EgressProxy> {
+export async function startEgressProxy(
+  allow: readonly string[],
+  onRefused: (host: string, port: number, via: 'connect' | 'http') => void,
+): Promise<EgressProxy> {
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
@@ -83,7 +94,8 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
     seen.add(key);
     onRefused(host, port, via);
   };
-  const deny = (host: string, port: number) => `warren sandbox: ${host}:${port} is not on this task's allow list (sandbox.allow in warren.yaml)\n`;
+  const deny = (host: string, port: number) =>
+    `warren sandbox: ${host}:${port} is not on this task's allow list (sandbox.allow in warren.yaml)\n`;
 
   const server = createServer((req, res) => {
     let url: URL;
@@ -100,10 +112,13 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
       res.writeHead(403, { 'content-type': 'text/plain' }).end(deny(host, port));
       return;
     }
-    const upstream = request({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers, setHost: false }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.rawHeaders as unknown as http.OutgoingHttpHeaders);
-      up.pipe(res);
-    });
+    const upstream = request(
+      { host, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers, setHost: false },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.rawHeaders as unknown as http.OutgoingHttpHeaders);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`warren sandbox: ${host}:${port}: ${err.message}\n`);
@@ -121,7 +136,9 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
     }
     if (!isAllowed(rules, target.host, target.port)) {
       refuse(target.host, target.port, 'connect');
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${deny(target.host, target.port)}`);
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${deny(target.host, target.port)}`,
+      );
       return;
     }
     const upstream = net.connect(target.port, target.host);
@@ -136,7 +153,8 @@ export async function startEgressProxy(allow: readonly string[], onRefused: (hos
       client.pipe(upstream);
     });
     upstream.on('error', (err) => {
-      if (!connected && client.writable) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nwarren sandbox: ${target.host}:${target.port}: ${err.message}\n`);
+      if (!connected && client.writable)
+        client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nwarren sandbox: ${target.host}:${target.port}: ${err.message}\n`);
       else client.destroy();
     });
     client.on('close', () => upstream.destroy());

@@ -7,7 +7,16 @@ import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../util/paths.js';
 import { assertContained } from '../workspace/paths.js';
 import { detectContainment } from './containment.js';
-import { abandonRun, closeInterruptedRuns, finishRun, INTERRUPTED_REASON, insertRun, logDir, newRunId, type RunKind } from './records.js';
+import {
+  abandonRun,
+  closeInterruptedRuns,
+  finishRun,
+  INTERRUPTED_REASON,
+  insertRun,
+  logDir,
+  newRunId,
+  type RunKind,
+} from './records.js';
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
@@ -83,7 +92,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
   // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
   // here), where the run looks it up once mounted; anywhere else it is not there at all.
-  if (found === null && !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))) throw commandNotFound(command);
+  if (
+    found === null &&
+    !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))
+  )
+    throw commandNotFound(command);
   if (mounts.length > 0 && containment.kind === 'process-group') {
     throw new WarrenError(
       'PROVISION_FAILED',
@@ -92,7 +105,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     );
   }
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.interrupted', level: 'warn', message: `run ${id} was ${INTERRUPTED_REASON}`, data: { runId: id } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'run.interrupted',
+      level: 'warn',
+      message: `run ${id} was ${INTERRUPTED_REASON}`,
+      data: { runId: id },
+    });
   }
   const runId = newRunId();
   const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
@@ -119,7 +139,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   });
   if (containment.kind === 'process-group') {
     const message = `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`;
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'run.containment_fallback', level: 'warn', message, data: { runId, reason: containment.reason } });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'run.containment_fallback',
+      level: 'warn',
+      message,
+      data: { runId, reason: containment.reason },
+    });
     ctx.reporter.line(`warren: ${message}`);
   }
   let egress: EgressProxy | null = null;
@@ -128,7 +155,18 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
     egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
     result = await supervise({
-      argv: sandboxArgv(profile, task.path, request.argv, egress && { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards, node: process.execPath, bridge: bridgeScript() }),
+      argv: sandboxArgv(
+        profile,
+        task.path,
+        request.argv,
+        egress && {
+          socket: egress.socket,
+          insideSocket: egress.insideSocket,
+          forwards: egress.forwards,
+          node: process.execPath,
+          bridge: bridgeScript(),
+        },
+      ),
       cwd: task.path,
       env,
       stdin: request.stdin,
@@ -151,7 +189,16 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       kind: 'run.ended',
       level: 'error',
       message: `${request.kind} ${request.label}: ${reason} (log ${log})`,
-      data: { runId, kind: request.kind, exitCode: null, signal: null, timedOut: false, durationMs: 0, log, survivors: [] },
+      data: {
+        runId,
+        kind: request.kind,
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        durationMs: 0,
+        log,
+        survivors: [],
+      },
     });
     throw err;
   } finally {
@@ -169,9 +216,20 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     kind: 'run.ended',
     level: ok && result.survivors.length === 0 ? 'info' : 'warn',
     message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})${
-      result.survivors.length > 0 ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}` : ''
+      result.survivors.length > 0
+        ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}`
+        : ''
     }`,
-    data: { runId, kind: request.kind, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, log, survivors: result.survivors },
+    data: {
+      runId,
+      kind: request.kind,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+      log,
+      survivors: result.survivors,
+    },
   });
   return {
     runId,
@@ -256,9 +314,13 @@ function tail(file: string): string {
 export function assertArgvCarriable(argv: readonly string[]): void {
   const at = argv.findIndex((arg) => arg.includes('\0'));
   if (at < 0) return;
-  throw new WarrenError('USAGE', `argument ${at} of the command (${JSON.stringify(argv[at]?.slice(0, 40))}) contains a NUL byte, which no command-line argument can carry; nothing was run.`, {
-    hint: 'Remove the NUL byte.',
-  });
+  throw new WarrenError(
+    'USAGE',
+    `argument ${at} of the command (${JSON.stringify(argv[at]?.slice(0, 40))}) contains a NUL byte, which no command-line argument can carry; nothing was run.`,
+    {
+      hint: 'Remove the NUL byte.',
+    },
+  );
 }
 
 /**
@@ -279,7 +341,8 @@ export function commandCandidates(cmd: string, pathVar: string, cwd: string): st
  * anything starts (no shell to say "not found" later); null when the host has none.
  */
 export function findCommand(cmd: string, pathVar: string, cwd: string): string | null {
-  if (cmd === '') throw new WarrenError('USAGE', 'no command given; nothing was run.', { hint: 'Put the command after `--`.' });
+  if (cmd === '')
+    throw new WarrenError('USAGE', 'no command given; nothing was run.', { hint: 'Put the command after `--`.' });
   for (const file of commandCandidates(cmd, pathVar, cwd)) {
     try {
       fs.accessSync(file, fs.constants.X_OK);
@@ -292,7 +355,11 @@ export function findCommand(cmd: string, pathVar: string, cwd: string): string |
 }
 
 function commandNotFound(cmd: string): WarrenError {
-  return new WarrenError('COMMAND_FAILED', `command ${JSON.stringify(cmd)} was not found${cmd.includes('/') ? '' : ' on PATH'} or is not executable; nothing was run.`, {
-    hint: 'Check the name, or install it.',
-  });
+  return new WarrenError(
+    'COMMAND_FAILED',
+    `command ${JSON.stringify(cmd)} was not found${cmd.includes('/') ? '' : ' on PATH'} or is not executable; nothing was run.`,
+    {
+      hint: 'Check the name, or install it.',
+    },
+  );
 }

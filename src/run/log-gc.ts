@@ -17,7 +17,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * once its newest file is LOG_KEEP_DAYS old, together with the task's rows in `runs` (which
  * name those files). Younger ones are kept, and listed with the day they become garbage.
  */
-export async function collectRunLogs(ctx: ProjectContext, now = Date.now()): Promise<{ removed: GcResult['removed']; kept: GcPlan['kept'] }> {
+export async function collectRunLogs(
+  ctx: ProjectContext,
+  now = Date.now(),
+): Promise<{ removed: GcResult['removed']; kept: GcPlan['kept'] }> {
   const out: { removed: GcResult['removed']; kept: GcPlan['kept'] } = { removed: [], kept: [] };
   const root = path.join(ctx.store.home, 'logs', ctx.key);
   const live = new Set(ctx.store.listTasks(ctx.key).map((t) => t.id));
@@ -27,12 +30,20 @@ export async function collectRunLogs(ctx: ProjectContext, now = Date.now()): Pro
     const newest = newestMtime(dir);
     if (now - newest < LOG_KEEP_DAYS * DAY_MS) {
       const until = new Date(newest + LOG_KEEP_DAYS * DAY_MS).toISOString().slice(0, 10);
-      out.kept.push({ kind: 'run_logs', path: dir, reason: `logs of a removed task are kept ${LOG_KEEP_DAYS} days after its last run; gc deletes them from ${until}` });
+      out.kept.push({
+        kind: 'run_logs',
+        path: dir,
+        reason: `logs of a removed task are kept ${LOG_KEEP_DAYS} days after its last run; gc deletes them from ${until}`,
+      });
       continue;
     }
     const failures = removeTree(dir);
     if (failures.length > 0) {
-      out.kept.push({ kind: 'run_logs', path: dir, reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})` });
+      out.kept.push({
+        kind: 'run_logs',
+        path: dir,
+        reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
+      });
       continue;
     }
     ctx.store.db.prepare('DELETE FROM runs WHERE project = ? AND task_id = ?').run(ctx.key, id);
@@ -47,4 +58,3 @@ function newestMtime(dir: string): number {
   for (const name of listDir(dir)) newest = Math.max(newest, fs.lstatSync(path.join(dir, name)).mtimeMs);
   return newest;
 }
-

@@ -27,7 +27,12 @@ export interface ExecOptions {
   stdin?: RunRequest['stdin'];
 }
 
-export async function execTask(ctx: ProjectContext, rawId: string, argv: readonly string[], options: ExecOptions = {}): Promise<RunOutcome> {
+export async function execTask(
+  ctx: ProjectContext,
+  rawId: string,
+  argv: readonly string[],
+  options: ExecOptions = {},
+): Promise<RunOutcome> {
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `exec ${argv[0] ?? ''}`, () =>
     runInTask(ctx, requireTask(ctx, id), {
@@ -63,12 +68,23 @@ export interface AgentOutcome extends RunOutcome {
  */
 export async function runAgent(ctx: ProjectContext, rawId: string, options: AgentOptions): Promise<AgentOutcome> {
   const id = validateTaskId(rawId);
-  if (options.agent === undefined && !options.resume) throw new WarrenError('USAGE', 'name the agent with --agent (or continue a conversation with --resume); nothing was run.');
+  if (options.agent === undefined && !options.resume)
+    throw new WarrenError(
+      'USAGE',
+      'name the agent with --agent (or continue a conversation with --resume); nothing was run.',
+    );
   if (options.agent !== undefined) {
     // Refused (AGENT_UNKNOWN, a prompt argv cannot carry, or an agent of warren.yaml's not
     // trusted yet) before the lock or any file: the same pure build the run does below.
-    buildAgentInvocation(ctx.config, options.agent, { prompt: options.prompt, promptFile: '', home: '', resume: null, sandboxed: false });
-    if (isRepositoryAgent(ctx.config, options.agent)) assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
+    buildAgentInvocation(ctx.config, options.agent, {
+      prompt: options.prompt,
+      promptFile: '',
+      home: '',
+      resume: null,
+      sandboxed: false,
+    });
+    if (isRepositoryAgent(ctx.config, options.agent))
+      assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
   }
   return withTaskLock(ctx, id, `run ${options.agent ?? 'resume'}`, async () => {
     const task = requireTask(ctx, id);
@@ -82,11 +98,23 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
     if (resumable) {
       const files = seedAgentHome(agent, home, process.env);
       if (files.length > 0) {
-        ctx.store.addEvent({ project: ctx.key, taskId: id, kind: 'agent.seeded', message: `${agent}: copied ${files.join(', ')} into the task's own state folder ${home}`, data: { agent, home, files } });
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: id,
+          kind: 'agent.seeded',
+          message: `${agent}: copied ${files.join(', ')} into the task's own state folder ${home}`,
+          data: { agent, home, files },
+        });
       }
     }
     const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
-    const invocation = buildAgentInvocation(ctx.config, agent, { prompt: options.prompt, promptFile, home, resume: resumed?.id ?? null, sandboxed });
+    const invocation = buildAgentInvocation(ctx.config, agent, {
+      prompt: options.prompt,
+      promptFile,
+      home,
+      resume: resumed?.id ?? null,
+      sandboxed,
+    });
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });
     const started = Date.now();
     const outcome = await runInTask(ctx, task, {
@@ -99,8 +127,16 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       env: invocation.env,
       writable: resumable ? [home] : [],
     });
-    const session = resumable ? (invocation.session ?? (agent === 'codex' ? codexSessionSince(home, started) : null)) : null;
-    if (session) recordSession(ctx, id, { agent, id: session, runId: outcome.runId, at: new Date().toISOString() }, resumed !== null);
+    const session = resumable
+      ? (invocation.session ?? (agent === 'codex' ? codexSessionSince(home, started) : null))
+      : null;
+    if (session)
+      recordSession(
+        ctx,
+        id,
+        { agent, id: session, runId: outcome.runId, at: new Date().toISOString() },
+        resumed !== null,
+      );
     return { ...outcome, agent, session };
   });
 }
@@ -110,14 +146,22 @@ function sessionToResume(ctx: ProjectContext, task: Task, agent: string | undefi
   const sessions = task.data.agentSessions ?? [];
   const found = [...sessions].reverse().find((s) => agent === undefined || s.agent === agent);
   if (agent !== undefined && !isResumable(ctx.config, agent)) {
-    throw new WarrenError('AGENT_NO_SESSION', `agent ${agent} keeps no conversation warren can resume; nothing was run.`, {
-      hint: `--resume works with ${RESUMABLE.join(', ')}; run \`warren run ${task.id} --agent ${agent} --prompt …\` to start again.`,
-    });
+    throw new WarrenError(
+      'AGENT_NO_SESSION',
+      `agent ${agent} keeps no conversation warren can resume; nothing was run.`,
+      {
+        hint: `--resume works with ${RESUMABLE.join(', ')}; run \`warren run ${task.id} --agent ${agent} --prompt …\` to start again.`,
+      },
+    );
   }
   if (!found) {
-    throw new WarrenError('AGENT_NO_SESSION', `task ${task.id} has no conversation${agent ? ` with ${agent}` : ''} to resume; nothing was run.`, {
-      hint: `Start one with \`warren run ${task.id} --agent ${agent ?? 'claude'} --prompt …\`.`,
-    });
+    throw new WarrenError(
+      'AGENT_NO_SESSION',
+      `task ${task.id} has no conversation${agent ? ` with ${agent}` : ''} to resume; nothing was run.`,
+      {
+        hint: `Start one with \`warren run ${task.id} --agent ${agent ?? 'claude'} --prompt …\`.`,
+      },
+    );
   }
   return found;
 }
@@ -140,6 +184,9 @@ export function readPromptFile(file: string): string {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new WarrenError('USAGE', `cannot read --prompt-file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}); nothing was run.`);
+    throw new WarrenError(
+      'USAGE',
+      `cannot read --prompt-file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}); nothing was run.`,
+    );
   }
 }

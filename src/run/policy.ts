@@ -52,7 +52,9 @@ export function signPolicy(home: string, file: string): { signature: string; pol
   try {
     key = createPrivateKey(fs.readFileSync(keyPaths(home).privateKey));
   } catch {
-    throw new WarrenError('POLICY_INVALID', `no signing key in ${keyPaths(home).dir}; nothing was signed.`, { hint: 'Run `warren policy keygen` first.' });
+    throw new WarrenError('POLICY_INVALID', `no signing key in ${keyPaths(home).dir}; nothing was signed.`, {
+      hint: 'Run `warren policy keygen` first.',
+    });
   }
   const signature = `${file}.sig`;
   fs.writeFileSync(signature, `${sign(null, bytes, key).toString('base64')}\n`);
@@ -71,9 +73,16 @@ export function loadVerifiedPolicy(home: string, repoRoot: string, now = new Dat
   const hasKey = fs.existsSync(publicKey);
   if (!hasFile && !hasKey) return null;
   if (!hasKey) {
-    throw refuse(`${file} exists but no trusted key is installed to verify it (${publicKey})`, 'Install the signer\'s public key there, or run `warren policy keygen` and sign the policy.');
+    throw refuse(
+      `${file} exists but no trusted key is installed to verify it (${publicKey})`,
+      "Install the signer's public key there, or run `warren policy keygen` and sign the policy.",
+    );
   }
-  if (!hasFile) throw refuse(`a trusted policy key is installed (${publicKey}) but there is no ${POLICY_FILE}`, 'Write the policy, sign it (`warren policy sign`), and commit both files.');
+  if (!hasFile)
+    throw refuse(
+      `a trusted policy key is installed (${publicKey}) but there is no ${POLICY_FILE}`,
+      'Write the policy, sign it (`warren policy sign`), and commit both files.',
+    );
   return verifyPolicyFile(home, file, now);
 }
 
@@ -89,11 +98,17 @@ export function verifyPolicyFile(home: string, file: string, now = new Date()): 
   try {
     key = createPublicKey(fs.readFileSync(keyPaths(home).publicKey));
   } catch (err) {
-    throw refuse(`the trusted key ${keyPaths(home).publicKey} cannot be read (${(err as Error).message})`, 'Run `warren policy keygen`.');
+    throw refuse(
+      `the trusted key ${keyPaths(home).publicKey} cannot be read (${(err as Error).message})`,
+      'Run `warren policy keygen`.',
+    );
   }
   const signature = Buffer.from(sigText, 'base64');
   if (signature.length !== 64 || !verify(null, bytes, key, signature)) {
-    throw refuse(`${file} does not match its signature: it was changed after signing, or signed by another key`, 'Review the change and sign it again with `warren policy sign`.');
+    throw refuse(
+      `${file} does not match its signature: it was changed after signing, or signed by another key`,
+      'Review the change and sign it again with `warren policy sign`.',
+    );
   }
   const policy = parsePolicy(bytes, file);
   if (Date.parse(policy.expires) <= now.getTime()) {
@@ -105,12 +120,22 @@ export function verifyPolicyFile(home: string, file: string, now = new Date()): 
 /** Refuses a run the policy does not allow. Pure. */
 export function checkPolicy(policy: Policy, taskId: string, profile: SandboxProfile): void {
   const rule = policy.rules.find((r) => picomatch.isMatch(taskId, r.tasks, { dot: true }));
-  if (!rule) throw refuse(`no rule of the policy covers task ${taskId}`, `Add a rule whose \`tasks\` pattern matches ${taskId}, and sign it again.`);
+  if (!rule)
+    throw refuse(
+      `no rule of the policy covers task ${taskId}`,
+      `Add a rule whose \`tasks\` pattern matches ${taskId}, and sign it again.`,
+    );
   if (!rule.sandbox.includes(profile.kind)) {
-    throw refuse(`the policy lets task ${taskId} run only with sandbox ${rule.sandbox.join(' or ')}, not ${profile.kind}`, `Create the task with \`--sandbox ${rule.sandbox[0]}\` or set sandbox: in warren.yaml.`);
+    throw refuse(
+      `the policy lets task ${taskId} run only with sandbox ${rule.sandbox.join(' or ')}, not ${profile.kind}`,
+      `Create the task with \`--sandbox ${rule.sandbox[0]}\` or set sandbox: in warren.yaml.`,
+    );
   }
   if (profile.kind !== 'none' && profile.network && !rule.network) {
-    throw refuse(`the policy gives task ${taskId} no network, but warren.yaml asks for it (network: true)`, 'Set `network: false`, or allow it in the policy and sign it again.');
+    throw refuse(
+      `the policy gives task ${taskId} no network, but warren.yaml asks for it (network: true)`,
+      'Set `network: false`, or allow it in the policy and sign it again.',
+    );
   }
 }
 
@@ -118,8 +143,13 @@ function parsePolicy(bytes: Buffer, file: string): Policy {
   const doc = parseDocument(bytes.toString('utf8'), { uniqueKeys: true });
   const parsed = doc.errors.length > 0 ? null : policySchema.safeParse(doc.toJS());
   if (!parsed?.success) {
-    const why = parsed ? parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ') : 'not valid YAML';
-    throw refuse(`${file} is not a valid policy (${why})`, 'The policy format is in docs/design/execution.md ("Signed policy").');
+    const why = parsed
+      ? parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ')
+      : 'not valid YAML';
+    throw refuse(
+      `${file} is not a valid policy (${why})`,
+      'The policy format is in docs/design/execution.md ("Signed policy").',
+    );
   }
   return parsed.data;
 }

@@ -20,7 +20,11 @@ export interface PortBlock {
 }
 
 /** The lowest start of `count` consecutive ports in the range, none of them in `taken`. Pure. */
-export function findFreeRun(taken: ReadonlySet<number>, count: number, range: { first: number; last: number } = PORT_RANGE): number | null {
+export function findFreeRun(
+  taken: ReadonlySet<number>,
+  count: number,
+  range: { first: number; last: number } = PORT_RANGE,
+): number | null {
   let start = range.first;
   while (start + count - 1 <= range.last) {
     let clash = -1;
@@ -43,7 +47,9 @@ export function portsOf(store: Store, project: string, taskId: string): PortBloc
 /** Rows whose task no longer exists (a creation that rolled back): returned to the pool. */
 function reclaimOrphans(store: Store): number {
   return store.db
-    .prepare('DELETE FROM ports WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.project = ports.project AND t.id = ports.task_id)')
+    .prepare(
+      'DELETE FROM ports WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.project = ports.project AND t.id = ports.task_id)',
+    )
     .run().changes;
 }
 
@@ -76,7 +82,13 @@ export async function precheckPorts(store: Store, count: number): Promise<PortCh
   return { block: { first, count }, free: await Promise.all(ports.map((p) => isPortFree(p))) };
 }
 
-export async function allocatePorts(store: Store, project: string, taskId: string, count: number, checked: PortCheck | null = null): Promise<Allocation> {
+export async function allocatePorts(
+  store: Store,
+  project: string,
+  taskId: string,
+  count: number,
+  checked: PortCheck | null = null,
+): Promise<Allocation> {
   const busy = new Set<number>();
   let reclaimed = 0;
   let ahead = checked;
@@ -85,7 +97,9 @@ export async function allocatePorts(store: Store, project: string, taskId: strin
       const existing = portsOf(store, project, taskId);
       if (existing) return existing;
       reclaimed += reclaimOrphans(store);
-      const taken = new Set((store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port));
+      const taken = new Set(
+        (store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port),
+      );
       for (const p of busy) taken.add(p);
       const first = findFreeRun(taken, count);
       if (first === null) return null;
@@ -96,14 +110,21 @@ export async function allocatePorts(store: Store, project: string, taskId: strin
     });
     const block = reserve.immediate();
     if (block === null) {
-      throw new WarrenError('PORTS_EXHAUSTED', `no block of ${count} free ports is left in ${PORT_RANGE.first}-${PORT_RANGE.last}; the task was not created.`, {
-        hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
-      });
+      throw new WarrenError(
+        'PORTS_EXHAUSTED',
+        `no block of ${count} free ports is left in ${PORT_RANGE.first}-${PORT_RANGE.last}; the task was not created.`,
+        {
+          hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
+        },
+      );
     }
     // Every port of the block at once: each check is a bind and a close, mostly waiting. A
     // check made ahead counts only for the very block it checked, and only once.
     const ports = Array.from({ length: block.count }, (_, i) => block.first + i);
-    const free = ahead && ahead.block.first === block.first && ahead.block.count === block.count ? ahead.free : await Promise.all(ports.map((p) => isPortFree(p)));
+    const free =
+      ahead && ahead.block.first === block.first && ahead.block.count === block.count
+        ? ahead.free
+        : await Promise.all(ports.map((p) => isPortFree(p)));
     ahead = null;
     const inUse = ports.filter((_, i) => !free[i]);
     if (inUse.length === 0) return { block, busySkipped: [...busy].sort((a, b) => a - b), reclaimed };

@@ -132,7 +132,10 @@ function decodeAddress(hex: string): string {
   if (hex.length === 8) {
     // IPv4, stored as a little-endian 32-bit word.
     const bytes = hex.match(/../g) ?? [];
-    return bytes.map((b) => Number.parseInt(b, 16)).reverse().join('.');
+    return bytes
+      .map((b) => Number.parseInt(b, 16))
+      .reverse()
+      .join('.');
   }
   if (/^0+$/.test(hex)) return '::';
   if (hex === '00000000000000000000000001000000') return '::1';

@@ -16,10 +16,27 @@ export interface Risk {
 }
 
 const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }[] = [
-  { level: 'medium', pattern: /\b(npm|pnpm|yarn|bun)\s+(ci|install|i|add)\b|\bpip3?\s+install\b|\bpoetry\s+install\b|\buv\s+(sync|pip)\b|\bbundle\s+install\b|\bcomposer\s+install\b|\bcargo\s+(build|fetch|install)\b|\bgo\s+(get|mod\s+download)\b/, why: 'runs a package manager (third-party install scripts run with your permissions)' },
-  { level: 'medium', pattern: /\$\{?(WARREN_)?PORTS?\b|--port\b|\blisten\b|\bserve\b|\bdev-server\b/, why: 'binds a port' },
-  { level: 'medium', pattern: /\$\{?WARREN_DB_NAME\b|\bcreatedb\b|\bdropdb\b|\bpsql\b|\bmysql\b|\bmongosh?\b|\bredis-cli\b/, why: 'names or touches a database' },
-  { level: 'high', pattern: /\b(curl|wget|ssh|scp|rsync|nc|ncat)\b|\bgit\s+(push|fetch|clone)\b|\bdocker\b/, why: 'reaches the network or another machine' },
+  {
+    level: 'medium',
+    pattern:
+      /\b(npm|pnpm|yarn|bun)\s+(ci|install|i|add)\b|\bpip3?\s+install\b|\bpoetry\s+install\b|\buv\s+(sync|pip)\b|\bbundle\s+install\b|\bcomposer\s+install\b|\bcargo\s+(build|fetch|install)\b|\bgo\s+(get|mod\s+download)\b/,
+    why: 'runs a package manager (third-party install scripts run with your permissions)',
+  },
+  {
+    level: 'medium',
+    pattern: /\$\{?(WARREN_)?PORTS?\b|--port\b|\blisten\b|\bserve\b|\bdev-server\b/,
+    why: 'binds a port',
+  },
+  {
+    level: 'medium',
+    pattern: /\$\{?WARREN_DB_NAME\b|\bcreatedb\b|\bdropdb\b|\bpsql\b|\bmysql\b|\bmongosh?\b|\bredis-cli\b/,
+    why: 'names or touches a database',
+  },
+  {
+    level: 'high',
+    pattern: /\b(curl|wget|ssh|scp|rsync|nc|ncat)\b|\bgit\s+(push|fetch|clone)\b|\bdocker\b/,
+    why: 'reaches the network or another machine',
+  },
   { level: 'high', pattern: /\bsudo\b|\bchmod\s+-R\b|\brm\s+-rf?\s+[/~]/, why: 'changes things outside the workspace' },
 ];
 
@@ -29,7 +46,10 @@ const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }
  * missing, not ignored) shares nothing and adds no risk. Before provisioning, the configured
  * ones.
  */
-export function classifyRisk(config: WarrenConfig, shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path)): Risk {
+export function classifyRisk(
+  config: WarrenConfig,
+  shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path),
+): Risk {
   const found: { level: RiskLevel; reason: string }[] = [];
   const groups = [
     ['setup', config.setup],
@@ -39,13 +59,20 @@ export function classifyRisk(config: WarrenConfig, shared: readonly string[] = c
   for (const [group, steps] of groups) {
     for (const step of steps) {
       const text = typeof step.run === 'string' ? step.run : step.run.join(' ');
-      for (const rule of COMMAND_RULES) if (rule.pattern.test(text)) found.push({ level: rule.level, reason: `${group} ${step.id} ${rule.why}` });
+      for (const rule of COMMAND_RULES)
+        if (rule.pattern.test(text)) found.push({ level: rule.level, reason: `${group} ${step.id} ${rule.why}` });
     }
   }
-  for (const p of shared) found.push({ level: 'medium', reason: `${p} is shared (mode share): a write there changes every workspace` });
-  if (config.network === true) found.push({ level: 'high', reason: 'warren.yaml allows network access (network: true)' });
+  for (const p of shared)
+    found.push({ level: 'medium', reason: `${p} is shared (mode share): a write there changes every workspace` });
+  if (config.network === true)
+    found.push({ level: 'high', reason: 'warren.yaml allows network access (network: true)' });
   const level = found.reduce<RiskLevel>((max, f) => (rank(f.level) > rank(max) ? f.level : max), 'low');
-  return { level, reasons: found.map((f) => f.reason), recommendedSandbox: rank(level) >= rank('medium') ? 'bwrap' : 'none' };
+  return {
+    level,
+    reasons: found.map((f) => f.reason),
+    recommendedSandbox: rank(level) >= rank('medium') ? 'bwrap' : 'none',
+  };
 }
 
 export function rank(level: RiskLevel): number {
@@ -55,7 +82,11 @@ export function rank(level: RiskLevel): number {
 /** `--require-sandbox`: a medium-or-higher risk task may not run without a sandbox. */
 export function assertSandboxRequirement(taskId: string, risk: Risk, sandbox: 'none' | 'bwrap'): void {
   if (rank(risk.level) < rank('medium') || sandbox !== 'none') return;
-  throw new WarrenError('SANDBOX_REQUIRED', `task ${taskId} is ${risk.level} risk (${risk.reasons.join('; ')}) and would run without a sandbox; nothing was created.`, {
-    hint: 'Create it with --sandbox bwrap, or set `sandbox: bwrap` in warren.yaml.',
-  });
+  throw new WarrenError(
+    'SANDBOX_REQUIRED',
+    `task ${taskId} is ${risk.level} risk (${risk.reasons.join('; ')}) and would run without a sandbox; nothing was created.`,
+    {
+      hint: 'Create it with --sandbox bwrap, or set `sandbox: bwrap` in warren.yaml.',
+    },
+  );
 }

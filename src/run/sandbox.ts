@@ -63,11 +63,17 @@ let bwrapChecked: boolean | null = null;
 
 export async function assertSandboxAvailable(profile: SandboxProfile): Promise<void> {
   if (profile.kind === 'none') return;
-  bwrapChecked ??= (await runBounded({ argv: ['bwrap', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 5000 })).exitCode === 0;
+  bwrapChecked ??=
+    (await runBounded({ argv: ['bwrap', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 5000 }))
+      .exitCode === 0;
   if (!bwrapChecked) {
-    throw new WarrenError('SANDBOX_UNAVAILABLE', 'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.', {
-      hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',
-    });
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.',
+      {
+        hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',
+      },
+    );
   }
 }
 
@@ -90,7 +96,12 @@ export interface EgressMount {
  * With an egress allowlist the network stays unshared, and the command runs under the bridge
  * that carries its connections to warren's proxy over the bound socket.
  */
-export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly string[], egress: EgressMount | null = null): string[] {
+export function sandboxArgv(
+  profile: SandboxProfile,
+  cwd: string,
+  argv: readonly string[],
+  egress: EgressMount | null = null,
+): string[] {
   if (profile.kind === 'none') return [...argv];
   const args = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session'];
   if (!profile.network) args.push('--unshare-net');
@@ -101,8 +112,22 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
   if (egress) {
     // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
     args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);
-    args.push('--bind', egress.socket, egress.insideSocket, '--chdir', cwd, '--', egress.node, egress.bridge, egress.insideSocket);
-    args.push(egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','), '--', ...argv);
+    args.push(
+      '--bind',
+      egress.socket,
+      egress.insideSocket,
+      '--chdir',
+      cwd,
+      '--',
+      egress.node,
+      egress.bridge,
+      egress.insideSocket,
+    );
+    args.push(
+      egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','),
+      '--',
+      ...argv,
+    );
     return args;
   }
   args.push('--chdir', cwd, '--', ...argv);
@@ -115,9 +140,16 @@ export function sandboxArgv(profile: SandboxProfile, cwd: string, argv: readonly
  */
 export function sandboxFailureReason(profile: SandboxProfile, logTail: string): string | null {
   if (profile.kind === 'none') return null;
-  if (/Read-only file system|EROFS/i.test(logTail)) return 'sandbox: a write outside the workspace was refused (read-only file system)';
-  if (profile.allow && /403 Forbidden|not on this task's allow list/i.test(logTail)) return 'sandbox: a connection to a host not on the allow list was refused';
-  if (!profile.network && /ECONNREFUSED|Connection refused|Couldn't connect to server|Network is unreachable|ENETUNREACH|EAI_AGAIN|Temporary failure in name resolution|Could not resolve/i.test(logTail)) {
+  if (/Read-only file system|EROFS/i.test(logTail))
+    return 'sandbox: a write outside the workspace was refused (read-only file system)';
+  if (profile.allow && /403 Forbidden|not on this task's allow list/i.test(logTail))
+    return 'sandbox: a connection to a host not on the allow list was refused';
+  if (
+    !profile.network &&
+    /ECONNREFUSED|Connection refused|Couldn't connect to server|Network is unreachable|ENETUNREACH|EAI_AGAIN|Temporary failure in name resolution|Could not resolve/i.test(
+      logTail,
+    )
+  ) {
     return 'sandbox: a network connection was refused (no network inside the sandbox; loopback only)';
   }
   return null;

@@ -41,7 +41,8 @@ export async function runSetup(ctx: ProjectContext, task: Task, output: RunOutpu
     });
   } else {
     const f = outcome.failed;
-    if (task.state === 'creating' || task.state === 'ready') ctx.store.transition(ctx.key, task.id, task.state, (state = 'setup_failed'));
+    if (task.state === 'creating' || task.state === 'ready')
+      ctx.store.transition(ctx.key, task.id, task.state, (state = 'setup_failed'));
     ctx.store.addEvent({
       project: ctx.key,
       taskId: task.id,
@@ -63,7 +64,9 @@ export async function setupTask(ctx: ProjectContext, rawId: string): Promise<Set
   return withTaskLock(ctx, id, 'setup', async () => {
     const task = requireTask(ctx, id);
     if (task.state !== 'ready' && task.state !== 'setup_failed' && task.state !== 'landed') {
-      throw new WarrenError('TASK_STATE', `task ${task.id} is in state ${task.state}; setup was not run.`, { hint: `See \`warren show ${task.id}\`.` });
+      throw new WarrenError('TASK_STATE', `task ${task.id} is in state ${task.state}; setup was not run.`, {
+        hint: `See \`warren show ${task.id}\`.`,
+      });
     }
     return runSetup(ctx, task, ctx.reporter.output);
   });
@@ -78,12 +81,22 @@ export interface VerifyOutcome {
 export async function runVerify(ctx: ProjectContext, task: Task, output: RunOutput): Promise<VerifyOutcome> {
   const steps = ctx.config.verify;
   if (steps.length === 0) {
-    ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'verify.empty', level: 'warn', message: 'no verify commands in warren.yaml; nothing was checked' });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'verify.empty',
+      level: 'warn',
+      message: 'no verify commands in warren.yaml; nothing was checked',
+    });
     return { passed: true, log: null, results: [] };
   }
   const outcome = await runSteps(ctx, task, 'verify', steps, { stopOnFailure: false, output });
-  const failedIds = outcome.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
-  ctx.store.mergeData(ctx.key, task.id, { verify: { at: new Date().toISOString(), passed: outcome.ok, log: outcome.log, results: outcome.results } });
+  const failedIds = outcome.results
+    .filter((r) => r.exitCode !== 0 || r.timedOut)
+    .map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
+  ctx.store.mergeData(ctx.key, task.id, {
+    verify: { at: new Date().toISOString(), passed: outcome.ok, log: outcome.log, results: outcome.results },
+  });
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,

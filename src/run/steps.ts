@@ -40,7 +40,11 @@ export const riskCreate: CreateStep = {
     if (!options.requireSandbox) return;
     // The paths provisioning will share (read as it will read them), not a share entry it will skip.
     const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
-    assertSandboxRequirement(options.id, classifyRisk(ctx.config, shared), options.sandbox ?? sandboxKindOf(ctx.config));
+    assertSandboxRequirement(
+      options.id,
+      classifyRisk(ctx.config, shared),
+      options.sandbox ?? sandboxKindOf(ctx.config),
+    );
   },
   async run(ctx, task, options) {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
@@ -65,7 +69,11 @@ export const setupCreate: CreateStep = {
   // A fresh clone's setup runs only once the user trusted it: refused before anything is made.
   async check(ctx, options) {
     if (options.setup !== false && ctx.config.setup.length > 0) {
-      assertTrusted(ctx, ['setup'], 'Nothing was created; `warren new --no-setup` creates the workspace without running them.');
+      assertTrusted(
+        ctx,
+        ['setup'],
+        'Nothing was created; `warren new --no-setup` creates the workspace without running them.',
+      );
     }
   },
   async run(ctx, task, options) {
@@ -95,7 +103,14 @@ export const executionRemove: RemoveStep = {
     // safe must not require trusting commands the user chose not to trust.
     if (!trustState(ctx).trusted) {
       const error = "this repository's commands are not trusted (see `warren trust`)";
-      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'teardown.refused', level: 'warn', message: `teardown did not run: ${error}; removal went on`, data: { error } });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'teardown.refused',
+        level: 'warn',
+        message: `teardown did not run: ${error}; removal went on`,
+        data: { error },
+      });
       return [];
     }
     try {
@@ -109,19 +124,34 @@ export const executionRemove: RemoveStep = {
         taskId: task.id,
         kind: outcome.ok ? 'teardown.passed' : 'teardown.failed',
         level: outcome.ok ? 'info' : 'warn',
-        message: outcome.ok ? `teardown ran (log ${outcome.log})` : `teardown ${outcome.failed?.id} failed (${outcome.failed?.reason ?? `exit ${outcome.failed?.exitCode}`}); removal went on (log ${outcome.log})`,
+        message: outcome.ok
+          ? `teardown ran (log ${outcome.log})`
+          : `teardown ${outcome.failed?.id} failed (${outcome.failed?.reason ?? `exit ${outcome.failed?.exitCode}`}); removal went on (log ${outcome.log})`,
         data: { log: outcome.log, results: outcome.results },
       });
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'teardown.refused', level: 'warn', message: `teardown did not run: ${error}; removal went on`, data: { error } });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'teardown.refused',
+        level: 'warn',
+        message: `teardown did not run: ${error}; removal went on`,
+        data: { error },
+      });
     }
     return [];
   },
   async afterRemove(ctx, task) {
     const released = releasePorts(ctx.store, ctx.key, task.id);
     if (released > 0) {
-      ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind: 'ports.released', message: `released ${released} port(s)`, data: { count: released } });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'ports.released',
+        message: `released ${released} port(s)`,
+        data: { count: released },
+      });
     }
   },
 };

@@ -160,7 +160,10 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
  * The namespace's init reports a command killed by signal N as exit 128+N (the shell
  * convention), so both are decoded here.
  */
-function decodeStatus(code: number | null, signal: NodeJS.Signals | null): { exitCode: number | null; signal: string | null } {
+function decodeStatus(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): { exitCode: number | null; signal: string | null } {
   if (signal) return { exitCode: 128 + (os.constants.signals[signal] ?? 0), signal };
   if (code !== null && code > 128 && code < 128 + 65) {
     const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];

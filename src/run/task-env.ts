@@ -30,7 +30,11 @@ export function taskEnv(ctx: ProjectContext, task: Task): Record<string, string>
  */
 export function dbNameFor(projectKey: string, taskId: string): string {
   const hash = createHash('sha256').update(`${projectKey}\0${taskId}`).digest('hex').slice(0, 10);
-  const slug = taskId.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40);
+  const slug = taskId
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40);
   return `warren_${slug}${slug ? '_' : ''}${hash}`;
 }
 
@@ -51,5 +55,9 @@ export function assertRunnable(task: Task, kind: RunKind): void {
       : task.state === 'remove_failed' || task.state === 'removing'
         ? `It is being removed or its removal failed; finish it with \`warren rm ${task.id}\`.`
         : `Wait for the task to be ready (\`warren show ${task.id}\`).`;
-  throw new WarrenError('TASK_STATE', `task ${task.id} is in state ${task.state}, so warren will not run a command in it; nothing was run.`, { hint });
+  throw new WarrenError(
+    'TASK_STATE',
+    `task ${task.id} is in state ${task.state}, so warren will not run a command in it; nothing was run.`,
+    { hint },
+  );
 }

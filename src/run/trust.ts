@@ -1,4 +1,11 @@
-import { changedCommands, commandsHash, describeCommand, repoCommands, type RepoCommand, type RepoCommandKind } from '../config/trust.js';
+import {
+  changedCommands,
+  commandsHash,
+  describeCommand,
+  repoCommands,
+  type RepoCommand,
+  type RepoCommandKind,
+} from '../config/trust.js';
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 
@@ -28,7 +35,13 @@ export function trustState(ctx: ProjectContext): TrustState {
   const hash = commandsHash(commands);
   const record = ctx.store.getTrust(ctx.key);
   const trusted = commands.length === 0 || record?.hash === hash;
-  return { hash, commands, trusted, changed: trusted ? [] : changedCommands(commands, record?.commands), trustedAt: record?.trustedAt ?? null };
+  return {
+    hash,
+    commands,
+    trusted,
+    changed: trusted ? [] : changedCommands(commands, record?.commands),
+    trustedAt: record?.trustedAt ?? null,
+  };
 }
 
 /**
@@ -38,10 +51,14 @@ export function trustState(ctx: ProjectContext): TrustState {
 export function trustCommands(ctx: ProjectContext, expectedHash?: string): TrustState {
   const state = trustState(ctx);
   if (expectedHash !== undefined && expectedHash !== state.hash) {
-    throw new WarrenError('UNTRUSTED_COMMANDS', `this repository's command set has hash ${state.hash}, not ${expectedHash}: it changed since it was shown. Nothing was recorded.`, {
-      hint: 'Run `warren trust` again to see the commands as they are now.',
-      details: { hash: state.hash, commands: state.commands },
-    });
+    throw new WarrenError(
+      'UNTRUSTED_COMMANDS',
+      `this repository's command set has hash ${state.hash}, not ${expectedHash}: it changed since it was shown. Nothing was recorded.`,
+      {
+        hint: 'Run `warren trust` again to see the commands as they are now.',
+        details: { hash: state.hash, commands: state.commands },
+      },
+    );
   }
   if (state.trusted) return state;
   ctx.store.setTrust(ctx.key, state.hash, state.commands);
@@ -58,7 +75,12 @@ export function trustCommands(ctx: ProjectContext, expectedHash?: string): Trust
  * Refuses (UNTRUSTED_COMMANDS, exit 1) before a repository command of these kinds runs while
  * the set is not trusted; names the ones that would have run. `what` says what was not done.
  */
-export function assertTrusted(ctx: ProjectContext, kinds: readonly RepoCommandKind[], what: string, ids?: readonly string[]): void {
+export function assertTrusted(
+  ctx: ProjectContext,
+  kinds: readonly RepoCommandKind[],
+  what: string,
+  ids?: readonly string[],
+): void {
   const state = trustState(ctx);
   if (state.trusted) return;
   const wouldRun = state.commands.filter((c) => kinds.includes(c.kind) && (ids === undefined || ids.includes(c.id)));
@@ -67,9 +89,16 @@ export function assertTrusted(ctx: ProjectContext, kinds: readonly RepoCommandKi
 
 function untrusted(state: TrustState, wouldRun: readonly RepoCommand[], what: string): WarrenError {
   const listed = (wouldRun.length > 0 ? wouldRun : state.commands).map(describeCommand);
-  const why = state.trustedAt === null ? 'you have not trusted them yet' : `they changed since you trusted them (${state.changed.length} new or changed)`;
-  return new WarrenError('UNTRUSTED_COMMANDS', `this repository's warren.yaml asks warren to run commands, and ${why}: ${listed.join('; ')}. ${what}`, {
-    hint: 'Review them with `warren trust`, which shows the whole set and records your trust.',
-    details: { hash: state.hash, commands: wouldRun, changed: state.changed },
-  });
+  const why =
+    state.trustedAt === null
+      ? 'you have not trusted them yet'
+      : `they changed since you trusted them (${state.changed.length} new or changed)`;
+  return new WarrenError(
+    'UNTRUSTED_COMMANDS',
+    `this repository's warren.yaml asks warren to run commands, and ${why}: ${listed.join('; ')}. ${what}`,
+    {
+      hint: 'Review them with `warren trust`, which shows the whole set and records your trust.',
+      details: { hash: state.hash, commands: wouldRun, changed: state.changed },
+    },
+  );
 }

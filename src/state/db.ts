@@ -21,7 +21,12 @@ let driver: { Database: typeof Database; addon: Addon | undefined } | null = nul
  */
 function loadDriver(): { Database: typeof Database; addon: Addon | undefined } {
   if (driver) return driver;
-  const built = path.join(path.dirname(requireCjs.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+  const built = path.join(
+    path.dirname(requireCjs.resolve('better-sqlite3/package.json')),
+    'build',
+    'Release',
+    'better_sqlite3.node',
+  );
   if (fs.existsSync(built)) {
     const addon = { exports: {} as Addon };
     process.dlopen(addon, built);
@@ -56,7 +61,10 @@ export function assertOwnHome(home: string): void {
   throw new WarrenError(
     'HOME_NOT_OWNED',
     `WARREN_HOME ${home} belongs to uid ${owner}, and warren is running as uid ${euid}: files it or your commands wrote there would belong to uid ${euid}, and uid ${owner}'s warren could not change or remove them. Nothing was changed.`,
-    { hint: `Run warren as uid ${owner} (e.g. \`sudo -u '#${owner}' warren …\`), or set WARREN_HOME to a folder of your own.`, details: { home, owner, uid: euid } },
+    {
+      hint: `Run warren as uid ${owner} (e.g. \`sudo -u '#${owner}' warren …\`), or set WARREN_HOME to a folder of your own.`,
+      details: { home, owner, uid: euid },
+    },
   );
 }
 
@@ -68,7 +76,10 @@ export function openDb(home = warrenHome(), migrations: readonly Migration[] = M
   fs.mkdirSync(home, { recursive: true });
   const { Database, addon } = loadDriver();
   // better-sqlite3 takes the loaded addon object as `nativeBinding` too (its types say only a path).
-  const db = new Database(path.join(home, 'state.db'), { timeout: 30_000, ...(addon ? { nativeBinding: addon as unknown as string } : {}) });
+  const db = new Database(path.join(home, 'state.db'), {
+    timeout: 30_000,
+    ...(addon ? { nativeBinding: addon as unknown as string } : {}),
+  });
   db.pragma('busy_timeout = 30000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -88,7 +99,10 @@ export function migrate(db: Db, migrations: readonly Migration[]): void {
       // Re-check inside the write lock: another process may have applied it meanwhile.
       if (db.prepare('SELECT 1 FROM schema_migrations WHERE name = ?').get(migration.name)) return;
       db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(migration.name, new Date().toISOString());
+      db.prepare('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)').run(
+        migration.name,
+        new Date().toISOString(),
+      );
     });
     apply.immediate();
   }

@@ -18,22 +18,47 @@ import type { SyncOutcome } from '../workspace/sync.js';
  */
 export interface EventPayloads {
   // the workspace core
-  'task.created': { branch: string; path: string; base: string; baseCommit: string; sync: SyncOutcome; repoLock?: { waitedMs: number; heldMs: number }; restored?: { archive: string; tip: string } };
+  'task.created': {
+    branch: string;
+    path: string;
+    base: string;
+    baseCommit: string;
+    sync: SyncOutcome;
+    repoLock?: { waitedMs: number; heldMs: number };
+    restored?: { archive: string; tip: string };
+  };
   'task.create_failed': { undone: string[] };
   'task.removed': { branchDeleted: boolean; unlandedCommits: number; folderMissing?: true };
   'task.archived': { archive: string; commit: string; tip: string; changes: number; unlandedCommits: number };
   'task.leftover_removed': { gitStderr: string };
   'task.remove_failed': { path: string; failures: RemoveFailure[]; gitStderr: string };
-  'base.fast_forwarded': { base: string; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
+  'base.fast_forwarded': {
+    base: string;
+    upstream: string;
+    from: string;
+    to: string;
+    how: 'merge --ff-only' | 'update-ref';
+    checkout: string | null;
+  };
   'lock.takeover': { holder: LockHolder };
-  gc: { removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[]; kept: { path: string; kind: string; reason: string }[] };
+  gc: {
+    removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[];
+    kept: { path: string; kind: string; reason: string }[];
+  };
   refused: { code: string; command: string };
   'serve.remote': { host: string; port: number };
   'intent.recovered': { op: string; step: string; outcome: string; startedAt: string };
   'intent.recovery_failed': { op: string; step: string; outcome: string; startedAt: string };
   'trust.recorded': { hash: string; commands: string[] };
   // landing
-  'task.landed': { commit: string; tree: string; baseBefore: string; excluded: string[]; rebased: boolean; checkout: string | null };
+  'task.landed': {
+    commit: string;
+    tree: string;
+    baseBefore: string;
+    excluded: string[];
+    rebased: boolean;
+    checkout: string | null;
+  };
   'land.excluded': { excluded: Exclusion[]; commit: string };
   /** A landed change touched a lockfile: what is installed in the checkout of the base is stale. */
   'land.deps_stale': { lockfiles: string[]; checkout: string; commit: string };
@@ -53,7 +78,16 @@ export interface EventPayloads {
   // execution
   'run.started': { runId: string; kind: RunKind; log: string; command: string[] };
   'run.containment_fallback': { runId: string; reason: string };
-  'run.ended': { runId: string; kind: RunKind; exitCode: number | null; signal: string | null; timedOut: boolean; durationMs: number; log: string; survivors: number[] };
+  'run.ended': {
+    runId: string;
+    kind: RunKind;
+    exitCode: number | null;
+    signal: string | null;
+    timedOut: boolean;
+    durationMs: number;
+    log: string;
+    survivors: number[];
+  };
   'run.interrupted': { runId: string };
   'agent.session': { agent: string; session: string; runId: string; resumed: boolean };
   'agent.seeded': { agent: string; home: string; files: string[] };
@@ -191,7 +225,11 @@ interface EventBase {
 }
 
 /** What `addEvent` takes: a kind and exactly its payload. */
-export type NewEvent = { [K in EventKind]: EventBase & { kind: K } & (Record<string, never> extends EventPayloads[K] ? { data?: EventPayloads[K] } : { data: EventPayloads[K] }) }[EventKind];
+export type NewEvent = {
+  [K in EventKind]: EventBase & { kind: K } & (Record<string, never> extends EventPayloads[K]
+      ? { data?: EventPayloads[K] }
+      : { data: EventPayloads[K] });
+}[EventKind];
 
 interface RecordedBase {
   seq: number;
@@ -206,7 +244,10 @@ interface RecordedBase {
 export type WarrenEvent = { [K in EventKind]: RecordedBase & { kind: K; data: EventPayloads[K] } }[EventKind];
 
 /** The newest event of `kind` among `events` (oldest first), typed. Pure. */
-export function newestOf<K extends EventKind>(events: readonly WarrenEvent[], kind: K): Extract<WarrenEvent, { kind: K }> | null {
+export function newestOf<K extends EventKind>(
+  events: readonly WarrenEvent[],
+  kind: K,
+): Extract<WarrenEvent, { kind: K }> | null {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
     if (e && e.kind === kind) return e as Extract<WarrenEvent, { kind: K }>;

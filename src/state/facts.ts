@@ -60,7 +60,20 @@ export interface LandedFacts {
 export type FactKey = keyof TaskFacts;
 
 /** Every key, for reading rows: unknown keys (a newer warren's) are kept out of the typed view. */
-export const FACT_KEYS = ['provision', 'provisionSkips', 'fingerprint', 'ports', 'risk', 'sandbox', 'setup', 'verify', 'landed', 'reviewPush', 'agentSessions', 'checkout'] as const satisfies readonly FactKey[];
+export const FACT_KEYS = [
+  'provision',
+  'provisionSkips',
+  'fingerprint',
+  'ports',
+  'risk',
+  'sandbox',
+  'setup',
+  'verify',
+  'landed',
+  'reviewPush',
+  'agentSessions',
+  'checkout',
+] as const satisfies readonly FactKey[];
 
 type IsExhaustive<T extends readonly FactKey[]> = FactKey extends T[number] ? true : never;
 const exhaustive: IsExhaustive<typeof FACT_KEYS> = true;
@@ -73,9 +86,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * by hand, loses a malformed key (or, in a list, a malformed entry) rather than handing a
  * reader something it did not expect.
  */
-const isRecord = (r: unknown): boolean => isObject(r) && typeof r.path === 'string' && typeof r.mode === 'string' && typeof r.source === 'string';
+const isRecord = (r: unknown): boolean =>
+  isObject(r) && typeof r.path === 'string' && typeof r.mode === 'string' && typeof r.source === 'string';
 const isSkip = (s: unknown): boolean => isObject(s) && typeof s.path === 'string' && typeof s.reason === 'string';
-const isSession = (s: unknown): boolean => isObject(s) && typeof s.agent === 'string' && typeof s.id === 'string' && typeof s.runId === 'string' && typeof s.at === 'string';
+const isSession = (s: unknown): boolean =>
+  isObject(s) &&
+  typeof s.agent === 'string' &&
+  typeof s.id === 'string' &&
+  typeof s.runId === 'string' &&
+  typeof s.at === 'string';
 
 const SHAPES: Record<FactKey, (v: unknown) => unknown> = {
   provision: (v) => (Array.isArray(v) ? v.filter(isRecord) : undefined),
@@ -89,7 +108,14 @@ const SHAPES: Record<FactKey, (v: unknown) => unknown> = {
   landed: (v) => (isObject(v) && typeof v.commit === 'string' && typeof v.taskCommit === 'string' ? v : undefined),
   reviewPush: (v) => (isObject(v) && typeof v.commit === 'string' ? v : undefined),
   agentSessions: (v) => (Array.isArray(v) ? v.filter(isSession) : undefined),
-  checkout: (v) => (isObject(v) && v.mode === 'cow' && typeof v.lower === 'string' && typeof v.upper === 'string' && typeof v.work === 'string' ? v : undefined),
+  checkout: (v) =>
+    isObject(v) &&
+    v.mode === 'cow' &&
+    typeof v.lower === 'string' &&
+    typeof v.upper === 'string' &&
+    typeof v.work === 'string'
+      ? v
+      : undefined,
 };
 
 /** Reads a row's JSON into the typed facts, keeping only well-formed known keys. Pure. */

@@ -8,7 +8,17 @@ import type { Store } from './store.js';
  * is gone is an operation that died half way; src/workspace/intents.ts repairs it.
  */
 
-export const INTENT_OPS = ['new', 'rm', 'checkpoint', 'land', 'provision', 'gc', 'queue', 'discard', 'restore'] as const;
+export const INTENT_OPS = [
+  'new',
+  'rm',
+  'checkpoint',
+  'land',
+  'provision',
+  'gc',
+  'queue',
+  'discard',
+  'restore',
+] as const;
 export type IntentOp = (typeof INTENT_OPS)[number];
 
 export interface IntentRow {
@@ -55,16 +65,37 @@ function toIntent(r: Row): IntentRow {
   };
 }
 
-export function insertIntent(store: Store, project: string, taskId: string | null, op: IntentOp, data: Record<string, unknown>): number {
+export function insertIntent(
+  store: Store,
+  project: string,
+  taskId: string | null,
+  op: IntentOp,
+  data: Record<string, unknown>,
+): number {
   const now = new Date().toISOString();
   const result = store.db
-    .prepare('INSERT INTO intents (project, task_id, op, step, data, pid, host, proc_start, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    .run(project, taskId, op, 'begun', JSON.stringify(data), process.pid, os.hostname(), procStartTime(process.pid), now, now);
+    .prepare(
+      'INSERT INTO intents (project, task_id, op, step, data, pid, host, proc_start, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+    .run(
+      project,
+      taskId,
+      op,
+      'begun',
+      JSON.stringify(data),
+      process.pid,
+      os.hostname(),
+      procStartTime(process.pid),
+      now,
+      now,
+    );
   return Number(result.lastInsertRowid);
 }
 
 export function advanceIntent(store: Store, id: number, step: string, data: Record<string, unknown>): void {
-  store.db.prepare('UPDATE intents SET step = ?, data = ?, updated_at = ? WHERE id = ?').run(step, JSON.stringify(data), new Date().toISOString(), id);
+  store.db
+    .prepare('UPDATE intents SET step = ?, data = ?, updated_at = ? WHERE id = ?')
+    .run(step, JSON.stringify(data), new Date().toISOString(), id);
 }
 
 export function deleteIntent(store: Store, id: number): void {
@@ -77,7 +108,14 @@ export function projectIntents(store: Store, project: string): IntentRow[] {
 
 /** True while the process that wrote the intent still runs (the same rule as a lock's holder). */
 export function intentOwnerAlive(intent: IntentRow): boolean {
-  const holder: LockHolder = { pid: intent.pid, host: intent.host, startedAt: intent.startedAt, procStart: intent.procStart, purpose: intent.op, token: String(intent.id) };
+  const holder: LockHolder = {
+    pid: intent.pid,
+    host: intent.host,
+    startedAt: intent.startedAt,
+    procStart: intent.procStart,
+    purpose: intent.op,
+    token: String(intent.id),
+  };
   return isHolderAlive(holder);
 }
 
@@ -88,7 +126,17 @@ export function intentOwnerAlive(intent: IntentRow): boolean {
 export function claimIntent(store: Store, intent: IntentRow): boolean {
   return (
     store.db
-      .prepare('UPDATE intents SET pid = ?, host = ?, proc_start = ?, updated_at = ? WHERE id = ? AND pid = ? AND host = ?')
-      .run(process.pid, os.hostname(), procStartTime(process.pid), new Date().toISOString(), intent.id, intent.pid, intent.host).changes === 1
+      .prepare(
+        'UPDATE intents SET pid = ?, host = ?, proc_start = ?, updated_at = ? WHERE id = ? AND pid = ? AND host = ?',
+      )
+      .run(
+        process.pid,
+        os.hostname(),
+        procStartTime(process.pid),
+        new Date().toISOString(),
+        intent.id,
+        intent.pid,
+        intent.host,
+      ).changes === 1
   );
 }

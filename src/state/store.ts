@@ -84,9 +84,13 @@ export class Store {
   }
 
   listProjects(): { key: string; root: string; commonDir: string }[] {
-    return (this.db.prepare('SELECT key, root, common_dir FROM projects ORDER BY key').all() as { key: string; root: string; common_dir: string }[]).map(
-      (row) => ({ key: row.key, root: row.root, commonDir: row.common_dir }),
-    );
+    return (
+      this.db.prepare('SELECT key, root, common_dir FROM projects ORDER BY key').all() as {
+        key: string;
+        root: string;
+        common_dir: string;
+      }[]
+    ).map((row) => ({ key: row.key, root: row.root, commonDir: row.common_dir }));
   }
 
   insertTask(task: Omit<Task, 'createdAt' | 'updatedAt'>): Task {
@@ -101,7 +105,8 @@ export class Store {
   }
 
   getTask(project: string, id: string): Task | null {
-    const row = this.db.prepare('SELECT * FROM tasks WHERE project = ? AND id = ?').get(project, id) as TaskRow | undefined;
+    const row = this.db.prepare('SELECT * FROM tasks WHERE project = ? AND id = ?').get(project, id) as
+      TaskRow | undefined;
     return row ? toTask(row) : null;
   }
 
@@ -121,21 +126,31 @@ export class Store {
    */
   transition(project: string, id: string, from: TaskState | readonly TaskState[], to: TaskState): void {
     const sources = typeof from === 'string' ? [from] : from;
-    for (const s of sources) if (!canMove(s, to)) throw new Error(`task state machine: ${s} → ${to} is not a move a task makes`);
+    for (const s of sources)
+      if (!canMove(s, to)) throw new Error(`task state machine: ${s} → ${to} is not a move a task makes`);
     const changed = this.db
-      .prepare(`UPDATE tasks SET state = ?, updated_at = ? WHERE project = ? AND id = ? AND state IN (${sources.map(() => '?').join(', ')})`)
+      .prepare(
+        `UPDATE tasks SET state = ?, updated_at = ? WHERE project = ? AND id = ? AND state IN (${sources.map(() => '?').join(', ')})`,
+      )
       .run(to, new Date().toISOString(), project, id, ...sources).changes;
     if (changed === 1) return;
     const now = this.getTask(project, id);
-    throw new WarrenError('TASK_STATE', now ? `task ${id} is ${now.state}, not ${sources.join(' or ')}; nothing was changed.` : `task ${id} no longer exists; nothing was changed.`, {
-      hint: `See \`warren show ${id}\`: another command may have changed it meanwhile.`,
-    });
+    throw new WarrenError(
+      'TASK_STATE',
+      now
+        ? `task ${id} is ${now.state}, not ${sources.join(' or ')}; nothing was changed.`
+        : `task ${id} no longer exists; nothing was changed.`,
+      {
+        hint: `See \`warren show ${id}\`: another command may have changed it meanwhile.`,
+      },
+    );
   }
 
   /** Shallow-merges `patch` into the task's facts. */
   mergeData(project: string, id: string, patch: TaskFacts): void {
     const merge = this.db.transaction(() => {
-      const row = this.db.prepare('SELECT data FROM tasks WHERE project = ? AND id = ?').get(project, id) as { data: string } | undefined;
+      const row = this.db.prepare('SELECT data FROM tasks WHERE project = ? AND id = ?').get(project, id) as
+        { data: string } | undefined;
       if (!row) return;
       const data = { ...(JSON.parse(row.data) as Record<string, unknown>), ...patch };
       this.db
@@ -189,7 +204,9 @@ export class Store {
 
   /** Events after `seq` (all projects), oldest first: how another process's changes are noticed. */
   eventsSince(seq: number, limit = 500): WarrenEvent[] {
-    const rows = this.db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit) as EventRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?')
+      .all(seq, limit) as EventRow[];
     return rows.map(toEvent);
   }
 
@@ -201,8 +218,7 @@ export class Store {
   /** The command set this user trusted for a project (trust on first use), or null. */
   getTrust(project: string): TrustRecord | null {
     const row = this.db.prepare('SELECT hash, commands, trusted_at FROM trust WHERE project = ?').get(project) as
-      | { hash: string; commands: string; trusted_at: string }
-      | undefined;
+      { hash: string; commands: string; trusted_at: string } | undefined;
     return row ? { hash: row.hash, commands: JSON.parse(row.commands) as unknown, trustedAt: row.trusted_at } : null;
   }
 
@@ -234,7 +250,9 @@ export class Store {
 
   madePaths(project: string): MadePath[] {
     return (
-      this.db.prepare('SELECT path, kind, project, task_id, created_at FROM made_paths WHERE project = ? ORDER BY path').all(project) as {
+      this.db
+        .prepare('SELECT path, kind, project, task_id, created_at FROM made_paths WHERE project = ? ORDER BY path')
+        .all(project) as {
         path: string;
         kind: MadePathKind;
         project: string;

@@ -43,7 +43,8 @@ function walk(dir: string, dirStat: fs.Stats, failures: RemoveFailure[]): void {
     try {
       stat = fs.lstatSync(full);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') failures.push({ path: full, code: (err as NodeJS.ErrnoException).code ?? 'UNKNOWN' });
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        failures.push({ path: full, code: (err as NodeJS.ErrnoException).code ?? 'UNKNOWN' });
       continue;
     }
     if (stat.isDirectory()) {
@@ -74,7 +75,14 @@ const O_PATH = 0o10000000;
  */
 function grantOwnerAccess(dir: string, stat: fs.Stats): void {
   const uid = process.getuid?.();
-  if (uid === undefined || uid === 0 || stat.uid !== uid || (stat.mode & 0o700) === 0o700 || process.platform !== 'linux') return;
+  if (
+    uid === undefined ||
+    uid === 0 ||
+    stat.uid !== uid ||
+    (stat.mode & 0o700) === 0o700 ||
+    process.platform !== 'linux'
+  )
+    return;
   let fd: number;
   try {
     fd = fs.openSync(dir, O_PATH | fs.constants.O_NOFOLLOW | fs.constants.O_DIRECTORY);

@@ -68,7 +68,11 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   const group = spec.group ?? true;
   const stdin = spec.stdin ?? 'ignore';
   const startedAt = Date.now();
-  const stdio: Stdio = [stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe', sinkStdio(spec.stdout), sinkStdio(spec.stderr)];
+  const stdio: Stdio = [
+    stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe',
+    sinkStdio(spec.stdout),
+    sinkStdio(spec.stderr),
+  ];
   const child = spawn(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
   const pid = child.pid;
   if (pid !== undefined) spec.onSpawn?.(pid);
@@ -128,7 +132,11 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
   const done = new Promise<SpawnResult>((resolve) => {
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError: NodeJS.ErrnoException | null): void => {
+    const finish = (
+      exitCode: number | null,
+      signal: NodeJS.Signals | null,
+      spawnError: NodeJS.ErrnoException | null,
+    ): void => {
       if (timer) clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       spec.signal?.removeEventListener('abort', onAbort);
@@ -148,7 +156,9 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
     };
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     // No pid: the process never ran (no 'exit' follows). Other errors (a failed kill) are not the end.
-    child.once('error', (cause: NodeJS.ErrnoException) => (child.pid === undefined ? finish(null, null, cause) : undefined));
+    child.once('error', (cause: NodeJS.ErrnoException) =>
+      child.pid === undefined ? finish(null, null, cause) : undefined,
+    );
     child.once('exit', (code, signal) => {
       void drain(closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
     });
@@ -175,7 +185,11 @@ function attach(stream: NodeJS.ReadableStream | null, sink: Sink | undefined, in
 }
 
 /** Waits for the pipes to deliver their last bytes, at most `drainMs` when given. */
-async function drain(closed: Promise<void>, drainMs: number | undefined, ...streams: ({ destroy(): void } | null)[]): Promise<void> {
+async function drain(
+  closed: Promise<void>,
+  drainMs: number | undefined,
+  ...streams: ({ destroy(): void } | null)[]
+): Promise<void> {
   if (drainMs === undefined) {
     await closed;
     return;
@@ -199,10 +213,18 @@ export function tryKill(pid: number, signal: NodeJS.Signals): void {
  * merge queue's background processor after `land --no-wait`. It ends by itself once its work
  * is done; nothing else in warren starts a process it does not bound.
  */
-export function spawnDetached(argv: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number | undefined {
+export function spawnDetached(
+  argv: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): number | undefined {
   const [file, ...args] = argv;
   if (file === undefined) throw new Error('spawnDetached: empty argv');
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: 'ignore', detached: true });
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: 'ignore',
+    detached: true,
+  });
   child.on('error', () => undefined); // nothing to report to: the queue is still there for the next command
   child.unref();
   return child.pid;

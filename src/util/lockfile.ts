@@ -20,8 +20,7 @@ export interface LockHolder {
 }
 
 export type AcquireResult =
-  | { ok: true; lock: HeldLock; tookOverFrom: LockHolder | null }
-  | { ok: false; holder: LockHolder | null };
+  { ok: true; lock: HeldLock; tookOverFrom: LockHolder | null } | { ok: false; holder: LockHolder | null };
 
 export interface HeldLock {
   file: string;
@@ -79,7 +78,8 @@ export function isHolderAlive(holder: LockHolder): boolean {
 export function readHolder(file: string): LockHolder | null {
   try {
     const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockHolder>;
-    if (typeof parsed.pid !== 'number' || typeof parsed.host !== 'string' || typeof parsed.token !== 'string') return null;
+    if (typeof parsed.pid !== 'number' || typeof parsed.host !== 'string' || typeof parsed.token !== 'string')
+      return null;
     return parsed as LockHolder;
   } catch {
     return null;
@@ -185,7 +185,10 @@ export async function acquireWaiting(file: string, purpose: string, waitMs: numb
     if (localTurns.get(file) === queue) localTurns.delete(file);
   };
   let timer: NodeJS.Timeout | undefined;
-  const myTurn = await Promise.race([before.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]);
+  const myTurn = await Promise.race([
+    before.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+  ]);
   clearTimeout(timer);
   if (!myTurn) {
     // The waiters ahead in this process kept it the whole time; our turn, when it comes, is passed on at once.

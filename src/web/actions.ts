@@ -69,7 +69,7 @@ export const ACTIONS: readonly WebAction[] = [
     options: [
       { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES, choicesFrom: 'types' },
       { name: 'id', label: 'task ID', type: 'text', required: true },
-      { name: 'base', label: 'base (default: the main worktree\'s branch)', type: 'text', required: false },
+      { name: 'base', label: "base (default: the main worktree's branch)", type: 'text', required: false },
       { name: 'sandbox', label: 'sandbox', type: 'choice', choices: ['', 'none', 'bwrap'] },
       { name: 'skipSync', label: 'do not fetch and fast-forward the base first', type: 'boolean' },
       { name: 'skipSetup', label: 'do not run the setup commands', type: 'boolean' },
@@ -132,9 +132,15 @@ export const ACTIONS: readonly WebAction[] = [
     removesTask: true,
     options: [
       { name: 'deleteBranch', label: 'also delete the branch (only if its work is on another ref)', type: 'boolean' },
-      { name: 'discard', label: 'discard uncommitted and unlanded work, after saving it under refs/warren/archive/ (warren restore brings it back)', type: 'boolean' },
+      {
+        name: 'discard',
+        label:
+          'discard uncommitted and unlanded work, after saving it under refs/warren/archive/ (warren restore brings it back)',
+        type: 'boolean',
+      },
     ],
-    run: (ctx, id, o) => removeTask(ctx, id, { deleteBranch: o.deleteBranch === true && o.discard !== true, discard: o.discard === true }),
+    run: (ctx, id, o) =>
+      removeTask(ctx, id, { deleteBranch: o.deleteBranch === true && o.discard !== true, discard: o.discard === true }),
   },
   {
     name: 'comment',
@@ -152,8 +158,17 @@ export const ACTIONS: readonly WebAction[] = [
     // The same call as `warren comment`: the hunk is read on the server, from the task's diff as it is now.
     run: (ctx, id, o) => {
       const line = Number(text(o.line));
-      if (!Number.isInteger(line) || line < 1) throw new WarrenError('USAGE', `line ${JSON.stringify(text(o.line))} is not a line number; nothing was recorded.`);
-      return addComment(ctx, id, { path: text(o.path), line, side: o.side === 'old' ? 'old' : 'new', body: typeof o.body === 'string' ? o.body : '' });
+      if (!Number.isInteger(line) || line < 1)
+        throw new WarrenError(
+          'USAGE',
+          `line ${JSON.stringify(text(o.line))} is not a line number; nothing was recorded.`,
+        );
+      return addComment(ctx, id, {
+        path: text(o.path),
+        line,
+        side: o.side === 'old' ? 'old' : 'new',
+        body: typeof o.body === 'string' ? o.body : '',
+      });
     },
   },
   {
@@ -169,7 +184,11 @@ export const ACTIONS: readonly WebAction[] = [
     ],
     run: async (ctx, id, o) => {
       const n = Number(text(o.comment));
-      if (!Number.isInteger(n)) throw new WarrenError('USAGE', `comment ${JSON.stringify(text(o.comment))} is not a number; nothing was changed.`);
+      if (!Number.isInteger(n))
+        throw new WarrenError(
+          'USAGE',
+          `comment ${JSON.stringify(text(o.comment))} is not a number; nothing was changed.`,
+        );
       return setCommentState(ctx, id, [n], o.state === 'open' ? 'open' : 'resolved')[0];
     },
   },
@@ -197,7 +216,8 @@ export const ACTIONS: readonly WebAction[] = [
 
 /** What the page needs to draw the buttons, with the repository's own choices; the functions stay on the server. */
 export function describeActions(config: WarrenConfig): Omit<WebAction, 'run'>[] {
-  const filled = (o: ActionOption): ActionOption => (o.type === 'choice' && o.choicesFrom === 'types' ? { ...o, choices: taskTypes(config) } : o);
+  const filled = (o: ActionOption): ActionOption =>
+    o.type === 'choice' && o.choicesFrom === 'types' ? { ...o, choices: taskTypes(config) } : o;
   return ACTIONS.map(({ name, label, scope, destructive, removesTask, options, states, inline }) => ({
     name,
     label,
@@ -219,7 +239,8 @@ export interface ActionRequest {
 /** Pure: validates a request body against the action's declaration; unknown options are errors. */
 export function parseActionRequest(action: WebAction, body: unknown): ActionRequest {
   const bad = (message: string) => new WarrenError('USAGE', `${message}; nothing was changed.`);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw bad('the request body must be a JSON object');
   const b = body as Record<string, unknown>;
   if (typeof b.project !== 'string' || b.project === '') throw bad('"project" is required');
   if (action.scope === 'task' && typeof b.id !== 'string') throw bad(`"${action.name}" needs a task "id"`);
@@ -231,13 +252,18 @@ export function parseActionRequest(action: WebAction, body: unknown): ActionRequ
     if (!declared) throw bad(`"${action.name}" has no option "${key}"`);
     if (declared.type === 'boolean' && typeof value !== 'boolean') throw bad(`option "${key}" must be true or false`);
     if (declared.type !== 'boolean' && typeof value !== 'string') throw bad(`option "${key}" must be a string`);
-    if (declared.type === 'choice' && declared.choicesFrom === undefined && !declared.choices.includes(value as string)) {
+    if (
+      declared.type === 'choice' &&
+      declared.choicesFrom === undefined &&
+      !declared.choices.includes(value as string)
+    ) {
       throw bad(`option "${key}" must be one of ${declared.choices.map((c) => JSON.stringify(c)).join(', ')}`);
     }
     options[key] = value as boolean | string;
   }
   for (const o of action.options) {
-    if (o.type === 'text' && o.required && text(options[o.name]) === '') throw bad(`"${action.name}" needs option "${o.name}"`);
+    if (o.type === 'text' && o.required && text(options[o.name]) === '')
+      throw bad(`"${action.name}" needs option "${o.name}"`);
   }
   return { project: b.project, ...(typeof b.id === 'string' ? { id: b.id } : {}), options };
 }

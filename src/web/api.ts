@@ -39,12 +39,22 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   const projectFor = async (key: string | undefined): Promise<ProjectContext> => {
     if (key === undefined || key === deps.project.key) return deps.project;
     const known = store.listProjects().find((p) => p.key === key);
-    if (!known) throw new WarrenError('USAGE', `no repository ${JSON.stringify(key)} is known under ${store.home}; nothing was changed.`);
+    if (!known)
+      throw new WarrenError(
+        'USAGE',
+        `no repository ${JSON.stringify(key)} is known under ${store.home}; nothing was changed.`,
+      );
     return openProjectWith(known.root, { lifecycle: deps.project.lifecycle, store, reporter: deps.project.reporter });
   };
 
   app.get('/api/meta', (c) =>
-    c.json({ project: deps.project.key, root: deps.project.repo.root, home: store.home, actions: describeActions(deps.project.config), seq: hub.lastSeq }),
+    c.json({
+      project: deps.project.key,
+      root: deps.project.repo.root,
+      home: store.home,
+      actions: describeActions(deps.project.config),
+      seq: hub.lastSeq,
+    }),
   );
 
   app.get('/api/fleet', async (c) => {
@@ -67,13 +77,18 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   app.post('/api/actions/:name', async (c) => {
     try {
       const action = findAction(c.req.param('name'));
-      if (!action) throw new WarrenError('USAGE', `the dashboard has no action ${JSON.stringify(c.req.param('name'))}; nothing was changed.`);
+      if (!action)
+        throw new WarrenError(
+          'USAGE',
+          `the dashboard has no action ${JSON.stringify(c.req.param('name'))}; nothing was changed.`,
+        );
       const body: unknown = await c.req.json().catch(() => {
         throw new WarrenError('USAGE', 'the request body is not JSON; nothing was changed.');
       });
       const request = parseActionRequest(action, body);
       const ctx = await projectFor(request.project);
-      const running = action.scope === 'task' ? action.run(ctx, request.id ?? '', request.options) : action.run(ctx, request.options);
+      const running =
+        action.scope === 'task' ? action.run(ctx, request.id ?? '', request.options) : action.run(ctx, request.options);
       deps.inflight.add(running);
       try {
         return c.json({ ok: true, result: await running });
@@ -93,7 +108,14 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       const sender = new BoundedSender((message) => stream.writeSSE(message));
       const unsubscribe = hub.subscribe((events) => {
         for (const e of events) {
-          const data = JSON.stringify({ seq: e.seq, project: e.project, taskId: e.taskId, kind: e.kind, level: e.level, message: e.message });
+          const data = JSON.stringify({
+            seq: e.seq,
+            project: e.project,
+            taskId: e.taskId,
+            kind: e.kind,
+            level: e.level,
+            message: e.message,
+          });
           sender.send({ event: 'change', id: String(e.seq), data });
         }
       });
@@ -131,11 +153,20 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     const roots = [store.home, ctx.root, ctx.repo.commonDir];
     const resolved = resolveLog(source.path, roots);
     if (resolved === 'outside') {
-      return c.json({ error: { code: 'PATH_ESCAPE', message: `the log path ${source.path} is outside warren's folders; the dashboard does not serve it.` } }, 403);
+      return c.json(
+        {
+          error: {
+            code: 'PATH_ESCAPE',
+            message: `the log path ${source.path} is outside warren's folders; the dashboard does not serve it.`,
+          },
+        },
+        403,
+      );
     }
     return streamSSE(c, async (stream) => {
       // Each send settles once the client took it: the follower reads no further until then (log-tail.ts).
-      const send = (event: string, data: unknown): Promise<void> => stream.writeSSE({ event, data: JSON.stringify(data) });
+      const send = (event: string, data: unknown): Promise<void> =>
+        stream.writeSSE({ event, data: JSON.stringify(data) });
       await send('meta', { path: source.path, startedSeq: source.startedSeq });
       await new Promise<void>((resolve) => {
         const isFinished = (): boolean => {
@@ -154,7 +185,10 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
           onSkip: (info) => send('skip', info),
           onEnd: async (info) => {
             const finished = logSource(store.taskEvents(ctx.key, id, 200))?.finished ?? null;
-            await send('end', { ...info, finished: finished ? { kind: finished.kind, message: finished.message, data: finished.data } : null });
+            await send('end', {
+              ...info,
+              finished: finished ? { kind: finished.kind, message: finished.message, data: finished.data } : null,
+            });
             done();
           },
         });

@@ -60,7 +60,12 @@ export interface Fleet {
 
 /** Pure: the fleet's view of `warren status`'s per-path changes. */
 export function provisionOf(statuses: readonly ProvisionedStatus[]): ProvisionedPath[] {
-  return statuses.map((p) => ({ path: p.path, mode: p.mode, isolated: p.isolated, changed: p.unknown === undefined ? p.changedCount : null }));
+  return statuses.map((p) => ({
+    path: p.path,
+    mode: p.mode,
+    isolated: p.isolated,
+    changed: p.unknown === undefined ? p.changedCount : null,
+  }));
 }
 
 /** The changes inside the provisioned paths; a task whose workspace cannot be read shows its records with unknown counts. */
@@ -68,17 +73,35 @@ async function provisionedOf(task: Task): Promise<ProvisionedPath[]> {
   try {
     return provisionOf(await provisionedChanges(task));
   } catch {
-    return (task.data.provision ?? []).map((r) => ({ path: r.path, mode: r.mode, isolated: r.isolated, changed: null }));
+    return (task.data.provision ?? []).map((r) => ({
+      path: r.path,
+      mode: r.mode,
+      isolated: r.isolated,
+      changed: null,
+    }));
   }
 }
 
 /** Base commits by base name, read once per fleet rather than once per task. */
 export type BaseTips = Map<string, Promise<string | null>>;
 
-export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips = new Map(), queue: QueueListing | null = listQueue(ctx)): Promise<FleetTask> {
-  if (!tips.has(task.base)) tips.set(task.base, baseTip(ctx.repo, task.base).catch(() => null));
+export async function fleetTask(
+  ctx: ProjectContext,
+  task: Task,
+  tips: BaseTips = new Map(),
+  queue: QueueListing | null = listQueue(ctx),
+): Promise<FleetTask> {
+  if (!tips.has(task.base))
+    tips.set(
+      task.base,
+      baseTip(ctx.repo, task.base).catch(() => null),
+    );
   const base = await tips.get(task.base)!;
-  const [d, changes, provision] = await Promise.all([drift(ctx.repo, task, base).catch(() => null), changeCount(task), provisionedOf(task)]);
+  const [d, changes, provision] = await Promise.all([
+    drift(ctx.repo, task, base).catch(() => null),
+    changeCount(task),
+    provisionedOf(task),
+  ]);
   return {
     project: task.project,
     id: task.id,
@@ -104,7 +127,11 @@ export async function fleetTask(ctx: ProjectContext, task: Task, tips: BaseTips 
 export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
   const v = task.data.verify;
   if (!v) return null;
-  return { at: v.at, passed: v.passed, failed: v.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => ({ id: r.id, required: r.required })) };
+  return {
+    at: v.at,
+    passed: v.passed,
+    failed: v.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => ({ id: r.id, required: r.required })),
+  };
 }
 
 const FLEET_CONCURRENCY = 4;
@@ -134,14 +161,26 @@ export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
 }
 
 /** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
-export async function allProjectsFleet(store: Store, via: Pick<ProjectContext, 'lifecycle' | 'reporter'>): Promise<Fleet> {
+export async function allProjectsFleet(
+  store: Store,
+  via: Pick<ProjectContext, 'lifecycle' | 'reporter'>,
+): Promise<Fleet> {
   const projects: FleetProject[] = [];
   for (const p of store.listProjects()) {
     try {
-      projects.push(await projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })));
+      projects.push(
+        await projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })),
+      );
     } catch (err) {
       const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
-      projects.push({ key: p.key, root: p.root, tasks: [], strays: [], queue: { processor: null, entries: [] }, error: message });
+      projects.push({
+        key: p.key,
+        root: p.root,
+        tasks: [],
+        strays: [],
+        queue: { processor: null, entries: [] },
+        error: message,
+      });
     }
   }
   return { generatedAt: new Date().toISOString(), projects };

@@ -66,7 +66,8 @@ export function lastRun(events: readonly WarrenEvent[]): LastRun | null {
   // Its start fell out of the window: the newest end alone says what the fleet shows.
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i];
-    if (e?.kind === 'run.ended') return { kind: e.data.kind, at: e.at, message: e.message, running: false, ...ended(e) };
+    if (e?.kind === 'run.ended')
+      return { kind: e.data.kind, at: e.at, message: e.message, running: false, ...ended(e) };
   }
   return null;
 }
@@ -78,8 +79,15 @@ function outcomeAfter(events: readonly WarrenEvent[], from: number, kind: RunKin
     const e = events[i];
     if (!e) continue;
     if (e.kind === RUN_START) return null;
-    if (e.kind === 'setup.passed' || e.kind === 'setup.failed' || e.kind === 'verify.passed' || e.kind === 'verify.failed') {
-      const failed = e.data.results.filter((r) => r.exitCode !== 0 || r.timedOut).map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
+    if (
+      e.kind === 'setup.passed' ||
+      e.kind === 'setup.failed' ||
+      e.kind === 'verify.passed' ||
+      e.kind === 'verify.failed'
+    ) {
+      const failed = e.data.results
+        .filter((r) => r.exitCode !== 0 || r.timedOut)
+        .map((r) => `${r.id}${r.required ? '' : ' (optional)'}`);
       return { kind, passed: e.kind.endsWith('.passed'), failed };
     }
   }
@@ -87,7 +95,11 @@ function outcomeAfter(events: readonly WarrenEvent[], from: number, kind: RunKin
 }
 
 function ended(e: Extract<WarrenEvent, { kind: 'run.ended' }>): Pick<LastRun, 'exitCode' | 'durationMs' | 'timedOut'> {
-  return { ...(e.data.exitCode === null ? {} : { exitCode: e.data.exitCode }), durationMs: e.data.durationMs, timedOut: e.data.timedOut };
+  return {
+    ...(e.data.exitCode === null ? {} : { exitCode: e.data.exitCode }),
+    durationMs: e.data.durationMs,
+    timedOut: e.data.timedOut,
+  };
 }
 
 /** Pure: the newest event whose kind is one of `kinds`, or null. */

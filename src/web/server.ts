@@ -8,7 +8,18 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { registerApi } from './api.js';
 import { EventHub } from './event-hub.js';
-import { SECURITY_HEADERS, TOKEN_HEADER, allowedHosts, hostAllowed, isJsonMediaType, isLoopbackHost, listenAddress, newToken, originAllowed, tokenMatches } from './security.js';
+import {
+  SECURITY_HEADERS,
+  TOKEN_HEADER,
+  allowedHosts,
+  hostAllowed,
+  isJsonMediaType,
+  isLoopbackHost,
+  listenAddress,
+  newToken,
+  originAllowed,
+  tokenMatches,
+} from './security.js';
 
 export interface ServeOptions {
   /** The project `warren serve` was started in; the default view. */
@@ -56,7 +67,9 @@ export function assertHostPermitted(host: string, allowRemote: boolean): void {
     throw new WarrenError(
       'USAGE',
       `--host ${host} is not a loopback address; the dashboard can remove workspaces, so it listens on 127.0.0.1 unless you say otherwise. Nothing was started.`,
-      { hint: 'Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.' },
+      {
+        hint: 'Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.',
+      },
     );
   }
 }
@@ -66,7 +79,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   assertHostPermitted(options.host, allowRemote);
   const token = newToken();
   const remote = !isLoopbackHost(options.host);
-  const hub = new EventHub(options.store, options.pollMs, (err) => options.warn?.(`warren serve: reading events failed, retrying: ${String(err)}`));
+  const hub = new EventHub(options.store, options.pollMs, (err) =>
+    options.warn?.(`warren serve: reading events failed, retrying: ${String(err)}`),
+  );
   let allowed = new Set<string>();
   const closers = new Set<() => void>();
   const inflight = new Set<Promise<unknown>>();
@@ -91,7 +106,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const type = c.req.header('content-type');
     if (mutating && !isJsonMediaType(type)) {
       const message = `a state-changing request must be application/json, not ${type === undefined ? 'without a Content-Type' : JSON.stringify(type)}; nothing was changed.`;
-      return c.json({ error: { code: 'USAGE', message, hint: 'Send the body as JSON with `Content-Type: application/json`.' } }, 415);
+      return c.json(
+        { error: { code: 'USAGE', message, hint: 'Send the body as JSON with `Content-Type: application/json`.' } },
+        415,
+      );
     }
     await next();
   });
@@ -149,7 +167,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 function listenRefusal(err: NodeJS.ErrnoException, host: string, port: number): Error {
   if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
     const why = err.code === 'EADDRINUSE' ? 'is already in use' : 'needs privileges this process does not have';
-    return new WarrenError('USAGE', `port ${port} on ${host} ${why}; nothing was started.`, { hint: 'Pass another --port, or --port 0 for any free one.' });
+    return new WarrenError('USAGE', `port ${port} on ${host} ${why}; nothing was started.`, {
+      hint: 'Pass another --port, or --port 0 for any free one.',
+    });
   }
   const why: Record<string, string> = {
     ENOTFOUND: 'is not an address or a name this machine can resolve',
@@ -164,5 +184,14 @@ function listenRefusal(err: NodeJS.ErrnoException, host: string, port: number): 
 }
 
 function refuse(c: { json: (body: unknown, status: 403) => Response }, why: string): Response {
-  return c.json({ error: { code: 'FORBIDDEN', message: `refused: ${why}. Nothing was changed.`, hint: 'Reload the dashboard page and try again.' } }, 403);
+  return c.json(
+    {
+      error: {
+        code: 'FORBIDDEN',
+        message: `refused: ${why}. Nothing was changed.`,
+        hint: 'Reload the dashboard page and try again.',
+      },
+    },
+    403,
+  );
 }

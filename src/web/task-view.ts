@@ -54,7 +54,8 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
   try {
     task = requireTask(ctx, rawId);
   } catch (err) {
-    if (isWarrenError(err, 'TASK_NOT_FOUND')) throw new WarrenError('TASK_NOT_FOUND', err.message, { hint: 'It may have been removed.' });
+    if (isWarrenError(err, 'TASK_NOT_FOUND'))
+      throw new WarrenError('TASK_NOT_FOUND', err.message, { hint: 'It may have been removed.' });
     throw err;
   }
   const row = await fleetTask(ctx, task);

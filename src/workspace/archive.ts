@@ -60,11 +60,19 @@ export function parseArchiveRef(ref: string): { id: string; at: string } | null 
   return { id, at: `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z` };
 }
 
-const TRAILERS = { type: 'Warren-Type', branch: 'Warren-Branch', base: 'Warren-Base', baseCommit: 'Warren-Base-Commit' } as const;
+const TRAILERS = {
+  type: 'Warren-Type',
+  branch: 'Warren-Branch',
+  base: 'Warren-Base',
+  baseCommit: 'Warren-Base-Commit',
+} as const;
 
 const SANDBOX_TRAILER = 'Warren-Sandbox';
 
-export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base' | 'baseCommit'> & { data?: Pick<Task['data'], 'sandbox'> }, indexKept: boolean): string {
+export function archiveMessage(
+  task: Pick<Task, 'id' | 'type' | 'branch' | 'base' | 'baseCommit'> & { data?: Pick<Task['data'], 'sandbox'> },
+  indexKept: boolean,
+): string {
   const sandbox = task.data?.sandbox;
   return [
     `warren archive of ${task.id}`,
@@ -79,7 +87,9 @@ export function archiveMessage(task: Pick<Task, 'id' | 'type' | 'branch' | 'base
 }
 
 /** Pure: the task facts an archive's message carries, or null when one is missing. */
-export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'branch' | 'base' | 'baseCommit' | 'sandbox'> | null {
+export function parseArchiveMessage(
+  message: string,
+): Pick<Archive, 'type' | 'branch' | 'base' | 'baseCommit' | 'sandbox'> | null {
   const value = (trailer: string): string | null => {
     const line = message.split('\n').find((l) => l.startsWith(`${trailer}: `));
     return line ? line.slice(trailer.length + 2).trim() : null;
@@ -97,20 +107,45 @@ export function parseArchiveMessage(message: string): Pick<Archive, 'type' | 'br
  * Saves the task's workspace and commits under a new archive ref. `snapshot` null: the workspace
  * is gone already (a `remove_failed` task), so only the branch tip is kept.
  */
-export async function archiveTask(ctx: ProjectContext, task: Task, tip: string, snapshot: WorktreeSnapshot | null, now = new Date()): Promise<Archive> {
+export async function archiveTask(
+  ctx: ProjectContext,
+  task: Task,
+  tip: string,
+  snapshot: WorktreeSnapshot | null,
+  now = new Date(),
+): Promise<Archive> {
   const tipTree = await treeOf(ctx.repo, tip);
   const indexKept = snapshot === null || snapshot.indexTree !== null;
-  const index = await commitTree(ctx.repo, snapshot?.indexTree ?? tipTree, tip, `warren archive of ${task.id}: the index\n`);
+  const index = await commitTree(
+    ctx.repo,
+    snapshot?.indexTree ?? tipTree,
+    tip,
+    `warren archive of ${task.id}: the index\n`,
+  );
   const commit = await commitTree(ctx.repo, snapshot?.tree ?? tipTree, [tip, index], archiveMessage(task, indexKept));
   // A ref of the same millisecond (two discards of one ID in a row) takes the next one.
   for (let t = now.getTime(); t < now.getTime() + 50; t++) {
     const at = new Date(t);
     const ref = `${ARCHIVE_PREFIX}${task.id}/${archiveStamp(at)}`;
     if (await createRef(ctx.repo, ref, commit, `warren: rm ${task.id} --discard`)) {
-      return { id: task.id, ref, at: at.toISOString(), commit, tip, index, type: task.type, branch: task.branch, base: task.base, baseCommit: task.baseCommit, ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}) };
+      return {
+        id: task.id,
+        ref,
+        at: at.toISOString(),
+        commit,
+        tip,
+        index,
+        type: task.type,
+        branch: task.branch,
+        base: task.base,
+        baseCommit: task.baseCommit,
+        ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}),
+      };
     }
   }
-  throw new WarrenError('GIT_LOCKED', `could not create an archive ref for task ${task.id}; nothing was removed.`, { hint: 'Run the command again.' });
+  throw new WarrenError('GIT_LOCKED', `could not create an archive ref for task ${task.id}; nothing was removed.`, {
+    hint: 'Run the command again.',
+  });
 }
 
 /** The workspace as it is, for `archiveTask`: read through a copy of its index. */
@@ -140,7 +175,11 @@ export async function listArchives(ctx: ProjectContext, id?: string): Promise<Ar
 export async function populateFromArchive(ctx: ProjectContext, wsPath: string, archive: Archive): Promise<void> {
   const moved = await moveCheckout(wsPath, archive.tip, archive.commit);
   if (moved.exitCode !== 0) {
-    throw new WarrenError('GIT_FAILED', `could not put archive ${archive.ref}'s files in ${wsPath}: ${moved.stderr.trim()}`, { details: { stderr: moved.stderr } });
+    throw new WarrenError(
+      'GIT_FAILED',
+      `could not put archive ${archive.ref}'s files in ${wsPath}: ${moved.stderr.trim()}`,
+      { details: { stderr: moved.stderr } },
+    );
   }
   await setIndexTree(wsPath, await treeOf(ctx.repo, archive.index));
 }
@@ -155,7 +194,8 @@ export const archiveGc: GcStep = {
     const kept: GcCollected['kept'] = [];
     for (const a of await listArchives(ctx)) {
       if (now.getTime() - Date.parse(a.at) < keepMs) continue;
-      if (await deleteRefAt(ctx.repo, a.ref, a.commit)) removed.push({ kind: 'archive', action: 'delete-ref', id: a.id, path: a.ref, branch: a.branch });
+      if (await deleteRefAt(ctx.repo, a.ref, a.commit))
+        removed.push({ kind: 'archive', action: 'delete-ref', id: a.id, path: a.ref, branch: a.branch });
       else kept.push({ kind: 'archive', path: a.ref, reason: 'it moved while gc was deleting it' });
     }
     return { removed, kept };

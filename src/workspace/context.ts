@@ -52,15 +52,38 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const store = typeof opening === 'function' ? opening() : opening;
   const repo = await finding;
   const cache = path.join(store.home, 'cache', 'config');
-  const [{ config, problem }, user] = await Promise.all([readConfig(repo.root, cache, parts.lenientConfig === true), userRootChoice(store.home, cache)]);
+  const [{ config, problem }, user] = await Promise.all([
+    readConfig(repo.root, cache, parts.lenientConfig === true),
+    userRootChoice(store.home, cache),
+  ]);
   const key = projectKey(repo.root, repo.commonDir);
   // Decided before anything is recorded: a root the repository may not choose touches nothing.
-  const root = resolveWorktreeRoot({ repoRoot: repo.root, commonDir: repo.commonDir, home: store.home, key, fromRepository: config.worktree_root, fromUser: user });
+  const root = resolveWorktreeRoot({
+    repoRoot: repo.root,
+    commonDir: repo.commonDir,
+    home: store.home,
+    key,
+    fromRepository: config.worktree_root,
+    fromUser: user,
+  });
   store.upsertProject(key, repo.root, repo.commonDir);
-  return { repo, key, config, root, store, lifecycle: parts.lifecycle, reporter: parts.reporter ?? SILENT, ...(problem ? { configProblem: problem } : {}) };
+  return {
+    repo,
+    key,
+    config,
+    root,
+    store,
+    lifecycle: parts.lifecycle,
+    reporter: parts.reporter ?? SILENT,
+    ...(problem ? { configProblem: problem } : {}),
+  };
 }
 
-async function readConfig(repoRoot: string, cacheDir: string, lenient: boolean): Promise<{ config: WarrenConfig; problem?: WarrenError }> {
+async function readConfig(
+  repoRoot: string,
+  cacheDir: string,
+  lenient: boolean,
+): Promise<{ config: WarrenConfig; problem?: WarrenError }> {
   try {
     return { config: await loadConfig(repoRoot, cacheDir) };
   } catch (err) {
@@ -74,7 +97,9 @@ async function userRootChoice(home: string, cache: string): Promise<{ value: str
   const fromEnv = process.env[WORKTREE_ROOT_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: WORKTREE_ROOT_ENV };
   const user = await loadUserConfig(home, cache);
-  return user.worktree_root === undefined ? null : { value: user.worktree_root, source: path.join(home, USER_CONFIG_FILE) };
+  return user.worktree_root === undefined
+    ? null
+    : { value: user.worktree_root, source: path.join(home, USER_CONFIG_FILE) };
 }
 
 /**
@@ -86,10 +111,14 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
   const inRepository = isInside(ctx.repo.root, ctx.root);
   const rel = path.relative(ctx.repo.root, ctx.root).split(path.sep).join('/');
   if (inRepository && (await tracksAnything(ctx.repo.root, rel))) {
-    throw new WarrenError('CONFIG_INVALID', `warren.yaml: worktree_root ${JSON.stringify(rel)} holds files git tracks; warren keeps its root out of git, which would hide new files there. Nothing was created.`, {
-      hint: 'Choose a folder of its own (e.g. .worktrees), or leave worktree_root unset.',
-      details: { key: 'worktree_root', value: rel },
-    });
+    throw new WarrenError(
+      'CONFIG_INVALID',
+      `warren.yaml: worktree_root ${JSON.stringify(rel)} holds files git tracks; warren keeps its root out of git, which would hide new files there. Nothing was created.`,
+      {
+        hint: 'Choose a folder of its own (e.g. .worktrees), or leave worktree_root unset.',
+        details: { key: 'worktree_root', value: rel },
+      },
+    );
   }
   let stat: fs.Stats | null = null;
   try {
@@ -100,9 +129,13 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
   if (stat === null) {
     fs.mkdirSync(ctx.root, { recursive: true });
   } else if (stat.isSymbolicLink() || !stat.isDirectory()) {
-    throw new WarrenError('PATH_ESCAPE', `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`, {
-      hint: 'Replace it with a real directory, or choose another root (docs/configuration.md).',
-    });
+    throw new WarrenError(
+      'PATH_ESCAPE',
+      `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`,
+      {
+        hint: 'Replace it with a real directory, or choose another root (docs/configuration.md).',
+      },
+    );
   }
   if (inRepository) {
     const exclude = path.join(ctx.repo.commonDir, 'info', 'exclude');
@@ -110,7 +143,10 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
     const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
     if (!current.split('\n').includes(line)) {
       fs.mkdirSync(path.dirname(exclude), { recursive: true });
-      fs.appendFileSync(exclude, `${current.endsWith('\n') || current === '' ? '' : '\n'}# warren workspaces\n${line}\n`);
+      fs.appendFileSync(
+        exclude,
+        `${current.endsWith('\n') || current === '' ? '' : '\n'}# warren workspaces\n${line}\n`,
+      );
     }
   }
 }

@@ -61,9 +61,13 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   const id = validateTaskId(options.id);
   const branch = branchFor(type, id);
   if (!isValidBranchName(branch)) {
-    throw new WarrenError('BRANCH_INVALID', `branch name ${JSON.stringify(branch)} breaks git's branch-name rules (git check-ref-format --branch). Nothing was created.`, {
-      hint: 'Pick a task ID that makes a valid branch name.',
-    });
+    throw new WarrenError(
+      'BRANCH_INVALID',
+      `branch name ${JSON.stringify(branch)} breaks git's branch-name rules (git check-ref-format --branch). Nothing was created.`,
+      {
+        hint: 'Pick a task ID that makes a valid branch name.',
+      },
+    );
   }
 
   if (options.base !== undefined) validateBase(options.base);
@@ -81,29 +85,45 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     }
     const base = options.base ?? (await defaultBase(ctx));
     if (!base) {
-      throw new WarrenError('BASE_UNKNOWN', 'the main worktree has a detached HEAD, so there is no default base; nothing was created.', {
-        hint: 'Pass --base BRANCH.',
-      });
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        'the main worktree has a detached HEAD, so there is no default base; nothing was created.',
+        {
+          hint: 'Pass --base BRANCH.',
+        },
+      );
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
     const facts = await branchFacts(ctx.repo, [base, branch]);
     const baseBranch = facts.get(base) ?? null;
     const baseRev = baseBranch ? null : await revParse(ctx.repo, base);
     if (!baseBranch && !baseRev) {
-      throw new WarrenError('BASE_UNKNOWN', `base ${JSON.stringify(base)} is not a branch or commit of this repository; nothing was created.`, {
-        hint: 'Pass --base with an existing branch, tag or commit.',
-      });
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        `base ${JSON.stringify(base)} is not a branch or commit of this repository; nothing was created.`,
+        {
+          hint: 'Pass --base with an existing branch, tag or commit.',
+        },
+      );
     }
     await ensureRoot(ctx);
     const wsPath = workspacePathFor(ctx.root, id);
     if (lexists(wsPath)) {
-      throw new WarrenError('WORKSPACE_EXISTS', `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`, {
-        hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
-      });
+      throw new WarrenError(
+        'WORKSPACE_EXISTS',
+        `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`,
+        {
+          hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
+        },
+      );
     }
     if (facts.has(branch)) {
       // Say whether it holds work: a branch left by something that died holds none, and is safe to delete.
-      const own = await commitsNotOn(ctx.repo, `refs/heads/${branch}`, await otherRefTips(ctx.repo, [`refs/heads/${branch}`]));
+      const own = await commitsNotOn(
+        ctx.repo,
+        `refs/heads/${branch}`,
+        await otherRefTips(ctx.repo, [`refs/heads/${branch}`]),
+      );
       throw new WarrenError(
         'BRANCH_EXISTS',
         `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
@@ -118,10 +138,12 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     }
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && !options.restore && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    if (options.sync !== false && !options.restore && baseBranch?.upstream)
+      sync = await syncBase(ctx, base, baseBranch.upstream);
     recordFastForward(ctx, id, base, sync);
     const baseCommit = options.restore?.baseCommit ?? syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
-    if (!baseCommit) throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
+    if (!baseCommit)
+      throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
     // Act. The steps' own reads run meanwhile; each is awaited by its step.
     const steps = ctx.lifecycle.create;
@@ -146,7 +168,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     try {
       recordMade(ctx, wsPath, 'workspace', id);
       // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
-      if (!options.restore && (await ctx.lifecycle.checkout?.add(ctx, task))) Object.assign(made, { worktree: true, branch: true });
+      if (!options.restore && (await ctx.lifecycle.checkout?.add(ctx, task)))
+        Object.assign(made, { worktree: true, branch: true });
       else await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made, repoLock);
       intent.step('worktree-added');
       if (options.restore) {
@@ -164,7 +187,17 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
         message: options.restore
           ? `restored ${branch} at ${wsPath} from ${options.restore.from} (branch at ${options.restore.tip.slice(0, 12)}; first made from ${base} ${baseCommit.slice(0, 12)})`
           : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
-        data: { branch, path: wsPath, base, baseCommit, sync, ...(repoLock.heldMs === undefined ? {} : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }), ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}) },
+        data: {
+          branch,
+          path: wsPath,
+          base,
+          baseCommit,
+          sync,
+          ...(repoLock.heldMs === undefined
+            ? {}
+            : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }),
+          ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}),
+        },
       });
       for (const [i, step] of steps.entries()) {
         // Each step sees the task as the steps before it left it (their recorded facts included).
@@ -202,10 +235,15 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
 /** `--base` is bad input (exit 2) unless it can name a branch, tag or commit: never handed to git otherwise. */
 function validateBase(base: string): void {
   if (isValidBaseRef(base)) return;
-  const shown = base.length > 80 ? `${JSON.stringify(base.slice(0, 80))}… (${base.length} characters)` : JSON.stringify(base);
-  throw new WarrenError('BRANCH_INVALID', `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`, {
-    hint: 'Pass --base with an existing branch, tag or commit.',
-  });
+  const shown =
+    base.length > 80 ? `${JSON.stringify(base.slice(0, 80))}… (${base.length} characters)` : JSON.stringify(base);
+  throw new WarrenError(
+    'BRANCH_INVALID',
+    `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`,
+    {
+      hint: 'Pass --base with an existing branch, tag or commit.',
+    },
+  );
 }
 
 /** The branch checked out in the main worktree (null when detached), read when the repository was opened if it could be. */
@@ -261,45 +299,65 @@ async function addTaskWorktree(
   timing: LockTiming,
 ): Promise<void> {
   const outside = (indexEntryCount(path.join(ctx.repo.commonDir, 'index')) ?? 0) >= CHECKOUT_OUTSIDE_LOCK_MIN_FILES;
-  await withRepoLock(ctx, `worktree add ${branch}`, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const result = outside ? await addEmptyWorktree(ctx.repo, branch, wsPath, baseCommit) : await addWorktree(ctx.repo, branch, wsPath, baseCommit);
-      if (result.exitCode === 0) {
-        made.worktree = true;
-        made.branch = true;
-        return;
+  await withRepoLock(
+    ctx,
+    `worktree add ${branch}`,
+    async () => {
+      for (let attempt = 1; ; attempt++) {
+        const result = outside
+          ? await addEmptyWorktree(ctx.repo, branch, wsPath, baseCommit)
+          : await addWorktree(ctx.repo, branch, wsPath, baseCommit);
+        if (result.exitCode === 0) {
+          made.worktree = true;
+          made.branch = true;
+          return;
+        }
+        // git refuses a branch that already exists before it makes anything: one made after this
+        // command read the branches is someone else's, and the rollback must not delete it.
+        if (classifyGitStderr(result.stderr) === 'GIT_BRANCH_EXISTS') {
+          throw new WarrenError(
+            'BRANCH_EXISTS',
+            `branch ${branch} was made by something else while this task was being created; it is left as it is.`,
+            {
+              hint: 'Pick another ID, or look at what made that branch.',
+              details: { branch, argv: result.argv, stderr: result.stderr },
+            },
+          );
+        }
+        if (await branchExists(ctx.repo, branch)) made.branch = true;
+        if (attempt >= 4 || !isTransientGitFailure(result.stderr)) {
+          throw new WarrenError('CREATE_FAILED', `git worktree add failed: ${result.stderr.trim()}`, {
+            details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
+          });
+        }
+        await cleanupPartialAdd(ctx, branch, wsPath, made);
+        await new Promise((r) => setTimeout(r, 50 * attempt));
       }
-      // git refuses a branch that already exists before it makes anything: one made after this
-      // command read the branches is someone else's, and the rollback must not delete it.
-      if (classifyGitStderr(result.stderr) === 'GIT_BRANCH_EXISTS') {
-        throw new WarrenError('BRANCH_EXISTS', `branch ${branch} was made by something else while this task was being created; it is left as it is.`, {
-          hint: 'Pick another ID, or look at what made that branch.',
-          details: { branch, argv: result.argv, stderr: result.stderr },
-        });
-      }
-      if (await branchExists(ctx.repo, branch)) made.branch = true;
-      if (attempt >= 4 || !isTransientGitFailure(result.stderr)) {
-        throw new WarrenError('CREATE_FAILED', `git worktree add failed: ${result.stderr.trim()}`, {
-          details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-        });
-      }
-      await cleanupPartialAdd(ctx, branch, wsPath, made);
-      await new Promise((r) => setTimeout(r, 50 * attempt));
-    }
-  }, timing);
+    },
+    timing,
+  );
   if (!outside) return;
   for (const step of [() => checkoutEmptyWorktree(wsPath), () => runPostCheckoutHook(wsPath, baseCommit)]) {
     const result = await step();
     if (result.exitCode !== 0) {
-      throw new WarrenError('CREATE_FAILED', `${result.argv.join(' ')} failed in the new worktree: ${result.stderr.trim()}`, {
-        details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-      });
+      throw new WarrenError(
+        'CREATE_FAILED',
+        `${result.argv.join(' ')} failed in the new worktree: ${result.stderr.trim()}`,
+        {
+          details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
+        },
+      );
     }
   }
 }
 
 /** A failed `worktree add` of this call's own: nothing in it is anyone's work, and nothing is mounted in it yet. */
-async function cleanupPartialAdd(ctx: ProjectContext, branch: string, wsPath: string, made: { branch: boolean }): Promise<void> {
+async function cleanupPartialAdd(
+  ctx: ProjectContext,
+  branch: string,
+  wsPath: string,
+  made: { branch: boolean },
+): Promise<void> {
   const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
   if (listed) await removeWorktree(ctx.repo, wsPath, true);
   removeTree(wsPath);
@@ -329,7 +387,9 @@ async function rollback(
   for (const p of problems) undone.push(`(release failed: ${p})`);
   const mounted = mountsUnder(readMounts(), wsPath);
   if (mounted.length > 0) {
-    undone.push(`(kept ${wsPath}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\`)`);
+    undone.push(
+      `(kept ${wsPath}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\`)`,
+    );
     return undone; // the row stays in `creating`, so scan and gc find it
   }
   try {
@@ -368,7 +428,8 @@ export const recoverNew: RecoverFn = async (ctx, intent) => {
   const { id, branch, path: wsPath } = intent.data as { id: string; branch: string; path: string };
   if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had made nothing' };
   const row = ctx.store.getTask(ctx.key, id);
-  if (row && row.state !== 'creating') return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
+  if (row && row.state !== 'creating')
+    return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
   const steps = intentSteps(intent.op, ctx.lifecycle);
   const made = {
     worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),

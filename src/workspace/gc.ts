@@ -50,7 +50,8 @@ export interface GcPlan {
 export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> = new Set()): GcPlan {
   const actions: GcAction[] = [];
   const kept: GcPlan['kept'] = [];
-  const keep = (f: StrayFacts, reason: string) => kept.push({ path: f.stray.path ?? f.stray.branch ?? '', kind: f.stray.kind, reason });
+  const keep = (f: StrayFacts, reason: string) =>
+    kept.push({ path: f.stray.path ?? f.stray.branch ?? '', kind: f.stray.kind, reason });
   for (const f of facts) {
     const { stray, task } = f;
     if (f.unreadable !== null) {
@@ -71,7 +72,11 @@ export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> 
       case 'stranded':
         if (task?.state === 'remove_failed') actions.push({ kind: 'delete-dir', stray, path: stray.path ?? '', task });
         else if (f.empty) actions.push({ kind: 'delete-dir', stray, path: stray.path ?? '', task });
-        else keep(f, 'git does not know this directory, so warren cannot prove it holds no work; inspect it and delete it by hand');
+        else
+          keep(
+            f,
+            'git does not know this directory, so warren cannot prove it holds no work; inspect it and delete it by hand',
+          );
         break;
       case 'unclaimed':
         if (task?.state === 'creating') {
@@ -96,7 +101,10 @@ export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> 
         keep(f, 'something is mounted here; unmount it first (warren never deletes through a mount)');
         break;
       case 'foreign':
-        keep(f, 'warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to');
+        keep(
+          f,
+          'warren did not make it (not in its ledger), so it never deletes it; remove it yourself if you mean to',
+        );
         break;
     }
   }
@@ -104,17 +112,38 @@ export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> 
 }
 
 function unclaimedElsewhere(stray: Stray, presence: Presence): string {
-  const where = presence.kind === 'missing' ? 'is missing' : presence.kind === 'replaced' ? `was replaced by ${presence.what}` : 'is there';
-  if (stray.locked === undefined) return `its folder ${where}; warren never removes a worktree through a link or without its folder`;
+  const where =
+    presence.kind === 'missing'
+      ? 'is missing'
+      : presence.kind === 'replaced'
+        ? `was replaced by ${presence.what}`
+        : 'is there';
+  if (stray.locked === undefined)
+    return `its folder ${where}; warren never removes a worktree through a link or without its folder`;
   return `git's record is locked${stray.locked ? ` ("${stray.locked}")` : ''} and its folder ${where} (on a disk not mounted?); if it is gone for good, \`git worktree unlock ${stray.path ?? ''}\` and \`warren gc\` prune it`;
 }
 
 /** Each stray's facts on their own: one that cannot be read is kept and named, and the rest are still collected. */
-async function gatherFacts(ctx: ProjectContext, strays: readonly Stray[], tasks: readonly Task[]): Promise<StrayFacts[]> {
+async function gatherFacts(
+  ctx: ProjectContext,
+  strays: readonly Stray[],
+  tasks: readonly Task[],
+): Promise<StrayFacts[]> {
   const facts: StrayFacts[] = [];
   for (const stray of strays) {
-    const task = tasks.find((t) => (stray.id !== undefined && t.id === stray.id) || (stray.path !== undefined && t.path === stray.path)) ?? null;
-    const f: StrayFacts = { stray, task, uncommitted: 0, unlandedCommits: 0, empty: false, presence: { kind: 'folder' }, unreadable: null };
+    const task =
+      tasks.find(
+        (t) => (stray.id !== undefined && t.id === stray.id) || (stray.path !== undefined && t.path === stray.path),
+      ) ?? null;
+    const f: StrayFacts = {
+      stray,
+      task,
+      uncommitted: 0,
+      unlandedCommits: 0,
+      empty: false,
+      presence: { kind: 'folder' },
+      unreadable: null,
+    };
     try {
       await readFacts(ctx, f);
     } catch (err) {
@@ -164,7 +193,13 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   await withRepoLock(ctx, 'gc', async () => {
     for (const action of plan.actions) {
       const { stray } = action;
-      const entry = { kind: stray.kind, action: action.kind, ...(stray.path ? { path: stray.path } : {}), ...(stray.id ? { id: stray.id } : {}), ...(stray.branch ? { branch: stray.branch } : {}) };
+      const entry = {
+        kind: stray.kind,
+        action: action.kind,
+        ...(stray.path ? { path: stray.path } : {}),
+        ...(stray.id ? { id: stray.id } : {}),
+        ...(stray.branch ? { branch: stray.branch } : {}),
+      };
       try {
         switch (action.kind) {
           case 'forget-row':
@@ -177,13 +212,21 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
           case 'delete-dir': {
             // Checked again at the moment of deleting: the plan is only as old as the scan.
             if (!madeByWarren(ctx, action.path, input.tasks)) {
-              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never deletes it' });
+              kept.push({
+                path: action.path,
+                kind: stray.kind,
+                reason: 'warren did not make it (not in its ledger), so it never deletes it',
+              });
               continue;
             }
             const failures = removeTree(action.path);
             if (fs.existsSync(action.path)) {
               const first = failures[0];
-              kept.push({ path: action.path, kind: stray.kind, reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}` });
+              kept.push({
+                path: action.path,
+                kind: stray.kind,
+                reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}`,
+              });
               continue;
             }
             forgetWorkspace(ctx, action.path);
@@ -192,7 +235,11 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
           }
           case 'remove-worktree': {
             if (!madeByWarren(ctx, action.path, input.tasks)) {
-              kept.push({ path: action.path, kind: stray.kind, reason: 'warren did not make it (not in its ledger), so it never removes it' });
+              kept.push({
+                path: action.path,
+                kind: stray.kind,
+                reason: 'warren did not make it (not in its ledger), so it never removes it',
+              });
               continue;
             }
             // Unmount what later stages mounted inside first (a crashed `new` may have left a
@@ -200,7 +247,11 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
             const problems = action.task ? await releaseSteps(ctx, action.task) : [];
             const mounted = mountsUnder(readMounts(), action.path);
             if (mounted.length > 0 || problems.length > 0) {
-              kept.push({ path: action.path, kind: stray.kind, reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; ') });
+              kept.push({
+                path: action.path,
+                kind: stray.kind,
+                reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; '),
+              });
               continue;
             }
             if (action.force) await unlockWorktree(ctx.repo, action.path);
@@ -220,7 +271,11 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
         }
         removed.push(entry);
       } catch (err) {
-        kept.push({ path: stray.path ?? stray.branch ?? '', kind: stray.kind, reason: err instanceof Error ? err.message : String(err) });
+        kept.push({
+          path: stray.path ?? stray.branch ?? '',
+          kind: stray.kind,
+          reason: err instanceof Error ? err.message : String(err),
+        });
       }
     }
   });
@@ -232,7 +287,11 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
       removed.push(...extra.removed);
       kept.push(...extra.kept);
     } catch (err) {
-      kept.push({ path: '', kind: step.name, reason: `could not collect: ${err instanceof Error ? err.message : String(err)}` });
+      kept.push({
+        path: '',
+        kind: step.name,
+        reason: `could not collect: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
   }
   intent.step('features-collected');
@@ -248,4 +307,7 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
 }
 
 /** A `gc` whose warren died: each of its actions is whole or not begun, so what it had not done is still a stray the next `gc` collects. */
-export const recoverGc: RecoverFn = async () => ({ outcome: 'nothing-to-do', message: 'what it had not collected is still there for the next `warren gc`' });
+export const recoverGc: RecoverFn = async () => ({
+  outcome: 'nothing-to-do',
+  message: 'what it had not collected is still there for the next `warren gc`',
+});

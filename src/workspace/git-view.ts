@@ -12,7 +12,11 @@ export async function baseTip(repo: Repository, base: string): Promise<string | 
 }
 
 /** Commits the branch is behind and ahead of its base commit, or null when either side is gone. */
-export async function drift(repo: Repository, task: Task, base: string | null): Promise<{ behind: number; ahead: number } | null> {
+export async function drift(
+  repo: Repository,
+  task: Task,
+  base: string | null,
+): Promise<{ behind: number; ahead: number } | null> {
   return base ? behindAhead(repo, base, `refs/heads/${task.branch}`) : null;
 }
 
@@ -26,7 +30,11 @@ export async function changeCount(task: Task): Promise<number | null> {
 }
 
 /** Commits on the branch that the base does not have, newest first (at most `limit`). */
-export async function branchCommits(repo: Repository, task: Task, limit = 100): Promise<{ sha: string; subject: string }[]> {
+export async function branchCommits(
+  repo: Repository,
+  task: Task,
+  limit = 100,
+): Promise<{ sha: string; subject: string }[]> {
   const tip = await baseTip(repo, task.base);
   return (await commitsNotOn(repo, `refs/heads/${task.branch}`, tip ? [tip] : [])).slice(0, limit);
 }

@@ -22,9 +22,13 @@ export function taskTypes(config: { types?: readonly string[] | undefined }): re
 
 export function validateTaskType(type: string, types: readonly string[] = TASK_TYPES): TaskType {
   if (!types.includes(type)) {
-    throw new WarrenError('TYPE_INVALID', `task type ${JSON.stringify(type)} is not one of ${types.join(', ')}. Nothing was created.`, {
-      hint: `Use one of: ${types.join(' ')}${types === TASK_TYPES ? '' : ' (warren.yaml `types:`)'}.`,
-    });
+    throw new WarrenError(
+      'TYPE_INVALID',
+      `task type ${JSON.stringify(type)} is not one of ${types.join(', ')}. Nothing was created.`,
+      {
+        hint: `Use one of: ${types.join(' ')}${types === TASK_TYPES ? '' : ' (warren.yaml `types:`)'}.`,
+      },
+    );
   }
   return type;
 }

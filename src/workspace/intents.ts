@@ -1,5 +1,14 @@
 import { faultPoint } from '../system/fault.js';
-import { advanceIntent, claimIntent, deleteIntent, insertIntent, intentOwnerAlive, projectIntents, type IntentOp, type IntentRow } from '../state/intents.js';
+import {
+  advanceIntent,
+  claimIntent,
+  deleteIntent,
+  insertIntent,
+  intentOwnerAlive,
+  projectIntents,
+  type IntentOp,
+  type IntentRow,
+} from '../state/intents.js';
 import { tryAcquire } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -23,7 +32,12 @@ export interface Intent {
   done(): void;
 }
 
-export function beginIntent(ctx: ProjectContext, op: IntentOp, taskId: string | null, data: Record<string, unknown>): Intent {
+export function beginIntent(
+  ctx: ProjectContext,
+  op: IntentOp,
+  taskId: string | null,
+  data: Record<string, unknown>,
+): Intent {
   const id = insertIntent(ctx.store, ctx.key, taskId, op, data);
   const current = { ...data };
   faultPoint(op, 'begun');
@@ -48,7 +62,14 @@ export function beginIntent(ctx: ProjectContext, op: IntentOp, taskId: string | 
 export function intentSteps(op: IntentOp, lifecycle: Lifecycle): string[] {
   switch (op) {
     case 'new':
-      return ['begun', 'row-inserted', 'worktree-added', 'meta-written', ...lifecycle.create.map((s) => `after-${s.name}`), 'ready'];
+      return [
+        'begun',
+        'row-inserted',
+        'worktree-added',
+        'meta-written',
+        ...lifecycle.create.map((s) => `after-${s.name}`),
+        'ready',
+      ];
     case 'rm':
       return ['begun', 'removing', 'released', 'worktree-removed', 'branch-deleted', 'after-remove'];
     case 'discard':
@@ -57,7 +78,15 @@ export function intentSteps(op: IntentOp, lifecycle: Lifecycle): string[] {
       return ['begun', 'removing', 'archived', 'released', 'worktree-removed', 'branch-deleted', 'after-remove'];
     case 'restore':
       // `restore` is a `new` at the archived branch tip, with the archived files put in first.
-      return ['begun', 'row-inserted', 'worktree-added', 'files-restored', 'meta-written', ...lifecycle.create.map((s) => `after-${s.name}`), 'ready'];
+      return [
+        'begun',
+        'row-inserted',
+        'worktree-added',
+        'files-restored',
+        'meta-written',
+        ...lifecycle.create.map((s) => `after-${s.name}`),
+        'ready',
+      ];
     case 'checkpoint':
       return ['begun', 'staged', 'committed'];
     case 'land':
@@ -87,7 +116,10 @@ export type RecoverFn = (ctx: ProjectContext, intent: IntentRow) => Promise<Omit
  * (two commands starting at once repair it once) and repaired under the task's lock (a dead
  * holder's is taken over). A repair that fails is recorded and left for the next command.
  */
-export async function recoverInterrupted(ctx: ProjectContext, handlers: Partial<Record<IntentOp, RecoverFn>>): Promise<Recovered[]> {
+export async function recoverInterrupted(
+  ctx: ProjectContext,
+  handlers: Partial<Record<IntentOp, RecoverFn>>,
+): Promise<Recovered[]> {
   const done: Recovered[] = [];
   for (const intent of projectIntents(ctx.store, ctx.key)) {
     if (intentOwnerAlive(intent) || !claimIntent(ctx.store, intent)) continue;
@@ -113,7 +145,9 @@ export async function recoverInterrupted(ctx: ProjectContext, handlers: Partial<
       message: `${intent.op}${intent.taskId ? ` ${intent.taskId}` : ''} was interrupted after step ${intent.step} (its warren, pid ${intent.pid}, is gone): ${result.message}`,
       data: { op: intent.op, step: intent.step, outcome: result.outcome, startedAt: intent.startedAt },
     });
-    ctx.reporter.line(`warren: ${failed ? 'could not repair' : 'repaired'} an interrupted \`${intent.op}\`${intent.taskId ? ` of ${intent.taskId}` : ''}: ${result.message}`);
+    ctx.reporter.line(
+      `warren: ${failed ? 'could not repair' : 'repaired'} an interrupted \`${intent.op}\`${intent.taskId ? ` of ${intent.taskId}` : ''}: ${result.message}`,
+    );
     done.push({ intent, ...result });
   }
   return done;

@@ -31,5 +31,10 @@ export function forgetWorkspace(ctx: ProjectContext, workspacePath: string): voi
 export function madeByWarren(ctx: ProjectContext, path: string, tasks: readonly Task[]): boolean {
   if (ctx.store.isMadePath(ctx.key, path)) return true;
   const meta = readMeta(path);
-  return meta !== null && meta.project === ctx.key && meta.path === path && tasks.some((t) => t.id === meta.taskId && t.path === path);
+  return (
+    meta !== null &&
+    meta.project === ctx.key &&
+    meta.path === path &&
+    tasks.some((t) => t.id === meta.taskId && t.path === path)
+  );
 }

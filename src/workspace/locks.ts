@@ -4,7 +4,9 @@ import { acquireWaiting, tryAcquire, type HeldLock, type LockHolder } from '../u
 import type { ProjectContext } from './context.js';
 
 function describe(holder: LockHolder | null): string {
-  return holder ? `pid ${holder.pid} on ${holder.host} (${holder.purpose}, since ${holder.startedAt})` : 'another process';
+  return holder
+    ? `pid ${holder.pid} on ${holder.host} (${holder.purpose}, since ${holder.startedAt})`
+    : 'another process';
 }
 
 export function taskLockPath(ctx: ProjectContext, id: string): string {
@@ -16,7 +18,7 @@ export function lockTask(ctx: ProjectContext, id: string, purpose: string): Held
   const result = tryAcquire(taskLockPath(ctx, id), purpose);
   if (!result.ok) {
     throw new WarrenError('LOCK_HELD', `task ${id} is locked by ${describe(result.holder)}; nothing was changed.`, {
-      hint: 'Wait for that command to finish. If that process is gone, run the command again: a dead holder\'s lock is taken over.',
+      hint: "Wait for that command to finish. If that process is gone, run the command again: a dead holder's lock is taken over.",
       details: { holder: result.holder },
     });
   }
@@ -33,7 +35,12 @@ export function lockTask(ctx: ProjectContext, id: string, purpose: string): Held
   return result.lock;
 }
 
-export async function withTaskLock<T>(ctx: ProjectContext, id: string, purpose: string, fn: () => Promise<T>): Promise<T> {
+export async function withTaskLock<T>(
+  ctx: ProjectContext,
+  id: string,
+  purpose: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const lock = lockTask(ctx, id, purpose);
   try {
     return await fn();
@@ -49,16 +56,25 @@ export const REPO_LOCK_WAIT_MS = 120_000;
  * sees it) around what git cannot run concurrently: worktree add/remove/prune/move, fetch,
  * branch deletion. Commits inside separate worktrees do not take it.
  */
-export async function withRepoLock<T>(ctx: ProjectContext, purpose: string, fn: () => Promise<T>, timing?: LockTiming): Promise<T> {
+export async function withRepoLock<T>(
+  ctx: ProjectContext,
+  purpose: string,
+  fn: () => Promise<T>,
+  timing?: LockTiming,
+): Promise<T> {
   const file = path.join(ctx.repo.commonDir, 'warren-repo.lock');
   const asked = Date.now();
   const result = await acquireWaiting(file, purpose, REPO_LOCK_WAIT_MS);
   const got = Date.now();
   if (!result.ok) {
-    throw new WarrenError('LOCK_TIMEOUT', `the repository lock was held by ${describe(result.holder)} for over ${REPO_LOCK_WAIT_MS / 1000}s; nothing was changed.`, {
-      hint: `Wait for it to finish; if no warren process is running, remove ${file}.`,
-      details: { holder: result.holder, file },
-    });
+    throw new WarrenError(
+      'LOCK_TIMEOUT',
+      `the repository lock was held by ${describe(result.holder)} for over ${REPO_LOCK_WAIT_MS / 1000}s; nothing was changed.`,
+      {
+        hint: `Wait for it to finish; if no warren process is running, remove ${file}.`,
+        details: { holder: result.holder, file },
+      },
+    );
   }
   if (result.tookOverFrom) {
     ctx.store.addEvent({

@@ -16,7 +16,6 @@ export function projectKey(repoRoot: string, commonDir: string): string {
   return `${name}-${hash}`;
 }
 
-
 /**
  * The workspace path for an ID under a canonical root, with its real location checked.
  * Threat: a symlink planted at `<root>/<ID>` (or a root replaced by one) would make every
@@ -25,7 +24,10 @@ export function projectKey(repoRoot: string, commonDir: string): string {
 export function workspacePathFor(root: string, id: string): string {
   const candidate = path.join(root, id);
   if (path.dirname(candidate) !== root) {
-    throw new WarrenError('PATH_UNSAFE', `task ID ${JSON.stringify(id)} would leave the workspace root; nothing was created.`);
+    throw new WarrenError(
+      'PATH_UNSAFE',
+      `task ID ${JSON.stringify(id)} would leave the workspace root; nothing was created.`,
+    );
   }
   return candidate;
 }
@@ -44,10 +46,14 @@ export function assertContained(root: string, recorded: string, what = 'workspac
     });
   }
   if (realRoot !== root) {
-    throw new WarrenError('PATH_ESCAPE', `the workspace root ${root} now resolves to ${realRoot} (a symlink?); warren refuses to follow it. Nothing was changed.`, {
-      hint: 'Put the real directory back at the root, or move the workspaces and run `warren scan`.',
-      details: { root, realRoot },
-    });
+    throw new WarrenError(
+      'PATH_ESCAPE',
+      `the workspace root ${root} now resolves to ${realRoot} (a symlink?); warren refuses to follow it. Nothing was changed.`,
+      {
+        hint: 'Put the real directory back at the root, or move the workspaces and run `warren scan`.',
+        details: { root, realRoot },
+      },
+    );
   }
   let real: string | null = null;
   try {
@@ -56,13 +62,20 @@ export function assertContained(root: string, recorded: string, what = 'workspac
     real = null; // missing: callers decide what a missing workspace means
   }
   if (real !== null && real !== recorded) {
-    throw new WarrenError('PATH_ESCAPE', `${what} ${recorded} resolves to ${real}, not to itself (a symlink?); warren refuses to follow it. Nothing was changed.`, {
-      hint: 'Remove the symlink and run `warren scan`.',
-      details: { path: recorded, realPath: real },
-    });
+    throw new WarrenError(
+      'PATH_ESCAPE',
+      `${what} ${recorded} resolves to ${real}, not to itself (a symlink?); warren refuses to follow it. Nothing was changed.`,
+      {
+        hint: 'Remove the symlink and run `warren scan`.',
+        details: { path: recorded, realPath: real },
+      },
+    );
   }
   if (!isStrictlyInside(root, recorded)) {
-    throw new WarrenError('PATH_ESCAPE', `${what} ${recorded} is outside the workspace root ${root}; nothing was changed.`);
+    throw new WarrenError(
+      'PATH_ESCAPE',
+      `${what} ${recorded} is outside the workspace root ${root}; nothing was changed.`,
+    );
   }
 }
 
@@ -76,7 +89,10 @@ export function presenceAt(p: string): Presence {
     stat = fs.lstatSync(p);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    return { kind: 'replaced', what: `something warren cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+    return {
+      kind: 'replaced',
+      what: `something warren cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
   }
   if (stat.isDirectory()) return { kind: 'folder' };
   if (stat.isSymbolicLink()) {

@@ -14,26 +14,48 @@ import { deleteBranch } from './remove.js';
  * features' leftovers, the record.
  */
 export const recoverRm: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as { id: string; path: string; branch: string; deleteBranch: boolean; prevState: Task['state']; unlanded: number; archive?: string };
+  const d = intent.data as {
+    id: string;
+    path: string;
+    branch: string;
+    deleteBranch: boolean;
+    prevState: Task['state'];
+    unlanded: number;
+    archive?: string;
+  };
   const steps = intentSteps(intent.op, ctx.lifecycle);
   const reached = steps.indexOf(intent.step);
   const task = ctx.store.getTask(ctx.key, d.id);
-  if (intent.step === 'begun' || !task) return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
+  if (intent.step === 'begun' || !task)
+    return { outcome: 'nothing-to-do', message: task ? 'it had changed nothing' : `task ${d.id} is gone already` };
   if (reached < steps.indexOf('worktree-removed')) {
     if (task.state === 'removing') ctx.store.transition(ctx.key, d.id, 'removing', d.prevState);
-    return { outcome: 'rolled-back', message: `the workspace ${d.path} was still whole; task ${d.id} is ${d.prevState} again, and \`warren rm ${d.id}\` can run again` };
+    return {
+      outcome: 'rolled-back',
+      message: `the workspace ${d.path} was still whole; task ${d.id} is ${d.prevState} again, and \`warren rm ${d.id}\` can run again`,
+    };
   }
-  if (mountsUnder(readMounts(), d.path).length > 0) return { outcome: 'failed', message: `${d.path} has a mount inside; unmount it and run \`warren gc\`` };
+  if (mountsUnder(readMounts(), d.path).length > 0)
+    return { outcome: 'failed', message: `${d.path} has a mount inside; unmount it and run \`warren gc\`` };
   if (fs.existsSync(d.path)) {
     const failures = removeTree(d.path);
-    if (fs.existsSync(d.path)) return { outcome: 'failed', message: `could not delete what git left in ${d.path}: ${failures[0]?.path} (${likelyCause(failures[0]?.code ?? '')})` };
+    if (fs.existsSync(d.path))
+      return {
+        outcome: 'failed',
+        message: `could not delete what git left in ${d.path}: ${failures[0]?.path} (${likelyCause(failures[0]?.code ?? '')})`,
+      };
   }
   let branchDeleted = false;
-  if (d.deleteBranch && reached < steps.indexOf('branch-deleted') && (await revParse(ctx.repo, `refs/heads/${d.branch}`))) {
+  if (
+    d.deleteBranch &&
+    reached < steps.indexOf('branch-deleted') &&
+    (await revParse(ctx.repo, `refs/heads/${d.branch}`))
+  ) {
     await deleteBranch(ctx, task);
     branchDeleted = true;
   }
-  if (reached < steps.indexOf('after-remove')) for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
+  if (reached < steps.indexOf('after-remove'))
+    for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
   forgetWorkspace(ctx, d.path);
   ctx.store.deleteTask(ctx.key, d.id);
   ctx.store.addEvent({

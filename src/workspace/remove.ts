@@ -53,10 +53,17 @@ export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry)
  * the step that holds the workspace's files (a cow checkout); `workspace`: only that one;
  * `all`: both, that one last.
  */
-export async function releaseSteps(ctx: ProjectContext, task: Task, which: 'inside' | 'workspace' | 'all' = 'all'): Promise<string[]> {
+export async function releaseSteps(
+  ctx: ProjectContext,
+  task: Task,
+  which: 'inside' | 'workspace' | 'all' = 'all',
+): Promise<string[]> {
   const problems: string[] = [];
   const steps = ctx.lifecycle.remove;
-  const ordered = which === 'all' ? [...steps.filter((s) => !s.holdsWorkspace), ...steps.filter((s) => s.holdsWorkspace)] : steps.filter((s) => (which === 'workspace') === (s.holdsWorkspace === true));
+  const ordered =
+    which === 'all'
+      ? [...steps.filter((s) => !s.holdsWorkspace), ...steps.filter((s) => s.holdsWorkspace)]
+      : steps.filter((s) => (which === 'workspace') === (s.holdsWorkspace === true));
   for (const step of ordered) {
     if (!step.release) continue;
     try {
@@ -78,7 +85,11 @@ export async function isWorkLanded(ctx: ProjectContext, task: Task): Promise<boo
  * unlanded commits), then removes, then verifies both that git forgot the worktree and that the
  * directory is gone from disk.
  */
-export async function removeTask(ctx: ProjectContext, rawId: string, options: RemoveOptions = {}): Promise<RemoveResult> {
+export async function removeTask(
+  ctx: ProjectContext,
+  rawId: string,
+  options: RemoveOptions = {},
+): Promise<RemoveResult> {
   const id = validateTaskId(rawId);
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
@@ -121,11 +132,24 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     if (options.deleteBranch || discard) assertBranchNotCheckedOutElsewhere(task, worktrees);
     if (options.deleteBranch && !discard && !landed) await assertBranchLandedElsewhere(ctx, task);
     const tip = discard ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
-    if (discard && !tip) throw new WarrenError('OWNERSHIP_MISMATCH', `task ${id}'s branch ${task.branch} is missing; nothing was removed.`, { hint: 'See `warren scan`.' });
+    if (discard && !tip)
+      throw new WarrenError(
+        'OWNERSHIP_MISMATCH',
+        `task ${id}'s branch ${task.branch} is missing; nothing was removed.`,
+        { hint: 'See `warren scan`.' },
+      );
 
     // Act. Every step is recorded: a warren killed half way is repaired by the next command.
     const deleteBranchToo = options.deleteBranch === true || discard;
-    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, { id, path: task.path, branch: task.branch, base: task.base, deleteBranch: deleteBranchToo, prevState: task.state, unlanded: unlanded.length });
+    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, {
+      id,
+      path: task.path,
+      branch: task.branch,
+      base: task.base,
+      deleteBranch: deleteBranchToo,
+      prevState: task.state,
+      unlanded: unlanded.length,
+    });
     ctx.store.transition(ctx.key, id, task.state, 'removing');
     intent.step('removing');
     const problems = await releaseSteps(ctx, task, 'inside');
@@ -144,10 +168,14 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
       ctx.store.transition(ctx.key, id, 'removing', task.state);
       intent.done();
       const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
-      throw new WarrenError('WORKSPACE_MOUNTED', `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed${archive ? ` (a copy of it was saved as ${archive.ref})` : ''}.`, {
-        hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
-        details: { problems: what },
-      });
+      throw new WarrenError(
+        'WORKSPACE_MOUNTED',
+        `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed${archive ? ` (a copy of it was saved as ${archive.ref})` : ''}.`,
+        {
+          hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
+          details: { problems: what },
+        },
+      );
     }
     let gitStderr = '';
     await withRepoLock(ctx, `worktree remove ${id}`, async () => {
@@ -162,9 +190,13 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
     if (stillListed) {
       ctx.store.transition(ctx.key, id, 'removing', task.state);
       intent.done();
-      throw new WarrenError('REMOVE_INCOMPLETE', `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`, {
-        hint: 'Fix what git names and run `warren rm` again.',
-      });
+      throw new WarrenError(
+        'REMOVE_INCOMPLETE',
+        `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`,
+        {
+          hint: 'Fix what git names and run `warren rm` again.',
+        },
+      );
     }
     intent.step('worktree-removed');
     try {
@@ -176,7 +208,10 @@ export async function removeTask(ctx: ProjectContext, rawId: string, options: Re
 
     const branchDeleted = deleteBranchToo && (await deleteBranch(ctx, task));
     intent.step('branch-deleted');
-    const result = await finish(ctx, task, branchDeleted, unlanded.length, { intent, ...(archive ? { archive: archive.ref } : {}) });
+    const result = await finish(ctx, task, branchDeleted, unlanded.length, {
+      intent,
+      ...(archive ? { archive: archive.ref } : {}),
+    });
     intent.done();
     return result;
   } finally {
@@ -208,7 +243,15 @@ async function finish(
         : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
     data: { branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) },
   });
-  return { removed: true, id: task.id, branch: task.branch, branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}), ...(archive ? { archive } : {}) };
+  return {
+    removed: true,
+    id: task.id,
+    branch: task.branch,
+    branchDeleted,
+    unlandedCommits,
+    ...(folderMissing ? { folderMissing } : {}),
+    ...(archive ? { archive } : {}),
+  };
 }
 
 /**
@@ -218,12 +261,18 @@ async function finish(
  * --delete-branch passes its usual checks; a folder that comes back later is left as it is
  * (`scan` then lists it as stranded, and `gc` never deletes a folder that holds anything).
  */
-async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonly WorktreeEntry[], options: RemoveOptions): Promise<RemoveResult> {
+async function forgetMissing(
+  ctx: ProjectContext,
+  task: Task,
+  worktrees: readonly WorktreeEntry[],
+  options: RemoveOptions,
+): Promise<RemoveResult> {
   const entry = worktrees.find((wt) => wt.path === task.path) ?? null;
   const discard = options.discard === true;
   const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if ((options.deleteBranch || discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
-  if (options.deleteBranch && !discard && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  if (options.deleteBranch && !discard && !(await isWorkLanded(ctx, task)))
+    await assertBranchLandedElsewhere(ctx, task);
   const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
   const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
 
@@ -240,23 +289,36 @@ async function forgetMissing(ctx: ProjectContext, task: Task, worktrees: readonl
   }
   if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) {
     ctx.store.transition(ctx.key, task.id, 'removing', task.state);
-    throw new WarrenError('REMOVE_INCOMPLETE', `task ${task.id}'s folder ${task.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`, {
-      hint: entry?.locked ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.` : `Run \`warren rm ${task.id}\` again.`,
-    });
+    throw new WarrenError(
+      'REMOVE_INCOMPLETE',
+      `task ${task.id}'s folder ${task.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`,
+      {
+        hint: entry?.locked
+          ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.`
+          : `Run \`warren rm ${task.id}\` again.`,
+      },
+    );
   }
   // --discard: the folder is gone already; what is left to save is the branch.
   const archive = discard && tip ? await archiveTask(ctx, task, tip, null) : null;
   if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
   const branchDeleted = (options.deleteBranch === true || discard) && tip !== null && (await deleteBranch(ctx, task));
-  return finish(ctx, task, branchDeleted, unlanded.length, { folderMissing: true, ...(archive ? { archive: archive.ref } : {}) });
+  return finish(ctx, task, branchDeleted, unlanded.length, {
+    folderMissing: true,
+    ...(archive ? { archive: archive.ref } : {}),
+  });
 }
 
 /** The workspace path holds a symlink or a file: never followed, never deleted. */
 function replacedError(task: Task, what: string): WarrenError {
-  return new WarrenError('PATH_ESCAPE', `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`, {
-    hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
-    details: { path: task.path, found: what },
-  });
+  return new WarrenError(
+    'PATH_ESCAPE',
+    `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`,
+    {
+      hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
+      details: { path: task.path, found: what },
+    },
+  );
 }
 
 function recordArchived(ctx: ProjectContext, task: Task, archive: Archive, changes: number, unlanded: number): void {
@@ -288,12 +350,18 @@ async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Pro
 
 /** git refuses to delete a branch another worktree has checked out: refused here, before anything is removed. */
 function assertBranchNotCheckedOutElsewhere(task: Task, worktrees: readonly WorktreeEntry[]): void {
-  const elsewhere = worktrees.filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`).map((wt) => wt.path);
+  const elsewhere = worktrees
+    .filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`)
+    .map((wt) => wt.path);
   if (elsewhere.length === 0) return;
-  throw new WarrenError('BRANCH_CHECKED_OUT', `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`, {
-    hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
-    details: { branch: task.branch, worktrees: elsewhere },
-  });
+  throw new WarrenError(
+    'BRANCH_CHECKED_OUT',
+    `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`,
+    {
+      hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
+      details: { branch: task.branch, worktrees: elsewhere },
+    },
+  );
 }
 
 export async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
@@ -324,7 +392,11 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
   }
   if (task.state !== 'remove_failed') ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
   const first = failures[0];
-  const cause = !owned ? 'the directory itself (warren has no record of making it, and deletes only what it made)' : first ? `${first.path} (${likelyCause(first.code)})` : 'unknown files';
+  const cause = !owned
+    ? 'the directory itself (warren has no record of making it, and deletes only what it made)'
+    : first
+      ? `${first.path} (${likelyCause(first.code)})`
+      : 'unknown files';
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -348,22 +420,30 @@ async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOpt
   const worktrees = await listWorktrees(ctx.repo);
   const listed = worktrees.some((wt) => wt.path === task.path);
   if (listed) {
-    throw new WarrenError('OWNERSHIP_MISMATCH', `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`, {
-      hint: 'Run `warren scan` and inspect the workspace.',
-    });
+    throw new WarrenError(
+      'OWNERSHIP_MISMATCH',
+      `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`,
+      {
+        hint: 'Run `warren scan` and inspect the workspace.',
+      },
+    );
   }
   if (mountsUnder(readMounts(), task.path).length > 0) {
-    throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, { hint: 'Unmount it first.' });
+    throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, {
+      hint: 'Unmount it first.',
+    });
   }
   const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if ((options.deleteBranch || options.discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
-  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task))) await assertBranchLandedElsewhere(ctx, task);
+  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task)))
+    await assertBranchLandedElsewhere(ctx, task);
   if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
   const baseTip = await revParse(ctx.repo, task.base);
   const unlanded = tip ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
   // git forgot the worktree before it failed (it was clean then): only the branch is left to save.
   const archive = options.discard && tip ? await archiveTask(ctx, task, tip, null) : null;
   if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
-  const branchDeleted = (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
+  const branchDeleted =
+    (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
   return finish(ctx, task, branchDeleted, unlanded.length, archive ? { archive: archive.ref } : {});
 }

@@ -16,7 +16,11 @@ export interface RestoreOptions {
  * whose files are the archived ones, put in place before anything runs: tracked changes staged
  * or not as they were, untracked files untracked. The archive stays until `gc` expires it.
  */
-export async function restoreTask(ctx: ProjectContext, rawId: string, options: RestoreOptions = {}): Promise<{ task: Task; archive: Archive }> {
+export async function restoreTask(
+  ctx: ProjectContext,
+  rawId: string,
+  options: RestoreOptions = {},
+): Promise<{ task: Task; archive: Archive }> {
   const id = validateTaskId(rawId);
   const archive = (await listArchives(ctx, id)).at(-1);
   if (!archive) {
@@ -31,7 +35,12 @@ export async function restoreTask(ctx: ProjectContext, rawId: string, options: R
     sync: false,
     setup: options.setup !== false,
     ...(archive.sandbox ? { sandbox: archive.sandbox } : {}),
-    restore: { tip: archive.tip, baseCommit: archive.baseCommit, from: archive.ref, populate: (wsPath) => populateFromArchive(ctx, wsPath, archive) },
+    restore: {
+      tip: archive.tip,
+      baseCommit: archive.baseCommit,
+      from: archive.ref,
+      populate: (wsPath) => populateFromArchive(ctx, wsPath, archive),
+    },
   });
   return { task, archive };
 }

@@ -33,9 +33,13 @@ export interface RootSources {
 export function resolveWorktreeRoot(s: RootSources): string {
   if (s.fromUser) {
     if (!path.isAbsolute(s.fromUser.value)) {
-      throw new WarrenError('CONFIG_INVALID', `${s.fromUser.source}: worktree_root ${JSON.stringify(s.fromUser.value)} is not an absolute path. Nothing was changed.`, {
-        hint: 'Give an absolute folder, e.g. /data/worktrees; each repository gets its own folder inside it.',
-      });
+      throw new WarrenError(
+        'CONFIG_INVALID',
+        `${s.fromUser.source}: worktree_root ${JSON.stringify(s.fromUser.value)} is not an absolute path. Nothing was changed.`,
+        {
+          hint: 'Give an absolute folder, e.g. /data/worktrees; each repository gets its own folder inside it.',
+        },
+      );
     }
     return canonicalRoot(path.join(s.fromUser.value, s.key));
   }
@@ -58,7 +62,8 @@ export function resolveWorktreeRoot(s: RootSources): string {
 
 /** Pure: may a repository's warren.yaml put its workspaces at `real` (fully resolved)? */
 export function repositoryMayUse(real: string, repoRoot: string, commonDir: string, realHome: string): boolean {
-  const inRepository = isStrictlyInside(repoRoot, real) && !isInside(commonDir, real) && !isInside(path.join(repoRoot, '.git'), real);
+  const inRepository =
+    isStrictlyInside(repoRoot, real) && !isInside(commonDir, real) && !isInside(path.join(repoRoot, '.git'), real);
   return inRepository || isStrictlyInside(realHome, real);
 }
 

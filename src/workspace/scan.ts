@@ -13,7 +13,16 @@ import { isMetaFile } from './meta.js';
 import { isOwnedMount } from './remove.js';
 import { isStrictlyInside, presenceAt, type Presence } from './paths.js';
 
-export const STRAY_KINDS = ['vanished', 'displaced', 'stranded', 'unclaimed', 'prunable', 'mounted', 'orphan_branch', 'foreign'] as const;
+export const STRAY_KINDS = [
+  'vanished',
+  'displaced',
+  'stranded',
+  'unclaimed',
+  'prunable',
+  'mounted',
+  'orphan_branch',
+  'foreign',
+] as const;
 export type StrayKind = (typeof STRAY_KINDS)[number];
 
 export interface Stray {
@@ -64,7 +73,8 @@ export function classifyStrays(input: ScanInput): Stray[] {
   const strays: Stray[] = [];
   const listed = new Map(input.worktrees.map((wt) => [wt.path, wt]));
   const byPath = new Map(input.tasks.map((t) => [t.path, t]));
-  const abandoned = (t: Task | undefined): boolean => t !== undefined && t.state === 'creating' && !input.busy.has(t.id);
+  const abandoned = (t: Task | undefined): boolean =>
+    t !== undefined && t.state === 'creating' && !input.busy.has(t.id);
 
   // Paths of live tasks that git still records: reported once, as displaced, never as prunable.
   const spared = new Set<string>();
@@ -82,7 +92,10 @@ export function classifyStrays(input: ScanInput): Stray[] {
         id: task.id,
         path: task.path,
         branch: task.branch,
-        reason: task.state === 'creating' ? 'a warren new that did not finish; its directory is gone' : `recorded, but its directory is gone from disk${wt ? '' : ' (and git has no record of it)'}`,
+        reason:
+          task.state === 'creating'
+            ? 'a warren new that did not finish; its directory is gone'
+            : `recorded, but its directory is gone from disk${wt ? '' : ' (and git has no record of it)'}`,
       });
     }
   }
@@ -92,7 +105,11 @@ export function classifyStrays(input: ScanInput): Stray[] {
     if (spared.has(entry)) continue;
     if (!input.owned.has(entry)) {
       // Listed, never deleted: whatever it is, it is not warren's to remove.
-      strays.push({ kind: 'foreign', path: entry, reason: 'warren did not make it (not in its ledger); it is left as it is' });
+      strays.push({
+        kind: 'foreign',
+        path: entry,
+        reason: 'warren did not make it (not in its ledger); it is left as it is',
+      });
       continue;
     }
     if (!listed.has(entry)) {
@@ -114,7 +131,12 @@ export function classifyStrays(input: ScanInput): Stray[] {
     if (spared.has(wt.path)) continue;
     if (input.entries.includes(wt.path) && !input.owned.has(wt.path)) continue; // reported as foreign above
     if (wt.prunable !== null) {
-      strays.push({ kind: 'prunable', path: wt.path, ...(task ? { id: task.id } : {}), reason: `git: ${wt.prunable || 'prunable'}` });
+      strays.push({
+        kind: 'prunable',
+        path: wt.path,
+        ...(task ? { id: task.id } : {}),
+        reason: `git: ${wt.prunable || 'prunable'}`,
+      });
       continue;
     }
     if (!task || abandoned(task)) {
@@ -145,7 +167,12 @@ export function classifyStrays(input: ScanInput): Stray[] {
     });
   }
   for (const leftover of input.leftoverBranches) {
-    strays.push({ kind: 'orphan_branch', id: leftover.id, branch: leftover.branch, reason: 'branch left by a warren new that did not finish' });
+    strays.push({
+      kind: 'orphan_branch',
+      id: leftover.id,
+      branch: leftover.branch,
+      reason: 'branch left by a warren new that did not finish',
+    });
   }
   return strays;
 }
@@ -191,7 +218,8 @@ export async function gatherScan(ctx: ProjectContext): Promise<ScanInput> {
   for (const task of tasks) {
     if (task.state !== 'creating' || busy.has(task.id)) continue;
     const checkedOut = worktrees.some((wt) => wt.branch === `refs/heads/${task.branch}`);
-    if (!checkedOut && (await branchExists(ctx.repo, task.branch))) leftoverBranches.push({ id: task.id, branch: task.branch });
+    if (!checkedOut && (await branchExists(ctx.repo, task.branch)))
+      leftoverBranches.push({ id: task.id, branch: task.branch });
   }
   // A live task's own mounts (its cow layers) are part of it, not strays.
   const mounts = readMounts().filter((m) => !tasks.some((t) => isOwnedMount(ctx, t, m)));

@@ -11,19 +11,34 @@ export type SyncOutcome =
   | { kind: 'no-upstream' }
   | { kind: 'up-to-date'; upstream: string; commit: string }
   | { kind: 'ahead'; upstream: string; commit: string }
-  | { kind: 'fast-forwarded'; upstream: string; from: string; to: string; how: 'merge --ff-only' | 'update-ref'; checkout: string | null };
+  | {
+      kind: 'fast-forwarded';
+      upstream: string;
+      from: string;
+      to: string;
+      how: 'merge --ff-only' | 'update-ref';
+      checkout: string | null;
+    };
 
 /**
  * Brings the local base up to its upstream before a task branches from it: fetch that one
  * branch, then fast-forward (in the worktree that has it checked out, or by compare-and-swap
  * on the ref). A diverged base is refused before anything is created.
  */
-export async function syncBase(ctx: ProjectContext, base: string, { remote, remoteRef, trackingRef }: Upstream): Promise<SyncOutcome> {
+export async function syncBase(
+  ctx: ProjectContext,
+  base: string,
+  { remote, remoteRef, trackingRef }: Upstream,
+): Promise<SyncOutcome> {
   return withRepoLock(ctx, `sync ${base}`, async () => {
     await fetchBranch(ctx.repo, remote, remoteRef, trackingRef);
     const local = await revParse(ctx.repo, `refs/heads/${base}`);
     const upstream = await revParse(ctx.repo, trackingRef);
-    if (!local || !upstream) throw new WarrenError('BASE_UNKNOWN', `could not resolve ${base} or ${trackingRef} after fetching; nothing was created.`);
+    if (!local || !upstream)
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        `could not resolve ${base} or ${trackingRef} after fetching; nothing was created.`,
+      );
     if (local === upstream) return { kind: 'up-to-date', upstream: trackingRef, commit: local };
     if (await isAncestor(ctx.repo, upstream, local)) return { kind: 'ahead', upstream: trackingRef, commit: local };
     if (!(await isAncestor(ctx.repo, local, upstream))) {
@@ -40,19 +55,49 @@ export async function syncBase(ctx: ProjectContext, base: string, { remote, remo
     if (checkedOut) {
       const merge = await fastForward(checkedOut.path, upstream);
       if (merge.exitCode !== 0) {
-        throw new WarrenError('CHECKOUT_DIRTY', `could not fast-forward ${base} in ${checkedOut.path}: ${merge.stderr.trim().split('\n')[0] ?? ''}. Nothing was created; ${base} was left as it was.`, {
-          hint: `Commit or stash the changes in ${checkedOut.path}, or use --no-sync.`,
-          details: { argv: merge.argv, stderr: merge.stderr },
-        });
+        throw new WarrenError(
+          'CHECKOUT_DIRTY',
+          `could not fast-forward ${base} in ${checkedOut.path}: ${merge.stderr.trim().split('\n')[0] ?? ''}. Nothing was created; ${base} was left as it was.`,
+          {
+            hint: `Commit or stash the changes in ${checkedOut.path}, or use --no-sync.`,
+            details: { argv: merge.argv, stderr: merge.stderr },
+          },
+        );
       }
-      return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'merge --ff-only', checkout: checkedOut.path };
+      return {
+        kind: 'fast-forwarded',
+        upstream: trackingRef,
+        from: local,
+        to: upstream,
+        how: 'merge --ff-only',
+        checkout: checkedOut.path,
+      };
     }
-    if (!(await compareAndSwapRef(ctx.repo, `refs/heads/${base}`, upstream, local, `warren: fast-forward ${base} to ${trackingRef}`))) {
-      throw new WarrenError('BASE_DIVERGED', `${base} moved while warren was fast-forwarding it to ${trackingRef}; nothing was created and ${base} keeps its new tip.`, {
-        hint: 'Run the command again.',
-      });
+    if (
+      !(await compareAndSwapRef(
+        ctx.repo,
+        `refs/heads/${base}`,
+        upstream,
+        local,
+        `warren: fast-forward ${base} to ${trackingRef}`,
+      ))
+    ) {
+      throw new WarrenError(
+        'BASE_DIVERGED',
+        `${base} moved while warren was fast-forwarding it to ${trackingRef}; nothing was created and ${base} keeps its new tip.`,
+        {
+          hint: 'Run the command again.',
+        },
+      );
     }
-    return { kind: 'fast-forwarded', upstream: trackingRef, from: local, to: upstream, how: 'update-ref', checkout: null };
+    return {
+      kind: 'fast-forwarded',
+      upstream: trackingRef,
+      from: local,
+      to: upstream,
+      how: 'update-ref',
+      checkout: null,
+    };
   });
 }
 

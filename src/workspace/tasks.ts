@@ -7,7 +7,10 @@ import { validateTaskId } from './ids.js';
 export function requireTask(ctx: ProjectContext, rawId: string): Task {
   const id = validateTaskId(rawId);
   const task = ctx.store.getTask(ctx.key, id);
-  if (!task) throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, { hint: 'See `warren list`.' });
+  if (!task)
+    throw new WarrenError('TASK_NOT_FOUND', `no task ${id} in this repository; nothing was changed.`, {
+      hint: 'See `warren list`.',
+    });
   return task;
 }
 

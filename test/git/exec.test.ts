@@ -21,7 +21,10 @@ describe('the git seam', () => {
     const pidFile = path.join(tmpDir(), 'pid');
     // An alias that starts a long-lived grandchild which records its pid.
     const started = Date.now();
-    const err = await git(['-c', `alias.slow=!sh -c 'echo $$ > ${pidFile}; exec sleep 30'`, 'slow'], { cwd: repo.root, timeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await git(['-c', `alias.slow=!sh -c 'echo $$ > ${pidFile}; exec sleep 30'`, 'slow'], {
+      cwd: repo.root,
+      timeoutMs: 500,
+    }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(isWarrenError(err, 'GIT_TIMEOUT')).toBe(true);
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
@@ -57,7 +60,10 @@ describe('the git seam', () => {
 
   it('passes arguments as argv, never through a shell', async () => {
     const repo = makeRepo();
-    const res = await git(['check-ref-format', '--branch', 'feat/$(touch pwned)'], { cwd: repo.root, allowFailure: true });
+    const res = await git(['check-ref-format', '--branch', 'feat/$(touch pwned)'], {
+      cwd: repo.root,
+      allowFailure: true,
+    });
     expect(res.exitCode).not.toBe(0);
     expect(fs.existsSync(path.join(repo.root, 'pwned'))).toBe(false);
   });

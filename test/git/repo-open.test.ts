@@ -18,10 +18,47 @@ function gitAccepts(name: string): boolean {
 describe('branch names without a git process', () => {
   // One or more names per rule of git-check-ref-format(1), plus names that pass.
   const names = [
-    'feat/ok', 'fix/T-123', 'a/b.c', 'x/a_b', 'chore/1', 'feat/v1.2.3', 'feat/@x', 'feat/a@b', 'feat/a{b}', 'feat/ü', 'feat/a+b',
-    'feat/.hidden', 'feat/a.lock', 'feat/a.lock/b', 'feat/a..b', 'feat/a.', 'feat/', '/feat/a', 'feat//a', 'feat/a@{b',
-    '@', 'HEAD', '-feat/a', 'feat/a b', 'feat/a~1', 'feat/a^', 'feat/a:b', 'feat/a?', 'feat/a*', 'feat/a[b', 'feat/a\\b',
-    'feat/a\x01', 'feat/a\x7f', 'feat/a\tb', 'feat/.', 'feat/..', '.feat/a', 'feat.lock/a', 'feat/lock', 'feat/a.locked', '',
+    'feat/ok',
+    'fix/T-123',
+    'a/b.c',
+    'x/a_b',
+    'chore/1',
+    'feat/v1.2.3',
+    'feat/@x',
+    'feat/a@b',
+    'feat/a{b}',
+    'feat/ü',
+    'feat/a+b',
+    'feat/.hidden',
+    'feat/a.lock',
+    'feat/a.lock/b',
+    'feat/a..b',
+    'feat/a.',
+    'feat/',
+    '/feat/a',
+    'feat//a',
+    'feat/a@{b',
+    '@',
+    'HEAD',
+    '-feat/a',
+    'feat/a b',
+    'feat/a~1',
+    'feat/a^',
+    'feat/a:b',
+    'feat/a?',
+    'feat/a*',
+    'feat/a[b',
+    'feat/a\\b',
+    'feat/a\x01',
+    'feat/a\x7f',
+    'feat/a\tb',
+    'feat/.',
+    'feat/..',
+    '.feat/a',
+    'feat.lock/a',
+    'feat/lock',
+    'feat/a.locked',
+    '',
   ];
   it.each(names)('agrees with git check-ref-format --branch on %j', (name) => {
     expect(isValidBranchName(name)).toBe(gitAccepts(name));
@@ -95,7 +132,10 @@ describe('branch facts in one for-each-ref', () => {
     repo.git('branch', '-q', '--set-upstream-to=origin/main', 'main');
     const facts = await branchFacts(await resolveRepository(repo.root), ['main', 'feat/a', 'nope']);
     expect([...facts.keys()]).toEqual(['main']);
-    expect(facts.get('main')).toEqual({ commit: head, upstream: { remote: 'origin', remoteRef: 'refs/heads/main', trackingRef: 'refs/remotes/origin/main' } });
+    expect(facts.get('main')).toEqual({
+      commit: head,
+      upstream: { remote: 'origin', remoteRef: 'refs/heads/main', trackingRef: 'refs/remotes/origin/main' },
+    });
   });
 
   it('callers at once share calls: each gets exactly its own branches, and what is asked during a call is read by a later one', async () => {
@@ -114,7 +154,11 @@ describe('branch facts in one for-each-ref', () => {
         expect([...facts.keys()].sort()).toEqual(want.sort());
         for (const b of want) expect(facts.get(b)?.commit).toBe(head);
       });
-      const calls = () => fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.includes('built-in: git for-each-ref')).length;
+      const calls = () =>
+        fs
+          .readFileSync(trace, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('built-in: git for-each-ref')).length;
       // The first asker's call, then one for everything asked while it ran.
       expect(calls()).toBe(2);
       // Asked after those ended: read afresh, so a branch made meanwhile is seen.

@@ -6,12 +6,26 @@ import { tmpDir } from './repo.js';
 
 /** Debian's chromium, never a downloaded one; a fresh profile per test. */
 export const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../artifacts/screenshots');
 
 /** The page, and every alert/confirm/prompt it opened (dismissed): injected script would show up here. */
-export async function openBrowser(): Promise<{ context: BrowserContext; page: Page; dialogs: string[]; profile: string }> {
+export async function openBrowser(): Promise<{
+  context: BrowserContext;
+  page: Page;
+  dialogs: string[];
+  profile: string;
+}> {
   const profile = tmpDir('warren-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -49,9 +63,16 @@ export function networkServiceOf(profile: string): number {
         return []; // gone meanwhile
       }
     });
-  const browser = procs.find((p) => p.args.includes(`--user-data-dir=${profile}`) && !p.args.some((a) => a.startsWith('--type=')));
-  const network = procs.find((p) => p.ppid === browser?.pid && p.args.includes('--utility-sub-type=network.mojom.NetworkService'));
-  if (!network) throw new Error(`no network service process found for the browser with profile ${profile} (browser process: ${browser?.pid ?? 'not found'})`);
+  const browser = procs.find(
+    (p) => p.args.includes(`--user-data-dir=${profile}`) && !p.args.some((a) => a.startsWith('--type=')),
+  );
+  const network = procs.find(
+    (p) => p.ppid === browser?.pid && p.args.includes('--utility-sub-type=network.mojom.NetworkService'),
+  );
+  if (!network)
+    throw new Error(
+      `no network service process found for the browser with profile ${profile} (browser process: ${browser?.pid ?? 'not found'})`,
+    );
   return network.pid;
 }
 
@@ -75,6 +96,9 @@ export async function waitForView(page: Page, selector: string, name: string, ti
       )
       .catch((e: unknown) => ({ evaluateFailed: String(e) }));
     await screenshot(page, `failed-${name}`).catch(() => undefined);
-    throw new Error(`${selector} did not appear within ${timeout} ms; the page showed ${JSON.stringify(state)} (screenshot failed-${name}.png)`, { cause: err });
+    throw new Error(
+      `${selector} did not appear within ${timeout} ms; the page showed ${JSON.stringify(state)} (screenshot failed-${name}.png)`,
+      { cause: err },
+    );
   }
 }

@@ -38,8 +38,13 @@ const XFS_IMAGE_BYTES = 300 * 1024 * 1024;
 function tryRun(options: ProbeOptions, argv: readonly string[]): string | null {
   const [cmd, ...args] = argv;
   if (cmd === undefined) throw new Error('tryRun: empty argv');
-  const r = spawnSync(cmd, args, { env: { ...process.env, PATH: options.PATH, LC_ALL: 'C' }, encoding: 'utf8', timeout: 60_000 });
-  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return `${cmd} is not installed (not found on PATH)`;
+  const r = spawnSync(cmd, args, {
+    env: { ...process.env, PATH: options.PATH, LC_ALL: 'C' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+    return `${cmd} is not installed (not found on PATH)`;
   if (r.error) return `${argv.join(' ')} could not run: ${r.error.message}`;
   if (r.status === 0) return null;
   return `${argv.join(' ')} failed: ${r.stderr.trim() || `exit ${r.status ?? r.signal}`}`;
@@ -56,7 +61,10 @@ function inTempDir(prefix: string, fn: (dir: string) => string | null): string |
   try {
     return fn(dir);
   } finally {
-    const mounted = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === path.join(dir, 'm'));
+    const mounted = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .some((l) => l.split(' ')[4] === path.join(dir, 'm'));
     if (mounted) spawnSync('umount', [path.join(dir, 'm')], { stdio: 'ignore' });
     if (fs.existsSync(path.join(dir, 'f'))) spawnSync('chattr', ['-i', path.join(dir, 'f')], { stdio: 'ignore' });
     fs.rmSync(dir, { recursive: true, force: true });
@@ -68,7 +76,17 @@ function mountOverlay(options: ProbeOptions): string | null {
     notRoot('a global overlay mount needs root') ??
     inTempDir('overlay', (dir) => {
       for (const d of ['l', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d));
-      return tryRun(options, ['mount', '-t', 'overlay', 'overlay', '-o', `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`, `${dir}/m`]) ?? tryRun(options, ['umount', `${dir}/m`]);
+      return (
+        tryRun(options, [
+          'mount',
+          '-t',
+          'overlay',
+          'overlay',
+          '-o',
+          `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`,
+          `${dir}/m`,
+        ]) ?? tryRun(options, ['umount', `${dir}/m`])
+      );
     })
   );
 }
@@ -89,7 +107,24 @@ function mountOverlayInUserNamespace(options: ProbeOptions): string | null {
       for (const d of ['l/d', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d), { recursive: true });
       for (const d of ['', 'l', 'l/d', 'u', 'w', 'm']) fs.chownSync(path.join(dir, d), NOBODY, NOBODY);
       const script = `mount -t overlay overlay -o "userxattr,lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d" && exec unshare --user --map-user=${NOBODY} --map-group=${NOBODY} -- true`;
-      const why = tryRun(options, ['setpriv', ...AS_NOBODY, 'unshare', '--user', '--map-root-user', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', script, 'probe', dir]);
+      const why = tryRun(options, [
+        'setpriv',
+        ...AS_NOBODY,
+        'unshare',
+        '--user',
+        '--map-root-user',
+        '--mount',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
+        '--',
+        'sh',
+        '-c',
+        script,
+        'probe',
+        dir,
+      ]);
       return why && `uid ${NOBODY} cannot mount overlay in a user namespace: ${why}`;
     })
   );
@@ -103,7 +138,8 @@ function mountFuseOverlay(options: ProbeOptions): string | null {
       fs.chmodSync(dir, 0o755);
       for (const d of ['l/d', 'u', 'w', 'm']) fs.mkdirSync(path.join(dir, d), { recursive: true });
       for (const d of ['', 'l', 'l/d', 'u', 'w', 'm']) fs.chownSync(path.join(dir, d), NOBODY, NOBODY);
-      const script = 'fuse-overlayfs -o "lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d"; s=$?; fusermount3 -u "$1/m"; exit $s';
+      const script =
+        'fuse-overlayfs -o "lowerdir=$1/l,upperdir=$1/u,workdir=$1/w" "$1/m" && rmdir "$1/m/d"; s=$?; fusermount3 -u "$1/m"; exit $s';
       const why = tryRun(options, ['setpriv', ...AS_NOBODY, 'sh', '-c', script, 'probe', dir]);
       return why && `uid ${NOBODY} cannot mount fuse-overlayfs: ${why}`;
     })
@@ -118,7 +154,11 @@ function loopMountXfs(options: ProbeOptions): string | null {
       fs.mkdirSync(path.join(dir, 'm'));
       fs.writeFileSync(image, '');
       fs.truncateSync(image, XFS_IMAGE_BYTES);
-      return tryRun(options, ['mkfs.xfs', '-q', '-m', 'reflink=1', image]) ?? tryRun(options, ['mount', '-o', 'loop', image, `${dir}/m`]) ?? tryRun(options, ['umount', `${dir}/m`]);
+      return (
+        tryRun(options, ['mkfs.xfs', '-q', '-m', 'reflink=1', image]) ??
+        tryRun(options, ['mount', '-o', 'loop', image, `${dir}/m`]) ??
+        tryRun(options, ['umount', `${dir}/m`])
+      );
     })
   );
 }
@@ -130,7 +170,9 @@ function makeImmutable(options: ProbeOptions): string | null {
       fs.writeFileSync(path.join(dir, 'f'), '');
       const why = tryRun(options, ['chattr', '+i', `${dir}/f`]) ?? tryRun(options, ['chattr', '-i', `${dir}/f`]);
       // It ran and failed: most often the file system, not chattr.
-      return why && /^chattr [+-]i /.test(why) ? `${why} (is ${os.tmpdir()} on a file system without immutable files, such as tmpfs?)` : why;
+      return why && /^chattr [+-]i /.test(why)
+        ? `${why} (is ${os.tmpdir()} on a file system without immutable files, such as tmpfs?)`
+        : why;
     })
   );
 }
@@ -168,20 +210,30 @@ function readProcIo(): string | null {
 
 /** Listens on ::1 in a child process: a container may have IPv6 switched off, loopback included. */
 function listenOnIpv6Loopback(): string | null {
-  const script = "require('net').createServer().on('error', (e) => { console.error(e.code); process.exit(1); }).listen(0, '::1', function () { this.close(); })";
+  const script =
+    "require('net').createServer().on('error', (e) => { console.error(e.code); process.exit(1); }).listen(0, '::1', function () { this.close(); })";
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
-  return r.status === 0 ? null : `cannot listen on ::1 (${r.stderr.trim() || `exit ${r.status ?? r.signal}`}): IPv6 is off on the loopback interface`;
+  return r.status === 0
+    ? null
+    : `cannot listen on ::1 (${r.stderr.trim() || `exit ${r.status ?? r.signal}`}): IPv6 is off on the loopback interface`;
 }
 
 /** The real agent CLIs, installed at pinned versions into test/agent-clis by .ci/run. */
 export const AGENT_CLI_BIN = path.resolve(import.meta.dirname, '../agent-clis/node_modules/.bin');
-const AGENT_CLI_INSTALL = 'npm ci --prefix test/agent-clis --ignore-scripts && npm rebuild --prefix test/agent-clis @anthropic-ai/claude-code (as .ci/run does)';
+const AGENT_CLI_INSTALL =
+  'npm ci --prefix test/agent-clis --ignore-scripts && npm rebuild --prefix test/agent-clis @anthropic-ai/claude-code (as .ci/run does)';
 
 function runAgentCli(name: string): string | null {
   const bin = path.join(AGENT_CLI_BIN, name);
   if (!fs.existsSync(bin)) return `${bin} is not installed`;
-  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
-  return r.status === 0 ? null : `${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+  const r = spawnSync(bin, ['--version'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  return r.status === 0
+    ? null
+    : `${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
 }
 
 /**
@@ -197,8 +249,14 @@ const PACKAGE_MANAGERS_INSTALL = 'npm ci --prefix test/package-managers --ignore
 function runYarn(bin: string, major: number): string | null {
   if (!fs.existsSync(bin)) return `${bin} is not installed`;
   return inTempDir('yarn', (dir) => {
-    const r = spawnSync(process.execPath, [bin, '--version'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: dir, YARN_IGNORE_PATH: '1' } });
-    if (r.status !== 0) return `node ${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
+    const r = spawnSync(process.execPath, [bin, '--version'], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, HOME: dir, YARN_IGNORE_PATH: '1' },
+    });
+    if (r.status !== 0)
+      return `node ${bin} --version failed: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}`;
     const version = r.stdout.trim();
     return version.split('.')[0] === String(major) ? null : `${bin} is yarn ${version}, not ${major}.x`;
   });
@@ -206,13 +264,14 @@ function runYarn(bin: string, major: number): string | null {
 
 /** The deps-20k fixture (a real tree of about 20,000 files) and the npm cache .ci/deps-20k fills for it. */
 export const DEPS_20K_CACHE = path.resolve(import.meta.dirname, '../../.bench-cache/npm-cache');
-const DEPS_20K_INSTALL = '.ci/deps-20k (an online npm ci of the fixture, once; as .ci/run does), with the fixture in shared/fixtures/deps-20k above the repository or $WARREN_DEPS_20K';
+const DEPS_20K_INSTALL =
+  '.ci/deps-20k (an online npm ci of the fixture, once; as .ci/run does), with the fixture in shared/fixtures/deps-20k above the repository or $WARREN_DEPS_20K';
 
 /** The fixture's folder: $WARREN_DEPS_20K, else shared/fixtures/deps-20k in the nearest folder above the repository that has one. */
 export function deps20kFixture(): string | null {
   const env = process.env.WARREN_DEPS_20K;
   if (env) return fs.existsSync(path.join(env, 'package-lock.json')) ? env : null;
-  for (let d = path.resolve(import.meta.dirname, '../..'); d !== path.dirname(d); ) {
+  for (let d = path.resolve(import.meta.dirname, '../..'); d !== path.dirname(d);) {
     d = path.dirname(d);
     const fixture = path.join(d, 'shared/fixtures/deps-20k');
     if (fs.existsSync(path.join(fixture, 'package-lock.json'))) return fixture;
@@ -222,8 +281,12 @@ export function deps20kFixture(): string | null {
 
 function findDeps20k(): string | null {
   const fixture = deps20kFixture();
-  if (fixture === null) return 'no deps-20k fixture: neither $WARREN_DEPS_20K nor shared/fixtures/deps-20k above the repository';
-  const hash = createHash('sha256').update(fs.readFileSync(path.join(fixture, 'package-lock.json'))).digest('hex').slice(0, 16);
+  if (fixture === null)
+    return 'no deps-20k fixture: neither $WARREN_DEPS_20K nor shared/fixtures/deps-20k above the repository';
+  const hash = createHash('sha256')
+    .update(fs.readFileSync(path.join(fixture, 'package-lock.json')))
+    .digest('hex')
+    .slice(0, 16);
   const marker = path.join(DEPS_20K_CACHE, `deps-20k-${hash}.ok`);
   return fs.existsSync(marker) ? null : `the npm cache for ${fixture} is not filled (${marker} is missing)`;
 }
@@ -234,7 +297,26 @@ export const CAPABILITIES = {
   bwrap: {
     // The namespaces and mounts warren's own sandbox argv asks for (src/run/sandbox.ts).
     probe: (o) =>
-      tryRun(o, ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session', '--unshare-net', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--', 'true']),
+      tryRun(o, [
+        'bwrap',
+        '--die-with-parent',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--new-session',
+        '--unshare-net',
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--',
+        'true',
+      ]),
     install: 'apt-get install bubblewrap',
   },
   // The dashboard's browser tests (headless Chromium through playwright-core)
@@ -250,12 +332,14 @@ export const CAPABILITIES = {
   // cow provisioning without root: overlay in a user namespace, as uid 65534
   'overlay-userns': {
     probe: mountOverlayInUserNamespace,
-    install: 'apt-get install util-linux, and run the tests as root (to switch to uid 65534) on Linux 5.11 or later with user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1)',
+    install:
+      'apt-get install util-linux, and run the tests as root (to switch to uid 65534) on Linux 5.11 or later with user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1)',
   },
   // cow without root, seen by the user's own processes: fuse-overlayfs as uid 65534
   'fuse-overlayfs': {
     probe: mountFuseOverlay,
-    install: 'apt-get install fuse-overlayfs (and /dev/fuse usable by users: mode 0666, as Debian\'s udev makes it), and run the tests as root (to switch to uid 65534)',
+    install:
+      "apt-get install fuse-overlayfs (and /dev/fuse usable by users: mode 0666, as Debian's udev makes it), and run the tests as root (to switch to uid 65534)",
   },
   // copy's clone (reflink) rung: an XFS image on a loop device
   xfs: {
@@ -304,7 +388,7 @@ export const CAPABILITIES = {
   // Progress of long copies (bytes written, from /proc/PID/io)
   'proc-io': {
     probe: readProcIo,
-    install: 'a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian\'s is)',
+    install: "a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian's is)",
   },
   // `warren completion zsh` loaded and run in a real zsh
   zsh: {
@@ -319,12 +403,14 @@ export const CAPABILITIES = {
   // A real Python venv (venv + ensurepip, which Debian ships apart in python3-venv): trees that name the main checkout by absolute path
   'python-venv': {
     // Debian's python3 where there is one, as test/helpers/ecosystems.ts uses.
-    probe: (o) => tryRun(o, [fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', '-c', 'import venv, ensurepip']),
+    probe: (o) =>
+      tryRun(o, [fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', '-c', 'import venv, ensurepip']),
     install: 'apt-get install python3-venv',
   },
   // A real pnpm 9 or later, offline with local packages: installs whose snapshots must match their key, and .bin shims that name the checkout by absolute path
   pnpm: {
-    probe: (o) => tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
+    probe: (o) =>
+      tryRun(o, ['pnpm', '--version']) ?? tryRun(o, ['sh', '-c', 'test "$(pnpm --version | cut -d. -f1)" -ge 9']),
     install: 'npm install -g pnpm@9',
   },
   // Real yarn classic (1.x), offline with local packages: installs whose snapshots must match their key, by .yarn-integrity
@@ -355,7 +441,10 @@ const probed = new Map<CapabilityName, string | null>();
 export function probe(name: CapabilityName): string | null {
   let reason = probed.get(name);
   if (reason === undefined) {
-    reason = process.platform === 'linux' ? CAPABILITIES[name].probe(DEFAULT_PROBE_OPTIONS) : `Linux only (this is ${process.platform})`;
+    reason =
+      process.platform === 'linux'
+        ? CAPABILITIES[name].probe(DEFAULT_PROBE_OPTIONS)
+        : `Linux only (this is ${process.platform})`;
     probed.set(name, reason);
   }
   return reason;

@@ -36,10 +36,18 @@ interface Shown {
  * A package as `npm pack` makes it (`package/package.json`, `package/index.js` exporting
  * "NAME VERSION", gzipped) at `dir/NAME-VERSION.tgz`; `fields` go into its package.json.
  */
-export function packageTarball(dir: string, name: string, version: string, fields: Record<string, unknown> = {}): string {
+export function packageTarball(
+  dir: string,
+  name: string,
+  version: string,
+  fields: Record<string, unknown> = {},
+): string {
   const src = tmpDir('warren-pkg-');
   fs.mkdirSync(path.join(src, 'package'));
-  fs.writeFileSync(path.join(src, 'package/package.json'), JSON.stringify({ name, version, main: 'index.js', ...fields }));
+  fs.writeFileSync(
+    path.join(src, 'package/package.json'),
+    JSON.stringify({ name, version, main: 'index.js', ...fields }),
+  );
   fs.writeFileSync(path.join(src, 'package/index.js'), `module.exports = '${name} ${version}';\n`);
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}-${version}.tgz`);
@@ -68,17 +76,22 @@ export function depsRepo(packageJson: object, extra: Record<string, string> = {}
 }
 
 /** `warren new feat ID`, which must succeed, and what `warren show` then says was provisioned. */
-export async function newTask(repo: TestRepo, id: string): Promise<{ path: string; stderr: string; provision: Provisioned[]; events: Shown['events'] }> {
+export async function newTask(
+  repo: TestRepo,
+  id: string,
+): Promise<{ path: string; stderr: string; provision: Provisioned[]; events: Shown['events'] }> {
   const made = await repo.warrenJson<{ path: string }>('new', 'feat', id);
   expect(made.code, made.stderr).toBe(0);
   const shown = await repo.warrenJson<Shown>('show', id);
   return { path: made.json.path, stderr: made.stderr, provision: shown.json.data.provision, events: shown.json.events };
 }
 
-export const taskStatus = async (repo: TestRepo, id: string): Promise<Status> => (await repo.warrenJson<Status>('status', id)).json;
+export const taskStatus = async (repo: TestRepo, id: string): Promise<Status> =>
+  (await repo.warrenJson<Status>('status', id)).json;
 
 /** Is package `name` installed in the `node_modules` of `dir`? */
-export const hasPackage = (dir: string, name: string): boolean => fs.existsSync(path.join(dir, 'node_modules', name, 'package.json'));
+export const hasPackage = (dir: string, name: string): boolean =>
+  fs.existsSync(path.join(dir, 'node_modules', name, 'package.json'));
 
 /** The snapshots warren has taken (their folders' names), in this test's WARREN_HOME. */
 export const snapshotsOf = (repo: TestRepo): string[] => {
@@ -87,4 +100,5 @@ export const snapshotsOf = (repo: TestRepo): string[] => {
 };
 
 /** What `require(name)` gives in `dir`, by a real node. */
-export const requireIn = (dir: string, name: string): string => execFileSync('node', ['-p', `require(${JSON.stringify(name)})`], { cwd: dir, encoding: 'utf8' }).trim();
+export const requireIn = (dir: string, name: string): string =>
+  execFileSync('node', ['-p', `require(${JSON.stringify(name)})`], { cwd: dir, encoding: 'utf8' }).trim();

@@ -65,7 +65,12 @@ export const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : '
 
 function run(cwd: string, argv: string[]): string {
   const [cmd, ...args] = argv as [string, ...string[]];
-  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_NO_INDEX: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PIP_NO_INDEX: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+  });
 }
 
 /** `python3 -m venv .venv` in `root` and `pip install -e .` of the project there (offline). */
@@ -92,8 +97,10 @@ export function buildWheel(pip: string, dir: string, name: string): string {
 export function pnpmProjectFiles(): Record<string, string> {
   return {
     'package.json': '{"name":"app","version":"1.0.0","private":true,"dependencies":{"tool":"file:./pkgs/tool"}}\n',
-    'pkgs/tool/package.json': '{"name":"tool","version":"1.0.0","bin":{"tool":"bin/tool.js"},"dependencies":{"lib":"file:../lib"}}\n',
-    'pkgs/tool/bin/tool.js': '#!/usr/bin/env node\nconsole.log(JSON.stringify({ lib: require.resolve("lib"), nodePath: process.env.NODE_PATH }));\n',
+    'pkgs/tool/package.json':
+      '{"name":"tool","version":"1.0.0","bin":{"tool":"bin/tool.js"},"dependencies":{"lib":"file:../lib"}}\n',
+    'pkgs/tool/bin/tool.js':
+      '#!/usr/bin/env node\nconsole.log(JSON.stringify({ lib: require.resolve("lib"), nodePath: process.env.NODE_PATH }));\n',
     'pkgs/lib/package.json': '{"name":"lib","version":"1.0.0","main":"index.js"}\n',
     'pkgs/lib/index.js': 'module.exports = 1;\n',
   };
@@ -134,8 +141,16 @@ export interface YarnDirs {
 
 /** `node BIN ARGS` in `cwd`; throws with what it printed (yarn berry reports its errors on stdout). */
 function runNode(cwd: string, argv: string[], env: Record<string, string>): void {
-  const r = spawnSync(process.execPath, argv, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`yarn ${argv.slice(1).join(' ')} failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`}):\n${r.stdout}${r.stderr}`);
+  const r = spawnSync(process.execPath, argv, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `yarn ${argv.slice(1).join(' ')} failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`}):\n${r.stdout}${r.stderr}`,
+    );
 }
 
 /**
@@ -143,7 +158,10 @@ function runNode(cwd: string, argv: string[], env: Record<string, string>): void
  * cache in `dirs.cache` and HOME in `dirs.home` (where it would write `.yarnrc`).
  */
 export function yarnClassic(bin: string, cwd: string, dirs: YarnDirs, ...args: string[]): void {
-  runNode(cwd, [bin, ...args, '--offline', '--non-interactive', '--no-progress', `--cache-folder=${dirs.cache}`], { HOME: dirs.home, YARN_DISABLE_SELF_UPDATE_CHECK: 'true' });
+  runNode(cwd, [bin, ...args, '--offline', '--non-interactive', '--no-progress', `--cache-folder=${dirs.cache}`], {
+    HOME: dirs.home,
+    YARN_DISABLE_SELF_UPDATE_CHECK: 'true',
+  });
 }
 
 /**

@@ -25,7 +25,12 @@ function files(dir: string): string[] {
       if (entry.name === '.git') continue;
       if (entry.isDirectory()) walk(r);
       else if (entry.isSymbolicLink()) out.push(`${r} -> ${fs.readlinkSync(path.join(dir, r))}`);
-      else out.push(`${r} ${createHash('sha1').update(fs.readFileSync(path.join(dir, r))).digest('hex')}`);
+      else
+        out.push(
+          `${r} ${createHash('sha1')
+            .update(fs.readFileSync(path.join(dir, r)))
+            .digest('hex')}`,
+        );
     }
   };
   walk('');

@@ -44,7 +44,13 @@ export async function startModelServer(): Promise<ModelServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const entry: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, answer: 'unknown' };
+      const entry: Received = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        answer: 'unknown',
+      };
       received.push(entry);
       const url = req.url ?? '';
       let json: Record<string, unknown> = {};
@@ -56,11 +62,14 @@ export async function startModelServer(): Promise<ModelServer> {
       if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++);
       else if (url.startsWith('/v1/responses')) entry.answer = openai(json, res, calls++);
       else if (/^\/v1beta\/models\/[^/:]+:(stream)?[gG]enerateContent/.test(url)) entry.answer = gemini(json, url, res);
-      else if (req.method === 'HEAD' || req.method === 'GET') res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      else if (req.method === 'HEAD' || req.method === 'GET')
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       else res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not scripted"}}');
     });
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
   const close = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -72,7 +81,12 @@ export async function startModelServer(): Promise<ModelServer> {
 
 /** The working directory a CLI announces in its request (each says it in its own words). */
 function workingDirectory(text: string): string | null {
-  const patterns = [/Primary working directory: ([^\s"\\]+)/, /<cwd>([^<]+)<\/cwd>/, /Workspace Directories:\*\*\\n\s*- ([^\s"\\]+)/, /I'm currently working in the directory: ([^\s"\\]+)/];
+  const patterns = [
+    /Primary working directory: ([^\s"\\]+)/,
+    /<cwd>([^<]+)<\/cwd>/,
+    /Workspace Directories:\*\*\\n\s*- ([^\s"\\]+)/,
+    /I'm currently working in the directory: ([^\s"\\]+)/,
+  ];
   for (const p of patterns) {
     const m = p.exec(text);
     if (m?.[1]) return m[1];
@@ -93,10 +107,13 @@ function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: n
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]).map((t) => t.name) : [];
   const messages = Array.isArray(body.messages) ? (body.messages as { role: string; content: unknown }[]) : [];
   const last = messages[messages.length - 1];
-  const answeredTools = Array.isArray(last?.content) && (last.content as { type?: string }[]).some((b) => b.type === 'tool_result');
+  const answeredTools =
+    Array.isArray(last?.content) && (last.content as { type?: string }[]).some((b) => b.type === 'tool_result');
   const cwd = workingDirectory(text);
   let answer: Received['answer'] = 'other';
-  let blocks: ({ type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown })[] = [{ type: 'text', text: 'ok' }];
+  let blocks: ({ type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown })[] = [
+    { type: 'text', text: 'ok' },
+  ];
   if (tools.includes('Bash') && tools.includes('Write') && cwd) {
     if (answeredTools) {
       answer = 'final';
@@ -104,15 +121,36 @@ function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: n
     } else if (!text.includes('toolu_scripted_')) {
       answer = 'tools';
       blocks = [
-        { type: 'tool_use', id: `toolu_scripted_write_${n}`, name: 'Write', input: { file_path: `${cwd}/agent-note.txt`, content: NOTE } },
-        { type: 'tool_use', id: `toolu_scripted_bash_${n}`, name: 'Bash', input: { command: COMMAND, description: 'Record the working directory' } },
+        {
+          type: 'tool_use',
+          id: `toolu_scripted_write_${n}`,
+          name: 'Write',
+          input: { file_path: `${cwd}/agent-note.txt`, content: NOTE },
+        },
+        {
+          type: 'tool_use',
+          id: `toolu_scripted_bash_${n}`,
+          name: 'Bash',
+          input: { command: COMMAND, description: 'Record the working directory' },
+        },
       ];
     }
   }
   const events: { event: string; data: unknown }[] = [];
   const ev = (type: string, data: Record<string, unknown>) => events.push({ event: type, data: { type, ...data } });
   const model = typeof body.model === 'string' ? body.model : 'claude-scripted';
-  ev('message_start', { message: { id: `msg_scripted_${n}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+  ev('message_start', {
+    message: {
+      id: `msg_scripted_${n}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 },
+    },
+  });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
       ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
@@ -123,13 +161,27 @@ function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: n
     }
     ev('content_block_stop', { index });
   });
-  ev('message_delta', { delta: { stop_reason: answer === 'tools' ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } });
+  ev('message_delta', {
+    delta: { stop_reason: answer === 'tools' ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: 5 },
+  });
   ev('message_stop', {});
   if (body.stream === true) {
     sse(res, events);
   } else {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: `msg_scripted_${n}`, type: 'message', role: 'assistant', model, content: blocks, stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }));
+    res.end(
+      JSON.stringify({
+        id: `msg_scripted_${n}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: blocks,
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 5 },
+      }),
+    );
   }
   return answer;
 }
@@ -145,30 +197,95 @@ function openai(body: Record<string, unknown>, res: http.ServerResponse, n: numb
   const input = Array.isArray(body.input) ? (body.input as { type?: string }[]) : [];
   const answered = input.some((i) => i.type === 'custom_tool_call_output' || i.type === 'function_call_output');
   const cwd = workingDirectory(text);
-  const patch = `*** Begin Patch\n*** Add File: agent-note.txt\n${NOTE.split('\n').filter(Boolean).map((l) => `+${l}`).join('\n')}\n*** End Patch`;
+  const patch = `*** Begin Patch\n*** Add File: agent-note.txt\n${NOTE.split('\n')
+    .filter(Boolean)
+    .map((l) => `+${l}`)
+    .join('\n')}\n*** End Patch`;
   let answer: Received['answer'] = 'other';
   const responseId = `resp_scripted_${n}`;
   const items: Record<string, unknown>[] = [];
   if (cwd && answered) {
     answer = 'final';
-    items.push({ type: 'message', id: `msg_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: FINAL, annotations: [] }] });
+    items.push({
+      type: 'message',
+      id: `msg_${n}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: FINAL, annotations: [] }],
+    });
   } else if (cwd && text.includes('exec_command') && text.includes('"exec"')) {
     answer = 'tools';
-    const script = [`await tools.apply_patch(${JSON.stringify(patch)});`, `const r = await tools.exec_command({ cmd: ${JSON.stringify(COMMAND)}, login: false });`, 'text(JSON.stringify(r));'].join('\n');
-    items.push({ type: 'custom_tool_call', id: `ctc_${n}`, status: 'completed', call_id: `call_scripted_${n}`, name: 'exec', namespace: 'functions', input: script });
+    const script = [
+      `await tools.apply_patch(${JSON.stringify(patch)});`,
+      `const r = await tools.exec_command({ cmd: ${JSON.stringify(COMMAND)}, login: false });`,
+      'text(JSON.stringify(r));',
+    ].join('\n');
+    items.push({
+      type: 'custom_tool_call',
+      id: `ctc_${n}`,
+      status: 'completed',
+      call_id: `call_scripted_${n}`,
+      name: 'exec',
+      namespace: 'functions',
+      input: script,
+    });
   } else if (cwd && text.includes('"shell"')) {
     answer = 'tools';
-    items.push({ type: 'function_call', id: `fc_${n}`, status: 'completed', call_id: `call_scripted_patch_${n}`, name: 'shell', arguments: JSON.stringify({ command: ['apply_patch', patch], workdir: cwd }) });
-    items.push({ type: 'function_call', id: `fc2_${n}`, status: 'completed', call_id: `call_scripted_cmd_${n}`, name: 'shell', arguments: JSON.stringify({ command: ['bash', '-c', COMMAND], workdir: cwd }) });
+    items.push({
+      type: 'function_call',
+      id: `fc_${n}`,
+      status: 'completed',
+      call_id: `call_scripted_patch_${n}`,
+      name: 'shell',
+      arguments: JSON.stringify({ command: ['apply_patch', patch], workdir: cwd }),
+    });
+    items.push({
+      type: 'function_call',
+      id: `fc2_${n}`,
+      status: 'completed',
+      call_id: `call_scripted_cmd_${n}`,
+      name: 'shell',
+      arguments: JSON.stringify({ command: ['bash', '-c', COMMAND], workdir: cwd }),
+    });
   } else {
-    items.push({ type: 'message', id: `msg_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [] }] });
+    items.push({
+      type: 'message',
+      id: `msg_${n}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'ok', annotations: [] }],
+    });
   }
-  const response = { id: responseId, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: body.model ?? 'scripted', output: items };
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
-  const events: { event: string; data: unknown }[] = [{ event: 'response.created', data: { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } } }];
+  const response = {
+    id: responseId,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'completed',
+    model: body.model ?? 'scripted',
+    output: items,
+  };
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  };
+  const events: { event: string; data: unknown }[] = [
+    {
+      event: 'response.created',
+      data: { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } },
+    },
+  ];
   items.forEach((item, output_index) => {
-    events.push({ event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index, item } });
-    events.push({ event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index, item } });
+    events.push({
+      event: 'response.output_item.added',
+      data: { type: 'response.output_item.added', output_index, item },
+    });
+    events.push({
+      event: 'response.output_item.done',
+      data: { type: 'response.output_item.done', output_index, item },
+    });
   });
   events.push({ event: 'response.completed', data: { type: 'response.completed', response: { ...response, usage } } });
   sse(res, events);
@@ -180,12 +297,15 @@ function openai(body: Record<string, unknown>, res: http.ServerResponse, n: numb
 function gemini(body: Record<string, unknown>, url: string, res: http.ServerResponse): Received['answer'] {
   const text = JSON.stringify(body);
   const declared = Array.isArray(body.tools) ? JSON.stringify(body.tools) : '';
-  const contents = Array.isArray(body.contents) ? (body.contents as { parts?: { functionResponse?: unknown }[] }[]) : [];
+  const contents = Array.isArray(body.contents)
+    ? (body.contents as { parts?: { functionResponse?: unknown }[] }[])
+    : [];
   const answered = contents.some((c) => c.parts?.some((p) => p.functionResponse !== undefined));
   const cwd = workingDirectory(text);
   let answer: Received['answer'] = 'other';
   let parts: Record<string, unknown>[];
-  const config = body.generationConfig as { responseMimeType?: string; responseJsonSchema?: { properties?: Record<string, unknown> } } | undefined;
+  const config = body.generationConfig as
+    { responseMimeType?: string; responseJsonSchema?: { properties?: Record<string, unknown> } } | undefined;
   if (config?.responseMimeType === 'application/json') {
     // A side question with a JSON answer (model routing, next speaker): fill the schema's fields.
     const fields = Object.keys(config.responseJsonSchema?.properties ?? {});
@@ -200,7 +320,12 @@ function gemini(body: Record<string, unknown>, url: string, res: http.ServerResp
       answer = 'tools';
       parts = [
         { functionCall: { name: 'write_file', args: { file_path: `${cwd}/agent-note.txt`, content: NOTE } } },
-        { functionCall: { name: 'run_shell_command', args: { command: COMMAND, description: 'Record the working directory' } } },
+        {
+          functionCall: {
+            name: 'run_shell_command',
+            args: { command: COMMAND, description: 'Record the working directory' },
+          },
+        },
       ];
     }
   } else {

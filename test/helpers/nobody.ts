@@ -19,8 +19,19 @@ export interface Cli {
 /** A plain `sh -c SCRIPT` as uid 65534 in `cwd`, outside warren: what an editor or a terminal would see. */
 export function shellAsNobody(cwd: string, script: string): Cli {
   // The shell changes into `cwd` itself: root (this test) may not enter another user's fuse mount.
-  const r = spawnSync('setpriv', [...AS_NOBODY, 'sh', '-c', `cd "$1" && { ${script}
-}`, 'sh', cwd], { cwd: '/', encoding: 'utf8' });
+  const r = spawnSync(
+    'setpriv',
+    [
+      ...AS_NOBODY,
+      'sh',
+      '-c',
+      `cd "$1" && { ${script}
+}`,
+      'sh',
+      cwd,
+    ],
+    { cwd: '/', encoding: 'utf8' },
+  );
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -54,8 +65,13 @@ export function nobodyRepo(fill: (root: string) => void): NobodyRepo {
   trustRepo(root, home);
   execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, root, home]);
   const warren = (args: readonly string[], env: Record<string, string> = {}): Cli => {
-    const vars = Object.entries({ HOME: home, WARREN_HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...env }).map(([k, v]) => `${k}=${v}`);
-    const r = spawnSync('setpriv', [...AS_NOBODY, 'env', ...vars, process.execPath, BIN, ...args], { cwd: root, encoding: 'utf8' });
+    const vars = Object.entries({ HOME: home, WARREN_HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...env }).map(
+      ([k, v]) => `${k}=${v}`,
+    );
+    const r = spawnSync('setpriv', [...AS_NOBODY, 'env', ...vars, process.execPath, BIN, ...args], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
   };
   return {
@@ -69,7 +85,10 @@ export function nobodyRepo(fill: (root: string) => void): NobodyRepo {
       return JSON.parse(r.stdout) as T;
     },
     git(...args: string[]): string {
-      const r = shellAsNobody(root, `HOME=${home} git "$@"`.replace('"$@"', args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')));
+      const r = shellAsNobody(
+        root,
+        `HOME=${home} git "$@"`.replace('"$@"', args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')),
+      );
       expect(r.code, r.stderr).toBe(0);
       return r.stdout.trim();
     },

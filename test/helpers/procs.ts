@@ -14,7 +14,10 @@ export async function waitForFile(file: string, timeoutMs = 30_000, run?: { done
   while (!fs.existsSync(file)) {
     // A run that ended without making the file will never make it: say why at once.
     const ended = seen.ended;
-    if (ended) throw new Error(`the run ended (exit ${String(ended.code)}) before ${file} appeared:\n${ended.stdout}${ended.stderr}`);
+    if (ended)
+      throw new Error(
+        `the run ended (exit ${String(ended.code)}) before ${file} appeared:\n${ended.stdout}${ended.stderr}`,
+      );
     if (Date.now() > deadline) throw new Error(`${file} did not appear within ${timeoutMs}ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -56,7 +59,10 @@ export async function waitUntilGone(pids: readonly number[], timeoutMs = 5000): 
 }
 
 /** Starts the real CLI without waiting, for tests that signal warren itself. */
-export function startCli(args: readonly string[], opts: { cwd: string; home: string; env?: Record<string, string> }): {
+export function startCli(
+  args: readonly string[],
+  opts: { cwd: string; home: string; env?: Record<string, string> },
+): {
   child: ChildProcess;
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 } {
@@ -69,8 +75,8 @@ export function startCli(args: readonly string[], opts: { cwd: string; home: str
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, done };
 }

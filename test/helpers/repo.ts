@@ -133,7 +133,10 @@ export function trustRepo(root: string, home: string): void {
   }
 }
 
-export function runCli(args: readonly string[], opts: { cwd: string; home: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  opts: { cwd: string; home: string; env?: Record<string, string>; input?: string },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd,

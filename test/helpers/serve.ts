@@ -13,12 +13,21 @@ export interface ServeProcess {
   printed?: Record<string, unknown>;
 }
 
-export function startServe(opts: { cwd: string; home: string; args?: string[]; json?: boolean }): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, ...(opts.json ? ['--json'] : []), 'serve', '--port', '0', ...(opts.args ?? [])], {
-    cwd: opts.cwd,
-    env: { ...process.env, WARREN_HOME: opts.home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function startServe(opts: {
+  cwd: string;
+  home: string;
+  args?: string[];
+  json?: boolean;
+}): Promise<ServeProcess> {
+  const child = spawn(
+    process.execPath,
+    [BIN, ...(opts.json ? ['--json'] : []), 'serve', '--port', '0', ...(opts.args ?? [])],
+    {
+      cwd: opts.cwd,
+      env: { ...process.env, WARREN_HOME: opts.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   onTestFinished(async () => {
@@ -45,7 +54,9 @@ export function startServe(opts: { cwd: string; home: string; args?: string[]; j
       const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
       if (m?.[1]) resolve({ url: m[1], port: Number(new URL(m[1]).port), child, stderr: () => err });
     });
-    child.once('exit', (code) => reject(new Error(`warren serve exited ${code} before printing its URL:\n${out}\n${err}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`warren serve exited ${code} before printing its URL:\n${out}\n${err}`)),
+    );
   });
 }
 

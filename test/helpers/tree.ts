@@ -34,7 +34,8 @@ export function treeDigest(dir: string): string {
     hash.update(`${rel}\0${st.mode}\0`);
     if (st.isSymbolicLink()) hash.update(`link\0${fs.readlinkSync(full)}\0`);
     else if (st.isFile()) hash.update(fs.readFileSync(full));
-    else if (st.isDirectory()) for (const name of fs.readdirSync(full).sort()) visit(rel === '' ? name : `${rel}/${name}`);
+    else if (st.isDirectory())
+      for (const name of fs.readdirSync(full).sort()) visit(rel === '' ? name : `${rel}/${name}`);
   };
   visit('');
   return hash.digest('hex');

@@ -11,7 +11,17 @@ function storeWithTask(state: (typeof TASK_STATES)[number]): Store {
   const store = new Store(tmpDir());
   onTestFinished(() => store.close());
   store.upsertProject('p', '/r', '/r/.git');
-  store.insertTask({ project: 'p', id: 't', type: 'feat', branch: 'feat/t', path: '/w/t', base: 'main', baseCommit: 'c', state, data: {} });
+  store.insertTask({
+    project: 'p',
+    id: 't',
+    type: 'feat',
+    branch: 'feat/t',
+    path: '/w/t',
+    base: 'main',
+    baseCommit: 'c',
+    state,
+    data: {},
+  });
   return store;
 }
 

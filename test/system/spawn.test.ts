@@ -25,13 +25,26 @@ function readPid(file: string): number {
 }
 
 async function waitFor(file: string): Promise<void> {
-  for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== ''); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 250 && !(fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== ''); i++)
+    await new Promise((r) => setTimeout(r, 20));
 }
 
 describe('runBounded', () => {
   it('collects output, writes stdin, and reports the exit code', async () => {
-    const r = await runBounded({ argv: ['sh', '-c', 'cat; echo err >&2; exit 3'], stdin: 'hello', stdout: 'collect', stderr: 'collect' });
-    expect(r).toMatchObject({ exitCode: 3, signal: null, timedOut: false, aborted: false, forced: false, spawnError: null });
+    const r = await runBounded({
+      argv: ['sh', '-c', 'cat; echo err >&2; exit 3'],
+      stdin: 'hello',
+      stdout: 'collect',
+      stderr: 'collect',
+    });
+    expect(r).toMatchObject({
+      exitCode: 3,
+      signal: null,
+      timedOut: false,
+      aborted: false,
+      forced: false,
+      spawnError: null,
+    });
     expect(r.stdout.toString()).toBe('hello');
     expect(r.stderr.toString()).toBe('err\n');
   });
@@ -41,7 +54,7 @@ describe('runBounded', () => {
     expect(r.spawnError?.code).toBe('ENOENT');
     expect(r.exitCode).toBeNull();
     const noDir = await runBounded({ argv: ['true'], cwd: path.join(tmpDir(), 'missing') });
-    expect(noDir.spawnError?.code).toBe('ENOENT');    // A NUL cannot reach a program's argv: refused as child_process refuses it, never cut short.
+    expect(noDir.spawnError?.code).toBe('ENOENT'); // A NUL cannot reach a program's argv: refused as child_process refuses it, never cut short.
     expect(() => startBounded({ argv: ['echo', 'a\0b'] })).toThrow(/null bytes/);
   });
 
@@ -56,7 +69,11 @@ describe('runBounded', () => {
   });
 
   it('passes large output through whole, on both pipes at once', async () => {
-    const r = await runBounded({ argv: ['sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a; head -c 2000000 /dev/zero | tr "\\0" b >&2'], stdout: 'collect', stderr: 'collect' });
+    const r = await runBounded({
+      argv: ['sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" a; head -c 2000000 /dev/zero | tr "\\0" b >&2'],
+      stdout: 'collect',
+      stderr: 'collect',
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stdout.length).toBe(3_000_000);
     expect(r.stderr.length).toBe(2_000_000);
@@ -76,7 +93,11 @@ describe('runBounded', () => {
     const polite = await runBounded({ argv: ['sh', '-c', 'sleep 30'], timeoutMs: 200, graceMs: 5000 });
     expect(polite).toMatchObject({ timedOut: true, signal: 'SIGTERM', forced: false });
     const ready = path.join(dir, 'ready');
-    const stubborn = await runBounded({ argv: ['sh', '-c', `trap '' TERM; echo $$ > ${ready}; while :; do sleep 0.05; done`], timeoutMs: 300, graceMs: 300 });
+    const stubborn = await runBounded({
+      argv: ['sh', '-c', `trap '' TERM; echo $$ > ${ready}; while :; do sleep 0.05; done`],
+      timeoutMs: 300,
+      graceMs: 300,
+    });
     expect(stubborn).toMatchObject({ timedOut: true, forced: true, signal: 'SIGKILL' });
   });
 
@@ -91,7 +112,11 @@ describe('runBounded', () => {
     const pidFile = path.join(tmpDir(), 'pid');
     const started = Date.now();
     // setsid leaves the group; the grandchild keeps stdout open.
-    const r = await runBounded({ argv: ['sh', '-c', `setsid sleep 30 & echo $! > ${pidFile}; echo out`], stdout: 'collect', drainMs: 200 });
+    const r = await runBounded({
+      argv: ['sh', '-c', `setsid sleep 30 & echo $! > ${pidFile}; echo out`],
+      stdout: 'collect',
+      drainMs: 200,
+    });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(r.exitCode).toBe(0);
     expect(r.stdout.toString()).toBe('out\n');

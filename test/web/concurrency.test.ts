@@ -5,7 +5,6 @@ import { pageToken, readSse, request, startServe, type SseEvent } from '../helpe
 
 /** Serving never blocks the CLI: both run at once on the same repository and database. */
 
-
 function subscribe(url: string): SseEvent[] {
   const seen: SseEvent[] = [];
   const req = http.get(url, (res) => readSse(res, (e) => seen.push(e)));
@@ -42,12 +41,22 @@ describe('warren serve beside the CLI', () => {
     await reader;
     expect(reads).toBeGreaterThan(0);
 
-    const kinds = () => events.filter((e) => e.event === 'change').map((e) => JSON.parse(e.data) as { kind: string; taskId: string });
-    await expect.poll(() => kinds().filter((k) => k.kind === 'task.created').map((k) => k.taskId).sort()).toEqual(ids);
+    const kinds = () =>
+      events.filter((e) => e.event === 'change').map((e) => JSON.parse(e.data) as { kind: string; taskId: string });
+    await expect
+      .poll(() =>
+        kinds()
+          .filter((k) => k.kind === 'task.created')
+          .map((k) => k.taskId)
+          .sort(),
+      )
+      .toEqual(ids);
     await expect.poll(() => kinds().some((k) => k.kind === 'task.removed' && k.taskId === 'c2')).toBe(true);
 
     const fleet = await request(`${serve.url}api/fleet`, { headers: { 'x-warren-token': token } });
-    const ids2 = (JSON.parse(fleet.body) as { projects: { tasks: { id: string }[] }[] }).projects[0]?.tasks.map((t) => t.id).sort();
+    const ids2 = (JSON.parse(fleet.body) as { projects: { tasks: { id: string }[] }[] }).projects[0]?.tasks
+      .map((t) => t.id)
+      .sort();
     expect(ids2).toEqual(['c1', 'c3']);
     expect(serve.child.exitCode).toBeNull();
   });

@@ -37,96 +37,125 @@ function projectKey(repo: TestRepo): string {
 const noChromium = unavailable(import.meta.filename, 'chromium');
 
 describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
-  it('shows a CLI-created task live, streams its log, verifies, lands and removes it from the page', { timeout: 180_000 }, async () => {
-    const repo = makeRepo({
-      files: { 'README.md': '# test\n', 'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n' },
-    });
-    const first = await newTask(repo, 'first');
-    const serve = await startServe({ cwd: repo.root, home: repo.home });
-    const { page, dialogs } = await openBrowser();
+  it(
+    'shows a CLI-created task live, streams its log, verifies, lands and removes it from the page',
+    { timeout: 180_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'README.md': '# test\n',
+          'warren.yaml': 'verify:\n  - { id: feature, run: "test -f feature.js", required: true }\n',
+        },
+      });
+      const first = await newTask(repo, 'first');
+      const serve = await startServe({ cwd: repo.root, home: repo.home });
+      const { page, dialogs } = await openBrowser();
 
-    await page.goto(serve.url);
-    await page.locator('tr[data-task="first"]').waitFor();
-    await page.locator('#live.on').waitFor();
-    // Set a marker: if the page reloaded, it would be gone.
-    await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
+      await page.goto(serve.url);
+      await page.locator('tr[data-task="first"]').waitFor();
+      await page.locator('#live.on').waitFor();
+      // Set a marker: if the page reloaded, it would be gone.
+      await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 42));
 
-    // Created from the CLI, in another process: appears without a reload.
-    await newTask(repo, 'second');
-    await page.locator('tr[data-task="second"]').waitFor({ timeout: 15_000 });
-    expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
-    await expect(page.locator('tr[data-task="second"] td').nth(2).textContent()).resolves.toBe('ready');
-    await screenshot(page, 'fleet');
+      // Created from the CLI, in another process: appears without a reload.
+      await newTask(repo, 'second');
+      await page.locator('tr[data-task="second"]').waitFor({ timeout: 15_000 });
+      expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
+      await expect(page.locator('tr[data-task="second"] td').nth(2).textContent()).resolves.toBe('ready');
+      await screenshot(page, 'fleet');
 
-    // Open it; a real `warren exec` starts and its log grows while the page watches.
-    await page.locator('tr[data-task="second"] a.task-link').click();
-    await waitForView(page, '#task[data-task="second"]', 'open-task-second');
-    const gate = path.join(path.dirname(repo.root), 'go');
-    const script = [
-      'echo "step 1: installing"',
-      `while [ ! -f '${gate}' ]; do sleep 0.05; done`,
-      'echo "step 2: testing <script>window.pwned=1</script>"',
-      'echo "export const feature = 1;" > feature.js',
-      'echo done',
-    ].join('; ');
-    const exec = repo.warren('exec', 'second', '--timeout', '2m', '--', 'sh', '-c', script);
-    await expect.poll(() => page.locator('#log').textContent().catch(() => ''), { timeout: 30_000 }).toContain('step 1: installing');
-    await expect(page.locator('#log-status').textContent()).resolves.toBe('running…');
-    await screenshot(page, 'task-log-running');
-    fs.writeFileSync(gate, '');
-    const ran = await exec;
-    expect(ran.code, ran.stderr).toBe(0);
-    await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 15_000 }).toBe('finished: exit 0');
-    await expect.poll(() => page.locator('#log').textContent(), { timeout: 15_000 }).toContain('step 2: testing <script>window.pwned=1</script>\ndone');
-    expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
-    await screenshot(page, 'task');
+      // Open it; a real `warren exec` starts and its log grows while the page watches.
+      await page.locator('tr[data-task="second"] a.task-link').click();
+      await waitForView(page, '#task[data-task="second"]', 'open-task-second');
+      const gate = path.join(path.dirname(repo.root), 'go');
+      const script = [
+        'echo "step 1: installing"',
+        `while [ ! -f '${gate}' ]; do sleep 0.05; done`,
+        'echo "step 2: testing <script>window.pwned=1</script>"',
+        'echo "export const feature = 1;" > feature.js',
+        'echo done',
+      ].join('; ');
+      const exec = repo.warren('exec', 'second', '--timeout', '2m', '--', 'sh', '-c', script);
+      await expect
+        .poll(
+          () =>
+            page
+              .locator('#log')
+              .textContent()
+              .catch(() => ''),
+          { timeout: 30_000 },
+        )
+        .toContain('step 1: installing');
+      await expect(page.locator('#log-status').textContent()).resolves.toBe('running…');
+      await screenshot(page, 'task-log-running');
+      fs.writeFileSync(gate, '');
+      const ran = await exec;
+      expect(ran.code, ran.stderr).toBe(0);
+      await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 15_000 }).toBe('finished: exit 0');
+      await expect
+        .poll(() => page.locator('#log').textContent(), { timeout: 15_000 })
+        .toContain('step 2: testing <script>window.pwned=1</script>\ndone');
+      expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
+      await screenshot(page, 'task');
 
-    // Verify from the page runs warren.yaml's verify commands through the same library call.
-    await page.locator('#task button[data-action="verify"]').click();
-    await page.locator('#notice.info', { hasText: 'Verify' }).waitFor({ timeout: 30_000 });
-    await expect
-      .poll(async () => ((await repo.warrenJson<{ data: { verify?: { passed: boolean } } }>('show', 'second')).json.data.verify?.passed ?? null), { timeout: 30_000 })
-      .toBe(true);
+      // Verify from the page runs warren.yaml's verify commands through the same library call.
+      await page.locator('#task button[data-action="verify"]').click();
+      await page.locator('#notice.info', { hasText: 'Verify' }).waitFor({ timeout: 30_000 });
+      await expect
+        .poll(
+          async () =>
+            (await repo.warrenJson<{ data: { verify?: { passed: boolean } } }>('show', 'second')).json.data.verify
+              ?.passed ?? null,
+          { timeout: 30_000 },
+        )
+        .toBe(true);
 
-    // Checkpoint and land from the page: the task moves to landed and the base has its work.
-    await page.locator('#task button[data-action="checkpoint"]').click();
-    await page.locator('#notice.info', { hasText: 'Checkpoint' }).waitFor({ timeout: 30_000 });
-    await page.locator('#task button[data-action="land"]').click();
-    await page.locator('dialog#confirm[open]').waitFor();
-    await page.locator('#confirm-ok').click();
-    await expect.poll(async () => (await repo.warrenJson<{ state: string }>('show', 'second')).json.state, { timeout: 30_000 }).toBe('landed');
-    expect(fs.readFileSync(path.join(repo.root, 'feature.js'), 'utf8')).toBe('export const feature = 1;\n');
-    await page.locator('a', { hasText: '← fleet' }).click();
-    await expect.poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 }).toBe('landed');
-    await screenshot(page, 'fleet-landed');
-    await page.locator('tr[data-task="second"] a.task-link').click();
-    await waitForView(page, '#task[data-task="second"]', 'reopen-task-second');
+      // Checkpoint and land from the page: the task moves to landed and the base has its work.
+      await page.locator('#task button[data-action="checkpoint"]').click();
+      await page.locator('#notice.info', { hasText: 'Checkpoint' }).waitFor({ timeout: 30_000 });
+      await page.locator('#task button[data-action="land"]').click();
+      await page.locator('dialog#confirm[open]').waitFor();
+      await page.locator('#confirm-ok').click();
+      await expect
+        .poll(async () => (await repo.warrenJson<{ state: string }>('show', 'second')).json.state, { timeout: 30_000 })
+        .toBe('landed');
+      expect(fs.readFileSync(path.join(repo.root, 'feature.js'), 'utf8')).toBe('export const feature = 1;\n');
+      await page.locator('a', { hasText: '← fleet' }).click();
+      await expect
+        .poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 })
+        .toBe('landed');
+      await screenshot(page, 'fleet-landed');
+      await page.locator('tr[data-task="second"] a.task-link').click();
+      await waitForView(page, '#task[data-task="second"]', 'reopen-task-second');
 
-    // Remove it from the page, through the confirmation; it leaves the fleet.
-    await page.locator('#task button[data-action="rm"]').click();
-    await page.locator('dialog#confirm[open]').waitFor();
-    await page.locator('#confirm-ok').click();
-    await page.locator('#fleet').waitFor();
-    await page.locator('tr[data-task="second"]').waitFor({ state: 'detached', timeout: 15_000 });
-    const list = await repo.warrenJson<{ id: string }[]>('list');
-    expect(list.json.map((t) => t.id)).toEqual(['first']);
+      // Remove it from the page, through the confirmation; it leaves the fleet.
+      await page.locator('#task button[data-action="rm"]').click();
+      await page.locator('dialog#confirm[open]').waitFor();
+      await page.locator('#confirm-ok').click();
+      await page.locator('#fleet').waitFor();
+      await page.locator('tr[data-task="second"]').waitFor({ state: 'detached', timeout: 15_000 });
+      const list = await repo.warrenJson<{ id: string }[]>('list');
+      expect(list.json.map((t) => t.id)).toEqual(['first']);
 
-    // A guard's refusal is shown exactly as the CLI words it.
-    fs.writeFileSync(path.join(first.path, 'unsaved.txt'), 'work in progress\n');
-    await page.locator('tr[data-task="first"] button[data-action="rm"]').click();
-    await page.locator('#confirm-ok').click();
-    await page.locator('#notice.error').waitFor();
-    const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'first');
-    expect(cli.code).toBe(1);
-    await expect(page.locator('#notice .msg').textContent()).resolves.toBe(cli.json.error.message);
-    await expect(page.locator('#notice .hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
-    await expect(page.locator('#notice strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
-    expect(fs.existsSync(first.path)).toBe(true);
-    // The page re-reads after a refusal: the uncommitted file now counts.
-    await expect.poll(() => page.locator('tr[data-task="first"] td').nth(6).textContent(), { timeout: 15_000 }).toBe('1');
-    await screenshot(page, 'refusal');
-    expect(dialogs).toEqual([]);
-  });
+      // A guard's refusal is shown exactly as the CLI words it.
+      fs.writeFileSync(path.join(first.path, 'unsaved.txt'), 'work in progress\n');
+      await page.locator('tr[data-task="first"] button[data-action="rm"]').click();
+      await page.locator('#confirm-ok').click();
+      await page.locator('#notice.error').waitFor();
+      const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'first');
+      expect(cli.code).toBe(1);
+      await expect(page.locator('#notice .msg').textContent()).resolves.toBe(cli.json.error.message);
+      await expect(page.locator('#notice .hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
+      await expect(page.locator('#notice strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
+      expect(fs.existsSync(first.path)).toBe(true);
+      // The page re-reads after a refusal: the uncommitted file now counts.
+      await expect
+        .poll(() => page.locator('tr[data-task="first"] td').nth(6).textContent(), { timeout: 15_000 })
+        .toBe('1');
+      await screenshot(page, 'refusal');
+      expect(dialogs).toEqual([]);
+    },
+  );
 
   it('renders hostile branch names, file names, commit messages, events and log lines as inert text', async () => {
     const repo = makeRepo();
@@ -141,13 +170,47 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     const store = new Store(repo.home);
     try {
       // A row no CLI could write (IDs are checked) but a database could hold: still inert.
-      store.insertTask({ project, id: 'ghost', type: 'feat', branch: hostileBranch, path: path.join(repo.home, 'nowhere', 'ghost'), base: 'main', baseCommit: repo.git('rev-parse', 'HEAD'), state: 'ready', data: {} });
+      store.insertTask({
+        project,
+        id: 'ghost',
+        type: 'feat',
+        branch: hostileBranch,
+        path: path.join(repo.home, 'nowhere', 'ghost'),
+        base: 'main',
+        baseCommit: repo.git('rev-parse', 'HEAD'),
+        state: 'ready',
+        data: {},
+      });
       // Written as raw rows: the typed API would not let warren write these, but a database can hold them.
-      const provision = [{ path: '<b>vendor</b>', mode: 'copy', requested: 'copy', isolated: true, entries: 1, bytes: 1, ms: 1, method: 'cp -a', source: '/x', manifest: '/nowhere/m.json' }];
-      store.db.prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?').run(JSON.stringify({ provision }), project, 'ghost');
-      const insert = store.db.prepare("INSERT INTO events (at, project, task_id, kind, level, message, data) VALUES (?, ?, 'inj', ?, ?, ?, ?)");
+      const provision = [
+        {
+          path: '<b>vendor</b>',
+          mode: 'copy',
+          requested: 'copy',
+          isolated: true,
+          entries: 1,
+          bytes: 1,
+          ms: 1,
+          method: 'cp -a',
+          source: '/x',
+          manifest: '/nowhere/m.json',
+        },
+      ];
+      store.db
+        .prepare('UPDATE tasks SET data = ? WHERE project = ? AND id = ?')
+        .run(JSON.stringify({ provision }), project, 'ghost');
+      const insert = store.db.prepare(
+        "INSERT INTO events (at, project, task_id, kind, level, message, data) VALUES (?, ?, 'inj', ?, ?, ?, ?)",
+      );
       insert.run(new Date().toISOString(), project, 'note', 'info', '<script>window.pwned=5</script>', '{}');
-      insert.run(new Date().toISOString(), project, 'verify.failed', 'warn', 'verify failed: <b>unit</b>', JSON.stringify({ log: '', results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] }));
+      insert.run(
+        new Date().toISOString(),
+        project,
+        'verify.failed',
+        'warn',
+        'verify failed: <b>unit</b>',
+        JSON.stringify({ log: '', results: [{ id: '<b>unit</b>', exitCode: 1, required: true, durationMs: 5 }] }),
+      );
     } finally {
       store.close();
     }
@@ -222,7 +285,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('dialog#confirm[open]').waitFor();
     await page.locator('dialog#confirm input[name="id"]').fill('../escape');
     await page.locator('#confirm-ok').click();
-    await expect.poll(() => page.locator('#notice').textContent(), { timeout: 15_000 }).toContain('Nothing was created');
+    await expect
+      .poll(() => page.locator('#notice').textContent(), { timeout: 15_000 })
+      .toContain('Nothing was created');
     expect(gitIn(repo.root, 'branch', '--list').trim()).toBe('* main');
 
     // A real one: type from the list, setup runs, the skip is shown, the row appears.
@@ -265,7 +330,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     serve.child.kill('SIGSTOP');
     try {
       await page.evaluate("location.hash = '#/task/x/one'");
-      await expect.poll(() => page.locator('#notice').textContent(), { timeout: 30_000, interval: 500 }).toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
+      await expect
+        .poll(() => page.locator('#notice').textContent(), { timeout: 30_000, interval: 500 })
+        .toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
     } finally {
       serve.child.kill('SIGCONT');
     }
@@ -282,8 +349,26 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.goto(`${serve.url}#/task/${encodeURIComponent(projectKey(repo))}/loud`);
     await waitForView(page, '#task[data-task="loud"]', 'open-task-loud');
     const gate = path.join(path.dirname(repo.root), 'go');
-    const exec = repo.warren('exec', 'loud', '--timeout', '2m', '--', 'sh', '-c', `echo first; while [ ! -f '${gate}' ]; do sleep 0.05; done; seq 1 3000000; echo last`);
-    await expect.poll(() => page.locator('#log').textContent().catch(() => ''), { timeout: 30_000 }).toContain('first');
+    const exec = repo.warren(
+      'exec',
+      'loud',
+      '--timeout',
+      '2m',
+      '--',
+      'sh',
+      '-c',
+      `echo first; while [ ! -f '${gate}' ]; do sleep 0.05; done; seq 1 3000000; echo last`,
+    );
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#log')
+            .textContent()
+            .catch(() => ''),
+        { timeout: 30_000 },
+      )
+      .toContain('first');
     // The browser stops reading: its network service is stopped (SIGSTOP), so the socket's buffers
     // fill (a few MB) and the server's writes back up while the command writes ~21 MB. Pausing the
     // page's script instead, with or without CDP's network throttling, left it to how much the
@@ -300,7 +385,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     expect(ran.code, ran.stderr).toBe(0);
     await expect.poll(() => page.locator('#log-status').textContent(), { timeout: 60_000 }).toBe('finished: exit 0');
     const marker = await page.locator('#log .log-skip', { hasText: 'bytes skipped' }).first().textContent();
-    expect(marker).toMatch(/^\n\[… [\d,]+ bytes skipped: this page fell behind the command; the whole output is in \/.+\.log\]\n$/);
+    expect(marker).toMatch(
+      /^\n\[… [\d,]+ bytes skipped: this page fell behind the command; the whole output is in \/.+\.log\]\n$/,
+    );
     expect(await page.locator('#log').textContent()).toMatch(/\n2999999\n3000000\nlast\n$/);
   }, 120_000);
 });

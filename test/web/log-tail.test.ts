@@ -14,7 +14,11 @@ interface Seen {
   end: { missing: boolean } | null;
 }
 
-function follow(file: string, finished: { value: boolean }, options: Partial<FollowOptions> = {}): Seen & { stop(): void } {
+function follow(
+  file: string,
+  finished: { value: boolean },
+  options: Partial<FollowOptions> = {},
+): Seen & { stop(): void } {
   const seen: Seen = { text: '', starts: [], skips: [], end: null };
   const follower = followLog({
     resolve: () => (fs.existsSync(file) ? file : null),
@@ -122,7 +126,7 @@ describe('followLog', () => {
     expect(held.starts).toEqual([{ skipped: 900 }]);
   });
 
-  it('serves only logs inside warren\'s folders, also through symlinks', () => {
+  it("serves only logs inside warren's folders, also through symlinks", () => {
     const root = tmpDir();
     const inside = path.join(root, 'home');
     fs.mkdirSync(inside);
@@ -141,9 +145,18 @@ describe('followLog', () => {
 describe('BoundedSender', () => {
   it('holds at most its bound for a client that does not read, drops the rest, and says how many once the client caught up', async () => {
     const written: { event: string; data: string; taken: () => void }[] = [];
-    const sender = new BoundedSender(({ event, data }) => new Promise<void>((resolve) => written.push({ event, data, taken: resolve })), 100);
+    const sender = new BoundedSender(
+      ({ event, data }) => new Promise<void>((resolve) => written.push({ event, data, taken: resolve })),
+      100,
+    );
     const data = 'x'.repeat(40); // 'change' + 40 bytes = 46 each: two fit under 100
-    expect([1, 2, 3, 4, 5].map(() => sender.send({ event: 'change', data }))).toEqual([true, true, false, false, false]);
+    expect([1, 2, 3, 4, 5].map(() => sender.send({ event: 'change', data }))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     expect(sender.pendingBytes).toBe(92);
     expect(written).toHaveLength(2);
     // The client takes the first: still one pending, so no word yet about what it missed.

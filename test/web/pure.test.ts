@@ -8,7 +8,15 @@ import { EVENT_KINDS } from '../../src/state/events.js';
 import { readFacts } from '../../src/state/facts.js';
 import { logPathAllowed } from '../../src/web/log-tail.js';
 import { RUN_ENDINGS, RUN_START, SETUP_KINDS, VERIFY_KINDS, lastRun, logSource } from '../../src/web/run-events.js';
-import { allowedHosts, hostAllowed, isJsonMediaType, isLoopbackHost, listenAddress, originAllowed, tokenMatches } from '../../src/web/security.js';
+import {
+  allowedHosts,
+  hostAllowed,
+  isJsonMediaType,
+  isLoopbackHost,
+  listenAddress,
+  originAllowed,
+  tokenMatches,
+} from '../../src/web/security.js';
 
 /** The dashboard's deciding functions on plain data. */
 
@@ -81,7 +89,7 @@ describe('security rules', () => {
     expect(hostAllowed(header, loopback)).toBe(expected);
   });
 
-  it('a wildcard bind accepts the machine\'s interface addresses and loopback, nothing else', () => {
+  it("a wildcard bind accepts the machine's interface addresses and loopback, nothing else", () => {
     const interfaces = {
       eth0: [{ address: '192.168.1.10', netmask: '', family: 'IPv4', mac: '', internal: false, cidr: null }],
       eth1: [{ address: 'fe80::1', netmask: '', family: 'IPv6', mac: '', internal: false, cidr: null, scopeid: 2 }],
@@ -135,17 +143,67 @@ describe('git output parsing', () => {
 
 let seqs = 0;
 const at = (): string => `2026-01-01T00:00:0${++seqs % 10}Z`;
-const started = (runId: string, log = `/${runId}.log`): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.started', level: 'info', message: `start ${runId}`, data: { runId, kind: 'exec', log, command: ['npm', 'test'] } });
-const ended = (runId: string, exitCode: number | null = 0): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.ended', level: 'info', message: `end ${runId}`, data: { runId, kind: 'exec', exitCode, signal: null, timedOut: false, durationMs: 12, log: `/${runId}.log`, survivors: [] } });
-const fallback = (runId: string): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'run.containment_fallback', level: 'warn', message: 'process group only', data: { runId, reason: 'no namespaces' } });
-const created = (): WarrenEvent => ({ seq: ++seqs, at: at(), project: 'p', taskId: 't', kind: 'task.created', level: 'info', message: 'created', data: { branch: 'b', path: '/w', base: 'main', baseCommit: 'c', sync: { kind: 'no-upstream' } } });
+const started = (runId: string, log = `/${runId}.log`): WarrenEvent => ({
+  seq: ++seqs,
+  at: at(),
+  project: 'p',
+  taskId: 't',
+  kind: 'run.started',
+  level: 'info',
+  message: `start ${runId}`,
+  data: { runId, kind: 'exec', log, command: ['npm', 'test'] },
+});
+const ended = (runId: string, exitCode: number | null = 0): WarrenEvent => ({
+  seq: ++seqs,
+  at: at(),
+  project: 'p',
+  taskId: 't',
+  kind: 'run.ended',
+  level: 'info',
+  message: `end ${runId}`,
+  data: {
+    runId,
+    kind: 'exec',
+    exitCode,
+    signal: null,
+    timedOut: false,
+    durationMs: 12,
+    log: `/${runId}.log`,
+    survivors: [],
+  },
+});
+const fallback = (runId: string): WarrenEvent => ({
+  seq: ++seqs,
+  at: at(),
+  project: 'p',
+  taskId: 't',
+  kind: 'run.containment_fallback',
+  level: 'warn',
+  message: 'process group only',
+  data: { runId, reason: 'no namespaces' },
+});
+const created = (): WarrenEvent => ({
+  seq: ++seqs,
+  at: at(),
+  project: 'p',
+  taskId: 't',
+  kind: 'task.created',
+  level: 'info',
+  message: 'created',
+  data: { branch: 'b', path: '/w', base: 'main', baseCommit: 'c', sync: { kind: 'no-upstream' } },
+});
 
 describe("the dashboard's reading of runs", () => {
   it('pairs a run with its own end: a warning recorded after run.started does not end it', () => {
     // The old reader took the newest `run.*` event as the state of the run: a containment
     // fallback recorded right after run.started made a running command show as not running.
     expect(lastRun([started('A'), fallback('A')])).toMatchObject({ running: true, command: 'npm test' });
-    expect(lastRun([started('A'), fallback('A'), ended('A', 3)])).toMatchObject({ running: false, exitCode: 3, durationMs: 12, kind: 'exec' });
+    expect(lastRun([started('A'), fallback('A'), ended('A', 3)])).toMatchObject({
+      running: false,
+      exitCode: 3,
+      durationMs: 12,
+      kind: 'exec',
+    });
     // Another run's end does not end this one.
     expect(lastRun([started('A'), ended('B')])?.running).toBe(true);
     expect(lastRun([created()])).toBeNull();
@@ -169,17 +227,33 @@ describe("the dashboard's reading of runs", () => {
 
 describe('task facts read from a row', () => {
   it('keeps well-formed known keys and drops the rest, per entry in a list', () => {
-    const record = { path: 'node_modules', mode: 'cow', requested: 'cow', isolated: true, entries: 1, bytes: 1, ms: 1, method: 'overlay', source: '/r/node_modules' };
+    const record = {
+      path: 'node_modules',
+      mode: 'cow',
+      requested: 'cow',
+      isolated: true,
+      entries: 1,
+      bytes: 1,
+      ms: 1,
+      method: 'overlay',
+      source: '/r/node_modules',
+    };
     expect(readFacts('{}')).toEqual({});
     expect(readFacts('not json')).toEqual({});
     expect(readFacts(JSON.stringify({ provision: 'node_modules' }))).toEqual({});
-    expect(readFacts(JSON.stringify({ provision: [null, 3, { mode: 'cow' }, record] }))).toEqual({ provision: [record] });
-    expect(readFacts(JSON.stringify({ ports: { first: 1, count: 2 }, sandbox: 'docker', future: 1 }))).toEqual({ ports: { first: 1, count: 2 } });
+    expect(readFacts(JSON.stringify({ provision: [null, 3, { mode: 'cow' }, record] }))).toEqual({
+      provision: [record],
+    });
+    expect(readFacts(JSON.stringify({ ports: { first: 1, count: 2 }, sandbox: 'docker', future: 1 }))).toEqual({
+      ports: { first: 1, count: 2 },
+    });
   });
 
   it('the fleet shows the change counts `status` computes', () => {
     const status = { path: 'node_modules', mode: 'cow' as const, isolated: true, changed: [], changedCount: 7 };
-    expect(provisionOf([status, { ...status, path: '.env', mode: 'copy', changedCount: 0, unknown: 'manifest missing' }])).toEqual([
+    expect(
+      provisionOf([status, { ...status, path: '.env', mode: 'copy', changedCount: 0, unknown: 'manifest missing' }]),
+    ).toEqual([
       { path: 'node_modules', mode: 'cow', isolated: true, changed: 7 },
       { path: '.env', mode: 'copy', isolated: true, changed: null },
     ]);
@@ -233,11 +307,20 @@ describe('action requests', () => {
 
   it('accepts well-formed requests', () => {
     if (!rm || !gc) throw new Error('actions missing');
-    expect(parseActionRequest(rm, { project: 'p', id: 'x', options: { deleteBranch: true } })).toEqual({ project: 'p', id: 'x', options: { deleteBranch: true } });
+    expect(parseActionRequest(rm, { project: 'p', id: 'x', options: { deleteBranch: true } })).toEqual({
+      project: 'p',
+      id: 'x',
+      options: { deleteBranch: true },
+    });
     expect(parseActionRequest(gc, { project: 'p' })).toEqual({ project: 'p', options: {} });
     const create = findAction('new');
     if (!create) throw new Error('new action missing');
-    expect(parseActionRequest(create, { project: 'p', options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true } })).toEqual({
+    expect(
+      parseActionRequest(create, {
+        project: 'p',
+        options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true },
+      }),
+    ).toEqual({
       project: 'p',
       options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true },
     });

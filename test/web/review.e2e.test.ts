@@ -64,12 +64,14 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
 
     // The diff of uncommitted work: every file, with its counts; small diffs open.
     const files = page.locator('details.file');
-    await expect.poll(() => files.evaluateAll((ds) => ds.map((d) => `${d.getAttribute('data-status')} ${d.getAttribute('data-file')}`))).toEqual([
-      'deleted README.md',
-      'added new notes.md',
-      'modified src/app.js',
-    ]);
-    await expect(page.locator('details.file[data-file="src/app.js"] summary').textContent()).resolves.toContain('+1 −1');
+    await expect
+      .poll(() =>
+        files.evaluateAll((ds) => ds.map((d) => `${d.getAttribute('data-status')} ${d.getAttribute('data-file')}`)),
+      )
+      .toEqual(['deleted README.md', 'added new notes.md', 'modified src/app.js']);
+    await expect(page.locator('details.file[data-file="src/app.js"] summary').textContent()).resolves.toContain(
+      '+1 −1',
+    );
     await expect(page.locator('details.file[data-file="new notes.md"] tr.line.add').count()).resolves.toBe(2);
     await screenshot(page, 'review-diff');
 
@@ -101,14 +103,20 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     const prompt = fs.readFileSync(recorded, 'utf8');
     expect(prompt).toBe(reviewPrompt(listed.json));
     expect(prompt).toContain('1. src/app.js:12\nSpell it as a number, like the others.\n\n```diff\n@@ ');
-    expect(prompt).toContain('2. new notes.md:2\nSay why this file exists.\nIn one line.\n\n```diff\n@@ -0,0 +1,2 @@\n+first\n+second\n```');
+    expect(prompt).toContain(
+      '2. new notes.md:2\nSay why this file exists.\nIn one line.\n\n```diff\n@@ -0,0 +1,2 @@\n+first\n+second\n```',
+    );
     // The agent finished with exit 0: both are resolved, and Send has nothing left to send.
     await expect.poll(() => page.locator('.review li[data-state="resolved"]').count(), { timeout: 15_000 }).toBe(2);
     await expect(page.locator('.review button[data-action="review"]').isDisabled()).resolves.toBe(true);
 
     // Reopen one from the page; the CLI agrees.
     await page.locator('.review li[data-comment] button.resolve').first().click();
-    await expect.poll(async () => (await repo.warrenJson<CommentJson[]>('comments', 'loop', '--open')).json.length, { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(async () => (await repo.warrenJson<CommentJson[]>('comments', 'loop', '--open')).json.length, {
+        timeout: 15_000,
+      })
+      .toBe(1);
     await screenshot(page, 'review-sent');
 
     // The favicon is the server's own; nothing was fetched from anywhere else.
@@ -126,7 +134,8 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
       files: {
         'README.md': '# test\n',
         // The required check fails; the optional one after it passes: the last command's exit is 0.
-        'warren.yaml': 'verify:\n  - { id: unit, run: "test -f feature.js", required: true }\n  - { id: lint, run: "true", required: false }\n',
+        'warren.yaml':
+          'verify:\n  - { id: unit, run: "test -f feature.js", required: true }\n  - { id: lint, run: "true", required: false }\n',
       },
     });
     await newTask(repo, 'red');
@@ -148,15 +157,29 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     await row.locator('a.task-link').click();
     await waitForView(page, '#task[data-task="red"]', 'open-task-red');
     const results = page.locator('table.results');
-    await expect(results.locator('th').allTextContents()).resolves.toEqual(['command', 'result', 'exit', 'required', 'took', 'why']);
-    await expect(results.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent)))).resolves.toEqual([
+    await expect(results.locator('th').allTextContents()).resolves.toEqual([
+      'command',
+      'result',
+      'exit',
+      'required',
+      'took',
+      'why',
+    ]);
+    await expect(
+      results
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent))),
+    ).resolves.toEqual([
       ['unit', 'failed', '1', 'yes'],
       ['lint', 'passed', '0', 'no'],
     ]);
     expect(await page.locator('pre.data').count()).toBe(0);
 
     // Fixed, verified, checkpointed and landed: green, and Land is no longer offered.
-    fs.writeFileSync(path.join((await repo.warrenJson<{ path: string }>('path', 'red')).json.path, 'feature.js'), 'export {};\n');
+    fs.writeFileSync(
+      path.join((await repo.warrenJson<{ path: string }>('path', 'red')).json.path, 'feature.js'),
+      'export {};\n',
+    );
     expect((await repo.warren('verify', 'red')).code).toBe(0);
     expect((await repo.warren('checkpoint', 'red', '-m', 'add the feature')).code).toBe(0);
     const landed = await repo.warren('land', 'red');
@@ -166,6 +189,8 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     await expect(row.locator('[data-verify]').getAttribute('data-verify')).resolves.toBe('passed');
     expect(await row.locator('button[data-action="land"]').count()).toBe(0);
     expect(await row.locator('button[data-action="rm"]').count()).toBe(1);
-    expect(repo.git('log', '-1', '--format=%s%n%(trailers:key=Warren-Task,valueonly)', 'main')).toBe('add the feature\nred');
+    expect(repo.git('log', '-1', '--format=%s%n%(trailers:key=Warren-Task,valueonly)', 'main')).toBe(
+      'add the feature\nred',
+    );
   });
 });

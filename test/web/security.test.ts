@@ -40,12 +40,20 @@ function rawStatus(port: number, text: string): Promise<number> {
   });
 }
 
-function rmRequest(project: string, id: string, headers: Record<string, string>): { method: string; headers: Record<string, string>; body: string } {
-  return { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ project, id, options: {} }) };
+function rmRequest(
+  project: string,
+  id: string,
+  headers: Record<string, string>,
+): { method: string; headers: Record<string, string>; body: string } {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ project, id, options: {} }),
+  };
 }
 
 describe('dashboard security', () => {
-  it('--json prints the URL and this run\'s token once, for a program that starts warren serve; the API takes it', async () => {
+  it("--json prints the URL and this run's token once, for a program that starts warren serve; the API takes it", async () => {
     const { repo } = await repoWithTask();
     const server = await startServe({ cwd: repo.root, home: repo.home, json: true });
     expect(Object.keys(server.printed ?? {}).sort()).toEqual(['host', 'pid', 'port', 'token', 'url']);
@@ -62,11 +70,23 @@ describe('dashboard security', () => {
     const { server, project } = await serveRepo(repo);
     const token = await pageToken(server.url);
     const before = refsAndWorktrees(repo.root);
-    for (const host of ['evil.example', `evil.example:${server.port}`, `127.0.0.1:${server.port + 1}`, `127.0.0.2:${server.port}`, `localhost.evil.example:${server.port}`]) {
+    for (const host of [
+      'evil.example',
+      `evil.example:${server.port}`,
+      `127.0.0.1:${server.port + 1}`,
+      `127.0.0.2:${server.port}`,
+      `localhost.evil.example:${server.port}`,
+    ]) {
       const headers = { host };
       expect((await request(server.url, { headers })).status, host).toBe(421);
-      expect((await request(`${server.url}api/fleet`, { headers: { ...headers, 'x-warren-token': token } })).status, host).toBe(421);
-      const rm = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { ...headers, 'x-warren-token': token }));
+      expect(
+        (await request(`${server.url}api/fleet`, { headers: { ...headers, 'x-warren-token': token } })).status,
+        host,
+      ).toBe(421);
+      const rm = await request(
+        `${server.url}api/actions/rm`,
+        rmRequest(project, 'keep', { ...headers, 'x-warren-token': token }),
+      );
       expect(rm.status, host).toBe(421);
     }
     // No Host header at all: refused too (by node:http's own requireHostHeader, or by ours).
@@ -81,7 +101,7 @@ describe('dashboard security', () => {
     }
   });
 
-  it('refuses state-changing requests without this run\'s token, and changes nothing', async () => {
+  it("refuses state-changing requests without this run's token, and changes nothing", async () => {
     const { repo, path: wt } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
     const token = await pageToken(server.url);
@@ -90,8 +110,14 @@ describe('dashboard security', () => {
       { name: 'no token', init: rmRequest(project, 'keep', {}) },
       { name: 'wrong token', init: rmRequest(project, 'keep', { 'x-warren-token': 'f'.repeat(64) }) },
       { name: 'token of another length', init: rmRequest(project, 'keep', { 'x-warren-token': token.slice(1) }) },
-      { name: 'right token from another origin', init: rmRequest(project, 'keep', { 'x-warren-token': token, origin: 'http://evil.example' }) },
-      { name: 'a form post (no token)', init: { ...rmRequest(project, 'keep', {}), headers: { 'content-type': 'text/plain' } } },
+      {
+        name: 'right token from another origin',
+        init: rmRequest(project, 'keep', { 'x-warren-token': token, origin: 'http://evil.example' }),
+      },
+      {
+        name: 'a form post (no token)',
+        init: { ...rmRequest(project, 'keep', {}), headers: { 'content-type': 'text/plain' } },
+      },
     ];
     for (const { name, init } of cases) {
       const res = await request(`${server.url}api/actions/rm`, init);
@@ -110,7 +136,10 @@ describe('dashboard security', () => {
     expect((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id)).toEqual(['keep']);
 
     // The same request with the token does remove it: the refusals above were the token's doing.
-    const ok = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token, origin: server.url.replace(/\/$/, '') }));
+    const ok = await request(
+      `${server.url}api/actions/rm`,
+      rmRequest(project, 'keep', { 'x-warren-token': token, origin: server.url.replace(/\/$/, '') }),
+    );
     expect(ok.status, ok.body).toBe(200);
     expect(fs.existsSync(wt)).toBe(false);
   });
@@ -120,9 +149,19 @@ describe('dashboard security', () => {
     const { server, project } = await serveRepo(repo);
     const token = await pageToken(server.url);
     const before = refsAndWorktrees(repo.root);
-    for (const type of ['application/jsonx', 'application/json-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'text/plain; application/json', '']) {
+    for (const type of [
+      'application/jsonx',
+      'application/json-patch+json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'text/plain; application/json',
+      '',
+    ]) {
       const init = rmRequest(project, 'keep', { 'x-warren-token': token });
-      const res = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': type } });
+      const res = await request(`${server.url}api/actions/rm`, {
+        ...init,
+        headers: { ...init.headers, 'content-type': type },
+      });
       expect(res.status, type).toBe(415);
       expect(JSON.parse(res.body).error.code, type).toBe('USAGE');
       expect(JSON.parse(res.body).error.message, type).toContain('must be application/json');
@@ -131,12 +170,15 @@ describe('dashboard security', () => {
     expect(fs.existsSync(wt)).toBe(true);
     // JSON with a parameter is JSON: the same request goes through.
     const init = rmRequest(project, 'keep', { 'x-warren-token': token });
-    const ok = await request(`${server.url}api/actions/rm`, { ...init, headers: { ...init.headers, 'content-type': 'Application/JSON; charset=utf-8' } });
+    const ok = await request(`${server.url}api/actions/rm`, {
+      ...init,
+      headers: { ...init.headers, 'content-type': 'Application/JSON; charset=utf-8' },
+    });
     expect(ok.status, ok.body).toBe(200);
     expect(fs.existsSync(wt)).toBe(false);
   });
 
-  it('passes a guard\'s refusal through exactly as the CLI words it', async () => {
+  it("passes a guard's refusal through exactly as the CLI words it", async () => {
     const { repo, path: wt } = await repoWithTask();
     fs.writeFileSync(path.join(wt, 'unsaved.txt'), 'draft\n');
     const { server, project } = await serveRepo(repo);
@@ -144,11 +186,15 @@ describe('dashboard security', () => {
     const res = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token }));
     const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'keep');
     expect(res.status).toBe(409);
-    expect(JSON.parse(res.body).error).toEqual({ code: cli.json.error.code, message: cli.json.error.message, hint: cli.json.error.hint });
+    expect(JSON.parse(res.body).error).toEqual({
+      code: cli.json.error.code,
+      message: cli.json.error.message,
+      hint: cli.json.error.hint,
+    });
     expect(fs.existsSync(path.join(wt, 'unsaved.txt'))).toBe(true);
   });
 
-  it('streams a log only from inside warren\'s folders, whatever path an event names', async () => {
+  it("streams a log only from inside warren's folders, whatever path an event names", async () => {
     const { repo } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
     const token = await pageToken(server.url);
@@ -156,7 +202,13 @@ describe('dashboard security', () => {
     fs.writeFileSync(secret, 'do not serve me\n');
     const store = new Store(repo.home);
     try {
-      store.addEvent({ project, taskId: 'keep', kind: 'run.started', message: 'x', data: { runId: 'r-secret', kind: 'exec', log: secret, command: ['x'] } });
+      store.addEvent({
+        project,
+        taskId: 'keep',
+        kind: 'run.started',
+        message: 'x',
+        data: { runId: 'r-secret', kind: 'exec', log: secret, command: ['x'] },
+      });
     } finally {
       store.close();
     }
@@ -187,7 +239,10 @@ describe('dashboard security', () => {
 
     // An address this machine does not have, or cannot resolve, is bad input, not a crash.
     for (const host of ['[::1', 'no-such-host.invalid']) {
-      const bad = await runCli(['serve', '--port', '0', '--host', host, '--allow-remote'], { cwd: repo.root, home: repo.home });
+      const bad = await runCli(['serve', '--port', '0', '--host', host, '--allow-remote'], {
+        cwd: repo.root,
+        home: repo.home,
+      });
       expect(bad.code, bad.stderr).toBe(2);
       expect(bad.stderr).toMatch(new RegExp(`--host ${host.replace(/[[.]/g, '\\$&')} .*; nothing was started\\.`));
       expect(bad.stderr).not.toContain('internal error');
@@ -206,21 +261,29 @@ describe('dashboard security', () => {
     expect((await request(`${bare}?key=${key}`)).status).toBe(200);
     const store = new Store(repo.home);
     try {
-      expect(store.eventsSince(0).filter((e) => e.kind === 'serve.remote').map((e) => e.level)).toEqual(['warn']);
+      expect(
+        store
+          .eventsSince(0)
+          .filter((e) => e.kind === 'serve.remote')
+          .map((e) => e.level),
+      ).toEqual(['warn']);
     } finally {
       store.close();
     }
   });
 
   const noIpv6 = unavailable(import.meta.filename, 'ipv6-loopback');
-  it.skipIf(noIpv6 !== null)('serves IPv6 loopback written as in a URL, `--host [::1]`, with the brackets kept in the URL', async () => {
-    const { repo } = await repoWithTask();
-    const v6 = await startServe({ cwd: repo.root, home: repo.home, json: true, args: ['--host', '[::1]'] });
-    expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+\/$/);
-    expect(v6.printed?.host).toBe('[::1]');
-    const token = String(v6.printed?.token);
-    expect((await request(`${v6.url}api/meta`, { headers: { 'x-warren-token': token } })).status).toBe(200);
-    // The same request on 127.0.0.1 finds nothing listening there: it is bound to ::1 alone.
-    await expect(request(`http://127.0.0.1:${v6.port}/`)).rejects.toThrow(/ECONNREFUSED/);
-  });
+  it.skipIf(noIpv6 !== null)(
+    'serves IPv6 loopback written as in a URL, `--host [::1]`, with the brackets kept in the URL',
+    async () => {
+      const { repo } = await repoWithTask();
+      const v6 = await startServe({ cwd: repo.root, home: repo.home, json: true, args: ['--host', '[::1]'] });
+      expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+\/$/);
+      expect(v6.printed?.host).toBe('[::1]');
+      const token = String(v6.printed?.token);
+      expect((await request(`${v6.url}api/meta`, { headers: { 'x-warren-token': token } })).status).toBe(200);
+      // The same request on 127.0.0.1 finds nothing listening there: it is bound to ::1 alone.
+      await expect(request(`http://127.0.0.1:${v6.port}/`)).rejects.toThrow(/ECONNREFUSED/);
+    },
+  );
 });

@@ -98,7 +98,19 @@ describe('warren serve with clients that stop reading', () => {
     const go = path.join(repo.home, 'go');
     const exec = spawn(
       process.execPath,
-      [BIN, 'exec', 'loud', '--timeout', '120s', '--', 'sh', '-c', `while [ ! -e "$1" ]; do sleep 0.05; done; yes x | head -c ${OUTPUT_BYTES}`, 'sh', go],
+      [
+        BIN,
+        'exec',
+        'loud',
+        '--timeout',
+        '120s',
+        '--',
+        'sh',
+        '-c',
+        `while [ ! -e "$1" ]; do sleep 0.05; done; yes x | head -c ${OUTPUT_BYTES}`,
+        'sh',
+        go,
+      ],
       { cwd: repo.root, env: { ...process.env, WARREN_HOME: repo.home }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let execErr = '';
@@ -107,7 +119,9 @@ describe('warren serve with clients that stop reading', () => {
     onTestFinished(() => void exec.kill('SIGKILL'));
     const store = new Store(repo.home);
     onTestFinished(() => store.close());
-    await expect.poll(() => store.taskEvents(project, 'loud', 20).some((e) => e.kind === 'run.started'), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => store.taskEvents(project, 'loud', 20).some((e) => e.kind === 'run.started'), { timeout: 30_000 })
+      .toBe(true);
 
     const logUrl = `/api/log?project=${encodeURIComponent(project)}&id=loud&token=${token}`;
     const followers: net.Socket[] = [];
@@ -131,15 +145,25 @@ describe('warren serve with clients that stop reading', () => {
     // While the command prints and for 5 s after: another request, again and again, each answered in time.
     let slowest = 0;
     const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline && serve.child.exitCode === null && serve.child.signalCode === null && (endedAt === null || Date.now() - endedAt < 5000)) {
-      const answer = await Promise.race([timed(() => request(`${serve.url}api/meta`, auth).catch(() => null)), new Promise<null>((r) => setTimeout(() => r(null), ANSWER_BOUND_MS))]);
+    while (
+      Date.now() < deadline &&
+      serve.child.exitCode === null &&
+      serve.child.signalCode === null &&
+      (endedAt === null || Date.now() - endedAt < 5000)
+    ) {
+      const answer = await Promise.race([
+        timed(() => request(`${serve.url}api/meta`, auth).catch(() => null)),
+        new Promise<null>((r) => setTimeout(() => r(null), ANSWER_BOUND_MS)),
+      ]);
       slowest = Math.max(slowest, answer?.ms ?? ANSWER_BOUND_MS);
       if (answer?.value?.status !== 200) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     clearInterval(sampler);
     const growth = peak - before;
-    console.log(`warren serve RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, peak ${(peak / 2 ** 20).toFixed(0)} MiB (+${(growth / 2 ** 20).toFixed(0)} MiB); slowest /api/meta ${slowest} ms`);
+    console.log(
+      `warren serve RSS: ${(before / 2 ** 20).toFixed(0)} MiB before, peak ${(peak / 2 ** 20).toFixed(0)} MiB (+${(growth / 2 ** 20).toFixed(0)} MiB); slowest /api/meta ${slowest} ms`,
+    );
     expect(growth, `the server grew by ${(growth / 2 ** 20).toFixed(0)} MiB`).toBeLessThanOrEqual(RSS_GROWTH_BOUND);
     expect(endedAt, `the command did not finish: ${execErr}`).not.toBeNull();
     expect(await execDone, execErr).toBe(0);
@@ -153,11 +177,17 @@ describe('warren serve with clients that stop reading', () => {
     // A follower that fell behind and reads again is told how much it missed, and every byte is accounted for.
     const events = await lagging.resume();
     const count = (kind: string): number => events.filter((e) => e.event === kind).length;
-    const skips = events.filter((e) => e.event === 'skip').map((e) => (JSON.parse(e.data) as { skipped: number }).skipped);
+    const skips = events
+      .filter((e) => e.event === 'skip')
+      .map((e) => (JSON.parse(e.data) as { skipped: number }).skipped);
     expect(skips.length).toBeGreaterThan(0);
     const started = events.find((e) => e.event === 'start');
-    const text = events.filter((e) => e.event === 'chunk').map((e) => (JSON.parse(e.data) as { text: string }).text).join('');
-    const skipped = skips.reduce((a, b) => a + b, 0) + (JSON.parse(started?.data ?? '{}') as { skipped: number }).skipped;
+    const text = events
+      .filter((e) => e.event === 'chunk')
+      .map((e) => (JSON.parse(e.data) as { text: string }).text)
+      .join('');
+    const skipped =
+      skips.reduce((a, b) => a + b, 0) + (JSON.parse(started?.data ?? '{}') as { skipped: number }).skipped;
     expect(skipped + Buffer.byteLength(text)).toBe(OUTPUT_BYTES);
     expect(text.endsWith('x\n')).toBe(true);
     expect(count('end')).toBe(1);

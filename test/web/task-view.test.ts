@@ -12,7 +12,9 @@ import { gitIn, makeRepo } from '../helpers/repo.js';
 
 describe('task view data', () => {
   it('reads drift, changes, commits, the diff, runs, setup/verify, the log source and audit sections', async () => {
-    const repo = makeRepo({ files: { '.gitignore': 'cache/\n', 'warren.yaml': 'provision:\n  - { path: cache, mode: copy }\n' } });
+    const repo = makeRepo({
+      files: { '.gitignore': 'cache/\n', 'warren.yaml': 'provision:\n  - { path: cache, mode: copy }\n' },
+    });
     repo.write('cache/a.txt', 'cached\n');
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'tv');
     expect(made.code, made.stderr).toBe(0);
@@ -32,9 +34,40 @@ describe('task view data', () => {
     onTestFinished(() => store.close());
     const ctx = await openProject(repo.root, { store });
     const log = path.join(repo.home, 'logs', 'a.log');
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'verify.failed', level: 'warn', message: 'verify failed', data: { log, results: [{ id: 'unit', exitCode: 1, timedOut: false, required: true, durationMs: 5, reason: null }] } });
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.started', message: 'exec', data: { runId: 'r1', kind: 'exec', log, command: ['make'] } });
-    store.addEvent({ project: ctx.key, taskId: 'tv', kind: 'run.ended', message: 'exec ended', data: { runId: 'r1', kind: 'exec', exitCode: 2, signal: null, timedOut: false, durationMs: 40, log, survivors: [] } });
+    store.addEvent({
+      project: ctx.key,
+      taskId: 'tv',
+      kind: 'verify.failed',
+      level: 'warn',
+      message: 'verify failed',
+      data: {
+        log,
+        results: [{ id: 'unit', exitCode: 1, timedOut: false, required: true, durationMs: 5, reason: null }],
+      },
+    });
+    store.addEvent({
+      project: ctx.key,
+      taskId: 'tv',
+      kind: 'run.started',
+      message: 'exec',
+      data: { runId: 'r1', kind: 'exec', log, command: ['make'] },
+    });
+    store.addEvent({
+      project: ctx.key,
+      taskId: 'tv',
+      kind: 'run.ended',
+      message: 'exec ended',
+      data: {
+        runId: 'r1',
+        kind: 'exec',
+        exitCode: 2,
+        signal: null,
+        timedOut: false,
+        durationMs: 40,
+        log,
+        survivors: [],
+      },
+    });
 
     const order: string[] = [];
     const tested: AuditSection = {
@@ -51,7 +84,13 @@ describe('task view data', () => {
     expect(view.task).toMatchObject({ id: 'tv', behind: 2, ahead: 1, changes: 1 });
     expect(view.task.ports).toMatchObject({ count: 10 });
     expect(view.task.provision).toEqual([{ path: 'cache', mode: 'copy', isolated: true, changed: 1 }]);
-    expect(view.task.lastRun).toMatchObject({ kind: 'exec', exitCode: 2, durationMs: 40, running: false, command: 'make' });
+    expect(view.task.lastRun).toMatchObject({
+      kind: 'exec',
+      exitCode: 2,
+      durationMs: 40,
+      running: false,
+      command: 'make',
+    });
     expect(view.commits).toEqual({ ok: true, value: [expect.objectContaining({ subject: 'add feature' })] });
     if (!view.diff.ok) throw new Error(`no diff: ${JSON.stringify(view.diff)}`);
     // What the task changed since it left the base, uncommitted and untracked work included;

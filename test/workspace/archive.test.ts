@@ -40,7 +40,10 @@ function listing(dir: string): Record<string, string> {
       const st = fs.lstatSync(path.join(dir, r));
       if (st.isDirectory()) visit(r);
       else if (st.isSymbolicLink()) out[r] = `link ${fs.readlinkSync(path.join(dir, r))}`;
-      else out[r] = `${(st.mode & 0o777).toString(8)} ${createHash('sha256').update(fs.readFileSync(path.join(dir, r))).digest('hex')}`;
+      else
+        out[r] = `${(st.mode & 0o777).toString(8)} ${createHash('sha256')
+          .update(fs.readFileSync(path.join(dir, r)))
+          .digest('hex')}`;
     }
   };
   visit('');
@@ -59,7 +62,15 @@ function gitState(ws: string): { status: string; head: string; branch: string; l
 
 describe('rm --discard and restore', () => {
   it('round-trips a workspace byte for byte: unlanded commits, staged, unstaged, deleted, untracked, binary, odd names, modes and links', async () => {
-    const repo = makeRepo({ files: { 'README.md': '# r\n', 'src/a.txt': 'a\nb\nc\n', 'old.txt': 'old\n', 'tool.sh': '#!/bin/sh\n', '.gitignore': 'build/\n' } });
+    const repo = makeRepo({
+      files: {
+        'README.md': '# r\n',
+        'src/a.txt': 'a\nb\nc\n',
+        'old.txt': 'old\n',
+        'tool.sh': '#!/bin/sh\n',
+        '.gitignore': 'build/\n',
+      },
+    });
     const ws = await newTask(repo, 'D-1');
     // An unlanded commit.
     fs.writeFileSync(path.join(ws, 'src/a.txt'), 'a\nB\nc\n');
@@ -94,7 +105,11 @@ describe('rm --discard and restore', () => {
     expect(plain.json.error.hint).toContain('warren rm D-1 --discard');
     expect(listing(ws)).toEqual(before);
 
-    const discarded = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean; archive: string }>('rm', 'D-1', '--discard');
+    const discarded = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean; archive: string }>(
+      'rm',
+      'D-1',
+      '--discard',
+    );
     expect(discarded.code, discarded.stderr).toBe(0);
     expect(discarded.json).toMatchObject({ removed: true, branchDeleted: true });
     expect(discarded.json.archive).toMatch(/^refs\/warren\/archive\/D-1\/\d{8}T\d{6}\.\d{3}Z$/);
@@ -106,10 +121,20 @@ describe('rm --discard and restore', () => {
 
     const archived = await repo.warrenJson<Archived[]>('list', '--archived');
     expect(archived.json).toHaveLength(1);
-    expect(archived.json[0]).toMatchObject({ id: 'D-1', ref: discarded.json.archive, tip, type: 'feat', branch: 'feat/D-1', base: 'main' });
+    expect(archived.json[0]).toMatchObject({
+      id: 'D-1',
+      ref: discarded.json.archive,
+      tip,
+      type: 'feat',
+      branch: 'feat/D-1',
+      base: 'main',
+    });
     expect((await repo.warren('list', '--archived')).stdout).toContain('D-1');
 
-    const restored = await repo.warrenJson<{ id: string; path: string; state: string; archive: string }>('restore', 'D-1');
+    const restored = await repo.warrenJson<{ id: string; path: string; state: string; archive: string }>(
+      'restore',
+      'D-1',
+    );
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.json).toMatchObject({ id: 'D-1', path: ws, state: 'ready', archive: discarded.json.archive });
     expect(listing(ws)).toEqual(Object.fromEntries(Object.entries(before).filter(([k]) => !k.startsWith('build/'))));
@@ -168,18 +193,31 @@ describe('rm --discard and restore', () => {
     repo.git('update-ref', old, older?.commit ?? '');
     const gc = await repo.warrenJson<{ removed: { kind: string; action: string; id?: string; path?: string }[] }>('gc');
     expect(gc.code, gc.stderr).toBe(0);
-    expect(gc.json.removed.filter((r) => r.kind === 'archive')).toEqual([{ kind: 'archive', action: 'delete-ref', id: 'D-3', path: old, branch: 'feat/D-3' }]);
+    expect(gc.json.removed.filter((r) => r.kind === 'archive')).toEqual([
+      { kind: 'archive', action: 'delete-ref', id: 'D-3', path: old, branch: 'feat/D-3' },
+    ]);
     expect((await repo.warren('gc')).stdout).not.toContain('archive');
-    expect((await repo.warrenJson<Archived[]>('list', '--archived')).json.map((a) => a.ref)).toEqual([older?.ref, newer?.ref]);
+    expect((await repo.warrenJson<Archived[]>('list', '--archived')).json.map((a) => a.ref)).toEqual([
+      older?.ref,
+      newer?.ref,
+    ]);
   });
 
   it('names archives by UTC time and reads their facts back from the commit message (pure)', () => {
     expect(archiveStamp(new Date('2026-11-30T19:12:18.123Z'))).toBe('20261130T191218.123Z');
-    expect(parseArchiveRef('refs/warren/archive/T-1/20261130T191218.123Z')).toEqual({ id: 'T-1', at: '2026-11-30T19:12:18.123Z' });
+    expect(parseArchiveRef('refs/warren/archive/T-1/20261130T191218.123Z')).toEqual({
+      id: 'T-1',
+      at: '2026-11-30T19:12:18.123Z',
+    });
     expect(parseArchiveRef('refs/warren/archive/T-1/yesterday')).toBeNull();
     expect(parseArchiveRef('refs/warren/archive/a/b/20261130T191218.123Z')).toBeNull();
     const task = { id: 'T-1', type: 'spike', branch: 'spike/T-1', base: 'main', baseCommit: 'a'.repeat(40) };
-    expect(parseArchiveMessage(archiveMessage(task, true))).toEqual({ type: 'spike', branch: 'spike/T-1', base: 'main', baseCommit: 'a'.repeat(40) });
+    expect(parseArchiveMessage(archiveMessage(task, true))).toEqual({
+      type: 'spike',
+      branch: 'spike/T-1',
+      base: 'main',
+      baseCommit: 'a'.repeat(40),
+    });
     expect(archiveMessage(task, false)).toContain('every change comes back unstaged');
     expect(parseArchiveMessage('a commit someone else wrote\n')).toBeNull();
     expect(parseArchiveMessage(archiveMessage({ ...task, data: { sandbox: 'bwrap' } }, true))?.sandbox).toBe('bwrap');

@@ -10,7 +10,9 @@ describe('concurrency', () => {
   it('12 warren new processes started at once on one repository all end ready on 12 distinct branches', async () => {
     const repo = makeRepo();
     const ids = Array.from({ length: 12 }, (_, i) => `P-${i + 1}`);
-    const results = await Promise.all(ids.map((id) => repo.warrenJson<{ state: string; branch: string; path: string }>('new', 'feat', id)));
+    const results = await Promise.all(
+      ids.map((id) => repo.warrenJson<{ state: string; branch: string; path: string }>('new', 'feat', id)),
+    );
     for (const res of results) {
       expect(res.stderr).not.toMatch(/locked|SQLITE_BUSY|index\.lock/i);
       expect(res.code).toBe(0);
@@ -21,23 +23,36 @@ describe('concurrency', () => {
     const list = await repo.warrenJson<{ id: string; state: string }[]>('list');
     expect(list.json.map((t) => t.id).sort()).toEqual([...ids].sort());
     expect(list.json.every((t) => t.state === 'ready')).toBe(true);
-    const worktrees = repo.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '));
+    const worktrees = repo
+      .git('worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '));
     expect(worktrees).toHaveLength(13);
     expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
 
     // And removing them all at once.
-    const removed = await Promise.all(ids.map((id) => repo.warrenJson<{ removed: boolean }>('rm', id, '--delete-branch')));
+    const removed = await Promise.all(
+      ids.map((id) => repo.warrenJson<{ removed: boolean }>('rm', id, '--delete-branch')),
+    );
     expect(removed.map((r) => r.code)).toEqual(ids.map(() => 0));
-    expect(repo.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toHaveLength(1);
+    expect(
+      repo
+        .git('worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')),
+    ).toHaveLength(1);
     expect(repo.git('branch', '--list', 'feat/*')).toBe('');
   }, 180_000);
 
   it('two processes racing for the same ID: exactly one wins, the other is refused cleanly', async () => {
     const repo = makeRepo();
-    const results = await Promise.all([1, 2, 3].map(() => repo.warrenJson<{ error?: { code: string } }>('new', 'feat', 'SAME')));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => repo.warrenJson<{ error?: { code: string } }>('new', 'feat', 'SAME')),
+    );
     const codes = results.map((r) => r.code).sort();
     expect(codes).toEqual([0, 1, 1]);
-    for (const r of results.filter((r) => r.code === 1)) expect(['LOCK_HELD', 'TASK_EXISTS']).toContain(r.json.error?.code);
+    for (const r of results.filter((r) => r.code === 1))
+      expect(['LOCK_HELD', 'TASK_EXISTS']).toContain(r.json.error?.code);
     expect(repo.git('branch', '--list', 'feat/SAME')).toContain('feat/SAME');
   });
 });
@@ -51,31 +66,44 @@ describe('a large repository: the files are written outside the repository lock'
     for (let i = 0; i < files; i++) tree[`src/d${i % 20}/f${i}.txt`] = `file ${i}\n`;
     const repo = makeRepo({ files: tree });
     const hook = path.join(repo.root, '.git', 'hooks', 'post-checkout');
-    fs.writeFileSync(hook, '#!/bin/sh\necho "$1 $2 $3" >> "$(git rev-parse --git-dir)/post-checkout-ran"\n', { mode: 0o755 });
+    fs.writeFileSync(hook, '#!/bin/sh\necho "$1 $2 $3" >> "$(git rev-parse --git-dir)/post-checkout-ran"\n', {
+      mode: 0o755,
+    });
     return repo;
   }
 
   it.each([
     { label: 'below the threshold (one git worktree add)', files: 20 },
-    { label: 'at the threshold (no-checkout under the lock, checkout outside)', files: CHECKOUT_OUTSIDE_LOCK_MIN_FILES },
-  ])('$label: every file, a clean status, the post-checkout hook run once as git runs it; 4 at once all ready', async ({ files }) => {
-    const repo = bigRepo(files);
-    const head = repo.git('rev-parse', 'HEAD');
-    const ids = ['a', 'b', 'c', 'd'];
-    const results = await Promise.all(ids.map((id) => repo.warrenJson<{ state: string; path: string }>('new', 'feat', id)));
-    for (const r of results) {
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.json.state).toBe('ready');
-      const ws = r.json.path;
-      expect(gitIn(ws, 'ls-files').split('\n').filter(Boolean)).toHaveLength(files);
-      expect(fs.readFileSync(path.join(ws, 'src/d0/f0.txt'), 'utf8')).toBe('file 0\n');
-      expect(gitIn(ws, 'status', '--porcelain')).toBe('');
-      const gitDir = gitIn(ws, 'rev-parse', '--absolute-git-dir');
-      expect(fs.readFileSync(path.join(gitDir, 'post-checkout-ran'), 'utf8')).toBe(`${'0'.repeat(40)} ${head} 1\n`);
-    }
-    // Each creation recorded how long it waited for the repository lock and held it.
-    const shown = await repo.warrenJson<{ events: { kind: string; repoLock?: { waitedMs: number; heldMs: number } }[] }>('show', 'a');
-    const created = shown.json.events.find((e) => e.kind === 'task.created');
-    expect(created?.repoLock?.heldMs).toBeGreaterThanOrEqual(0);
-  }, 180_000);
+    {
+      label: 'at the threshold (no-checkout under the lock, checkout outside)',
+      files: CHECKOUT_OUTSIDE_LOCK_MIN_FILES,
+    },
+  ])(
+    '$label: every file, a clean status, the post-checkout hook run once as git runs it; 4 at once all ready',
+    async ({ files }) => {
+      const repo = bigRepo(files);
+      const head = repo.git('rev-parse', 'HEAD');
+      const ids = ['a', 'b', 'c', 'd'];
+      const results = await Promise.all(
+        ids.map((id) => repo.warrenJson<{ state: string; path: string }>('new', 'feat', id)),
+      );
+      for (const r of results) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.json.state).toBe('ready');
+        const ws = r.json.path;
+        expect(gitIn(ws, 'ls-files').split('\n').filter(Boolean)).toHaveLength(files);
+        expect(fs.readFileSync(path.join(ws, 'src/d0/f0.txt'), 'utf8')).toBe('file 0\n');
+        expect(gitIn(ws, 'status', '--porcelain')).toBe('');
+        const gitDir = gitIn(ws, 'rev-parse', '--absolute-git-dir');
+        expect(fs.readFileSync(path.join(gitDir, 'post-checkout-ran'), 'utf8')).toBe(`${'0'.repeat(40)} ${head} 1\n`);
+      }
+      // Each creation recorded how long it waited for the repository lock and held it.
+      const shown = await repo.warrenJson<{
+        events: { kind: string; repoLock?: { waitedMs: number; heldMs: number } }[];
+      }>('show', 'a');
+      const created = shown.json.events.find((e) => e.kind === 'task.created');
+      expect(created?.repoLock?.heldMs).toBeGreaterThanOrEqual(0);
+    },
+    180_000,
+  );
 });

@@ -41,7 +41,9 @@ describe('bad input exits 2', () => {
     for (const command of ['list', 'scan']) {
       const ran = await repo.warrenJson(command);
       expect(ran.code, `${command}: ${ran.stdout}`).toBe(0);
-      expect(ran.stderr).toMatch(/^warren: warn: .*warren\.yaml could not be read as data.* ignored here: this command needs nothing from it/m);
+      expect(ran.stderr).toMatch(
+        /^warren: warn: .*warren\.yaml could not be read as data.* ignored here: this command needs nothing from it/m,
+      );
     }
     // gc still collects: the task whose folder is gone (its git record included) is displaced and kept; a prunable stray goes.
     const gc = await repo.warrenJson<{ removed: { kind: string }[]; kept: { kind: string; path: string }[] }>('gc');
@@ -52,7 +54,11 @@ describe('bad input exits 2', () => {
 
   it('timeout: 0s is refused by validation (exit 2), before anything is created', async () => {
     const repo = makeRepo();
-    for (const yaml of ['setup:\n  - { id: s, run: "true", timeout: 0s }\n', 'verify:\n  - { id: v, run: "true", timeout: 0.0m }\n', 'kill_grace: 0ms\n']) {
+    for (const yaml of [
+      'setup:\n  - { id: s, run: "true", timeout: 0s }\n',
+      'verify:\n  - { id: v, run: "true", timeout: 0.0m }\n',
+      'kill_grace: 0ms\n',
+    ]) {
       repo.write('warren.yaml', yaml);
       const before = refsAndWorktrees(repo.root);
       const res = await repo.warrenJson<Refusal>('new', 'feat', 'Z-1', '--no-sync');
@@ -123,9 +129,16 @@ describe('nothing silent, nothing misleading', () => {
     const res = await repo.warren('new', 'feat', 'F-1');
     expect(res.code, res.stderr).toBe(0);
     const lines = res.stderr.split('\n').filter((l) => l.includes('fast-forwarded'));
-    expect(lines).toEqual([`warren: warn: fast-forwarded main from ${from.slice(0, 12)} to ${to.slice(0, 12)} (refs/remotes/origin/main) before branching; ${repo.root} (which has main checked out) moved with it; --no-sync leaves it as it is`]);
-    const show = await repo.warrenJson<{ events: { kind: string; level: string; from?: string; to?: string }[] }>('show', 'F-1');
-    expect(show.json.events).toContainEqual(expect.objectContaining({ kind: 'base.fast_forwarded', level: 'warn', from, to }));
+    expect(lines).toEqual([
+      `warren: warn: fast-forwarded main from ${from.slice(0, 12)} to ${to.slice(0, 12)} (refs/remotes/origin/main) before branching; ${repo.root} (which has main checked out) moved with it; --no-sync leaves it as it is`,
+    ]);
+    const show = await repo.warrenJson<{ events: { kind: string; level: string; from?: string; to?: string }[] }>(
+      'show',
+      'F-1',
+    );
+    expect(show.json.events).toContainEqual(
+      expect.objectContaining({ kind: 'base.fast_forwarded', level: 'warn', from, to }),
+    );
 
     // A new that fails after the fast-forward no longer claims the base is as it was.
     fs.writeFileSync(path.join(other, 'up2.txt'), 'up');
@@ -136,17 +149,27 @@ describe('nothing silent, nothing misleading', () => {
     fs.writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 }); // makes git worktree add fail
     const failed = await repo.warrenJson<Refusal>('new', 'feat', 'F-2');
     expect(failed.json.error.code).toBe('CREATE_FAILED');
-    expect(failed.json.error.message).toContain(`main stays fast-forwarded to refs/remotes/origin/main (${gitIn(other, 'rev-parse', 'HEAD').slice(0, 12)}, from ${to.slice(0, 12)}), and ${repo.root} with it`);
+    expect(failed.json.error.message).toContain(
+      `main stays fast-forwarded to refs/remotes/origin/main (${gitIn(other, 'rev-parse', 'HEAD').slice(0, 12)}, from ${to.slice(0, 12)}), and ${repo.root} with it`,
+    );
     expect(failed.json.error.message).not.toContain('as they were');
   });
 
-  it('a share path that provisioning skipped does not raise the task\'s risk', async () => {
+  it("a share path that provisioning skipped does not raise the task's risk", async () => {
     const repo = makeRepo({ files: { 'README.md': '# t\n', '.gitignore': 'cache/\n' } });
     fs.mkdirSync(path.join(repo.root, 'cache'));
     fs.writeFileSync(path.join(repo.root, 'cache', 'x'), 'x');
-    repo.write('warren.yaml', 'provision:\n  - { path: ../outside, mode: share }\n  - { path: missing-dir, mode: share }\n');
+    repo.write(
+      'warren.yaml',
+      'provision:\n  - { path: ../outside, mode: share }\n  - { path: missing-dir, mode: share }\n',
+    );
     repo.commit('config');
-    const skipped = await repo.warrenJson<{ risk: { level: string; reasons: string[] }; warnings: { kind: string }[] }>('new', 'feat', 'S-1', '--no-sync');
+    const skipped = await repo.warrenJson<{ risk: { level: string; reasons: string[] }; warnings: { kind: string }[] }>(
+      'new',
+      'feat',
+      'S-1',
+      '--no-sync',
+    );
     expect(skipped.code, skipped.stdout).toBe(0);
     expect(skipped.json.warnings.filter((w) => w.kind === 'provision.skip')).toHaveLength(2);
     expect(skipped.json.risk).toMatchObject({ level: 'low', reasons: [] });
@@ -155,7 +178,12 @@ describe('nothing silent, nothing misleading', () => {
 
     repo.write('warren.yaml', 'provision:\n  - { path: cache, mode: share }\n');
     repo.commit('share cache');
-    const shared = await repo.warrenJson<{ risk: { level: string; reasons: string[] } }>('new', 'feat', 'S-3', '--no-sync');
+    const shared = await repo.warrenJson<{ risk: { level: string; reasons: string[] } }>(
+      'new',
+      'feat',
+      'S-3',
+      '--no-sync',
+    );
     expect(shared.json.risk.level).toBe('medium');
     expect(shared.json.risk.reasons).toEqual(['cache is shared (mode share): a write there changes every workspace']);
   });
@@ -170,7 +198,9 @@ describe('nothing silent, nothing misleading', () => {
     const again = await repo.warrenJson<Refusal>('land', 'N-1');
     expect(again.code).toBe(1);
     expect(again.json.error.code).toBe('NOTHING_TO_LAND');
-    expect(again.json.error.message).toContain(`task N-1 is already landed on main (as ${landed.json.commit.slice(0, 12)}) and has no commit since; nothing to land`);
+    expect(again.json.error.message).toContain(
+      `task N-1 is already landed on main (as ${landed.json.commit.slice(0, 12)}) and has no commit since; nothing to land`,
+    );
     expect(again.json.error.hint).not.toMatch(/Commit work with/);
     expect(again.json.error.hint).toContain('warren rm N-1');
   });

@@ -52,14 +52,31 @@ describe('gc and a live task whose folder is away', () => {
     fs.renameSync(b, path.join(away, 'B-1'));
 
     const scan = await repo.warrenJson<ScanJson>('scan');
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'displaced', id: 'A-1', reason: expect.stringMatching(/replaced by a symlink/) as string }));
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'displaced', id: 'B-1', reason: expect.stringMatching(/folder is missing.*put the folder back.*warren rm B-1/) as string }));
+    expect(scan.json.strays).toContainEqual(
+      expect.objectContaining({
+        kind: 'displaced',
+        id: 'A-1',
+        reason: expect.stringMatching(/replaced by a symlink/) as string,
+      }),
+    );
+    expect(scan.json.strays).toContainEqual(
+      expect.objectContaining({
+        kind: 'displaced',
+        id: 'B-1',
+        reason: expect.stringMatching(/folder is missing.*put the folder back.*warren rm B-1/) as string,
+      }),
+    );
     expect(scan.json.strays.filter((s) => s.kind === 'prunable').map((s) => s.path)).toEqual([stray]);
 
     const gc = await repo.warrenJson<GcJson>('gc');
     expect(gc.code).toBe(0);
     expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'prunable', path: stray })]);
-    expect(gc.json.kept.filter((k) => k.kind === 'displaced').map((k) => k.path).sort()).toEqual([a, b]);
+    expect(
+      gc.json.kept
+        .filter((k) => k.kind === 'displaced')
+        .map((k) => k.path)
+        .sort(),
+    ).toEqual([a, b]);
     const listed = repo.git('worktree', 'list', '--porcelain');
     expect(listed).toContain(`worktree ${a}\n`);
     expect(listed).toContain(`worktree ${b}\n`);
@@ -98,7 +115,10 @@ describe('gc and a live task whose folder is away', () => {
     fs.rmSync(ws);
     const checkpoint = await repo.warrenJson<{ error: { message: string; hint: string } }>('checkpoint', 'G-1');
     expect(checkpoint.json.error.message).toMatch(/is missing .*branch feat\/G-1 still holds every checkpoint/);
-    const rm = await repo.warrenJson<{ removed: boolean; folderMissing?: boolean; unlandedCommits: number }>('rm', 'G-1');
+    const rm = await repo.warrenJson<{ removed: boolean; folderMissing?: boolean; unlandedCommits: number }>(
+      'rm',
+      'G-1',
+    );
     expect(rm.code, rm.stdout).toBe(0);
     expect(rm.json).toMatchObject({ removed: true, folderMissing: true, unlandedCommits: 1 });
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain(ws);
@@ -121,7 +141,9 @@ describe('gc and a live task whose folder is away', () => {
     expect(gc.code, gc.stdout).toBe(0);
     expect(gc.json.removed.map((r) => `${r.kind}:${r.path ?? ''}`).sort()).toEqual([`prunable:${stray}`]);
     // A folder warren did not make is listed, never deleted, even when empty.
-    expect(gc.json.kept.find((k) => k.path === path.join(root, 'empty-leftover'))?.reason).toMatch(/warren did not make it/);
+    expect(gc.json.kept.find((k) => k.path === path.join(root, 'empty-leftover'))?.reason).toMatch(
+      /warren did not make it/,
+    );
     expect(fs.existsSync(path.join(root, 'empty-leftover'))).toBe(true);
     const kept = gc.json.kept.find((k) => k.path === removable);
     expect(kept?.reason).toMatch(/locked \("on a removable disk"\) and its folder is missing/);
@@ -132,37 +154,103 @@ describe('gc and a live task whose folder is away', () => {
 });
 
 describe('classifyStrays and planGc on plain data', () => {
-  const task = (id: string, state: TaskState): Task => ({ project: 'p', id, type: 'feat', branch: `feat/${id}`, path: `/root/${id}`, base: 'main', baseCommit: 'c', state, createdAt: '', updatedAt: '', data: {} });
-  const wt = (p: string, prunable: string | null): WorktreeEntry => ({ path: p, head: 'c', branch: null, bare: false, detached: false, locked: null, prunable });
-  const input = (tasks: Task[], worktrees: WorktreeEntry[], presence: [string, Presence][], entries: string[] = []): ScanInput => ({
-    root: '/root', tasks, worktrees, entries, owned: new Set(entries), mounts: [], busy: new Set(), leftoverBranches: [], presence: new Map(presence),
+  const task = (id: string, state: TaskState): Task => ({
+    project: 'p',
+    id,
+    type: 'feat',
+    branch: `feat/${id}`,
+    path: `/root/${id}`,
+    base: 'main',
+    baseCommit: 'c',
+    state,
+    createdAt: '',
+    updatedAt: '',
+    data: {},
+  });
+  const wt = (p: string, prunable: string | null): WorktreeEntry => ({
+    path: p,
+    head: 'c',
+    branch: null,
+    bare: false,
+    detached: false,
+    locked: null,
+    prunable,
+  });
+  const input = (
+    tasks: Task[],
+    worktrees: WorktreeEntry[],
+    presence: [string, Presence][],
+    entries: string[] = [],
+  ): ScanInput => ({
+    root: '/root',
+    tasks,
+    worktrees,
+    entries,
+    owned: new Set(entries),
+    mounts: [],
+    busy: new Set(),
+    leftoverBranches: [],
+    presence: new Map(presence),
   });
 
   it('a live task with a record is displaced whether its folder is missing, replaced or unlinked; never prunable', () => {
     const tasks = [task('a', 'ready'), task('b', 'setup_failed'), task('c', 'landed')];
-    const strays = classifyStrays(input(tasks, [wt('/root/a', 'gone'), wt('/root/b', 'gone'), wt('/root/c', 'gitdir file points to non-existent location')], [
-      ['a', { kind: 'missing' }],
-      ['b', { kind: 'replaced', what: 'a symlink to /x' }],
-      ['c', { kind: 'folder' }],
-    ], ['/root/b', '/root/c']));
+    const strays = classifyStrays(
+      input(
+        tasks,
+        [wt('/root/a', 'gone'), wt('/root/b', 'gone'), wt('/root/c', 'gitdir file points to non-existent location')],
+        [
+          ['a', { kind: 'missing' }],
+          ['b', { kind: 'replaced', what: 'a symlink to /x' }],
+          ['c', { kind: 'folder' }],
+        ],
+        ['/root/b', '/root/c'],
+      ),
+    );
     expect(strays.map((s) => `${s.kind}:${s.id ?? ''}`)).toEqual(['displaced:a', 'displaced:b', 'displaced:c']);
     expect(strays[2]?.reason).toMatch(/git worktree repair \/root\/c/);
   });
 
   it('a task on its way out (a dead new, removing) or with no record is vanished or prunable as before', () => {
     const tasks = [task('d', 'creating'), task('e', 'removing'), task('f', 'ready')];
-    const strays = classifyStrays(input(tasks, [wt('/root/d', 'gone'), wt('/root/e', 'gone')], [['d', { kind: 'missing' }], ['e', { kind: 'missing' }], ['f', { kind: 'missing' }]]));
-    expect(strays.map((s) => `${s.kind}:${s.id ?? ''}`).sort()).toEqual(['prunable:d', 'prunable:e', 'vanished:d', 'vanished:e', 'vanished:f']);
+    const strays = classifyStrays(
+      input(
+        tasks,
+        [wt('/root/d', 'gone'), wt('/root/e', 'gone')],
+        [
+          ['d', { kind: 'missing' }],
+          ['e', { kind: 'missing' }],
+          ['f', { kind: 'missing' }],
+        ],
+      ),
+    );
+    expect(strays.map((s) => `${s.kind}:${s.id ?? ''}`).sort()).toEqual([
+      'prunable:d',
+      'prunable:e',
+      'vanished:d',
+      'vanished:e',
+      'vanished:f',
+    ]);
   });
 
   it('gc keeps a displaced task and hands the live paths to the prune as the ones to spare', () => {
     const stray = (kind: 'displaced' | 'prunable', p: string) => ({ kind, path: p, reason: 'r' });
-    const facts = [stray('displaced', '/root/a'), stray('prunable', '/root/x')].map((s) => ({ stray: s, task: null, uncommitted: 0, unlandedCommits: 0, empty: false, presence: { kind: 'folder' } as Presence, unreadable: null }));
+    const facts = [stray('displaced', '/root/a'), stray('prunable', '/root/x')].map((s) => ({
+      stray: s,
+      task: null,
+      uncommitted: 0,
+      unlandedCommits: 0,
+      empty: false,
+      presence: { kind: 'folder' } as Presence,
+      unreadable: null,
+    }));
     const spare = new Set(['/root/a']);
     const plan = planGc(facts, spare);
     expect(plan.kept).toEqual([{ kind: 'displaced', path: '/root/a', reason: 'r' }]);
     expect(plan.actions).toEqual([expect.objectContaining({ kind: 'prune', spare })]);
-    const unreadable = planGc([{ ...facts[1]!, stray: { kind: 'unclaimed', path: '/root/y', reason: 'r' }, unreadable: 'boom' }]);
+    const unreadable = planGc([
+      { ...facts[1]!, stray: { kind: 'unclaimed', path: '/root/y', reason: 'r' }, unreadable: 'boom' },
+    ]);
     expect(unreadable.actions).toEqual([]);
     expect(unreadable.kept[0]?.reason).toMatch(/could not read it \(boom\)/);
   });

@@ -28,11 +28,21 @@ function commitIn(ws: string, file: string, content: string, message: string): s
 }
 
 /** Runs each command on the task and returns the refusals, asserting that none changed anything (refs, worktrees, indexes, files). */
-async function refusals(repo: TestRepo, id: string, ws: string, options: { files?: boolean; commands?: string[][] } = {}): Promise<Refusal['error'][]> {
+async function refusals(
+  repo: TestRepo,
+  id: string,
+  ws: string,
+  options: { files?: boolean; commands?: string[][] } = {},
+): Promise<Refusal['error'][]> {
   const files = options.files ?? true;
   const before = files ? snapshot(repo, ws) : snapshot(repo);
   const out: Refusal['error'][] = [];
-  for (const command of options.commands ?? [['rm', id], ['rm', id, '--delete-branch'], ['land', id], ['checkpoint', id]]) {
+  for (const command of options.commands ?? [
+    ['rm', id],
+    ['rm', id, '--delete-branch'],
+    ['land', id],
+    ['checkpoint', id],
+  ]) {
     const res = await repo.warrenJson<Refusal>(...command);
     expect(res.code, `${command.join(' ')}: ${res.stdout}`).toBe(1);
     out.push(res.json.error);
@@ -50,7 +60,9 @@ describe('hints that keep the work', () => {
     const only = commitIn(ws, 'lost.txt', 'precious', 'only here');
     for (const error of await refusals(repo, 'D-1', ws)) {
       expect(error.code).toBe('TASK_STATE');
-      expect(error.message).toContain(`detached HEAD at ${only.slice(0, 12)} with 1 commit(s) on no branch or tag: ${only.slice(0, 12)} only here`);
+      expect(error.message).toContain(
+        `detached HEAD at ${only.slice(0, 12)} with 1 commit(s) on no branch or tag: ${only.slice(0, 12)} only here`,
+      );
       expect(error.message).not.toMatch(/records disagree/);
       expect(error.hint).toContain(`git -C ${ws} branch warren-save-D-1 HEAD`);
       expect(error.hint).not.toMatch(/remove it by hand/);
@@ -67,9 +79,16 @@ describe('hints that keep the work', () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'D-2');
     gitIn(ws, 'switch', '-q', '--detach');
-    for (const error of await refusals(repo, 'D-2', ws, { commands: [['rm', 'D-2'], ['land', 'D-2']] })) {
+    for (const error of await refusals(repo, 'D-2', ws, {
+      commands: [
+        ['rm', 'D-2'],
+        ['land', 'D-2'],
+      ],
+    })) {
       expect(error.code).toBe('TASK_STATE');
-      expect(error.message).toMatch(/detached HEAD at [0-9a-f]{12}, not branch feat\/D-2 \(every commit there is also on a branch or tag\)/);
+      expect(error.message).toMatch(
+        /detached HEAD at [0-9a-f]{12}, not branch feat\/D-2 \(every commit there is also on a branch or tag\)/,
+      );
       expect(error.hint).toContain(`git -C ${ws} switch feat/D-2`);
     }
   });
@@ -100,7 +119,10 @@ describe('hints that keep the work', () => {
     expect(() => gitIn(ws, 'merge', '-q', 'main')).toThrow(); // a conflict stops it
     fs.writeFileSync(path.join(ws, 'f.txt'), 'resolved');
     gitIn(ws, 'add', 'f.txt');
-    for (const command of [['rm', 'M-1'], ['land', 'M-1']]) {
+    for (const command of [
+      ['rm', 'M-1'],
+      ['land', 'M-1'],
+    ]) {
       const res = await repo.warrenJson<Refusal>(...command);
       expect(res.json.error.message).toContain('a merge is in progress');
       expect(res.json.error.hint).toContain(`git -C ${ws} commit`);
@@ -122,7 +144,13 @@ describe('hints that keep the work', () => {
     ];
     for (const [i, [broken, why]] of cases.entries()) {
       fs.writeFileSync(dotGit, broken);
-      const commands = i === 0 ? undefined : [['rm', 'C-1'], ['land', 'C-1']];
+      const commands =
+        i === 0
+          ? undefined
+          : [
+              ['rm', 'C-1'],
+              ['land', 'C-1'],
+            ];
       for (const error of await refusals(repo, 'C-1', ws, { files: false, ...(commands ? { commands } : {}) })) {
         expect(error.code).toBe('OWNERSHIP_MISMATCH');
         expect(error.message).toContain(`task C-1's workspace ${ws} has a broken .git file`);
@@ -142,19 +170,21 @@ describe('hints that keep the work', () => {
     expect((await repo.warrenJson('checkpoint', 'C-1')).code).toBe(0);
   });
 
-  it('another repository at the workspace path: warren\'s own check stops it, and it is left alone', async () => {
+  it("another repository at the workspace path: warren's own check stops it, and it is left alone", async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'O-1');
     fs.rmSync(ws, { recursive: true, force: true });
     gitIn(path.dirname(ws), 'init', '-q', ws);
-    fs.writeFileSync(path.join(ws, 'theirs.txt'), 'not warren\'s');
+    fs.writeFileSync(path.join(ws, 'theirs.txt'), "not warren's");
     for (const error of await refusals(repo, 'O-1', ws, { files: false })) {
       expect(error.code).toBe('OWNERSHIP_MISMATCH');
-      expect(error.message).toContain(`${ws} holds another repository (its git directory is ${path.join(ws, '.git')}), not task O-1's worktree`);
+      expect(error.message).toContain(
+        `${ws} holds another repository (its git directory is ${path.join(ws, '.git')}), not task O-1's worktree`,
+      );
       expect(error.message).not.toMatch(/fatal:/);
       expect(error.hint).toMatch(/move it somewhere else .*`warren rm O-1` to forget the workspace/);
     }
-    expect(fs.readFileSync(path.join(ws, 'theirs.txt'), 'utf8')).toBe('not warren\'s');
+    expect(fs.readFileSync(path.join(ws, 'theirs.txt'), 'utf8')).toBe("not warren's");
     expect(fs.statSync(path.join(ws, '.git')).isDirectory()).toBe(true);
   });
 });

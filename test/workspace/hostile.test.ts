@@ -57,7 +57,10 @@ describe('hostile task IDs and types', () => {
 
   it('refuses hostile IDs on every command that takes one', async () => {
     const repo = makeRepo();
-    for (const cmd of [['rm', '--', '../x'], ['show', '--', 'a/b']]) {
+    for (const cmd of [
+      ['rm', '--', '../x'],
+      ['show', '--', 'a/b'],
+    ]) {
       const res = await repo.warrenJson<{ error: { code: string } }>(...cmd);
       expect(res.code).toBe(2);
       expect(res.json.error.code).toBe('ID_INVALID');
@@ -75,7 +78,13 @@ describe.skipIf(noNobody !== null)('a WARREN_HOME that belongs to another user',
     // As if uid 65534 had made it, and root ran `sudo warren …` with WARREN_HOME passed on.
     execFileSync('chown', ['-R', '65534:65534', repo.home]);
     const before = treeDigest(repo.home);
-    for (const args of [['list'], ['rm', 'mine'], ['exec', 'mine', '--', 'touch', 'root-was-here'], ['gc'], ['serve', '--port', '0']]) {
+    for (const args of [
+      ['list'],
+      ['rm', 'mine'],
+      ['exec', 'mine', '--', 'touch', 'root-was-here'],
+      ['gc'],
+      ['serve', '--port', '0'],
+    ]) {
       const res = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(...args);
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.json.error.code).toBe('HOME_NOT_OWNED');
@@ -90,15 +99,19 @@ describe.skipIf(noNobody !== null)('a WARREN_HOME that belongs to another user',
     expect((await repo.warren('rm', 'mine')).code).toBe(0);
   });
 
-  it('is refused the other way round: uid 65534 over root\'s WARREN_HOME gets the same clear error, not EACCES', () => {
+  it("is refused the other way round: uid 65534 over root's WARREN_HOME gets the same clear error, not EACCES", () => {
     const repo = makeRepo();
     fs.mkdirSync(repo.home);
     fs.chmodSync(path.dirname(repo.home), 0o755);
-    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, BIN, '--json', 'list'], {
-      cwd: '/',
-      env: { ...process.env, WARREN_HOME: repo.home },
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, BIN, '--json', 'list'],
+      {
+        cwd: '/',
+        env: { ...process.env, WARREN_HOME: repo.home },
+        encoding: 'utf8',
+      },
+    );
     expect(r.status, r.stderr).toBe(2);
     expect(JSON.parse(r.stdout).error.code).toBe('HOME_NOT_OWNED');
     expect(fs.readdirSync(repo.home)).toEqual([]);

@@ -3,7 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireWaiting, isHolderAlive, procStartTime, readHolder, tryAcquire, type LockHolder } from '../../src/util/lockfile.js';
+import {
+  acquireWaiting,
+  isHolderAlive,
+  procStartTime,
+  readHolder,
+  tryAcquire,
+  type LockHolder,
+} from '../../src/util/lockfile.js';
 import { makeRepo, refsAndWorktrees, tmpDir } from '../helpers/repo.js';
 
 function projectLockDir(home: string, repoRoot: string): string {
@@ -14,7 +21,14 @@ function projectLockDir(home: string, repoRoot: string): string {
 }
 
 function holderFor(pid: number, purpose = 'test'): LockHolder {
-  return { pid, host: os.hostname(), startedAt: new Date().toISOString(), procStart: procStartTime(pid), purpose, token: `t-${pid}` };
+  return {
+    pid,
+    host: os.hostname(),
+    startedAt: new Date().toISOString(),
+    procStart: procStartTime(pid),
+    purpose,
+    token: `t-${pid}`,
+  };
 }
 
 describe('per-task locks', () => {
@@ -40,7 +54,7 @@ describe('per-task locks', () => {
     }
   });
 
-  it('a dead holder\'s lock is taken over, and the takeover is an event', async () => {
+  it("a dead holder's lock is taken over, and the takeover is an event", async () => {
     const repo = makeRepo();
     await repo.warren('new', 'feat', 'warmup');
     const lockDir = projectLockDir(repo.home, repo.root);
@@ -107,7 +121,13 @@ describe('waiting for a lock within one process', () => {
       got.lock.release();
       return true;
     };
-    const results = await Promise.all([take('a', 5_000, 300), take('b', 5_000, 20), take('impatient', 50, 20), take('c', 5_000, 20), take('d', 5_000, 20)]);
+    const results = await Promise.all([
+      take('a', 5_000, 300),
+      take('b', 5_000, 20),
+      take('impatient', 50, 20),
+      take('c', 5_000, 20),
+      take('d', 5_000, 20),
+    ]);
     expect(results).toEqual([true, true, false, true, true]);
     expect(most).toBe(1);
     expect(order).toEqual(['a', 'impatient gave up', 'b', 'c', 'd']);

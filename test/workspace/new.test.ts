@@ -34,7 +34,9 @@ describe('warren new', () => {
     expect(json.path.startsWith(repo.root)).toBe(false);
 
     const list = await repo.warrenJson<{ id: string; state: string }[]>('list');
-    expect(list.json).toEqual([expect.objectContaining({ id: 'T-1', type: 'feat', branch: 'feat/T-1', path: json.path, state: 'ready' })]);
+    expect(list.json).toEqual([
+      expect.objectContaining({ id: 'T-1', type: 'feat', branch: 'feat/T-1', path: json.path, state: 'ready' }),
+    ]);
     const show = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'T-1');
     expect(show.json.events.map((e) => e.kind)).toContain('task.created');
     const human = await repo.warren('list');
@@ -52,8 +54,12 @@ describe('warren new', () => {
   it('keeps two repositories with the same folder name apart in one WARREN_HOME, each with its own T-1', async () => {
     const a = makeRepo({ name: 'app' });
     const b = makeRepo({ name: 'app' });
-    const inA = JSON.parse((await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: a.root, home: a.home })).stdout) as NewJson;
-    const inB = JSON.parse((await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: b.root, home: a.home })).stdout) as NewJson;
+    const inA = JSON.parse(
+      (await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: a.root, home: a.home })).stdout,
+    ) as NewJson;
+    const inB = JSON.parse(
+      (await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: b.root, home: a.home })).stdout,
+    ) as NewJson;
     expect(inA.state).toBe('ready');
     expect(inB.state).toBe('ready');
     expect(path.dirname(inA.path)).not.toBe(path.dirname(inB.path));
@@ -88,7 +94,9 @@ describe('warren new', () => {
   });
 
   it('refuses an invalid warren.yaml naming the key, exit 2, nothing created', async () => {
-    const repo = makeRepo({ files: { 'warren.yaml': 'provison:\n  - { path: node_modules, mode: cow }\nsandbox: docker\n' } });
+    const repo = makeRepo({
+      files: { 'warren.yaml': 'provison:\n  - { path: node_modules, mode: cow }\nsandbox: docker\n' },
+    });
     const before = refsAndWorktrees(repo.root);
     const res = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'C-1');
     expect(res.code).toBe(2);
@@ -132,7 +140,11 @@ describe('warren new', () => {
   it('refuses a branch that exists, saying whether it holds work of its own, and what to do', async () => {
     const repo = makeRepo();
     repo.git('branch', 'feat/left');
-    const empty = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 'left');
+    const empty = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+      'new',
+      'feat',
+      'left',
+    );
     expect(empty.code).toBe(1);
     expect(empty.json.error).toMatchObject({ code: 'BRANCH_EXISTS' });
     expect(empty.json.error.message).toContain('holds no commit of its own');
@@ -142,7 +154,11 @@ describe('warren new', () => {
     repo.write('w.txt', 'work\n');
     repo.commit('real work');
     repo.git('switch', '-q', 'main');
-    const held = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 'work');
+    const held = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+      'new',
+      'feat',
+      'work',
+    );
     expect(held.json.error.message).toMatch(/holds 1 commit\(s\) on no other ref, newest [0-9a-f]{12} real work/);
     expect(held.json.error.hint).not.toContain('branch -D');
   });

@@ -28,7 +28,10 @@ describe('warren rm', () => {
   it('removes a clean workspace: git forgets it, the directory and metadata are gone, the branch is kept', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'R-1');
-    const res = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean; unlandedCommits: number }>('rm', 'R-1');
+    const res = await repo.warrenJson<{ removed: boolean; branchDeleted: boolean; unlandedCommits: number }>(
+      'rm',
+      'R-1',
+    );
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ removed: true, branchDeleted: false, unlandedCommits: 0 });
     expect(fs.existsSync(ws)).toBe(false);
@@ -118,7 +121,9 @@ describe('warren rm', () => {
     // Another branch checked out is the workspace's state, not disagreeing records: named, with how to switch back.
     const res2 = await repo.warrenJson<Err>('rm', 'O-1');
     expect(res2.json.error.code).toBe('TASK_STATE');
-    expect(res2.json.error.message).toContain(`task O-1's workspace ${ws} has branch elsewhere checked out, not feat/O-1`);
+    expect(res2.json.error.message).toContain(
+      `task O-1's workspace ${ws} has branch elsewhere checked out, not feat/O-1`,
+    );
     expect(fs.existsSync(ws)).toBe(true);
   });
 
@@ -152,55 +157,61 @@ describe('warren rm', () => {
     expect(repo.git('branch', '--list', 'feat/S-2')).toBe('');
   });
 
-  it.skipIf(noChattr !== null)('reports an undeletable file (chattr +i) as remove_failed, scan finds it, and rm finishes once fixed', async () => {
-    const repo = makeRepo({ files: { '.gitignore': 'build/\n', 'README.md': 'x\n' } });
-    const ws = await newTask(repo, 'I-1');
-    fs.mkdirSync(path.join(ws, 'build'));
-    const stuck = path.join(ws, 'build', 'stuck.bin');
-    fs.writeFileSync(stuck, 'immutable');
-    execFileSync('chattr', ['+i', stuck]);
-    try {
-      const res = await repo.warrenJson<Err>('rm', 'I-1');
-      expect(res.code).toBe(1);
-      expect(res.json.error.code).toBe('REMOVE_INCOMPLETE');
-      expect(res.json.error.message).toContain(stuck);
-      expect(res.json.error.message).toMatch(/immutable/);
-      expect((await repo.warrenJson<{ state: string }>('show', 'I-1')).json.state).toBe('remove_failed');
-      const scan = await repo.warrenJson<{ strays: { kind: string; id?: string; path?: string }[] }>('scan');
-      expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'stranded', id: 'I-1', path: ws }));
-      // The branch is untouched.
-      expect(repo.git('branch', '--list', 'feat/I-1')).toContain('feat/I-1');
-    } finally {
-      execFileSync('chattr', ['-i', stuck]);
-    }
-    const again = await repo.warrenJson<{ removed: boolean }>('rm', 'I-1');
-    expect(again.code).toBe(0);
-    expect(fs.existsSync(ws)).toBe(false);
-    expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
-  });
+  it.skipIf(noChattr !== null)(
+    'reports an undeletable file (chattr +i) as remove_failed, scan finds it, and rm finishes once fixed',
+    async () => {
+      const repo = makeRepo({ files: { '.gitignore': 'build/\n', 'README.md': 'x\n' } });
+      const ws = await newTask(repo, 'I-1');
+      fs.mkdirSync(path.join(ws, 'build'));
+      const stuck = path.join(ws, 'build', 'stuck.bin');
+      fs.writeFileSync(stuck, 'immutable');
+      execFileSync('chattr', ['+i', stuck]);
+      try {
+        const res = await repo.warrenJson<Err>('rm', 'I-1');
+        expect(res.code).toBe(1);
+        expect(res.json.error.code).toBe('REMOVE_INCOMPLETE');
+        expect(res.json.error.message).toContain(stuck);
+        expect(res.json.error.message).toMatch(/immutable/);
+        expect((await repo.warrenJson<{ state: string }>('show', 'I-1')).json.state).toBe('remove_failed');
+        const scan = await repo.warrenJson<{ strays: { kind: string; id?: string; path?: string }[] }>('scan');
+        expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'stranded', id: 'I-1', path: ws }));
+        // The branch is untouched.
+        expect(repo.git('branch', '--list', 'feat/I-1')).toContain('feat/I-1');
+      } finally {
+        execFileSync('chattr', ['-i', stuck]);
+      }
+      const again = await repo.warrenJson<{ removed: boolean }>('rm', 'I-1');
+      expect(again.code).toBe(0);
+      expect(fs.existsSync(ws)).toBe(false);
+      expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
+    },
+  );
 
-  it.skipIf(noMount !== null)('refuses to remove a workspace with a mount inside and leaves the mounted files intact', async () => {
-    const repo = makeRepo();
-    const ws = await newTask(repo, 'MT-1');
-    const mnt = path.join(ws, 'mnt');
-    fs.mkdirSync(mnt);
-    execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', mnt]);
-    try {
-      fs.writeFileSync(path.join(mnt, 'data.txt'), 'mounted data');
-      const res = await repo.warrenJson<Err>('rm', 'MT-1');
-      expect(res.code).toBe(1);
-      expect(res.json.error.code).toBe('WORKSPACE_MOUNTED');
-      expect(res.json.error.message).toContain(mnt);
-      expect(fs.readFileSync(path.join(mnt, 'data.txt'), 'utf8')).toBe('mounted data');
-      const scan = await repo.warrenJson<{ strays: { kind: string; id?: string }[] }>('scan');
-      expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'mounted', id: 'MT-1' }));
-      const gc = await repo.warrenJson<{ kept: { kind: string }[] }>('gc');
-      expect(gc.json.kept).toContainEqual(expect.objectContaining({ kind: 'mounted' }));
-      expect(fs.readFileSync(path.join(mnt, 'data.txt'), 'utf8')).toBe('mounted data');
-    } finally {
-      execFileSync('umount', [mnt]);
-    }
-  });
+  it.skipIf(noMount !== null)(
+    'refuses to remove a workspace with a mount inside and leaves the mounted files intact',
+    async () => {
+      const repo = makeRepo();
+      const ws = await newTask(repo, 'MT-1');
+      const mnt = path.join(ws, 'mnt');
+      fs.mkdirSync(mnt);
+      execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', mnt]);
+      try {
+        fs.writeFileSync(path.join(mnt, 'data.txt'), 'mounted data');
+        const res = await repo.warrenJson<Err>('rm', 'MT-1');
+        expect(res.code).toBe(1);
+        expect(res.json.error.code).toBe('WORKSPACE_MOUNTED');
+        expect(res.json.error.message).toContain(mnt);
+        expect(fs.readFileSync(path.join(mnt, 'data.txt'), 'utf8')).toBe('mounted data');
+        const scan = await repo.warrenJson<{ strays: { kind: string; id?: string }[] }>('scan');
+        expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'mounted', id: 'MT-1' }));
+        const gc = await repo.warrenJson<{ kept: { kind: string }[] }>('gc');
+        expect(gc.json.kept).toContainEqual(expect.objectContaining({ kind: 'mounted' }));
+        expect(fs.readFileSync(path.join(mnt, 'data.txt'), 'utf8')).toBe('mounted data');
+      } finally {
+        execFileSync('umount', [mnt]);
+      }
+    },
+  );
 });
 
 describe('refusals are events', () => {
@@ -210,6 +221,8 @@ describe('refusals are events', () => {
     fs.writeFileSync(path.join(ws, 'dirty.txt'), 'x');
     expect((await repo.warren('rm', 'E-1')).code).toBe(1);
     const show = await repo.warrenJson<{ events: { kind: string; level: string; code?: string }[] }>('show', 'E-1');
-    expect(show.json.events).toContainEqual(expect.objectContaining({ kind: 'refused', level: 'warn', code: 'WORKSPACE_DIRTY' }));
+    expect(show.json.events).toContainEqual(
+      expect.objectContaining({ kind: 'refused', level: 'warn', code: 'WORKSPACE_DIRTY' }),
+    );
   });
 });

@@ -46,9 +46,15 @@ function traces(repo: TestRepo, store: Store, project: string, id: string): Reco
   const exists = (p: string) => fs.existsSync(p);
   return {
     branch: gitIn(repo.root, 'branch', '--list', `feat/${id}`),
-    worktrees: gitIn(repo.root, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ') && l.includes(`/${id}`)),
+    worktrees: gitIn(repo.root, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ') && l.includes(`/${id}`)),
     row: store.getTask(project, id),
-    ports: (store.db.prepare('SELECT COUNT(*) AS n FROM ports WHERE project = ? AND task_id = ?').get(project, id) as { n: number }).n,
+    ports: (
+      store.db.prepare('SELECT COUNT(*) AS n FROM ports WHERE project = ? AND task_id = ?').get(project, id) as {
+        n: number;
+      }
+    ).n,
     workspace: exists(path.join(home, 'worktrees', project, id)),
     meta: exists(path.join(home, 'worktrees', project, `${id}.warren.json`)),
     manifests: exists(path.join(home, 'provision', project, id)),
@@ -59,7 +65,19 @@ function traces(repo: TestRepo, store: Store, project: string, id: string): Reco
   };
 }
 
-const CLEAN = { branch: '', worktrees: [], row: null, ports: 0, workspace: false, meta: false, manifests: false, layers: false, lock: false, mounts: 0, excludeBlock: false };
+const CLEAN = {
+  branch: '',
+  worktrees: [],
+  row: null,
+  ports: 0,
+  workspace: false,
+  meta: false,
+  manifests: false,
+  layers: false,
+  lock: false,
+  mounts: 0,
+  excludeBlock: false,
+};
 
 describe('rollback of `warren new`, after each step', () => {
   const names = LIFECYCLE.create.map((s) => s.name);
@@ -93,34 +111,37 @@ describe('rollback of `warren new`, after each step', () => {
     expect(fs.readFileSync(path.join(task.path, 'cache', 'a.txt'), 'utf8')).toBe('cached\n');
   });
 
-  it.skipIf(process.getuid?.() !== 0)('never deletes through a mount it did not make: the workspace is kept and named', async () => {
-    const repo = makeRepo();
-    const store = new Store(repo.home);
-    onTestFinished(() => store.close());
-    const ctx = await openProject(repo.root, { store });
-    const outside = tmpDir('warren-outside-');
-    fs.writeFileSync(path.join(outside, 'precious.txt'), 'keep me\n');
-    let mountPoint = '';
-    // A step that bind-mounts a folder from outside into the workspace, then fails.
-    const mountThenFail: CreateStep = {
-      name: 'mount then fail',
-      run: async (_ctx, task) => {
-        mountPoint = path.join(task.path, 'mnt');
-        fs.mkdirSync(mountPoint);
-        execFileSync('mount', ['--bind', outside, mountPoint]);
-        throw new Error('failed with a mount inside');
-      },
-    };
-    onTestFinished(() => {
-      if (mountPoint && mountsUnder(readMounts(), mountPoint).length > 0) execFileSync('umount', [mountPoint]);
-    });
-    ctx.lifecycle = { ...LIFECYCLE, create: [mountThenFail] };
-    const err = await createTask(ctx, { type: 'feat', id: 'mnt' }).catch((e: unknown) => e);
-    expect(isWarrenError(err, 'CREATE_FAILED')).toBe(true);
-    expect((err as Error).message).toContain('still mounted inside');
-    // Nothing was deleted through the mount; the workspace and its row stay for scan and gc.
-    expect(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8')).toBe('keep me\n');
-    expect(fs.existsSync(mountPoint)).toBe(true);
-    expect(store.getTask(ctx.key, 'mnt')?.state).toBe('creating');
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'never deletes through a mount it did not make: the workspace is kept and named',
+    async () => {
+      const repo = makeRepo();
+      const store = new Store(repo.home);
+      onTestFinished(() => store.close());
+      const ctx = await openProject(repo.root, { store });
+      const outside = tmpDir('warren-outside-');
+      fs.writeFileSync(path.join(outside, 'precious.txt'), 'keep me\n');
+      let mountPoint = '';
+      // A step that bind-mounts a folder from outside into the workspace, then fails.
+      const mountThenFail: CreateStep = {
+        name: 'mount then fail',
+        run: async (_ctx, task) => {
+          mountPoint = path.join(task.path, 'mnt');
+          fs.mkdirSync(mountPoint);
+          execFileSync('mount', ['--bind', outside, mountPoint]);
+          throw new Error('failed with a mount inside');
+        },
+      };
+      onTestFinished(() => {
+        if (mountPoint && mountsUnder(readMounts(), mountPoint).length > 0) execFileSync('umount', [mountPoint]);
+      });
+      ctx.lifecycle = { ...LIFECYCLE, create: [mountThenFail] };
+      const err = await createTask(ctx, { type: 'feat', id: 'mnt' }).catch((e: unknown) => e);
+      expect(isWarrenError(err, 'CREATE_FAILED')).toBe(true);
+      expect((err as Error).message).toContain('still mounted inside');
+      // Nothing was deleted through the mount; the workspace and its row stay for scan and gc.
+      expect(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8')).toBe('keep me\n');
+      expect(fs.existsSync(mountPoint)).toBe(true);
+      expect(store.getTask(ctx.key, 'mnt')?.state).toBe('creating');
+    },
+  );
 });

@@ -31,7 +31,11 @@ function systemLikeFolder(): { dir: string; listing: () => string[] } {
 }
 
 /** The CLI with `--json` and extra environment. */
-async function withEnv<T>(repo: TestRepo, env: Record<string, string>, ...args: string[]): Promise<CliResult & { json: T }> {
+async function withEnv<T>(
+  repo: TestRepo,
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<CliResult & { json: T }> {
   const r = await runCli(['--json', ...args], { cwd: repo.root, home: repo.home, env });
   return { ...r, json: JSON.parse(r.stdout) as T };
 }
@@ -75,25 +79,32 @@ describe('a repository may not place workspaces outside itself', () => {
     ],
   ];
 
-  it.each(cases)('%s: new and gc refuse with exit 2 naming worktree_root, and nothing is created or deleted', async (_what, rootFor) => {
-    const repo = makeRepo();
-    const sys = systemLikeFolder();
-    repo.write('warren.yaml', `worktree_root: ${JSON.stringify(rootFor(repo, sys.dir))}\n`);
-    const before = { refs: refsAndWorktrees(repo.root), system: sys.listing(), exclude: fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8') };
+  it.each(cases)(
+    '%s: new and gc refuse with exit 2 naming worktree_root, and nothing is created or deleted',
+    async (_what, rootFor) => {
+      const repo = makeRepo();
+      const sys = systemLikeFolder();
+      repo.write('warren.yaml', `worktree_root: ${JSON.stringify(rootFor(repo, sys.dir))}\n`);
+      const before = {
+        refs: refsAndWorktrees(repo.root),
+        system: sys.listing(),
+        exclude: fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8'),
+      };
 
-    const made = await repo.warrenJson<ErrorJson>('new', 'feat', 'T-1', '--no-setup');
-    expect(made.code).toBe(2);
-    expect(made.json.error.code).toBe('CONFIG_INVALID');
-    expect(made.json.error.message).toMatch(/worktree_root/);
-    expect(made.json.error.hint).toMatch(/WARREN_WORKTREE_ROOT/);
-    const gc = await repo.warrenJson<ErrorJson>('gc');
-    expect(gc.code).toBe(2);
+      const made = await repo.warrenJson<ErrorJson>('new', 'feat', 'T-1', '--no-setup');
+      expect(made.code).toBe(2);
+      expect(made.json.error.code).toBe('CONFIG_INVALID');
+      expect(made.json.error.message).toMatch(/worktree_root/);
+      expect(made.json.error.hint).toMatch(/WARREN_WORKTREE_ROOT/);
+      const gc = await repo.warrenJson<ErrorJson>('gc');
+      expect(gc.code).toBe(2);
 
-    expect(refsAndWorktrees(repo.root)).toBe(before.refs);
-    expect(sys.listing()).toEqual(before.system);
-    expect(fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8')).toBe(before.exclude);
-    expect(fs.existsSync(path.join(repo.root, '.git', 'worktrees-here'))).toBe(false);
-  });
+      expect(refsAndWorktrees(repo.root)).toBe(before.refs);
+      expect(sys.listing()).toEqual(before.system);
+      expect(fs.readFileSync(path.join(repo.root, '.git/info/exclude'), 'utf8')).toBe(before.exclude);
+      expect(fs.existsSync(path.join(repo.root, '.git', 'worktrees-here'))).toBe(false);
+    },
+  );
 
   // Read-only here: scan never deletes, so even a regression cannot touch the real folders.
   it.each(['/', '/etc', '../../..'])('%s: scan refuses with exit 2', async (root) => {
@@ -175,33 +186,37 @@ describe('scan, gc and rm delete only what warren made', () => {
     ],
   ];
 
-  it.each(roots)('%s: folders and worktrees warren did not make are listed as foreign, and gc deletes none', async (_what, setUp) => {
-    const repo = makeRepo();
-    const env = setUp(repo);
-    const made = await withEnv<{ path: string }>(repo, env, 'new', 'feat', 'T-6');
-    expect(made.code).toBe(0);
-    const root = path.dirname(made.json.path);
-    // What else lives there: empty folders like /boot and /srv, a nested one, the user's notes,
-    // and a worktree the user made by hand.
-    for (const d of ['boot', 'srv', 'etc/profile.d']) fs.mkdirSync(path.join(root, d), { recursive: true });
-    fs.mkdirSync(path.join(root, 'notes'));
-    fs.writeFileSync(path.join(root, 'notes', 'todo.txt'), 'mine\n');
-    repo.git('worktree', 'add', '-q', '-b', 'by-hand', path.join(root, 'mine'));
-    const foreign = ['boot', 'etc', 'mine', 'notes', 'srv'].map((n) => path.join(root, n));
+  it.each(roots)(
+    '%s: folders and worktrees warren did not make are listed as foreign, and gc deletes none',
+    async (_what, setUp) => {
+      const repo = makeRepo();
+      const env = setUp(repo);
+      const made = await withEnv<{ path: string }>(repo, env, 'new', 'feat', 'T-6');
+      expect(made.code).toBe(0);
+      const root = path.dirname(made.json.path);
+      // What else lives there: empty folders like /boot and /srv, a nested one, the user's notes,
+      // and a worktree the user made by hand.
+      for (const d of ['boot', 'srv', 'etc/profile.d']) fs.mkdirSync(path.join(root, d), { recursive: true });
+      fs.mkdirSync(path.join(root, 'notes'));
+      fs.writeFileSync(path.join(root, 'notes', 'todo.txt'), 'mine\n');
+      repo.git('worktree', 'add', '-q', '-b', 'by-hand', path.join(root, 'mine'));
+      const foreign = ['boot', 'etc', 'mine', 'notes', 'srv'].map((n) => path.join(root, n));
 
-    const scan = await withEnv<ScanJson>(repo, env, 'scan');
-    expect(scan.json.strays.map((s) => `${s.kind} ${s.path}`).sort()).toEqual(foreign.map((p) => `foreign ${p}`));
-    const human = await runCli(['scan'], { cwd: repo.root, home: repo.home, env });
-    expect(human.stdout).toMatch(/^foreign .*boot\s+warren did not make it/m);
+      const scan = await withEnv<ScanJson>(repo, env, 'scan');
+      expect(scan.json.strays.map((s) => `${s.kind} ${s.path}`).sort()).toEqual(foreign.map((p) => `foreign ${p}`));
+      const human = await runCli(['scan'], { cwd: repo.root, home: repo.home, env });
+      expect(human.stdout).toMatch(/^foreign .*boot\s+warren did not make it/m);
 
-    const gc = await withEnv<GcJson>(repo, env, 'gc');
-    expect(gc.code).toBe(0);
-    expect(gc.json.removed).toEqual([]);
-    expect(gc.json.kept.map((k) => `${k.kind} ${k.path}`).sort()).toEqual(foreign.map((p) => `foreign ${p}`));
-    for (const p of [...foreign, path.join(root, 'etc', 'profile.d'), made.json.path]) expect(fs.existsSync(p), p).toBe(true);
-    expect(repo.git('worktree', 'list', '--porcelain')).toContain(path.join(root, 'mine'));
-    expect((await runCli(['rm', 'T-6'], { cwd: repo.root, home: repo.home, env })).code).toBe(0);
-  });
+      const gc = await withEnv<GcJson>(repo, env, 'gc');
+      expect(gc.code).toBe(0);
+      expect(gc.json.removed).toEqual([]);
+      expect(gc.json.kept.map((k) => `${k.kind} ${k.path}`).sort()).toEqual(foreign.map((p) => `foreign ${p}`));
+      for (const p of [...foreign, path.join(root, 'etc', 'profile.d'), made.json.path])
+        expect(fs.existsSync(p), p).toBe(true);
+      expect(repo.git('worktree', 'list', '--porcelain')).toContain(path.join(root, 'mine'));
+      expect((await runCli(['rm', 'T-6'], { cwd: repo.root, home: repo.home, env })).code).toBe(0);
+    },
+  );
 
   it('gc still removes an empty directory warren made and git forgot; a same-looking one it did not make stays', async () => {
     const repo = makeRepo();
@@ -209,7 +224,12 @@ describe('scan, gc and rm delete only what warren made', () => {
     const root = path.dirname(made.json.path);
     // A crash after warren recorded and made a directory, before git registered it.
     const store = new Store(repo.home);
-    store.recordMadePath({ path: path.join(root, 'T-8'), kind: 'workspace', project: projectKeyOf(repo), taskId: 'T-8' });
+    store.recordMadePath({
+      path: path.join(root, 'T-8'),
+      kind: 'workspace',
+      project: projectKeyOf(repo),
+      taskId: 'T-8',
+    });
     store.close();
     fs.mkdirSync(path.join(root, 'T-8'));
     fs.mkdirSync(path.join(root, 'T-9'));
@@ -220,7 +240,7 @@ describe('scan, gc and rm delete only what warren made', () => {
     expect(fs.existsSync(path.join(root, 'T-9'))).toBe(true);
   });
 
-  it('a workspace made before the ledger existed is still warren\'s: its metadata file matches its row', async () => {
+  it("a workspace made before the ledger existed is still warren's: its metadata file matches its row", async () => {
     const repo = makeRepo();
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'T-10');
     const store = new Store(repo.home);
@@ -231,7 +251,7 @@ describe('scan, gc and rm delete only what warren made', () => {
     expect(fs.existsSync(made.json.path)).toBe(false);
   });
 
-  it('rm does not delete leftovers at a task\'s path that warren has no record of making', async () => {
+  it("rm does not delete leftovers at a task's path that warren has no record of making", async () => {
     const repo = makeRepo();
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'T-11');
     const ws = made.json.path;
@@ -239,7 +259,7 @@ describe('scan, gc and rm delete only what warren made', () => {
     repo.git('worktree', 'remove', '--force', ws);
     fs.rmSync(`${ws}.warren.json`);
     fs.mkdirSync(ws);
-    fs.writeFileSync(path.join(ws, 'precious.txt'), 'not warren\'s\n');
+    fs.writeFileSync(path.join(ws, 'precious.txt'), "not warren's\n");
     const store = new Store(repo.home);
     store.forgetMadePath(ws);
     store.db.prepare("UPDATE tasks SET state = 'remove_failed' WHERE id = 'T-11'").run();
@@ -248,6 +268,6 @@ describe('scan, gc and rm delete only what warren made', () => {
     expect(rm.code).toBe(1);
     expect(rm.json.error.code).toBe('REMOVE_INCOMPLETE');
     expect(rm.json.error.message).toMatch(/no record of making it/);
-    expect(fs.readFileSync(path.join(ws, 'precious.txt'), 'utf8')).toBe('not warren\'s\n');
+    expect(fs.readFileSync(path.join(ws, 'precious.txt'), 'utf8')).toBe("not warren's\n");
   });
 });

@@ -70,7 +70,13 @@ describe('scan and gc', () => {
     expect(kinds).toEqual(['stranded:empty', 'stranded:leftover']);
     const gc = await repo.warrenJson<GcJson>('gc');
     expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'stranded', path: path.join(root, 'empty') })]);
-    expect(gc.json.kept).toEqual([expect.objectContaining({ kind: 'stranded', path: path.join(root, 'leftover'), reason: expect.stringMatching(/cannot prove/) as string })]);
+    expect(gc.json.kept).toEqual([
+      expect.objectContaining({
+        kind: 'stranded',
+        path: path.join(root, 'leftover'),
+        reason: expect.stringMatching(/cannot prove/) as string,
+      }),
+    ]);
     expect(fs.readFileSync(path.join(root, 'leftover', 'notes.txt'), 'utf8')).toBe('maybe precious');
     const human = await repo.warren('gc');
     expect(human.stdout).toMatch(/^kept\s+stranded/m);
@@ -88,10 +94,21 @@ describe('scan and gc', () => {
     store.close();
     fs.writeFileSync(path.join(dirty, 'wip.txt'), 'unsaved');
     const scan = await repo.warrenJson<ScanJson>('scan');
-    expect(scan.json.strays.filter((s) => s.kind === 'unclaimed').map((s) => s.path).sort()).toEqual([clean, dirty]);
+    expect(
+      scan.json.strays
+        .filter((s) => s.kind === 'unclaimed')
+        .map((s) => s.path)
+        .sort(),
+    ).toEqual([clean, dirty]);
     const gc = await repo.warrenJson<GcJson>('gc');
     expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'unclaimed', path: clean })]);
-    expect(gc.json.kept).toEqual([expect.objectContaining({ kind: 'unclaimed', path: dirty, reason: expect.stringMatching(/uncommitted/) as string })]);
+    expect(gc.json.kept).toEqual([
+      expect.objectContaining({
+        kind: 'unclaimed',
+        path: dirty,
+        reason: expect.stringMatching(/uncommitted/) as string,
+      }),
+    ]);
     expect(fs.readFileSync(path.join(dirty, 'wip.txt'), 'utf8')).toBe('unsaved');
   });
 
@@ -107,15 +124,44 @@ describe('scan and gc', () => {
     const store = new Store(repo.home);
     const project = store.listProjects()[0]?.key ?? '';
     const base = repo.git('rev-parse', 'main');
-    store.insertTask({ project, id: 'K-9', type: 'feat', branch: 'feat/K-9', path: half, base: 'main', baseCommit: base, state: 'creating', data: {} });
+    store.insertTask({
+      project,
+      id: 'K-9',
+      type: 'feat',
+      branch: 'feat/K-9',
+      path: half,
+      base: 'main',
+      baseCommit: base,
+      state: 'creating',
+      data: {},
+    });
     // And one whose worktree never appeared: only a branch and a row.
     repo.git('branch', 'feat/K-8');
-    store.insertTask({ project, id: 'K-8', type: 'feat', branch: 'feat/K-8', path: path.join(root, 'K-8'), base: 'main', baseCommit: base, state: 'creating', data: {} });
+    store.insertTask({
+      project,
+      id: 'K-8',
+      type: 'feat',
+      branch: 'feat/K-8',
+      path: path.join(root, 'K-8'),
+      base: 'main',
+      baseCommit: base,
+      state: 'creating',
+      data: {},
+    });
     store.close();
 
     const scan = await repo.warrenJson<ScanJson>('scan');
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'unclaimed', path: half, id: 'K-9', reason: expect.stringMatching(/initializing/) as string }));
-    expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'orphan_branch', branch: 'feat/K-8', id: 'K-8' }));
+    expect(scan.json.strays).toContainEqual(
+      expect.objectContaining({
+        kind: 'unclaimed',
+        path: half,
+        id: 'K-9',
+        reason: expect.stringMatching(/initializing/) as string,
+      }),
+    );
+    expect(scan.json.strays).toContainEqual(
+      expect.objectContaining({ kind: 'orphan_branch', branch: 'feat/K-8', id: 'K-8' }),
+    );
     expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'vanished', id: 'K-8' }));
 
     const gc = await repo.warrenJson<GcJson>('gc');

@@ -10,7 +10,10 @@ export const registerAudit: Register = (program, run) => {
       run(async (env) => {
         const ctx = await env.project();
         const report = await auditTask(ctx, id);
-        return { data: { id: report.id, path: report.path, sections: report.sections }, human: report.lines.join('\n') };
+        return {
+          data: { id: report.id, path: report.path, sections: report.sections },
+          human: report.lines.join('\n'),
+        };
       }),
     );
 };

@@ -11,10 +11,16 @@ export const registerCheckpoint: Register = (program, run) => {
     .action((id: string, opts: { message?: string; acceptHooks?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
-        const r = await checkpointTask(ctx, id, { ...(opts.message ? { message: opts.message } : {}), acceptHooks: opts.acceptHooks === true });
+        const r = await checkpointTask(ctx, id, {
+          ...(opts.message ? { message: opts.message } : {}),
+          acceptHooks: opts.acceptHooks === true,
+        });
         for (const w of r.warnings) env.log(`warren: warn: ${w}`);
-        if (r.unstaged.length > 0) env.log(`warren: left provisioned path(s) out of the commit: ${r.unstaged.join(', ')}`);
-        const human = r.commit ? `committed ${r.commit.slice(0, 12)} on ${r.branch}` : `nothing to commit; ${r.branch} stays at ${r.head.slice(0, 12)}`;
+        if (r.unstaged.length > 0)
+          env.log(`warren: left provisioned path(s) out of the commit: ${r.unstaged.join(', ')}`);
+        const human = r.commit
+          ? `committed ${r.commit.slice(0, 12)} on ${r.branch}`
+          : `nothing to commit; ${r.branch} stays at ${r.head.slice(0, 12)}`;
         return { data: r, human };
       }),
     );

@@ -7,7 +7,9 @@ import { table } from '../format.js';
 export const registerComment: Register = (program, run) => {
   program
     .command('comment')
-    .description("comment on a line of the task's diff, for the agent to address (`warren run ID --agent NAME --review`)")
+    .description(
+      "comment on a line of the task's diff, for the agent to address (`warren run ID --agent NAME --review`)",
+    )
     .argument('<id>')
     .argument('<file:line>', 'a file of the workspace and a line of it as it is now')
     .argument('<text...>', 'the comment')
@@ -17,7 +19,12 @@ export const registerComment: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const { path, line } = parseFileLine(fileLine);
         const ctx = await env.project();
-        const comment = await addComment(ctx, rawId, { path, line, side: opts.old ? 'old' : 'new', body: words.join(' ') });
+        const comment = await addComment(ctx, rawId, {
+          path,
+          line,
+          side: opts.old ? 'old' : 'new',
+          body: words.join(' '),
+        });
         return { data: comment, human: `comment ${comment.id} on ${where(comment)} (open)\n${comment.hunk}` };
       }),
     );
@@ -41,7 +48,10 @@ export const registerComments: Register = (program, run) => {
         const human =
           comments.length === 0
             ? `no ${opts.open ? 'open ' : ''}comments; add one with \`warren comment ${rawId} FILE:LINE TEXT\``
-            : table(['#', 'STATE', 'WHERE', 'COMMENT'], comments.map((c) => [String(c.id), c.state, where(c), c.body.split('\n')[0] ?? '']));
+            : table(
+                ['#', 'STATE', 'WHERE', 'COMMENT'],
+                comments.map((c) => [String(c.id), c.state, where(c), c.body.split('\n')[0] ?? '']),
+              );
         return { data: comments, human };
       }),
     );
@@ -53,7 +63,10 @@ function where(c: Comment): string {
 
 function numbers(values: readonly string[]): number[] {
   return values.map((v) => {
-    if (!/^\d+$/.test(v)) throw new WarrenError('USAGE', `comment number ${JSON.stringify(v)} is not a number; nothing was changed.`, { hint: 'See `warren comments ID` for the numbers.' });
+    if (!/^\d+$/.test(v))
+      throw new WarrenError('USAGE', `comment number ${JSON.stringify(v)} is not a number; nothing was changed.`, {
+        hint: 'See `warren comments ID` for the numbers.',
+      });
     return Number(v);
   });
 }

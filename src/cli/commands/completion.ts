@@ -9,12 +9,16 @@ import type { Register } from '../command.js';
 export const registerCompletion: Register = (program, run) => {
   program
     .command('completion')
-    .description('a completion script for bash, zsh or fish: commands, options, and task IDs from the state (e.g. source <(warren completion bash))')
+    .description(
+      'a completion script for bash, zsh or fish: commands, options, and task IDs from the state (e.g. source <(warren completion bash))',
+    )
     .argument('<shell>', SHELLS.join(' | '))
     .action((shell: string) =>
       run(async () => {
         if (!(SHELLS as readonly string[]).includes(shell)) {
-          throw new WarrenError('USAGE', `no completion for shell ${JSON.stringify(shell)}; nothing was printed.`, { hint: `Use one of: ${SHELLS.join(' ')}.` });
+          throw new WarrenError('USAGE', `no completion for shell ${JSON.stringify(shell)}; nothing was printed.`, {
+            hint: `Use one of: ${SHELLS.join(' ')}.`,
+          });
         }
         const script = completionScript(program, shell as Shell);
         return { data: { shell, script }, human: script.replace(/\n$/, '') };

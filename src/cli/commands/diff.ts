@@ -7,14 +7,17 @@ import { table } from '../format.js';
 export const registerDiff: Register = (program, run) => {
   program
     .command('diff')
-    .description('everything the task changed against its base: its commits, uncommitted changes and untracked files (provisioned paths left out)')
+    .description(
+      'everything the task changed against its base: its commits, uncommitted changes and untracked files (provisioned paths left out)',
+    )
     .argument('<id>')
     .option('--stat', 'files and line counts only')
     .option('--committed', 'only what is committed on the branch')
     .option('--uncommitted', 'only what is not committed yet (against the branch tip)')
     .action((rawId: string, opts: { stat?: boolean; committed?: boolean; uncommitted?: boolean }) =>
       run(async (env) => {
-        if (opts.committed && opts.uncommitted) throw new WarrenError('USAGE', 'give at most one of --committed and --uncommitted; nothing was read.');
+        if (opts.committed && opts.uncommitted)
+          throw new WarrenError('USAGE', 'give at most one of --committed and --uncommitted; nothing was read.');
         env.taskId = validateTaskId(rawId);
         const scope: DiffScope = opts.committed ? 'committed' : opts.uncommitted ? 'uncommitted' : 'all';
         const ctx = await env.project();
@@ -35,6 +38,11 @@ const SCOPE_WORDS: Record<DiffScope, string> = {
 function statText(d: TaskDiff): string {
   const summary = `${d.files.length} file(s) changed, +${d.added} -${d.deleted}: ${d.branch} ${SCOPE_WORDS[d.scope].replace('{base}', d.base)}`;
   if (d.files.length === 0) return `no changes: ${d.branch} ${SCOPE_WORDS[d.scope].replace('{base}', d.base)}`;
-  const rows = d.files.map((f) => [LETTER[f.status], f.binary ? 'bin' : `+${f.added}`, f.binary ? '' : `-${f.deleted}`, f.from ? `${f.from} → ${f.path}` : f.path]);
+  const rows = d.files.map((f) => [
+    LETTER[f.status],
+    f.binary ? 'bin' : `+${f.added}`,
+    f.binary ? '' : `-${f.deleted}`,
+    f.from ? `${f.from} → ${f.path}` : f.path,
+  ]);
   return `${table(['', 'ADDED', 'DELETED', 'PATH'], rows)}\n${summary}`;
 }

@@ -14,7 +14,10 @@ export const registerExec: Register = (program, run) => {
       run(async (env) => {
         const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
         const ctx = await env.project();
-        const outcome = await execTask(ctx, rawId, argv, { stdin: 'inherit', ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+        const outcome = await execTask(ctx, rawId, argv, {
+          stdin: 'inherit',
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        });
         return runResult(env, outcome);
       }),
     );
@@ -36,7 +39,9 @@ export function runResult(env: CliEnv, outcome: RunOutcome): CommandResult {
   const exitCode = exitStatusOf(outcome);
   if (!env.json && exitCode !== 0) {
     // A reason the run wrote itself was on the terminal a moment ago, with the run's output: not said twice.
-    const why = outcome.reasonInOutput ? `not run (exit ${outcome.exitCode}, said above)` : (outcome.reason ?? `exit ${outcome.exitCode}`);
+    const why = outcome.reasonInOutput
+      ? `not run (exit ${outcome.exitCode}, said above)`
+      : (outcome.reason ?? `exit ${outcome.exitCode}`);
     env.log(`warren: ${why} after ${outcome.durationMs}ms; log ${outcome.log}`);
   }
   // Human mode prints nothing on stdout: it belongs to the command.

@@ -11,45 +11,72 @@ import { startQueueWorker } from './queue.js';
 export const registerLand: Register = (program, run) => {
   program
     .command('land')
-    .description("join the repository's merge queue and wait: the task is squashed onto the latest base, gated, and lands as one commit, protected paths left out")
+    .description(
+      "join the repository's merge queue and wait: the task is squashed onto the latest base, gated, and lands as one commit, protected paths left out",
+    )
     .argument('<id>')
-    .option('-m, --message <msg>', "the landed commit's subject (default: the first checkpoint's message, else TYPE: ID); a Warren-Task: ID trailer is always added")
+    .option(
+      '-m, --message <msg>',
+      "the landed commit's subject (default: the first checkpoint's message, else TYPE: ID); a Warren-Task: ID trailer is always added",
+    )
     .option('--no-wait', 'join the queue and return at once (a background warren works it)')
     .option('--push [remote]', "push the landed base (default remote: the base branch's upstream remote, else origin)")
     .option('--branch-only', 'do not land: push the squashed task branch for review instead (no queue)')
     .option('--accept-hooks', 'go ahead although the git hooks changed since the task began')
-    .action((rawId: string, opts: { message?: string; wait: boolean; push?: string | true; branchOnly?: boolean; acceptHooks?: boolean }) =>
-      run(async (env) => {
-        env.taskId = validateTaskId(rawId);
-        const ctx = await env.project();
-        const common = { ...(opts.message ? { message: opts.message } : {}), acceptHooks: opts.acceptHooks === true };
-        if (opts.branchOnly) {
-          const r = await landTask(ctx, rawId, { ...common, branchOnly: true, ...(opts.push === undefined ? {} : { push: opts.push }) });
+    .action(
+      (
+        rawId: string,
+        opts: { message?: string; wait: boolean; push?: string | true; branchOnly?: boolean; acceptHooks?: boolean },
+      ) =>
+        run(async (env) => {
+          env.taskId = validateTaskId(rawId);
+          const ctx = await env.project();
+          const common = { ...(opts.message ? { message: opts.message } : {}), acceptHooks: opts.acceptHooks === true };
+          if (opts.branchOnly) {
+            const r = await landTask(ctx, rawId, {
+              ...common,
+              branchOnly: true,
+              ...(opts.push === undefined ? {} : { push: opts.push }),
+            });
+            for (const w of r.warnings) env.log(`warren: warn: ${w}`);
+            const lines = [`built ${r.commit.slice(0, 12)} for review; ${r.base} was not moved`];
+            if (r.push)
+              lines.push(
+                r.push.ok
+                  ? `pushed to ${r.push.remote} ${r.push.ref}`
+                  : `push to ${r.push.remote} ${r.push.ref} FAILED: ${r.push.error ?? ''}`,
+              );
+            return { data: { state: 'built', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
+          }
+          // An unknown remote is refused before the task joins the queue.
+          const task = requireTask(ctx, rawId);
+          const remote = opts.push === undefined ? null : await resolveRemote(ctx, opts.push, task.base);
+          const r = await queueLand(ctx, rawId, { ...common, wait: opts.wait });
+          if (r.state === 'queued') {
+            startQueueWorker(ctx);
+            return { data: r, human: `${r.id} joined the merge queue at position ${r.position}; see \`warren queue\`` };
+          }
           for (const w of r.warnings) env.log(`warren: warn: ${w}`);
-          const lines = [`built ${r.commit.slice(0, 12)} for review; ${r.base} was not moved`];
-          if (r.push) lines.push(r.push.ok ? `pushed to ${r.push.remote} ${r.push.ref}` : `push to ${r.push.remote} ${r.push.ref} FAILED: ${r.push.error ?? ''}`);
-          return { data: { state: 'built', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
-        }
-        // An unknown remote is refused before the task joins the queue.
-        const task = requireTask(ctx, rawId);
-        const remote = opts.push === undefined ? null : await resolveRemote(ctx, opts.push, task.base);
-        const r = await queueLand(ctx, rawId, { ...common, wait: opts.wait });
-        if (r.state === 'queued') {
-          startQueueWorker(ctx);
-          return { data: r, human: `${r.id} joined the merge queue at position ${r.position}; see \`warren queue\`` };
-        }
-        for (const w of r.warnings) env.log(`warren: warn: ${w}`);
-        for (const e of r.exclusions) env.log(`warren: left out ${e.why} ${e.path} (${e.how}); the workspace keeps its copy`);
-        const lines = [`landed ${r.id} on ${r.base} as ${r.commit.slice(0, 12)}${r.rebased ? ` (rebased onto ${r.baseBefore.slice(0, 12)})` : ''}`];
-        if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.join(', ')}`);
-        if (r.checkoutUpdated) lines.push(`${r.checkoutUpdated} follows ${r.base}`);
-        let push: LandResult['push'] = null;
-        if (remote !== null) {
-          push = await withRepoLock(ctx, `push ${r.base}`, () => pushRef(ctx, remote, r.commit, `refs/heads/${r.base}`));
-          recordPush(ctx, r.id, push);
-          lines.push(push.ok ? `pushed to ${push.remote} ${push.ref}` : `push to ${push.remote} ${push.ref} FAILED: ${push.error ?? ''}`);
-        }
-        return { data: { ...r, landed: true, push }, human: lines.join('\n'), exitCode: push && !push.ok ? 1 : 0 };
-      }),
+          for (const e of r.exclusions)
+            env.log(`warren: left out ${e.why} ${e.path} (${e.how}); the workspace keeps its copy`);
+          const lines = [
+            `landed ${r.id} on ${r.base} as ${r.commit.slice(0, 12)}${r.rebased ? ` (rebased onto ${r.baseBefore.slice(0, 12)})` : ''}`,
+          ];
+          if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.join(', ')}`);
+          if (r.checkoutUpdated) lines.push(`${r.checkoutUpdated} follows ${r.base}`);
+          let push: LandResult['push'] = null;
+          if (remote !== null) {
+            push = await withRepoLock(ctx, `push ${r.base}`, () =>
+              pushRef(ctx, remote, r.commit, `refs/heads/${r.base}`),
+            );
+            recordPush(ctx, r.id, push);
+            lines.push(
+              push.ok
+                ? `pushed to ${push.remote} ${push.ref}`
+                : `push to ${push.remote} ${push.ref} FAILED: ${push.error ?? ''}`,
+            );
+          }
+          return { data: { ...r, landed: true, push }, human: lines.join('\n'), exitCode: push && !push.ok ? 1 : 0 };
+        }),
     );
 };

@@ -23,7 +23,15 @@ export const registerList: Register = (program, run) => {
           return { data: archives, human };
         }
         const tasks = listTasks(ctx);
-        const data = tasks.map((t) => ({ id: t.id, type: t.type, branch: t.branch, path: t.path, base: t.base, state: t.state, createdAt: t.createdAt }));
+        const data = tasks.map((t) => ({
+          id: t.id,
+          type: t.type,
+          branch: t.branch,
+          path: t.path,
+          base: t.base,
+          state: t.state,
+          createdAt: t.createdAt,
+        }));
         const human =
           tasks.length === 0
             ? 'no tasks; create one with `warren new feat ID`'

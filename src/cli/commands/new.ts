@@ -15,32 +15,37 @@ export const registerNew: Register = (program, run) => {
     .option('--no-setup', 'do not run the setup commands')
     .option('--sandbox <kind>', "this task's sandbox (none | bwrap), overriding warren.yaml")
     .option('--require-sandbox', 'refuse a medium-or-higher risk task that would run without a sandbox')
-    .action((type: string, id: string, opts: { base?: string; sync: boolean; setup: boolean; sandbox?: string; requireSandbox?: boolean }) =>
-      run(async (env) => {
-        // Hostile names are refused before anything is opened or created.
-        env.taskId = validateTaskId(id);
-        const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
-        const ctx = await env.project();
-        validateTaskType(type, taskTypes(ctx.config));
-        const since = ctx.store.lastEventSeq();
-        const task = await createTask(ctx, {
-          type,
-          id,
-          sync: opts.sync,
-          setup: opts.setup,
-          ...(opts.base ? { base: opts.base } : {}),
-          ...(sandbox ? { sandbox } : {}),
-          ...(opts.requireSandbox ? { requireSandbox: true } : {}),
-        });
-        // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
-        const data = createdSummary(ctx, task, since);
-        for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
-        return {
-          data,
-          human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})${execLines(data)}`,
-          exitCode: task.state === 'ready' ? 0 : 1,
-        };
-      }),
+    .action(
+      (
+        type: string,
+        id: string,
+        opts: { base?: string; sync: boolean; setup: boolean; sandbox?: string; requireSandbox?: boolean },
+      ) =>
+        run(async (env) => {
+          // Hostile names are refused before anything is opened or created.
+          env.taskId = validateTaskId(id);
+          const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
+          const ctx = await env.project();
+          validateTaskType(type, taskTypes(ctx.config));
+          const since = ctx.store.lastEventSeq();
+          const task = await createTask(ctx, {
+            type,
+            id,
+            sync: opts.sync,
+            setup: opts.setup,
+            ...(opts.base ? { base: opts.base } : {}),
+            ...(sandbox ? { sandbox } : {}),
+            ...(opts.requireSandbox ? { requireSandbox: true } : {}),
+          });
+          // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
+          const data = createdSummary(ctx, task, since);
+          for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
+          return {
+            data,
+            human: `${task.state === 'ready' ? 'ready' : task.state}: ${task.branch} at ${task.path} (from ${task.base} ${task.baseCommit.slice(0, 12)})${execLines(data)}`,
+            exitCode: task.state === 'ready' ? 0 : 1,
+          };
+        }),
     );
 };
 

@@ -5,7 +5,6 @@ import type { Register } from '../command.js';
 /** The policy's YAML and schema parsers load only for this command (and for runs that need them). */
 const policyModule = () => import('../../run/policy.js');
 
-
 export const registerPolicy: Register = (program, run) => {
   const policy = program.command('policy').description('the signed run policy: keygen | sign FILE | verify [FILE]');
   policy
@@ -27,7 +26,10 @@ export const registerPolicy: Register = (program, run) => {
       run(async (env) => {
         const { signPolicy } = await policyModule();
         const result = signPolicy(env.store().home, path.resolve(env.repoDir, file));
-        return { data: { signature: result.signature, expires: result.policy.expires }, human: `signed: ${result.signature} (expires ${result.policy.expires})` };
+        return {
+          data: { signature: result.signature, expires: result.policy.expires },
+          human: `signed: ${result.signature} (expires ${result.policy.expires})`,
+        };
       }),
     );
   policy
@@ -39,7 +41,10 @@ export const registerPolicy: Register = (program, run) => {
         const target = file ? path.resolve(env.repoDir, file) : path.join((await env.project()).repo.root, POLICY_FILE);
         const { verifyPolicyFile } = await policyModule();
         const verified = verifyPolicyFile(env.store().home, target);
-        return { data: { valid: true, file: target, expires: verified.expires, rules: verified.rules }, human: `valid: ${target} (expires ${verified.expires}, ${verified.rules.length} rule(s))` };
+        return {
+          data: { valid: true, file: target, expires: verified.expires, rules: verified.rules },
+          human: `valid: ${target} (expires ${verified.expires}, ${verified.rules.length} rule(s))`,
+        };
       }),
     );
   // Nested commands need the same no-exit, one-output handling main.ts gives the top level.

@@ -4,7 +4,9 @@ import type { Register } from '../command.js';
 export const registerProvision: Register = (program, run) => {
   program
     .command('provision')
-    .description('mount again what is not mounted; with --refresh, provision the ignored paths again from the main checkout')
+    .description(
+      'mount again what is not mounted; with --refresh, provision the ignored paths again from the main checkout',
+    )
     .argument('<id>')
     .option('--refresh', 'drop the provisioned paths (and their private changes) and provision them again')
     .action((rawId: string, opts: { refresh?: boolean }) =>
@@ -18,8 +20,15 @@ export const registerProvision: Register = (program, run) => {
           ].join('\n');
           return { data: { provision: result.records, skips: result.skips }, human: human || 'nothing to provision' };
         }
-        const replaced = result.replaced.map((r) => `${r}; not mounted over it (\`warren status ${rawId}\` says what it holds)`);
-        const placed = result.remounted.length > 0 ? `mounted again: ${result.remounted.join(', ')}` : replaced.length > 0 ? '' : `${result.provision.length} provisioned path(s), all in place`;
+        const replaced = result.replaced.map(
+          (r) => `${r}; not mounted over it (\`warren status ${rawId}\` says what it holds)`,
+        );
+        const placed =
+          result.remounted.length > 0
+            ? `mounted again: ${result.remounted.join(', ')}`
+            : replaced.length > 0
+              ? ''
+              : `${result.provision.length} provisioned path(s), all in place`;
         return {
           data: { provision: result.provision, remounted: result.remounted, replaced: result.replaced },
           human: [placed, ...replaced].filter(Boolean).join('\n'),

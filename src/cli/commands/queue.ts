@@ -9,13 +9,17 @@ import { age, table } from '../format.js';
 export function startQueueWorker(ctx: ProjectContext): void {
   const bin = process.argv[1];
   if (!bin) return;
-  spawnDetached([process.execPath, path.resolve(bin), '--repo', ctx.repo.root, 'queue', 'work'], { cwd: ctx.repo.root });
+  spawnDetached([process.execPath, path.resolve(bin), '--repo', ctx.repo.root, 'queue', 'work'], {
+    cwd: ctx.repo.root,
+  });
 }
 
 export const registerQueue: Register = (program, run) => {
   const queue = program
     .command('queue')
-    .description("the repository's merge queue: every entry's position, state (queued, testing, landed, bounced) and since when")
+    .description(
+      "the repository's merge queue: every entry's position, state (queued, testing, landed, bounced) and since when",
+    )
     .action(() =>
       run(async (env) => {
         const ctx = await env.project();
@@ -31,7 +35,17 @@ export const registerQueue: Register = (program, run) => {
             ? 'the merge queue is empty'
             : table(
                 ['POS', 'ID', 'STATE', 'SINCE', 'DETAIL'],
-                listing.entries.map((e) => [e.position === null ? '-' : String(e.position), e.id, e.state, `${age(e.since)} ago`, e.state === 'landed' ? (e.commit ?? '').slice(0, 12) : e.state === 'bounced' ? `${e.code ?? ''}: ${e.reason ?? ''}` : '']),
+                listing.entries.map((e) => [
+                  e.position === null ? '-' : String(e.position),
+                  e.id,
+                  e.state,
+                  `${age(e.since)} ago`,
+                  e.state === 'landed'
+                    ? (e.commit ?? '').slice(0, 12)
+                    : e.state === 'bounced'
+                      ? `${e.code ?? ''}: ${e.reason ?? ''}`
+                      : '',
+                ]),
               );
         return { data: listing.entries, human };
       }),
@@ -54,7 +68,10 @@ export const registerQueue: Register = (program, run) => {
       run(async (env) => {
         const ctx = await env.project();
         const worked = await workQueue(ctx);
-        return { data: { worked }, human: worked ? 'the merge queue is empty' : 'another warren works the merge queue' };
+        return {
+          data: { worked },
+          human: worked ? 'the merge queue is empty' : 'another warren works the merge queue',
+        };
       }),
     );
   queue.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));

@@ -16,7 +16,11 @@ export const registerRemoved: Register = (program, run) => {
       .argument('[args...]')
       .action(() =>
         run(() => {
-          throw new WarrenError('USAGE', `\`warren ${name}\` was removed in ${gone.removed}: ${gone.why}. Nothing was run.`, { hint: gone.instead });
+          throw new WarrenError(
+            'USAGE',
+            `\`warren ${name}\` was removed in ${gone.removed}: ${gone.why}. Nothing was run.`,
+            { hint: gone.instead },
+          );
         }),
       );
   }

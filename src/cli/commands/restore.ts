@@ -6,7 +6,9 @@ import type { Register } from '../command.js';
 export const registerRestore: Register = (program, run) => {
   program
     .command('restore')
-    .description('bring the newest archive of task ID (made by rm --discard) back as a workspace: its branch, commits, and files, staged, unstaged and untracked as they were')
+    .description(
+      'bring the newest archive of task ID (made by rm --discard) back as a workspace: its branch, commits, and files, staged, unstaged and untracked as they were',
+    )
     .argument('<id>')
     .option('--no-setup', 'do not run the setup commands')
     .action((rawId: string, opts: { setup: boolean }) =>

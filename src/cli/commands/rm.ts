@@ -9,20 +9,33 @@ export const registerRm: Register = (program, run) => {
     .description('remove the workspace; refuses while any work would be lost (--discard saves it all first)')
     .argument('<id>')
     .option('--delete-branch', 'also delete the branch, only when its work is on the base or another ref')
-    .option('--discard', 'remove it even with uncommitted or unlanded work, after saving all of it under refs/warren/archive/ID/ (warren restore ID brings it back); the branch goes too')
+    .option(
+      '--discard',
+      'remove it even with uncommitted or unlanded work, after saving all of it under refs/warren/archive/ID/ (warren restore ID brings it back); the branch goes too',
+    )
     .action((id: string, opts: { deleteBranch?: boolean; discard?: boolean }) =>
       run(async (env) => {
         env.taskId = validateTaskId(id);
-        if (opts.discard && opts.deleteBranch) throw new WarrenError('USAGE', '--discard deletes the branch already (its commits are kept in the archive); drop --delete-branch. Nothing was removed.');
+        if (opts.discard && opts.deleteBranch)
+          throw new WarrenError(
+            'USAGE',
+            '--discard deletes the branch already (its commits are kept in the archive); drop --delete-branch. Nothing was removed.',
+          );
         const ctx = await env.project();
         const since = ctx.store.lastEventSeq();
-        const result = await removeTask(ctx, id, { deleteBranch: opts.deleteBranch === true, discard: opts.discard === true });
+        const result = await removeTask(ctx, id, {
+          deleteBranch: opts.deleteBranch === true,
+          discard: opts.discard === true,
+        });
         // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
         // Read by sequence, not as the task's events: once removed, its events are no longer the current task's.
         for (const e of ctx.store.eventsSince(since, 500)) {
-          if (e.project === ctx.key && e.taskId === result.id && e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
+          if (e.project === ctx.key && e.taskId === result.id && e.level !== 'info')
+            env.log(`warren: ${e.level}: ${e.message}`);
         }
-        const what = result.folderMissing ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)` : `removed ${result.id}`;
+        const what = result.folderMissing
+          ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)`
+          : `removed ${result.id}`;
         const human = result.archive
           ? `discarded ${result.id} and branch ${result.branch}; everything is saved in ${result.archive} (\`warren restore ${result.id}\` brings it back)`
           : result.branchDeleted

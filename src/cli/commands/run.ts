@@ -9,45 +9,79 @@ import { runResult } from './exec.js';
 export const registerRun: Register = (program, run) => {
   program
     .command('run')
-    .description('run a coding agent (claude, codex, gemini, aider, or one from warren.yaml) in the workspace, supervised')
+    .description(
+      'run a coding agent (claude, codex, gemini, aider, or one from warren.yaml) in the workspace, supervised',
+    )
     .argument('<id>')
-    .option('--agent <name>', 'claude | codex | gemini | aider | a name under agents: in warren.yaml (with --resume: default the newest conversation\'s)')
+    .option(
+      '--agent <name>',
+      "claude | codex | gemini | aider | a name under agents: in warren.yaml (with --resume: default the newest conversation's)",
+    )
     .option('--prompt <text>', 'the prompt, passed to the agent exactly as given')
     .option('--prompt-file <file>', 'read the prompt from this file')
-    .option('--resume', 'continue the task\'s last conversation (claude, codex, gemini) with this prompt')
-    .option('--review', "the prompt is the task's open review comments (`warren comments`), each with its file:line and hunk; resolved when the agent exits 0")
+    .option('--resume', "continue the task's last conversation (claude, codex, gemini) with this prompt")
+    .option(
+      '--review',
+      "the prompt is the task's open review comments (`warren comments`), each with its file:line and hunk; resolved when the agent exits 0",
+    )
     .option('--timeout <dur>', 'end the whole process tree after this long; exit 124')
-    .action((rawId: string, opts: { agent?: string; prompt?: string; promptFile?: string; resume?: boolean; review?: boolean; timeout?: string }) =>
-      run(async (env) => {
-        if ([opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length !== 1) {
-          throw new WarrenError('USAGE', 'give exactly one of --prompt, --prompt-file and --review; nothing was run.');
-        }
-        if (opts.agent === undefined && !opts.resume) throw new WarrenError('USAGE', 'give --agent NAME (or --resume to continue a conversation); nothing was run.');
-        const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
-        if (opts.review) {
+    .action(
+      (
+        rawId: string,
+        opts: {
+          agent?: string;
+          prompt?: string;
+          promptFile?: string;
+          resume?: boolean;
+          review?: boolean;
+          timeout?: string;
+        },
+      ) =>
+        run(async (env) => {
+          if ([opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length !== 1) {
+            throw new WarrenError(
+              'USAGE',
+              'give exactly one of --prompt, --prompt-file and --review; nothing was run.',
+            );
+          }
+          if (opts.agent === undefined && !opts.resume)
+            throw new WarrenError(
+              'USAGE',
+              'give --agent NAME (or --resume to continue a conversation); nothing was run.',
+            );
+          const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
+          if (opts.review) {
+            const ctx = await env.project();
+            const { comments, resolved, ...outcome } = await sendReview(ctx, rawId, {
+              ...(opts.agent === undefined ? {} : { agent: opts.agent }),
+              ...(opts.resume ? { resume: true } : {}),
+              ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            });
+            if (!env.json)
+              env.log(
+                `warren: sent ${comments.length} comment(s) to ${outcome.agent}; ${resolved ? 'resolved' : 'left open'}`,
+              );
+            const result = runResult(env, outcome);
+            return {
+              ...result,
+              data: {
+                ...(result.data as object),
+                agent: outcome.agent,
+                session: outcome.session,
+                comments: comments.map((c) => ({ id: c.id, state: c.state })),
+              },
+            };
+          }
+          const prompt = opts.prompt ?? readPromptFile(path.resolve(env.repoDir, opts.promptFile ?? ''));
           const ctx = await env.project();
-          const { comments, resolved, ...outcome } = await sendReview(ctx, rawId, {
+          const outcome = await runAgent(ctx, rawId, {
+            prompt,
             ...(opts.agent === undefined ? {} : { agent: opts.agent }),
             ...(opts.resume ? { resume: true } : {}),
             ...(timeoutMs === undefined ? {} : { timeoutMs }),
           });
-          if (!env.json) env.log(`warren: sent ${comments.length} comment(s) to ${outcome.agent}; ${resolved ? 'resolved' : 'left open'}`);
           const result = runResult(env, outcome);
-          return {
-            ...result,
-            data: { ...(result.data as object), agent: outcome.agent, session: outcome.session, comments: comments.map((c) => ({ id: c.id, state: c.state })) },
-          };
-        }
-        const prompt = opts.prompt ?? readPromptFile(path.resolve(env.repoDir, opts.promptFile ?? ''));
-        const ctx = await env.project();
-        const outcome = await runAgent(ctx, rawId, {
-          prompt,
-          ...(opts.agent === undefined ? {} : { agent: opts.agent }),
-          ...(opts.resume ? { resume: true } : {}),
-          ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        });
-        const result = runResult(env, outcome);
-        return { ...result, data: { ...(result.data as object), agent: outcome.agent, session: outcome.session } };
-      }),
+          return { ...result, data: { ...(result.data as object), agent: outcome.agent, session: outcome.session } };
+        }),
     );
 };

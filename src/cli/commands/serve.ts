@@ -10,7 +10,11 @@ export const DEFAULT_PORT = 7317;
 function parsePort(raw: string): number {
   const port = Number(raw);
   if (!/^\d+$/.test(raw) || port > 65535) {
-    throw new WarrenError('USAGE', `--port ${JSON.stringify(raw)} is not a port number (0–65535); nothing was started.`, { hint: 'Use --port 0 for any free port.' });
+    throw new WarrenError(
+      'USAGE',
+      `--port ${JSON.stringify(raw)} is not a port number (0–65535); nothing was started.`,
+      { hint: 'Use --port 0 for any free port.' },
+    );
   }
   return port;
 }
@@ -36,11 +40,24 @@ export const registerServe: Register = (program, run) => {
           const project = await openProject(env.repoDir, { store, reporter: SILENT });
           // Loaded on use: the web server's modules stay out of every other command's start-up.
           const { startServer } = await import('../../web/server.js');
-          const server = await startServer({ project, store, host: opts.host, port, allowRemote: opts.allowRemote === true, warn: env.log });
+          const server = await startServer({
+            project,
+            store,
+            host: opts.host,
+            port,
+            allowRemote: opts.allowRemote === true,
+            warn: env.log,
+          });
           if (!isLoopbackHost(opts.host)) {
             const message = `warren serve is listening on ${opts.host}, reachable from other machines: anyone holding the printed URL can remove workspaces.`;
             env.log(`warning: ${message}`);
-            store.addEvent({ project: project.key, kind: 'serve.remote', level: 'warn', message, data: { host: opts.host, port: server.port } });
+            store.addEvent({
+              project: project.key,
+              kind: 'serve.remote',
+              level: 'warn',
+              message,
+              data: { host: opts.host, port: server.port },
+            });
           }
           const stop = () => {
             void server.close().finally(() => {

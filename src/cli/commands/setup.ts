@@ -13,7 +13,9 @@ export const registerSetup: Register = (program, run) => {
         const data = { state: outcome.state, log: outcome.log, results: outcome.results };
         return {
           data,
-          human: outcome.passed ? `setup passed; ${rawId} is ${outcome.state}${outcome.log ? ` (log ${outcome.log})` : ''}` : `setup failed; ${rawId} is ${outcome.state}. Log: ${outcome.log}`,
+          human: outcome.passed
+            ? `setup passed; ${rawId} is ${outcome.state}${outcome.log ? ` (log ${outcome.log})` : ''}`
+            : `setup failed; ${rawId} is ${outcome.state}. Log: ${outcome.log}`,
           exitCode: outcome.passed ? 0 : 1,
         };
       }),
@@ -30,10 +32,16 @@ export const registerVerify: Register = (program, run) => {
         const ctx = await env.project();
         const outcome = await verifyTask(ctx, rawId);
         const data = { passed: outcome.passed, log: outcome.log, results: outcome.results };
-        const lines = outcome.results.map((r) => `  ${r.exitCode === 0 && !r.timedOut ? 'pass' : 'FAIL'} ${r.id}${r.required ? '' : ' (optional)'}${r.timedOut ? ' (timed out)' : ''}`);
+        const lines = outcome.results.map(
+          (r) =>
+            `  ${r.exitCode === 0 && !r.timedOut ? 'pass' : 'FAIL'} ${r.id}${r.required ? '' : ' (optional)'}${r.timedOut ? ' (timed out)' : ''}`,
+        );
         return {
           data,
-          human: [`verify ${outcome.passed ? 'passed' : 'failed'}${outcome.log ? ` (log ${outcome.log})` : ''}`, ...lines].join('\n'),
+          human: [
+            `verify ${outcome.passed ? 'passed' : 'failed'}${outcome.log ? ` (log ${outcome.log})` : ''}`,
+            ...lines,
+          ].join('\n'),
           exitCode: outcome.passed ? 0 : 1,
         };
       }),

@@ -14,7 +14,18 @@ export const registerShow: Register = (program, run) => {
         const ctx = await env.project({ lenientConfig: true });
         const { task, events: recorded } = showTask(ctx, rawId, Number.parseInt(opts.events, 10) || 20);
         const events = recorded.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
-        const data = { id: task.id, type: task.type, branch: task.branch, path: task.path, base: task.base, baseCommit: task.baseCommit, state: task.state, createdAt: task.createdAt, data: task.data, events };
+        const data = {
+          id: task.id,
+          type: task.type,
+          branch: task.branch,
+          path: task.path,
+          base: task.base,
+          baseCommit: task.baseCommit,
+          state: task.state,
+          createdAt: task.createdAt,
+          data: task.data,
+          events,
+        };
         const human = [
           `task    ${task.id} (${task.type})`,
           `state   ${task.state}`,

@@ -6,7 +6,9 @@ import { table } from '../format.js';
 export const registerTrust: Register = (program, run) => {
   program
     .command('trust')
-    .description("show this repository's commands (setup, verify, teardown, agents) and trust them for this user; a changed set needs trust again")
+    .description(
+      "show this repository's commands (setup, verify, teardown, agents) and trust them for this user; a changed set needs trust again",
+    )
     .option('--yes', 'trust them without asking (read them first: `warren trust` shows them)')
     .option('--hash <sha256>', 'trust only if the set still has this hash (the one you reviewed)')
     .action((opts: { yes?: boolean; hash?: string }) =>
@@ -18,7 +20,10 @@ export const registerTrust: Register = (program, run) => {
             state.commands.length === 0
               ? "this repository's warren.yaml defines no commands: there is nothing to trust"
               : `trusted by you${state.trustedAt ? ` since ${state.trustedAt}` : ''}; a changed set needs trust again`;
-          return { data: { trusted: true, hash: state.hash, commands: state.commands, trustedAt: state.trustedAt }, human: [listing(state), status].filter((l) => l !== '').join('\n') };
+          return {
+            data: { trusted: true, hash: state.hash, commands: state.commands, trustedAt: state.trustedAt },
+            human: [listing(state), status].filter((l) => l !== '').join('\n'),
+          };
         }
         let yes = opts.yes === true || opts.hash !== undefined;
         let human = listing(state);
@@ -30,7 +35,13 @@ export const registerTrust: Register = (program, run) => {
         }
         if (!yes) {
           return {
-            data: { trusted: false, hash: state.hash, commands: state.commands, changed: state.changed, trustedAt: state.trustedAt },
+            data: {
+              trusted: false,
+              hash: state.hash,
+              commands: state.commands,
+              changed: state.changed,
+              trustedAt: state.trustedAt,
+            },
             human: `${human}${human ? '\n' : ''}not trusted; nothing was recorded. Run \`warren trust --yes\` (or \`--hash ${state.hash}\`) once you have read them.`,
             exitCode: 1,
           };

@@ -4,7 +4,10 @@ import type { CommandReference } from './shared.js';
 export const INTEGRATIONS: Readonly<Record<string, CommandReference>> = {
   'policy keygen': {
     json: `{ privateKey: string; publicKey: string }   // $WARREN_HOME/policy/signing.key (0600), trusted.pub`,
-    exit: [[0, 'the key pair was written'], [1, 'a key already exists (`--force` replaces it)']],
+    exit: [
+      [0, 'the key pair was written'],
+      [1, 'a key already exists (`--force` replaces it)'],
+    ],
     errors: ['POLICY_INVALID'],
     example: `$ warren policy keygen
 private key /tmp/warren-docs-5hhMmU/home/policy/signing.key
@@ -14,7 +17,10 @@ trusted public key /tmp/warren-docs-5hhMmU/home/policy/trusted.pub
   },
   'policy sign': {
     json: `{ signature: string; expires: string }   // signature: the path of FILE.sig`,
-    exit: [[0, 'signed'], [1, 'no signing key, or the file is not a valid policy']],
+    exit: [
+      [0, 'signed'],
+      [1, 'no signing key, or the file is not a valid policy'],
+    ],
     errors: ['POLICY_INVALID'],
     example: `$ warren policy sign warren.policy.yaml
 signed: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml.sig (expires 2027-06-30T00:00:00Z)
@@ -23,7 +29,10 @@ signed: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml.sig (expires 2027-06-30T
   },
   'policy verify': {
     json: `{ valid: true; file: string; expires: string; rules: { tasks: string; sandbox: string[]; network: boolean }[] }`,
-    exit: [[0, 'the policy is valid and signed by the trusted key'], [1, 'it is not: changed after signing, another signer, expired, no trusted key, unparsable']],
+    exit: [
+      [0, 'the policy is valid and signed by the trusted key'],
+      [1, 'it is not: changed after signing, another signer, expired, no trusted key, unparsable'],
+    ],
     errors: ['POLICY_INVALID'],
     example: `$ warren policy verify
 valid: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml (expires 2027-06-30T00:00:00Z, 1 rule(s))
@@ -56,7 +65,10 @@ warren: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml does not match its signa
     json: `{ url: string; host: string; port: number; pid: number; token: string }   // printed once listening; the token is this run's`,
     exit: [
       [0, 'stopped with ctrl-c (SIGINT) or SIGTERM, after the running action answered'],
-      [2, 'refused before listening: a non-loopback `--host` without `--allow-remote`, a `--host` this machine does not have or cannot resolve, a bad `--port`, a port in use, `WARREN_HOME` of another user'],
+      [
+        2,
+        'refused before listening: a non-loopback `--host` without `--allow-remote`, a `--host` this machine does not have or cannot resolve, a bad `--port`, a port in use, `WARREN_HOME` of another user',
+      ],
     ],
     errors: ['USAGE', 'HOME_NOT_OWNED'],
     example: `$ warren serve --port 0
@@ -78,17 +90,25 @@ $ warren serve --host 0.0.0.0
 warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove workspaces, so it listens on 127.0.0.1 unless you say otherwise. Nothing was started.
   hint: Add --allow-remote if other machines on this network should reach it (they get full control), or drop --host.
 [exit 2]`,
-    see: [['Dashboard', '../design/dashboard.md'], ['Security model', '../design/dashboard.md#security-model'], ['Scripting the dashboard', '../design/dashboard.md#scripting-the-dashboard']],
+    see: [
+      ['Dashboard', '../design/dashboard.md'],
+      ['Security model', '../design/dashboard.md#security-model'],
+      ['Scripting the dashboard', '../design/dashboard.md#scripting-the-dashboard'],
+    ],
   },
   mcp: {
-    json: '// none: stdout carries the MCP protocol (JSON-RPC over stdio). Each tool answers with the JSON the CLI prints; a refusal is a tool error whose text is the CLI\'s --json error.',
+    json: "// none: stdout carries the MCP protocol (JSON-RPC over stdio). Each tool answers with the JSON the CLI prints; a refusal is a tool error whose text is the CLI's --json error.",
     exit: [
       [0, 'the client closed stdin (calls already sent are answered first)'],
       [2, 'refused before serving: not a repository, `WARREN_HOME` of another user'],
     ],
     errors: ['NOT_A_REPO', 'HOME_NOT_OWNED'],
-    example: "$ printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"1\"}}}' '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list\",\"arguments\":{}}}' '{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\",\"arguments\":{\"id\":\"nope\"}}}' | warren mcp\n{\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":\"warren\",\"version\":\"0.1.0\"}},\"jsonrpc\":\"2.0\",\"id\":1}\n{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\n  \\\"error\\\": {\\n    \\\"code\\\": \\\"TASK_NOT_FOUND\\\",\\n    \\\"message\\\": \\\"no task nope in this repository; nothing was changed.\\\",\\n    \\\"hint\\\": \\\"See `warren list`.\\\"\\n  }\\n}\"}],\"isError\":true},\"jsonrpc\":\"2.0\",\"id\":3}\n{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"[\\n  {\\n    \\\"id\\\": \\\"cart\\\",\\n    \\\"type\\\": \\\"feat\\\",\\n    \\\"branch\\\": \\\"feat/cart\\\",\\n    \\\"path\\\": \\\"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/cart\\\",\\n    \\\"base\\\": \\\"main\\\",\\n    \\\"state\\\": \\\"ready\\\",\\n    \\\"createdAt\\\": \\\"2026-11-30T21:12:32.391Z\\\"\\n  }\\n]\"}]},\"jsonrpc\":\"2.0\",\"id\":2}\n[exit 0]\n$ claude mcp add warren -- warren mcp        # register it with Claude Code (in the repository)\nAdded stdio MCP server warren with command: warren mcp to local config\n$ codex mcp add warren -- warren --repo /path/to/repo mcp     # with Codex (global: name the repository)\nAdded global MCP server 'warren'.",
-    see: [['warren as an MCP server', '../agents.md#warren-as-an-mcp-server-warren-mcp'], ['Benchmarks', '../benchmarks.md#mcp-npm-run-bench-mcp']],
+    example:
+      '$ printf \'%s\\n\' \'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}\' \'{"jsonrpc":"2.0","method":"notifications/initialized"}\' \'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list","arguments":{}}}\' \'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm","arguments":{"id":"nope"}}}\' | warren mcp\n{"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"warren","version":"0.1.0"}},"jsonrpc":"2.0","id":1}\n{"result":{"content":[{"type":"text","text":"{\\n  \\"error\\": {\\n    \\"code\\": \\"TASK_NOT_FOUND\\",\\n    \\"message\\": \\"no task nope in this repository; nothing was changed.\\",\\n    \\"hint\\": \\"See `warren list`.\\"\\n  }\\n}"}],"isError":true},"jsonrpc":"2.0","id":3}\n{"result":{"content":[{"type":"text","text":"[\\n  {\\n    \\"id\\": \\"cart\\",\\n    \\"type\\": \\"feat\\",\\n    \\"branch\\": \\"feat/cart\\",\\n    \\"path\\": \\"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/cart\\",\\n    \\"base\\": \\"main\\",\\n    \\"state\\": \\"ready\\",\\n    \\"createdAt\\": \\"2026-11-30T21:12:32.391Z\\"\\n  }\\n]"}]},"jsonrpc":"2.0","id":2}\n[exit 0]\n$ claude mcp add warren -- warren mcp        # register it with Claude Code (in the repository)\nAdded stdio MCP server warren with command: warren mcp to local config\n$ codex mcp add warren -- warren --repo /path/to/repo mcp     # with Codex (global: name the repository)\nAdded global MCP server \'warren\'.',
+    see: [
+      ['warren as an MCP server', '../agents.md#warren-as-an-mcp-server-warren-mcp'],
+      ['Benchmarks', '../benchmarks.md#mcp-npm-run-bench-mcp'],
+    ],
   },
   'hooks install': {
     json: `{
@@ -98,7 +118,10 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
 }`,
     exit: [
       [0, 'the hooks are there (written now, or already)'],
-      [2, 'refused, nothing changed: an agent other than `claude`, the settings file is not JSON, or another command already answers WorktreeCreate'],
+      [
+        2,
+        'refused, nothing changed: an agent other than `claude`, the settings file is not JSON, or another command already answers WorktreeCreate',
+      ],
     ],
     errors: ['CONFIG_INVALID', 'USAGE', 'NOT_A_REPO'],
     example: `$ warren hooks install claude
@@ -142,7 +165,10 @@ $ warren --json hooks install claude
     json: '{ id: string; path: string; created: boolean }   // created: false when a ready task of that name was reused. Without --json, stdout is the path alone (what Claude Code reads).',
     exit: [
       [0, 'the workspace is ready; its path is on stdout'],
-      [1, 'refused (nothing created), or its setup failed (the task is kept in `setup_failed`): Claude Code shows the message'],
+      [
+        1,
+        'refused (nothing created), or its setup failed (the task is kept in `setup_failed`): Claude Code shows the message',
+      ],
       [2, 'a payload that is not JSON, names no worktree, or leaves no usable task ID; an invalid `--type`'],
     ],
     errors: ['USAGE', 'ID_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'BASE_UNKNOWN', 'SETUP_FAILED', 'CREATE_FAILED'],
@@ -172,7 +198,10 @@ removed fix-login; kept branch feat/fix-login
   },
   completion: {
     json: `{ shell: 'bash' | 'zsh' | 'fish'; script: string }`,
-    exit: [[0, 'the script is printed'], [2, 'a shell it has no script for']],
+    exit: [
+      [0, 'the script is printed'],
+      [2, 'a shell it has no script for'],
+    ],
     errors: ['USAGE'],
     example: `$ bash -c 'source <(warren completion bash); complete -p warren'
 complete -F _warren warren

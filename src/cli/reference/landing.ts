@@ -10,7 +10,11 @@ export const LANDING: Readonly<Record<string, CommandReference>> = {
   unstaged: string[];              // provisioned paths staged by hand, taken back out
   warnings: string[];              // shared-git changes that were not refused
 }`,
-    exit: [[0, 'committed, or nothing to commit'], [1, 'refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit'], TASK_EXIT_2],
+    exit: [
+      [0, 'committed, or nothing to commit'],
+      [1, 'refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit'],
+      TASK_EXIT_2,
+    ],
     errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'TASK_NOT_FOUND'],
     example: `$ warren checkpoint cart -m 'a cart'
 committed fff96d64a3f4 on feat/cart
@@ -28,7 +32,10 @@ $ warren --json checkpoint cart
   "warnings": []
 }
 [exit 0]`,
-    see: [['Landing', '../design/landing.md'], ['The shared parts of git, watched', '../design/landing.md#the-shared-parts-of-git-watched']],
+    see: [
+      ['Landing', '../design/landing.md'],
+      ['The shared parts of git, watched', '../design/landing.md#the-shared-parts-of-git-watched'],
+    ],
   },
   land: {
     json: `// landed (after waiting in the merge queue):
@@ -50,10 +57,25 @@ $ warren --json checkpoint cart
 // --branch-only: { state: 'built', ...the squash, landed: false, push }`,
     exit: [
       [0, 'landed (or joined the queue with `--no-wait`, or built and pushed for review with `--branch-only`)'],
-      [1, 'refused before joining the queue (uncommitted work, a conflict, changed hooks, nothing to land…), bounced from the queue (the reason and, for a gate, its log), or landed and the push failed'],
+      [
+        1,
+        'refused before joining the queue (uncommitted work, a conflict, changed hooks, nothing to land…), bounced from the queue (the reason and, for a gate, its log), or landed and the push failed',
+      ],
       [2, 'bad input: an invalid ID, a remote name that is not valid or does not exist'],
     ],
-    errors: ['GATE_FAILED', 'LAND_CONFLICT', 'WORKSPACE_DIRTY', 'NOTHING_TO_LAND', 'HOOKS_CHANGED', 'CHECKOUT_DIRTY', 'PROTECTED_POLICY_INVALID', 'BASE_UNKNOWN', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'LOCK_HELD'],
+    errors: [
+      'GATE_FAILED',
+      'LAND_CONFLICT',
+      'WORKSPACE_DIRTY',
+      'NOTHING_TO_LAND',
+      'HOOKS_CHANGED',
+      'CHECKOUT_DIRTY',
+      'PROTECTED_POLICY_INVALID',
+      'BASE_UNKNOWN',
+      'TASK_STATE',
+      'OWNERSHIP_MISMATCH',
+      'LOCK_HELD',
+    ],
     example: `$ cat warren.yaml     # (another repository: a gate that allows one plugin)
 verify:
   - { id: one-plugin, run: "test $(ls plugins | grep -v README | wc -l) -le 1" }
@@ -132,9 +154,7 @@ f4ca5df initial`,
   commit: string | null;     // the squash commit, when landed
   gateTask: string | null;   // the integration workspace of its latest gate run (its log: /api/log?id=…)
 }[]`,
-    exit: [
-      [0, 'listed (when entries wait and no warren works the queue, a background one is started to resume it)'],
-    ],
+    exit: [[0, 'listed (when entries wait and no warren works the queue, a background one is started to resume it)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren land search --no-wait
 search joined the merge queue at position 1; see \`warren queue\`

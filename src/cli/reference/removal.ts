@@ -7,11 +7,29 @@ export const REMOVAL: Readonly<Record<string, CommandReference>> = {
   folderMissing?: true;        // the folder was already missing: only the records went
   archive?: string }           // --discard: the ref everything was saved under, refs/warren/archive/<ID>/<UTC time>`,
     exit: [
-      [0, 'removed (and, with `--delete-branch`, the branch deleted; with `--discard`, everything saved first and the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept'],
-      [1, 'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`, `--discard`); or removal was incomplete (`remove_failed`)'],
+      [
+        0,
+        'removed (and, with `--delete-branch`, the branch deleted; with `--discard`, everything saved first and the branch deleted); a task whose folder was already missing is forgotten (`folderMissing`), its branch kept',
+      ],
+      [
+        1,
+        'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`, `--discard`); or removal was incomplete (`remove_failed`)',
+      ],
       TASK_EXIT_2,
     ],
-    errors: ['WORKSPACE_DIRTY', 'BRANCH_UNLANDED', 'BRANCH_CHECKED_OUT', 'WORKSPACE_MOUNTED', 'OWNERSHIP_MISMATCH', 'TASK_STATE', 'PATH_ESCAPE', 'REMOVE_INCOMPLETE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'USAGE'],
+    errors: [
+      'WORKSPACE_DIRTY',
+      'BRANCH_UNLANDED',
+      'BRANCH_CHECKED_OUT',
+      'WORKSPACE_MOUNTED',
+      'OWNERSHIP_MISMATCH',
+      'TASK_STATE',
+      'PATH_ESCAPE',
+      'REMOVE_INCOMPLETE',
+      'LOCK_HELD',
+      'TASK_NOT_FOUND',
+      'USAGE',
+    ],
     example: `$ echo draft > /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart/draft.txt
 $ warren rm cart
 warren: task cart has 1 uncommitted change(s) that removing would lose: ?? draft.txt. Nothing was removed.
@@ -41,14 +59,21 @@ warren: task search has 2 uncommitted change(s) that removing would lose: M app.
 $ warren rm search --discard
 discarded search and branch feat/search; everything is saved in refs/warren/archive/search/20261130T214821.051Z (\`warren restore search\` brings it back)
 [exit 0]`,
-    see: [['Workspaces: `rm`', '../design/workspaces.md#rm'], ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring'], ['After landing', '../design/landing.md#after-landing-rm']],
+    see: [
+      ['Workspaces: `rm`', '../design/workspaces.md#rm'],
+      ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring'],
+      ['After landing', '../design/landing.md#after-landing-rm'],
+    ],
   },
   restore: {
     json: `// as new, plus the archive it came from
 { id; type; branch; path; base; baseCommit; state: 'ready' | 'setup_failed'; ports?; risk?; log?; setupOk?; warnings; archive: string }`,
     exit: [
       [0, 'the task is back and `ready`'],
-      [1, 'refused (nothing was made): no archive of that ID, the ID is a task again, its branch exists again; or setup failed (the task is kept in `setup_failed`)'],
+      [
+        1,
+        'refused (nothing was made): no archive of that ID, the ID is a task again, its branch exists again; or setup failed (the task is kept in `setup_failed`)',
+      ],
       TASK_EXIT_2,
     ],
     errors: ['TASK_NOT_FOUND', 'TASK_EXISTS', 'BRANCH_EXISTS', 'BASE_UNKNOWN', 'CREATE_FAILED'],
@@ -152,7 +177,10 @@ $ warren --json scan
   removed: { kind: string; action: string; path?: string; id?: string; branch?: string }[];
   kept: { kind: string; path: string; reason: string }[];
 }`,
-    exit: [[0, 'gc ran; what it kept is listed with the reason'], [1, 'refused (e.g. the repository lock stayed held)']],
+    exit: [
+      [0, 'gc ran; what it kept is listed with the reason'],
+      [1, 'refused (e.g. the repository lock stayed held)'],
+    ],
     errors: ['LOCK_TIMEOUT'],
     example: `$ warren gc
 removed  prunable  /tmp/warren-docs-5BwVX2/home/worktrees/shop-1fc3eebf81/by-hand
@@ -215,7 +243,11 @@ $ warren --json gc
 // ProvisionRecord: { path, mode, requested, isolated, entries, bytes, ms, method, source, lockfile?, fallback?,
 //                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, fuse?, manifest?,
 //                    relocation?: { from, aliases?, to, checked, rewritten: { path, sha256 }[], left: { path, why }[] } }`,
-    exit: [[0, 'everything is in place (or provisioned again)'], [1, 'refused or failed: no such task, the lock is held, a mount or copy failed'], TASK_EXIT_2],
+    exit: [
+      [0, 'everything is in place (or provisioned again)'],
+      [1, 'refused or failed: no such task, the lock is held, a mount or copy failed'],
+      TASK_EXIT_2,
+    ],
     errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE'],
     example: `$ warren provision login
 2 provisioned path(s), all in place

@@ -15,6 +15,7 @@ export const REMOVED_COMMANDS: Readonly<Record<string, RemovedCommand>> = {
   warm: {
     removed: '2026-12 (after 0.1.0)',
     why: "it kept warren loaded in waiting processes so that commands started ~30 ms sooner, which mattered to no one (an agent works for minutes per task), and it was a resident process that ran whatever argv reached its socket, with its client's environment but not its rlimits, cgroup or groups",
-    instead: 'Nothing replaces it: commands start on their own, and the long-running paths (the library, `warren serve`, `warren mcp`) never paid the start-up. Stop any `warren warm` you still run and drop it from scripts.',
+    instead:
+      'Nothing replaces it: commands start on their own, and the long-running paths (the library, `warren serve`, `warren mcp`) never paid the start-up. Stop any `warren warm` you still run and drop it from scripts.',
   },
 };

@@ -16,12 +16,34 @@ export const RUNNING: Readonly<Record<string, CommandReference>> = {
       [0, "the command's own exit status is warren's"],
       [124, 'the command ran past `--timeout`; its whole process tree was ended'],
       [130, 'warren got SIGINT (143: SIGTERM, 129: SIGHUP) and ended the command'],
-      [141, "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would"],
-      [1, 'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found'],
-      [127, 'not root, a cow layer mounted only in the run\'s namespace: the command was not found there either (looked up after the mounts; it was not started)'],
-      [2, 'bad input: no command, a word of the command that starts with `-` without `--` before the command, an argument with a NUL byte, an invalid `--timeout`'],
+      [
+        141,
+        "warren's output closed (`warren exec … | head -1`: the reader went away) and warren ended the command, as a shell's SIGPIPE would",
+      ],
+      [
+        1,
+        'refused before anything ran: the task is locked, in the wrong state, the policy or sandbox refused, the command was not found',
+      ],
+      [
+        127,
+        "not root, a cow layer mounted only in the run's namespace: the command was not found there either (looked up after the mounts; it was not started)",
+      ],
+      [
+        2,
+        'bad input: no command, a word of the command that starts with `-` without `--` before the command, an argument with a NUL byte, an invalid `--timeout`',
+      ],
     ],
-    errors: ['LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'COMMAND_FAILED', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'PROVISION_FAILED', 'DURATION_INVALID', 'USAGE'],
+    errors: [
+      'LOCK_HELD',
+      'TASK_STATE',
+      'TASK_NOT_FOUND',
+      'COMMAND_FAILED',
+      'POLICY_INVALID',
+      'SANDBOX_UNAVAILABLE',
+      'PROVISION_FAILED',
+      'DURATION_INVALID',
+      'USAGE',
+    ],
     example: `$ warren exec cart -- sh -c 'echo "export const cart = [];" > cart.js; echo patched >> node_modules/left-pad/index.js; echo SECRET=mine > .env.testing; echo $WARREN_PORT'
 20000
 [exit 0]
@@ -42,7 +64,11 @@ $ warren exec cart ls -la
 warren: \`warren exec\` would read "-la" as its own option, not as part of the command; nothing was run.
   hint: Put the command after \`--\`: warren exec cart -- ls -la (warren's own options, such as --timeout, go before \`--\`).
 [exit 2]`,
-    see: [['Execution: bounded endings', '../design/execution.md#warren-exec-and-bounded-endings'], ['Ports and names', '../design/execution.md#ports-and-names'], ['Why the command goes after `--`', '../design/workspaces.md#moving-around']],
+    see: [
+      ['Execution: bounded endings', '../design/execution.md#warren-exec-and-bounded-endings'],
+      ['Ports and names', '../design/execution.md#ports-and-names'],
+      ['Why the command goes after `--`', '../design/workspaces.md#moving-around'],
+    ],
   },
   run: {
     json: `// as exec, and the agent and its conversation
@@ -55,10 +81,27 @@ warren: \`warren exec\` would read "-la" as its own option, not as part of the c
       [0, "the agent's own exit status is warren's"],
       [124, 'the agent ran past `--timeout`'],
       [141, "warren's output closed, and warren ended the agent (as `exec`)"],
-      [1, 'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, `--review` with no open comment, the task locked or in the wrong state, the policy or sandbox refused'],
-      [2, 'bad input: not exactly one of `--prompt`, `--prompt-file` and `--review`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`'],
+      [
+        1,
+        'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, `--review` with no open comment, the task locked or in the wrong state, the policy or sandbox refused',
+      ],
+      [
+        2,
+        'bad input: not exactly one of `--prompt`, `--prompt-file` and `--review`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
+      ],
     ],
-    errors: ['AGENT_UNKNOWN', 'AGENT_NO_SESSION', 'UNTRUSTED_COMMANDS', 'USAGE', 'NOTHING_TO_REVIEW', 'LOCK_HELD', 'TASK_STATE', 'POLICY_INVALID', 'SANDBOX_UNAVAILABLE', 'DURATION_INVALID'],
+    errors: [
+      'AGENT_UNKNOWN',
+      'AGENT_NO_SESSION',
+      'UNTRUSTED_COMMANDS',
+      'USAGE',
+      'NOTHING_TO_REVIEW',
+      'LOCK_HELD',
+      'TASK_STATE',
+      'POLICY_INVALID',
+      'SANDBOX_UNAVAILABLE',
+      'DURATION_INVALID',
+    ],
     example: `$ warren run cart --agent echo-agent --prompt '-n "quoted" $HOME'
 -n "quoted" $HOME
 [exit 0]
@@ -106,7 +149,12 @@ $ warren comments cart
 1  resolved  cart.js:1  export a function that adds to it
 2  resolved  app.js:1   say hello to the cart
 [exit 0]`,
-    see: [['Agents', '../design/execution.md#agents'], ['Using warren with Claude Code, Codex and Gemini', '../agents.md'], ['Continuing a conversation', '../agents.md#continuing-a-conversation-warren-run---resume'], ['Reviewing a task', '../design/review.md']],
+    see: [
+      ['Agents', '../design/execution.md#agents'],
+      ['Using warren with Claude Code, Codex and Gemini', '../agents.md'],
+      ['Continuing a conversation', '../agents.md#continuing-a-conversation-warren-run---resume'],
+      ['Reviewing a task', '../design/review.md'],
+    ],
   },
   comment: {
     json: `{
@@ -118,7 +166,14 @@ $ warren comments cart
   state: 'open' | 'resolved'; createdAt: string; resolvedAt: string | null;
   sentRun: string | null;         // the agent run that last received it
 }`,
-    exit: [[0, 'recorded'], [1, 'no such task'], [2, 'bad input: not FILE:LINE, a path outside the workspace, a line in neither the diff nor the file, an empty comment']],
+    exit: [
+      [0, 'recorded'],
+      [1, 'no such task'],
+      [
+        2,
+        'bad input: not FILE:LINE, a path outside the workspace, a line in neither the diff nor the file, an empty comment',
+      ],
+    ],
     errors: ['USAGE', 'TASK_NOT_FOUND'],
     example: `$ warren comment cart cart.js:1 export a function that adds to it
 comment 1 on cart.js:1 (open)
@@ -145,7 +200,11 @@ $ warren --json comment cart app.js:1 'say hello to the cart'
   comments: {
     json: `// the task's comments, oldest first (after --resolve / --reopen)
 { id; taskId; path; line; side; body; hunk; state: 'open' | 'resolved'; createdAt; resolvedAt; sentRun }[]`,
-    exit: [[0, 'listed (and changed)'], [1, 'no such task'], [2, 'bad input: a comment number that is not the task\'s']],
+    exit: [
+      [0, 'listed (and changed)'],
+      [1, 'no such task'],
+      [2, "bad input: a comment number that is not the task's"],
+    ],
     errors: ['USAGE', 'TASK_NOT_FOUND'],
     example: `$ warren comments cart
 #  STATE  WHERE      COMMENT
@@ -190,7 +249,14 @@ $ warren --json comments cart --resolve 2
   log: string | null;
   results: { id: string; exitCode: number | null; timedOut: boolean; required: boolean; durationMs: number; reason: string | null }[];
 }`,
-    exit: [[0, 'setup passed; a `setup_failed` task is `ready` again'], [1, 'setup failed (the task stays `setup_failed`), or refused: the task is locked or being removed, or the commands are not trusted'], TASK_EXIT_2],
+    exit: [
+      [0, 'setup passed; a `setup_failed` task is `ready` again'],
+      [
+        1,
+        'setup failed (the task stays `setup_failed`), or refused: the task is locked or being removed, or the commands are not trusted',
+      ],
+      TASK_EXIT_2,
+    ],
     errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'UNTRUSTED_COMMANDS'],
     example: `$ warren setup cart
 setting up cart on port 20000
@@ -204,7 +270,11 @@ setup passed; cart is ready (log /tmp/warren-docs-5hhMmU/home/logs/shop-8a05b0ab
   log: string | null;
   results: { id: string; exitCode: number | null; timedOut: boolean; required: boolean; durationMs: number; reason: string | null }[];
 }`,
-    exit: [[0, 'every required command passed (optional ones may fail)'], [1, 'a required command failed, or refused: the task is locked or not runnable, or the commands are not trusted'], TASK_EXIT_2],
+    exit: [
+      [0, 'every required command passed (optional ones may fail)'],
+      [1, 'a required command failed, or refused: the task is locked or not runnable, or the commands are not trusted'],
+      TASK_EXIT_2,
+    ],
     errors: ['TASK_STATE', 'LOCK_HELD', 'TASK_NOT_FOUND', 'UNTRUSTED_COMMANDS'],
     example: `$ warren verify cart
 hello
@@ -249,7 +319,10 @@ hello
 }`,
     exit: [
       [0, 'the set is trusted: now (`--yes`, `--hash`, or y at the question), before, or it is empty'],
-      [1, 'not trusted: answered no, or no terminal to ask and no `--yes`; or `--hash` names another set. Nothing was recorded'],
+      [
+        1,
+        'not trusted: answered no, or no terminal to ask and no `--yes`; or `--hash` names another set. Nothing was recorded',
+      ],
     ],
     errors: ['UNTRUSTED_COMMANDS', 'CONFIG_INVALID', 'NOT_A_REPO'],
     example: `$ warren new feat cart

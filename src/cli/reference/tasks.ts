@@ -15,10 +15,31 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
 }`,
     exit: [
       [0, 'the task is `ready`'],
-      [1, 'refused (nothing was created; e.g. setup commands not trusted yet), or setup failed: the task is kept in `setup_failed` with its log'],
-      [2, 'bad input: an invalid type, ID, branch name, `--sandbox` or warren.yaml (a `worktree_root` it may not choose included); nothing was created'],
+      [
+        1,
+        'refused (nothing was created; e.g. setup commands not trusted yet), or setup failed: the task is kept in `setup_failed` with its log',
+      ],
+      [
+        2,
+        'bad input: an invalid type, ID, branch name, `--sandbox` or warren.yaml (a `worktree_root` it may not choose included); nothing was created',
+      ],
     ],
-    errors: ['ID_INVALID', 'TYPE_INVALID', 'BRANCH_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'WORKSPACE_EXISTS', 'BASE_UNKNOWN', 'BASE_DIVERGED', 'CHECKOUT_DIRTY', 'SANDBOX_REQUIRED', 'PORTS_EXHAUSTED', 'UNTRUSTED_COMMANDS', 'CONFIG_INVALID', 'CREATE_FAILED'],
+    errors: [
+      'ID_INVALID',
+      'TYPE_INVALID',
+      'BRANCH_INVALID',
+      'TASK_EXISTS',
+      'BRANCH_EXISTS',
+      'WORKSPACE_EXISTS',
+      'BASE_UNKNOWN',
+      'BASE_DIVERGED',
+      'CHECKOUT_DIRTY',
+      'SANDBOX_REQUIRED',
+      'PORTS_EXHAUSTED',
+      'UNTRUSTED_COMMANDS',
+      'CONFIG_INVALID',
+      'CREATE_FAILED',
+    ],
     example: `$ warren new feat cart
 warren: taking a snapshot of node_modules (once per lockfile content; later workspaces reuse it)…
 setting up cart on port 20000
@@ -65,7 +86,11 @@ $ warren new feat -- 'x; rm -rf ~'
 warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ (start with a letter or digit, at most 64 characters, no "..", not ending in ".lock"). Nothing was created.
   hint: Pick an ID such as T-123 or fix-login.
 [exit 2]`,
-    see: [['Workspaces: what `new` guarantees', '../design/workspaces.md#what-new-guarantees'], ['Provisioning', '../design/provisioning.md'], ['Setup, ports, risk and sandbox', '../design/execution.md']],
+    see: [
+      ['Workspaces: what `new` guarantees', '../design/workspaces.md#what-new-guarantees'],
+      ['Provisioning', '../design/provisioning.md'],
+      ['Setup, ports, risk and sandbox', '../design/execution.md'],
+    ],
   },
   list: {
     json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string }[]
@@ -124,7 +149,10 @@ $ warren --json list --archived
   }
 ]
 [exit 0]`,
-    see: [['Task states', '../design/workspaces.md#list-and-show'], ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring']],
+    see: [
+      ['Task states', '../design/workspaces.md#list-and-show'],
+      ['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring'],
+    ],
   },
   show: {
     json: `{
@@ -256,7 +284,11 @@ $ warren --json status cart
   },
   path: {
     json: `{ path: string }   // the workspace, canonical (symlinks resolved)`,
-    exit: [[0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'], [1, 'no such task'], TASK_EXIT_2],
+    exit: [
+      [0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'],
+      [1, 'no such task'],
+      TASK_EXIT_2,
+    ],
     errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
     example: `$ warren path cart
 /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/cart
@@ -266,7 +298,10 @@ $ warren --json path login
   "path": "/tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/login"
 }
 [exit 0]`,
-    see: [['Moving around: path, completion, exec', '../design/workspaces.md#moving-around'], ['Where workspaces live', '../design/workspaces.md#where-workspaces-live']],
+    see: [
+      ['Moving around: path, completion, exec', '../design/workspaces.md#moving-around'],
+      ['Where workspaces live', '../design/workspaces.md#where-workspaces-live'],
+    ],
   },
   diff: {
     json: `{
@@ -281,7 +316,11 @@ $ warren --json path login
   patch?: string;                  // the whole patch (not with --stat)
   truncated: false;
 }`,
-    exit: [[0, 'the diff was read (no changes is not a failure)'], [1, 'no such task; the workspace is gone (only `--committed` can be shown)'], [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID']],
+    exit: [
+      [0, 'the diff was read (no changes is not a failure)'],
+      [1, 'no such task; the workspace is gone (only `--committed` can be shown)'],
+      [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID'],
+    ],
     errors: ['TASK_NOT_FOUND', 'OWNERSHIP_MISMATCH', 'USAGE'],
     example: `$ warren diff cart --stat
    ADDED  DELETED  PATH
@@ -336,6 +375,9 @@ $ warren --json diff cart --uncommitted --stat
   "truncated": false
 }
 [exit 0]`,
-    see: [['Reviewing a task', '../design/review.md'], ['What changed in provisioned paths: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
+    see: [
+      ['Reviewing a task', '../design/review.md'],
+      ['What changed in provisioned paths: `warren status`', '../design/provisioning.md#what-changed-warren-status-id'],
+    ],
   },
 };
