@@ -232,7 +232,8 @@ async function benchMany(base, builds) {
       const l1 = await fresh(b.bin);
       const lib = libs[j];
       process.env.WARREN_HOME = l1.env.WARREN_HOME;
-      const store = new lib.Store();
+      // openStore (the facts' readers) now; the earlier build's Store took none.
+      const store = lib.openStore ? lib.openStore() : new lib.Store();
       const ctx = await lib.openProject(l1.dir, { store });
       const library = await time(() =>
         Promise.allSettled(Array.from({ length: 20 }, (_, i) => lib.createTask(ctx, { type: 'feat', id: `m-${i}` }))),

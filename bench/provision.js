@@ -235,7 +235,7 @@ try {
       // paid once, not per workspace.
       fs.writeFileSync(path.join(repo, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
       const lib = await import(path.join(root, 'dist', 'index.js'));
-      const store = new lib.Store(home);
+      const store = lib.openStore(home);
       const ctx = await lib.openProject(repo, { store });
       const times = [];
       const steps = [];
@@ -312,7 +312,7 @@ try {
       const cp = time(() => run(['cp', '-a', src, fresh()]));
       for (const mode of ['copy', 'cow']) {
         fs.writeFileSync(path.join(repo, 'warren.yaml'), `provision:\n  - { path: node_modules, mode: ${mode} }\n`);
-        const store = new lib.Store(path.join(work, `home-paired-${mode}-${i}`));
+        const store = lib.openStore(path.join(work, `home-paired-${mode}-${i}`));
         const ctx = await lib.openProject(repo, { store });
         settle();
         const task = await lib.createTask(ctx, { type: 'feat', id: `paired-${mode}-${i}`, sync: false });

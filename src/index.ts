@@ -7,8 +7,8 @@
 export { WarrenError, ERROR_CODES, isWarrenError, type ErrorCode } from './errors.js';
 export { Store } from './state/store.js';
 export type { Task, TaskState, TaskType, TaskFacts, WarrenEvent, EventKind, EventPayloads } from './state/types.js';
-export { EVENT_KINDS } from './state/events.js';
-export { LIFECYCLE, openProject } from './lifecycle.js';
+
+export { EVENT_KINDS, FACT_READERS, LIFECYCLE, openProject, openStore } from './composition.js';
 export { openProjectWith, type ProjectContext, type OpenParts } from './workspace/context.js';
 export {
   BARE_LIFECYCLE,

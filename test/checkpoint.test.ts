@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { newTask, writeIn } from './helpers/land.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
 
@@ -51,7 +51,7 @@ describe('warren checkpoint', () => {
     fs.symlinkSync(shared, path.join(ws, 'node_modules'));
     // A path recorded by the provisioning feature in task.data.provision, not in warren.yaml.
     writeIn(ws, '.env', 'copied by warren\n');
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       const task = store.listTasks().find((t) => t.id === 'T-1');
       if (!task) throw new Error('no task row');

@@ -2,9 +2,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { LIFECYCLE } from '../src/lifecycle.js';
+import { LIFECYCLE } from '../src/composition.js';
 import { INTENT_OPS, type IntentOp } from '../src/state/intents.js';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { readMounts } from '../src/system/mounts.js';
 import { isHolderAlive, readHolder, tryAcquire } from '../src/util/lockfile.js';
 import { intentSteps } from '../src/workspace/intents.js';
@@ -156,7 +156,7 @@ function gitlessRun(repo: TestRepo, args: string[]): string {
 
 /** What the repair recorded (the newest recovery event), and how many intents are still open. */
 function recoveryFacts(repo: TestRepo): { outcome: string | null; open: number } {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   try {
     const row = store.db
       .prepare(

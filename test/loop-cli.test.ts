@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
 
 /** The small things of the daily loop (issue 16): path, task types, the landed commit's subject, exec's hint, a reused ID. */
@@ -133,7 +133,7 @@ describe('an ID used again', () => {
     expect(kinds).not.toContain('task.removed');
     expect(shown.json.data.verify).toBeUndefined();
     // The old events are still recorded (the log is append-only), under the same ID.
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       const all = store.db
         .prepare("SELECT COUNT(*) AS n FROM events WHERE task_id = 'R-1' AND kind = 'task.created'")

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LIFECYCLE, openProject } from '../src/lifecycle.js';
+import { LIFECYCLE, openProject } from '../src/composition.js';
 import { provisionCreate } from '../src/provision/steps.js';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { createTask } from '../src/workspace/create.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
 
@@ -197,7 +197,7 @@ describe('.worktreeinclude against git (oracle)', () => {
     async () => {
       const seeds = ONLY === null ? Array.from({ length: RUNS }, (_, i) => 1000 + i) : [ONLY];
       const base = tmpDir();
-      const store = new Store(path.join(base, 'home'));
+      const store = openStore(path.join(base, 'home'));
       onTestFinished(() => store.close());
       let nonEmpty = 0;
       for (const seed of seeds) {

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { isWarrenError } from '../src/errors.js';
-import { openProject } from '../src/lifecycle.js';
+import { openProject } from '../src/composition.js';
 import { checkpointTask } from '../src/land/checkpoint.js';
 import { queueLand, listQueue, leaveQueue } from '../src/queue/operations.js';
 import { createTask } from '../src/workspace/create.js';
 import { processQueue } from '../src/queue/processor.js';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import type { ProjectContext } from '../src/workspace/context.js';
 import { gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
 
@@ -18,7 +18,7 @@ import { gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
  */
 
 async function project(repo: TestRepo): Promise<ProjectContext> {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   onTestFinished(() => store.close());
   return openProject(repo.root, { store });
 }

@@ -2,9 +2,9 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openProject } from '../src/lifecycle.js';
+import { openProject } from '../src/composition.js';
 import { execTask } from '../src/run/operations.js';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from './helpers/repo.js';
 
 /**
@@ -170,7 +170,7 @@ describe('warren run --agent: the prompt reaches the agent exactly as given', ()
       expect(error.message).toContain('nothing was run');
     }
     // Through the library too: any argv with a NUL byte is refused before a run is recorded.
-    const store = new Store(home);
+    const store = openStore(home);
     try {
       const ctx = await openProject(root, { store });
       await expect(execTask(ctx, 'nul', ['echo', 'a\0b'])).rejects.toMatchObject({ code: 'USAGE' });

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { allocatePorts, precheckPorts } from '../src/run/ports.js';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runCli } from './helpers/repo.js';
 import { startCli, waitForFile } from './helpers/procs.js';
@@ -97,7 +97,7 @@ describe('port blocks', () => {
 
   it('a check made while the worktree is made is used for the block it checked, once; another block is checked afresh', async () => {
     const repo = makeRepo();
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     const listens = vi.spyOn(net.Server.prototype, 'listen');
     try {
       store.upsertProject('p', repo.root, path.join(repo.root, '.git'));
@@ -183,9 +183,8 @@ describe('audit: ports', () => {
         // The file may exist before its content is written.
         let stray = 0;
         while (!stray) stray = Number(fs.readFileSync(ready, 'utf8')) || 0;
-        const { Store } = await import('../src/state/store.js');
-        const { openProject } = await import('../src/lifecycle.js');
-        const store = new Store(repo.home);
+        const { openProject } = await import('../src/composition.js');
+        const store = openStore(repo.home);
         try {
           const ctx = await openProject(repo.root, { store });
           const task = store.getTask(ctx.key, 'srv');

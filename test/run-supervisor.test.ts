@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { Store } from '../src/state/store.js';
+import { openStore } from '../src/composition.js';
 import { lastRun } from '../src/web/run-events.js';
 import { BIN, makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
 import { alive, pidsWithEnv, startCli, waitForFile, waitUntilGone } from './helpers/procs.js';
@@ -274,7 +274,7 @@ describe('a closed output pipe', () => {
     expect(fs.readFileSync(String(rows[0]?.log_path), 'utf8')).toMatch(/^1\n2\n3\n/);
 
     // The fleet (the dashboard's reading of the events) shows the run ended, not running.
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       const project = store.listProjects()[0]?.key ?? '';
       const last = lastRun(store.taskEvents(project, 'p1', 50));

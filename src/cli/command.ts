@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { openProject } from '../lifecycle.js';
+import { openProject, openStore } from '../composition.js';
 import { assertOwnHome, warrenHome } from '../state/db.js';
-import { Store } from '../state/store.js';
+import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
 
@@ -44,7 +44,7 @@ export type Register = (program: Command, run: (handler: Handler) => Promise<voi
 export function openOwnStore(): Store {
   const home = warrenHome();
   assertOwnHome(home);
-  return new Store(home);
+  return openStore(home);
 }
 
 export function cliReporter(json: boolean): Reporter {

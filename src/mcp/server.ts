@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { isWarrenError } from '../errors.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { landTask } from '../land/land.js';
-import { openProject } from '../lifecycle.js';
+import { openProject } from '../composition.js';
 import { statusTask } from '../provision/operations.js';
 import { exitStatusOf } from '../run/execute.js';
 import { execTask } from '../run/operations.js';

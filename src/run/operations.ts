@@ -5,7 +5,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import type { AgentSession } from '../state/facts.js';
+import type { AgentSession } from './facts.js';
 import type { Task } from '../state/types.js';
 import { agentHome, codexSessionSince, seedAgentHome } from './agent-home.js';
 import { buildAgentInvocation, isRepositoryAgent, isResumable, RESUMABLE } from './agents.js';

@@ -1,7 +1,7 @@
 import { WarrenError } from '../errors.js';
 import type { Db } from './db.js';
-import { openDb, warrenHome } from './db.js';
-import { readFacts, type TaskFacts } from './facts.js';
+import { openDb } from './db.js';
+import { readFacts, type FactReader, type FactReaders, type TaskFacts } from './facts.js';
 import { canMove } from './transitions.js';
 import type { NewEvent, Task, TaskState, WarrenEvent } from './types.js';
 
@@ -30,7 +30,7 @@ interface EventRow {
   data: string;
 }
 
-function toTask(row: TaskRow): Task {
+function toTask(row: TaskRow, facts: Readonly<Record<string, FactReader<unknown>>>): Task {
   return {
     project: row.project,
     id: row.id,
@@ -42,7 +42,7 @@ function toTask(row: TaskRow): Task {
     state: row.state as TaskState,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    data: readFacts(row.data),
+    data: readFacts(row.data, facts),
   };
 }
 
@@ -60,13 +60,19 @@ function toEvent(row: EventRow): WarrenEvent {
   } as WarrenEvent;
 }
 
-/** The one store: every read and write of warren's state goes through here. */
+/**
+ * The one store: every read and write of warren's state goes through here. `facts` reads each
+ * key of a task's facts (src/composition.ts's `openStore` gives warren's own readers): a key
+ * without a reader is kept in the row but left out of the typed view.
+ */
 export class Store {
   readonly db: Db;
   readonly home: string;
+  private readonly facts: Readonly<Record<string, FactReader<unknown>>>;
 
-  constructor(home = warrenHome()) {
+  constructor(home: string, facts: FactReaders) {
     this.home = home;
+    this.facts = facts;
     this.db = openDb(home);
   }
 
@@ -107,7 +113,7 @@ export class Store {
   getTask(project: string, id: string): Task | null {
     const row = this.db.prepare('SELECT * FROM tasks WHERE project = ? AND id = ?').get(project, id) as
       TaskRow | undefined;
-    return row ? toTask(row) : null;
+    return row ? toTask(row, this.facts) : null;
   }
 
   listTasks(project?: string): Task[] {
@@ -116,7 +122,7 @@ export class Store {
         ? this.db.prepare('SELECT * FROM tasks ORDER BY project, created_at, id').all()
         : this.db.prepare('SELECT * FROM tasks WHERE project = ? ORDER BY created_at, id').all(project)
     ) as TaskRow[];
-    return rows.map(toTask);
+    return rows.map((row) => toTask(row, this.facts));
   }
 
   /**

@@ -5,7 +5,7 @@ import type { WarrenConfig } from '../config/schema.js';
 import { isWarrenError, WarrenError } from '../errors.js';
 import { resolveRepository, type Repository } from '../git/repo.js';
 import { tracksAnything } from '../git/status.js';
-import { Store } from '../state/store.js';
+import type { Store } from '../state/store.js';
 import type { Lifecycle } from './lifecycle.js';
 import { isInside, projectKey } from './paths.js';
 import { resolveWorktreeRoot, WORKTREE_ROOT_ENV } from './root.js';
@@ -35,7 +35,7 @@ export interface OpenParts {
    * The state, or a function that opens it: it is then opened while git looks for the
    * repository (the two are independent, and together they are most of a command's start-up).
    */
-  store?: Store | (() => Store);
+  store: Store | (() => Store);
   reporter?: Reporter;
   /**
    * Open even when warren.yaml is invalid, with the defaults in its place: for commands that need
@@ -48,8 +48,7 @@ export interface OpenParts {
 export async function openProjectWith(dir: string, parts: OpenParts): Promise<ProjectContext> {
   const finding = resolveRepository(dir);
   finding.catch(() => undefined); // awaited below; a failure must not go unhandled while the store opens
-  const opening = parts.store ?? (() => new Store());
-  const store = typeof opening === 'function' ? opening() : opening;
+  const store = typeof parts.store === 'function' ? parts.store() : parts.store;
   const repo = await finding;
   const cache = path.join(store.home, 'cache', 'config');
   const [{ config, problem }, user] = await Promise.all([

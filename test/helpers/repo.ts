@@ -5,7 +5,7 @@ import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { commandsHash, repoCommands } from '../../src/config/trust.js';
 import { parseConfig } from '../../src/config/validate.js';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { projectKey } from '../../src/workspace/paths.js';
 
 /** Test helpers: real git in temporary repositories, each test with its own WARREN_HOME. */
@@ -125,7 +125,7 @@ export function trustRepo(root: string, home: string): void {
     return;
   }
   if (commands.length === 0) return;
-  const store = new Store(home);
+  const store = openStore(home);
   try {
     store.setTrust(projectKey(root, fs.realpathSync(path.join(root, '.git'))), commandsHash(commands), commands);
   } finally {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { tmpDir } from '../helpers/repo.js';
 
 /**
@@ -13,7 +13,7 @@ describe('the SQLite driver beside an embedding program', () => {
   it('a Store and a plain better-sqlite3 database work in one process, in either order', () => {
     const plainFirst = new Database(':memory:');
     expect(plainFirst.prepare('SELECT 1 AS x').get()).toEqual({ x: 1 });
-    const store = new Store(path.join(tmpDir(), 'home'));
+    const store = openStore(path.join(tmpDir(), 'home'));
     try {
       expect(store.listProjects()).toEqual([]);
       const plainAfter = new Database(':memory:');

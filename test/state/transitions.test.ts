@@ -1,6 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
+import type { Store } from '../../src/state/store.js';
 import { TRANSITIONS, canMove } from '../../src/state/transitions.js';
 import { TASK_STATES } from '../../src/state/types.js';
 import { tmpDir } from '../helpers/repo.js';
@@ -8,7 +9,7 @@ import { tmpDir } from '../helpers/repo.js';
 /** The task state machine: one table, enforced by the store's one way of moving a task. */
 
 function storeWithTask(state: (typeof TASK_STATES)[number]): Store {
-  const store = new Store(tmpDir());
+  const store = openStore(tmpDir());
   onTestFinished(() => store.close());
   store.upsertProject('p', '/r', '/r/.git');
   store.insertTask({

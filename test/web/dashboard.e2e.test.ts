@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { networkServiceOf, openBrowser, screenshot, waitForView } from '../helpers/browser.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { gitIn, makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
@@ -24,7 +24,7 @@ async function newTask(repo: TestRepo, id: string): Promise<Created> {
 }
 
 function projectKey(repo: TestRepo): string {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   try {
     const [p] = store.listProjects();
     if (!p) throw new Error('no project recorded');
@@ -167,7 +167,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     gitIn(task.path, 'add', '-A');
     gitIn(task.path, 'commit', '-q', '-m', subject);
     const hostileBranch = 'feat/<script>window.pwned=4</script>';
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       // A row no CLI could write (IDs are checked) but a database could hold: still inert.
       store.insertTask({

@@ -4,7 +4,7 @@ import type { WarrenEvent } from '../../src/state/types.js';
 import { ACTIONS, findAction, parseActionRequest } from '../../src/web/actions.js';
 import { provisionOf } from '../../src/web/fleet.js';
 import { parseNumstatZ } from '../../src/git/parse.js';
-import { EVENT_KINDS } from '../../src/state/events.js';
+import { EVENT_KINDS, FACT_READERS } from '../../src/composition.js';
 import { readFacts } from '../../src/state/facts.js';
 import { logPathAllowed } from '../../src/web/log-tail.js';
 import { RUN_ENDINGS, RUN_START, SETUP_KINDS, VERIFY_KINDS, lastRun, logSource } from '../../src/web/run-events.js';
@@ -238,13 +238,15 @@ describe('task facts read from a row', () => {
       method: 'overlay',
       source: '/r/node_modules',
     };
-    expect(readFacts('{}')).toEqual({});
-    expect(readFacts('not json')).toEqual({});
-    expect(readFacts(JSON.stringify({ provision: 'node_modules' }))).toEqual({});
-    expect(readFacts(JSON.stringify({ provision: [null, 3, { mode: 'cow' }, record] }))).toEqual({
+    expect(readFacts('{}', FACT_READERS)).toEqual({});
+    expect(readFacts('not json', FACT_READERS)).toEqual({});
+    expect(readFacts(JSON.stringify({ provision: 'node_modules' }), FACT_READERS)).toEqual({});
+    expect(readFacts(JSON.stringify({ provision: [null, 3, { mode: 'cow' }, record] }), FACT_READERS)).toEqual({
       provision: [record],
     });
-    expect(readFacts(JSON.stringify({ ports: { first: 1, count: 2 }, sandbox: 'docker', future: 1 }))).toEqual({
+    expect(
+      readFacts(JSON.stringify({ ports: { first: 1, count: 2 }, sandbox: 'docker', future: 1 }), FACT_READERS),
+    ).toEqual({
       ports: { first: 1, count: 2 },
     });
   });

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Store } from '../../src/state/store.js';
-import { openProject } from '../../src/lifecycle.js';
+import { openStore } from '../../src/composition.js';
+import { openProject } from '../../src/composition.js';
 import { startServer, type RunningServer } from '../../src/web/server.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
@@ -12,7 +12,7 @@ import { pageToken, request, startServe } from '../helpers/serve.js';
 /** Each rule of the dashboard's security model, against the real server over real HTTP. */
 
 async function serveRepo(repo: TestRepo): Promise<{ server: RunningServer; project: string }> {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   const ctx = await openProject(repo.root, { store });
   const server = await startServer({ project: ctx, store, host: '127.0.0.1', port: 0 });
   onTestFinished(async () => {
@@ -200,7 +200,7 @@ describe('dashboard security', () => {
     const token = await pageToken(server.url);
     const secret = path.join(path.dirname(repo.root), 'secret.txt');
     fs.writeFileSync(secret, 'do not serve me\n');
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       store.addEvent({
         project,
@@ -259,7 +259,7 @@ describe('dashboard security', () => {
     const bare = `http://127.0.0.1:${remote.port}/`;
     expect((await request(bare)).status).toBe(403);
     expect((await request(`${bare}?key=${key}`)).status).toBe(200);
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     try {
       expect(
         store

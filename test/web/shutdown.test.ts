@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Store } from '../../src/state/store.js';
-import { LIFECYCLE, openProject } from '../../src/lifecycle.js';
+import { openStore } from '../../src/composition.js';
+import { LIFECYCLE, openProject } from '../../src/composition.js';
 import type { RemoveStep } from '../../src/workspace/lifecycle.js';
 import { startServer } from '../../src/web/server.js';
 import { makeRepo } from '../helpers/repo.js';
@@ -30,7 +30,7 @@ describe('dashboard shutdown', () => {
       },
     };
 
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     onTestFinished(() => store.close());
     const ctx = await openProject(repo.root, { store });
     ctx.lifecycle = { ...LIFECYCLE, remove: [hold, ...LIFECYCLE.remove] };

@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { BIN, makeRepo } from '../helpers/repo.js';
 import { pageToken, readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
 
@@ -117,7 +117,7 @@ describe('warren serve with clients that stop reading', () => {
     exec.stderr.setEncoding('utf8').on('data', (d: string) => (execErr += d));
     const execDone = new Promise<number | null>((resolve) => exec.once('exit', resolve));
     onTestFinished(() => void exec.kill('SIGKILL'));
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     onTestFinished(() => store.close());
     await expect
       .poll(() => store.taskEvents(project, 'loud', 20).some((e) => e.kind === 'run.started'), { timeout: 30_000 })

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LIFECYCLE, openProject } from '../../src/lifecycle.js';
-import { Store } from '../../src/state/store.js';
+import { LIFECYCLE, openProject } from '../../src/composition.js';
+import { openStore } from '../../src/composition.js';
 import { projectFleet } from '../../src/web/fleet.js';
 import { taskView } from '../../src/web/task-view.js';
 import type { AuditSection } from '../../src/workspace/lifecycle.js';
@@ -30,7 +30,7 @@ describe('task view data', () => {
     repo.write('base.txt', 'moved on again\n');
     repo.commit('base moves again');
 
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     onTestFinished(() => store.close());
     const ctx = await openProject(repo.root, { store });
     const log = path.join(repo.home, 'logs', 'a.log');
@@ -123,7 +123,7 @@ describe('task view data', () => {
     const repo = makeRepo();
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'gone');
     expect(made.code, made.stderr).toBe(0);
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     onTestFinished(() => store.close());
     const ctx = await openProject(repo.root, { store });
     // The branch ref points at an object that does not exist: git cannot walk it.

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
-import { LIFECYCLE, openProject } from '../../src/lifecycle.js';
-import { Store } from '../../src/state/store.js';
+import { LIFECYCLE, openProject } from '../../src/composition.js';
+import { openStore } from '../../src/composition.js';
+import type { Store } from '../../src/state/store.js';
 import { readMounts, mountsUnder } from '../../src/system/mounts.js';
 import { createTask } from '../../src/workspace/create.js';
 import type { CreateStep, Lifecycle } from '../../src/workspace/lifecycle.js';
@@ -86,7 +87,7 @@ describe('rollback of `warren new`, after each step', () => {
 
   it.each(positions)('a failure after $after undoes everything made before it', async ({ after, at }) => {
     const repo = repoWithEverything();
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     onTestFinished(() => store.close());
     const ctx = await openProject(repo.root, { store });
     const steps = [...LIFECYCLE.create];
@@ -115,7 +116,7 @@ describe('rollback of `warren new`, after each step', () => {
     'never deletes through a mount it did not make: the workspace is kept and named',
     async () => {
       const repo = makeRepo();
-      const store = new Store(repo.home);
+      const store = openStore(repo.home);
       onTestFinished(() => store.close());
       const ctx = await openProject(repo.root, { store });
       const outside = tmpDir('warren-outside-');

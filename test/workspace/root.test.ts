@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { makeRepo, refsAndWorktrees, runCli, tmpDir, type CliResult, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -41,7 +41,7 @@ async function withEnv<T>(
 }
 
 function projectKeyOf(repo: TestRepo): string {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   try {
     return store.listProjects()[0]?.key ?? '';
   } finally {
@@ -223,7 +223,7 @@ describe('scan, gc and rm delete only what warren made', () => {
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'T-7');
     const root = path.dirname(made.json.path);
     // A crash after warren recorded and made a directory, before git registered it.
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     store.recordMadePath({
       path: path.join(root, 'T-8'),
       kind: 'workspace',
@@ -243,7 +243,7 @@ describe('scan, gc and rm delete only what warren made', () => {
   it("a workspace made before the ledger existed is still warren's: its metadata file matches its row", async () => {
     const repo = makeRepo();
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'T-10');
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     for (const p of [made.json.path, `${made.json.path}.warren.json`]) store.forgetMadePath(p);
     store.close();
     expect((await repo.warrenJson<ScanJson>('scan')).json.strays).toEqual([]);
@@ -260,7 +260,7 @@ describe('scan, gc and rm delete only what warren made', () => {
     fs.rmSync(`${ws}.warren.json`);
     fs.mkdirSync(ws);
     fs.writeFileSync(path.join(ws, 'precious.txt'), "not warren's\n");
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     store.forgetMadePath(ws);
     store.db.prepare("UPDATE tasks SET state = 'remove_failed' WHERE id = 'T-11'").run();
     store.close();

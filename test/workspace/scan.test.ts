@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/state/store.js';
+import { openStore } from '../../src/composition.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 interface ScanJson {
@@ -20,7 +20,7 @@ async function newTask(repo: TestRepo, id: string): Promise<string> {
 
 /** Records paths in warren's ledger, as `warren new` does before it makes them. */
 function madeByWarren(repo: TestRepo, ...paths: string[]): void {
-  const store = new Store(repo.home);
+  const store = openStore(repo.home);
   const project = store.listProjects()[0]?.key ?? '';
   for (const p of paths) store.recordMadePath({ path: p, kind: 'workspace', project, taskId: null });
   store.close();
@@ -88,7 +88,7 @@ describe('scan and gc', () => {
     // Workspaces warren made whose rows are gone: git lists them, no task claims them.
     const clean = await newTask(repo, 'by-hand');
     const dirty = await newTask(repo, 'by-hand-dirty');
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     const project = store.listProjects()[0]?.key ?? '';
     for (const id of ['by-hand', 'by-hand-dirty']) store.deleteTask(project, id);
     store.close();
@@ -121,7 +121,7 @@ describe('scan and gc', () => {
     const half = path.join(root, 'K-9');
     madeByWarren(repo, half); // recorded before `git worktree add`, as warren new does
     repo.git('worktree', 'add', '-q', '--lock', '--reason', 'initializing', '-b', 'feat/K-9', half);
-    const store = new Store(repo.home);
+    const store = openStore(repo.home);
     const project = store.listProjects()[0]?.key ?? '';
     const base = repo.git('rev-parse', 'main');
     store.insertTask({

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
-import { openProject } from '../../lifecycle.js';
+import { openProject } from '../../composition.js';
 import { installClaudeHooks, parseCreatePayload, parseRemovePayload, shellCommand } from '../../run/claude-hooks.js';
 import { TASK_TYPES } from '../../state/types.js';
 import { createTask } from '../../workspace/create.js';

@@ -1,6 +1,6 @@
 import { Option } from 'commander';
 import { WarrenError } from '../../errors.js';
-import { openProject } from '../../lifecycle.js';
+import { openProject } from '../../composition.js';
 import { SILENT } from '../../workspace/reporter.js';
 import { isLoopbackHost } from '../../web/security.js';
 import { openOwnStore, type Register } from '../command.js';

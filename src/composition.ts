@@ -18,6 +18,21 @@ import { recoverProvision } from './provision/operations.js';
 import { recoverQueue } from './queue/processor.js';
 import { reviewRemove } from './review/steps.js';
 import type { IntentOp } from './state/intents.js';
+import { CHECKOUT_EVENTS } from './checkout/events.js';
+import { CHECKOUT_FACTS } from './checkout/facts.js';
+import { LANDING_EVENTS } from './land/events.js';
+import { LANDING_FACTS } from './land/facts.js';
+import { PROVISION_EVENTS } from './provision/events.js';
+import { PROVISION_FACTS } from './provision/facts.js';
+import { QUEUE_EVENTS } from './queue/events.js';
+import { EXECUTION_EVENTS } from './run/events.js';
+import { EXECUTION_FACTS } from './run/facts.js';
+import { warrenHome } from './state/home.js';
+import type { EventKind, Payload } from './state/events.js';
+import type { FactReaders } from './state/facts.js';
+import { Store } from './state/store.js';
+import { DASHBOARD_EVENTS } from './web/events.js';
+import { WORKSPACE_EVENTS } from './workspace/events.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
 import { archiveGc } from './workspace/archive.js';
 import { recoverNew } from './workspace/create.js';
@@ -59,12 +74,36 @@ export const RECOVER: Record<IntentOp, RecoverFn> = {
   restore: recoverNew,
 };
 
+/** How each key of a task's facts is read: every feature's readers, one per key. */
+export const FACT_READERS = {
+  ...PROVISION_FACTS,
+  ...LANDING_FACTS,
+  ...EXECUTION_FACTS,
+  ...CHECKOUT_FACTS,
+} satisfies FactReaders;
+
+/** Every kind of event, at run time (a test holds the dashboard's readers to it). */
+export const EVENT_KINDS = Object.keys({
+  ...WORKSPACE_EVENTS,
+  ...LANDING_EVENTS,
+  ...QUEUE_EVENTS,
+  ...EXECUTION_EVENTS,
+  ...PROVISION_EVENTS,
+  ...CHECKOUT_EVENTS,
+  ...DASHBOARD_EVENTS,
+} satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
+
+/** The state under `home` (default `$WARREN_HOME`), read with every feature's facts. */
+export function openStore(home: string = warrenHome()): Store {
+  return new Store(home, FACT_READERS);
+}
+
 /**
  * Opens a repository as every warren command does: with warren's own lifecycle, after repairing
  * any operation on it whose warren was killed half way.
  */
 export async function openProject(dir: string, parts: Partial<OpenParts> = {}): Promise<ProjectContext> {
-  const ctx = await openProjectWith(dir, { lifecycle: LIFECYCLE, ...parts });
+  const ctx = await openProjectWith(dir, { lifecycle: LIFECYCLE, store: () => openStore(), ...parts });
   await recoverInterrupted(ctx, RECOVER);
   return ctx;
 }

@@ -1,0 +1,32 @@
+import { payload, type PayloadsOf } from '../state/events.js';
+import type { Drift } from './fingerprint.js';
+import type { Exclusion } from './protected.js';
+import type { PushOutcome } from './push.js';
+
+/** Landing's events: lands, pushes, the shared-git fingerprint, checkpoints. */
+export const LANDING_EVENTS = {
+  'task.landed': payload<{
+    commit: string;
+    tree: string;
+    baseBefore: string;
+    excluded: string[];
+    rebased: boolean;
+    checkout: string | null;
+  }>(),
+  'land.excluded': payload<{ excluded: Exclusion[]; commit: string }>(),
+  /** A landed change touched a lockfile: what is installed in the checkout of the base is stale. */
+  'land.deps_stale': payload<{ lockfiles: string[]; checkout: string; commit: string }>(),
+  'land.pushed': payload<PushOutcome>(),
+  'land.push_failed': payload<PushOutcome>(),
+  'fingerprint.recorded': payload<{ hooksDir: string; hooksPath: string | null; hooks: string[] }>(),
+  'fingerprint.config_changed': payload<{ drift: Drift }>(),
+  'fingerprint.accepted': payload<{ drift: Drift }>(),
+  'hooks.missing': payload<{ hooksPath: string; hooksDir: string }>(),
+  checkpoint: payload<{ commit: string }>(),
+  'checkpoint.nothing': payload<{ head: string }>(),
+  'checkpoint.unstaged_provisioned': payload<{ paths: string[] }>(),
+};
+
+declare module '../state/events.js' {
+  interface EventPayloads extends PayloadsOf<typeof LANDING_EVENTS> {}
+}

@@ -1,0 +1,34 @@
+import { payload, type PayloadsOf } from '../state/events.js';
+import type { OutsideLink, ProvisionRecord, ProvisionSkip, StrippedEntry } from './types.js';
+
+/** Provisioning's events. */
+export const PROVISION_EVENTS = {
+  'provision.path': payload<ProvisionRecord>(),
+  'provision.skip': payload<ProvisionSkip>(),
+  'provision.excluded': payload<{ paths: string[] }>(),
+  'provision.namespaced': payload<{ paths: string[] }>(),
+  'provision.snapshot': payload<{ path: string; snapshot: string; entries: number; bytes: number; ms: number }>(),
+  'provision.fill': payload<{
+    path: string;
+    linked: number;
+    filled: number;
+    failed: { path: string; error: string }[];
+  }>(),
+  'provision.fallback': payload<{ path: string; requested: 'cow'; used: string; reason: string }>(),
+  'provision.refresh': payload<{ paths: string[] }>(),
+  'provision.unmounted': payload<{ path: string }>(),
+  'provision.unmount_failed': payload<{ path: string }>(),
+  'provision.remount': payload<{ path: string }>(),
+  /** A cow path's mount point holds something else (a plain folder, a file, a link): the layer is not mounted over it. */
+  'provision.replaced': payload<{ path: string; by: 'folder' | 'file' | 'link'; entries: number }>(),
+  'provision.relocated': payload<{ path: string; from: string; to: string; files: string[] }>(),
+  'provision.not_isolated': payload<{ path: string; left: { path: string; why: string }[] }>(),
+  'provision.outside_links': payload<{ path: string; links: OutsideLink[] }>(),
+  'provision.stripped': payload<{ path: string; entries: StrippedEntry[] }>(),
+  /** The main checkout's install did not match its lockfile: no snapshot under that key; what the workspace got instead. */
+  'provision.install_stale': payload<{ path: string; lockfile: string | null; why: string; used: string }>(),
+};
+
+declare module '../state/events.js' {
+  interface EventPayloads extends PayloadsOf<typeof PROVISION_EVENTS> {}
+}

@@ -1,0 +1,13 @@
+import { payload, type PayloadsOf } from '../state/events.js';
+
+/** The merge queue's events. */
+export const QUEUE_EVENTS = {
+  'land.bounced': payload<{ entry: number; code: string; reason: string; log: string | null }>(),
+  'queue.joined': payload<{ entry: number; position: number }>(),
+  'queue.left': payload<{ entry: number }>(),
+  'queue.gate': payload<{ tasks: string[]; passed: boolean; log: string | null; gateTask: string; run: number }>(),
+};
+
+declare module '../state/events.js' {
+  interface EventPayloads extends PayloadsOf<typeof QUEUE_EVENTS> {}
+}

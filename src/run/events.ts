@@ -1,0 +1,50 @@
+import { payload, type PayloadsOf } from '../state/events.js';
+import type { StepResult } from './commands.js';
+import type { PortBlock } from './ports.js';
+import type { RunKind } from './records.js';
+import type { Risk } from './risk.js';
+import type { SandboxKind } from './sandbox.js';
+
+/** Execution's events: supervised runs, agents, the sandbox's egress, setup, verify and teardown, ports, risk, trust. */
+export const EXECUTION_EVENTS = {
+  'trust.recorded': payload<{ hash: string; commands: string[] }>(),
+  'run.started': payload<{ runId: string; kind: RunKind; log: string; command: string[] }>(),
+  'run.containment_fallback': payload<{ runId: string; reason: string }>(),
+  'run.ended': payload<{
+    runId: string;
+    kind: RunKind;
+    exitCode: number | null;
+    signal: string | null;
+    timedOut: boolean;
+    durationMs: number;
+    log: string;
+    survivors: number[];
+  }>(),
+  'run.interrupted': payload<{ runId: string }>(),
+  'agent.session': payload<{ agent: string; session: string; runId: string; resumed: boolean }>(),
+  'agent.seeded': payload<{ agent: string; home: string; files: string[] }>(),
+  'sandbox.egress_refused': payload<{ runId: string; host: string; port: number; via: 'connect' | 'http' }>(),
+  'sandbox.egress_allowed': payload<{ runId: string; allow: string[]; proxy: string }>(),
+  'setup.passed': payload<StepsPayload>(),
+  'setup.failed': payload<StepsPayload>(),
+  'setup.skipped': payload<Record<string, never>>(),
+  'verify.passed': payload<StepsPayload>(),
+  'verify.failed': payload<StepsPayload>(),
+  'verify.empty': payload<Record<string, never>>(),
+  'teardown.passed': payload<StepsPayload>(),
+  'teardown.failed': payload<StepsPayload>(),
+  'teardown.refused': payload<{ error: string }>(),
+  'ports.allocated': payload<PortBlock & { busySkipped: number[]; reclaimed: number }>(),
+  'ports.released': payload<{ count: number }>(),
+  'risk.classified': payload<Risk & { sandbox: SandboxKind }>(),
+};
+
+/** What setup, verify and teardown record: their log and each command's result. */
+export interface StepsPayload {
+  log: string;
+  results: StepResult[];
+}
+
+declare module '../state/events.js' {
+  interface EventPayloads extends PayloadsOf<typeof EXECUTION_EVENTS> {}
+}

@@ -1,0 +1,42 @@
+import { listFact, objectFact, type FactReader, type FactsOf } from '../state/facts.js';
+import type { StepResult } from './commands.js';
+import type { PortBlock } from './ports.js';
+import type { Risk } from './risk.js';
+import type { SandboxKind } from './sandbox.js';
+
+/** The newest conversation of an agent that ran in the task (`warren run --resume` continues it). */
+export interface AgentSession {
+  agent: string;
+  id: string;
+  runId: string;
+  at: string;
+}
+
+const sandboxKind: FactReader<SandboxKind> = (v) => (v === 'none' || v === 'bwrap' ? v : undefined);
+
+/** What execution records on a task. */
+export const EXECUTION_FACTS = {
+  /** The task's port block. */
+  ports: objectFact<PortBlock>((v) => typeof v.first === 'number' && typeof v.count === 'number'),
+  /** The risk read from warren.yaml at `new`. */
+  risk: objectFact<Risk>((v) => typeof v.level === 'string' && Array.isArray(v.reasons)),
+  /** The task's own sandbox (`new --sandbox`), overriding warren.yaml. */
+  sandbox: sandboxKind,
+  /** The last setup. */
+  setup: objectFact<{ at: string; ok: boolean; log: string; failed: string | null }>((v) => typeof v.ok === 'boolean'),
+  /** The last verify. */
+  verify: objectFact<{ at: string; passed: boolean; log: string; results: StepResult[] }>(
+    (v) => typeof v.passed === 'boolean' && Array.isArray(v.results),
+  ),
+  agentSessions: listFact<AgentSession>(
+    (s) =>
+      typeof s.agent === 'string' &&
+      typeof s.id === 'string' &&
+      typeof s.runId === 'string' &&
+      typeof s.at === 'string',
+  ),
+};
+
+declare module '../state/facts.js' {
+  interface TaskFacts extends FactsOf<typeof EXECUTION_FACTS> {}
+}

@@ -1,0 +1,48 @@
+import { payload, type PayloadsOf } from '../state/events.js';
+import type { RemoveFailure } from '../system/remove-tree.js';
+import type { LockHolder } from '../util/lockfile.js';
+import type { SyncOutcome } from './sync.js';
+
+/** The workspace core's events: a task made, removed, archived; the base fast-forwarded; locks taken over; gc; refusals; interrupted operations repaired. */
+export const WORKSPACE_EVENTS = {
+  'task.created': payload<{
+    branch: string;
+    path: string;
+    base: string;
+    baseCommit: string;
+    sync: SyncOutcome;
+    repoLock?: { waitedMs: number; heldMs: number };
+    restored?: { archive: string; tip: string };
+  }>(),
+  'task.create_failed': payload<{ undone: string[] }>(),
+  'task.removed': payload<{ branchDeleted: boolean; unlandedCommits: number; folderMissing?: true }>(),
+  'task.archived': payload<{
+    archive: string;
+    commit: string;
+    tip: string;
+    changes: number;
+    unlandedCommits: number;
+  }>(),
+  'task.leftover_removed': payload<{ gitStderr: string }>(),
+  'task.remove_failed': payload<{ path: string; failures: RemoveFailure[]; gitStderr: string }>(),
+  'base.fast_forwarded': payload<{
+    base: string;
+    upstream: string;
+    from: string;
+    to: string;
+    how: 'merge --ff-only' | 'update-ref';
+    checkout: string | null;
+  }>(),
+  'lock.takeover': payload<{ holder: LockHolder }>(),
+  gc: payload<{
+    removed: { kind: string; path?: string; id?: string; branch?: string; action: string }[];
+    kept: { path: string; kind: string; reason: string }[];
+  }>(),
+  refused: payload<{ code: string; command: string }>(),
+  'intent.recovered': payload<{ op: string; step: string; outcome: string; startedAt: string }>(),
+  'intent.recovery_failed': payload<{ op: string; step: string; outcome: string; startedAt: string }>(),
+};
+
+declare module '../state/events.js' {
+  interface EventPayloads extends PayloadsOf<typeof WORKSPACE_EVENTS> {}
+}
