@@ -1,22 +1,22 @@
 import { composeSection } from './audit/compose-section.js';
-import { checkoutBeforeRun, checkoutCreate, checkoutGc, checkoutRemove } from './checkout/steps.js';
+import { checkoutBeforeRun, checkoutCreate, checkoutGc, checkoutRemove } from './checkout/checkout-steps.js';
 import { gitSection } from './audit/git-section.js';
 import { hooksSection } from './audit/hooks-section.js';
-import { fingerprintCreate, landingRemove } from './land/steps.js';
+import { fingerprintCreate, landingRemove } from './land/landing-steps.js';
 import {
   provisionAudit,
   provisionBeforeRun,
   provisionCreate,
   provisionGc,
   provisionRemove,
-} from './provision/steps.js';
+} from './provision/provision-steps.js';
 import { portsAudit } from './run/audit-ports.js';
-import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/steps.js';
-import { recoverCheckpoint } from './land/checkpoint.js';
-import { recoverLand } from './land/land.js';
-import { recoverProvision } from './provision/operations.js';
-import { recoverQueue } from './queue/processor.js';
-import { reviewRemove } from './review/steps.js';
+import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
+import { CHECKPOINT } from './land/checkpoint.js';
+import { LAND } from './land/land.js';
+import { PROVISION } from './provision/operations.js';
+import { QUEUE } from './queue/advance.js';
+import { reviewRemove } from './review/review-steps.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
 import { CHECKOUT_FACTS } from './checkout/facts.js';
@@ -35,11 +35,12 @@ import { DASHBOARD_EVENTS } from './web/events.js';
 import { WORKSPACE_EVENTS } from './workspace/events.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
 import { archiveGc } from './workspace/archive.js';
-import { recoverNew } from './workspace/create.js';
-import { recoverGc } from './workspace/gc.js';
-import { recoverInterrupted, type RecoverFn } from './workspace/intents.js';
-import type { Lifecycle } from './workspace/lifecycle.js';
-import { recoverRm } from './workspace/remove-recover.js';
+import { NEW } from './workspace/create.js';
+import { GC } from './workspace/gc.js';
+import { recoverInterrupted, type AnyOperation } from './workspace/operation.js';
+import type { Lifecycle } from './workspace/types.js';
+import { DISCARD, RM } from './workspace/remove.js';
+import { RESTORE } from './workspace/restore.js';
 
 /**
  * warren's features, composed: every step each lifecycle runs, in the order it runs them. This
@@ -61,18 +62,21 @@ export const LIFECYCLE: Lifecycle = {
   checkout: checkoutCreate,
 };
 
-/** How each multi-step operation is repaired when its warren died half way (src/workspace/intents.ts). */
-export const RECOVER: Record<IntentOp, RecoverFn> = {
-  new: recoverNew,
-  rm: recoverRm,
-  checkpoint: recoverCheckpoint,
-  land: recoverLand,
-  provision: recoverProvision,
-  gc: recoverGc,
-  queue: recoverQueue,
-  discard: recoverRm,
-  restore: recoverNew,
-};
+/**
+ * Every multi-step operation, by the name its intent records: what the runner repairs after a
+ * crash (src/workspace/operation.ts), and what the crash test kills at, step by step.
+ */
+export const OPERATIONS = {
+  new: NEW,
+  restore: RESTORE,
+  rm: RM,
+  discard: DISCARD,
+  checkpoint: CHECKPOINT,
+  land: LAND,
+  queue: QUEUE,
+  provision: PROVISION,
+  gc: GC,
+} satisfies Record<IntentOp, AnyOperation>;
 
 /** How each key of a task's facts is read: every feature's readers, one per key. */
 export const FACT_READERS = {
@@ -104,6 +108,6 @@ export function openStore(home: string = warrenHome()): Store {
  */
 export async function openProject(dir: string, parts: Partial<OpenParts> = {}): Promise<ProjectContext> {
   const ctx = await openProjectWith(dir, { lifecycle: LIFECYCLE, store: () => openStore(), ...parts });
-  await recoverInterrupted(ctx, RECOVER);
+  await recoverInterrupted(ctx, OPERATIONS);
   return ctx;
 }

@@ -18,7 +18,7 @@ export {
   type GcStep,
   type BeforeRunStep,
   type AuditSection,
-} from './workspace/lifecycle.js';
+} from './workspace/types.js';
 export { SILENT, type Reporter, type RunOutput } from './workspace/reporter.js';
 // Workspaces
 export { createTask, type CreateOptions } from './workspace/create.js';
@@ -41,8 +41,8 @@ export { exitStatusOf, type RunOutcome } from './run/execute.js';
 export { setupTask, verifyTask, type SetupOutcome, type VerifyOutcome } from './run/setup-verify.js';
 // Provisioning
 export { provisionTask, statusTask, type ProvisionOutcome } from './provision/operations.js';
-export { ensureMounted } from './provision/lifecycle.js';
-export { taskStatus, type TaskStatus } from './provision/status.js';
+export { ensureMounted } from './provision/task-mounts.js';
+export { taskStatus, type TaskStatus } from './provision/status/status.js';
 export { provisionRecords, type ProvisionRecord } from './provision/types.js';
 // Landing
 export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';

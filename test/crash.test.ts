@@ -2,12 +2,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { LIFECYCLE } from '../src/composition.js';
-import { INTENT_OPS, type IntentOp } from '../src/state/intents.js';
+import { LIFECYCLE, OPERATIONS } from '../src/composition.js';
+import type { IntentOp } from '../src/state/intents.js';
 import { openStore } from '../src/composition.js';
 import { readMounts } from '../src/system/mounts.js';
 import { isHolderAlive, readHolder, tryAcquire } from '../src/util/lockfile.js';
-import { intentSteps } from '../src/workspace/intents.js';
+import { faultPoints } from '../src/workspace/operation.js';
 import { BIN, gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
 import { makeNodeModules, unmountUnder } from './helpers/tree.js';
 
@@ -224,8 +224,10 @@ function reachable(root: string): Set<string> {
   return new Set(gitIn(root, 'rev-list', '--all').split('\n').filter(Boolean));
 }
 
-const CASES = INTENT_OPS.flatMap((op) =>
-  intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'git' as const })),
+/** Every fault point of every operation's declaration (src/composition.ts lists them). */
+const OPS = Object.keys(OPERATIONS) as IntentOp[];
+const CASES = OPS.flatMap((op) =>
+  faultPoints(OPERATIONS[op], LIFECYCLE).map((step) => ({ op, step, checkout: 'git' as const })),
 );
 /**
  * The same with a copy-on-write checkout (`checkout: cow`): the operations that make, release
@@ -235,7 +237,7 @@ const CASES = INTENT_OPS.flatMap((op) =>
  */
 const COW_OPS: readonly IntentOp[] = ['new', 'rm', 'discard', 'gc', 'provision'];
 const COW_CASES = COW_OPS.flatMap((op) =>
-  intentSteps(op, LIFECYCLE).map((step) => ({ op, step, checkout: 'cow' as const })),
+  faultPoints(OPERATIONS[op], LIFECYCLE).map((step) => ({ op, step, checkout: 'cow' as const })),
 );
 
 describe('a crash at any step of any mutating command', () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LIFECYCLE, openProject } from '../src/composition.js';
-import { provisionCreate } from '../src/provision/steps.js';
+import { provisionCreate } from '../src/provision/provision-steps.js';
 import { openStore } from '../src/composition.js';
 import { createTask } from '../src/workspace/create.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';

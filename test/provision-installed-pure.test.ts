@@ -9,8 +9,8 @@ import {
   devirtualize,
   parseYarnClassic,
   satisfies,
-} from '../src/provision/installed-compare.js';
-import { checkInstalled, installCommand, pickLockfile } from '../src/provision/installed.js';
+} from '../src/provision/snapshots/installed-compare.js';
+import { checkInstalled, installCommand, pickLockfile } from '../src/provision/snapshots/installed.js';
 
 /** The installed tree against its lockfile, on literal file contents (issue 13 §2). */
 

@@ -6,17 +6,17 @@ import { unavailable } from './helpers/capabilities.js';
 import { tmpDir } from './helpers/repo.js';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
-import { formatBytes, overBudget, parseBytes } from '../src/provision/budget.js';
-import { watchCopy } from '../src/provision/copy.js';
-import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/provision/exclude.js';
-import { diffManifests, type Manifest } from '../src/provision/manifest.js';
-import { dedupe, normalizeProvisionPath } from '../src/provision/sources.js';
-import { opacityProbes, upperChanges } from '../src/provision/status.js';
-import { selectIncluded, vcsMetadataOf } from '../src/provision/include.js';
-import { keyOf, parsePnpmDir, summarise } from '../src/provision/packages.js';
-import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/contain.js';
+import { formatBytes, overBudget, parseBytes } from '../src/provision/modes/budget.js';
+import { watchCopy } from '../src/provision/modes/copy.js';
+import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/provision/modes/exclude.js';
+import { diffManifests, type Manifest } from '../src/provision/status/manifest.js';
+import { dedupe, normalizeProvisionPath } from '../src/provision/modes/sources.js';
+import { opacityProbes, upperChanges } from '../src/provision/status/status.js';
+import { selectIncluded, vcsMetadataOf } from '../src/provision/modes/include.js';
+import { keyOf, parsePnpmDir, summarise } from '../src/provision/status/packages.js';
+import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/modes/contain.js';
 import { copyGroups } from '../src/provision/provision.js';
-import { walkTree } from '../src/provision/manifest.js';
+import { walkTree } from '../src/provision/status/manifest.js';
 import { execFileSync } from 'node:child_process';
 
 describe('normalizeProvisionPath', () => {
@@ -169,7 +169,7 @@ describe('budget', () => {
 
 describe('audit section', () => {
   it('lists provisioned paths with mode, and isolation only as far as it was verified', async () => {
-    const { provisionAudit: section } = await import('../src/provision/steps.js');
+    const { provisionAudit: section } = await import('../src/provision/provision-steps.js');
     const record = (p: string, mode: string, isolated: boolean, extra: object = {}) => ({
       path: p,
       mode,

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds, scanTree } from '../src/provision/embeds.js';
-import { directTree, relocate } from '../src/provision/relocate.js';
+import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds, scanTree } from '../src/provision/relocate/embeds.js';
+import { directTree, relocate } from '../src/provision/relocate/relocate.js';
 import type { Task } from '../src/state/types.js';
 import type { ProjectContext } from '../src/workspace/context.js';
 import { tmpDir } from './helpers/repo.js';
@@ -161,7 +161,7 @@ describe('a tree that names the checkout through a symlink to it', () => {
 
 describe('audit says isolated only when it was checked', () => {
   it("a record without a check (an older warren's) is not called plainly isolated; one with a file left is NOT isolated", async () => {
-    const { provisionAudit: section } = await import('../src/provision/steps.js');
+    const { provisionAudit: section } = await import('../src/provision/provision-steps.js');
     const base = {
       path: '.venv',
       mode: 'cow',

@@ -5,7 +5,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import type { ComposeBind } from './compose.js';
-import type { AuditSection } from '../workspace/lifecycle.js';
+import type { AuditSection } from '../workspace/types.js';
 
 export interface ComposeFinding extends ComposeBind {
   /** The compose file, absolute. */

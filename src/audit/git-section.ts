@@ -2,7 +2,7 @@ import { configValue, gitPaths } from '../git/config.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
-import type { AuditSection } from '../workspace/lifecycle.js';
+import type { AuditSection } from '../workspace/types.js';
 
 /** The git paths whose owner matters: a worktree has its own HEAD and index; objects, refs, config and hooks are shared. */
 export const GIT_PATHS = [

@@ -1,7 +1,7 @@
 import { compareFingerprints, describeDrift, recordedFingerprint, takeFingerprint } from '../land/fingerprint.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import type { AuditSection } from '../workspace/lifecycle.js';
+import type { AuditSection } from '../workspace/types.js';
 
 /** The hooks and shared config as recorded at `new`, as they are now, and what drifted. */
 export const hooksSection: AuditSection = {

@@ -11,9 +11,10 @@ import {
 import { checkIgnored } from '../git/status.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
-import { beginIntent, type RecoverFn } from '../workspace/intents.js';
+import type { z } from 'zod';
+import { runOperation, type Operation, type Schema } from '../workspace/operation.js';
 import { withTaskLock } from '../workspace/locks.js';
-import { checkHooks } from './fingerprint.js';
+import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
@@ -65,63 +66,33 @@ export async function checkpointTask(
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
     // makes `git add` fail ("paths are ignored") after it has staged the rest.
     const excluded = excludePathspecs(await notIgnored(task.path, provisioned));
-    // The index changes from here: a warren killed half way is repaired by the next command.
-    const intent = beginIntent(ctx, 'checkpoint', id, { id, path: task.path, branch: task.branch });
-    await stageAll(task.path, excluded);
-    // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
-    const staged = await stagedNames(task.path);
-    const unstaged = provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
-    if (unstaged.length > 0) {
-      // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
-      await unstage(task.path, unstaged);
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: id,
-        kind: 'checkpoint.unstaged_provisioned',
-        level: 'warn',
-        message: `took provisioned path(s) ${unstaged.join(', ')} out of the index; warren's own paths are never committed`,
-        data: { paths: unstaged },
-      });
-    }
-    intent.step('staged');
-    const warnings = recordDrift(ctx, task, 'checkpoint', current, drift, options.acceptHooks === true);
-
-    if (!(await hasStagedChanges(task.path))) {
-      const tip = await headOf(task.path);
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: id,
-        kind: 'checkpoint.nothing',
-        message: `nothing to commit; ${task.branch} stays at ${tip.slice(0, 12)}`,
-        data: { head: tip },
-      });
-      intent.done();
-      return { commit: null, head: tip, branch: task.branch, nothingToCommit: true, unstaged, warnings };
-    }
     const message = options.message?.trim() || `checkpoint: ${id} ${new Date().toISOString()}`;
-    const result = await commitStaged(task.path, message);
-    if (result.exitCode !== 0) {
-      intent.done(); // the changes stay staged, as said: a state of its own, nothing to repair
-      throw new WarrenError(
-        'COMMAND_FAILED',
-        `git commit in ${task.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
-        {
-          hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
-          details: { stderr: result.stderr },
-        },
-      );
-    }
-    const commit = await headOf(task.path);
-    intent.step('committed');
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: id,
-      kind: 'checkpoint',
-      message: `committed ${commit.slice(0, 12)} on ${task.branch}: ${message.split('\n')[0] ?? ''}`,
-      data: { commit },
-    });
-    intent.done();
-    return { commit, head: commit, branch: task.branch, nothingToCommit: false, unstaged, warnings };
+    const live: CheckpointLive = {
+      excluded,
+      provisioned,
+      fingerprint: { current, drift },
+      acceptHooks: options.acceptHooks === true,
+      unstaged: [],
+      warnings: [],
+      refused: false,
+    };
+    const head = await headOf(task.path);
+    const done = await runOperation(
+      ctx,
+      CHECKPOINT,
+      id,
+      { id, path: task.path, branch: task.branch, head, message },
+      live,
+    );
+    const commit = done.commit ?? null;
+    return {
+      commit,
+      head: commit ?? head,
+      branch: task.branch,
+      nothingToCommit: commit === null,
+      unstaged: live.unstaged,
+      warnings: live.warnings,
+    };
   });
 }
 
@@ -131,28 +102,142 @@ async function notIgnored(cwd: string, paths: readonly string[]): Promise<string
   return paths.filter((p) => !ignored.has(p));
 }
 
-/**
- * A checkpoint whose warren died. Staged but not committed: the index goes back to HEAD (the
- * files are untouched, so nothing is lost) and `checkpoint` can run again. Committed: the
- * commit is on the branch; only its event was missing.
- */
-export const recoverCheckpoint: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as { id: string; path: string; branch: string };
-  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had changed nothing' };
-  if (intent.step === 'staged') {
-    await unstageAll(d.path);
-    return {
-      outcome: 'rolled-back',
-      message: `what it had staged in ${d.path} was unstaged (every file is as it was); \`warren checkpoint ${d.id}\` can run again`,
-    };
-  }
-  const commit = await headOf(d.path);
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: d.id,
-    kind: 'checkpoint',
-    message: `committed ${commit.slice(0, 12)} on ${d.branch} (recorded after an interrupted checkpoint)`,
-    data: { commit },
+// ─── The operation ──────────────────────────────────────────────────────────────────────────
+
+const payload = (z: Schema) =>
+  z.object({
+    id: z.string(),
+    path: z.string(),
+    branch: z.string(),
+    /** The branch tip before: a commit is known made by HEAD having moved. */
+    head: z.string(),
+    message: z.string(),
+    nothing: z.boolean().optional(),
+    commit: z.string().optional(),
   });
-  return { outcome: 'rolled-forward', message: `the commit ${commit.slice(0, 12)} is on ${d.branch}` };
+
+type CheckpointData = z.infer<ReturnType<typeof payload>>;
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    checkpoint: CheckpointData;
+  }
+}
+
+export interface CheckpointLive {
+  /** Pathspecs that keep warren's provisioned paths out of `git add`. */
+  excluded: string[];
+  provisioned: string[];
+  fingerprint: { current: Fingerprint; drift: Drift | null };
+  acceptHooks: boolean;
+  /** Provisioned paths someone had staged by hand, taken back out. */
+  unstaged: string[];
+  warnings: string[];
+  /** git refused the commit (a hook): what was staged stays staged, as `git commit` leaves it. */
+  refused: boolean;
+}
+
+/**
+ * `checkpoint`: stage everything but warren's own paths, commit, record. Killed after staging,
+ * the index goes back to HEAD (every file is untouched) and `checkpoint` can run again; once
+ * HEAD moved, the commit is on the branch and only its event is recorded.
+ */
+export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recorded', CheckpointLive> = {
+  op: 'checkpoint',
+  payload,
+  steps: () => [
+    {
+      name: 'staged',
+      async run({ ctx, data, live }) {
+        await stageAll(data.path, live.excluded);
+        // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
+        const staged = await stagedNames(data.path);
+        live.unstaged = live.provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
+        if (live.unstaged.length > 0) {
+          // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
+          await unstage(data.path, live.unstaged);
+          ctx.store.addEvent({
+            project: ctx.key,
+            taskId: data.id,
+            kind: 'checkpoint.unstaged_provisioned',
+            level: 'warn',
+            message: `took provisioned path(s) ${live.unstaged.join(', ')} out of the index; warren's own paths are never committed`,
+            data: { paths: live.unstaged },
+          });
+        }
+        const task = loadTask(ctx, data.id);
+        const { current, drift } = live.fingerprint;
+        live.warnings.push(...recordDrift(ctx, task, 'checkpoint', current, drift, live.acceptHooks));
+        return { nothing: !(await hasStagedChanges(data.path)) };
+      },
+      async undo({ data, live, finished }) {
+        // Cut off inside `git add`, or refused by a hook: the index is as git left it.
+        if (!finished || live?.refused) return;
+        await unstageAll(data.path);
+        return `what it had staged in ${data.path} was unstaged (every file is as it was)`;
+      },
+      recover: 'back',
+    },
+    {
+      name: 'committed',
+      async run({ data, live }) {
+        if (data.nothing) return;
+        const result = await commitStaged(data.path, data.message);
+        if (result.exitCode !== 0) {
+          live.refused = true;
+          throw new WarrenError(
+            'COMMAND_FAILED',
+            `git commit in ${data.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
+            {
+              hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
+              details: { stderr: result.stderr },
+            },
+          );
+        }
+        return { commit: await headOf(data.path) };
+      },
+      recover: { decide: async ({ data }) => ((await headOf(data.path)) !== data.head ? 'forward' : 'back') },
+    },
+    {
+      name: 'recorded',
+      async run({ ctx, data }) {
+        if (!data.commit) {
+          ctx.store.addEvent({
+            project: ctx.key,
+            taskId: data.id,
+            kind: 'checkpoint.nothing',
+            message: `nothing to commit; ${data.branch} stays at ${data.head.slice(0, 12)}`,
+            data: { head: data.head },
+          });
+          return;
+        }
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: data.id,
+          kind: 'checkpoint',
+          message: `committed ${data.commit.slice(0, 12)} on ${data.branch}: ${data.message.split('\n')[0] ?? ''}`,
+          data: { commit: data.commit },
+        });
+      },
+      recover: 'forward',
+      async finish({ ctx, data }) {
+        const commit = await headOf(data.path);
+        if (commit === data.head) return;
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: data.id,
+          kind: 'checkpoint',
+          message: `committed ${commit.slice(0, 12)} on ${data.branch} (recorded after an interrupted checkpoint)`,
+          data: { commit },
+        });
+        return `the commit ${commit.slice(0, 12)} is on ${data.branch}`;
+      },
+    },
+  ],
+  repaired: (outcome, data, did) =>
+    outcome === 'rolled-back'
+      ? `${did.join('; ')}; \`warren checkpoint ${data.id}\` can run again`
+      : outcome === 'nothing-to-do'
+        ? 'it had changed nothing'
+        : did.join('; '),
 };

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { LOCKFILES } from '../provision/snapshot.js';
+import { LOCKFILES } from '../provision/snapshots/snapshot.js';
 import type { ProjectContext } from '../workspace/context.js';
 
 /** The lockfiles among the paths a landed change touched. Pure. */

@@ -1,7 +1,9 @@
 import { WarrenError } from '../errors.js';
-import { indexMatches, moveCheckout } from '../git/index-ops.js';
-import { compareAndSwapRef, revParse } from '../git/refs.js';
-import { beginIntent, type Intent, type RecoverFn } from '../workspace/intents.js';
+import { indexMatches } from '../git/index-ops.js';
+import { revParse } from '../git/refs.js';
+import type { z } from 'zod';
+import { runOperation, type Operation, type Schema } from '../workspace/operation.js';
+import { BaseMoved, baseMoveShape, checkoutMoved, refMoved } from './base-move.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
@@ -80,23 +82,22 @@ export async function landTask(ctx: ProjectContext, rawId: string, options: Land
 
     // Another land may move the base between our plan and the lock: plan again on the new tip
     // (planning writes objects only), a few times, then give up with nothing moved.
-    let intent: Intent | null = null;
+    const live: LandLive = { plan, acceptHooks: options.acceptHooks === true, warnings: [] };
     for (let attempt = 1; ; attempt++) {
-      const current = plan;
-      intent = await withRepoLock(ctx, `land ${id} onto ${task.base}`, () => moveBase(ctx, current));
-      if (intent) break;
-      if (attempt >= MOVE_ATTEMPTS) throw movedError(plan);
-      plan = await planLand(ctx, task, planOptions);
+      const current = live.plan;
+      const moved = await withRepoLock(ctx, `land ${id} onto ${task.base}`, async () => {
+        if ((await revParse(ctx.repo, current.baseRef)) !== current.baseTip) return false;
+        return runOperation(ctx, LAND, id, landData(current), live).then(
+          () => true,
+          (err: unknown) => (err instanceof BaseMoved ? false : Promise.reject(err)),
+        );
+      });
+      if (moved) break;
+      if (attempt >= MOVE_ATTEMPTS) throw movedError(current);
+      live.plan = await planLand(ctx, task, planOptions);
     }
-    await verifyLanded(ctx, plan);
-
-    const warnings = [
-      ...recordPlan(ctx, plan, options.acceptHooks === true),
-      ...recordDepsStale(ctx, id, plan.commit, plan.checkout, plan.changed),
-    ];
-    recordLanded(ctx, landedOf(plan), '');
-    intent.step('recorded');
-    intent.done();
+    plan = live.plan;
+    const warnings = live.warnings;
     const landed: LandResult = { ...resultOf(plan), warnings, landed: true, checkoutUpdated: plan.checkout };
     if (remote === null) return landed;
     const push = await withRepoLock(ctx, `push ${task.base}`, () => pushRef(ctx, remote, plan.commit, plan.baseRef));
@@ -138,53 +139,6 @@ export function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boo
   return warnings;
 }
 
-/**
- * The only mutation. Under the repository lock: re-check the base tip, fast-forward the
- * checkout of the base (read-tree -m -u refuses before writing anything if local changes
- * would be overwritten), then move the ref by compare-and-swap; if the ref moved meanwhile,
- * the checkout is put back.
- */
-async function moveBase(ctx: ProjectContext, plan: LandPlan): Promise<Intent | null> {
-  const now = await revParse(ctx.repo, plan.baseRef);
-  if (now !== plan.baseTip) return null;
-  // The checkout and the ref move from here: a warren killed between them is repaired by the next command.
-  const intent = beginIntent(ctx, 'land', plan.task.id, { ...landedOf(plan) });
-  if (plan.checkout) {
-    const ff = await moveCheckout(plan.checkout, plan.baseTip, plan.commit);
-    if (ff.exitCode !== 0) {
-      intent.done();
-      throw new WarrenError(
-        'CHECKOUT_DIRTY',
-        `could not bring ${plan.checkout} (which has ${plan.task.base} checked out) forward: ${ff.stderr.trim()}. Nothing was changed.`,
-        {
-          hint: `Commit or stash the changes in ${plan.checkout}, then land again.`,
-        },
-      );
-    }
-    intent.step('checkout-moved');
-  }
-  if (await compareAndSwapRef(ctx.repo, plan.baseRef, plan.commit, plan.baseTip, `warren land ${plan.task.id}`)) {
-    intent.step('ref-moved');
-    return intent;
-  }
-  intent.done();
-  if (plan.checkout) {
-    // The ref did not move: the checkout must go back, or it would show the task's files as staged changes.
-    const back = await moveCheckout(plan.checkout, plan.commit, plan.baseTip);
-    if (back.exitCode !== 0) {
-      throw new WarrenError(
-        'CHECKOUT_DIRTY',
-        `${plan.task.base} moved while task ${plan.task.id} was landing, so nothing was landed, but ${plan.checkout} could not be put back to ${plan.baseTip.slice(0, 12)}: ${back.stderr.trim()}. Its index and files now hold the task's squash (${plan.commit.slice(0, 12)}) while ${plan.task.base} does not; the task branch is untouched.`,
-        {
-          hint: `In ${plan.checkout}, run \`git read-tree -m -u ${plan.commit.slice(0, 12)} HEAD\` (or \`git reset --keep HEAD\`) to return it to ${plan.task.base}, then land again. Do not commit what it shows as staged.`,
-          details: { checkout: plan.checkout, squash: plan.commit, base: plan.baseTip },
-        },
-      );
-    }
-  }
-  return null;
-}
-
 function movedError(plan: LandPlan): WarrenError {
   return new WarrenError(
     'BASE_DIVERGED',
@@ -224,22 +178,6 @@ export function recordPush(ctx: ProjectContext, id: string, push: PushOutcome): 
       : `pushing ${push.commit.slice(0, 12)} to ${push.remote} ${push.ref} failed: ${push.error ?? ''}`,
     data: { ...push },
   });
-}
-
-/** What a land puts on the record, and what its repair needs: everything but the plan's objects is here. */
-export interface Landed {
-  id: string;
-  branch: string;
-  base: string;
-  baseRef: string;
-  commit: string;
-  tree: string;
-  taskTip: string;
-  forkPoint: string;
-  baseTip: string;
-  excluded: string[];
-  rebased: boolean;
-  checkout: string | null;
 }
 
 export function landedOf(plan: LandPlan): Landed {
@@ -291,42 +229,90 @@ export function recordLanded(ctx: ProjectContext, l: Landed, note: string): void
   });
 }
 
-/**
- * A land whose warren died between moving the main checkout and moving the base ref: the
- * checkout shows the task's files as staged changes while the base is where it was. The
- * checkout is put back (then `land` can run again). Once the ref had moved, the land happened:
- * it is recorded.
- */
-export const recoverLand: RecoverFn = async (ctx, intent) => {
-  const l = intent.data as unknown as Landed;
-  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had moved nothing' };
-  if (intent.step === 'recorded')
-    return {
-      outcome: 'nothing-to-do',
-      message: `task ${l.id} had landed as ${l.commit.slice(0, 12)} (a push it was asked for did not run)`,
-    };
-  return withRepoLock(ctx, `recover land ${l.id}`, async () => {
-    const tip = await revParse(ctx.repo, l.baseRef);
-    if (tip === l.commit) {
-      recordLanded(ctx, l, ' (recorded after an interrupted land)');
-      return {
-        outcome: 'rolled-forward' as const,
-        message: `${l.base} had moved to ${l.commit.slice(0, 12)}: the land happened, and is now recorded`,
-      };
-    }
-    if (!l.checkout)
-      return { outcome: 'nothing-to-do' as const, message: `${l.base} did not move; nothing else had changed` };
-    // HEAD of the checkout is the base branch; its index and files hold the squash.
-    const back = await moveCheckout(l.checkout, l.commit, tip ?? l.baseTip);
-    if (back.exitCode !== 0) {
-      return {
-        outcome: 'failed' as const,
-        message: `${l.checkout} holds the squash ${l.commit.slice(0, 12)} of task ${l.id} while ${l.base} is at ${(tip ?? '?').slice(0, 12)}, and could not be put back: ${back.stderr.trim()}. Do not commit what it shows as staged; run \`git read-tree -m -u ${l.commit.slice(0, 12)} HEAD\` there`,
-      };
-    }
-    return {
-      outcome: 'rolled-back' as const,
-      message: `${l.checkout} was put back to ${l.base}; \`warren land ${l.id}\` can run again`,
-    };
+// ─── The operation ──────────────────────────────────────────────────────────────────────────
+
+const landedShape = (z: Schema) =>
+  z.object({
+    id: z.string(),
+    branch: z.string(),
+    base: z.string(),
+    baseRef: z.string(),
+    commit: z.string(),
+    tree: z.string(),
+    taskTip: z.string(),
+    forkPoint: z.string(),
+    baseTip: z.string(),
+    excluded: z.array(z.string()),
+    rebased: z.boolean(),
+    checkout: z.string().nullable(),
   });
+
+/** What a land puts on the record, and what its repair needs: everything but the plan's objects is here. */
+export type Landed = z.infer<ReturnType<typeof landedShape>>;
+
+const payload = (z: Schema) => z.object({ ...baseMoveShape(z), landed: landedShape(z) });
+
+export type LandData = z.infer<ReturnType<typeof payload>>;
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    land: LandData;
+  }
+}
+
+export { landedShape };
+
+export interface LandLive {
+  plan: LandPlan;
+  acceptHooks: boolean;
+  warnings: string[];
+}
+
+function landData(plan: LandPlan): LandData {
+  return {
+    baseRef: plan.baseRef,
+    from: plan.baseTip,
+    to: plan.commit,
+    checkout: plan.checkout,
+    landed: landedOf(plan),
+  };
+}
+
+/**
+ * The direct land (the library's `landTask`, which `land --branch-only` and programs use;
+ * `warren land` goes through the merge queue): the checkout of the base follows, the base
+ * moves, the land is recorded. Killed between the two moves, the checkout is put back (then
+ * `land` can run again); once the ref had moved, the land is recorded.
+ */
+export const LAND: Operation<'land', 'checkout-moved' | 'ref-moved' | 'recorded', LandLive> = {
+  op: 'land',
+  payload,
+  repairUnderRepoLock: true,
+  steps: () => [
+    checkoutMoved((d) => d.landed.base),
+    refMoved((d) => `warren land ${d.landed.id}`),
+    {
+      name: 'recorded',
+      async run({ ctx, data, live }) {
+        const { plan } = live;
+        await verifyLanded(ctx, plan);
+        live.warnings.push(
+          ...recordPlan(ctx, plan, live.acceptHooks),
+          ...recordDepsStale(ctx, plan.task.id, plan.commit, plan.checkout, plan.changed),
+        );
+        recordLanded(ctx, data.landed, '');
+      },
+      recover: 'forward',
+      async finish({ ctx, data }) {
+        recordLanded(ctx, data.landed, ' (recorded after an interrupted land)');
+        return `${data.landed.base} had moved to ${data.to.slice(0, 12)}: the land happened, and is now recorded`;
+      },
+    },
+  ],
+  repaired: (outcome, data, did) =>
+    outcome === 'rolled-back'
+      ? `${did.join('; ')}; \`warren land ${data.landed.id}\` can run again`
+      : outcome === 'nothing-to-do'
+        ? `${data.landed.base} did not move; nothing else had changed`
+        : did.join('; '),
 };

@@ -6,12 +6,13 @@ import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { assertContained } from '../workspace/paths.js';
 import { requireTask } from '../workspace/tasks.js';
-import { beginIntent, type RecoverFn } from '../workspace/intents.js';
+import type { z } from 'zod';
+import { runOperation, type Operation, type Schema } from '../workspace/operation.js';
 import { taskManifestDir } from './layout.js';
-import { ensureMounted, releaseRecords } from './lifecycle.js';
+import { ensureMounted, releaseRecords } from './task-mounts.js';
 import { provisionPaths, type ProvisionResult } from './provision.js';
-import { describeReplacement, replacedRecords } from './replaced.js';
-import { taskStatus, type TaskStatus } from './status.js';
+import { describeReplacement, replacedRecords } from './modes/replaced.js';
+import { taskStatus, type TaskStatus } from './status/status.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** `warren provision` and `warren status` as library calls. */
@@ -21,7 +22,7 @@ export type ProvisionOutcome =
       refreshed: false;
       provision: ProvisionRecord[];
       remounted: string[];
-      /** cow paths something else replaced, not mounted over (src/provision/replaced.ts). */ replaced: string[];
+      /** cow paths something else replaced, not mounted over (src/provision/modes/replaced.ts). */ replaced: string[];
     }
   | ({ refreshed: true } & ProvisionResult);
 
@@ -50,34 +51,10 @@ export async function provisionTask(
 
 async function refresh(ctx: ProjectContext, task: Task): Promise<ProvisionResult> {
   const old = provisionRecords(task.data);
-  // Layers and copies go from here: a warren killed half way is repaired by the next command.
-  const intent = beginIntent(ctx, 'provision', task.id, { id: task.id, paths: old.map((r) => r.path) });
-  const problems = await releaseRecords(ctx, task, old, { removeFiles: true });
-  intent.step('released');
-  if (problems.length > 0) {
-    intent.done(); // what could not be cleared is as it was, and recorded as it was
-    throw new WarrenError(
-      'PROVISION_FAILED',
-      `could not clear the provisioned paths of ${task.id}: ${problems.join('; ')}. What could not be cleared is as it was.`,
-      {
-        hint: 'Stop processes using the workspace (fuser -m PATH) and run the command again.',
-      },
-    );
-  }
-  clearRecords(ctx, task.id);
-  intent.step('cleared');
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'provision.refresh',
-    message: `cleared ${old.length} provisioned path(s) to provision again`,
-    data: { paths: old.map((r) => r.path) },
-  });
-  const fresh = ctx.store.getTask(ctx.key, task.id) ?? task;
-  const result = await provisionPaths(ctx, fresh);
-  intent.step('provisioned');
-  intent.done();
-  return result;
+  const live: RefreshLive = { task, old, result: null };
+  await runOperation(ctx, PROVISION, task.id, { id: task.id, paths: old.map((r) => r.path) }, live);
+  if (!live.result) throw new Error(`provisioning ${task.id} again gave no result`);
+  return live.result;
 }
 
 function clearRecords(ctx: ProjectContext, id: string): void {
@@ -85,20 +62,76 @@ function clearRecords(ctx: ProjectContext, id: string): void {
   ctx.store.mergeData(ctx.key, id, { provision: [], provisionSkips: [] });
 }
 
+const payload = (z: Schema) => z.object({ id: z.string(), paths: z.array(z.string()) });
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    provision: z.infer<ReturnType<typeof payload>>;
+  }
+}
+
+export interface RefreshLive {
+  task: Task;
+  old: ProvisionRecord[];
+  result: ProvisionResult | null;
+}
+
 /**
- * A `provision --refresh` whose warren died. Once the old paths were released, the task records
- * only what exists (nothing, or the paths provisioned again so far, each recorded as it was
- * made); `provision --refresh` then provisions the rest.
+ * `provision --refresh`: drop what was provisioned (unmount, delete the private copies and
+ * layers, and their changes), forget it, provision again from the main checkout as it is now.
+ * Killed before the old paths were released, nothing is repaired (a layer that came off is
+ * mounted again on next use). After, the task records only what exists — nothing, or the paths
+ * provisioned again so far, each recorded as it was made — and `provision --refresh` provisions
+ * the rest.
  */
-export const recoverProvision: RecoverFn = async (ctx, intent) => {
-  const { id } = intent.data as { id: string };
-  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had changed nothing' };
-  if (intent.step === 'provisioned') return { outcome: 'nothing-to-do', message: 'it had provisioned everything' };
-  if (intent.step === 'released') clearRecords(ctx, id);
-  return {
-    outcome: 'rolled-forward',
-    message: `the old provisioned paths of ${id} are gone; run \`warren provision ${id} --refresh\` to provision them again`,
-  };
+export const PROVISION: Operation<'provision', 'released' | 'cleared' | 'provisioned', RefreshLive> = {
+  op: 'provision',
+  payload,
+  steps: () => [
+    {
+      name: 'released',
+      async run({ ctx, live }) {
+        const problems = await releaseRecords(ctx, live.task, live.old, { removeFiles: true });
+        if (problems.length > 0) {
+          throw new WarrenError(
+            'PROVISION_FAILED',
+            `could not clear the provisioned paths of ${live.task.id}: ${problems.join('; ')}. What could not be cleared is as it was.`,
+            { hint: 'Stop processes using the workspace (fuser -m PATH) and run the command again.' },
+          );
+        }
+      },
+      recover: 'back',
+    },
+    {
+      name: 'cleared',
+      async run({ ctx, data }) {
+        clearRecords(ctx, data.id);
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: data.id,
+          kind: 'provision.refresh',
+          message: `cleared ${data.paths.length} provisioned path(s) to provision again`,
+          data: { paths: data.paths },
+        });
+      },
+      recover: 'forward',
+      async finish({ ctx, data }) {
+        clearRecords(ctx, data.id);
+        return `the old provisioned paths of ${data.id} are gone`;
+      },
+    },
+    {
+      name: 'provisioned',
+      async run({ ctx, data, live }) {
+        live.result = await provisionPaths(ctx, ctx.store.getTask(ctx.key, data.id) ?? live.task);
+      },
+      recover: 'forward',
+      async finish({ data }) {
+        return `run \`warren provision ${data.id} --refresh\` to provision them again`;
+      },
+    },
+  ],
+  repaired: (outcome, _data, did) => (outcome === 'nothing-to-do' ? 'it had changed nothing' : did.join('; ')),
 };
 
 /**

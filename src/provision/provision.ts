@@ -3,10 +3,10 @@ import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { NewEvent, Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { budgetOf, formatBytes } from './budget.js';
-import { keepOutOfStatus } from './exclude.js';
-import { releaseRecords } from './lifecycle.js';
-import { installedFacts, isNodeModules } from './installed.js';
+import { budgetOf, formatBytes } from './modes/budget.js';
+import { keepOutOfStatus } from './modes/exclude.js';
+import { releaseRecords } from './task-mounts.js';
+import { installedFacts, isNodeModules } from './snapshots/installed.js';
 import {
   provisionCopies,
   provisionCopy,
@@ -16,11 +16,11 @@ import {
   staleEvent,
   type ModeEnv,
   type ModeOutcome,
-} from './modes.js';
-import { relocateRecords } from './relocate.js';
-import { resolveSources, type Sources } from './sources.js';
+} from './modes/modes.js';
+import { relocateRecords } from './relocate/relocate.js';
+import { resolveSources, type Sources } from './modes/sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
-import { overlaySupport } from './overlay.js';
+import { overlaySupport } from './cow-support.js';
 import { lexists } from '../util/lexists.js';
 
 export interface ProvisionResult {

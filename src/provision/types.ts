@@ -101,7 +101,7 @@ export interface ProvisionRecord {
    * the stale tree, and `status` calls it stale until its own tree matches.
    */
   installed?: InstalledFacts;
-  /** cow/copy/hardlink: the files that named the main checkout by absolute path, rewritten and read back (src/provision/relocate.ts). */
+  /** cow/copy/hardlink: the files that named the main checkout by absolute path, rewritten and read back (src/provision/relocate/relocate.ts). */
   relocation?: Relocation;
 }
 

@@ -1,4 +1,4 @@
-import { isWarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { getEntry, setBounced, setTesting, type QueueEntry } from './store.js';
@@ -54,7 +54,9 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
       bounce(
         ctx,
         entry,
-        new Error(task ? `task ${entry.taskId} is ${task.state}` : `task ${entry.taskId} no longer exists`),
+        task
+          ? new WarrenError('TASK_STATE', `task ${entry.taskId} is ${task.state}`)
+          : new WarrenError('TASK_NOT_FOUND', `task ${entry.taskId} no longer exists`),
         null,
       );
       continue;
@@ -85,13 +87,13 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
   }
 }
 
-/** Records an entry as bounced, with its reason (and the gate's log): the task is as it was. */
+/**
+ * Records an entry as bounced, with its reason (and the gate's log): the task is as it was.
+ * The reason is a WarrenError, whose code the entry keeps; anything else that reaches here is a
+ * bug in warren, recorded as INTERNAL.
+ */
 export function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
-  const code = isWarrenError(err)
-    ? err.code
-    : typeof (err as { code?: unknown }).code === 'string'
-      ? String((err as { code: string }).code)
-      : 'LAND_CONFLICT';
+  const code = isWarrenError(err) ? err.code : 'INTERNAL';
   const reason = err instanceof Error ? err.message : String(err);
   setBounced(ctx.store, entry.id, code, reason, log);
   ctx.store.addEvent({

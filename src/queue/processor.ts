@@ -1,29 +1,14 @@
-import { moveCheckout } from '../git/index-ops.js';
-import { compareAndSwapRef, revParse } from '../git/refs.js';
-import { changedNames } from '../git/trees.js';
-import { listWorktrees } from '../git/worktrees.js';
-import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
-import { landedOf, recordLanded, recordPlan, type Landed } from '../land/land.js';
-import { assertCheckoutCanFollow, type LandPlan } from '../land/plan.js';
+import { WarrenError } from '../errors.js';
+import { revParse } from '../git/refs.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { beginIntent, type RecoverFn } from '../workspace/intents.js';
-import { withRepoLock } from '../workspace/locks.js';
 import { lockTask } from '../workspace/locks.js';
+import { advance } from './advance.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSteps, removeStaleGates, runGate } from './gate.js';
 import { joiningTasks } from './joining.js';
-import {
-  activeEntries,
-  getEntry,
-  setGateTask,
-  setLanded,
-  setQueued,
-  tryLease,
-  type LandedSummary,
-  type QueueEntry,
-} from './store.js';
+import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
 /**
  * The merge queue's processor. One per repository at a time (the lease); any waiting `land`,
@@ -149,7 +134,8 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
       const task = ctx.store.getTask(ctx.key, first.entry.taskId);
       const tip = task ? await revParse(ctx.repo, `refs/heads/${task.base}`) : null;
       if (!task || !tip) {
-        for (const l of locked) bounce(ctx, l.entry, new Error(`the base ${task?.base ?? '?'} is not a branch`), null);
+        for (const l of locked)
+          bounce(ctx, l.entry, new WarrenError('BASE_UNKNOWN', `the base ${task?.base ?? '?'} is not a branch`), null);
         return;
       }
       let chain: Chain;
@@ -171,7 +157,12 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { 
     }
     for (const l of locked)
       if (getEntry(ctx.store, l.entry.id)?.state === 'queued')
-        bounce(ctx, l.entry, new Error('the base kept moving while the queue integrated it (5 times)'), null);
+        bounce(
+          ctx,
+          l.entry,
+          new WarrenError('BASE_DIVERGED', 'the base kept moving while the queue integrated it (5 times)'),
+          null,
+        );
   } finally {
     for (const l of locked) l.release();
   }
@@ -261,14 +252,12 @@ async function settle(
         bounce(
           ctx,
           last.entry,
-          Object.assign(
-            new Error(
-              `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results
-                .filter((r) => r.exitCode !== 0 || r.timedOut)
-                .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
-                .join(', ')}`,
-            ),
-            { code: 'GATE_FAILED' },
+          new WarrenError(
+            'GATE_FAILED',
+            `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results
+              .filter((r) => r.exitCode !== 0 || r.timedOut)
+              .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
+              .join(', ')}`,
           ),
           gate.log,
         );
@@ -296,154 +285,3 @@ async function bisect(
   const right = (await integrate(ctx, group.slice(half), now)).candidates;
   return settle(ctx, right, now, counter, last.plan.tree);
 }
-
-/**
- * The only mutation: the base moves from `base` to the group's last commit (compare-and-swap),
- * the main checkout following, each entry recorded landed. A `queue` intent covers it, so a
- * processor killed between the checkout and the ref is repaired like a land.
- */
-async function advance(ctx: ProjectContext, group: Candidate[], base: string): Promise<boolean> {
-  const last = group[group.length - 1] as Candidate;
-  const baseRef = last.plan.baseRef;
-  return withRepoLock(ctx, `merge queue onto ${last.plan.task.base}`, async () => {
-    if ((await revParse(ctx.repo, baseRef)) !== base) return false;
-    const checkout = (await listWorktrees(ctx.repo)).find((wt) => wt.branch === baseRef && !wt.bare)?.path ?? null;
-    let changed: string[] = [];
-    if (checkout) {
-      changed = await changedNames(ctx.repo, base, last.plan.commit);
-      try {
-        await assertCheckoutCanFollow(checkout, last.plan.task, changed);
-      } catch (err) {
-        for (const c of group) bounce(ctx, c.entry, err, null);
-        return true;
-      }
-    }
-    const landed: Landed[] = group.map((c) => ({ ...landedOf(c.plan), checkout }));
-    const intent = beginIntent(ctx, 'queue', null, {
-      baseRef,
-      from: base,
-      to: last.plan.commit,
-      checkout,
-      landed,
-      entries: group.map((c) => c.entry.id),
-    });
-    if (checkout) {
-      const ff = await moveCheckout(checkout, base, last.plan.commit);
-      if (ff.exitCode !== 0) {
-        intent.done();
-        for (const c of group)
-          bounce(
-            ctx,
-            c.entry,
-            Object.assign(new Error(`could not bring ${checkout} forward: ${ff.stderr.trim()}`), {
-              code: 'CHECKOUT_DIRTY',
-            }),
-            null,
-          );
-        return true;
-      }
-      intent.step('checkout-moved');
-    }
-    if (
-      !(await compareAndSwapRef(
-        ctx.repo,
-        baseRef,
-        last.plan.commit,
-        base,
-        `warren merge queue: ${group.map((c) => c.entry.taskId).join(', ')}`,
-      ))
-    ) {
-      if (checkout) await moveCheckout(checkout, last.plan.commit, base);
-      intent.done();
-      return false;
-    }
-    intent.step('ref-moved');
-    for (const c of group) {
-      // Which entry touched a lockfile is asked only when the group did.
-      const own = lockfilesAmong(changed).length > 0 ? await changedNames(ctx.repo, c.plan.baseTip, c.plan.commit) : [];
-      const warnings = [
-        ...recordPlan(ctx, c.plan, c.entry.options.acceptHooks === true),
-        ...recordDepsStale(ctx, c.entry.taskId, c.plan.commit, checkout, own),
-      ];
-      recordLanded(ctx, { ...landedOf(c.plan), checkout }, ' (merge queue)');
-      setLanded(ctx.store, c.entry.id, summaryOf(c.plan, checkout, warnings));
-    }
-    intent.step('recorded');
-    intent.done();
-    ctx.reporter.line(
-      `warren: merge queue: landed ${group.map((c) => `${c.entry.taskId} (${c.plan.commit.slice(0, 12)})`).join(', ')} on ${last.plan.task.base}`,
-    );
-    return true;
-  });
-}
-
-function summaryOf(plan: LandPlan, checkout: string | null, warnings: string[]): LandedSummary {
-  return {
-    commit: plan.commit,
-    tree: plan.tree,
-    base: plan.task.base,
-    baseBefore: plan.baseTip,
-    excluded: plan.exclusions.map((e) => e.path),
-    exclusions: plan.exclusions,
-    rebased: plan.rebased,
-    checkoutUpdated: checkout,
-    warnings,
-  };
-}
-
-/**
- * A queue advance whose processor died between moving the main checkout and the base ref: the
- * checkout goes back (the entries wait again). Once the ref had moved, the batch landed: it is
- * recorded.
- */
-export const recoverQueue: RecoverFn = async (ctx, intent) => {
-  const d = intent.data as {
-    baseRef: string;
-    from: string;
-    to: string;
-    checkout: string | null;
-    landed: Landed[];
-    entries: number[];
-  };
-  if (intent.step === 'recorded' || !d.baseRef)
-    return { outcome: 'nothing-to-do', message: 'the batch had landed and been recorded' };
-  return withRepoLock(ctx, 'recover merge queue', async () => {
-    const tip = await revParse(ctx.repo, d.baseRef);
-    if (tip === d.to) {
-      d.landed.forEach((l, i) => {
-        if (ctx.store.getTask(ctx.key, l.id)?.state !== 'landed')
-          recordLanded(ctx, l, ' (recorded after an interrupted merge queue)');
-        const id = d.entries[i];
-        if (id !== undefined)
-          setLanded(ctx.store, id, {
-            commit: l.commit,
-            tree: l.tree,
-            base: l.base,
-            baseBefore: l.baseTip,
-            excluded: l.excluded,
-            exclusions: [],
-            rebased: l.rebased,
-            checkoutUpdated: d.checkout,
-            warnings: [],
-          });
-      });
-      return {
-        outcome: 'rolled-forward' as const,
-        message: `the base had moved to ${d.to.slice(0, 12)}: ${d.landed.map((l) => l.id).join(', ')} landed, and are now recorded`,
-      };
-    }
-    if (d.checkout && intent.step === 'checkout-moved') {
-      const back = await moveCheckout(d.checkout, d.to, tip ?? d.from);
-      if (back.exitCode !== 0)
-        return {
-          outcome: 'failed' as const,
-          message: `${d.checkout} holds the queue's integration ${d.to.slice(0, 12)} and could not be put back: ${back.stderr.trim()}`,
-        };
-    }
-    for (const id of d.entries) if (getEntry(ctx.store, id)?.state === 'testing') setQueued(ctx.store, id);
-    return {
-      outcome: 'rolled-back' as const,
-      message: `the base did not move${d.checkout ? `; ${d.checkout} was put back` : ''}; the entries wait in the queue again`,
-    };
-  });
-};

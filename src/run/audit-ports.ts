@@ -1,4 +1,4 @@
-import type { AuditSection } from '../workspace/lifecycle.js';
+import type { AuditSection } from '../workspace/types.js';
 import type { Task } from '../state/types.js';
 import { portsOf, type PortBlock } from './ports.js';
 import { environOf, hasProc, listeningSocketsSeenBy, listPids, socketInodesOf } from './proc.js';

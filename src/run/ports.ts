@@ -68,7 +68,7 @@ export interface PortCheck {
 
 /**
  * Checks, ahead of the reservation, the block `allocatePorts` would reserve now: `warren new`
- * runs it while git makes the worktree (src/run/steps.ts), after one turn of the event loop so
+ * runs it while git makes the worktree (src/run/execution-steps.ts), after one turn of the event loop so
  * that git has been started first. The first bind of a process costs ~10 ms (Node loads its
  * cluster module), which is then spent while waiting for git instead of after it. Reserves
  * nothing: `allocatePorts` uses the answer only if it reserves this same block.

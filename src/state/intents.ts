@@ -5,29 +5,26 @@ import type { Store } from './store.js';
 /**
  * Intent records (migration 003-intents): a multi-step mutation writes one before its first
  * mutation, moves it forward step by step, and deletes it after its last. A row whose process
- * is gone is an operation that died half way; src/workspace/intents.ts repairs it.
+ * is gone is an operation that died half way; the runner (src/workspace/operation.ts) repairs it.
  */
 
-export const INTENT_OPS = [
-  'new',
-  'rm',
-  'checkpoint',
-  'land',
-  'provision',
-  'gc',
-  'queue',
-  'discard',
-  'restore',
-] as const;
-export type IntentOp = (typeof INTENT_OPS)[number];
+/**
+ * Each operation's payload, by the operation's name. This layer names none: each operation's
+ * declaration adds its own (src/workspace/create.ts adds `new`, src/land/land.ts `land`, …).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the operations' declarations
+export interface IntentPayloads {}
+export type IntentOp = keyof IntentPayloads;
 
+/** An intent as stored: its operation and payload are what some warren wrote (perhaps an older or newer one). */
 export interface IntentRow {
   id: number;
   project: string;
   taskId: string | null;
-  op: IntentOp;
+  op: string;
+  /** The last step it passed (`begun` before the first). */
   step: string;
-  data: Record<string, unknown>;
+  data: unknown;
   pid: number;
   host: string;
   procStart: string | null;
@@ -50,13 +47,19 @@ interface Row {
 }
 
 function toIntent(r: Row): IntentRow {
+  let data: unknown = null;
+  try {
+    data = JSON.parse(r.data);
+  } catch {
+    // an unreadable payload: recovery says so and keeps the row
+  }
   return {
     id: r.id,
     project: r.project,
     taskId: r.task_id,
-    op: r.op as IntentOp,
+    op: r.op,
     step: r.step,
-    data: JSON.parse(r.data) as Record<string, unknown>,
+    data,
     pid: r.pid,
     host: r.host,
     procStart: r.proc_start,
@@ -65,12 +68,12 @@ function toIntent(r: Row): IntentRow {
   };
 }
 
-export function insertIntent(
+export function insertIntent<Op extends IntentOp>(
   store: Store,
   project: string,
   taskId: string | null,
-  op: IntentOp,
-  data: Record<string, unknown>,
+  op: Op,
+  data: IntentPayloads[Op],
 ): number {
   const now = new Date().toISOString();
   const result = store.db
@@ -92,7 +95,12 @@ export function insertIntent(
   return Number(result.lastInsertRowid);
 }
 
-export function advanceIntent(store: Store, id: number, step: string, data: Record<string, unknown>): void {
+export function advanceIntent<Op extends IntentOp>(
+  store: Store,
+  id: number,
+  step: string,
+  data: IntentPayloads[Op],
+): void {
   store.db
     .prepare('UPDATE intents SET step = ?, data = ?, updated_at = ? WHERE id = ?')
     .run(step, JSON.stringify(data), new Date().toISOString(), id);

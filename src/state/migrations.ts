@@ -89,7 +89,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // Multi-step mutations in flight: written before the first mutation, deleted after the last.
-    // One left by a process that died is what the next command repairs (src/workspace/intents.ts).
+    // One left by a process that died is what the next command repairs (src/workspace/operation.ts).
     name: '003-intents',
     sql: `
       CREATE TABLE intents (

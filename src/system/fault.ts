@@ -2,7 +2,7 @@
  * The fault-injection seam, for the crash tests: `WARREN_FAULT=<op>:<step>` (e.g.
  * `land:checkout-moved`) makes warren kill itself with SIGKILL the moment that operation reaches
  * that step — no cleanup, no `finally`, exactly like a power cut or `kill -9`. Every named step
- * of every mutating command is one (src/workspace/intents.ts lists them), and
+ * of every mutating command is one (each operation's declaration names them: src/workspace/operation.ts), and
  * test/crash.test.ts kills at each in turn. Unset, it costs one string compare per step.
  */
 export const FAULT_ENV = 'WARREN_FAULT';

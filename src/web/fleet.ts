@@ -1,5 +1,5 @@
 import { isWarrenError } from '../errors.js';
-import { provisionedChanges, type ProvisionedStatus } from '../provision/status.js';
+import { provisionedChanges, type ProvisionedStatus } from '../provision/status/status.js';
 import type { PortBlock } from '../run/ports.js';
 import type { Store } from '../state/store.js';
 import type { Task } from '../state/types.js';

@@ -6,7 +6,7 @@ import { commitTree } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from './context.js';
-import type { GcCollected, GcStep } from './lifecycle.js';
+import type { GcCollected, GcStep } from './types.js';
 import { provisionedExcludes } from './provisioned.js';
 
 /**

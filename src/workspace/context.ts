@@ -3,31 +3,15 @@ import path from 'node:path';
 import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
 import type { WarrenConfig } from '../config/schema.js';
 import { isWarrenError, WarrenError } from '../errors.js';
-import { resolveRepository, type Repository } from '../git/repo.js';
+import { resolveRepository } from '../git/repo.js';
 import { tracksAnything } from '../git/status.js';
 import type { Store } from '../state/store.js';
-import type { Lifecycle } from './lifecycle.js';
+import type { Lifecycle, ProjectContext } from './types.js';
 import { isInside, projectKey } from './paths.js';
 import { resolveWorktreeRoot, WORKTREE_ROOT_ENV } from './root.js';
 import { SILENT, type Reporter } from './reporter.js';
 
-/** Everything a command needs about one repository: read once, before any mutation. */
-export interface ProjectContext {
-  repo: Repository;
-  key: string;
-  config: WarrenConfig;
-  /** Canonical workspace root (its parent resolved; the root itself must not be a symlink). */
-  root: string;
-  store: Store;
-  /** The features' steps, in order (src/lifecycle.ts composes warren's own). */
-  lifecycle: Lifecycle;
-  reporter: Reporter;
-  /**
-   * Set only when opened with `lenientConfig` and warren.yaml is invalid: the defaults stand in
-   * (the default workspace root among them), and this says what is wrong with the file.
-   */
-  configProblem?: WarrenError;
-}
+export type { ProjectContext } from './types.js';
 
 export interface OpenParts {
   lifecycle: Lifecycle;

@@ -1,96 +1,53 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import type { z } from 'zod';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { classifyGitStderr, isTransientGitFailure } from '../git/errors.js';
-import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
 import { commitsNotOn } from '../git/history.js';
-import { checkoutEmptyWorktree, indexEntryCount, runPostCheckoutHook } from '../git/index-ops.js';
-import { addEmptyWorktree } from '../git/snapshot.js';
-import { branchExists, branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
-import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
+import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
+import { branchFacts, currentBranch, deleteBranchIfExists, otherRefTips, revParse } from '../git/refs.js';
+import { listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import { ensureRoot, type ProjectContext } from './context.js';
+import type { CreateOptions, CreateStep } from './types.js';
 import { branchFor, taskTypes, validateTaskId, validateTaskType } from './ids.js';
-import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
+import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { metaPathFor, writeMeta } from './meta.js';
+import { runOperation, type Direction, type Operation, type Schema, type Scope, type Step } from './operation.js';
 import { assertContained, workspacePathFor } from './paths.js';
-import { beginIntent, intentSteps, type RecoverFn } from './intents.js';
-import { releaseSteps } from './remove.js';
+import { afterRemoveSteps, releaseSteps } from './release.js';
 import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
+import { addTaskWorktree } from './worktree-add.js';
 
-export interface CreateOptions {
-  type: string;
-  id: string;
-  /** Default: the branch checked out in the main worktree. */
-  base?: string;
-  /** Fetch and fast-forward the base first (default true). */
-  sync?: boolean;
-  /** Run setup commands (default true). */
-  setup?: boolean;
-  /** This task's sandbox, overriding warren.yaml's `sandbox:` (stored on the task). */
-  sandbox?: 'none' | 'bwrap';
-  /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
-  requireSandbox?: boolean;
-  /** `warren restore`: the branch is made at `tip` (not the base), and `populate` puts the saved files in place before anything runs. */
-  restore?: RestoreSource;
-}
-
-export interface RestoreSource {
-  /** Where the branch is made: the archived branch tip. */
-  tip: string;
-  /** The base commit the task was first made from. */
-  baseCommit: string;
-  /** The archive, in words for the event (its ref). */
-  from: string;
-  populate(wsPath: string): Promise<void>;
-}
+export type { CreateOptions } from './types.js';
 
 /**
- * `warren new TYPE ID`: validate → gather and check everything → act (row, worktree, metadata,
- * then the lifecycle's create steps in order) → record. Any failure after the first mutation
- * undoes what was made.
+ * `warren new TYPE ID`: validate → gather and check everything, before anything is made →
+ * the `new` operation (below): the task's row, its worktree, the ownership record beside it,
+ * then each feature's create step (provisioning, the shared-git fingerprint, ports, risk,
+ * setup), then `ready`. A failure after the first mutation undoes what was made, and so does
+ * the next command after a warren killed half way.
  */
 export async function createTask(ctx: ProjectContext, options: CreateOptions): Promise<Task> {
   // Validate: pure checks and read-only git, before any lock or file.
-  // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
-  const type = validateTaskType(options.type, options.restore ? [options.type] : taskTypes(ctx.config));
+  const type = validateTaskType(options.type, taskTypes(ctx.config));
   const id = validateTaskId(options.id);
-  const branch = branchFor(type, id);
-  if (!isValidBranchName(branch)) {
-    throw new WarrenError(
-      'BRANCH_INVALID',
-      `branch name ${JSON.stringify(branch)} breaks git's branch-name rules (git check-ref-format --branch). Nothing was created.`,
-      {
-        hint: 'Pick a task ID that makes a valid branch name.',
-      },
-    );
-  }
-
+  const branch = checkedBranch(type, id);
   if (options.base !== undefined) validateBase(options.base);
-
   // The features' own guards, before the first mutation.
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
 
   const lock = lockTask(ctx, id, `new ${branch}`);
   try {
-    // Gather and check.
-    if (ctx.store.getTask(ctx.key, id)) {
-      throw new WarrenError('TASK_EXISTS', `task ${id} already exists in this repository; nothing was changed.`, {
-        hint: `Use \`warren show ${id}\`, or remove it with \`warren rm ${id}\` first.`,
-      });
-    }
+    assertNoTask(ctx, id);
     const base = options.base ?? (await defaultBase(ctx));
     if (!base) {
       throw new WarrenError(
         'BASE_UNKNOWN',
         'the main worktree has a detached HEAD, so there is no default base; nothing was created.',
-        {
-          hint: 'Pass --base BRANCH.',
-        },
+        { hint: 'Pass --base BRANCH.' },
       );
     }
     // One git call answers: is the base a branch (its commit and upstream), and is the task's branch taken?
@@ -101,135 +58,370 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
       throw new WarrenError(
         'BASE_UNKNOWN',
         `base ${JSON.stringify(base)} is not a branch or commit of this repository; nothing was created.`,
-        {
-          hint: 'Pass --base with an existing branch, tag or commit.',
-        },
+        { hint: 'Pass --base with an existing branch, tag or commit.' },
       );
     }
-    await ensureRoot(ctx);
-    const wsPath = workspacePathFor(ctx.root, id);
-    if (lexists(wsPath)) {
-      throw new WarrenError(
-        'WORKSPACE_EXISTS',
-        `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`,
-        {
-          hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
-        },
-      );
-    }
-    if (facts.has(branch)) {
-      // Say whether it holds work: a branch left by something that died holds none, and is safe to delete.
-      const own = await commitsNotOn(
-        ctx.repo,
-        `refs/heads/${branch}`,
-        await otherRefTips(ctx.repo, [`refs/heads/${branch}`]),
-      );
-      throw new WarrenError(
-        'BRANCH_EXISTS',
-        `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
-        {
-          hint:
-            own.length === 0
-              ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
-              : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
-          details: { branch, ownCommits: own.length },
-        },
-      );
-    }
+    const wsPath = await checkSlot(ctx, id, branch, facts.has(branch));
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && !options.restore && baseBranch?.upstream)
-      sync = await syncBase(ctx, base, baseBranch.upstream);
+    if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
     recordFastForward(ctx, id, base, sync);
-    const baseCommit = options.restore?.baseCommit ?? syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
+    const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit)
       throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
-    // Act. The steps' own reads run meanwhile; each is awaited by its step.
-    const steps = ctx.lifecycle.create;
-    const prepared = steps.map((step) => (step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined)));
-    for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot after a rollback
-    // From here on every step is recorded: a warren killed half way is repaired by the next command.
-    const intent = beginIntent(ctx, options.restore ? 'restore' : 'new', id, { id, branch, path: wsPath, baseCommit });
-    const task = ctx.store.insertTask({
-      project: ctx.key,
-      id,
-      type,
-      branch,
-      path: wsPath,
-      base,
-      baseCommit,
-      state: 'creating',
-      data: {},
-    });
-    intent.step('row-inserted');
-    const made = { worktree: false, branch: false };
-    const repoLock: LockTiming = {};
-    try {
-      recordMade(ctx, wsPath, 'workspace', id);
-      // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
-      if (!options.restore && (await ctx.lifecycle.checkout?.add(ctx, task)))
-        Object.assign(made, { worktree: true, branch: true });
-      else await addTaskWorktree(ctx, branch, wsPath, options.restore?.tip ?? baseCommit, made, repoLock);
-      intent.step('worktree-added');
-      if (options.restore) {
-        await options.restore.populate(wsPath);
-        intent.step('files-restored');
-      }
-      assertContained(ctx.root, wsPath);
-      recordMade(ctx, metaPathFor(wsPath), 'meta', id);
-      writeMeta({ version: 1, project: ctx.key, taskId: id, branch, path: wsPath, createdAt: task.createdAt });
-      intent.step('meta-written');
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: id,
-        kind: 'task.created',
-        message: options.restore
-          ? `restored ${branch} at ${wsPath} from ${options.restore.from} (branch at ${options.restore.tip.slice(0, 12)}; first made from ${base} ${baseCommit.slice(0, 12)})`
-          : `created ${branch} at ${wsPath} from ${base} (${baseCommit.slice(0, 12)})`,
-        data: {
-          branch,
-          path: wsPath,
-          base,
-          baseCommit,
-          sync,
-          ...(repoLock.heldMs === undefined
-            ? {}
-            : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }),
-          ...(options.restore ? { restored: { archive: options.restore.from, tip: options.restore.tip } } : {}),
-        },
-      });
-      for (const [i, step] of steps.entries()) {
-        // Each step sees the task as the steps before it left it (their recorded facts included).
-        const now = ctx.store.getTask(ctx.key, id) ?? task;
-        await step.run(ctx, now, options, await prepared[i]);
-        intent.step(`after-${step.name}`);
-      }
-      const final = ctx.store.getTask(ctx.key, id);
-      if (final?.state === 'creating') ctx.store.transition(ctx.key, id, 'creating', 'ready');
-      intent.step('ready');
-      intent.done();
-    } catch (err) {
-      const undone = await rollback(ctx, id, branch, wsPath, made);
-      intent.done();
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: id,
-        kind: 'task.create_failed',
-        level: 'error',
-        message: `creating task ${id} failed (${errorMessage(err)}); undone: ${undone.join(', ') || 'nothing was made'}`,
-        data: { undone },
-      });
-      throw new WarrenError(
-        'CREATE_FAILED',
-        `creating task ${id} failed: ${errorMessage(err)}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(base, sync)}.`,
-        { hint: isWarrenError(err) ? err.hint : 'Fix the cause and run `warren new` again.', cause: err },
-      );
-    }
-    return ctx.store.getTask(ctx.key, id) ?? task;
+    const live = startLive(ctx, options, { type, base, sync, tip: baseCommit });
+    await runOperation(ctx, NEW, id, { id, branch, path: wsPath, baseCommit }, live);
+    return ctx.store.getTask(ctx.key, id) ?? fail(`task ${id} vanished after it was made`);
   } finally {
     lock.release();
   }
+}
+
+// ─── The operation ──────────────────────────────────────────────────────────────────────────
+
+const payload = (z: Schema) =>
+  z.object({
+    id: z.string(),
+    branch: z.string(),
+    path: z.string(),
+    /** The base commit the task is made from (its record's `baseCommit`). */
+    baseCommit: z.string(),
+    /** `restore`: the archive it came from. */
+    archive: z.string().optional(),
+  });
+
+export type NewTaskData = z.infer<ReturnType<typeof payload>>;
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    new: NewTaskData;
+    restore: NewTaskData;
+  }
+}
+
+/** What only the command that makes the task has: its options, what it read, what it has made so far. */
+export interface NewTaskLive {
+  options: CreateOptions;
+  type: string;
+  base: string;
+  sync: SyncOutcome;
+  /** Where the branch is made: the base commit, or for `restore` the archived branch tip. */
+  tip: string;
+  /** The features' reads (`prepare`), started before the first step and awaited by each feature's step. */
+  prepared: Promise<unknown>[];
+  /** What the worktree step made: `undo` deletes only what this run made. */
+  made: { worktree: boolean; branch: boolean };
+  repoLock: LockTiming;
+  /** `restore`: puts the archived files in the worktree, and says where they came from. */
+  restore?: { from: string; populate(wsPath: string): Promise<void> };
+}
+
+/** The live state of a new task's run; the features' reads start now, while git makes the worktree. */
+export function startLive(
+  ctx: ProjectContext,
+  options: CreateOptions,
+  read: Pick<NewTaskLive, 'type' | 'base' | 'sync' | 'tip'> & Pick<Partial<NewTaskLive>, 'restore'>,
+): NewTaskLive {
+  const prepared = ctx.lifecycle.create.map((step) =>
+    step.prepare ? step.prepare(ctx, options) : Promise.resolve(undefined),
+  );
+  for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot once undone
+  return { options, ...read, prepared, made: { worktree: false, branch: false }, repoLock: {} };
+}
+
+export type NewStepName =
+  'row-inserted' | 'worktree-added' | 'files-restored' | 'meta-written' | `after-${string}` | 'ready';
+type NewStep = Step<NewStepName, NewTaskData, NewTaskLive>;
+
+/**
+ * Until the task has left `creating` (setup moved it to `setup_failed`, or it is `ready`), a
+ * half-made task holds nobody's work (it was never handed over): it is undone. After, it is kept.
+ */
+async function backUnlessMade({ ctx, data }: Scope<NewTaskData>): Promise<Direction> {
+  const row = ctx.store.getTask(ctx.key, data.id);
+  return row && row.state !== 'creating' ? 'forward' : 'back';
+}
+
+/** The task's row, in state `creating`. Undone: what the features keep beside it, the ledger's records, the row. */
+const rowInserted: NewStep = {
+  name: 'row-inserted',
+  async run({ ctx, data, live }) {
+    ctx.store.insertTask({
+      project: ctx.key,
+      id: data.id,
+      type: live.type,
+      branch: data.branch,
+      path: data.path,
+      base: live.base,
+      baseCommit: data.baseCommit,
+      state: 'creating',
+      data: {},
+    });
+  },
+  async undo({ ctx, data }) {
+    const row = ctx.store.getTask(ctx.key, data.id);
+    if (!row || row.state !== 'creating' || fs.existsSync(data.path)) return;
+    forgetWorkspace(ctx, data.path);
+    await afterRemoveSteps(ctx, row).catch(() => undefined);
+    ctx.store.deleteTask(ctx.key, data.id);
+    return 'task record deleted';
+  },
+  recover: { decide: backUnlessMade },
+};
+
+/**
+ * The worktree on the task's branch: a copy-on-write checkout when warren.yaml asks for one and
+ * the machine can, else `git worktree add`. Undone: every feature's release first (a layer
+ * mounted inside must come off: git and a recursive delete both go through a mount), then
+ * git's record, the folder, and the branch when this run made it. While anything is still
+ * mounted inside, the workspace is left on disk and named, never deleted through the mount.
+ */
+const worktreeAdded: NewStep = {
+  name: 'worktree-added',
+  async run({ ctx, data, live }) {
+    recordMade(ctx, data.path, 'workspace', data.id);
+    const row = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
+    // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
+    if (!live.restore && (await ctx.lifecycle.checkout?.add(ctx, row))) {
+      Object.assign(live.made, { worktree: true, branch: true });
+    } else {
+      await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock);
+    }
+  },
+  async undo({ ctx, data, live, finished }) {
+    const undone: string[] = [];
+    const row = ctx.store.getTask(ctx.key, data.id);
+    const problems = row && lexists(data.path) ? await releaseSteps(ctx, row) : [];
+    for (const p of problems) undone.push(`(release failed: ${p})`);
+    const mounted = mountsUnder(readMounts(), data.path);
+    if (mounted.length > 0) {
+      // The row stays in `creating`, so scan and gc find it.
+      throw new Error(
+        `${undone.length > 0 ? `${undone.join(', ')}; ` : ''}kept ${data.path}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\``,
+      );
+    }
+    // Killed inside `git worktree add`: a branch of this name made since is someone else's, so only one made by this run goes.
+    const branchIsOurs = finished || live?.made.branch === true;
+    await withRepoLock(ctx, `undo ${data.branch}`, async () => {
+      const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === data.path);
+      if (listed) {
+        // --force is safe here: the worktree was made by this run moments ago, and nothing is mounted in it.
+        await removeWorktree(ctx.repo, data.path, true);
+        undone.push(`worktree ${data.path} removed`);
+      }
+      if (lexists(data.path)) {
+        const failures = removeTree(data.path);
+        if (failures.length > 0) {
+          throw new Error(`could not delete ${failures[0]?.path}: ${failures[0]?.code}; run \`warren scan\``);
+        }
+        if (!listed) undone.push(`directory ${data.path} removed`);
+      }
+      if (branchIsOurs && (await deleteBranchIfExists(ctx.repo, data.branch))) {
+        undone.push(`branch ${data.branch} deleted`);
+      }
+    });
+    return undone.join(', ');
+  },
+  recover: { decide: backUnlessMade },
+};
+
+/** `restore`: the archived files and index, put in before anything runs. Undone with the worktree. */
+const filesRestored: NewStep = {
+  name: 'files-restored',
+  async run({ data, live }) {
+    await live.restore?.populate(data.path);
+  },
+  recover: { decide: backUnlessMade },
+};
+
+/** The ownership record beside the workspace, and the task's first event. Undone with the worktree. */
+const metaWritten: NewStep = {
+  name: 'meta-written',
+  async run({ ctx, data, live }) {
+    assertContained(ctx.root, data.path);
+    const row = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
+    recordMade(ctx, metaPathFor(data.path), 'meta', data.id);
+    writeMeta({
+      version: 1,
+      project: ctx.key,
+      taskId: data.id,
+      branch: data.branch,
+      path: data.path,
+      createdAt: row.createdAt,
+    });
+    const { base, sync, repoLock, restore, tip } = live;
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: data.id,
+      kind: 'task.created',
+      message: restore
+        ? `restored ${data.branch} at ${data.path} from ${restore.from} (branch at ${tip.slice(0, 12)}; first made from ${base} ${data.baseCommit.slice(0, 12)})`
+        : `created ${data.branch} at ${data.path} from ${base} (${data.baseCommit.slice(0, 12)})`,
+      data: {
+        branch: data.branch,
+        path: data.path,
+        base,
+        baseCommit: data.baseCommit,
+        sync,
+        ...(repoLock.heldMs === undefined
+          ? {}
+          : { repoLock: { waitedMs: repoLock.waitedMs ?? 0, heldMs: repoLock.heldMs } }),
+        ...(restore ? { restored: { archive: restore.from, tip } } : {}),
+      },
+    });
+  },
+  recover: { decide: backUnlessMade },
+};
+
+/**
+ * A feature's create step. Each sees the task as the steps before it left it (their recorded
+ * facts included). Undone by that feature's release and after-remove steps, which the
+ * worktree's and the row's undos run. Throwing undoes the whole task; a step may instead leave
+ * it in a state of its own (setup moves it to `setup_failed`), which keeps it.
+ */
+function featureStep(step: CreateStep<unknown>, index: number): NewStep {
+  return {
+    name: `after-${step.name}`,
+    async run({ ctx, data, live }) {
+      const task = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
+      await step.run(ctx, task, live.options, await live.prepared[index]);
+    },
+    recover: { decide: backUnlessMade },
+  };
+}
+
+/** The task is handed over: `ready`, unless a feature left it in a state of its own. */
+const ready: NewStep = {
+  name: 'ready',
+  async run({ ctx, data }) {
+    if (ctx.store.getTask(ctx.key, data.id)?.state === 'creating')
+      ctx.store.transition(ctx.key, data.id, 'creating', 'ready');
+  },
+  recover: { decide: backUnlessMade },
+};
+
+/** The steps of `new`, and of `restore` (with its files put in before anything runs). */
+export function newTaskSteps(lifecycle: { create: readonly CreateStep<unknown>[] }, restoring: boolean): NewStep[] {
+  return [
+    rowInserted,
+    worktreeAdded,
+    ...(restoring ? [filesRestored] : []),
+    metaWritten,
+    ...lifecycle.create.map(featureStep),
+    ready,
+  ];
+}
+
+/** How a failed `new` or `restore` is told: what was undone, and what is left of the base. */
+export function newTaskFailed(
+  { ctx, data, live, undone }: { ctx: ProjectContext; data: NewTaskData; live: NewTaskLive; undone: string[] },
+  err: unknown,
+): WarrenError {
+  const verb = live.restore ? 'restoring' : 'creating';
+  const message = errorMessage(err);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: data.id,
+    kind: 'task.create_failed',
+    level: 'error',
+    message: `${verb} task ${data.id} failed (${message}); undone: ${undone.join(', ') || 'nothing was made'}`,
+    data: { undone },
+  });
+  return new WarrenError(
+    'CREATE_FAILED',
+    `${verb} task ${data.id} failed: ${message}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(live.base, live.sync)}.`,
+    {
+      hint: isWarrenError(err)
+        ? err.hint
+        : `Fix the cause and run \`warren ${live.restore ? 'restore' : 'new'}\` again.`,
+      cause: err,
+    },
+  );
+}
+
+/**
+ * `new`. Killed half way, before the task was handed over, it is undone like a failed one (it
+ * holds nobody's work), after which the same `new` succeeds; once the task reached its final
+ * state (ready, or setup_failed) there is nothing to undo.
+ */
+export const NEW: Operation<'new', NewStepName, NewTaskLive> = {
+  op: 'new',
+  payload,
+  steps: (lifecycle) => newTaskSteps(lifecycle, false),
+  failed: newTaskFailed,
+  repaired: (outcome, data, did) =>
+    outcome === 'rolled-back'
+      ? `undone (${did.join(', ')}); \`warren new\` can make task ${data.id} again`
+      : outcome === 'nothing-to-do'
+        ? `task ${data.id} had been made, or nothing had been`
+        : did.join('; '),
+};
+
+// ─── Guards, shared with restore ────────────────────────────────────────────────────────────
+
+/** The task's branch, refused (exit 2) when git's branch-name rules would not take it. */
+export function checkedBranch(type: string, id: string): string {
+  const branch = branchFor(type, id);
+  if (!isValidBranchName(branch)) {
+    throw new WarrenError(
+      'BRANCH_INVALID',
+      `branch name ${JSON.stringify(branch)} breaks git's branch-name rules (git check-ref-format --branch). Nothing was created.`,
+      { hint: 'Pick a task ID that makes a valid branch name.' },
+    );
+  }
+  return branch;
+}
+
+export function assertNoTask(ctx: ProjectContext, id: string): void {
+  if (ctx.store.getTask(ctx.key, id)) {
+    throw new WarrenError('TASK_EXISTS', `task ${id} already exists in this repository; nothing was changed.`, {
+      hint: `Use \`warren show ${id}\`, or remove it with \`warren rm ${id}\` first.`,
+    });
+  }
+}
+
+/**
+ * Is there room for task `id` (under its lock, its row known to be absent): the workspace root a
+ * real folder, nothing at the workspace path, and no branch of that name. Returns the path.
+ */
+export async function checkSlot(
+  ctx: ProjectContext,
+  id: string,
+  branch: string,
+  branchTaken: boolean,
+): Promise<string> {
+  await ensureRoot(ctx);
+  const wsPath = workspacePathFor(ctx.root, id);
+  if (lexists(wsPath)) {
+    throw new WarrenError(
+      'WORKSPACE_EXISTS',
+      `${wsPath} already exists but no task ${id} is recorded; nothing was changed.`,
+      {
+        hint: 'Run `warren scan` to see what it is, and `warren gc` to clear what is safe to remove.',
+      },
+    );
+  }
+  if (branchTaken) {
+    // Say whether it holds work: a branch left by something that died holds none, and is safe to delete.
+    const own = await commitsNotOn(
+      ctx.repo,
+      `refs/heads/${branch}`,
+      await otherRefTips(ctx.repo, [`refs/heads/${branch}`]),
+    );
+    throw new WarrenError(
+      'BRANCH_EXISTS',
+      `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
+      {
+        hint:
+          own.length === 0
+            ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
+            : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
+        details: { branch, ownCommits: own.length },
+      },
+    );
+  }
+  return wsPath;
 }
 
 /** `--base` is bad input (exit 2) unless it can name a branch, tag or commit: never handed to git otherwise. */
@@ -240,9 +432,7 @@ function validateBase(base: string): void {
   throw new WarrenError(
     'BRANCH_INVALID',
     `base ${shown} is not a branch, tag or commit name (git's ref-name rules, at most ${MAX_BASE_LENGTH} characters); nothing was created.`,
-    {
-      hint: 'Pass --base with an existing branch, tag or commit.',
-    },
+    { hint: 'Pass --base with an existing branch, tag or commit.' },
   );
 }
 
@@ -275,175 +465,7 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/**
- * At or above this many tracked files (the main checkout's index), the worktree's files are
- * written outside the repository lock. `git worktree add` of 5,000 files took 1.7–2.9 s here,
- * of which `--no-checkout` (what needs the lock: the branch and git's record of the worktree)
- * took 0.1–0.17 s; below this the extra process costs more than a shorter hold saves.
- */
-export const CHECKOUT_OUTSIDE_LOCK_MIN_FILES = 1000;
-
-/**
- * `git worktree add` under the repository lock, retried on transient failures. A failed attempt
- * can leave its new branch behind; that branch is deleted before the next try. In a large
- * repository only the records are made under the lock (`--no-checkout`); the files are then
- * written outside it — each worktree has its own index, so checkouts need not take turns — and
- * the post-checkout hook runs as `git worktree add` would have run it.
- */
-async function addTaskWorktree(
-  ctx: ProjectContext,
-  branch: string,
-  wsPath: string,
-  baseCommit: string,
-  made: { worktree: boolean; branch: boolean },
-  timing: LockTiming,
-): Promise<void> {
-  const outside = (indexEntryCount(path.join(ctx.repo.commonDir, 'index')) ?? 0) >= CHECKOUT_OUTSIDE_LOCK_MIN_FILES;
-  await withRepoLock(
-    ctx,
-    `worktree add ${branch}`,
-    async () => {
-      for (let attempt = 1; ; attempt++) {
-        const result = outside
-          ? await addEmptyWorktree(ctx.repo, branch, wsPath, baseCommit)
-          : await addWorktree(ctx.repo, branch, wsPath, baseCommit);
-        if (result.exitCode === 0) {
-          made.worktree = true;
-          made.branch = true;
-          return;
-        }
-        // git refuses a branch that already exists before it makes anything: one made after this
-        // command read the branches is someone else's, and the rollback must not delete it.
-        if (classifyGitStderr(result.stderr) === 'GIT_BRANCH_EXISTS') {
-          throw new WarrenError(
-            'BRANCH_EXISTS',
-            `branch ${branch} was made by something else while this task was being created; it is left as it is.`,
-            {
-              hint: 'Pick another ID, or look at what made that branch.',
-              details: { branch, argv: result.argv, stderr: result.stderr },
-            },
-          );
-        }
-        if (await branchExists(ctx.repo, branch)) made.branch = true;
-        if (attempt >= 4 || !isTransientGitFailure(result.stderr)) {
-          throw new WarrenError('CREATE_FAILED', `git worktree add failed: ${result.stderr.trim()}`, {
-            details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-          });
-        }
-        await cleanupPartialAdd(ctx, branch, wsPath, made);
-        await new Promise((r) => setTimeout(r, 50 * attempt));
-      }
-    },
-    timing,
-  );
-  if (!outside) return;
-  for (const step of [() => checkoutEmptyWorktree(wsPath), () => runPostCheckoutHook(wsPath, baseCommit)]) {
-    const result = await step();
-    if (result.exitCode !== 0) {
-      throw new WarrenError(
-        'CREATE_FAILED',
-        `${result.argv.join(' ')} failed in the new worktree: ${result.stderr.trim()}`,
-        {
-          details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-        },
-      );
-    }
-  }
-}
-
-/** A failed `worktree add` of this call's own: nothing in it is anyone's work, and nothing is mounted in it yet. */
-async function cleanupPartialAdd(
-  ctx: ProjectContext,
-  branch: string,
-  wsPath: string,
-  made: { branch: boolean },
-): Promise<void> {
-  const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
-  if (listed) await removeWorktree(ctx.repo, wsPath, true);
-  removeTree(wsPath);
-  if (made.branch) {
-    await deleteBranchIfExists(ctx.repo, branch);
-    made.branch = false;
-  }
-}
-
-/**
- * Undoes a half-made task. Everything here was made by this call, so it holds no one's work —
- * but a later step may have mounted something inside it, and git and a recursive delete both
- * go through a mount. So the features' release steps unmount first, and the mount table is read
- * again: while anything is still mounted inside, the workspace is left on disk (and named), never
- * deleted through the mount.
- */
-async function rollback(
-  ctx: ProjectContext,
-  id: string,
-  branch: string,
-  wsPath: string,
-  made: { worktree: boolean; branch: boolean },
-): Promise<string[]> {
-  const undone: string[] = [];
-  const row = ctx.store.getTask(ctx.key, id);
-  const problems = row && lexists(wsPath) ? await releaseSteps(ctx, row) : [];
-  for (const p of problems) undone.push(`(release failed: ${p})`);
-  const mounted = mountsUnder(readMounts(), wsPath);
-  if (mounted.length > 0) {
-    undone.push(
-      `(kept ${wsPath}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\`)`,
-    );
-    return undone; // the row stays in `creating`, so scan and gc find it
-  }
-  try {
-    await withRepoLock(ctx, `rollback ${branch}`, async () => {
-      const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
-      if (listed) {
-        // --force is safe here: the worktree was created by this call moments ago, and nothing is mounted in it.
-        await removeWorktree(ctx.repo, wsPath, true);
-        undone.push(`worktree ${wsPath} removed`);
-      }
-      if (lexists(wsPath)) {
-        const failures = removeTree(wsPath);
-        if (failures.length > 0) undone.push(`(could not delete ${failures[0]?.path}: ${failures[0]?.code})`);
-        else if (!listed) undone.push(`directory ${wsPath} removed`);
-      }
-      if (made.branch && (await deleteBranchIfExists(ctx.repo, branch))) undone.push(`branch ${branch} deleted`);
-    });
-  } catch (err) {
-    undone.push(`(cleanup incomplete: ${errorMessage(err)}; run \`warren scan\`)`);
-  }
-  if (!fs.existsSync(wsPath)) {
-    forgetWorkspace(ctx, wsPath);
-    await afterRemoveSteps(ctx, row);
-    ctx.store.deleteTask(ctx.key, id);
-    undone.push('task record deleted');
-  }
-  return undone;
-}
-
-/**
- * A `new` whose warren died before the task was handed over: undone like a failed one (it was
- * never reported as made, so it holds nobody's work), after which the same `new` succeeds. Once
- * the task reached its final state (ready, or setup_failed) there is nothing to undo.
- */
-export const recoverNew: RecoverFn = async (ctx, intent) => {
-  const { id, branch, path: wsPath } = intent.data as { id: string; branch: string; path: string };
-  if (intent.step === 'begun') return { outcome: 'nothing-to-do', message: 'it had made nothing' };
-  const row = ctx.store.getTask(ctx.key, id);
-  if (row && row.state !== 'creating')
-    return { outcome: 'nothing-to-do', message: `task ${id} had been made (${row.state})` };
-  const steps = intentSteps(intent.op, ctx.lifecycle);
-  const made = {
-    worktree: (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath),
-    branch: steps.indexOf(intent.step) >= steps.indexOf('worktree-added'),
-  };
-  const undone = await rollback(ctx, id, branch, wsPath, made);
-  const kept = ctx.store.getTask(ctx.key, id) !== null;
-  return kept
-    ? { outcome: 'failed', message: `could not undo it all: ${undone.join(', ')}` }
-    : { outcome: 'rolled-back', message: `undone (${undone.join(', ')}); \`warren new\` can make it again` };
-};
-
-/** What the features keep beside a workspace (ports, layers, manifests) goes with the rolled-back row. */
-async function afterRemoveSteps(ctx: ProjectContext, row: Task | null): Promise<void> {
-  if (!row) return;
-  for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, row).catch(() => undefined);
+/** A step found the world not as its earlier steps left it: a bug or another process, never the user's input. */
+function fail(what: string): never {
+  throw new Error(what);
 }

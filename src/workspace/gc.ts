@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { z } from 'zod';
 import { commitsNotOn } from '../git/history.js';
 import { headOrNull } from '../git/index-ops.js';
 import { deleteBranch, otherRefTips } from '../git/refs.js';
@@ -9,9 +10,9 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
-import type { GcCollected } from './lifecycle.js';
-import { releaseSteps } from './remove.js';
-import { beginIntent, type RecoverFn } from './intents.js';
+import type { GcCollected } from './types.js';
+import { releaseSteps } from './release.js';
+import { runOperation, type Operation, type Schema } from './operation.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { presenceAt, type Presence } from './paths.js';
 import { gatherScan, classifyStrays, isLive, type Stray } from './scan.js';
@@ -187,115 +188,9 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   const strays = classifyStrays(input);
   const spare = new Set(input.tasks.filter(isLive).map((t) => t.path));
   const plan = planGc(await gatherFacts(ctx, strays, input.tasks), spare);
-  const removed: GcResult['removed'] = [];
-  const kept = [...plan.kept];
-  const intent = beginIntent(ctx, 'gc', null, { actions: plan.actions.length });
-  await withRepoLock(ctx, 'gc', async () => {
-    for (const action of plan.actions) {
-      const { stray } = action;
-      const entry = {
-        kind: stray.kind,
-        action: action.kind,
-        ...(stray.path ? { path: stray.path } : {}),
-        ...(stray.id ? { id: stray.id } : {}),
-        ...(stray.branch ? { branch: stray.branch } : {}),
-      };
-      try {
-        switch (action.kind) {
-          case 'forget-row':
-            forgetWorkspace(ctx, action.task.path);
-            ctx.store.deleteTask(ctx.key, action.task.id);
-            break;
-          case 'prune':
-            await pruneWorktrees(ctx.repo, action.spare);
-            break;
-          case 'delete-dir': {
-            // Checked again at the moment of deleting: the plan is only as old as the scan.
-            if (!madeByWarren(ctx, action.path, input.tasks)) {
-              kept.push({
-                path: action.path,
-                kind: stray.kind,
-                reason: 'warren did not make it (not in its ledger), so it never deletes it',
-              });
-              continue;
-            }
-            const failures = removeTree(action.path);
-            if (fs.existsSync(action.path)) {
-              const first = failures[0];
-              kept.push({
-                path: action.path,
-                kind: stray.kind,
-                reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}`,
-              });
-              continue;
-            }
-            forgetWorkspace(ctx, action.path);
-            if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
-            break;
-          }
-          case 'remove-worktree': {
-            if (!madeByWarren(ctx, action.path, input.tasks)) {
-              kept.push({
-                path: action.path,
-                kind: stray.kind,
-                reason: 'warren did not make it (not in its ledger), so it never removes it',
-              });
-              continue;
-            }
-            // Unmount what later stages mounted inside first (a crashed `new` may have left a
-            // cow layer): git would delete through a mount, and warren never does.
-            const problems = action.task ? await releaseSteps(ctx, action.task) : [];
-            const mounted = mountsUnder(readMounts(), action.path);
-            if (mounted.length > 0 || problems.length > 0) {
-              kept.push({
-                path: action.path,
-                kind: stray.kind,
-                reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; '),
-              });
-              continue;
-            }
-            if (action.force) await unlockWorktree(ctx.repo, action.path);
-            const result = await removeWorktree(ctx.repo, action.path, action.force);
-            if (result.exitCode !== 0) {
-              kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
-              continue;
-            }
-            forgetWorkspace(ctx, action.path);
-            if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
-            break;
-          }
-          case 'delete-branch':
-            await deleteBranch(ctx.repo, action.branch);
-            if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
-            break;
-        }
-        removed.push(entry);
-      } catch (err) {
-        kept.push({
-          path: stray.path ?? stray.branch ?? '',
-          kind: stray.kind,
-          reason: err instanceof Error ? err.message : String(err),
-        });
-      }
-    }
-  });
-  intent.step('strays-collected');
-  for (const step of ctx.lifecycle.gc) {
-    // One feature that cannot collect does not stop the others.
-    try {
-      const extra = await step.collect(ctx);
-      removed.push(...extra.removed);
-      kept.push(...extra.kept);
-    } catch (err) {
-      kept.push({
-        path: '',
-        kind: step.name,
-        reason: `could not collect: ${err instanceof Error ? err.message : String(err)}`,
-      });
-    }
-  }
-  intent.step('features-collected');
-  intent.done();
+  const live: GcLive = { plan, tasks: input.tasks, removed: [], kept: [...plan.kept] };
+  await runOperation(ctx, GC, null, { actions: plan.actions.length }, live);
+  const { removed, kept } = live;
   ctx.store.addEvent({
     project: ctx.key,
     kind: 'gc',
@@ -306,8 +201,147 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   return { removed, kept };
 }
 
-/** A `gc` whose warren died: each of its actions is whole or not begun, so what it had not done is still a stray the next `gc` collects. */
-export const recoverGc: RecoverFn = async () => ({
-  outcome: 'nothing-to-do',
-  message: 'what it had not collected is still there for the next `warren gc`',
-});
+const payload = (z: Schema) => z.object({ actions: z.number() });
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    gc: z.infer<ReturnType<typeof payload>>;
+  }
+}
+
+export interface GcLive {
+  plan: GcPlan;
+  tasks: readonly Task[];
+  removed: GcResult['removed'];
+  kept: GcResult['kept'];
+}
+
+/**
+ * `gc`. Each of its actions is whole or not begun, so a `gc` killed half way has nothing to
+ * repair: what it had not done is still a stray the next `gc` collects.
+ */
+export const GC: Operation<'gc', 'strays-collected' | 'features-collected', GcLive> = {
+  op: 'gc',
+  payload,
+  steps: () => [
+    {
+      name: 'strays-collected',
+      async run({ ctx, live }) {
+        const { removed, kept } = live;
+        await withRepoLock(ctx, 'gc', async () => {
+          for (const action of live.plan.actions) {
+            const { stray } = action;
+            const entry = {
+              kind: stray.kind,
+              action: action.kind,
+              ...(stray.path ? { path: stray.path } : {}),
+              ...(stray.id ? { id: stray.id } : {}),
+              ...(stray.branch ? { branch: stray.branch } : {}),
+            };
+            try {
+              switch (action.kind) {
+                case 'forget-row':
+                  forgetWorkspace(ctx, action.task.path);
+                  ctx.store.deleteTask(ctx.key, action.task.id);
+                  break;
+                case 'prune':
+                  await pruneWorktrees(ctx.repo, action.spare);
+                  break;
+                case 'delete-dir': {
+                  // Checked again at the moment of deleting: the plan is only as old as the scan.
+                  if (!madeByWarren(ctx, action.path, live.tasks)) {
+                    kept.push({
+                      path: action.path,
+                      kind: stray.kind,
+                      reason: 'warren did not make it (not in its ledger), so it never deletes it',
+                    });
+                    continue;
+                  }
+                  const failures = removeTree(action.path);
+                  if (fs.existsSync(action.path)) {
+                    const first = failures[0];
+                    kept.push({
+                      path: action.path,
+                      kind: stray.kind,
+                      reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}`,
+                    });
+                    continue;
+                  }
+                  forgetWorkspace(ctx, action.path);
+                  if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+                  break;
+                }
+                case 'remove-worktree': {
+                  if (!madeByWarren(ctx, action.path, live.tasks)) {
+                    kept.push({
+                      path: action.path,
+                      kind: stray.kind,
+                      reason: 'warren did not make it (not in its ledger), so it never removes it',
+                    });
+                    continue;
+                  }
+                  // Unmount what later stages mounted inside first (a crashed `new` may have left a
+                  // cow layer): git would delete through a mount, and warren never does.
+                  const problems = action.task ? await releaseSteps(ctx, action.task) : [];
+                  const mounted = mountsUnder(readMounts(), action.path);
+                  if (mounted.length > 0 || problems.length > 0) {
+                    kept.push({
+                      path: action.path,
+                      kind: stray.kind,
+                      reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; '),
+                    });
+                    continue;
+                  }
+                  if (action.force) await unlockWorktree(ctx.repo, action.path);
+                  const result = await removeWorktree(ctx.repo, action.path, action.force);
+                  if (result.exitCode !== 0) {
+                    kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
+                    continue;
+                  }
+                  forgetWorkspace(ctx, action.path);
+                  if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+                  break;
+                }
+                case 'delete-branch':
+                  await deleteBranch(ctx.repo, action.branch);
+                  if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
+                  break;
+              }
+              removed.push(entry);
+            } catch (err) {
+              kept.push({
+                path: stray.path ?? stray.branch ?? '',
+                kind: stray.kind,
+                reason: err instanceof Error ? err.message : String(err),
+              });
+            }
+          }
+        });
+      },
+      recover: 'forward',
+    },
+    {
+      // What each feature leaves beside the workspaces (snapshots, logs, archives).
+      name: 'features-collected',
+      async run({ ctx, live }) {
+        const { removed, kept } = live;
+        for (const step of ctx.lifecycle.gc) {
+          // One feature that cannot collect does not stop the others.
+          try {
+            const extra = await step.collect(ctx);
+            removed.push(...extra.removed);
+            kept.push(...extra.kept);
+          } catch (err) {
+            kept.push({
+              path: '',
+              kind: step.name,
+              reason: `could not collect: ${err instanceof Error ? err.message : String(err)}`,
+            });
+          }
+        }
+      },
+      recover: 'forward',
+    },
+  ],
+  repaired: () => 'what it had not collected is still there for the next `warren gc`',
+};

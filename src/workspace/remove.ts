@@ -1,23 +1,24 @@
 import fs from 'node:fs';
+import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
 import { commitsNotOn } from '../git/history.js';
+import type { StatusEntry, WorktreeEntry } from '../git/parse.js';
 import { deleteBranch as deleteGitBranch, otherRefTips, revParse } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
-import type { WorktreeEntry } from '../git/parse.js';
 import { listWorktrees, removeWorktree, SPARE_LOCK_REASON, unlockWorktree } from '../git/worktrees.js';
-import type { MountEntry } from '../system/mounts.js';
+import { TASK_STATES, type Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
-import type { Task } from '../state/types.js';
+import { archiveTask, snapshotTask } from './archive.js';
 import type { ProjectContext } from './context.js';
-import { lockTask, withRepoLock } from './locks.js';
+import { validateTaskId } from './ids.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
+import { lockTask, withRepoLock } from './locks.js';
+import { runOperation, type Direction, type Operation, type Schema, type Step } from './operation.js';
 import { checkOwnership } from './ownership.js';
 import { assertContained, presenceAt } from './paths.js';
+import { afterRemoveSteps, isOwnedMount, isWorkLanded, releaseSteps } from './release.js';
 import { requireTask } from './tasks.js';
-import { validateTaskId } from './ids.js';
-import { beginIntent, type Intent } from './intents.js';
-import { archiveTask, snapshotTask, type Archive } from './archive.js';
 
 export interface RemoveOptions {
   deleteBranch?: boolean;
@@ -41,49 +42,11 @@ export interface RemoveResult {
   archive?: string;
 }
 
-/** True when a feature (e.g. cow provisioning) owns this mount inside the task's workspace. */
-export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry): boolean {
-  return ctx.lifecycle.remove.some((s) => s.ownsMount?.(ctx, task, mount) === true);
-}
-
 /**
- * Runs every feature's `release` in order (teardown, unmount) — also when a half-made task is
- * rolled back — and returns every problem they met. A step that throws is a problem too: the
- * next steps still run, so one broken teardown cannot keep a layer mounted. `inside`: all but
- * the step that holds the workspace's files (a cow checkout); `workspace`: only that one;
- * `all`: both, that one last.
- */
-export async function releaseSteps(
-  ctx: ProjectContext,
-  task: Task,
-  which: 'inside' | 'workspace' | 'all' = 'all',
-): Promise<string[]> {
-  const problems: string[] = [];
-  const steps = ctx.lifecycle.remove;
-  const ordered =
-    which === 'all'
-      ? [...steps.filter((s) => !s.holdsWorkspace), ...steps.filter((s) => s.holdsWorkspace)]
-      : steps.filter((s) => (which === 'workspace') === (s.holdsWorkspace === true));
-  for (const step of ordered) {
-    if (!step.release) continue;
-    try {
-      problems.push(...(await step.release(ctx, task)));
-    } catch (err) {
-      problems.push(`${step.name}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  return problems;
-}
-
-export async function isWorkLanded(ctx: ProjectContext, task: Task): Promise<boolean> {
-  for (const step of ctx.lifecycle.remove) if (step.isLanded && (await step.isLanded(ctx, task))) return true;
-  return false;
-}
-
-/**
- * `warren rm ID`. Gathers and checks everything first (ownership, mounts, uncommitted work,
- * unlanded commits), then removes, then verifies both that git forgot the worktree and that the
- * directory is gone from disk.
+ * `warren rm ID`: gather every fact once → check every guard → the `rm` (or `rm --discard`)
+ * operation → verify that git forgot the worktree and that the folder is gone from disk. The
+ * folder may be whole, already missing (deleted, or on a disk not mounted: only the records
+ * go), or left over from a removal that could not delete everything (`remove_failed`).
  */
 export async function removeTask(
   ctx: ProjectContext,
@@ -93,247 +56,156 @@ export async function removeTask(
   const id = validateTaskId(rawId);
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
-    const task = requireTask(ctx, id);
-    const presence = presenceAt(task.path);
-    if (presence.kind === 'replaced') throw replacedError(task, presence.what);
-    assertContained(ctx.root, task.path);
-    if (task.state === 'remove_failed') return await retryLeftover(ctx, task, options);
-
-    // Gather.
-    const worktrees = await listWorktrees(ctx.repo);
-    if (presence.kind === 'missing') return await forgetMissing(ctx, task, worktrees, options);
-    const entry = await checkOwnership(ctx, task, worktrees);
-    // A layer lost to a reboot is mounted again first, so the checks below see the workspace its user sees.
-    for (const step of ctx.lifecycle.beforeRun) await step.run(ctx, task).catch(() => undefined);
-    const foreignMounts = mountsUnder(readMounts(), task.path).filter((m) => !isOwnedMount(ctx, task, m));
-    if (foreignMounts.length > 0) {
-      throw new WarrenError(
-        'WORKSPACE_MOUNTED',
-        `${task.path} has ${foreignMounts.length} mount(s) inside it (${foreignMounts.map((m) => m.mountPoint).join(', ')}); git worktree remove would delete the mounted files. Nothing was removed.`,
-        { hint: 'Unmount them (umount PATH) and run `warren rm` again.', details: { mounts: foreignMounts } },
-      );
-    }
-    const dirty = await statusOf(task.path);
-    if (dirty.length > 0 && !options.discard) {
-      const shown = dirty.slice(0, 20).map((e) => `${e.code.trim() || '??'} ${e.path}`);
-      throw new WarrenError(
-        'WORKSPACE_DIRTY',
-        `task ${id} has ${dirty.length} uncommitted change(s) that removing would lose: ${shown.join(', ')}${dirty.length > 20 ? ', …' : ''}. Nothing was removed.`,
-        {
-          hint: `Commit them (\`warren checkpoint ${id}\`) or discard them in ${task.path}, then run \`warren rm ${id}\` again; or \`warren rm ${id} --discard\` saves everything under refs/warren/archive/${id}/ and removes it.`,
-          details: { changes: dirty },
-        },
-      );
-    }
-    const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
-    const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
-    const landed = await isWorkLanded(ctx, task);
+    const facts = await gatherRemoval(ctx, requireTask(ctx, id));
+    checkRemoval(facts, options);
+    await checkBranchLanded(ctx, facts, options);
+    const { task } = facts;
     const discard = options.discard === true;
-    if (options.deleteBranch || discard) assertBranchNotCheckedOutElsewhere(task, worktrees);
-    if (options.deleteBranch && !discard && !landed) await assertBranchLandedElsewhere(ctx, task);
-    const tip = discard ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
-    if (discard && !tip)
-      throw new WarrenError(
-        'OWNERSHIP_MISMATCH',
-        `task ${id}'s branch ${task.branch} is missing; nothing was removed.`,
-        { hint: 'See `warren scan`.' },
-      );
-
-    // Act. Every step is recorded: a warren killed half way is repaired by the next command.
-    const deleteBranchToo = options.deleteBranch === true || discard;
-    const intent = beginIntent(ctx, discard ? 'discard' : 'rm', id, {
+    const data: RemovalData = {
       id,
       path: task.path,
       branch: task.branch,
       base: task.base,
-      deleteBranch: deleteBranchToo,
+      folder: facts.folder,
+      deleteBranch: options.deleteBranch === true || discard,
       prevState: task.state,
-      unlanded: unlanded.length,
-    });
-    ctx.store.transition(ctx.key, id, task.state, 'removing');
-    intent.step('removing');
-    const problems = await releaseSteps(ctx, task, 'inside');
-    // Saved after teardown, before the workspace's own mount (a cow checkout) comes off: the
-    // archive is the workspace as it is removed.
-    let archive: Archive | null = null;
-    if (discard && tip && problems.length === 0) {
-      archive = await archiveTask(ctx, task, tip, await snapshotTask(ctx, task));
-      intent.step('archived', { archive: archive.ref });
-      recordArchived(ctx, task, archive, dirty.length, unlanded.length);
-    }
-    if (problems.length === 0) problems.push(...(await releaseSteps(ctx, task, 'workspace')));
-    intent.step('released');
-    const stillMounted = mountsUnder(readMounts(), task.path);
-    if (problems.length > 0 || stillMounted.length > 0) {
-      ctx.store.transition(ctx.key, id, 'removing', task.state);
-      intent.done();
-      const what = [...problems, ...stillMounted.map((m) => `${m.mountPoint} is still mounted`)];
-      throw new WarrenError(
-        'WORKSPACE_MOUNTED',
-        `could not release what is inside ${task.path}: ${what.join('; ')}. Nothing was removed${archive ? ` (a copy of it was saved as ${archive.ref})` : ''}.`,
-        {
-          hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.',
-          details: { problems: what },
-        },
-      );
-    }
-    let gitStderr = '';
-    await withRepoLock(ctx, `worktree remove ${id}`, async () => {
-      // A spare lock left by a gc that was killed mid-prune would make git refuse.
-      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
-      // No --force: the worktree was proven clean above, and git re-checks it. --discard: everything in it was saved just now.
-      gitStderr = (await removeWorktree(ctx.repo, task.path, discard)).stderr.trim();
-    });
-
-    // Verify both facts: git forgot it, and the disk is clear.
-    const stillListed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path);
-    if (stillListed) {
-      ctx.store.transition(ctx.key, id, 'removing', task.state);
-      intent.done();
-      throw new WarrenError(
-        'REMOVE_INCOMPLETE',
-        `git refused to remove ${task.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`,
-        {
-          hint: 'Fix what git names and run `warren rm` again.',
-        },
-      );
-    }
-    intent.step('worktree-removed');
-    try {
-      if (fs.existsSync(task.path)) clearLeftover(ctx, task, gitStderr);
-    } catch (err) {
-      intent.done(); // remove_failed is a recorded state of its own: `rm` or `gc` finishes it
-      throw err;
-    }
-
-    const branchDeleted = deleteBranchToo && (await deleteBranch(ctx, task));
-    intent.step('branch-deleted');
-    const result = await finish(ctx, task, branchDeleted, unlanded.length, {
-      intent,
-      ...(archive ? { archive: archive.ref } : {}),
-    });
-    intent.done();
-    return result;
+      tip: facts.tip,
+      changes: facts.dirty.length,
+      unlanded: facts.unlanded,
+    };
+    const done = await runOperation(ctx, discard ? DISCARD : RM, id, data, { task, entry: facts.entry });
+    return {
+      removed: true,
+      id,
+      branch: task.branch,
+      branchDeleted: done.branchDeleted === true,
+      unlandedCommits: facts.unlanded,
+      ...(facts.folder === 'missing' ? { folderMissing: true as const } : {}),
+      ...(done.archive ? { archive: done.archive } : {}),
+    };
   } finally {
     lock.release();
   }
 }
 
-async function finish(
-  ctx: ProjectContext,
-  task: Task,
-  branchDeleted: boolean,
-  unlandedCommits: number,
-  options: { intent?: Intent; folderMissing?: boolean; archive?: string } = {},
-): Promise<RemoveResult> {
-  const { intent, folderMissing = false, archive } = options;
-  for (const step of ctx.lifecycle.remove) await step.afterRemove?.(ctx, task);
-  intent?.step('after-remove');
-  forgetWorkspace(ctx, task.path);
-  ctx.store.deleteTask(ctx.key, task.id);
-  const what = folderMissing ? `forgot ${task.path} (its folder was already missing)` : `removed ${task.path}`;
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'task.removed',
-    message: archive
-      ? `discarded ${task.path} and branch ${task.branch}; everything is saved in ${archive}`
-      : branchDeleted
-        ? `${what} and deleted branch ${task.branch}`
-        : `${what}; kept branch ${task.branch} (${unlandedCommits} commit(s) not on ${task.base})`,
-    data: { branchDeleted, unlandedCommits, ...(folderMissing ? { folderMissing } : {}) },
-  });
-  return {
-    removed: true,
-    id: task.id,
-    branch: task.branch,
-    branchDeleted,
-    unlandedCommits,
-    ...(folderMissing ? { folderMissing } : {}),
-    ...(archive ? { archive } : {}),
-  };
+// ─── Gather and check ───────────────────────────────────────────────────────────────────────
+
+/** Everything removal's guards need, read before anything changes. */
+export interface RemovalFacts {
+  task: Task;
+  /** whole: the workspace is there; missing: its folder is gone; leftover: git forgot it, files stayed (`remove_failed`). */
+  folder: 'whole' | 'missing' | 'leftover';
+  worktrees: readonly WorktreeEntry[];
+  /** git's record of the workspace, when it has one. */
+  entry: WorktreeEntry | null;
+  /** The branch's tip, or null when the branch is gone. */
+  tip: string | null;
+  /** Commits on the branch that its base does not have. */
+  unlanded: number;
+  /** The work is on the base although not by ancestry (squash-landed). */
+  landed: boolean;
+  /** Uncommitted changes (a whole folder only). */
+  dirty: readonly StatusEntry[];
+  /** Mounts inside the folder that no feature owns (a whole folder), or any mount (leftover). */
+  mounts: readonly string[];
 }
 
-/**
- * `rm` of a task whose folder is missing (deleted, or on a disk not mounted; `scan` lists it as
- * displaced). Nothing on disk can be deleted or lost here: what goes is git's record of the
- * path, which only this task's own `rm` ever prunes, and the row. The branch is kept unless
- * --delete-branch passes its usual checks; a folder that comes back later is left as it is
- * (`scan` then lists it as stranded, and `gc` never deletes a folder that holds anything).
- */
-async function forgetMissing(
-  ctx: ProjectContext,
-  task: Task,
-  worktrees: readonly WorktreeEntry[],
-  options: RemoveOptions,
-): Promise<RemoveResult> {
-  const entry = worktrees.find((wt) => wt.path === task.path) ?? null;
-  const discard = options.discard === true;
-  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  if ((options.deleteBranch || discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
-  if (options.deleteBranch && !discard && !(await isWorkLanded(ctx, task)))
-    await assertBranchLandedElsewhere(ctx, task);
-  const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
-  const unlanded = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []);
-
-  ctx.store.transition(ctx.key, task.id, task.state, 'removing');
-  // Teardown cannot run without the folder (it is recorded as not run); nothing can be mounted inside a missing folder.
-  await releaseSteps(ctx, task);
-  let gitStderr = '';
-  if (entry) {
-    await withRepoLock(ctx, `worktree remove ${task.id}`, async () => {
-      if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, task.path);
-      // With the folder gone, git only deletes its own record. A user's lock (a removable disk) makes git refuse.
-      if (!fs.existsSync(task.path)) gitStderr = (await removeWorktree(ctx.repo, task.path)).stderr.trim();
-    });
+export async function gatherRemoval(ctx: ProjectContext, task: Task): Promise<RemovalFacts> {
+  const presence = presenceAt(task.path);
+  if (presence.kind === 'replaced') throw replacedError(task, presence.what);
+  assertContained(ctx.root, task.path);
+  const worktrees = await listWorktrees(ctx.repo);
+  const folder = task.state === 'remove_failed' ? 'leftover' : presence.kind === 'missing' ? 'missing' : 'whole';
+  let entry = worktrees.find((wt) => wt.path === task.path) ?? null;
+  let dirty: StatusEntry[] = [];
+  let mounts: string[] = [];
+  if (folder === 'whole') {
+    entry = await checkOwnership(ctx, task, worktrees);
+    // A layer lost to a reboot is mounted again first, so the checks see the workspace its user sees.
+    for (const step of ctx.lifecycle.beforeRun) await step.run(ctx, task).catch(() => undefined);
+    mounts = mountsUnder(readMounts(), task.path)
+      .filter((m) => !isOwnedMount(ctx, task, m))
+      .map((m) => m.mountPoint);
+    dirty = await statusOf(task.path);
+  } else if (folder === 'leftover') {
+    mounts = mountsUnder(readMounts(), task.path).map((m) => m.mountPoint);
   }
-  if ((await listWorktrees(ctx.repo)).some((wt) => wt.path === task.path)) {
-    ctx.store.transition(ctx.key, task.id, 'removing', task.state);
+  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+  const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
+  const unlanded = tip
+    ? (await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : [])).length
+    : 0;
+  const landed = tip ? await isWorkLanded(ctx, task) : false;
+  return { task, folder, worktrees, entry, tip, unlanded, landed, dirty, mounts };
+}
+
+/** Removal's guards on the facts alone. Pure. */
+export function checkRemoval(f: RemovalFacts, options: RemoveOptions): void {
+  const { task } = f;
+  const discard = options.discard === true;
+  if (f.folder === 'leftover' && f.entry) {
     throw new WarrenError(
-      'REMOVE_INCOMPLETE',
-      `task ${task.id}'s folder ${task.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`,
+      'OWNERSHIP_MISMATCH',
+      `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`,
       {
-        hint: entry?.locked
-          ? `git's record is locked ("${entry.locked}"): if the folder is gone for good, \`git worktree unlock ${task.path}\` and run \`warren rm ${task.id}\` again.`
-          : `Run \`warren rm ${task.id}\` again.`,
+        hint: 'Run `warren scan` and inspect the workspace.',
       },
     );
   }
-  // --discard: the folder is gone already; what is left to save is the branch.
-  const archive = discard && tip ? await archiveTask(ctx, task, tip, null) : null;
-  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
-  const branchDeleted = (options.deleteBranch === true || discard) && tip !== null && (await deleteBranch(ctx, task));
-  return finish(ctx, task, branchDeleted, unlanded.length, {
-    folderMissing: true,
-    ...(archive ? { archive: archive.ref } : {}),
-  });
+  if (f.mounts.length > 0) {
+    throw new WarrenError(
+      'WORKSPACE_MOUNTED',
+      `${task.path} has ${f.mounts.length} mount(s) inside it (${f.mounts.join(', ')}); git worktree remove would delete the mounted files. Nothing was removed.`,
+      { hint: 'Unmount them (umount PATH) and run `warren rm` again.', details: { mounts: f.mounts } },
+    );
+  }
+  if (f.dirty.length > 0 && !discard) {
+    const shown = f.dirty.slice(0, 20).map((e) => `${e.code.trim() || '??'} ${e.path}`);
+    throw new WarrenError(
+      'WORKSPACE_DIRTY',
+      `task ${task.id} has ${f.dirty.length} uncommitted change(s) that removing would lose: ${shown.join(', ')}${f.dirty.length > 20 ? ', …' : ''}. Nothing was removed.`,
+      {
+        hint: `Commit them (\`warren checkpoint ${task.id}\`) or discard them in ${task.path}, then run \`warren rm ${task.id}\` again; or \`warren rm ${task.id} --discard\` saves everything under refs/warren/archive/${task.id}/ and removes it.`,
+        details: { changes: f.dirty },
+      },
+    );
+  }
+  if ((options.deleteBranch || discard) && f.tip) {
+    // git refuses to delete a branch another worktree has checked out: refused here, before anything is removed.
+    const elsewhere = f.worktrees
+      .filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`)
+      .map((wt) => wt.path);
+    if (elsewhere.length > 0) {
+      throw new WarrenError(
+        'BRANCH_CHECKED_OUT',
+        `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`,
+        {
+          hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
+          details: { branch: task.branch, worktrees: elsewhere },
+        },
+      );
+    }
+  }
+  if (discard && f.folder === 'whole' && !f.tip) {
+    throw new WarrenError(
+      'OWNERSHIP_MISMATCH',
+      `task ${task.id}'s branch ${task.branch} is missing; nothing was removed.`,
+      {
+        hint: 'See `warren scan`.',
+      },
+    );
+  }
 }
 
-/** The workspace path holds a symlink or a file: never followed, never deleted. */
-function replacedError(task: Task, what: string): WarrenError {
-  return new WarrenError(
-    'PATH_ESCAPE',
-    `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`,
-    {
-      hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
-      details: { path: task.path, found: what },
-    },
+/** `--delete-branch` without `--discard` deletes only a branch whose commits are on some other ref (or landed by squash). */
+async function checkBranchLanded(ctx: ProjectContext, f: RemovalFacts, options: RemoveOptions): Promise<void> {
+  if (!options.deleteBranch || options.discard || f.landed || !f.tip) return;
+  const { task } = f;
+  const onlyHere = await commitsNotOn(
+    ctx.repo,
+    `refs/heads/${task.branch}`,
+    await otherRefTips(ctx.repo, [`refs/heads/${task.branch}`]),
   );
-}
-
-function recordArchived(ctx: ProjectContext, task: Task, archive: Archive, changes: number, unlanded: number): void {
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'task.archived',
-    message: `saved ${changes} uncommitted change(s) and ${unlanded} commit(s) not on ${task.base} as ${archive.ref}; \`warren restore ${task.id}\` brings them back`,
-    data: { archive: archive.ref, commit: archive.commit, tip: archive.tip, changes, unlandedCommits: unlanded },
-  });
-}
-
-async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Promise<void> {
-  const elsewhere = await otherRefTips(ctx.repo, [`refs/heads/${task.branch}`]);
-  const onlyHere = await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, elsewhere);
   if (onlyHere.length === 0) return;
   throw new WarrenError(
     'BRANCH_UNLANDED',
@@ -348,26 +220,285 @@ async function assertBranchLandedElsewhere(ctx: ProjectContext, task: Task): Pro
   );
 }
 
-/** git refuses to delete a branch another worktree has checked out: refused here, before anything is removed. */
-function assertBranchNotCheckedOutElsewhere(task: Task, worktrees: readonly WorktreeEntry[]): void {
-  const elsewhere = worktrees
-    .filter((wt) => wt.path !== task.path && wt.branch === `refs/heads/${task.branch}`)
-    .map((wt) => wt.path);
-  if (elsewhere.length === 0) return;
-  throw new WarrenError(
-    'BRANCH_CHECKED_OUT',
-    `branch ${task.branch} is also checked out in ${elsewhere.join(', ')}, so it cannot be deleted; nothing was removed.`,
+/** The workspace path holds a symlink or a file: never followed, never deleted. */
+function replacedError(task: Task, what: string): WarrenError {
+  return new WarrenError(
+    'PATH_ESCAPE',
+    `task ${task.id}'s workspace ${task.path} was replaced by ${what}; warren neither follows nor deletes it. Nothing was changed: git's record and branch ${task.branch} are kept.`,
     {
-      hint: `Switch ${elsewhere.length === 1 ? 'that worktree' : 'those worktrees'} to another branch (\`git -C ${elsewhere[0] ?? ''} switch BRANCH\`), or run \`warren rm ${task.id}\` without --delete-branch to keep the branch.`,
-      details: { branch: task.branch, worktrees: elsewhere },
+      hint: `Put the workspace folder back at ${task.path} and run the command again. If it is gone for good, take away what is there now and run \`warren rm ${task.id}\`: it forgets the workspace and keeps the branch.`,
+      details: { path: task.path, found: what },
     },
   );
 }
 
-export async function deleteBranch(ctx: ProjectContext, task: Task): Promise<boolean> {
+// ─── The operations ─────────────────────────────────────────────────────────────────────────
+
+const payload = (z: Schema) =>
+  z.object({
+    id: z.string(),
+    path: z.string(),
+    branch: z.string(),
+    base: z.string(),
+    folder: z.enum(['whole', 'missing', 'leftover']),
+    deleteBranch: z.boolean(),
+    prevState: z.enum(TASK_STATES),
+    tip: z.string().nullable(),
+    /** Uncommitted changes, and commits not on the base: what `--discard`'s archive saves, and the event says. */
+    changes: z.number(),
+    unlanded: z.number(),
+    archive: z.string().optional(),
+    branchDeleted: z.boolean().optional(),
+  });
+
+export type RemovalData = z.infer<ReturnType<typeof payload>>;
+
+declare module '../state/intents.js' {
+  interface IntentPayloads {
+    rm: RemovalData;
+    discard: RemovalData;
+  }
+}
+
+export interface RemovalLive {
+  task: Task;
+  entry: WorktreeEntry | null;
+}
+
+type RemovalStepName = 'removing' | 'archived' | 'released' | 'worktree-removed' | 'branch-deleted' | 'after-remove';
+type RemovalStep = Step<RemovalStepName, RemovalData, RemovalLive>;
+
+/** The row reads `removing`, so no other command starts on the task. Undone: its state as before. */
+const removing: RemovalStep = {
+  name: 'removing',
+  async run({ ctx, data }) {
+    if (data.folder !== 'leftover') ctx.store.transition(ctx.key, data.id, data.prevState, 'removing');
+  },
+  async undo({ ctx, data }) {
+    if (ctx.store.getTask(ctx.key, data.id)?.state !== 'removing') return;
+    ctx.store.transition(ctx.key, data.id, 'removing', data.prevState);
+    return `the workspace ${data.path} is whole; task ${data.id} is ${data.prevState} again (its layers are mounted again on next use)`;
+  },
+  recover: 'back',
+};
+
+/**
+ * `--discard`: everything saved under refs/warren/archive/ — after teardown, before the
+ * workspace's own mount (a cow checkout) comes off: the archive is the workspace as it is
+ * removed. A folder that is gone (or left over) has only its branch left to save. Not undone:
+ * the archive is a copy, and a refusal after it says where it is.
+ */
+const archived: RemovalStep = {
+  name: 'archived',
+  async run({ ctx, data, live }) {
+    if (data.folder === 'whole') {
+      const problems = await releaseSteps(ctx, live.task, 'inside');
+      if (problems.length > 0) throw notReleased(data, problems);
+    }
+    if (!data.tip) return;
+    const snapshot = data.folder === 'whole' ? await snapshotTask(ctx, live.task) : null;
+    const archive = await archiveTask(ctx, live.task, data.tip, snapshot);
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: data.id,
+      kind: 'task.archived',
+      message: `saved ${data.changes} uncommitted change(s) and ${data.unlanded} commit(s) not on ${data.base} as ${archive.ref}; \`warren restore ${data.id}\` brings them back`,
+      data: {
+        archive: archive.ref,
+        commit: archive.commit,
+        tip: archive.tip,
+        changes: data.changes,
+        unlandedCommits: data.unlanded,
+      },
+    });
+    return { archive: archive.ref };
+  },
+  recover: 'back',
+};
+
+/**
+ * Every feature's release (teardown, unmount): what would not come off refuses the removal,
+ * with everything as it was. A missing folder's teardown cannot run (it is recorded as not
+ * run); nothing can be mounted inside a missing folder. Not undone: a layer that came off is
+ * mounted again on next use.
+ */
+function released(which: 'all' | 'workspace'): RemovalStep {
+  return {
+    name: 'released',
+    async run({ ctx, data, live }) {
+      if (data.folder === 'leftover') return;
+      if (data.folder === 'missing') {
+        await releaseSteps(ctx, live.task, 'all');
+        return;
+      }
+      // The workspace's own mount (a cow checkout) comes off only once everything inside it did.
+      let problems = await releaseSteps(ctx, live.task, which === 'all' ? 'inside' : 'workspace');
+      if (which === 'all' && problems.length === 0) problems = await releaseSteps(ctx, live.task, 'workspace');
+      const what = [
+        ...problems,
+        ...mountsUnder(readMounts(), data.path).map((m) => `${m.mountPoint} is still mounted`),
+      ];
+      if (what.length > 0) throw notReleased(data, what);
+    },
+    recover: 'back',
+  };
+}
+
+function notReleased(data: RemovalData, problems: readonly string[]): WarrenError {
+  return new WarrenError(
+    'WORKSPACE_MOUNTED',
+    `could not release what is inside ${data.path}: ${problems.join('; ')}. Nothing was removed${data.archive ? ` (a copy of it was saved as ${data.archive})` : ''}.`,
+    { hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.', details: { problems } },
+  );
+}
+
+/**
+ * git forgets the worktree (no --force: the worktree was proven clean, and git checks again;
+ * --discard: everything in it was saved just now), and what it left on disk is deleted. Cut off
+ * while git still lists it, the workspace is whole: back. Once git forgot it: forward.
+ */
+const worktreeRemoved: RemovalStep = {
+  name: 'worktree-removed',
+  async run({ ctx, data, live }) {
+    let gitStderr = '';
+    if (data.folder !== 'leftover' && live.entry) {
+      const entry = live.entry;
+      await withRepoLock(ctx, `worktree remove ${data.id}`, async () => {
+        // A spare lock left by a gc that was killed mid-prune would make git refuse.
+        if (entry.locked === SPARE_LOCK_REASON) await unlockWorktree(ctx.repo, data.path);
+        // With the folder gone, git only deletes its own record; a user's lock (a removable disk) makes it refuse.
+        if (data.folder === 'whole' || !fs.existsSync(data.path)) {
+          gitStderr = (await removeWorktree(ctx.repo, data.path, data.archive !== undefined)).stderr.trim();
+        }
+      });
+    }
+    if (await listed(ctx, data.path)) {
+      throw data.folder === 'missing'
+        ? new WarrenError(
+            'REMOVE_INCOMPLETE',
+            `task ${data.id}'s folder ${data.path} is missing, and git kept its record of it: ${gitStderr || 'the folder came back meanwhile'}. The task is as it was.`,
+            {
+              hint: live.entry?.locked
+                ? `git's record is locked ("${live.entry.locked}"): if the folder is gone for good, \`git worktree unlock ${data.path}\` and run \`warren rm ${data.id}\` again.`
+                : `Run \`warren rm ${data.id}\` again.`,
+            },
+          )
+        : new WarrenError(
+            'REMOVE_INCOMPLETE',
+            `git refused to remove ${data.path}: ${gitStderr || 'unknown reason'}. The workspace is as it was.`,
+            {
+              hint: 'Fix what git names and run `warren rm` again.',
+            },
+          );
+    }
+    if (data.folder !== 'missing' && fs.existsSync(data.path)) clearLeftover(ctx, live.task, gitStderr);
+  },
+  recover: {
+    decide: async ({ ctx, data }): Promise<Direction> => ((await listed(ctx, data.path)) ? 'back' : 'forward'),
+  },
+  async finish({ data }) {
+    if (mountsUnder(readMounts(), data.path).length > 0)
+      throw new Error(`${data.path} has a mount inside; unmount it and run \`warren gc\``);
+    if (!fs.existsSync(data.path)) return;
+    const failures = removeTree(data.path);
+    if (fs.existsSync(data.path)) {
+      throw new Error(
+        `could not delete what git left in ${data.path}: ${failures[0]?.path} (${likelyCause(failures[0]?.code ?? '')})`,
+      );
+    }
+    return `deleted what git left in ${data.path}`;
+  },
+};
+
+/** The branch, when asked (`--delete-branch`, `--discard`) and still there. */
+const branchDeleted: RemovalStep = {
+  name: 'branch-deleted',
+  async run({ ctx, data }) {
+    if (data.deleteBranch && data.tip && (await revParse(ctx.repo, `refs/heads/${data.branch}`))) {
+      await deleteBranch(ctx, data.branch);
+      return { branchDeleted: true };
+    }
+  },
+  recover: 'forward',
+  async finish({ ctx, data }) {
+    if (!data.deleteBranch || !(await revParse(ctx.repo, `refs/heads/${data.branch}`))) return;
+    await deleteBranch(ctx, data.branch);
+    return `deleted branch ${data.branch}`;
+  },
+};
+
+/** What the features keep beside the workspace (ports, layers, comments), the ledger's records, the row, and the event. */
+const afterRemove: RemovalStep = {
+  name: 'after-remove',
+  async run({ ctx, data }) {
+    await forget(ctx, data, '');
+  },
+  recover: 'forward',
+  async finish({ ctx, data }) {
+    if (!ctx.store.getTask(ctx.key, data.id)) return;
+    await forget(ctx, data, ` (finished after an interrupted ${data.archive ? 'rm --discard' : 'rm'})`);
+    return `warren finished removing task ${data.id}`;
+  },
+};
+
+async function forget(ctx: ProjectContext, data: RemovalData, note: string): Promise<void> {
+  const task = ctx.store.getTask(ctx.key, data.id);
+  if (task) await afterRemoveSteps(ctx, task);
+  forgetWorkspace(ctx, data.path);
+  ctx.store.deleteTask(ctx.key, data.id);
+  const gone =
+    data.branchDeleted ??
+    (data.deleteBranch && data.tip !== null && !(await revParse(ctx.repo, `refs/heads/${data.branch}`)));
+  const what =
+    data.folder === 'missing' ? `forgot ${data.path} (its folder was already missing)` : `removed ${data.path}`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: data.id,
+    kind: 'task.removed',
+    message: data.archive
+      ? `discarded ${data.path} and branch ${data.branch}; everything is saved in ${data.archive}${note}`
+      : gone
+        ? `${what} and deleted branch ${data.branch}${note}`
+        : `${what}; kept branch ${data.branch} (${data.unlanded} commit(s) not on ${data.base})${note}`,
+    data: {
+      branchDeleted: gone,
+      unlandedCommits: data.unlanded,
+      ...(data.folder === 'missing' ? { folderMissing: true as const } : {}),
+    },
+  });
+}
+
+function repaired(outcome: string, data: RemovalData, did: readonly string[]): string {
+  return outcome === 'rolled-back'
+    ? `${did.join('; ')}, and \`warren rm ${data.id}\` can run again`
+    : outcome === 'rolled-forward'
+      ? `git had removed the worktree; ${did.join('; ')}`
+      : 'it had changed nothing';
+}
+
+/** `rm`: the row, teardown and unmounting, git's worktree, the branch when asked, the records. */
+export const RM: Operation<'rm', RemovalStepName, RemovalLive> = {
+  op: 'rm',
+  payload,
+  steps: () => [removing, released('all'), worktreeRemoved, branchDeleted, afterRemove],
+  repaired,
+};
+
+/** `rm --discard`: `rm` with the archive made between teardown and the workspace's own release. */
+export const DISCARD: Operation<'discard', RemovalStepName, RemovalLive> = {
+  op: 'discard',
+  payload,
+  steps: () => [removing, archived, released('workspace'), worktreeRemoved, branchDeleted, afterRemove],
+  repaired,
+};
+
+async function listed(ctx: ProjectContext, wsPath: string): Promise<boolean> {
+  return (await listWorktrees(ctx.repo)).some((wt) => wt.path === wsPath);
+}
+
+async function deleteBranch(ctx: ProjectContext, branch: string): Promise<void> {
   // -D after warren's own check: -d would only ask whether HEAD contains the branch.
-  await withRepoLock(ctx, `branch delete ${task.branch}`, () => deleteGitBranch(ctx.repo, task.branch));
-  return true;
+  await withRepoLock(ctx, `branch delete ${branch}`, () => deleteGitBranch(ctx.repo, branch));
 }
 
 /**
@@ -390,7 +521,9 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
     });
     return;
   }
-  if (task.state !== 'remove_failed') ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
+  if (ctx.store.getTask(ctx.key, task.id)?.state !== 'remove_failed') {
+    ctx.store.transition(ctx.key, task.id, 'removing', 'remove_failed');
+  }
   const first = failures[0];
   const cause = !owned
     ? 'the directory itself (warren has no record of making it, and deletes only what it made)'
@@ -413,37 +546,4 @@ function clearLeftover(ctx: ProjectContext, task: Task, gitStderr: string): void
       details: { path: task.path, failures },
     },
   );
-}
-
-/** `rm` of a remove_failed task: git already forgot it; clear what is left on disk. */
-async function retryLeftover(ctx: ProjectContext, task: Task, options: RemoveOptions): Promise<RemoveResult> {
-  const worktrees = await listWorktrees(ctx.repo);
-  const listed = worktrees.some((wt) => wt.path === task.path);
-  if (listed) {
-    throw new WarrenError(
-      'OWNERSHIP_MISMATCH',
-      `task ${task.id} is in state remove_failed but git lists ${task.path} again; nothing was changed.`,
-      {
-        hint: 'Run `warren scan` and inspect the workspace.',
-      },
-    );
-  }
-  if (mountsUnder(readMounts(), task.path).length > 0) {
-    throw new WarrenError('WORKSPACE_MOUNTED', `${task.path} has a mount inside it; nothing was removed.`, {
-      hint: 'Unmount it first.',
-    });
-  }
-  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  if ((options.deleteBranch || options.discard) && tip) assertBranchNotCheckedOutElsewhere(task, worktrees);
-  if (options.deleteBranch && !options.discard && tip && !(await isWorkLanded(ctx, task)))
-    await assertBranchLandedElsewhere(ctx, task);
-  if (fs.existsSync(task.path)) clearLeftover(ctx, task, '');
-  const baseTip = await revParse(ctx.repo, task.base);
-  const unlanded = tip ? await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : []) : [];
-  // git forgot the worktree before it failed (it was clean then): only the branch is left to save.
-  const archive = options.discard && tip ? await archiveTask(ctx, task, tip, null) : null;
-  if (archive) recordArchived(ctx, task, archive, 0, unlanded.length);
-  const branchDeleted =
-    (options.deleteBranch === true || options.discard === true) && tip !== null && (await deleteBranch(ctx, task));
-  return finish(ctx, task, branchDeleted, unlanded.length, archive ? { archive: archive.ref } : {});
 }

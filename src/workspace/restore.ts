@@ -1,9 +1,22 @@
 import { WarrenError } from '../errors.js';
+import { branchFacts, revParse } from '../git/refs.js';
 import type { Task } from '../state/types.js';
 import { listArchives, populateFromArchive, type Archive } from './archive.js';
 import type { ProjectContext } from './context.js';
-import { createTask } from './create.js';
-import { validateTaskId } from './ids.js';
+import {
+  assertNoTask,
+  checkedBranch,
+  checkSlot,
+  NEW,
+  newTaskFailed,
+  newTaskSteps,
+  startLive,
+  type NewStepName,
+  type NewTaskLive,
+} from './create.js';
+import { validateTaskId, validateTaskType } from './ids.js';
+import { lockTask } from './locks.js';
+import { runOperation, type Operation } from './operation.js';
 
 export interface RestoreOptions {
   /** Run the setup commands (default true), as `new` does. */
@@ -11,10 +24,11 @@ export interface RestoreOptions {
 }
 
 /**
- * `warren restore ID`: the newest archive of task ID back as a workspace. It is a `warren new`
- * (same guards, provisioning, ports, setup) whose branch is made at the archived branch tip and
- * whose files are the archived ones, put in place before anything runs: tracked changes staged
- * or not as they were, untracked files untracked. The archive stays until `gc` expires it.
+ * `warren restore ID`: the newest archive of task ID back as a workspace. It has `new`'s guards,
+ * provisioning, ports and setup, but its branch is made at the archived branch tip (never synced
+ * from an upstream) and its files are the archived ones, put in place before anything runs:
+ * tracked changes staged or not as they were, untracked files untracked. The archive stays
+ * until `gc` expires it.
  */
 export async function restoreTask(
   ctx: ProjectContext,
@@ -28,19 +42,67 @@ export async function restoreTask(
       hint: 'See `warren list --archived`: `warren rm ID --discard` makes them, and `gc` deletes them after `archive: { keep }`.',
     });
   }
-  const task = await createTask(ctx, {
-    type: archive.type,
+  // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
+  const type = validateTaskType(archive.type, [archive.type]);
+  const branch = checkedBranch(type, id);
+  const createOptions = {
+    type,
     id,
     base: archive.base,
     sync: false,
     setup: options.setup !== false,
     ...(archive.sandbox ? { sandbox: archive.sandbox } : {}),
-    restore: {
+  };
+  for (const step of ctx.lifecycle.create) await step.check?.(ctx, createOptions);
+
+  const lock = lockTask(ctx, id, `restore ${branch}`);
+  try {
+    assertNoTask(ctx, id);
+    // The task's record names its base (land and rm read it): the archived base must still exist.
+    const facts = await branchFacts(ctx.repo, [archive.base, branch]);
+    if (!facts.has(archive.base) && !(await revParse(ctx.repo, archive.base))) {
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        `base ${JSON.stringify(archive.base)} is not a branch or commit of this repository; nothing was created.`,
+        { hint: 'Pass --base with an existing branch, tag or commit.' },
+      );
+    }
+    const wsPath = await checkSlot(ctx, id, branch, facts.has(branch));
+    const live = startLive(ctx, createOptions, {
+      type,
+      base: archive.base,
+      sync: { kind: 'no-upstream' },
       tip: archive.tip,
-      baseCommit: archive.baseCommit,
-      from: archive.ref,
-      populate: (wsPath) => populateFromArchive(ctx, wsPath, archive),
-    },
-  });
-  return { task, archive };
+      restore: { from: archive.ref, populate: (path) => populateFromArchive(ctx, path, archive) },
+    });
+    await runOperation(
+      ctx,
+      RESTORE,
+      id,
+      { id, branch, path: wsPath, baseCommit: archive.baseCommit, archive: archive.ref },
+      live,
+    );
+    const task = ctx.store.getTask(ctx.key, id);
+    if (!task) throw new Error(`task ${id} vanished after it was restored`);
+    return { task, archive };
+  } finally {
+    lock.release();
+  }
 }
+
+/**
+ * `restore`: `new`'s steps with the archived files put in right after the worktree. Killed
+ * half way it is undone as `new` is (the archive is untouched), and `restore` can run again.
+ */
+export const RESTORE: Operation<'restore', NewStepName, NewTaskLive> = {
+  op: 'restore',
+  payload: NEW.payload,
+  steps: (lifecycle) => newTaskSteps(lifecycle, true),
+  failed: newTaskFailed,
+  repaired: (outcome, data, did) =>
+    outcome === 'rolled-back'
+      ? `undone (${did.join(', ')}); \`warren restore ${data.id}\` can restore it again (its archive ${data.archive ?? ''} is untouched)`
+      : outcome === 'nothing-to-do'
+        ? `task ${data.id} had been restored, or nothing had been made`
+        : did.join('; '),
+};

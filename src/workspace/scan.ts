@@ -10,7 +10,7 @@ import type { ProjectContext } from './context.js';
 import { taskLockPath } from './locks.js';
 import { madeByWarren } from './ledger.js';
 import { isMetaFile } from './meta.js';
-import { isOwnedMount } from './remove.js';
+import { isOwnedMount } from './release.js';
 import { isStrictlyInside, presenceAt, type Presence } from './paths.js';
 
 export const STRAY_KINDS = [

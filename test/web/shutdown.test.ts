@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { LIFECYCLE, openProject } from '../../src/composition.js';
-import type { RemoveStep } from '../../src/workspace/lifecycle.js';
+import type { RemoveStep } from '../../src/workspace/types.js';
 import { startServer } from '../../src/web/server.js';
 import { makeRepo } from '../helpers/repo.js';
 import { pageToken, request } from '../helpers/serve.js';

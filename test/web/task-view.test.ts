@@ -5,7 +5,7 @@ import { LIFECYCLE, openProject } from '../../src/composition.js';
 import { openStore } from '../../src/composition.js';
 import { projectFleet } from '../../src/web/fleet.js';
 import { taskView } from '../../src/web/task-view.js';
-import type { AuditSection } from '../../src/workspace/lifecycle.js';
+import type { AuditSection } from '../../src/workspace/types.js';
 import { gitIn, makeRepo } from '../helpers/repo.js';
 
 /** What the task view and the fleet read, against a real repository and database. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECKOUT_OUTSIDE_LOCK_MIN_FILES } from '../../src/workspace/create.js';
+import { CHECKOUT_OUTSIDE_LOCK_MIN_FILES } from '../../src/workspace/worktree-add.js';
 import { gitIn, makeRepo } from '../helpers/repo.js';
 
 describe('concurrency', () => {

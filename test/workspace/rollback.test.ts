@@ -8,7 +8,7 @@ import { openStore } from '../../src/composition.js';
 import type { Store } from '../../src/state/store.js';
 import { readMounts, mountsUnder } from '../../src/system/mounts.js';
 import { createTask } from '../../src/workspace/create.js';
-import type { CreateStep, Lifecycle } from '../../src/workspace/lifecycle.js';
+import type { CreateStep, Lifecycle } from '../../src/workspace/types.js';
 import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
 
 /**

@@ -1,5 +1,5 @@
 import { WarrenError } from '../../errors.js';
-import { BARE_LIFECYCLE } from '../../workspace/lifecycle.js';
+import { BARE_LIFECYCLE } from '../../workspace/types.js';
 import { openProjectWith } from '../../workspace/context.js';
 import { listArchives } from '../../workspace/archive.js';
 import { taskTypes } from '../../workspace/ids.js';

@@ -1,4 +1,4 @@
-import { formatStatus } from '../../provision/format.js';
+import { formatStatus } from '../../provision/status/format.js';
 import { statusTask } from '../../provision/operations.js';
 import type { Register } from '../command.js';
 

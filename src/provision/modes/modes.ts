@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { WarrenError } from '../errors.js';
-import { removeTree } from '../system/remove-tree.js';
-import type { Task } from '../state/types.js';
-import type { ProjectContext } from '../workspace/context.js';
-import type { EventKind, EventPayloads } from '../state/events.js';
+import { WarrenError } from '../../errors.js';
+import { removeTree } from '../../system/remove-tree.js';
+import type { Task } from '../../state/types.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import type { EventKind, EventPayloads } from '../../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
-import { layerDirs, manifestFile } from './layout.js';
+import { layerDirs, manifestFile } from '../layout.js';
 import {
   containTree,
   findingsForCopy,
@@ -24,11 +24,12 @@ import {
   withoutInodes,
   writeManifest,
   type Manifest,
-} from './manifest.js';
-import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt, overlaySupport } from './overlay.js';
-import { installCommand, installedFacts, isNodeModules } from './installed.js';
-import { ensureSnapshot, lastGoodSnapshot, lockfileFor, snapshotKey, type Snapshot } from './snapshot.js';
-import type { InstalledFacts, ProvisionItem, ProvisionRecord } from './types.js';
+} from '../status/manifest.js';
+import { overlaySupport } from '../cow-support.js';
+import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt } from '../../system/overlay.js';
+import { installCommand, installedFacts, isNodeModules } from '../snapshots/installed.js';
+import { ensureSnapshot, lastGoodSnapshot, lockfileFor, snapshotKey, type Snapshot } from '../snapshots/snapshot.js';
+import type { InstalledFacts, ProvisionItem, ProvisionRecord } from '../types.js';
 
 /** What one mode hands back: a record, or a reason it skipped the path. */
 export type ModeOutcome = { record: ProvisionRecord } | { skip: 'over-budget'; detail: string };

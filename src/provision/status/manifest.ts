@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../util/atomic.js';
+import { writeFileAtomic } from '../../util/atomic.js';
 
 /** type: f file, d directory, l symlink, o other. */
 export type EntryFacts = [type: 'f' | 'd' | 'l' | 'o', size: number, mtimeMs: number, ino: number];

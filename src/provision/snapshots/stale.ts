@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Task } from '../state/types.js';
+import type { Task } from '../../state/types.js';
 import { checkInstalled, diskReader, installCommand, isNodeModules, layeredReader, sha256Of } from './installed.js';
 import { sha256File } from './snapshot.js';
-import { replacementAt } from './replaced.js';
-import type { ProvisionRecord } from './types.js';
+import { replacementAt } from '../modes/replaced.js';
+import type { ProvisionRecord } from '../types.js';
 
 /** A provisioned tree that no longer matches what pins it, and why. */
 export interface StaleEntry {

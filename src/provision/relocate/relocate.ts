@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EventKind, EventPayloads } from '../state/events.js';
-import type { Task } from '../state/types.js';
-import { writeFileAtomic } from '../util/atomic.js';
-import { lexists } from '../util/lexists.js';
-import type { ProjectContext } from '../workspace/context.js';
+import type { EventKind, EventPayloads } from '../../state/events.js';
+import type { Task } from '../../state/types.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { lexists } from '../../util/lexists.js';
+import type { ProjectContext } from '../../workspace/context.js';
 import { directReader, foreignTokens, rewritePaths, scanTree, type EmbedScan, type TreeReader } from './embeds.js';
-import { readSnapshotMeta } from './snapshot.js';
-import type { ProvisionRecord, Relocation } from './types.js';
+import { readSnapshotMeta } from '../snapshots/snapshot.js';
+import type { ProvisionRecord, Relocation } from '../types.js';
 
 /**
  * Makes a provisioned tree that names the main checkout by absolute path name the workspace

@@ -1,4 +1,4 @@
-import type { RemoveStep } from '../workspace/lifecycle.js';
+import type { RemoveStep } from '../workspace/types.js';
 import { deleteComments } from './comments.js';
 
 /** Review's step in a workspace's life: a removed task's comments go with it. */

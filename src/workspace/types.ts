@@ -1,14 +1,56 @@
 import type { Task } from '../state/types.js';
 import type { MountEntry, RunMount } from '../system/mounts.js';
-import type { ProjectContext } from './context.js';
-import type { CreateOptions } from './create.js';
+import type { WarrenConfig } from '../config/schema.js';
+import type { WarrenError } from '../errors.js';
+import type { Repository } from '../git/repo.js';
+import type { Store } from '../state/store.js';
+import type { Reporter } from './reporter.js';
+
+/**
+ * The workspace core's types: the project context every command works in, and what the
+ * features plug into a task's life.
+ */
+
+/** Everything a command needs about one repository: read once, before any mutation. */
+export interface ProjectContext {
+  repo: Repository;
+  key: string;
+  config: WarrenConfig;
+  /** Canonical workspace root (its parent resolved; the root itself must not be a symlink). */
+  root: string;
+  store: Store;
+  /** The features' steps, in order (src/composition.ts composes warren's own). */
+  lifecycle: Lifecycle;
+  reporter: Reporter;
+  /**
+   * Set only when opened with `lenientConfig` and warren.yaml is invalid: the defaults stand in
+   * (the default workspace root among them), and this says what is wrong with the file.
+   */
+  configProblem?: WarrenError;
+}
 
 /**
  * What the features (provisioning, landing, execution, audit) add to a workspace's life, as
- * plain ordered lists. One module composes them (src/lifecycle.ts) and hands the result to
+ * plain ordered lists. One module composes them (src/composition.ts) and hands the result to
  * every command through the project context: the order is read in one place, and a test can
  * pass its own list — a step that fails, say — without touching a global.
  */
+
+/** What `warren new` (and `restore`) was asked for, as the features' create steps see it. */
+export interface CreateOptions {
+  type: string;
+  id: string;
+  /** Default: the branch checked out in the main worktree. */
+  base?: string;
+  /** Fetch and fast-forward the base first (default true). */
+  sync?: boolean;
+  /** Run setup commands (default true). */
+  setup?: boolean;
+  /** This task's sandbox, overriding warren.yaml's `sandbox:` (stored on the task). */
+  sandbox?: 'none' | 'bwrap';
+  /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
+  requireSandbox?: boolean;
+}
 
 /** A step of `warren new`, after the worktree exists and before the task is `ready`. */
 export interface CreateStep<P = unknown> {

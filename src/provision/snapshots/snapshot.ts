@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { WarrenError } from '../errors.js';
-import { acquireWaiting, type HeldLock } from '../util/lockfile.js';
-import { writeFileAtomic } from '../util/atomic.js';
-import { formatBytes, type Budget } from './budget.js';
-import { bestCopyMethod, startCopy } from './copy.js';
-import { containTree, findingsForCopy, newFindings, noteEntry } from './contain.js';
+import { WarrenError } from '../../errors.js';
+import { acquireWaiting, type HeldLock } from '../../util/lockfile.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { formatBytes, type Budget } from '../modes/budget.js';
+import { bestCopyMethod, startCopy } from '../modes/copy.js';
+import { containTree, findingsForCopy, newFindings, noteEntry } from '../modes/contain.js';
 import { diskReader, isNodeModules, pickLockfile } from './installed.js';
-import { measureTree, walkTree } from './manifest.js';
-import type { InstalledFacts, LockfileRef, OutsideLink, StrippedEntry } from './types.js';
+import { measureTree, walkTree } from '../status/manifest.js';
+import type { InstalledFacts, LockfileRef, OutsideLink, StrippedEntry } from '../types.js';
 
 /** Lockfiles that pin what an install folder holds, in the order they are looked for. */
 export const LOCKFILES = [

@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { statusOf } from '../git/status.js';
-import type { Task } from '../state/types.js';
+import { statusOf } from '../../git/status.js';
+import type { Task } from '../../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
-import { hiddenInNamespace, overlayAt } from './overlay.js';
+import { hiddenInNamespace, overlayAt } from '../../system/overlay.js';
 import { summarise, type PackageChange, type VersionOf } from './packages.js';
-import { readEntry, withoutRelocations } from './relocate.js';
-import { replacementAt, replacementChanges, type Replacement } from './replaced.js';
-import { staleEntries, type StaleEntry } from './stale.js';
-import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
-import { lexists, lstatOrNull } from '../util/lexists.js';
-import { listDir } from '../util/list-dir.js';
+import { readEntry, withoutRelocations } from '../relocate/relocate.js';
+import { replacementAt, replacementChanges, type Replacement } from '../modes/replaced.js';
+import { staleEntries, type StaleEntry } from '../snapshots/stale.js';
+import { provisionRecords, verifiedIsolated, type ProvisionRecord } from '../types.js';
+import { lexists, lstatOrNull } from '../../util/lexists.js';
+import { listDir } from '../../util/list-dir.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -29,7 +29,7 @@ export interface ProvisionedStatus {
   /** The changes per package (or per top-level entry), for a folder with changes: `changed` lists every file. */
   packages?: PackageChange[];
   /**
-   * cow: something else is at the path instead of the layer (src/provision/replaced.ts); then
+   * cow: something else is at the path instead of the layer (src/provision/modes/replaced.ts); then
    * `changed` is what a replacing folder holds against the snapshot, and `layerChanges` counts
    * the layer's own changes, kept out of view.
    */

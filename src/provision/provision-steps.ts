@@ -1,9 +1,9 @@
-import type { AuditSection, BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
-import { formatBytes } from './budget.js';
-import { collectProvisionGarbage } from './gc.js';
-import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './lifecycle.js';
+import type { AuditSection, BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
+import { formatBytes } from './modes/budget.js';
+import { collectProvisionGarbage } from './snapshots/collect.js';
+import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './task-mounts.js';
 import { provisionPaths } from './provision.js';
-import { resolveSources, type Sources } from './sources.js';
+import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
@@ -96,7 +96,7 @@ export function auditLines(r: ProvisionRecord, taskId: string): string[] {
   return lines;
 }
 
-/** What the check for absolute paths to the main checkout found (src/provision/relocate.ts). */
+/** What the check for absolute paths to the main checkout found (src/provision/relocate/relocate.ts). */
 function relocationSummary(r: ProvisionRecord, taskId: string): string {
   if (!r.relocation)
     return `not checked for absolute paths to the main checkout (\`warren provision ${taskId} --refresh\` checks)`;

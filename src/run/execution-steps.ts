@@ -1,6 +1,6 @@
 import { sandboxKindOf } from '../config/sandbox.js';
-import { resolveSources } from '../provision/sources.js';
-import type { CreateStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
+import { resolveSources } from '../provision/modes/sources.js';
+import type { CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';

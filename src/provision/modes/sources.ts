@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ProvisionMode } from '../config/schema.js';
-import { checkIgnored, listTracked, listUntracked, trackedAmong } from '../git/status.js';
-import { lexists } from '../util/lexists.js';
-import type { ProjectContext } from '../workspace/context.js';
-import { isInside } from '../workspace/paths.js';
+import type { ProvisionMode } from '../../config/schema.js';
+import { checkIgnored, listTracked, listUntracked, trackedAmong } from '../../git/status.js';
+import { lexists } from '../../util/lexists.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { isInside } from '../../workspace/paths.js';
 import { selectIncluded } from './include.js';
-import type { ProvisionItem, ProvisionSkip } from './types.js';
+import type { ProvisionItem, ProvisionSkip } from '../types.js';
 
 export const WORKTREEINCLUDE = '.worktreeinclude';
 

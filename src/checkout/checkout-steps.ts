@@ -1,4 +1,4 @@
-import type { BeforeRunStep, CheckoutStep, GcStep, RemoveStep } from '../workspace/lifecycle.js';
+import type { BeforeRunStep, CheckoutStep, GcStep, RemoveStep } from '../workspace/types.js';
 import {
   addCowCheckout,
   ensureCheckoutMounted,
@@ -7,7 +7,7 @@ import {
   releaseCheckout,
   wantsCow,
 } from './cow.js';
-import { collectCheckoutGarbage } from './gc.js';
+import { collectCheckoutGarbage } from './collect.js';
 
 /** Copy-on-write checkouts' steps in a workspace's life: make, remove, gc, and before a run. */
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { listDir } from '../util/list-dir.js';
+import { listDir } from '../../util/list-dir.js';
 
 /**
  * Trees that name the main checkout by absolute path (issue 13 §3). A venv's scripts start with

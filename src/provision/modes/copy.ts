@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WarrenError } from '../errors.js';
-import { runTool } from '../system/tool.js';
-import { walkTree } from './manifest.js';
+import { WarrenError } from '../../errors.js';
+import { runTool } from '../../system/tool.js';
+import { walkTree } from '../status/manifest.js';
 
 /**
  * Copies by the system's `cp`, which is several times faster than Node 20's `fs.cp` and keeps

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CreateStep, RemoveStep } from '../workspace/lifecycle.js';
+import type { CreateStep, RemoveStep } from '../workspace/types.js';
 import { takeFingerprint } from './fingerprint.js';
 import { isTaskLanded } from './landed.js';
 

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readMounts } from '../system/mounts.js';
-import { removeTree } from '../system/remove-tree.js';
-import type { ProjectContext } from '../workspace/context.js';
-import type { GcResult } from '../workspace/gc.js';
-import { tryAcquire } from '../util/lockfile.js';
-import { overlaysRoot } from './layout.js';
-import { isOverlayMount, overlayOption, unmount } from './overlay.js';
+import { readMounts } from '../../system/mounts.js';
+import { removeTree } from '../../system/remove-tree.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import type { GcResult } from '../../workspace/gc.js';
+import { tryAcquire } from '../../util/lockfile.js';
+import { overlaysRoot } from '../layout.js';
+import { isOverlayMount, overlayOption, unmount } from '../../system/overlay.js';
 import { snapshotLockPath, snapshotsDir } from './snapshot.js';
-import { provisionRecords } from './types.js';
-import { listDir } from '../util/list-dir.js';
+import { provisionRecords } from '../types.js';
+import { listDir } from '../../util/list-dir.js';
 
 type Collected = { removed: GcResult['removed']; kept: { path: string; kind: string; reason: string }[] };
 

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Task } from '../state/types.js';
-import { readMounts, type MountEntry } from '../system/mounts.js';
-import { lstatOrNull } from '../util/lexists.js';
-import { listDir } from '../util/list-dir.js';
-import { walkTree, type Change } from './manifest.js';
-import { overlayAt } from './overlay.js';
-import { provisionRecords, type ProvisionRecord } from './types.js';
+import type { Task } from '../../state/types.js';
+import { readMounts, type MountEntry } from '../../system/mounts.js';
+import { lstatOrNull } from '../../util/lexists.js';
+import { listDir } from '../../util/list-dir.js';
+import { walkTree, type Change } from '../status/manifest.js';
+import { overlayAt } from '../../system/overlay.js';
+import { provisionRecords, type ProvisionRecord } from '../types.js';
 
 /**
  * A cow path whose mount point was replaced: `rm -rf node_modules && mkdir node_modules && npm

@@ -1,4 +1,4 @@
-import type { WarrenConfig } from '../config/schema.js';
+import type { WarrenConfig } from '../../config/schema.js';
 
 /** What a workspace may copy in total: 2 GiB and 50,000 entries unless warren.yaml says otherwise. */
 export interface Budget {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { InstalledFacts } from './types.js';
+import type { InstalledFacts } from '../types.js';
 import {
   compareNpm,
   comparePackageJson,

@@ -8,7 +8,7 @@ import type { Task } from '../state/types.js';
 import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
-import { pruneExcludes } from './exclude.js';
+import { pruneExcludes } from './modes/exclude.js';
 import { taskManifestDir, taskOverlayDir } from './layout.js';
 import {
   checkLayerPaths,
@@ -18,8 +18,8 @@ import {
   overlayAt,
   overlayOptions,
   unmount,
-} from './overlay.js';
-import { describeReplacement, replacedRecords, replacementAt } from './replaced.js';
+} from '../system/overlay.js';
+import { describeReplacement, replacedRecords, replacementAt } from './modes/replaced.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
 
 /** Mount points of a task's global cow mounts (a namespaced one is never mounted on the host). */
@@ -113,7 +113,7 @@ export async function forgetTask(ctx: ProjectContext, task: Task): Promise<void>
  * Mounts again every global cow layer that is not mounted (after a reboot, or a manual umount):
  * on `status`, `provision`, and before commands run in the workspace. Namespaced layers are
  * mounted by each run instead (`runMounts`). Never over a path something else replaced
- * (src/provision/replaced.ts): that would hide it.
+ * (src/provision/modes/replaced.ts): that would hide it.
  */
 export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<string[]> {
   const remounted: string[] = [];

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ProjectContext } from '../workspace/context.js';
-import { withRepoLock } from '../workspace/locks.js';
-import { writeFileAtomic } from '../util/atomic.js';
-import { checkIgnored } from '../git/status.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { withRepoLock } from '../../workspace/locks.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { checkIgnored } from '../../git/status.js';
 
 /**
  * Keeps every provisioned path out of the workspace's `git status`. Most already are: the

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isOverlayMount, overlayOption, unmount } from '../provision/overlay.js';
+import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
 import { statusOf } from '../git/status.js';
 import { removeWorktree } from '../git/worktrees.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -9,7 +9,7 @@ import { listDir } from '../util/list-dir.js';
 import { tryAcquire } from '../util/lockfile.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { withRepoLock } from '../workspace/locks.js';
-import type { GcCollected } from '../workspace/lifecycle.js';
+import type { GcCollected } from '../workspace/types.js';
 import { checkoutsDir, listSnapshots, snapshotLock, snapshotsDir } from './snapshot.js';
 
 /**

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { runTool } from '../system/tool.js';
-import { removeTree } from '../system/remove-tree.js';
+import { runTool } from '../../system/tool.js';
+import { removeTree } from '../../system/remove-tree.js';
 import { overBudget, type Budget } from './budget.js';
 import { VCS_DIRS } from './include.js';
-import { walkTree } from './manifest.js';
-import type { OutsideLink, StrippedEntry } from './types.js';
-import { isInside } from '../util/paths.js';
-import { lstatOrNull } from '../util/lexists.js';
+import { walkTree } from '../status/manifest.js';
+import type { OutsideLink, StrippedEntry } from '../types.js';
+import { isInside } from '../../util/paths.js';
+import { lstatOrNull } from '../../util/lexists.js';
 
 /**
  * Keeps a provisioned tree inside the workspace. A copy (`cp -a`, `cp -al`, a snapshot) keeps
