@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import { openProject, openStore } from '../composition.js';
 import { assertOwnHome, warrenHome } from '../state/db.js';
@@ -5,8 +6,43 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
 
+/**
+ * Where a command's words go and come from, and how warren runs itself: the process's own
+ * (`processIo`), or a test's, which runs commands in its own process. Nothing in the command
+ * line touches process.stdout, stderr, stdin or argv but through this.
+ */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** What the command reads (a hook's payload, the answer to trust's question). */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** What a supervised command (`exec`) reads: this process's own stdin, or the given text. */
+  commandStdin: 'inherit' | { text: string };
+  /** Where the command runs: `--repo`'s default. */
+  cwd: string;
+  /** The command line that runs warren itself: a hook's command, the queue's background worker. */
+  self: readonly string[];
+  /** Whether stderr is a person's terminal (trust asks only one). */
+  interactive: boolean;
+}
+
+/** The process's own streams: what bin/warren.js runs with. */
+export function processIo(): CliIo {
+  const bin = process.argv[1];
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    commandStdin: 'inherit',
+    cwd: process.cwd(),
+    self: [process.execPath, ...(bin ? [fs.realpathSync(bin)] : [])],
+    interactive: process.stdin.isTTY === true && process.stderr.isTTY === true,
+  };
+}
+
 /** What every command handler gets: the global options and lazily opened state. */
 export interface CliEnv {
+  io: CliIo;
   repoDir: string;
   json: boolean;
   /** Human-readable progress and warnings go here (stderr), never into --json stdout. */
@@ -47,20 +83,21 @@ export function openOwnStore(): Store {
   return openStore(home);
 }
 
-export function cliReporter(json: boolean): Reporter {
+export function cliReporter(io: CliIo, json: boolean): Reporter {
   return {
-    line: (text) => process.stderr.write(`${text}\n`),
+    line: (text) => io.stderr.write(`${text}\n`),
     // stdout belongs to the one JSON document under --json.
-    output: { stdout: json ? process.stderr : process.stdout, stderr: process.stderr },
+    output: { stdout: json ? io.stderr : io.stdout, stderr: io.stderr },
   };
 }
 
-export function makeEnv(repoDir: string, json: boolean): CliEnv {
+export function makeEnv(io: CliIo, repoDir: string, json: boolean): CliEnv {
   let store: Store | null = null;
   let project: Promise<ProjectContext> | null = null;
   let opened: ProjectContext | null = null;
-  const reporter = cliReporter(json);
+  const reporter = cliReporter(io, json);
   return {
+    io,
     repoDir,
     json,
     taskId: null,

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
-import { makeEnv, type CliEnv, type Handler, type Register } from './command.js';
+import { makeEnv, processIo, type CliEnv, type CliIo, type Handler, type Register } from './command.js';
 import { checkExecArgv } from './exec-argv.js';
 
 interface Outcome {
@@ -22,23 +23,21 @@ export function buildProgram(
   commands: readonly Register[],
   run: Runner,
   json: boolean | (() => boolean) = false,
+  io: () => CliIo = processIo,
 ): Command {
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
     .version(readVersion(), '-V, --version')
     .addOption(
-      new Option('--repo <dir>', 'the repository (any folder inside it)').default(
-        process.cwd(),
-        'the current directory',
-      ),
+      new Option('--repo <dir>', 'the repository (any folder inside it)').default('.', 'the current directory'),
     )
     .option('--json', 'print exactly one JSON document on stdout')
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => process.stdout.write(s),
+      writeOut: (s) => io().stdout.write(s),
       writeErr: (s) => {
-        if (!(typeof json === 'function' ? json() : json)) process.stderr.write(s);
+        if (!(typeof json === 'function' ? json() : json)) io().stderr.write(s);
       },
     });
   for (const register of commands) register(program, run);
@@ -50,19 +49,21 @@ export function buildProgram(
  * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
  * 2 bad input (nothing touched), 124 a supervised command timed out.
  */
-export async function main(argv: readonly string[], prepared: PreparedMain): Promise<number> {
+export async function main(argv: readonly string[], prepared: PreparedMain, io: CliIo = processIo()): Promise<number> {
   const { program, session } = prepared;
   const json = argv.includes('--json');
   session.json = json;
-  // --repo's default is the folder the command runs in (a program built ahead was built elsewhere).
-  program.setOptionValueWithSource('repo', process.cwd(), 'default');
+  session.io = io;
+  session.argv = argv;
+  // --repo's default is the folder the command runs in.
+  program.setOptionValueWithSource('repo', io.cwd, 'default');
   try {
     checkExecArgv(argv);
     await program.parseAsync([...argv], { from: 'user' });
     return session.outcome.exitCode;
   } catch (err) {
-    recordRefusal(session.env, err);
-    return report(err, json);
+    recordRefusal(session.env, err, argv);
+    return report(io, err, json);
   } finally {
     session.env?.close();
   }
@@ -71,25 +72,30 @@ export async function main(argv: readonly string[], prepared: PreparedMain): Pro
 /** The command line built of the given commands, waiting for one command's arguments (`main` runs it, once). */
 export interface PreparedMain {
   program: Command;
-  session: { json: boolean; outcome: Outcome; env: CliEnv | null };
+  session: { json: boolean; outcome: Outcome; env: CliEnv | null; io: CliIo; argv: readonly string[] };
 }
 
-export function prepareMain(commands: readonly Register[]): PreparedMain {
-  const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null };
+export function prepareMain(commands: readonly Register[], io: CliIo = processIo()): PreparedMain {
+  const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null, io, argv: [] };
   const run: Runner = async (handler) => {
     const opts = program.opts<{ repo: string; json?: boolean }>();
-    const env = makeEnv(opts.repo, opts.json === true);
+    const env = makeEnv(session.io, path.resolve(session.io.cwd, opts.repo), opts.json === true);
     session.env = env;
     const result = await handler(env);
-    print(env.json, result.data, result.human);
+    print(session.io, env.json, result.data, result.human);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
-  const program = buildProgram(commands, run, () => session.json);
+  const program = buildProgram(
+    commands,
+    run,
+    () => session.json,
+    () => session.io,
+  );
   return { program, session };
 }
 
 /** Every refusal is an event too, against the project (and task) it concerns, once one was opened. */
-function recordRefusal(env: CliEnv | null, err: unknown): void {
+function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]): void {
   const ctx = env?.opened();
   if (!env || !ctx || !(err instanceof WarrenError)) return;
   try {
@@ -99,44 +105,51 @@ function recordRefusal(env: CliEnv | null, err: unknown): void {
       kind: 'refused',
       level: 'warn',
       message: err.message,
-      data: { code: err.code, command: process.argv.slice(2).join(' ') },
+      data: { code: err.code, command: argv.join(' ') },
     });
   } catch {
     // Recording must never hide the refusal itself.
   }
 }
 
-function print(json: boolean, data: unknown, human: string): void {
-  if (json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
-  else if (human !== '') process.stdout.write(`${human}\n`);
+function print(io: CliIo, json: boolean, data: unknown, human: string): void {
+  if (json) io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  else if (human !== '') io.stdout.write(`${human}\n`);
 }
 
-function report(err: unknown, json: boolean): number {
+function report(io: CliIo, err: unknown, json: boolean): number {
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
     const message = err.message.replace(/^error: /, '');
-    if (json) writeJsonError('USAGE', message, 'Run `warren --help` for the commands and options.');
+    if (json) writeJsonError(io, 'USAGE', message, 'Run `warren --help` for the commands and options.');
     return 2;
   }
   if (err instanceof WarrenError) {
-    if (json) writeJsonError(err.code, err.message, err.hint, err.details);
-    else process.stderr.write(`warren: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
+    else io.stderr.write(`warren: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
     return err.exitCode;
   }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
   if (json)
     writeJsonError(
+      io,
       'INTERNAL',
       err instanceof Error ? err.message : String(err),
       'This is a bug in warren; please report it with the command you ran.',
     );
-  else process.stderr.write(`warren: internal error (a bug): ${message}\n`);
+  else io.stderr.write(`warren: internal error (a bug): ${message}\n`);
   return 1;
 }
 
-function writeJsonError(code: string, message: string, hint?: string, details?: Record<string, unknown>): void {
+function writeJsonError(
+  io: CliIo,
+  code: string,
+  message: string,
+  hint?: string,
+  details?: Record<string, unknown>,
+): void {
   const error = { code, message, ...(hint ? { hint } : {}), ...(details ? { details } : {}) };
-  process.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
+  io.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
 }
 
 function readVersion(): string {

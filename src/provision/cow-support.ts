@@ -30,19 +30,25 @@ export type OverlaySupport =
  */
 export const COW_ENV = 'WARREN_COW';
 
-let cached: OverlaySupport | null = null;
+/** Per process, by what the answer depends on here: WARREN_COW, the user, and where tools are found. */
+const cached = new Map<string, OverlaySupport>();
 
 /**
- * Probed once per process; a namespaced probe that worked (a throwaway mount, ~30 ms) is also remembered
+ * Probed once per process (and setting); a namespaced probe that worked (a throwaway mount, ~30 ms) is also remembered
  * under `$WARREN_HOME/cache` for as long as the facts it depends on stay the same — the boot,
  * namespaces, sysctls (src/system/boot-cache.ts) and the file system under `home`.
  */
 export async function overlaySupport(home: string): Promise<OverlaySupport> {
-  if (cached) return cached;
-  if (process.env[COW_ENV] === 'off' || os.platform() !== 'linux' || process.getuid?.() === 0) {
-    cached = await probe(home);
-    return cached;
-  }
+  const settings = [process.env[COW_ENV] ?? '', String(process.getuid?.()), process.env.PATH ?? ''].join('\0');
+  const known = cached.get(settings);
+  if (known) return known;
+  const found = await findSupport(home);
+  cached.set(settings, found);
+  return found;
+}
+
+async function findSupport(home: string): Promise<OverlaySupport> {
+  if (process.env[COW_ENV] === 'off' || os.platform() !== 'linux' || process.getuid?.() === 0) return probe(home);
   const cacheDir = path.join(home, 'cache');
   let dev = '-';
   try {
@@ -52,10 +58,10 @@ export async function overlaySupport(home: string): Promise<OverlaySupport> {
   }
   const key = bootKey([home, dev, process.env[COW_ENV] ?? '']);
   const recalled = recall(cacheDir, 'overlay', key, isSupport);
-  cached = recalled ?? (await probe(home));
+  const found = recalled ?? (await probe(home));
   // Only success is remembered: a failure may be passing (a full disk, a timeout) and leads to a copy.
-  if (!recalled && cached.ok) remember(cacheDir, 'overlay', key, cached);
-  return cached;
+  if (!recalled && found.ok) remember(cacheDir, 'overlay', key, found);
+  return found;
 }
 
 function isSupport(v: unknown): v is OverlaySupport {

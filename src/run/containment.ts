@@ -27,21 +27,25 @@ export type Containment =
 
 export type ContainmentKind = Containment['kind'];
 
-let cached: Containment | null = null;
+/** Per process, by what the answer depends on here: the user and where tools are found. */
+const cached = new Map<string, Containment>();
 
 /**
- * Probed once per process; a namespace that worked is also remembered under `cacheDir` (when
+ * Probed once per process (and user and PATH); a namespace that worked is also remembered under `cacheDir` (when
  * given) for as long as the facts it depends on stay the same (src/system/boot-cache.ts).
  */
 export async function detectContainment(cacheDir?: string): Promise<Containment> {
-  if (cached) return cached;
+  const settings = `${process.getuid?.()}\0${process.env.PATH ?? ''}`;
+  const known = cached.get(settings);
+  if (known) return known;
   const key = cacheDir ? bootKey() : null;
   const recalled = cacheDir ? recall(cacheDir, 'containment', key, isContainment) : undefined;
-  cached = recalled ?? (await probe());
+  const found = recalled ?? (await probe());
   // Only a namespace that worked is remembered: a refusal may be passing (a probe that timed out
   // on a loaded machine), and the fallback it leads to is weaker.
-  if (cacheDir && !recalled && cached.kind !== 'process-group') remember(cacheDir, 'containment', key, cached);
-  return cached;
+  if (cacheDir && !recalled && found.kind !== 'process-group') remember(cacheDir, 'containment', key, found);
+  cached.set(settings, found);
+  return found;
 }
 
 function isContainment(v: unknown): v is Containment {

@@ -59,14 +59,20 @@ function writablePaths(task: Task): string[] {
   return out;
 }
 
-let bwrapChecked: boolean | null = null;
+/** Whether bwrap runs, per PATH it is found on. */
+const bwrapRuns = new Map<string, boolean>();
 
 export async function assertSandboxAvailable(profile: SandboxProfile): Promise<void> {
   if (profile.kind === 'none') return;
-  bwrapChecked ??=
-    (await runBounded({ argv: ['bwrap', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 5000 }))
-      .exitCode === 0;
-  if (!bwrapChecked) {
+  const where = process.env.PATH ?? '';
+  let runs = bwrapRuns.get(where);
+  if (runs === undefined) {
+    runs =
+      (await runBounded({ argv: ['bwrap', '--version'], stdout: 'ignore', stderr: 'ignore', timeoutMs: 5000 }))
+        .exitCode === 0;
+    bwrapRuns.set(where, runs);
+  }
+  if (!runs) {
     throw new WarrenError(
       'SANDBOX_UNAVAILABLE',
       'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.',

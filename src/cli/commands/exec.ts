@@ -15,7 +15,7 @@ export const registerExec: Register = (program, run) => {
         const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, '--timeout');
         const ctx = await env.project();
         const outcome = await execTask(ctx, rawId, argv, {
-          stdin: 'inherit',
+          stdin: env.io.commandStdin,
           ...(timeoutMs === undefined ? {} : { timeoutMs }),
         });
         return runResult(env, outcome);

@@ -29,7 +29,7 @@ export const registerHooks: Register = (program, run) => {
           );
         const ctx = await env.project();
         // This very warren, by absolute path: the hook must not depend on PATH when Claude Code runs it.
-        const self = [process.execPath, fs.realpathSync(process.argv[1] ?? '')];
+        const self = env.io.self;
         const result = installClaudeHooks(ctx.repo.root, {
           create: shellCommand([...self, 'hook', 'claude-create']),
           remove: shellCommand([...self, 'hook', 'claude-remove']),
@@ -57,7 +57,7 @@ export const registerHook: Register = (program, run) => {
     .action((opts: { type: string }) =>
       run(async (env) => {
         const type = validateTaskType(opts.type);
-        const payload = parseCreatePayload(await readPayload());
+        const payload = parseCreatePayload(await readPayload(env.io.stdin));
         env.taskId = payload.id;
         const ctx = await openProject(projectDir(env, payload.cwd), {
           store: () => env.store(),
@@ -89,7 +89,7 @@ export const registerHook: Register = (program, run) => {
     )
     .action(() =>
       run(async (env) => {
-        const payload = parseRemovePayload(await readPayload());
+        const payload = parseRemovePayload(await readPayload(env.io.stdin));
         const ctx = await openProject(projectDir(env, payload.cwd), {
           store: () => env.store(),
           reporter: env.reporter,
@@ -128,13 +128,13 @@ function realOrResolved(p: string): string {
  * The hook's JSON payload from stdin. Read until it parses, not only to end of file: a caller
  * that keeps stdin open must not hang the hook. Bounded: after 30 s it takes what came.
  */
-function readPayload(): Promise<string> {
+function readPayload(stdin: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
     const done = (): void => {
       clearTimeout(timer);
-      process.stdin.off('data', onData);
-      process.stdin.pause();
+      stdin.off('data', onData);
+      stdin.pause();
       resolve(text);
     };
     const onData = (chunk: Buffer): void => {
@@ -147,7 +147,7 @@ function readPayload(): Promise<string> {
       }
     };
     const timer = setTimeout(done, 30_000);
-    process.stdin.on('data', onData);
-    process.stdin.once('end', done);
+    stdin.on('data', onData);
+    stdin.once('end', done);
   });
 }

@@ -53,7 +53,7 @@ export const registerLand: Register = (program, run) => {
           const remote = opts.push === undefined ? null : await resolveRemote(ctx, opts.push, task.base);
           const r = await queueLand(ctx, rawId, { ...common, wait: opts.wait });
           if (r.state === 'queued') {
-            startQueueWorker(ctx);
+            startQueueWorker(ctx, env.io.self);
             return { data: r, human: `${r.id} joined the merge queue at position ${r.position}; see \`warren queue\`` };
           }
           for (const w of r.warnings) env.log(`warren: warn: ${w}`);

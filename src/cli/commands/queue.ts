@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { leaveQueue, listQueue, workQueue } from '../../queue/operations.js';
 import { spawnDetached } from '../../system/spawn.js';
 import type { ProjectContext } from '../../workspace/context.js';
@@ -6,12 +5,8 @@ import type { Register } from '../command.js';
 import { age, table } from '../format.js';
 
 /** A background `warren queue work` for this repository, when nobody works its queue. */
-export function startQueueWorker(ctx: ProjectContext): void {
-  const bin = process.argv[1];
-  if (!bin) return;
-  spawnDetached([process.execPath, path.resolve(bin), '--repo', ctx.repo.root, 'queue', 'work'], {
-    cwd: ctx.repo.root,
-  });
+export function startQueueWorker(ctx: ProjectContext, self: readonly string[]): void {
+  spawnDetached([...self, '--repo', ctx.repo.root, 'queue', 'work'], { cwd: ctx.repo.root });
 }
 
 export const registerQueue: Register = (program, run) => {
@@ -27,7 +22,7 @@ export const registerQueue: Register = (program, run) => {
         // Waiting entries and nobody working the queue (its warren was killed): resume it in the background.
         const waiting = listing.entries.some((e) => e.state === 'queued' || e.state === 'testing');
         if (waiting && listing.processor === null) {
-          startQueueWorker(ctx);
+          startQueueWorker(ctx, env.io.self);
           env.log('warren: nobody was working the merge queue; started a background warren to resume it');
         }
         const human =

@@ -1,6 +1,6 @@
 import type { RepoCommand } from '../../config/trust.js';
 import { trustCommands, trustState, type TrustState } from '../../run/trust.js';
-import type { Register } from '../command.js';
+import type { CliIo, Register } from '../command.js';
 import { table } from '../format.js';
 
 export const registerTrust: Register = (program, run) => {
@@ -28,9 +28,9 @@ export const registerTrust: Register = (program, run) => {
         let yes = opts.yes === true || opts.hash !== undefined;
         let human = listing(state);
         // Ask only a person at a terminal; a script says --yes (or --hash), and --json never prompts.
-        if (!yes && !env.json && process.stdin.isTTY && process.stderr.isTTY) {
+        if (!yes && !env.json && env.io.interactive) {
           env.log(human);
-          yes = await confirm('Trust these commands for this repository? [y/N] ');
+          yes = await confirm(env.io, 'Trust these commands for this repository? [y/N] ');
           human = '';
         }
         if (!yes) {
@@ -71,15 +71,15 @@ function listing(state: TrustState): string {
 }
 
 /** y or yes trusts; anything else, Ctrl+D and Ctrl+C are a no. */
-async function confirm(question: string): Promise<boolean> {
+async function confirm(io: CliIo, question: string): Promise<boolean> {
   const { createInterface } = await import('node:readline/promises'); // only this prompt needs it
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = createInterface({ input: io.stdin, output: io.stderr });
   const interrupted = new AbortController();
   rl.on('SIGINT', () => interrupted.abort());
   try {
     return /^y(es)?$/i.test((await rl.question(question, { signal: interrupted.signal })).trim());
   } catch {
-    process.stderr.write('\n');
+    io.stderr.write('\n');
     return false;
   } finally {
     rl.close();
