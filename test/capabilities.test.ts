@@ -14,6 +14,7 @@ import {
   type SkipRecord,
 } from './helpers/capabilities.js';
 import { tmpDir } from './helpers/repo.js';
+import { fullTierOnly } from './helpers/tier.js';
 
 /**
  * The probes that decide whether a test can run here, and the CI check that holds them to
@@ -58,40 +59,45 @@ describe('a probe names what is missing', () => {
   });
 });
 
-describe('a probe agrees with the real thing', () => {
-  // Generous: some probes start a real program (an agent CLI's --version takes 15 s on a loaded machine).
-  it.each(NAMES)("%s: the tests' probe and .ci/probe (written apart) agree", { timeout: 240_000 }, (name) => {
-    const mine = probe(name);
-    const theirs = ciProbe(name);
-    expect(theirs.status, `.ci/probe ${name}: ${theirs.stderr}`).not.toBe(2);
-    expect(
-      mine === null,
-      `the tests' probe: ${mine ?? 'available'}; .ci/probe: ${theirs.status === 0 ? 'available' : theirs.stderr}`,
-    ).toBe(theirs.status === 0);
-  });
+describe.skipIf(fullTierOnly(import.meta.filename, "every capability's probe"))(
+  'a probe agrees with the real thing',
+  () => {
+    // Generous: some probes start a real program (an agent CLI's --version takes 15 s on a loaded machine).
+    it.each(NAMES)("%s: the tests' probe and .ci/probe (written apart) agree", { timeout: 240_000 }, (name) => {
+      const mine = probe(name);
+      const theirs = ciProbe(name);
+      expect(theirs.status, `.ci/probe ${name}: ${theirs.stderr}`).not.toBe(2);
+      expect(
+        mine === null,
+        `the tests' probe: ${mine ?? 'available'}; .ci/probe: ${theirs.status === 0 ? 'available' : theirs.stderr}`,
+      ).toBe(theirs.status === 0);
+    });
 
-  const noBwrap = unavailable(import.meta.filename, 'bwrap');
-  it.skipIf(noBwrap !== null)('bwrap, when its probe says yes, runs a command in a read-only root', () => {
-    const outside = path.join(tmpDir('warren-bwrap-'), 'escaped');
-    expect(execFileSync('bwrap', ['--ro-bind', '/', '/', '--', 'echo', 'boxed'], { encoding: 'utf8' })).toBe('boxed\n');
-    const write = spawnSync('bwrap', ['--ro-bind', '/', '/', '--', 'touch', outside], { encoding: 'utf8' });
-    expect(write.stderr).toMatch(/Read-only file system/);
-    expect(fs.existsSync(outside)).toBe(false);
-  });
-
-  const noChromium = unavailable(import.meta.filename, 'chromium');
-  it.skipIf(noChromium !== null)(
-    'chromium, when its probe says yes, prints its version and renders a page through playwright',
-    async () => {
-      expect(execFileSync(DEFAULT_PROBE_OPTIONS.chromium, ['--version'], { encoding: 'utf8' })).toMatch(
-        /^Chromium \d+/,
+    const noBwrap = unavailable(import.meta.filename, 'bwrap');
+    it.skipIf(noBwrap !== null)('bwrap, when its probe says yes, runs a command in a read-only root', () => {
+      const outside = path.join(tmpDir('warren-bwrap-'), 'escaped');
+      expect(execFileSync('bwrap', ['--ro-bind', '/', '/', '--', 'echo', 'boxed'], { encoding: 'utf8' })).toBe(
+        'boxed\n',
       );
-      const { page } = await openBrowser();
-      await page.setContent('<p id="probe">rendered</p>');
-      expect(await page.locator('#probe').textContent()).toBe('rendered');
-    },
-  );
-});
+      const write = spawnSync('bwrap', ['--ro-bind', '/', '/', '--', 'touch', outside], { encoding: 'utf8' });
+      expect(write.stderr).toMatch(/Read-only file system/);
+      expect(fs.existsSync(outside)).toBe(false);
+    });
+
+    const noChromium = unavailable(import.meta.filename, 'chromium');
+    it.skipIf(noChromium !== null)(
+      'chromium, when its probe says yes, prints its version and renders a page through playwright',
+      async () => {
+        expect(execFileSync(DEFAULT_PROBE_OPTIONS.chromium, ['--version'], { encoding: 'utf8' })).toMatch(
+          /^Chromium \d+/,
+        );
+        const { page } = await openBrowser();
+        await page.setContent('<p id="probe">rendered</p>');
+        expect(await page.locator('#probe').textContent()).toBe('rendered');
+      },
+    );
+  },
+);
 
 describe('a recorded skip', () => {
   const record: SkipRecord = {

@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LIFECYCLE, openProject } from '../src/composition.js';
+import { LIFECYCLE, openProject, openStore } from '../src/composition.js';
 import { provisionCreate } from '../src/provision/provision-steps.js';
-import { openStore } from '../src/composition.js';
 import { createTask } from '../src/workspace/create.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
+import { fullTierOnly } from './helpers/tier.js';
 
 /**
  * `.worktreeinclude` means what git means: the untracked files its patterns match (gitignore
@@ -190,53 +190,56 @@ function provisionedFiles(ws: string): string[] {
 const RUNS = Number(process.env.WARREN_ORACLE_RUNS ?? 60);
 const ONLY = process.env.WARREN_ORACLE_SEED === undefined ? null : Number(process.env.WARREN_ORACLE_SEED);
 
-describe('.worktreeinclude against git (oracle)', () => {
-  it(
-    `provisions exactly git's answer in ${ONLY === null ? RUNS : 1} random trees (WARREN_ORACLE_SEED=N replays one)`,
-    { timeout: 20 * 60_000 },
-    async () => {
-      const seeds = ONLY === null ? Array.from({ length: RUNS }, (_, i) => 1000 + i) : [ONLY];
-      const base = tmpDir();
-      const store = openStore(path.join(base, 'home'));
-      onTestFinished(() => store.close());
-      let nonEmpty = 0;
-      for (const seed of seeds) {
-        const c = randomCase(seed);
-        const root = path.join(base, `repo-${seed}`);
-        fs.mkdirSync(root);
-        gitIn(root, 'init', '-q', '-b', 'main');
-        for (const [k, v] of [
-          ['user.name', 'Oracle'],
-          ['user.email', 'oracle@example.invalid'],
-          ['commit.gpgsign', 'false'],
-        ] as const) {
-          gitIn(root, 'config', k, v);
+describe.skipIf(fullTierOnly(import.meta.filename, 'the .worktreeinclude oracle'))(
+  '.worktreeinclude against git (oracle)',
+  () => {
+    it(
+      `provisions exactly git's answer in ${ONLY === null ? RUNS : 1} random trees (WARREN_ORACLE_SEED=N replays one)`,
+      { timeout: 20 * 60_000 },
+      async () => {
+        const seeds = ONLY === null ? Array.from({ length: RUNS }, (_, i) => 1000 + i) : [ONLY];
+        const base = tmpDir();
+        const store = openStore(path.join(base, 'home'));
+        onTestFinished(() => store.close());
+        let nonEmpty = 0;
+        for (const seed of seeds) {
+          const c = randomCase(seed);
+          const root = path.join(base, `repo-${seed}`);
+          fs.mkdirSync(root);
+          gitIn(root, 'init', '-q', '-b', 'main');
+          for (const [k, v] of [
+            ['user.name', 'Oracle'],
+            ['user.email', 'oracle@example.invalid'],
+            ['commit.gpgsign', 'false'],
+          ] as const) {
+            gitIn(root, 'config', k, v);
+          }
+          writeCase(root, c);
+          const expected = gitsAnswer(root);
+          if (expected.length > 0) nonEmpty++;
+          const ctx = await openProject(root, { store });
+          ctx.lifecycle = { ...LIFECYCLE, create: [provisionCreate] };
+          let actual: string[];
+          try {
+            const task = await createTask(ctx, { type: 'feat', id: `s${seed}`, sync: false, setup: false });
+            actual = provisionedFiles(task.path);
+          } catch (err) {
+            throw new Error(`seed ${seed}: warren new failed: ${(err as Error).message}\n${describeCase(c)}`, {
+              cause: err,
+            });
+          }
+          if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+            throw new Error(
+              `seed ${seed} (replay: WARREN_ORACLE_SEED=${seed}): warren provisioned\n  ${JSON.stringify(actual)}\ngit's answer is\n  ${JSON.stringify(expected)}\n${describeCase(c)}`,
+            );
+          }
         }
-        writeCase(root, c);
-        const expected = gitsAnswer(root);
-        if (expected.length > 0) nonEmpty++;
-        const ctx = await openProject(root, { store });
-        ctx.lifecycle = { ...LIFECYCLE, create: [provisionCreate] };
-        let actual: string[];
-        try {
-          const task = await createTask(ctx, { type: 'feat', id: `s${seed}`, sync: false, setup: false });
-          actual = provisionedFiles(task.path);
-        } catch (err) {
-          throw new Error(`seed ${seed}: warren new failed: ${(err as Error).message}\n${describeCase(c)}`, {
-            cause: err,
-          });
-        }
-        if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-          throw new Error(
-            `seed ${seed} (replay: WARREN_ORACLE_SEED=${seed}): warren provisioned\n  ${JSON.stringify(actual)}\ngit's answer is\n  ${JSON.stringify(expected)}\n${describeCase(c)}`,
-          );
-        }
-      }
-      // The generator must exercise the interesting part: most cases select something.
-      if (ONLY === null) expect(nonEmpty).toBeGreaterThan(seeds.length / 3);
-    },
-  );
-});
+        // The generator must exercise the interesting part: most cases select something.
+        if (ONLY === null) expect(nonEmpty).toBeGreaterThan(seeds.length / 3);
+      },
+    );
+  },
+);
 
 function describeCase(c: Case): string {
   return [

@@ -76,9 +76,21 @@ export function networkServiceOf(profile: string): number {
   return network.pid;
 }
 
+/**
+ * The screenshots the docs show, by the name a test takes them under: written into docs/ on every
+ * run of the dashboard's tests, so that they show the page as it is (`git diff` shows a change).
+ */
+const DOCS_SCREENSHOTS: Readonly<Record<string, string>> = {
+  'task-log-running': 'docs/dashboard.png',
+  'new-task-dialog': 'docs/dashboard-new-task.png',
+};
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  const docs = DOCS_SCREENSHOTS[name];
+  if (docs) fs.copyFileSync(file, path.resolve(import.meta.dirname, '../..', docs));
 }
 
 /**

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { leftOut, QUICK } from './tier.js';
 
 /**
  * What some tests need from the machine beyond Node and git. Each capability has a probe that
@@ -432,6 +433,9 @@ export interface SkipRecord {
   install: string;
 }
 
+/** What the quick tier may use: what warren itself needs (util-linux's setpriv and script) and the kernel's own features. */
+const QUICK_CAPABILITIES: readonly CapabilityName[] = ['setpriv', 'pty', 'proc-io', 'ipv6-loopback'];
+
 const SKIPS_DIR = path.resolve(import.meta.dirname, '../../artifacts/skips');
 const TEST_DIR = path.resolve(import.meta.dirname, '..');
 
@@ -457,9 +461,13 @@ const reported = new Set<string>();
  * they cannot, prints the reason and what installs it, once, and records the skip for `.ci/run`.
  */
 export function unavailable(testFile: string, name: CapabilityName): string | null {
+  const suite = path.relative(TEST_DIR, testFile).replace(/\.test\.ts$/, '');
+  if (QUICK && !QUICK_CAPABILITIES.includes(name)) {
+    leftOut(suite, name);
+    return `the quick tier leaves out what needs ${name}`;
+  }
   const reason = probe(name);
   if (reason === null) return null;
-  const suite = path.relative(TEST_DIR, testFile).replace(/\.test\.ts$/, '');
   const key = `${suite}\0${name}`;
   if (!reported.has(key)) {
     reported.add(key);

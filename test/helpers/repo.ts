@@ -1,10 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { commandsHash, repoCommands } from '../../src/config/trust.js';
 import { parseConfig } from '../../src/config/validate.js';
+import type { CliIo } from '../../src/cli/command.js';
 import { openStore } from '../../src/composition.js';
 import { projectKey } from '../../src/workspace/paths.js';
 
@@ -37,7 +39,12 @@ export function gitIn(cwd: string, ...args: string[]): string {
 export interface TestRepo {
   root: string;
   home: string;
-  /** Runs the real CLI (bin/warren.js) in the repository with this test's WARREN_HOME. */
+  /**
+   * Runs the CLI in the repository with this test's WARREN_HOME: in this process (the command
+   * line's own `main`, with its output captured), or as a real process when another command of
+   * this process is still running (commands run at once stay at once). `runCli` always starts
+   * the real bin/warren.js.
+   */
   warren(...args: string[]): Promise<CliResult>;
   /** Same, and parses --json stdout. */
   warrenJson<T = Record<string, unknown>>(...args: string[]): Promise<CliResult & { json: T }>;
@@ -86,9 +93,9 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
   const repo: TestRepo = {
     root,
     home,
-    warren: (...args) => runCli(args, { cwd: root, home }),
+    warren: (...args) => runWarren(args, { cwd: root, home }),
     async warrenJson<T>(...args: string[]) {
-      const result = await runCli(['--json', ...args], { cwd: root, home });
+      const result = await runWarren(['--json', ...args], { cwd: root, home });
       let json: T;
       try {
         json = JSON.parse(result.stdout) as T;
@@ -133,14 +140,68 @@ export function trustRepo(root: string, home: string): void {
   }
 }
 
-export function runCli(
-  args: readonly string[],
-  opts: { cwd: string; home: string; env?: Record<string, string>; input?: string },
-): Promise<CliResult> {
+/** The environment this process started with: what a spawned command inherits, whatever an in-process one set meanwhile. */
+const STARTING_ENV = { ...process.env };
+
+let inProcess = false;
+
+class Collected extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+interface CliOptions {
+  cwd: string;
+  home: string;
+  env?: Record<string, string>;
+  input?: string;
+}
+
+/**
+ * The CLI as a test calls it: in this process when nothing else of warren's runs in it now (the
+ * environment is this test's for the call), else as a real process. A command that must die by
+ * its own hand (WARREN_FAULT) is always a real one.
+ */
+export async function runWarren(args: readonly string[], opts: CliOptions): Promise<CliResult> {
+  if (inProcess || opts.env?.WARREN_FAULT !== undefined) return runCli(args, opts);
+  inProcess = true;
+  const env: Record<string, string> = { WARREN_HOME: opts.home, ...opts.env };
+  const before = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const input = opts.input ?? '';
+  const io: CliIo = {
+    stdout,
+    stderr,
+    stdin: Readable.from([input]),
+    commandStdin: { text: input },
+    cwd: opts.cwd,
+    self: [process.execPath, BIN],
+    interactive: false,
+  };
+  try {
+    const { main, prepareMain, COMMANDS } = await import('../../src/cli/commands/all.js');
+    const code = await main(args, prepareMain(COMMANDS, io), io);
+    return { code, stdout: stdout.text, stderr: stderr.text };
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    inProcess = false;
+  }
+}
+
+/** The real command line, bin/warren.js, in a process of its own. */
+export function runCli(args: readonly string[], opts: CliOptions): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, WARREN_HOME: opts.home, ...opts.env },
+      env: { ...STARTING_ENV, WARREN_HOME: opts.home, ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
