@@ -5,7 +5,15 @@ import { detectContainment } from '../run/containment.js';
 import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
-import { checkLayerPaths, firstLine, mountOverlay, overlayAt, overlayOptions, unmount } from '../system/overlay.js';
+import {
+  checkLayerPaths,
+  firstLine,
+  inUserNamespace,
+  mountOverlay,
+  overlayAt,
+  overlayOptions,
+  unmount,
+} from '../system/overlay.js';
 
 /**
  * Which overlay a `cow` path or checkout gets on this machine (the mounts themselves are
@@ -94,22 +102,9 @@ async function probe(home: string): Promise<OverlaySupport> {
     // The mount every run makes, and the delete `npm install` makes: a lower directory removed
     // through the overlay, which needs overlay's xattrs kept in user.* on the upper file system.
     const script = 'mount -t overlay overlay -o "$1" "$2" || exit 10; rmdir "$2/d" || exit 11';
-    const inNs = await runTool(
-      [
-        'unshare',
-        '--user',
-        '--map-root-user',
-        '--mount',
-        '--',
-        'sh',
-        '-c',
-        script,
-        'warren-probe',
-        overlayOptions(l, u, w, true),
-        m,
-      ],
-      { timeoutMs: 10_000 },
-    );
+    const inNs = await runTool(inUserNamespace(script, 'warren-probe', overlayOptions(l, u, w, true), m), {
+      timeoutMs: 10_000,
+    });
     if (inNs.exitCode === 0) return { ok: true, how: 'namespaced', noFuse };
     if (inNs.exitCode === 11) {
       return {

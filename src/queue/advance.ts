@@ -5,7 +5,7 @@ import { changedNames } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
 import { BaseMoved, baseMoveShape, checkoutMoved, refMoved } from '../land/base-move.js';
 import { lockfilesAmong, recordDepsStale } from '../land/deps.js';
-import { landedOf, landedShape, recordLanded, recordPlan } from '../land/land.js';
+import { landedOf, landedShape, recordLanded, recordPlan, resultOf } from '../land/land.js';
 import { assertCheckoutCanFollow, type LandPlan } from '../land/plan.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { withRepoLock } from '../workspace/locks.js';
@@ -67,18 +67,10 @@ export interface AdvanceLive {
   changed: string[];
 }
 
+/** What the entry records of its land: `land`'s own result, as the queue keeps it. */
 function summaryOf(plan: LandPlan, checkout: string | null, warnings: string[]): LandedSummary {
-  return {
-    commit: plan.commit,
-    tree: plan.tree,
-    base: plan.task.base,
-    baseBefore: plan.baseTip,
-    excluded: plan.exclusions.map((e) => e.path),
-    exclusions: plan.exclusions,
-    rebased: plan.rebased,
-    checkoutUpdated: checkout,
-    warnings,
-  };
+  const { id: _id, landed: _landed, push: _push, ...summary } = resultOf(plan);
+  return { ...summary, checkoutUpdated: checkout, warnings };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { LandResult } from '../land/land.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Store } from '../state/store.js';
@@ -47,17 +48,8 @@ export interface QueueEntry {
   gateTask: string | null;
 }
 
-export interface LandedSummary {
-  commit: string;
-  tree: string;
-  base: string;
-  baseBefore: string;
-  excluded: string[];
-  exclusions: { path: string; how: string; why: string }[];
-  rebased: boolean;
-  checkoutUpdated: string | null;
-  warnings: string[];
-}
+/** What an entry keeps of its land: `land`'s own result, less what the entry says itself. */
+export type LandedSummary = Omit<LandResult, 'id' | 'landed' | 'push'>;
 
 interface Row {
   id: number;

@@ -141,19 +141,7 @@ export async function hiddenInNamespace(
   const script =
     'mount -t overlay overlay -o "$1" "$2" || exit 1; cd "$2" || exit 1; while IFS= read -r p; do [ -e "$p" ] || [ -h "$p" ] || printf "%s\\n" "$p"; done';
   const result = await runTool(
-    [
-      'unshare',
-      '--user',
-      '--map-root-user',
-      '--mount',
-      '--',
-      'sh',
-      '-c',
-      script,
-      'warren-status',
-      `ro,userxattr,lowerdir=${upper}:${lower}`,
-      mountPoint,
-    ],
+    inUserNamespace(script, 'warren-status', `ro,userxattr,lowerdir=${upper}:${lower}`, mountPoint),
     {
       input: `${probes.join('\n')}\n`,
       timeoutMs: 60_000,
@@ -161,6 +149,11 @@ export async function hiddenInNamespace(
   );
   if (result.exitCode !== 0) return { ok: false, error: firstLine(result.stderr) || `exit ${result.exitCode}` };
   return { ok: true, hidden: new Set(result.stdout.split('\n').filter((l) => l !== '')) };
+}
+
+/** `sh -c script name args…` as root of a throwaway user namespace with a mount namespace of its own. */
+export function inUserNamespace(script: string, name: string, ...args: string[]): string[] {
+  return ['unshare', '--user', '--map-root-user', '--mount', '--', 'sh', '-c', script, name, ...args];
 }
 
 export function firstLine(text: string): string {

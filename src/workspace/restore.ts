@@ -3,17 +3,8 @@ import { branchFacts, revParse } from '../git/refs.js';
 import type { Task } from '../state/types.js';
 import { listArchives, populateFromArchive, type Archive } from './archive.js';
 import type { ProjectContext } from './context.js';
-import {
-  assertNoTask,
-  checkedBranch,
-  checkSlot,
-  NEW,
-  newTaskFailed,
-  newTaskSteps,
-  startLive,
-  type NewStepName,
-  type NewTaskLive,
-} from './create.js';
+import { assertNoTask, checkedBranch, checkSlot } from './new-guards.js';
+import { NEW, newTaskFailed, newTaskSteps, startLive, type NewStepName, type NewTaskLive } from './create.js';
 import { validateTaskId, validateTaskType } from './ids.js';
 import { lockTask } from './locks.js';
 import { runOperation, type Operation } from './operation.js';

@@ -2,8 +2,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { openStore } from '../../src/composition.js';
 import type { Store } from '../../src/state/store.js';
-import { TRANSITIONS, canMove } from '../../src/state/transitions.js';
-import { TASK_STATES } from '../../src/state/types.js';
+import { canMove } from '../../src/state/transitions.js';
+import type { TASK_STATES } from '../../src/state/types.js';
 import { tmpDir } from '../helpers/repo.js';
 
 /** The task state machine: one table, enforced by the store's one way of moving a task. */
@@ -27,11 +27,7 @@ function storeWithTask(state: (typeof TASK_STATES)[number]): Store {
 }
 
 describe('task state machine', () => {
-  it('has an entry for every state, and every target is a state', () => {
-    expect(Object.keys(TRANSITIONS).sort()).toEqual([...TASK_STATES].sort());
-    for (const targets of Object.values(TRANSITIONS)) for (const t of targets) expect(TASK_STATES).toContain(t);
-  });
-
+  // That every state has an entry and every target is a state, `satisfies` checks when it compiles.
   it.each([
     ['creating', 'ready', true],
     ['creating', 'landed', false],
