@@ -123,7 +123,8 @@ function nonRootRows() {
   const asNobody = (args, cwd = nbRepo) =>
     spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', ...args], {
       cwd,
-      env: { ...process.env, HOME: nb, WARREN_HOME: path.join(nb, 'home'), GIT_CONFIG_NOSYSTEM: '1' },
+      // WARREN_COW=userns: the namespaced rung, which these rows measure, even where fuse-overlayfs could mount on the host.
+      env: { ...process.env, HOME: nb, WARREN_HOME: path.join(nb, 'home'), GIT_CONFIG_NOSYSTEM: '1', WARREN_COW: 'userns' },
       encoding: 'utf8',
     });
   const must = (args) => {
@@ -179,4 +180,9 @@ console.log(
 console.log(
   `bwrap with an egress allowlist vs bwrap, end to end: ${(allowed / boxed).toFixed(2)}×; supervised run: ${(allowedRun / boxedRun).toFixed(2)}×`,
 );
+// Whatever is still mounted under the bench's folder comes off first: rm -r would go through it.
+for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').reverse()) {
+  const at = line.split(' ')[4];
+  if (at?.startsWith(base)) spawnSync('umount', ['-l', at], { stdio: 'ignore' });
+}
 fs.rmSync(base, { recursive: true, force: true });
