@@ -216,6 +216,103 @@ export interface GcLive {
   kept: GcResult['kept'];
 }
 
+/** One planned action, checked again as it is done: what it removed goes in `live.removed`, what it kept and why in `live.kept`. */
+async function collectStray(ctx: ProjectContext, action: GcAction, live: GcLive): Promise<void> {
+  const { removed, kept } = live;
+  const { stray } = action;
+  const entry = {
+    kind: stray.kind,
+    action: action.kind,
+    ...(stray.path ? { path: stray.path } : {}),
+    ...(stray.id ? { id: stray.id } : {}),
+    ...(stray.branch ? { branch: stray.branch } : {}),
+  };
+  try {
+    if (await act(ctx, action, live)) removed.push(entry);
+  } catch (err) {
+    kept.push({
+      path: stray.path ?? stray.branch ?? '',
+      kind: stray.kind,
+      reason: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/** Does one action; false when a check at the moment of acting kept the stray (said in `live.kept`). */
+async function act(ctx: ProjectContext, action: GcAction, live: GcLive): Promise<boolean> {
+  const { kept } = live;
+  const { stray } = action;
+  switch (action.kind) {
+    case 'forget-row':
+      forgetWorkspace(ctx, action.task.path);
+      ctx.store.deleteTask(ctx.key, action.task.id);
+      break;
+    case 'prune':
+      await pruneWorktrees(ctx.repo, action.spare);
+      break;
+    case 'delete-dir': {
+      // Checked again at the moment of deleting: the plan is only as old as the scan.
+      if (!madeByWarren(ctx, action.path, live.tasks)) {
+        kept.push({
+          path: action.path,
+          kind: stray.kind,
+          reason: 'warren did not make it (not in its ledger), so it never deletes it',
+        });
+        return false;
+      }
+      const failures = removeTree(action.path);
+      if (fs.existsSync(action.path)) {
+        const first = failures[0];
+        kept.push({
+          path: action.path,
+          kind: stray.kind,
+          reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}`,
+        });
+        return false;
+      }
+      forgetWorkspace(ctx, action.path);
+      if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+      break;
+    }
+    case 'remove-worktree': {
+      if (!madeByWarren(ctx, action.path, live.tasks)) {
+        kept.push({
+          path: action.path,
+          kind: stray.kind,
+          reason: 'warren did not make it (not in its ledger), so it never removes it',
+        });
+        return false;
+      }
+      // Unmount what later stages mounted inside first (a crashed `new` may have left a
+      // cow layer): git would delete through a mount, and warren never does.
+      const problems = action.task ? await releaseSteps(ctx, action.task) : [];
+      const mounted = mountsUnder(readMounts(), action.path);
+      if (mounted.length > 0 || problems.length > 0) {
+        kept.push({
+          path: action.path,
+          kind: stray.kind,
+          reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; '),
+        });
+        return false;
+      }
+      if (action.force) await unlockWorktree(ctx.repo, action.path);
+      const result = await removeWorktree(ctx.repo, action.path, action.force);
+      if (result.exitCode !== 0) {
+        kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
+        return false;
+      }
+      forgetWorkspace(ctx, action.path);
+      if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+      break;
+    }
+    case 'delete-branch':
+      await deleteBranch(ctx.repo, action.branch);
+      if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
+      break;
+  }
+  return true;
+}
+
 /**
  * `gc`. Each of its actions is whole or not begun, so a `gc` killed half way has nothing to
  * repair: what it had not done is still a stray the next `gc` collects.
@@ -227,95 +324,8 @@ export const GC: Operation<'gc', 'strays-collected' | 'features-collected', GcLi
     {
       name: 'strays-collected',
       async run({ ctx, live }) {
-        const { removed, kept } = live;
         await withRepoLock(ctx, 'gc', async () => {
-          for (const action of live.plan.actions) {
-            const { stray } = action;
-            const entry = {
-              kind: stray.kind,
-              action: action.kind,
-              ...(stray.path ? { path: stray.path } : {}),
-              ...(stray.id ? { id: stray.id } : {}),
-              ...(stray.branch ? { branch: stray.branch } : {}),
-            };
-            try {
-              switch (action.kind) {
-                case 'forget-row':
-                  forgetWorkspace(ctx, action.task.path);
-                  ctx.store.deleteTask(ctx.key, action.task.id);
-                  break;
-                case 'prune':
-                  await pruneWorktrees(ctx.repo, action.spare);
-                  break;
-                case 'delete-dir': {
-                  // Checked again at the moment of deleting: the plan is only as old as the scan.
-                  if (!madeByWarren(ctx, action.path, live.tasks)) {
-                    kept.push({
-                      path: action.path,
-                      kind: stray.kind,
-                      reason: 'warren did not make it (not in its ledger), so it never deletes it',
-                    });
-                    continue;
-                  }
-                  const failures = removeTree(action.path);
-                  if (fs.existsSync(action.path)) {
-                    const first = failures[0];
-                    kept.push({
-                      path: action.path,
-                      kind: stray.kind,
-                      reason: `could not delete ${first ? `${first.path} (${likelyCause(first.code)})` : 'it'}`,
-                    });
-                    continue;
-                  }
-                  forgetWorkspace(ctx, action.path);
-                  if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
-                  break;
-                }
-                case 'remove-worktree': {
-                  if (!madeByWarren(ctx, action.path, live.tasks)) {
-                    kept.push({
-                      path: action.path,
-                      kind: stray.kind,
-                      reason: 'warren did not make it (not in its ledger), so it never removes it',
-                    });
-                    continue;
-                  }
-                  // Unmount what later stages mounted inside first (a crashed `new` may have left a
-                  // cow layer): git would delete through a mount, and warren never does.
-                  const problems = action.task ? await releaseSteps(ctx, action.task) : [];
-                  const mounted = mountsUnder(readMounts(), action.path);
-                  if (mounted.length > 0 || problems.length > 0) {
-                    kept.push({
-                      path: action.path,
-                      kind: stray.kind,
-                      reason: [...problems, ...mounted.map((m) => `still mounted inside: ${m.mountPoint}`)].join('; '),
-                    });
-                    continue;
-                  }
-                  if (action.force) await unlockWorktree(ctx.repo, action.path);
-                  const result = await removeWorktree(ctx.repo, action.path, action.force);
-                  if (result.exitCode !== 0) {
-                    kept.push({ path: action.path, kind: stray.kind, reason: `git refused: ${result.stderr.trim()}` });
-                    continue;
-                  }
-                  forgetWorkspace(ctx, action.path);
-                  if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
-                  break;
-                }
-                case 'delete-branch':
-                  await deleteBranch(ctx.repo, action.branch);
-                  if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
-                  break;
-              }
-              removed.push(entry);
-            } catch (err) {
-              kept.push({
-                path: stray.path ?? stray.branch ?? '',
-                kind: stray.kind,
-                reason: err instanceof Error ? err.message : String(err),
-              });
-            }
-          }
+          for (const action of live.plan.actions) await collectStray(ctx, action, live);
         });
       },
       recover: 'forward',
