@@ -11,6 +11,7 @@ import {
   provisionRemove,
 } from './provision/provision-steps.js';
 import { portsAudit } from './run/audit-ports.js';
+import { sandboxAudit } from './run/audit-sandbox.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { LAND } from './land/land.js';
@@ -56,8 +57,8 @@ export const LIFECYCLE: Lifecycle = {
   gc: [runLogsGc, provisionGc, archiveGc, checkoutGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [checkoutBeforeRun, provisionBeforeRun],
-  // `warren audit`: git sharing and hooks, then what was provisioned, ports, compose binds.
-  audit: [gitSection, hooksSection, provisionAudit, portsAudit, composeSection],
+  // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
+  audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
   checkout: checkoutCreate,
 };

@@ -155,36 +155,43 @@ describe('sandbox', () => {
     kind: 'bwrap' as const,
     network: false,
     allow: null,
+    masked: ['/home/me', '/w'],
+    readable: ['/tmp/repo', '/home/me/.gitconfig'],
     writable: ['/w/ws'],
-    readable: ['/tmp/repo'],
-    hidden: ['/h/hidden'],
+    pinned: ['/w/ws/.git'],
   };
-  it('bwrap argv: read-only root, private /tmp, re-bound paths, the workspace writable, hidden folders covered, no network', () => {
+  const none = {
+    kind: 'none' as const,
+    network: true,
+    allow: null,
+    masked: [],
+    readable: [],
+    writable: [],
+    pinned: [],
+  };
+  it('bwrap argv: no capability, a user namespace, read-only root, private /tmp, masks, then what is bound back, then the pins; no network', () => {
     const argv = sandboxArgv(profile, '/w/ws', ['sh', '-c', 'x']);
-    expect(argv.slice(0, 2)).toEqual(['bwrap', '--die-with-parent']);
+    expect(argv.slice(0, 5)).toEqual(['bwrap', '--die-with-parent', '--unshare-user', '--cap-drop', 'ALL']);
+    expect(argv).not.toContain('--cap-add');
     expect(argv).toContain('--unshare-net');
     const s = argv.join(' ');
     expect(s.indexOf('--ro-bind / /')).toBeLessThan(s.indexOf('--tmpfs /tmp'));
-    expect(s.indexOf('--tmpfs /tmp')).toBeLessThan(s.indexOf('--ro-bind /tmp/repo /tmp/repo'));
-    expect(s.indexOf('--ro-bind /tmp/repo')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
-    // a hidden folder is covered last: no bind above can show it again
-    expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--tmpfs /h/hidden'));
+    // The masks come before anything bound back over them (a mask after a bind would hide it again).
+    expect(s.indexOf('--tmpfs /tmp')).toBeLessThan(s.indexOf('--tmpfs /home/me'));
+    expect(s.indexOf('--tmpfs /w ')).toBeLessThan(s.indexOf('--ro-bind /tmp/repo /tmp/repo'));
+    expect(s.indexOf('--ro-bind /home/me/.gitconfig')).toBeLessThan(s.indexOf('--bind /w/ws /w/ws'));
+    // A pin comes after the writable workspace bound above, which cannot replace it; the masks turn read-only last.
+    expect(s.indexOf('--bind /w/ws /w/ws')).toBeLessThan(s.indexOf('--ro-bind /w/ws/.git /w/ws/.git'));
+    expect(s.indexOf('--ro-bind /w/ws/.git')).toBeLessThan(s.indexOf('--remount-ro /home/me'));
     expect(argv.slice(-4)).toEqual(['--', 'sh', '-c', 'x']);
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
-    expect(
-      sandboxArgv({ kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] }, '/w', ['x']),
-    ).toEqual(['x']);
+    expect(sandboxArgv(none, '/w', ['x'])).toEqual(['x']);
   });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
     expect(sandboxFailureReason({ ...profile, network: true }, 'connect ECONNREFUSED')).toBeNull();
-    expect(
-      sandboxFailureReason(
-        { kind: 'none', network: true, allow: null, writable: [], readable: [], hidden: [] },
-        'Read-only file system',
-      ),
-    ).toBeNull();
+    expect(sandboxFailureReason(none, 'Read-only file system')).toBeNull();
   });
 });
 
@@ -303,9 +310,10 @@ describe('checkPolicy', () => {
     kind,
     network,
     allow: null,
-    writable: [],
+    masked: [],
     readable: [],
-    hidden: [],
+    writable: [],
+    pinned: [],
   });
   it.each([
     ['trusted-1', p('none', true), null],

@@ -115,6 +115,21 @@ export type CommandSpec = z.infer<typeof command>;
 export const userConfigSchema = z.strictObject({
   /** An absolute folder; each repository's workspaces go in `<worktree_root>/<project>/`. */
   worktree_root: z.string().min(1).optional(),
+  /**
+   * What a sandboxed command may read of your home folder, relative to it (the rest of it is
+   * hidden): replaces the default list, src/run/sandbox.ts's SANDBOX_HOME.
+   */
+  sandbox_home: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine(
+          (p) => !p.startsWith('/') && !p.split('/').includes('..'),
+          'a path inside your home folder, relative to it',
+        ),
+    )
+    .optional(),
 });
 
 export type UserConfig = z.infer<typeof userConfigSchema>;

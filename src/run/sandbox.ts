@@ -15,48 +15,99 @@ export interface SandboxProfile {
   network: boolean;
   /** bwrap with an egress allowlist: connections leave only through warren's proxy, to these hosts (egress.ts). Null: none. */
   allow: string[] | null;
-  /** Paths the command may write (bwrap); everything else is read-only. */
-  writable: string[];
   /**
-   * Paths bound read-only again after the private /tmp is mounted, so that a main checkout,
-   * workspace root or WARREN_HOME that lives under /tmp stays visible (and read-only) instead
-   * of being replaced by an empty, writable tmpfs.
+   * Folders replaced by an empty, read-only tmpfs first, before anything is bound back: the user's home,
+   * WARREN_HOME (other tasks' workspaces and agent state, the policy key, the state database),
+   * the workspace root and the main checkout (its ignored files: a .env).
+   */
+  masked: string[];
+  /**
+   * Bound back read-only over the masks (and the private /tmp): the main checkout's git
+   * directory (objects, refs, config, hooks), what a `share`d path points at, and the
+   * home-folder entries the toolchains and git need (`sandbox_home`).
    */
   readable: string[];
-  /** Folders replaced by an empty tmpfs inside the sandbox. */
-  hidden: string[];
+  /** Bound back writable: the workspace and its private git directory (with an agent, its state folder). */
+  writable: string[];
+  /**
+   * Files bound read-only over what the workspace can write: what git reads to find the
+   * repository and the per-worktree configuration, so that a command cannot point git at code.
+   */
+  pinned: string[];
 }
+
+/**
+ * What a sandboxed command may read of the user's home folder when `$WARREN_HOME/config.yaml`
+ * does not say (`sandbox_home`): git's own settings and the usual per-user toolchains. Secrets
+ * (~/.ssh, ~/.aws, ~/.config/gh, ~/.npmrc, ~/.netrc, ~/.cargo/credentials.toml…) are not in it.
+ */
+export const SANDBOX_HOME: readonly string[] = [
+  '.gitconfig',
+  '.config/git',
+  '.nvm',
+  '.volta',
+  '.asdf',
+  '.pyenv',
+  '.rbenv',
+  '.bun',
+  '.deno',
+  '.cargo/bin',
+  '.rustup',
+  '.local/bin',
+  'go/bin',
+  '.sdkman',
+];
 
 export function parseSandboxKind(value: string): SandboxKind {
   if ((SANDBOX_KINDS as readonly string[]).includes(value)) return value as SandboxKind;
   throw new WarrenError('USAGE', `sandbox "${value}" is not one of ${SANDBOX_KINDS.join(', ')}; nothing was changed.`);
 }
 
+const NO_SANDBOX = { masked: [], readable: [], writable: [], pinned: [] };
+
 /** The task's own choice (`warren new --sandbox`) wins over warren.yaml's `sandbox:`. */
 export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
   const own = task.data.sandbox;
   const kind: SandboxKind = own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
   const network = kind === 'none' ? true : ctx.config.network === true;
-  if (kind === 'none') return { kind, network, allow: null, writable: [], readable: [], hidden: [] };
-  const readable = [ctx.repo.root, ctx.repo.commonDir, ctx.root, ctx.store.home].filter((p) => fs.existsSync(p));
+  if (kind === 'none') return { kind, network, allow: null, ...NO_SANDBOX };
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
   const allow = network ? null : egressAllowOf(ctx.config);
-  return { kind, network, allow, writable: writablePaths(task), readable, hidden: [] };
+  const home = process.env.HOME;
+  // The main checkout too: its ignored files (a .env) are none of the task's business; git in the
+  // workspace needs only its git directory, bound back below.
+  const masked = [home, ctx.store.home, ctx.root, ctx.repo.root].filter(
+    (p): p is string => p !== undefined && path.isAbsolute(p) && p !== '/' && fs.existsSync(p),
+  );
+  const homeEntries =
+    home && masked.includes(home) ? (ctx.user.sandbox_home ?? SANDBOX_HOME).map((rel) => path.join(home, rel)) : [];
+  // A `share`d path is a link to the main checkout's copy: what it points at is bound back.
+  const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.source);
+  const readable = [ctx.repo.commonDir, ...shared, ...homeEntries].filter((p) => fs.existsSync(p));
+  const { writable, pinned } = workspacePaths(task);
+  return { kind, network, allow, masked, readable, writable, pinned };
 }
 
 /**
- * The workspace, and its private git directory (index, HEAD) so that `git status` works.
- * The shared object store and refs stay read-only: they belong to the main checkout.
+ * The workspace, and its private git directory (index, HEAD) so that `git status` works; the
+ * shared object store and refs stay read-only: they belong to the main checkout. Pinned: the
+ * workspace's `.git` file and its git directory's `gitdir`, `commondir` and `config.worktree`
+ * (made empty first when absent, so that none can be made inside).
  */
-function writablePaths(task: Task): string[] {
-  const out = [task.path];
+function workspacePaths(task: Task): { writable: string[]; pinned: string[] } {
+  const dotGit = path.join(task.path, '.git');
   try {
-    const m = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(task.path, '.git'), 'utf8'));
-    if (m?.[1]) out.push(fs.realpathSync(path.resolve(task.path, m[1].trim())));
+    const m = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'));
+    if (!m?.[1]) return { writable: [task.path], pinned: [] };
+    const gitDir = fs.realpathSync(path.resolve(task.path, m[1].trim()));
+    const perWorktree = path.join(gitDir, 'config.worktree');
+    if (!fs.existsSync(perWorktree)) fs.writeFileSync(perWorktree, '');
+    const pinned = [dotGit, ...['gitdir', 'commondir', 'config.worktree'].map((f) => path.join(gitDir, f))];
+    return { writable: [task.path, gitDir], pinned: pinned.filter((p) => fs.existsSync(p)) };
   } catch {
     // not a linked worktree layout; only the workspace is writable
+    return { writable: [task.path], pinned: [] };
   }
-  return out;
 }
 
 /** Whether bwrap runs, per PATH it is found on. */
@@ -99,6 +150,11 @@ export interface EgressMount {
  * bwrap: the root filesystem read-only, the workspace (with any mounts inside it, which
  * --bind carries recursively) writable, a private /tmp, its own PID namespace that dies with
  * warren, and no network unless allowed (--unshare-net leaves only a loopback of its own).
+ * Every capability is dropped, the bounding set included, in a user namespace of its own and
+ * with no_new_privs (bwrap's own): root inside can remount, mount, unmount, load a module or
+ * open a raw device no more than a user can, and nothing it runs can gain a capability back.
+ * (With an egress allowlist that forwards a loopback port below 1024, the one capability to
+ * bind it in the sandbox's own network namespace is kept.)
  * With an egress allowlist the network stays unshared, and the command runs under the bridge
  * that carries its connections to warren's proxy over the bound socket.
  */
@@ -109,12 +165,29 @@ export function sandboxArgv(
   egress: EgressMount | null = null,
 ): string[] {
   if (profile.kind === 'none') return [...argv];
-  const args = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--new-session'];
+  const args = [
+    'bwrap',
+    '--die-with-parent',
+    '--unshare-user',
+    '--cap-drop',
+    'ALL',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--new-session',
+  ];
+  // The bridge listens on the allowed loopback ports, as they are, in the sandbox's own network
+  // namespace: a port below 1024 needs the one capability to bind it there, and nothing else.
+  if (egress && egress.forwards.some((f) => f.port < 1024)) args.push('--cap-add', 'CAP_NET_BIND_SERVICE');
   if (!profile.network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  // Masks first, then what is bound back over them; a path under /tmp is bound over the private /tmp too.
+  for (const p of profile.masked) args.push('--tmpfs', p);
   for (const p of profile.readable) args.push('--ro-bind', p, p);
   for (const p of profile.writable) args.push('--bind', p, p);
-  for (const p of profile.hidden) args.push('--tmpfs', p);
+  for (const p of profile.pinned) args.push('--ro-bind', p, p);
+  // A mask is read-only once what goes inside it is bound: a write there fails as any write outside does.
+  for (const p of profile.masked) args.push('--remount-ro', p);
   if (egress) {
     // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
     args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
-import type { WarrenConfig } from '../config/schema.js';
+import type { UserConfig, WarrenConfig } from '../config/schema.js';
 import { isWarrenError, WarrenError } from '../errors.js';
 import { resolveRepository } from '../git/repo.js';
 import { tracksAnything } from '../git/status.js';
@@ -37,7 +37,7 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const cache = path.join(store.home, 'cache', 'config');
   const [{ config, problem }, user] = await Promise.all([
     readConfig(repo.root, cache, parts.lenientConfig === true),
-    userRootChoice(store.home, cache),
+    loadUserConfig(store.home, cache),
   ]);
   const key = projectKey(repo.root, repo.commonDir);
   // Decided before anything is recorded: a root the repository may not choose touches nothing.
@@ -47,7 +47,7 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
     home: store.home,
     key,
     fromRepository: config.worktree_root,
-    fromUser: user,
+    fromUser: userRootChoice(store.home, user),
   });
   store.upsertProject(key, repo.root, repo.commonDir);
   return {
@@ -56,6 +56,7 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
     config,
     root,
     store,
+    user,
     lifecycle: parts.lifecycle,
     reporter: parts.reporter ?? SILENT,
     ...(problem ? { configProblem: problem } : {}),
@@ -76,10 +77,9 @@ async function readConfig(
 }
 
 /** The user's workspace root: the environment over `$WARREN_HOME/config.yaml`; null when neither sets one. */
-async function userRootChoice(home: string, cache: string): Promise<{ value: string; source: string } | null> {
+function userRootChoice(home: string, user: UserConfig): { value: string; source: string } | null {
   const fromEnv = process.env[WORKTREE_ROOT_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: WORKTREE_ROOT_ENV };
-  const user = await loadUserConfig(home, cache);
   return user.worktree_root === undefined
     ? null
     : { value: user.worktree_root, source: path.join(home, USER_CONFIG_FILE) };

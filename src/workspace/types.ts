@@ -1,6 +1,6 @@
 import type { Task } from '../state/types.js';
 import type { MountEntry, RunMount } from '../system/mounts.js';
-import type { WarrenConfig } from '../config/schema.js';
+import type { UserConfig, WarrenConfig } from '../config/schema.js';
 import type { WarrenError } from '../errors.js';
 import type { Repository } from '../git/repo.js';
 import type { Store } from '../state/store.js';
@@ -19,6 +19,8 @@ export interface ProjectContext {
   /** Canonical workspace root (its parent resolved; the root itself must not be a symlink). */
   root: string;
   store: Store;
+  /** The user's own settings (`$WARREN_HOME/config.yaml`), which no repository can set. */
+  user: UserConfig;
   /** The features' steps, in order (src/composition.ts composes warren's own). */
   lifecycle: Lifecycle;
   reporter: Reporter;

@@ -1,0 +1,38 @@
+import type { AuditSection } from '../workspace/types.js';
+import { sandboxProfileFor } from './sandbox.js';
+
+/**
+ * `warren audit ID`, section "sandbox": what a command of the task can see and write when it
+ * runs sandboxed — what is masked, what is bound back read-only or writable, what is pinned —
+ * and its network. (An agent run adds its own state folder to what it may write.)
+ */
+export const sandboxAudit: AuditSection = {
+  name: 'sandbox',
+  async collect(ctx, task) {
+    const profile = sandboxProfileFor(ctx, task);
+    if (profile.kind === 'none') {
+      return {
+        data: profile,
+        lines: [
+          'none: commands run as you, unsandboxed; they can read and write whatever you can (`warren new --sandbox bwrap`, or `sandbox: bwrap` in warren.yaml)',
+        ],
+      };
+    }
+    const network = profile.network
+      ? 'the network, unrestricted'
+      : profile.allow
+        ? `only ${profile.allow.join(', ')}, through warren's egress proxy`
+        : 'no network: a loopback of its own';
+    const lines = [
+      'bwrap: no capability, a user namespace of its own, the root file system read-only',
+      `network: ${network}`,
+      ...profile.masked.map((p) => `hidden:   ${p} (an empty folder inside)`),
+      ...profile.readable.map((p) => `read:     ${p}`),
+      ...profile.writable.map((p) => `write:    ${p}`),
+      ...profile.pinned.map(
+        (p) => `pinned:   ${p} (read-only: what git reads to find the repository and its configuration)`,
+      ),
+    ];
+    return { data: profile, lines };
+  },
+};
