@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
-import { isAllowed, loopbackForwards, parseAllowEntry, parseTarget } from '../src/run/egress.js';
+import {
+  addressRefusal,
+  isAllowed,
+  isPublicAddress,
+  loopbackForwards,
+  parseAllowEntry,
+  parseTarget,
+} from '../src/run/egress.js';
 import { AGENT_CLI_BIN, unavailable } from './helpers/capabilities.js';
 import { FINAL, NOTE, startModelServer } from './helpers/model-server.js';
 import { makeRepo, runCli, tmpDir } from './helpers/repo.js';
@@ -60,6 +67,10 @@ describe('egress allowlist: matching (pure)', () => {
       { kind: 'bwrap', allow: ['x.com:99999'] },
       { kind: 'bwrap', allow: ['-x'] },
       { kind: 'bwrap', allow: [], extra: 1 },
+      { kind: 'bwrap', allow: ['127.0.0.1'] },
+      { kind: 'bwrap', allow: ['localhost'] },
+      { kind: 'bwrap', allow: ['[::1]'] },
+      { kind: 'bwrap', allow: ['127.0.0.53'] },
     ]) {
       expect(configSchema.safeParse({ sandbox: bad }).success, JSON.stringify(bad)).toBe(false);
     }
@@ -67,11 +78,69 @@ describe('egress allowlist: matching (pure)', () => {
   });
 });
 
+describe('egress allowlist: where a listed name really goes (pure)', () => {
+  it.each([
+    ['8.8.8.8', true],
+    ['1.1.1.1', true],
+    ['2606:4700:4700::1111', true],
+    ['127.0.0.1', false],
+    ['127.1.2.3', false],
+    ['0.0.0.0', false],
+    ['10.1.2.3', false],
+    ['172.16.0.1', false],
+    ['172.32.0.1', true],
+    ['192.168.1.1', false],
+    ['169.254.169.254', false],
+    ['100.64.0.1', false],
+    ['224.0.0.1', false],
+    ['255.255.255.255', false],
+    ['::', false],
+    ['::1', false],
+    ['::ffff:127.0.0.1', false],
+    ['::ffff:7f00:1', false],
+    ['fd00::1', false],
+    ['fe80::1', false],
+    ['ff02::1', false],
+    ['2001:db8::1', false],
+    ['not-an-address', false],
+  ] as const)('%s is public: %s', (address, expected) => {
+    expect(isPublicAddress(address)).toBe(expected);
+  });
+
+  it('a listed name is resolved once and refused when any of its addresses is inside; only a loopback entry with its port reaches loopback', async () => {
+    const rules = ['api.example.com', 'rebound.example.com', '127.0.0.1:11434', '0.0.0.0:8080'].map(parseAllowEntry);
+    const dns: Record<string, string[]> = {
+      'api.example.com': ['93.184.215.14'],
+      'rebound.example.com': ['93.184.215.14', '127.0.0.1'],
+    };
+    const lookup = async (host: string) => {
+      const found = dns[host];
+      if (!found) throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+      return found;
+    };
+    expect(await addressRefusal(rules, 'api.example.com', 443, lookup)).toEqual({ address: '93.184.215.14' });
+    expect(await addressRefusal(rules, 'rebound.example.com', 443, lookup)).toMatchObject({
+      reason: expect.stringMatching(
+        /rebound\.example\.com resolves to 127\.0\.0\.1, a loopback, private or link-local address/,
+      ),
+    });
+    expect(await addressRefusal(rules, '127.0.0.1', 11434, lookup)).toEqual({ address: '127.0.0.1' });
+    expect(await addressRefusal(rules, '0.0.0.0', 8080, lookup)).toMatchObject({
+      reason: expect.stringMatching(/0\.0\.0\.0/),
+    });
+    expect(await addressRefusal(rules, 'gone.example.com', 443, lookup)).toMatchObject({
+      reason: expect.stringMatching(/does not resolve/),
+    });
+  });
+});
+
 const noBwrap = unavailable(import.meta.filename, 'bwrap');
 const noClaude = unavailable(import.meta.filename, 'claude-cli');
 
 type Run = { exitCode: number; reason: string | null; runId: string; log: string };
-type Shown = { events: { kind: string; message: string; host?: string; port?: number; runId?: string }[] };
+type Shown = {
+  events: { kind: string; message: string; host?: string; port?: number; runId?: string; reason?: string }[];
+};
 
 async function plainServer(): Promise<{ port: number; hits: () => number }> {
   let hits = 0;
@@ -235,6 +304,37 @@ describe.skipIf(noBwrap !== null)('egress allowlist: the sandbox still holds', (
       const result = await run.done;
       expect(result.code).toBe(124);
       expect(pids.filter(alive)).toEqual([]);
+    },
+  );
+
+  it(
+    'a listed entry that leads inside (0.0.0.0, loopback written as IPv4 in IPv6) is refused with its reason; an unportted loopback entry is a configuration error',
+    { timeout: 120_000 },
+    async () => {
+      const inside = await plainServer();
+      const repo = makeRepo({
+        files: {
+          'README.md': '# main\n',
+          'warren.yaml': `sandbox: { kind: bwrap, allow: ["0.0.0.0:${inside.port}", "[::ffff:7f00:1]:${inside.port}"] }\n`,
+        },
+      });
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'inside');
+      expect(made.code, made.stderr).toBe(0);
+      for (const url of [`http://0.0.0.0:${inside.port}/`, `http://[::ffff:7f00:1]:${inside.port}/`]) {
+        const run = await repo.warrenJson<Run>('exec', 'inside', '--', process.execPath, '-e', fetchScript(url, true));
+        expect(run.code, run.stderr).toBe(0);
+        expect(fs.readFileSync(run.json.log, 'utf8')).toContain('status 403');
+      }
+      expect(inside.hits()).toBe(0);
+      const shown = await repo.warrenJson<Shown>('show', 'inside', '--events', '100');
+      const refused = shown.json.events.filter((e) => e.kind === 'sandbox.egress_refused');
+      expect(refused.map((e) => e.host).sort()).toEqual(['0.0.0.0', '::ffff:7f00:1']);
+      for (const e of refused) expect(e.reason).toMatch(/loopback, private or link-local/);
+
+      fs.writeFileSync(path.join(repo.root, 'warren.yaml'), 'sandbox: { kind: bwrap, allow: ["127.0.0.1"] }\n');
+      const bad = await repo.warren('new', 'feat', 'open');
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/a loopback entry needs its port/);
     },
   );
 });

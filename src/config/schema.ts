@@ -28,7 +28,13 @@ const allowEntry = z
   .refine((e) => {
     const port = /:(\d+)$/.exec(e)?.[1];
     return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
-  }, 'a port from 1 to 65535');
+  }, 'a port from 1 to 65535')
+  // Without its port a loopback entry would open every service on the host's loopback (the
+  // dashboard among them): a local model server is `127.0.0.1:11434`, not `127.0.0.1`.
+  .refine(
+    (e) => !/^(?:127(?:\.\d{1,3}){3}|localhost|\[::1\]|::1)$/i.test(e),
+    'a loopback entry needs its port (127.0.0.1:PORT, localhost:PORT, [::1]:PORT)',
+  );
 
 export const PROVISION_MODES = ['copy', 'hardlink', 'share', 'cow'] as const;
 export type ProvisionMode = (typeof PROVISION_MODES)[number];

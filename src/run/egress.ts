@@ -49,6 +49,79 @@ export function isAllowed(rules: readonly AllowRule[], host: string, port: numbe
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
+/** Pure: a loopback literal with a port — the one kind of entry that may reach a non-public address. */
+export function isLoopbackRule(rule: AllowRule): boolean {
+  return rule.port !== null && (LOOPBACK.has(rule.host) || /^127(\.\d{1,3}){3}$/.test(rule.host));
+}
+
+/**
+ * Pure: is `address` (an IPv4 or IPv6 literal) on the public internet? Loopback, private,
+ * link-local, shared (CGNAT), unspecified, documentation, benchmarking, multicast and reserved
+ * ranges are not — nor an IPv4 address mapped or embedded in IPv6.
+ */
+export function isPublicAddress(address: string): boolean {
+  const v4 = net.isIPv4(address) ? address : /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (v4 !== undefined) {
+    const [a = 0, b = 0, c = 0] = v4.split('.').map(Number);
+    return !(
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 0 && (c === 0 || c === 2)) ||
+      (a === 192 && b === 168) ||
+      (a === 198 && (b === 18 || b === 19)) ||
+      (a === 198 && b === 51 && c === 100) ||
+      (a === 203 && b === 0 && c === 113) ||
+      a >= 224
+    );
+  }
+  if (!net.isIPv6(address)) return false;
+  const h = address.toLowerCase();
+  if (h === '::' || h === '::1') return false;
+  if (/^::(ffff:)?[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(h)) return false; // IPv4 in IPv6, written in hex
+  const first = parseInt(h.split(':')[0] || '0', 16);
+  // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 site-local, ff00::/8 multicast, 2001:db8::/32 documentation.
+  if ((first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0) return false;
+  if ((first & 0xff00) === 0xff00) return false;
+  if (h.startsWith('2001:db8:') || h.startsWith('64:ff9b:')) return false;
+  return true;
+}
+
+/** Why a connection to `host` may not leave, once its addresses are known; null when it may. */
+export async function addressRefusal(
+  rules: readonly AllowRule[],
+  host: string,
+  port: number,
+  lookup: (host: string) => Promise<string[]> = resolveAll,
+): Promise<{ reason: string } | { address: string }> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (rules.some((r) => isLoopbackRule(r) && r.port === port && r.host === bare.toLowerCase())) {
+    return { address: bare === 'localhost' ? '127.0.0.1' : bare };
+  }
+  let addresses: string[];
+  try {
+    addresses = net.isIP(bare) ? [bare] : await lookup(bare);
+  } catch (err) {
+    return { reason: `${host} does not resolve (${err instanceof Error ? err.message : String(err)})` };
+  }
+  const inside = addresses.filter((a) => !isPublicAddress(a));
+  if (addresses.length === 0) return { reason: `${host} resolves to no address` };
+  if (inside.length > 0) {
+    return {
+      reason: `${host} resolves to ${inside.join(', ')}, a loopback, private or link-local address; only an entry that is a loopback address with its port reaches one`,
+    };
+  }
+  return { address: addresses[0] as string };
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  const { lookup } = await import('node:dns/promises');
+  return (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+}
+
 /** Pure: the allowed loopback host:ports the bridge forwards as they are (a loopback rule needs a port). */
 export function loopbackForwards(rules: readonly AllowRule[]): { host: string; port: number }[] {
   return rules
@@ -79,7 +152,7 @@ export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 
 export async function startEgressProxy(
   allow: readonly string[],
-  onRefused: (host: string, port: number, via: 'connect' | 'http') => void,
+  onRefused: (host: string, port: number, via: 'connect' | 'http', reason: string) => void,
 ): Promise<EgressProxy> {
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
@@ -88,14 +161,15 @@ export async function startEgressProxy(
   const socket = path.join(dir, 'proxy.sock');
   const seen = new Set<string>();
   const sockets = new Set<net.Socket>();
-  const refuse = (host: string, port: number, via: 'connect' | 'http'): void => {
+  const refuse = (host: string, port: number, via: 'connect' | 'http', reason: string): void => {
     const key = `${host}:${port}`;
     if (seen.has(key)) return;
     seen.add(key);
-    onRefused(host, port, via);
+    onRefused(host, port, via, reason);
   };
-  const deny = (host: string, port: number) =>
-    `warren sandbox: ${host}:${port} is not on this task's allow list (sandbox.allow in warren.yaml)\n`;
+  const notListed = (host: string, port: number) =>
+    `${host}:${port} is not on this task's allow list (sandbox.allow in warren.yaml)`;
+  const deny = (why: string) => `warren sandbox: ${why}\n`;
 
   const server = createServer((req, res) => {
     let url: URL;
@@ -108,12 +182,35 @@ export async function startEgressProxy(
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     if (url.protocol !== 'http:' || !isAllowed(rules, host, port)) {
-      if (url.protocol === 'http:') refuse(host, port, 'http');
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(deny(host, port));
+      if (url.protocol === 'http:') refuse(host, port, 'http', notListed(host, port));
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(deny(notListed(host, port)));
+      return;
+    }
+    void forward(host, port, `${url.pathname}${url.search}`, req, res);
+  });
+  // The name is resolved here, once, and the connection goes to the address that was checked.
+  const forward = async (
+    host: string,
+    port: number,
+    target: string,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ) => {
+    const checked = await addressRefusal(rules, host, port);
+    if ('reason' in checked) {
+      refuse(host, port, 'http', checked.reason);
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(deny(checked.reason));
       return;
     }
     const upstream = request(
-      { host, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers, setHost: false },
+      {
+        host: checked.address,
+        port,
+        method: req.method,
+        path: target,
+        headers: req.headers,
+        setHost: false,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.rawHeaders as unknown as http.OutgoingHttpHeaders);
         up.pipe(res);
@@ -124,7 +221,7 @@ export async function startEgressProxy(
       res.end(`warren sandbox: ${host}:${port}: ${err.message}\n`);
     });
     req.pipe(upstream);
-  });
+  };
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
@@ -134,30 +231,37 @@ export async function startEgressProxy(
       client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
       return;
     }
+    const forbid = (why: string) => {
+      refuse(target.host, target.port, 'connect', why);
+      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${deny(why)}`);
+    };
     if (!isAllowed(rules, target.host, target.port)) {
-      refuse(target.host, target.port, 'connect');
-      client.end(
-        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${deny(target.host, target.port)}`,
-      );
+      forbid(notListed(target.host, target.port));
       return;
     }
-    const upstream = net.connect(target.port, target.host);
-    let connected = false;
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.once('connect', () => {
-      connected = true;
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
+    void addressRefusal(rules, target.host, target.port).then((checked) => {
+      if ('reason' in checked) forbid(checked.reason);
+      else tunnel(checked.address);
     });
-    upstream.on('error', (err) => {
-      if (!connected && client.writable)
-        client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nwarren sandbox: ${target.host}:${target.port}: ${err.message}\n`);
-      else client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
+    const tunnel = (address: string) => {
+      const upstream = net.connect(target.port, address);
+      let connected = false;
+      sockets.add(upstream);
+      upstream.on('close', () => sockets.delete(upstream));
+      upstream.once('connect', () => {
+        connected = true;
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length > 0) upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', (err) => {
+        if (!connected && client.writable)
+          client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nwarren sandbox: ${target.host}:${target.port}: ${err.message}\n`);
+        else client.destroy();
+      });
+      client.on('close', () => upstream.destroy());
+    };
   });
   server.on('connection', (s) => {
     sockets.add(s);

@@ -23,7 +23,13 @@ export const EXECUTION_EVENTS = {
   'run.interrupted': payload<{ runId: string }>(),
   'agent.session': payload<{ agent: string; session: string; runId: string; resumed: boolean }>(),
   'agent.seeded': payload<{ agent: string; home: string; files: string[] }>(),
-  'sandbox.egress_refused': payload<{ runId: string; host: string; port: number; via: 'connect' | 'http' }>(),
+  'sandbox.egress_refused': payload<{
+    runId: string;
+    host: string;
+    port: number;
+    via: 'connect' | 'http';
+    reason?: string;
+  }>(),
   'sandbox.egress_allowed': payload<{ runId: string; allow: string[]; proxy: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),

@@ -247,14 +247,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
 
 /** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. */
 async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow: string[]): Promise<EgressProxy> {
-  const proxy = await startEgressProxy(allow, (host, port, via) => {
+  const proxy = await startEgressProxy(allow, (host, port, via, reason) => {
     ctx.store.addEvent({
       project: ctx.key,
       taskId: task.id,
       kind: 'sandbox.egress_refused',
       level: 'warn',
-      message: `sandbox: run ${runId} tried to reach ${host}:${port}, which is not on the allow list; refused`,
-      data: { runId, host, port, via },
+      message: `sandbox: run ${runId} tried to reach ${host}:${port}; refused: ${reason}`,
+      data: { runId, host, port, via, reason },
     });
   });
   ctx.store.addEvent({
