@@ -124,7 +124,13 @@ function nonRootRows() {
     spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', ...args], {
       cwd,
       // WARREN_COW=userns: the namespaced rung, which these rows measure, even where fuse-overlayfs could mount on the host.
-      env: { ...process.env, HOME: nb, WARREN_HOME: path.join(nb, 'home'), GIT_CONFIG_NOSYSTEM: '1', WARREN_COW: 'userns' },
+      env: {
+        ...process.env,
+        HOME: nb,
+        WARREN_HOME: path.join(nb, 'home'),
+        GIT_CONFIG_NOSYSTEM: '1',
+        WARREN_COW: 'userns',
+      },
       encoding: 'utf8',
     });
   const must = (args) => {

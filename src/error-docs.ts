@@ -126,6 +126,12 @@ export const ERROR_DOCS = {
       '`rm` would lose uncommitted changes (anything `git status --porcelain --untracked-files=all` shows), or `land` found uncommitted changes (it takes committed work only). Nothing was removed or landed.',
     action: 'Commit them with `warren checkpoint ID`, or discard them in the workspace, then run the command again.',
   },
+  WORKSPACE_TAMPERED: {
+    meaning:
+      "What git would follow from a workspace is not what warren made: its `.git` file names another git directory, its git directory's `commondir` or `gitdir` another repository or path, or its `config.worktree` sets a key that runs a program (`core.fsmonitor`, `core.hooksPath`, a filter, a credential helper…). Something in the workspace (its agent) wrote it. warren runs no git there, so the program never runs; nothing was changed.",
+    action:
+      'Look at the file the message names and put back what git made (the message says what), or remove the key; if you do not trust the workspace, remove it with `git worktree remove --force PATH` and `warren gc`.',
+  },
   WORKSPACE_MOUNTED: {
     meaning:
       'A mount that warren did not make is inside the workspace: `git worktree remove` would delete the mounted files. Nothing was removed.',

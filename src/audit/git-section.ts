@@ -3,6 +3,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../workspace/paths.js';
 import type { AuditSection } from '../workspace/types.js';
+import { pinned } from '../workspace/pinned.js';
 
 /** The git paths whose owner matters: a worktree has its own HEAD and index; objects, refs, config and hooks are shared. */
 export const GIT_PATHS = [
@@ -27,9 +28,13 @@ export interface GitPathFact {
   note?: string;
 }
 
-export async function gitPathFacts(task: Task): Promise<{ gitDir: string; commonDir: string; paths: GitPathFact[] }> {
-  const { gitDir, commonDir, paths: resolved } = await gitPaths(task.path, GIT_PATHS);
-  const worktreeConfig = await configValue(task.path, 'extensions.worktreeConfig', { bool: true });
+export async function gitPathFacts(
+  ctx: ProjectContext,
+  task: Task,
+): Promise<{ gitDir: string; commonDir: string; paths: GitPathFact[] }> {
+  const wt = await pinned(ctx, task.path);
+  const { gitDir, commonDir, paths: resolved } = await gitPaths(wt, GIT_PATHS);
+  const worktreeConfig = await configValue(wt, 'extensions.worktreeConfig', { bool: true });
   const paths = GIT_PATHS.map((name, i): GitPathFact => {
     const p = resolved[i] ?? '';
     // Own: in this worktree's private git dir, or (a relative core.hooksPath) inside the workspace itself.
@@ -44,8 +49,8 @@ export async function gitPathFacts(task: Task): Promise<{ gitDir: string; common
 
 export const gitSection: AuditSection = {
   name: 'git',
-  async collect(_ctx: ProjectContext, task: Task) {
-    const facts = await gitPathFacts(task);
+  async collect(ctx: ProjectContext, task: Task) {
+    const facts = await gitPathFacts(ctx, task);
     const width = Math.max(...facts.paths.map((p) => p.name.length));
     const lines = [
       `private git dir: ${facts.gitDir}`,

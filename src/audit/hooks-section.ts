@@ -1,13 +1,14 @@
 import { compareFingerprints, describeDrift, recordedFingerprint, takeFingerprint } from '../land/fingerprint.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { configuredHooksPath, pinned } from '../workspace/pinned.js';
 import type { AuditSection } from '../workspace/types.js';
 
 /** The hooks and shared config as recorded at `new`, as they are now, and what drifted. */
 export const hooksSection: AuditSection = {
   name: 'hooks',
   async collect(ctx: ProjectContext, task: Task) {
-    const current = await takeFingerprint(task.path, ctx.repo.commonDir);
+    const current = await takeFingerprint(await pinned(ctx, task.path), await configuredHooksPath(ctx));
     const recorded = recordedFingerprint(task);
     const drift = recorded ? compareFingerprints(recorded, current) : null;
     const names = Object.keys(current.hooks);

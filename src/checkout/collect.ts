@@ -11,6 +11,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { withRepoLock } from '../workspace/locks.js';
 import type { GcCollected } from '../workspace/types.js';
 import { checkoutsDir, listSnapshots, snapshotLock, snapshotsDir } from './snapshot.js';
+import { pinned } from '../workspace/pinned.js';
 
 /**
  * `gc` for cow checkouts, this project's: the mount of a task whose record is gone comes off
@@ -31,9 +32,9 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
     const id = path.relative(tasksDir, upper).split(path.sep)[0];
     if (!id || live.has(id)) continue;
     // Its private layer is the workspace's uncommitted work: a workspace with any is kept.
-    const dirty = await statusOf(mount.mountPoint).catch((err: unknown) => [
-      { path: err instanceof Error ? err.message : String(err) },
-    ]);
+    const dirty = await pinned(ctx, mount.mountPoint)
+      .then((wt) => statusOf(wt))
+      .catch((err: unknown) => [{ path: err instanceof Error ? err.message : String(err) }]);
     if (dirty.length > 0) {
       out.kept.push({
         kind: 'checkout_mount',

@@ -1,10 +1,10 @@
-import { git } from './exec.js';
+import { git, type Where } from './exec.js';
 import { splitLines } from './parse.js';
 
 /** git's configuration and the paths it resolves, as seen from one worktree. */
 
 /** A config value, or null when unset. `bool` normalises yes/on/1 to `true`. */
-export async function configValue(cwd: string, key: string, options: { bool?: boolean } = {}): Promise<string | null> {
+export async function configValue(cwd: Where, key: string, options: { bool?: boolean } = {}): Promise<string | null> {
   const result = await git(['config', ...(options.bool ? ['--bool'] : []), '--get', '--', key], {
     cwd,
     allowFailure: true,
@@ -17,7 +17,7 @@ export async function configValue(cwd: string, key: string, options: { bool?: bo
  * (`--git-path`), plus its own git dir and the common one.
  */
 export async function gitPaths(
-  worktree: string,
+  worktree: Where,
   names: readonly string[],
 ): Promise<{ gitDir: string; commonDir: string; paths: string[] }> {
   const args = [

@@ -1,4 +1,5 @@
 import { git } from './exec.js';
+import type { Where } from './exec.js';
 import { parseNameStatusRenamesZ, parseNumstatZ } from './parse.js';
 
 /** Diffs for people: which files changed, their line counts, and the patch text. */
@@ -18,7 +19,7 @@ export interface FileChange {
 const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--find-renames'];
 
 /** The files that differ between `from` and `to` (trees or commits), renames found, in git's order. */
-export async function changedFiles(cwd: string, from: string, to: string): Promise<FileChange[]> {
+export async function changedFiles(cwd: Where, from: string, to: string): Promise<FileChange[]> {
   const [names, counts] = await Promise.all([
     git(['diff', '--name-status', '-z', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd }),
     git(['diff', '--numstat', '-z', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd }),
@@ -33,6 +34,6 @@ export async function changedFiles(cwd: string, from: string, to: string): Promi
 }
 
 /** The patch from `from` to `to` (trees or commits), as bytes, in the same file order as `changedFiles`. */
-export async function patchBetween(cwd: string, from: string, to: string): Promise<Buffer> {
+export async function patchBetween(cwd: Where, from: string, to: string): Promise<Buffer> {
   return (await git(['diff', ...DIFF_FLAGS, '--end-of-options', from, to, '--'], { cwd })).stdoutBuffer;
 }

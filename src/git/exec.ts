@@ -9,8 +9,28 @@ import { classifyGitStderr } from './errors.js';
  * own process group so that a timeout kills git and anything it started, and one error type.
  */
 
+/** A linked worktree as warren made it, checked (src/git/worktree.ts's pinWorktree): git is given its directories. */
+export interface Worktree {
+  /** The workspace: the work tree. */
+  path: string;
+  /** Its private git directory, `<commonDir>/worktrees/<name>`. */
+  gitDir: string;
+  /** The repository's common git directory. */
+  commonDir: string;
+  /** The hooks a commit there runs: the main checkout's, as git resolves them there. */
+  hooksDir: string;
+}
+
+/** Where a git call runs: a folder of the user's own (the main checkout, a repository), or a pinned workspace. */
+export type Where = string | Worktree;
+
+export function folderOf(where: Where): string {
+  return typeof where === 'string' ? where : where.path;
+}
+
 export interface GitOptions {
-  cwd: string;
+  /** A folder (the main checkout, a repository), or a pinned workspace (src/git/worktree.ts). */
+  cwd: Where;
   /** Kill the whole process group after this long. */
   timeoutMs?: number;
   input?: string | Buffer;
@@ -56,13 +76,28 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+/**
+ * In a pinned workspace, git is given its directories (the `.git` file and `commondir` are not
+ * read) and the keys that would run a program of the workspace's are the main checkout's: no
+ * fsmonitor, and its hooks. (A `config.worktree` that sets such a key was refused when pinned.)
+ */
+function inWorktree(where: Where, args: readonly string[]): { args: string[]; env: Record<string, string> } {
+  if (typeof where === 'string') return { args: [...args], env: {} };
+  return {
+    args: ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${where.hooksDir}`, ...args],
+    env: { GIT_DIR: where.gitDir, GIT_COMMON_DIR: where.commonDir, GIT_WORK_TREE: where.path },
+  };
+}
+
+export async function git(rawArgs: readonly string[], options: GitOptions): Promise<GitResult> {
+  const { args, env } = inWorktree(options.cwd, rawArgs);
   const argv = ['git', ...args];
   const timeoutMs = options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS;
+  const cwd = folderOf(options.cwd);
   const run = await runBounded({
     argv,
-    cwd: options.cwd,
-    env: gitEnv(options.env),
+    cwd,
+    env: { ...gitEnv(options.env), ...env },
     stdin: options.input ?? 'ignore', // /dev/null: one pipe fewer to set up per call
     stdout: 'collect',
     stderr: 'collect',
@@ -70,15 +105,15 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   });
   if (run.spawnError) {
     // ENOENT for the program itself, or for the folder it was to run in: say which.
-    const missingDir = run.spawnError.code === 'ENOENT' && !isDir(options.cwd);
+    const missingDir = run.spawnError.code === 'ENOENT' && !isDir(cwd);
     throw missingDir
       ? new WarrenError(
           'GIT_FAILED',
-          `${argv.join(' ')} could not run: its working folder ${options.cwd} does not exist; nothing was changed.`,
+          `${argv.join(' ')} could not run: its working folder ${cwd} does not exist; nothing was changed.`,
           {
             hint: 'Run `warren scan` to see which workspace is missing.',
             cause: run.spawnError,
-            details: { argv, cwd: options.cwd },
+            details: { argv, cwd },
           },
         )
       : new WarrenError('GIT_NOT_FOUND', `could not start git (${run.spawnError.message}); nothing was changed.`, {

@@ -1,4 +1,4 @@
-import { git, gitError } from './exec.js';
+import { git, gitError, type Where } from './exec.js';
 import { isTransientGitFailure } from './errors.js';
 import { splitLines } from './parse.js';
 import type { Repository } from './repo.js';
@@ -187,7 +187,7 @@ export async function deleteBranchIfExists(repo: Repository, branch: string): Pr
 }
 
 /** Runs a mutating git command once more when another git process held a lock or was mid-write. */
-export async function gitRetrying(args: readonly string[], cwd: string, attempts = 4, input?: string): Promise<void> {
+export async function gitRetrying(args: readonly string[], cwd: Where, attempts = 4, input?: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const result = await git(args, { cwd, allowFailure: true, ...(input === undefined ? {} : { input }) });
     if (result.exitCode === 0) return;

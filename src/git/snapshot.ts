@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { git, type GitResult } from './exec.js';
+import type { Where } from './exec.js';
 import { gitPaths } from './config.js';
 import type { Repository } from './repo.js';
 
@@ -24,7 +25,7 @@ export interface WorktreeSnapshot {
  * only paths git does not ignore, or `git add` fails on them.
  */
 export async function snapshotWorktree(
-  worktree: string,
+  worktree: Where,
   excludePathspecs: readonly string[],
 ): Promise<WorktreeSnapshot> {
   const { paths } = await gitPaths(worktree, ['index']);
@@ -46,7 +47,7 @@ export async function snapshotWorktree(
  * Puts a worktree's index at `tree` without touching its files (`read-tree`), then refreshes the
  * stat data so that files equal to their index entry do not show as changed.
  */
-export async function setIndexTree(worktree: string, tree: string): Promise<void> {
+export async function setIndexTree(worktree: Where, tree: string): Promise<void> {
   await git(['read-tree', '--end-of-options', tree], { cwd: worktree });
   await git(['update-index', '-q', '--refresh'], { cwd: worktree, allowFailure: true });
 }

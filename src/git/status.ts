@@ -1,9 +1,10 @@
 import { git, gitError } from './exec.js';
+import type { Where } from './exec.js';
 import { parseStatusZ, splitZ, type StatusEntry } from './parse.js';
 
 /** What a worktree holds besides its commits: changes, untracked and ignored files. */
 
-export async function statusOf(worktree: string): Promise<StatusEntry[]> {
+export async function statusOf(worktree: Where): Promise<StatusEntry[]> {
   const result = await git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], {
     cwd: worktree,
     env: { GIT_OPTIONAL_LOCKS: '0' },
@@ -12,7 +13,7 @@ export async function statusOf(worktree: string): Promise<StatusEntry[]> {
 }
 
 /** `git check-ignore` for many paths at once: the subset git ignores in `cwd` (tracked paths never are). */
-export async function checkIgnored(cwd: string, paths: readonly string[]): Promise<Set<string>> {
+export async function checkIgnored(cwd: Where, paths: readonly string[]): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
   const result = await git(['check-ignore', '-z', '--stdin'], {
     cwd,
@@ -32,7 +33,7 @@ export async function checkIgnored(cwd: string, paths: readonly string[]): Promi
  * - `unignored`: those git does not ignore (it does not enter ignored folders).
  */
 export async function listUntracked(
-  cwd: string,
+  cwd: Where,
   which: { ignored: true } | { matching: string } | { unignored: true },
 ): Promise<string[]> {
   const select =
@@ -46,13 +47,13 @@ export async function listUntracked(
 }
 
 /** Every tracked path (from the index, no walk of the files). */
-export async function listTracked(cwd: string): Promise<string[]> {
+export async function listTracked(cwd: Where): Promise<string[]> {
   const result = await git(['ls-files', '-z', '--cached'], { cwd });
   return [...new Set(splitZ(result.stdout))];
 }
 
 /** Which of `paths` git tracks, or tracks files inside (literal paths, never globs). */
-export async function trackedAmong(cwd: string, paths: readonly string[]): Promise<Set<string>> {
+export async function trackedAmong(cwd: Where, paths: readonly string[]): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
   const result = await git(['ls-files', '-z', '--cached', '--', ...paths], {
     cwd,
@@ -66,13 +67,13 @@ export async function trackedAmong(cwd: string, paths: readonly string[]): Promi
 }
 
 /** Tracked files and untracked ones git does not ignore. */
-export async function listFiles(cwd: string): Promise<string[]> {
+export async function listFiles(cwd: Where): Promise<string[]> {
   const result = await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd });
   return [...new Set(splitZ(result.stdout))];
 }
 
 /** Does git track anything at or below `rel` (relative to `cwd`)? `rel` is taken literally, never as pathspec magic. */
-export async function tracksAnything(cwd: string, rel: string): Promise<boolean> {
+export async function tracksAnything(cwd: Where, rel: string): Promise<boolean> {
   const result = await git(['ls-files', '-z', '--cached', '--', rel], { cwd, env: { GIT_LITERAL_PATHSPECS: '1' } });
   return result.stdout.length > 0;
 }

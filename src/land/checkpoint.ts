@@ -13,6 +13,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import type { z } from 'zod';
 import { runOperation, type Operation, type Schema } from '../workspace/operation.js';
+import { configuredHooksPath, pinned } from '../workspace/pinned.js';
+import type { Worktree } from '../git/worktree.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { recordDrift } from './record.js';
@@ -55,9 +57,11 @@ export async function checkpointTask(
     // On its branch, nothing half done — except a merge: this commit concludes it (the documented
     // way to bring the base in after a conflict).
     await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });
+    const wt = await pinned(ctx, task.path);
     const { current, drift } = await checkHooks(
       task,
-      ctx.repo.commonDir,
+      wt,
+      await configuredHooksPath(ctx),
       options.acceptHooks === true,
       'the checkpoint',
     );
@@ -65,7 +69,7 @@ export async function checkpointTask(
 
     // Only paths git would otherwise stage need an exclude: naming an ignored path in a pathspec
     // makes `git add` fail ("paths are ignored") after it has staged the rest.
-    const excluded = excludePathspecs(await notIgnored(task.path, provisioned));
+    const excluded = excludePathspecs(await notIgnored(wt, provisioned));
     const message = options.message?.trim() || `checkpoint: ${id} ${new Date().toISOString()}`;
     const live: CheckpointLive = {
       excluded,
@@ -75,8 +79,9 @@ export async function checkpointTask(
       unstaged: [],
       warnings: [],
       refused: false,
+      wt,
     };
-    const head = await headOf(task.path);
+    const head = await headOf(wt);
     const done = await runOperation(
       ctx,
       CHECKPOINT,
@@ -97,7 +102,7 @@ export async function checkpointTask(
 }
 
 /** The paths among `paths` that git does not ignore in `cwd` (e.g. a `share` symlink under a `dir/` pattern). */
-async function notIgnored(cwd: string, paths: readonly string[]): Promise<string[]> {
+async function notIgnored(cwd: Worktree, paths: readonly string[]): Promise<string[]> {
   const ignored = await checkIgnored(cwd, paths);
   return paths.filter((p) => !ignored.has(p));
 }
@@ -135,6 +140,8 @@ export interface CheckpointLive {
   warnings: string[];
   /** git refused the commit (a hook): what was staged stays staged, as `git commit` leaves it. */
   refused: boolean;
+  /** The workspace, pinned: git there is given its directories, and runs the main checkout's hooks. */
+  wt: Worktree;
 }
 
 /**
@@ -149,13 +156,13 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
     {
       name: 'staged',
       async run({ ctx, data, live }) {
-        await stageAll(data.path, live.excluded);
+        await stageAll(live.wt, live.excluded);
         // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
-        const staged = await stagedNames(data.path);
+        const staged = await stagedNames(live.wt);
         live.unstaged = live.provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
         if (live.unstaged.length > 0) {
           // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
-          await unstage(data.path, live.unstaged);
+          await unstage(live.wt, live.unstaged);
           ctx.store.addEvent({
             project: ctx.key,
             taskId: data.id,
@@ -168,12 +175,12 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
         const task = loadTask(ctx, data.id);
         const { current, drift } = live.fingerprint;
         live.warnings.push(...recordDrift(ctx, task, 'checkpoint', current, drift, live.acceptHooks));
-        return { nothing: !(await hasStagedChanges(data.path)) };
+        return { nothing: !(await hasStagedChanges(live.wt)) };
       },
-      async undo({ data, live, finished }) {
+      async undo({ ctx, data, live, finished }) {
         // Cut off inside `git add`, or refused by a hook: the index is as git left it.
         if (!finished || live?.refused) return;
-        await unstageAll(data.path);
+        await unstageAll(live?.wt ?? (await pinned(ctx, data.path)));
         return `what it had staged in ${data.path} was unstaged (every file is as it was)`;
       },
       recover: 'back',
@@ -182,7 +189,7 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
       name: 'committed',
       async run({ data, live }) {
         if (data.nothing) return;
-        const result = await commitStaged(data.path, data.message);
+        const result = await commitStaged(live.wt, data.message);
         if (result.exitCode !== 0) {
           live.refused = true;
           throw new WarrenError(
@@ -194,9 +201,12 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
             },
           );
         }
-        return { commit: await headOf(data.path) };
+        return { commit: await headOf(live.wt) };
       },
-      recover: { decide: async ({ data }) => ((await headOf(data.path)) !== data.head ? 'forward' : 'back') },
+      recover: {
+        decide: async ({ ctx, data }) =>
+          (await headOf(await pinned(ctx, data.path))) !== data.head ? 'forward' : 'back',
+      },
     },
     {
       name: 'recorded',
@@ -221,7 +231,7 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
       },
       recover: 'forward',
       async finish({ ctx, data }) {
-        const commit = await headOf(data.path);
+        const commit = await headOf(await pinned(ctx, data.path));
         if (commit === data.head) return;
         ctx.store.addEvent({
           project: ctx.key,

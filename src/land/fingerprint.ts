@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { configValue, gitPaths } from '../git/config.js';
+import type { Worktree } from '../git/exec.js';
 import type { Task } from '../state/types.js';
 
 /**
@@ -11,7 +11,7 @@ import type { Task } from '../state/types.js';
  * and `land`: one agent's `npm install` in a husky repository rewrites the commit path for all.
  */
 export interface Fingerprint {
-  /** Absolute effective hooks directory, as `git rev-parse --git-path hooks` says from the workspace. */
+  /** The hooks directory a commit of warren's in the workspace runs: the main checkout's, as git resolves it there. */
   hooksDir: string;
   /** core.hooksPath as configured (null when unset). */
   hooksPath: string | null;
@@ -35,33 +35,20 @@ export interface Drift {
 }
 
 /**
- * `mainHooksDir` is the main worktree's `--git-path hooks`, when already known. When it is the
- * common `hooks` folder, core.hooksPath is unset and every worktree uses that folder, so no git
- * call is needed; otherwise (a relative core.hooksPath resolves per worktree) git is asked here.
+ * The hooks a commit in the workspace runs — warren's commits there run the main checkout's
+ * (the pinned worktree's `hooksDir`), never a folder the workspace holds — and the shared config.
+ * `hooksPath`: core.hooksPath as the repository configures it (null when unset).
  */
-export async function takeFingerprint(
-  workspace: string,
-  commonDir: string,
-  mainHooksDir?: string,
-): Promise<Fingerprint> {
-  const { hooksDir, hooksPath } =
-    mainHooksDir === path.join(commonDir, 'hooks')
-      ? { hooksDir: mainHooksDir, hooksPath: null }
-      : await hooksLocation(workspace);
-  const hooksDirExists = isDirectory(hooksDir);
+export async function takeFingerprint(wt: Worktree, hooksPath: string | null): Promise<Fingerprint> {
+  const hooksDirExists = isDirectory(wt.hooksDir);
   return {
-    hooksDir,
+    hooksDir: wt.hooksDir,
     hooksPath,
     hooksDirExists,
-    hooks: hooksDirExists ? hashHooks(hooksDir) : {},
-    configSha: sha256(readOrEmpty(path.join(commonDir, 'config'))),
+    hooks: hooksDirExists ? hashHooks(wt.hooksDir) : {},
+    configSha: sha256(readOrEmpty(path.join(wt.commonDir, 'config'))),
     at: new Date().toISOString(),
   };
-}
-
-async function hooksLocation(workspace: string): Promise<{ hooksDir: string; hooksPath: string | null }> {
-  const { paths } = await gitPaths(workspace, ['hooks']);
-  return { hooksDir: paths[0] ?? '', hooksPath: await configValue(workspace, 'core.hooksPath') };
 }
 
 function hashHooks(dir: string): Record<string, string> {
@@ -133,12 +120,12 @@ export function recordedFingerprint(task: Task): Fingerprint | null {
  */
 export async function checkHooks(
   task: Task,
-  commonDir: string,
+  wt: Worktree,
+  hooksPath: string | null,
   acceptHooks: boolean,
   verb: string,
-  mainHooksDir?: string,
 ): Promise<{ current: Fingerprint; drift: Drift | null }> {
-  const current = await takeFingerprint(task.path, commonDir, mainHooksDir);
+  const current = await takeFingerprint(wt, hooksPath);
   const before = recordedFingerprint(task);
   if (!before) return { current, drift: null };
   const drift = compareFingerprints(before, current);

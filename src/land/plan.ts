@@ -4,7 +4,6 @@ import { revParse, treeOf } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
 import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
-import { gitPaths } from '../git/config.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
@@ -12,6 +11,7 @@ import { landingPolicy } from './policy.js';
 import { classifyExclusions, type Exclusion, type ProtectedPolicy } from './protected.js';
 import { isProvisioned, provisionedPaths } from './provisioned.js';
 import { conflictError, rebaseSquash, squashTree } from './squash.js';
+import { configuredHooksPath, pinned } from '../workspace/pinned.js';
 
 export interface LandPlanOptions {
   message?: string;
@@ -39,14 +39,15 @@ export interface BatchFacts {
   base: string;
   baseTip: string;
   policy: ProtectedPolicy;
-  hooksDir: string;
+  /** core.hooksPath as configured, read once for the batch. */
+  hooksPath: string | null;
 }
 
 export async function batchFacts(ctx: ProjectContext, base: string): Promise<BatchFacts | null> {
   const baseTip = await revParse(ctx.repo, `refs/heads/${base}`);
   if (!baseTip) return null;
-  const [policy, hooks] = await Promise.all([landingPolicy(ctx, base, baseTip), gitPaths(ctx.repo.root, ['hooks'])]);
-  return { base, baseTip, policy, hooksDir: hooks.paths[0] ?? '' };
+  const [policy, hooksPath] = await Promise.all([landingPolicy(ctx, base, baseTip), configuredHooksPath(ctx)]);
+  return { base, baseTip, policy, hooksPath };
 }
 
 /** Everything a land needs, read and checked before the first mutation. Only objects were written. */
@@ -71,12 +72,13 @@ export interface LandPlan {
 
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
   const known = options.batch?.base === task.base ? options.batch : undefined;
+  const wt = await pinned(ctx, task.path);
   const fingerprint = await checkHooks(
     task,
-    ctx.repo.commonDir,
+    wt,
+    known ? known.hooksPath : await configuredHooksPath(ctx),
     options.acceptHooks === true,
     'the land',
-    known?.hooksDir,
   );
   const baseRef = `refs/heads/${task.base}`;
   const realTip = known ? known.baseTip : await revParse(ctx.repo, baseRef);
@@ -101,7 +103,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   // The queue lands the branch as committed; work the agent goes on with after joining stays in
   // the workspace (the guard ran when the task joined).
   const dirty =
-    options.onto === undefined ? (await statusOf(task.path)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
+    options.onto === undefined ? (await statusOf(wt)).filter((e) => !isProvisioned(e.path, provisioned)) : [];
   if (dirty.length > 0) {
     throw new WarrenError(
       'WORKSPACE_DIRTY',

@@ -5,6 +5,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { assertContained } from '../workspace/paths.js';
+import { pinned } from '../workspace/pinned.js';
 import { requireTask } from '../workspace/tasks.js';
 import type { z } from 'zod';
 import { runOperation, type Operation, type Schema } from '../workspace/operation.js';
@@ -143,5 +144,5 @@ export async function statusTask(ctx: ProjectContext, rawId: string): Promise<Ta
   assertContained(ctx.root, task.path);
   const remounted = await ensureMounted(ctx, task);
   for (const p of remounted) ctx.reporter.line(`warren: ${p} was not mounted; mounted its overlay again`);
-  return { ...(await taskStatus(task)), remounted };
+  return { ...(await taskStatus(task, await pinned(ctx, task.path))), remounted };
 }

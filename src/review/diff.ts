@@ -12,6 +12,7 @@ import { baseTip } from '../workspace/git-view.js';
 import { assertContained } from '../workspace/paths.js';
 import { provisionedExcludes } from '../workspace/provisioned.js';
 import { requireTask } from '../workspace/tasks.js';
+import { pinned } from '../workspace/pinned.js';
 
 /**
  * `warren diff ID`: everything the task changed against its base — its commits, and what is not
@@ -126,7 +127,8 @@ async function endpoints(ctx: ProjectContext, task: Task, scope: DiffScope): Pro
     return { from: await forkPoint(ctx, task, branchTip), to: branchTip };
   }
   assertContained(ctx.root, task.path);
-  const head = fs.existsSync(task.path) ? await headOrNull(task.path) : null;
+  const wt = fs.existsSync(task.path) ? await pinned(ctx, task.path) : null;
+  const head = wt ? await headOrNull(wt) : null;
   if (!head) {
     throw new WarrenError(
       'OWNERSHIP_MISMATCH',
@@ -136,7 +138,7 @@ async function endpoints(ctx: ProjectContext, task: Task, scope: DiffScope): Pro
       },
     );
   }
-  const { tree } = await snapshotWorktree(task.path, await provisionedExcludes(ctx, task));
+  const { tree } = await snapshotWorktree(wt ?? task.path, await provisionedExcludes(ctx, task));
   return { from: scope === 'uncommitted' ? head : await forkPoint(ctx, task, head), to: tree };
 }
 

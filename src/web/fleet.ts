@@ -99,7 +99,7 @@ export async function fleetTask(
   const base = await tips.get(task.base)!;
   const [d, changes, provision] = await Promise.all([
     drift(ctx.repo, task, base).catch(() => null),
-    changeCount(task),
+    changeCount(ctx, task),
     provisionedOf(task),
   ]);
   return {

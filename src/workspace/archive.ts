@@ -8,6 +8,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from './context.js';
 import type { GcCollected, GcStep } from './types.js';
 import { provisionedExcludes } from './provisioned.js';
+import { pinned } from './pinned.js';
 
 /**
  * What `rm --discard` saves before it removes a task: one commit under
@@ -150,7 +151,7 @@ export async function archiveTask(
 
 /** The workspace as it is, for `archiveTask`: read through a copy of its index. */
 export async function snapshotTask(ctx: ProjectContext, task: Task): Promise<WorktreeSnapshot> {
-  return snapshotWorktree(task.path, await provisionedExcludes(ctx, task));
+  return snapshotWorktree(await pinned(ctx, task.path), await provisionedExcludes(ctx, task));
 }
 
 /** Every archive of this repository (of one task, when `id` is given), oldest first. */
@@ -173,7 +174,8 @@ export async function listArchives(ctx: ProjectContext, id?: string): Promise<Ar
  * in the way), then the index is set to the archived index. What was untracked is untracked again.
  */
 export async function populateFromArchive(ctx: ProjectContext, wsPath: string, archive: Archive): Promise<void> {
-  const moved = await moveCheckout(wsPath, archive.tip, archive.commit);
+  const wt = await pinned(ctx, wsPath);
+  const moved = await moveCheckout(wt, archive.tip, archive.commit);
   if (moved.exitCode !== 0) {
     throw new WarrenError(
       'GIT_FAILED',
@@ -181,7 +183,7 @@ export async function populateFromArchive(ctx: ProjectContext, wsPath: string, a
       { details: { stderr: moved.stderr } },
     );
   }
-  await setIndexTree(wsPath, await treeOf(ctx.repo, archive.index));
+  await setIndexTree(wt, await treeOf(ctx.repo, archive.index));
 }
 
 /** `gc`: archives older than `archive: { keep }` (default 14 days) are deleted, each listed. */

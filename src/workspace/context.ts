@@ -35,9 +35,9 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
   const store = typeof parts.store === 'function' ? parts.store() : parts.store;
   const repo = await finding;
   const cache = path.join(store.home, 'cache', 'config');
-  const [{ config, problem }, user] = await Promise.all([
+  const [{ config, problem }, userOrError] = await Promise.all([
     readConfig(repo.root, cache, parts.lenientConfig === true),
-    loadUserConfig(store.home, cache),
+    loadUserConfig(store.home, cache).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
   ]);
   const key = projectKey(repo.root, repo.commonDir);
   // Decided before anything is recorded: a root the repository may not choose touches nothing.
@@ -47,8 +47,11 @@ export async function openProjectWith(dir: string, parts: OpenParts): Promise<Pr
     home: store.home,
     key,
     fromRepository: config.worktree_root,
-    fromUser: userRootChoice(store.home, user),
+    // WARREN_WORKTREE_ROOT is read first: its own error is the one to say.
+    fromUser: userRootChoice(store.home, userOrError),
   });
+  if (userOrError instanceof Error) throw userOrError;
+  const user = userOrError;
   store.upsertProject(key, repo.root, repo.commonDir);
   return {
     repo,
@@ -77,9 +80,10 @@ async function readConfig(
 }
 
 /** The user's workspace root: the environment over `$WARREN_HOME/config.yaml`; null when neither sets one. */
-function userRootChoice(home: string, user: UserConfig): { value: string; source: string } | null {
+function userRootChoice(home: string, user: UserConfig | Error): { value: string; source: string } | null {
   const fromEnv = process.env[WORKTREE_ROOT_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: WORKTREE_ROOT_ENV };
+  if (user instanceof Error) throw user;
   return user.worktree_root === undefined
     ? null
     : { value: user.worktree_root, source: path.join(home, USER_CONFIG_FILE) };

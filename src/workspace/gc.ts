@@ -16,6 +16,7 @@ import { runOperation, type Operation, type Schema } from './operation.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { presenceAt, type Presence } from './paths.js';
 import { gatherScan, classifyStrays, isLive, type Stray } from './scan.js';
+import { pinned } from './pinned.js';
 
 /** What gc learned about a stray before deciding. */
 export interface StrayFacts {
@@ -160,8 +161,10 @@ async function readFacts(ctx: ProjectContext, f: StrayFacts): Promise<void> {
   if (stray.kind === 'unclaimed' && stray.path) {
     f.presence = presenceAt(stray.path);
     if (f.presence.kind !== 'folder') return;
-    f.uncommitted = (await statusOf(stray.path).catch(() => [{ code: '??', path: '(status failed)' }])).length;
-    const head = await headOrNull(stray.path);
+    // Pinned like a task's: a worktree nobody claims may hold anything, its git pointers included.
+    const wt = await pinned(ctx, stray.path);
+    f.uncommitted = (await statusOf(wt).catch(() => [{ code: '??', path: '(status failed)' }])).length;
+    const head = await headOrNull(wt);
     if (head) {
       const own = stray.branch ? [`refs/heads/${stray.branch}`] : [];
       f.unlandedCommits = (await commitsNotOn(ctx.repo, head, await otherRefTips(ctx.repo, own))).length;

@@ -1,8 +1,10 @@
+import type { ProjectContext } from './context.js';
 import { behindAhead, commitsNotOn } from '../git/history.js';
 import { revParse } from '../git/refs.js';
 import type { Repository } from '../git/repo.js';
 import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
+import { pinned } from './pinned.js';
 
 /** What git says about one task, for the dashboard and other readers: read-only, never takes a lock. */
 
@@ -21,9 +23,9 @@ export async function drift(
 }
 
 /** Tracked (and untracked, not ignored) changes in the workspace, or null when it cannot be read. */
-export async function changeCount(task: Task): Promise<number | null> {
+export async function changeCount(ctx: ProjectContext, task: Task): Promise<number | null> {
   try {
-    return (await statusOf(task.path)).length;
+    return (await statusOf(await pinned(ctx, task.path))).length;
   } catch {
     return null;
   }

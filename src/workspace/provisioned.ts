@@ -1,6 +1,7 @@
 import { checkIgnored } from '../git/status.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
+import { pinned } from './pinned.js';
 
 /**
  * warren's own paths inside a workspace (provisioned dependencies, `.env` copies, `share`
@@ -37,6 +38,6 @@ export function excludePathspecs(provisioned: readonly string[]): string[] {
  */
 export async function provisionedExcludes(ctx: ProjectContext, task: Task): Promise<string[]> {
   const provisioned = provisionedPaths(ctx, task);
-  const ignored = await checkIgnored(task.path, provisioned);
+  const ignored = await checkIgnored(await pinned(ctx, task.path), provisioned);
   return excludePathspecs(provisioned.filter((p) => !ignored.has(p)));
 }

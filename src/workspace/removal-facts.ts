@@ -10,6 +10,7 @@ import type { ProjectContext } from './context.js';
 import { checkOwnership } from './ownership.js';
 import { assertContained, presenceAt } from './paths.js';
 import { isOwnedMount, isWorkLanded } from './release.js';
+import { pinned } from './pinned.js';
 
 /**
  * What `rm` reads before it changes anything, and its guards on what it read: every refusal here
@@ -61,7 +62,7 @@ export async function gatherRemoval(ctx: ProjectContext, task: Task): Promise<Re
     mounts = mountsUnder(readMounts(), task.path)
       .filter((m) => !isOwnedMount(ctx, task, m))
       .map((m) => m.mountPoint);
-    dirty = await statusOf(task.path);
+    dirty = await statusOf(await pinned(ctx, task.path));
   } else if (folder === 'leftover') {
     mounts = mountsUnder(readMounts(), task.path).map((m) => m.mountPoint);
   }

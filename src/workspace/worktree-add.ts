@@ -8,6 +8,7 @@ import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js'
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from './context.js';
 import { type LockTiming, withRepoLock } from './locks.js';
+import { pinned } from './pinned.js';
 
 /**
  * At or above this many tracked files (the main checkout's index), the worktree's files are
@@ -71,7 +72,8 @@ export async function addTaskWorktree(
     timing,
   );
   if (!outside) return;
-  for (const step of [() => checkoutEmptyWorktree(wsPath), () => runPostCheckoutHook(wsPath, baseCommit)]) {
+  const wt = await pinned(ctx, wsPath);
+  for (const step of [() => checkoutEmptyWorktree(wt), () => runPostCheckoutHook(wt, baseCommit)]) {
     const result = await step();
     if (result.exitCode !== 0) {
       throw new WarrenError(

@@ -4,6 +4,7 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { withRepoLock } from '../../workspace/locks.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { checkIgnored } from '../../git/status.js';
+import { pinned } from '../../workspace/pinned.js';
 
 /**
  * Keeps every provisioned path out of the workspace's `git status`. Most already are: the
@@ -64,7 +65,7 @@ async function rewrite(ctx: ProjectContext, change: (ours: string[]) => string[]
 /** Returns the paths that needed an exclude line. */
 export async function keepOutOfStatus(ctx: ProjectContext, wsPath: string, rels: readonly string[]): Promise<string[]> {
   const unsure = rels.filter((rel) => !ignoredAsInMain(ctx.repo.root, wsPath, rel));
-  const ignored = await checkIgnored(wsPath, unsure);
+  const ignored = await checkIgnored(await pinned(ctx, wsPath), unsure);
   const missing = unsure.filter((r) => !ignored.has(r));
   if (missing.length === 0) return [];
   await rewrite(ctx, (ours) => [...ours, ...missing.map(literalPattern)]);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Where } from '../../git/exec.js';
 import { statusOf } from '../../git/status.js';
 import type { Task } from '../../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
@@ -209,8 +210,8 @@ export async function provisionedChanges(task: Task): Promise<ProvisionedStatus[
 }
 
 /** `warren status ID`: tracked changes from git, changes inside each provisioned path, staleness. */
-export async function taskStatus(task: Task): Promise<TaskStatus> {
-  const tracked = (await statusOf(task.path)).map((e) => ({ code: e.code, path: e.path }));
+export async function taskStatus(task: Task, where: Where): Promise<TaskStatus> {
+  const tracked = (await statusOf(where)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
   const provisioned = await provisionedChanges(task);
   const staleLockfiles = await staleEntries(task, records);
