@@ -280,3 +280,92 @@ describeArena('uid 65534', noBwrap ?? noNobody, async () => {
     },
   };
 });
+
+/**
+ * What warren writes after the agent ran, where the agent could have left a link: its state
+ * folder (seeded before each `warren run`), its git directory's config.worktree (made empty
+ * before a sandboxed run). The agent is a fake CLI on PATH that plants the link during run 1,
+ * in the sandbox; run 2 must write nothing through it.
+ */
+describe.skipIf(noBwrap !== null)("warren's own writes follow no link the agent left", () => {
+  function fakeAgent(ws: string, name: string, script: string): string {
+    const bin = path.join(ws, '.fake-bin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${script}\nexit 0\n`, { mode: 0o755 });
+    return bin;
+  }
+
+  it.each([
+    {
+      agent: 'claude',
+      name: "claude's settings.json made a link to a file of the main checkout",
+      plant: (target: string) => `ln -sf ${target}/README.md "$CLAUDE_CONFIG_DIR/settings.json"`,
+      user: (home: string) => path.join(home, '.claude/settings.json'),
+      replaced: /settings\.json in the task's state folder was a symlink to/,
+    },
+    {
+      agent: 'gemini',
+      name: "gemini's .gemini folder made a link to the main checkout",
+      plant: (target: string) => `rm -rf "$GEMINI_CLI_HOME/.gemini"; ln -s ${target} "$GEMINI_CLI_HOME/.gemini"`,
+      user: (home: string) => path.join(home, '.gemini/settings.json'),
+      replaced: /\.gemini in the task's state folder was a symlink to/,
+    },
+  ])(
+    '$name: the next run replaces the link and writes nothing through it',
+    async ({ agent, plant, user, replaced }) => {
+      const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\n' } });
+      const home = tmpDir('warren-home-of-');
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+      expect(made.code, made.stderr).toBe(0);
+      const settings = user(home);
+      fs.mkdirSync(path.dirname(settings), { recursive: true });
+      fs.writeFileSync(settings, '{"from":"the user"}\n');
+      const bin = fakeAgent(made.json.path, agent, plant(repo.root));
+      const env = { HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}` };
+      const run = (n: number) =>
+        runWarren(['--json', 'run', 'agent', '--agent', agent, '--prompt', `run ${n}`], {
+          cwd: repo.root,
+          home: repo.home,
+          env,
+        });
+      const first = await run(1);
+      expect(first.code, first.stderr).toBe(0);
+      // The user's settings changed since: the next run seeds them again.
+      const later = new Date(Date.now() + 60_000);
+      fs.utimesSync(settings, later, later);
+      const second = await run(2);
+      expect(second.code, second.stderr).toBe(0);
+      const held =
+        fs.readFileSync(path.join(repo.root, 'README.md'), 'utf8') === '# main\n' &&
+        !fs.existsSync(path.join(repo.root, 'settings.json')) &&
+        (fs.statSync(path.join(repo.root, 'README.md')).mode & 0o777) !== 0o600;
+      outcomes.push({ who: 'root', klass: "warren's writes", name: `${agent}: ${plant('MAIN')}`, held });
+      expect(held, 'warren wrote through the link into the main checkout').toBe(true);
+      const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>(
+        'show',
+        'agent',
+        '--events',
+        '50',
+      );
+      expect(shown.json.events.filter((e) => e.kind === 'agent.link_replaced').map((e) => e.message)).toEqual([
+        expect.stringMatching(replaced),
+      ]);
+    },
+  );
+
+  it("a dangling link at config.worktree: the sandbox's empty file is made beside nothing, the link's target is not created", async () => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\n' } });
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+    const gitDir = gitDirOf(made.json.path);
+    const target = path.join(tmpDir('warren-target-'), 'created-by-warren');
+    fs.rmSync(path.join(gitDir, 'config.worktree'), { force: true });
+    fs.symlinkSync(target, path.join(gitDir, 'config.worktree'));
+    const r = await repo.warren('exec', 'agent', '--', 'true');
+    const held = !fs.existsSync(target);
+    outcomes.push({ who: 'root', klass: "warren's writes", name: 'a dangling link at config.worktree', held });
+    expect(held, `warren created ${target} through the link`).toBe(true);
+    // The link is refused by the pin before anything runs: config.worktree is not a git configuration file.
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/config\.worktree/);
+  });
+});

@@ -98,7 +98,11 @@ export async function pinWorktree(commonDir: string, hooksDir: string, wsPath: s
     );
   }
   const perWorktree = path.join(gitDir, 'config.worktree');
-  if (fs.existsSync(perWorktree)) {
+  const perStat = fs.lstatSync(perWorktree, { throwIfNoEntry: false });
+  if (perStat && !perStat.isFile()) {
+    throw tampered(wsPath, `${perWorktree} is ${perStat.isSymbolicLink() ? 'a symlink' : 'not a file'}`, 'remove it');
+  }
+  if (perStat) {
     // Reading a configuration file runs nothing.
     const listed = await git(['config', '--file', perWorktree, '--null', '--name-only', '--list'], {
       cwd: '/',

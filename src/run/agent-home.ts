@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,31 +59,67 @@ function homeOf(env: NodeJS.ProcessEnv): string {
 /** Gemini runs unattended only with an auth type chosen in its settings; an API key in the environment chooses this one. */
 const GEMINI_API_KEY_SETTINGS = { security: { auth: { selectedType: 'gemini-api-key' } } };
 
-/** Copies the user's login and settings into the task's folder where they are newer; returns what it copied. */
-export function seedAgentHome(agent: ResumableAgent, home: string, env: NodeJS.ProcessEnv): string[] {
+/** What seeding wrote, and the links the agent had left where warren writes (each replaced by a real file or folder). */
+export interface Seeded {
+  copied: string[];
+  replacedLinks: { path: string; target: string }[];
+}
+
+/**
+ * Copies the user's login and settings into the task's folder where they are newer. The folder
+ * is the agent's to write, so nothing in it is followed: a file is written beside its name and
+ * renamed over it (a symlink there is replaced, never written through), and a folder warren
+ * writes into that is a symlink is replaced by a real one.
+ */
+export function seedAgentHome(agent: ResumableAgent, home: string, env: NodeJS.ProcessEnv): Seeded {
   const seed = SEEDS[agent];
   const from = seed.from(env);
+  const seeded: Seeded = { copied: [], replacedLinks: [] };
+  realFolder(home, seeded);
   const into = path.join(home, seed.into);
-  fs.mkdirSync(into, { recursive: true, mode: 0o700 });
-  const copied: string[] = [];
+  if (seed.into !== '') realFolder(into, seeded);
   for (const name of seed.files) {
-    const src = path.join(from, name);
-    const dest = path.join(into, name);
-    const srcStat = statFile(src);
+    const srcStat = statFile(path.join(from, name));
     if (!srcStat) continue;
-    const destStat = statFile(dest);
-    if (destStat && destStat.mtimeMs >= srcStat.mtimeMs) continue;
-    fs.copyFileSync(src, dest);
-    fs.chmodSync(dest, 0o600);
-    copied.push(name);
+    const dest = path.join(into, name);
+    const destStat = fs.lstatSync(dest, { throwIfNoEntry: false });
+    if (destStat?.isFile() && destStat.mtimeMs >= srcStat.mtimeMs) continue;
+    if (destStat?.isDirectory()) continue; // not warren's to replace: the CLI finds no file there, as it would have
+    writeBeside(dest, fs.readFileSync(path.join(from, name)), seeded);
+    seeded.copied.push(name);
   }
-  if (agent === 'gemini' && env.GEMINI_API_KEY && !statFile(path.join(into, 'settings.json'))) {
-    fs.writeFileSync(path.join(into, 'settings.json'), `${JSON.stringify(GEMINI_API_KEY_SETTINGS, null, 2)}\n`, {
-      mode: 0o600,
-    });
-    copied.push('settings.json (auth: gemini-api-key)');
+  const geminiSettings = path.join(into, 'settings.json');
+  if (agent === 'gemini' && env.GEMINI_API_KEY && !fs.lstatSync(geminiSettings, { throwIfNoEntry: false })?.isFile()) {
+    writeBeside(geminiSettings, `${JSON.stringify(GEMINI_API_KEY_SETTINGS, null, 2)}\n`, seeded);
+    seeded.copied.push('settings.json (auth: gemini-api-key)');
   }
-  return copied;
+  return seeded;
+}
+
+/** Makes `dir` a real folder of the task: a symlink there (the agent's) is removed first, not followed. */
+function realFolder(dir: string, seeded: Seeded): void {
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (st?.isSymbolicLink()) {
+    seeded.replacedLinks.push({ path: dir, target: fs.readlinkSync(dir) });
+    fs.unlinkSync(dir);
+  } else if (st && !st.isDirectory()) {
+    throw new Error(`${dir} is not a folder`);
+  }
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/** Writes `data` to a new 0600 file beside `dest` (O_EXCL: never through a link) and renames it over `dest`. */
+function writeBeside(dest: string, data: string | Buffer, seeded: Seeded): void {
+  const st = fs.lstatSync(dest, { throwIfNoEntry: false });
+  if (st?.isSymbolicLink()) seeded.replacedLinks.push({ path: dest, target: fs.readlinkSync(dest) });
+  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.warren-${randomUUID()}`);
+  try {
+    fs.writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, dest);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 function statFile(file: string): fs.Stats | null {

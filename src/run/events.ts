@@ -23,6 +23,7 @@ export const EXECUTION_EVENTS = {
   'run.interrupted': payload<{ runId: string }>(),
   'agent.session': payload<{ agent: string; session: string; runId: string; resumed: boolean }>(),
   'agent.seeded': payload<{ agent: string; home: string; files: string[] }>(),
+  'agent.link_replaced': payload<{ agent: string; path: string; target: string }>(),
   'sandbox.egress_refused': payload<{
     runId: string;
     host: string;

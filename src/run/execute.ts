@@ -6,6 +6,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../util/paths.js';
 import { assertContained } from '../workspace/paths.js';
+import { pinned } from '../workspace/pinned.js';
 import { detectContainment } from './containment.js';
 import {
   abandonRun,
@@ -19,7 +20,13 @@ import {
 } from './records.js';
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
-import { assertSandboxAvailable, sandboxArgv, sandboxFailureReason, sandboxProfileFor } from './sandbox.js';
+import {
+  assertSandboxAvailable,
+  sandboxArgv,
+  sandboxFailureReason,
+  sandboxKindFor,
+  sandboxProfileFor,
+} from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
@@ -72,6 +79,9 @@ export const DEFAULT_GRACE = '2s';
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
   assertContained(ctx.root, task.path);
+  // The sandbox's writable git directory is read from the workspace's `.git` file, which its agent
+  // can write: what it names is checked first (WORKSPACE_TAMPERED, nothing run).
+  if (sandboxKindFor(ctx, task) !== 'none') await pinned(ctx, task.path);
   const base = sandboxProfileFor(ctx, task);
   const profile = base.kind === 'none' ? base : { ...base, writable: [...base.writable, ...(request.writable ?? [])] };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.

@@ -96,14 +96,24 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
     const resumable = isResumable(ctx.config, agent);
     const home = resumable ? agentHome(ctx.store, ctx.key, id, agent) : '';
     if (resumable) {
-      const files = seedAgentHome(agent, home, process.env);
-      if (files.length > 0) {
+      const { copied, replacedLinks } = seedAgentHome(agent, home, process.env);
+      for (const link of replacedLinks) {
+        ctx.store.addEvent({
+          project: ctx.key,
+          taskId: id,
+          kind: 'agent.link_replaced',
+          level: 'warn',
+          message: `${agent}: ${link.path} in the task's state folder was a symlink to ${link.target}; warren replaced the link (it wrote nothing through it)`,
+          data: { agent, ...link },
+        });
+      }
+      if (copied.length > 0) {
         ctx.store.addEvent({
           project: ctx.key,
           taskId: id,
           kind: 'agent.seeded',
-          message: `${agent}: copied ${files.join(', ')} into the task's own state folder ${home}`,
-          data: { agent, home, files },
+          message: `${agent}: copied ${copied.join(', ')} into the task's own state folder ${home}`,
+          data: { agent, home, files: copied },
         });
       }
     }

@@ -66,9 +66,14 @@ export function parseSandboxKind(value: string): SandboxKind {
 const NO_SANDBOX = { masked: [], readable: [], writable: [], pinned: [] };
 
 /** The task's own choice (`warren new --sandbox`) wins over warren.yaml's `sandbox:`. */
-export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
+/** The sandbox a task's commands run in: its own (`warren new --sandbox`), else warren.yaml's. */
+export function sandboxKindFor(ctx: ProjectContext, task: Task): SandboxKind {
   const own = task.data.sandbox;
-  const kind: SandboxKind = own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
+  return own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
+}
+
+export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
+  const kind = sandboxKindFor(ctx, task);
   const network = kind === 'none' ? true : ctx.config.network === true;
   if (kind === 'none') return { kind, network, allow: null, ...NO_SANDBOX };
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
@@ -84,7 +89,7 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
   // A `share`d path is a link to the main checkout's copy: what it points at is bound back.
   const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.source);
   const readable = [ctx.repo.commonDir, ...shared, ...homeEntries].filter((p) => fs.existsSync(p));
-  const { writable, pinned } = workspacePaths(task);
+  const { writable, pinned } = workspacePaths(ctx.repo.commonDir, task);
   return { kind, network, allow, masked, readable, writable, pinned };
 }
 
@@ -94,14 +99,22 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
  * workspace's `.git` file and its git directory's `gitdir`, `commondir` and `config.worktree`
  * (made empty first when absent, so that none can be made inside).
  */
-function workspacePaths(task: Task): { writable: string[]; pinned: string[] } {
+function workspacePaths(commonDir: string, task: Task): { writable: string[]; pinned: string[] } {
   const dotGit = path.join(task.path, '.git');
   try {
     const m = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(dotGit, 'utf8'));
     if (!m?.[1]) return { writable: [task.path], pinned: [] };
     const gitDir = fs.realpathSync(path.resolve(task.path, m[1].trim()));
+    // Only a worktree folder of this repository is ever made writable (runInTask checked it all; this holds anyway).
+    if (path.dirname(gitDir) !== path.join(fs.realpathSync(commonDir), 'worktrees')) {
+      return { writable: [task.path], pinned: [dotGit] };
+    }
     const perWorktree = path.join(gitDir, 'config.worktree');
-    if (!fs.existsSync(perWorktree)) fs.writeFileSync(perWorktree, '');
+    try {
+      fs.writeFileSync(perWorktree, '', { flag: 'wx' }); // O_EXCL: never through a link the agent left there
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
     const pinned = [dotGit, ...['gitdir', 'commondir', 'config.worktree'].map((f) => path.join(gitDir, f))];
     return { writable: [task.path, gitDir], pinned: pinned.filter((p) => fs.existsSync(p)) };
   } catch {
