@@ -369,3 +369,28 @@ describe.skipIf(noBwrap !== null)("warren's own writes follow no link the agent 
     expect(r.stderr).toMatch(/config\.worktree/);
   });
 });
+
+/** Past the gate: what an agent's branch can make the merge queue run, and with what. */
+describe.skipIf(noBwrap !== null)('the gate an agent cannot talk its way past', () => {
+  it('a task made --sandbox bwrap has its own edited test run by the gate in bwrap, where warren.yaml names no sandbox', async () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# main\n',
+        'test.sh': 'exit 0\n',
+        'warren.yaml': 'verify:\n  - { id: test, run: sh test.sh }\n',
+      },
+    });
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent', '--sandbox', 'bwrap');
+    expect(made.code, made.stderr).toBe(0);
+    const marker = path.join(tmpDir('warren-gate-'), 'ran-on-the-host');
+    // The agent's edit: the gate runs it on the integrated commit.
+    fs.writeFileSync(path.join(made.json.path, 'test.sh'), `echo pwned > ${marker}\nexit 0\n`);
+    expect((await repo.warren('checkpoint', 'agent', '-m', 'tests')).code).toBe(0);
+    const landed = await repo.warren('land', 'agent');
+    expect(landed.code, landed.stderr).toBe(0);
+    const held = !fs.existsSync(marker);
+    outcomes.push({ who: 'root', klass: 'gate', name: "the gate drops the task's sandbox", held });
+    expect(held, "the gate ran the agent's test.sh unsandboxed").toBe(true);
+    expect(landed.stderr).toMatch(/gate test on agent \(run 1, sandbox bwrap\)/);
+  });
+});

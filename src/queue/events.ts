@@ -5,7 +5,14 @@ export const QUEUE_EVENTS = {
   'land.bounced': payload<{ entry: number; code: string; reason: string; log: string | null }>(),
   'queue.joined': payload<{ entry: number; position: number }>(),
   'queue.left': payload<{ entry: number }>(),
-  'queue.gate': payload<{ tasks: string[]; passed: boolean; log: string | null; gateTask: string; run: number }>(),
+  'queue.gate': payload<{
+    tasks: string[];
+    passed: boolean;
+    log: string | null;
+    gateTask: string;
+    run: number;
+    sandbox?: 'none' | 'bwrap';
+  }>(),
 };
 
 declare module '../state/events.js' {

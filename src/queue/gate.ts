@@ -8,7 +8,9 @@ import type { CheckoutFacts } from '../checkout/types.js';
 import { forgetTask, releaseRecords } from '../provision/task-mounts.js';
 import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
 import { provisionPaths } from '../provision/provision.js';
+import { sandboxKindOf } from '../config/sandbox.js';
 import { runSteps, type StepResult } from '../run/commands.js';
+import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -48,10 +50,20 @@ export interface GateOutcome {
 /** Integration workspaces live in the workspace root under this prefix (a dot: `scan` does not list them as strays). */
 export const GATE_PREFIX = '.queue-';
 
+/**
+ * The sandbox the gate's commands run in: the strictest of warren.yaml's and of each task in the
+ * batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
+ * task made `--sandbox bwrap` has its tests gated in bwrap even where warren.yaml names none.
+ */
+export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): SandboxKind {
+  return strictestSandbox([sandboxKindOf(ctx.config), ...tasks.map((t) => sandboxKindFor(ctx, t))]);
+}
+
 export async function runGate(
   ctx: ProjectContext,
   commit: string,
   steps: readonly VerifyStep[],
+  sandbox: SandboxKind,
   onStart: (gateTask: string) => void,
 ): Promise<GateOutcome> {
   const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
@@ -78,7 +90,7 @@ export async function runGate(
     state: 'ready',
     createdAt: new Date().toISOString(),
     updatedAt: new Date().toISOString(),
-    data: checkout ? { checkout } : {},
+    data: { sandbox, ...(checkout ? { checkout } : {}) },
   };
   let records: Awaited<ReturnType<typeof provisionPaths>>['records'] = [];
   try {

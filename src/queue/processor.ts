@@ -3,10 +3,11 @@ import { revParse } from '../git/refs.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
+import type { Task } from '../state/types.js';
 import { lockTask } from '../workspace/locks.js';
 import { advance } from './advance.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
-import { gateSteps, removeStaleGates, runGate } from './gate.js';
+import { gateSandbox, gateSteps, removeStaleGates, runGate } from './gate.js';
 import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
@@ -222,12 +223,16 @@ async function settle(
       return bisect(ctx, group, base, counter);
     }
     counter.gateRuns++;
+    const sandbox = gateSandbox(
+      ctx,
+      tasks.map((id) => ctx.store.getTask(ctx.key, id)).filter((t): t is Task => t !== null),
+    );
     ctx.reporter.line(
-      `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns})…`,
+      `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox})…`,
     );
     let gate: Awaited<ReturnType<typeof runGate>>;
     try {
-      gate = await runGate(ctx, last.plan.commit, steps, (gateTask) =>
+      gate = await runGate(ctx, last.plan.commit, steps, sandbox, (gateTask) =>
         setGateTask(
           ctx.store,
           group.map((c) => c.entry.id),
@@ -244,8 +249,8 @@ async function settle(
       project: ctx.key,
       kind: 'queue.gate',
       level: gate.passed ? 'info' : 'warn',
-      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}; log ${gate.log})`,
-      data: { tasks, passed: gate.passed, log: gate.log, gateTask: gate.gateTask, run: counter.gateRuns },
+      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}; log ${gate.log})`,
+      data: { tasks, passed: gate.passed, log: gate.log, gateTask: gate.gateTask, run: counter.gateRuns, sandbox },
     });
     if (!gate.passed) {
       if (group.length === 1) {

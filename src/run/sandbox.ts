@@ -72,6 +72,11 @@ export function sandboxKindFor(ctx: ProjectContext, task: Task): SandboxKind {
   return own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
 }
 
+/** Pure: the strictest of several sandboxes (any bwrap over none). */
+export function strictestSandbox(kinds: readonly SandboxKind[]): SandboxKind {
+  return kinds.includes('bwrap') ? 'bwrap' : 'none';
+}
+
 export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
   const kind = sandboxKindFor(ctx, task);
   const network = kind === 'none' ? true : ctx.config.network === true;
