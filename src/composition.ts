@@ -14,7 +14,6 @@ import { portsAudit } from './run/audit-ports.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
-import { LAND } from './land/land.js';
 import { PROVISION } from './provision/operations.js';
 import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
@@ -73,7 +72,6 @@ export const OPERATIONS = {
   rm: RM,
   discard: DISCARD,
   checkpoint: CHECKPOINT,
-  land: LAND,
   queue: QUEUE,
   provision: PROVISION,
   gc: GC,

@@ -132,6 +132,12 @@ export const ERROR_DOCS = {
     action:
       'Look at the file the message names and put back what git made (the message says what), or remove the key; if you do not trust the workspace, remove it with `git worktree remove --force PATH` and `warren gc`.',
   },
+  OUT_OF_SCOPE: {
+    meaning:
+      'An MCP session that serves one task (`warren mcp --task ID`, or any `warren mcp` started inside a command warren runs for a task, which inherits `WARREN_TASK_ID`) was asked about another task, or to create one. Nothing was done.',
+    action:
+      'Ask about the task the session serves. To drive every task, start `warren mcp` yourself, outside any task (docs/agents.md says what such a session can do).',
+  },
   WORKSPACE_MOUNTED: {
     meaning:
       'A mount that warren did not make is inside the workspace: `git worktree remove` would delete the mounted files. Nothing was removed.',

@@ -46,7 +46,9 @@ export { taskStatus, type TaskStatus } from './provision/status/status.js';
 export { provisionRecords, type ProvisionRecord } from './provision/types.js';
 // Landing
 export { checkpointTask, type CheckpointOptions, type CheckpointResult } from './land/checkpoint.js';
-export { landTask, type LandOptions, type LandResult } from './land/land.js';
+export { type LandOptions, type LandResult } from './land/land.js';
+// Every land that moves a base goes through the merge queue and its gate.
+export { landTask, queueLand, listQueue, leaveQueue, type QueueLandResult } from './queue/operations.js';
 export { auditTask, type AuditReport } from './audit/run.js';
 // MCP (loads @modelcontextprotocol/sdk)
 export { buildServer as buildMcpServer, serveMcp, type McpOptions } from './mcp/server.js';

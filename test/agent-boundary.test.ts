@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { nobodyRepo, type NobodyRepo } from './helpers/nobody.js';
-import { makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BIN, makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * The agent is the attacker. A scripted hostile agent — shell scripts run through the real CLI,
@@ -392,5 +394,108 @@ describe.skipIf(noBwrap !== null)('the gate an agent cannot talk its way past', 
     outcomes.push({ who: 'root', klass: 'gate', name: "the gate drops the task's sandbox", held });
     expect(held, "the gate ran the agent's test.sh unsandboxed").toBe(true);
     expect(landed.stderr).toMatch(/gate test on agent \(run 1, sandbox bwrap\)/);
+  });
+});
+
+/** An MCP client of `warren mcp ...args`, the real server process. */
+async function mcpClient(repo: TestRepo, args: string[] = [], env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', ...args],
+    cwd: repo.root,
+    env: { ...(process.env as Record<string, string>), WARREN_HOME: repo.home, ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'hostile-agent', version: '1.0.0' });
+  await client.connect(transport);
+  onTestFinished(() => client.close());
+  return client;
+}
+
+async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ isError: boolean; data: { error?: { code: string; message: string } } & Record<string, unknown> }> {
+  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+  return { isError: r.isError === true, data: JSON.parse(r.content[0]?.text ?? 'null') as never };
+}
+
+describe('an agent that drives warren over MCP', () => {
+  it("MCP's land joins the merge queue: a gate that fails bounces it, and the base does not move", async () => {
+    const repo = makeRepo({
+      files: { 'README.md': '# main\n', 'warren.yaml': 'verify:\n  - { id: gate, run: "false" }\n' },
+    });
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+    fs.writeFileSync(path.join(made.json.path, 'work.txt'), 'work\n');
+    expect((await repo.warren('checkpoint', 'agent', '-m', 'work')).code).toBe(0);
+    const before = repo.git('rev-parse', 'main');
+    const client = await mcpClient(repo);
+    const landed = await callTool(client, 'land', { id: 'agent' });
+    const held =
+      landed.isError && landed.data.error?.code === 'GATE_FAILED' && repo.git('rev-parse', 'main') === before;
+    outcomes.push({ who: 'root', klass: 'gate', name: "MCP's land skips the queue and its gate", held });
+    expect(landed.data.error?.code, JSON.stringify(landed.data)).toBe('GATE_FAILED');
+    expect(repo.git('rev-parse', 'main')).toBe(before);
+  });
+
+  it('`warren mcp --task a` serves a alone: another task and new are refused with OUT_OF_SCOPE, and nothing is done', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+    for (const id of ['a', 'b']) expect((await repo.warren('new', 'feat', id)).code).toBe(0);
+    const b = path.join(repo.home, 'marker-in-b');
+    const client = await mcpClient(repo, ['--task', 'a']);
+    const tries: [string, Record<string, unknown>][] = [
+      ['exec', { id: 'b', command: ['touch', b] }],
+      ['new', { type: 'feat', id: 'c' }],
+      ['rm', { id: 'b' }],
+      ['land', { id: 'b' }],
+      ['show', { id: 'b' }],
+    ];
+    for (const [tool, args] of tries) {
+      const r = await callTool(client, tool, args);
+      const held = r.isError && r.data.error?.code === 'OUT_OF_SCOPE';
+      outcomes.push({ who: 'root', klass: 'scope', name: `mcp --task a: ${tool} ${JSON.stringify(args)}`, held });
+      expect(r.data.error?.code, `${tool}: ${JSON.stringify(r.data)}`).toBe('OUT_OF_SCOPE');
+      expect(r.data.error?.message).toMatch(/serves task a only.*Nothing was done/);
+    }
+    expect(fs.existsSync(b)).toBe(false);
+    expect((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id)).toEqual(['a', 'b']);
+    // Its own task, the id left out: served.
+    const listed = (await client.callTool({ name: 'list', arguments: {} })) as { content: { text: string }[] };
+    expect((JSON.parse(listed.content[0]?.text ?? '[]') as { id: string }[]).map((t) => t.id)).toEqual(['a']);
+    const own = await callTool(client, 'exec', { command: ['sh', '-c', 'echo in $WARREN_TASK_ID'] });
+    expect(own.data.output).toBe('in a\n');
+  });
+
+  it('a `warren mcp` that an agent starts inside a command warren runs for task a is scoped to a', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+    for (const id of ['a', 'b']) expect((await repo.warren('new', 'feat', id)).code).toBe(0);
+    const marker = path.join(repo.home, 'marker-in-b');
+    const sdk = path.resolve(import.meta.dirname, '../node_modules/@modelcontextprotocol/sdk/dist/esm/client');
+    // The agent: an MCP client of its own, spawning `warren mcp` with the environment warren gave it.
+    const agent = `
+      import { Client } from ${JSON.stringify(`${sdk}/index.js`)};
+      import { StdioClientTransport } from ${JSON.stringify(`${sdk}/stdio.js`)};
+      const client = new Client({ name: 'agent', version: '1' });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(BIN)}, 'mcp'], env: process.env }));
+      const r = await client.callTool({ name: 'exec', arguments: { id: 'b', command: ['touch', ${JSON.stringify(marker)}] } });
+      console.log('RESULT', r.content[0].text.replace(/\\s+/g, ' '));
+      await client.close();
+    `;
+    const ran = await repo.warrenJson<{ log: string }>(
+      'exec',
+      'a',
+      '--',
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      agent,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const log = fs.readFileSync(ran.json.log, 'utf8');
+    const held = !fs.existsSync(marker) && /OUT_OF_SCOPE/.test(log);
+    outcomes.push({ who: 'root', klass: 'scope', name: "an agent's own `warren mcp` drives another task", held });
+    expect(log).toMatch(/RESULT .*OUT_OF_SCOPE/);
+    expect(fs.existsSync(marker)).toBe(false);
   });
 });

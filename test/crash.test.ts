@@ -44,22 +44,11 @@ afterAll(() => {
   console.log(`crash matrix\n${text}`);
 });
 
-/**
- * `landTask` moves the base itself (the library's direct land, which `land --branch-only` and
- * programs use); `warren land` goes through the merge queue (`queue` below).
- */
-const DIRECT_LAND = [
-  '--input-type=module',
-  '-e',
-  `import { openProject, landTask } from ${JSON.stringify(path.resolve(import.meta.dirname, '../dist/index.js'))}; const ctx = await openProject(process.cwd()); await landTask(ctx, 'k'); ctx.store.close();`,
-];
-
 /** The command line of each operation, on task `k` (gc collects the vanished task `v`); a leading `node:` runs node itself. */
 const COMMAND: Record<IntentOp, string[]> = {
   new: ['new', 'feat', 'k'],
   rm: ['rm', 'k', '--delete-branch'],
   checkpoint: ['checkpoint', 'k', '-m', 'work'],
-  land: ['node:', ...DIRECT_LAND],
   provision: ['provision', 'k', '--refresh'],
   gc: ['gc'],
   // The merge queue's processor: `land` works the queue when nobody else does.
@@ -95,19 +84,9 @@ async function ok(repo: TestRepo, ...args: string[]): Promise<void> {
   expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
 }
 
-/** The operation run again after the repair, in this process: the library's land for `land`, the command line for the rest. */
-async function runAgain(repo: TestRepo, op: IntentOp): Promise<{ code: number; stderr: string }> {
-  if (op !== 'land') return repo.warren(...COMMAND[op]);
-  const { openProject, landTask } = await import('../src/index.js');
-  const ctx = await openProject(repo.root, { store: openStore(repo.home) });
-  try {
-    await landTask(ctx, 'k');
-    return { code: 0, stderr: '' };
-  } catch (err) {
-    return { code: 1, stderr: err instanceof Error ? err.message : String(err) };
-  } finally {
-    ctx.store.close();
-  }
+/** The operation run again after the repair, in this process. */
+function runAgain(repo: TestRepo, op: IntentOp): Promise<{ code: number; stderr: string }> {
+  return repo.warren(...COMMAND[op]);
 }
 
 function crashRepo(checkout: 'git' | 'cow' = 'git'): TestRepo {
@@ -131,9 +110,9 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
   if (op === 'new') return;
   await ok(repo, 'new', 'feat', 'k');
   const ws = workspace(repo, 'k');
-  if (op === 'checkpoint' || op === 'land' || op === 'queue')
+  if (op === 'checkpoint' || op === 'queue')
     fs.writeFileSync(path.join(ws, 'work.txt'), "the task's work\n");
-  if (op === 'land' || op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
+  if (op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
   if (op === 'rm') {
     // Work on the branch that landed elsewhere, so --delete-branch may delete it.
     fs.writeFileSync(path.join(ws, 'work.txt'), 'x\n');
@@ -204,7 +183,6 @@ async function goalReached(
         gitIn(k.path, 'log', '-1', '--format=%s') === 'work' &&
         gitIn(k.path, 'status', '--porcelain') === ''
       );
-    case 'land':
     case 'queue':
       // Landed once: one squash commit on the base.
       return (

@@ -4,7 +4,7 @@ import { compareAndSwapRef, revParse } from '../git/refs.js';
 import type { Direction, Schema, Scope, Step } from '../workspace/operation.js';
 
 /**
- * The one mutation of a land, and of the merge queue's advance: the main checkout of the base
+ * The one mutation of a land (the merge queue's advance, advance.ts): the main checkout of the base
  * follows to the new commit (read-tree -m -u refuses before writing anything if local changes
  * would be overwritten), then the base ref moves by compare-and-swap. Both run under the
  * repository lock. Killed between the two, the checkout shows the new files as staged changes
@@ -12,7 +12,7 @@ import type { Direction, Schema, Scope, Step } from '../workspace/operation.js';
  * is recorded.
  */
 
-/** What both operations' payloads hold about the move. */
+/** What the operation's payload holds about the move. */
 export interface BaseMove {
   baseRef: string;
   from: string;

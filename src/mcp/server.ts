@@ -3,9 +3,9 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Writable } from 'node:stream';
 import { z } from 'zod';
-import { isWarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { checkpointTask } from '../land/checkpoint.js';
-import { landTask } from '../land/land.js';
+import { landTask } from '../queue/operations.js';
 import { openProject } from '../composition.js';
 import { statusTask } from '../provision/operations.js';
 import { exitStatusOf } from '../run/execute.js';
@@ -37,6 +37,11 @@ export interface McpOptions {
   repoDir: string;
   store: () => Store;
   version: string;
+  /**
+   * The one task this session serves (`warren mcp --task ID`, or the task of the command warren
+   * runs that started it): every other task, and `new`, are refused (OUT_OF_SCOPE). Null: all.
+   */
+  task?: string | null;
 }
 
 /** exec's bounds: a command runs at most this long, and this much of its output comes back. */
@@ -69,13 +74,34 @@ class Collected {
   }
 }
 
-const id = z.string().describe('the task ID');
+/** The arguments of a call in a session scoped to task `scope`, its id filled in; another task, or `new`, is refused. */
+function inScope<A>(scope: string, name: string, args: A): A {
+  const given = (args as { id?: unknown }).id;
+  if (name === 'new' || (given !== undefined && given !== scope)) {
+    throw new WarrenError(
+      'OUT_OF_SCOPE',
+      `this MCP session serves task ${scope} only; ${name === 'new' ? 'it creates no task' : `task ${String(given)} is not its to ${name}`}. Nothing was done.`,
+      {
+        hint: 'Ask about the task this session serves; to drive every task, start `warren mcp` yourself, outside any task.',
+        details: { scope, tool: name },
+      },
+    );
+  }
+  return name === 'list' ? args : ({ ...args, id: scope } as A);
+}
 
 /** Tool calls still running: when the client closes stdin, these finish (and answer) before the server goes. */
 let inFlight = 0;
 
 export function buildServer(options: McpOptions): McpServer {
   const server = new McpServer({ name: 'warren', version: options.version });
+  const scope = options.task ?? null;
+  // Optional in a scoped session, where inScope fills it in before any handler sees the arguments.
+  const id = (
+    scope
+      ? z.string().optional().describe(`the task ID: this session serves task ${scope} only (the default)`)
+      : z.string().describe('the task ID')
+  ) as z.ZodString;
 
   /** Runs one tool: a fresh project context with a collecting reporter; a WarrenError becomes a tool error. */
   const tool =
@@ -85,6 +111,7 @@ export function buildServer(options: McpOptions): McpServer {
       let ctx: ProjectContext | null = null;
       inFlight++;
       try {
+        if (scope) args = inScope(scope, name, args);
         ctx = await openProject(options.repoDir, { store: options.store, reporter: collected.reporter() });
         const data = await fn(ctx, args, collected);
         return { content: [{ type: 'text', text: JSON.stringify(data, null, 2) }] };
@@ -153,15 +180,17 @@ export function buildServer(options: McpOptions): McpServer {
     'list',
     { description: 'Every task of this repository: id, type, branch, path, state.' },
     tool('list', async (ctx) =>
-      listTasks(ctx).map((t) => ({
-        id: t.id,
-        type: t.type,
-        branch: t.branch,
-        path: t.path,
-        base: t.base,
-        state: t.state,
-        createdAt: t.createdAt,
-      })),
+      listTasks(ctx)
+        .filter((t) => scope === null || t.id === scope)
+        .map((t) => ({
+          id: t.id,
+          type: t.type,
+          branch: t.branch,
+          path: t.path,
+          base: t.base,
+          state: t.state,
+          createdAt: t.createdAt,
+        })),
     ),
   );
 
@@ -257,7 +286,7 @@ export function buildServer(options: McpOptions): McpServer {
     'land',
     {
       description:
-        'Squash the task onto its base, leaving protected paths out; refuses when the base moved in a way that conflicts, or hooks changed.',
+        "Land the task through the repository's merge queue, as `warren land` does: squashed onto the latest base with protected paths left out, and landed only if the gate passes on the result; refuses (the task as it was) when it conflicts, hooks changed, or the gate fails.",
       inputSchema: { id, message: z.string().optional().describe('the squash commit message') },
     },
     tool('land', async (ctx, a: { id: string; message?: string }) =>

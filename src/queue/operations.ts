@@ -1,10 +1,12 @@
 import { ERROR_CODES, WarrenError, type ErrorCode } from '../errors.js';
+import { buildForReview, recordPush, type LandOptions, type LandResult } from '../land/land.js';
 import { planLand } from '../land/plan.js';
+import { pushRef, resolveRemote } from '../land/push.js';
 import { loadTask } from '../land/task.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
-import { withTaskLock } from '../workspace/locks.js';
+import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
 import { assertTrusted } from '../run/trust.js';
 import { gateSteps } from './gate.js';
@@ -23,6 +25,30 @@ import {
 } from './store.js';
 
 /** `warren land` (through the merge queue), `warren queue` and `warren queue rm` as library calls. */
+
+/**
+ * The library's land, and the CLI's, MCP's and the dashboard's: every land that moves a base
+ * joins the merge queue and passes its gate (an agent that can call a land cannot call one past
+ * the gate). Waits for the outcome, working the queue when nobody else does; then pushes, when
+ * asked. `branchOnly` moves no base: it builds the squash and pushes it for review.
+ */
+export async function landTask(ctx: ProjectContext, rawId: string, options: LandOptions = {}): Promise<LandResult> {
+  const { branchOnly, push: pushTo, ...rest } = options;
+  if (branchOnly) return buildForReview(ctx, rawId, { ...rest, ...(pushTo === undefined ? {} : { push: pushTo }) });
+  // An unknown remote is refused before the task joins the queue.
+  const task = requireTask(ctx, rawId);
+  const remote = pushTo === undefined ? null : await resolveRemote(ctx, pushTo, task.base);
+  const joined = await queueLand(ctx, rawId, { ...rest, wait: true });
+  if (joined.state !== 'landed') throw new Error(`the queue returned ${joined.state} for a land that waits`);
+  const { state: _state, ...summary } = joined;
+  const landed: LandResult = { ...summary, landed: true, push: null };
+  if (remote === null) return landed;
+  const push = await withRepoLock(ctx, `push ${landed.base}`, () =>
+    pushRef(ctx, remote, landed.commit, `refs/heads/${landed.base}`),
+  );
+  recordPush(ctx, landed.id, push);
+  return { ...landed, push };
+}
 
 export interface QueueLandOptions extends QueueOptions {
   /** Wait for the outcome (default true), working the queue when nobody else does. */

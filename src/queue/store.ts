@@ -49,7 +49,7 @@ export interface QueueEntry {
 }
 
 /** What an entry keeps of its land: `land`'s own result, less what the entry says itself. */
-export type LandedSummary = Omit<LandResult, 'id' | 'landed' | 'push'>;
+export type LandedSummary = Omit<LandResult, 'id' | 'landed' | 'push' | 'entry'>;
 
 interface Row {
   id: number;

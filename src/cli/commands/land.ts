@@ -1,10 +1,7 @@
-import { landTask, type LandResult } from '../../land/land.js';
-import { pushRef, resolveRemote } from '../../land/push.js';
-import { recordPush } from '../../land/land.js';
-import { queueLand } from '../../queue/operations.js';
+import { WarrenError } from '../../errors.js';
+import type { PushOutcome } from '../../land/push.js';
+import { landTask, queueLand } from '../../queue/operations.js';
 import { validateTaskId } from '../../workspace/ids.js';
-import { withRepoLock } from '../../workspace/locks.js';
-import { requireTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 import { startQueueWorker } from './queue.js';
 
@@ -32,30 +29,34 @@ export const registerLand: Register = (program, run) => {
           env.taskId = validateTaskId(rawId);
           const ctx = await env.project();
           const common = { ...(opts.message ? { message: opts.message } : {}), acceptHooks: opts.acceptHooks === true };
+          const push = opts.push === undefined ? {} : { push: opts.push };
           if (opts.branchOnly) {
-            const r = await landTask(ctx, rawId, {
-              ...common,
-              branchOnly: true,
-              ...(opts.push === undefined ? {} : { push: opts.push }),
-            });
+            const r = await landTask(ctx, rawId, { ...common, ...push, branchOnly: true });
             for (const w of r.warnings) env.log(`warren: warn: ${w}`);
             const lines = [`built ${r.commit.slice(0, 12)} for review; ${r.base} was not moved`];
-            if (r.push)
-              lines.push(
-                r.push.ok
-                  ? `pushed to ${r.push.remote} ${r.push.ref}`
-                  : `push to ${r.push.remote} ${r.push.ref} FAILED: ${r.push.error ?? ''}`,
-              );
+            if (r.push) lines.push(pushLine(r.push));
             return { data: { state: 'built', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
           }
-          // An unknown remote is refused before the task joins the queue.
-          const task = requireTask(ctx, rawId);
-          const remote = opts.push === undefined ? null : await resolveRemote(ctx, opts.push, task.base);
-          const r = await queueLand(ctx, rawId, { ...common, wait: opts.wait });
-          if (r.state === 'queued') {
-            startQueueWorker(ctx, env.io.self);
-            return { data: r, human: `${r.id} joined the merge queue at position ${r.position}; see \`warren queue\`` };
+          if (!opts.wait) {
+            if (opts.push !== undefined) {
+              throw new WarrenError(
+                'USAGE',
+                '--push needs the outcome: it cannot go with --no-wait; nothing was done.',
+                {
+                  hint: `Run \`warren land ${rawId} --push\` (it waits), or push yourself once it landed.`,
+                },
+              );
+            }
+            const r = await queueLand(ctx, rawId, { ...common, wait: false });
+            if (r.state === 'queued') {
+              startQueueWorker(ctx, env.io.self);
+              return {
+                data: r,
+                human: `${r.id} joined the merge queue at position ${r.position}; see \`warren queue\``,
+              };
+            }
           }
+          const r = await landTask(ctx, rawId, { ...common, ...push });
           for (const w of r.warnings) env.log(`warren: warn: ${w}`);
           for (const e of r.exclusions)
             env.log(`warren: left out ${e.why} ${e.path} (${e.how}); the workspace keeps its copy`);
@@ -64,19 +65,14 @@ export const registerLand: Register = (program, run) => {
           ];
           if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.join(', ')}`);
           if (r.checkoutUpdated) lines.push(`${r.checkoutUpdated} follows ${r.base}`);
-          let push: LandResult['push'] = null;
-          if (remote !== null) {
-            push = await withRepoLock(ctx, `push ${r.base}`, () =>
-              pushRef(ctx, remote, r.commit, `refs/heads/${r.base}`),
-            );
-            recordPush(ctx, r.id, push);
-            lines.push(
-              push.ok
-                ? `pushed to ${push.remote} ${push.ref}`
-                : `push to ${push.remote} ${push.ref} FAILED: ${push.error ?? ''}`,
-            );
-          }
-          return { data: { ...r, landed: true, push }, human: lines.join('\n'), exitCode: push && !push.ok ? 1 : 0 };
+          if (r.push) lines.push(pushLine(r.push));
+          return { data: { state: 'landed', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
         }),
     );
 };
+
+function pushLine(push: PushOutcome): string {
+  return push.ok
+    ? `pushed to ${push.remote} ${push.ref}`
+    : `push to ${push.remote} ${push.ref} FAILED: ${push.error ?? ''}`;
+}
