@@ -110,8 +110,7 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
   if (op === 'new') return;
   await ok(repo, 'new', 'feat', 'k');
   const ws = workspace(repo, 'k');
-  if (op === 'checkpoint' || op === 'queue')
-    fs.writeFileSync(path.join(ws, 'work.txt'), "the task's work\n");
+  if (op === 'checkpoint' || op === 'queue') fs.writeFileSync(path.join(ws, 'work.txt'), "the task's work\n");
   if (op === 'queue') await ok(repo, 'checkpoint', 'k', '-m', 'work');
   if (op === 'rm') {
     // Work on the branch that landed elsewhere, so --delete-branch may delete it.
