@@ -5,7 +5,7 @@ import { unavailable } from './helpers/capabilities.js';
 import { nobodyRepo, type NobodyRepo } from './helpers/nobody.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { BIN, gitIn, makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * The agent is the attacker. A scripted hostile agent — shell scripts run through the real CLI,
@@ -499,3 +499,122 @@ describe('an agent that drives warren over MCP', () => {
     expect(fs.existsSync(marker)).toBe(false);
   });
 });
+
+/**
+ * An agent's edit to warren.yaml's security settings: the land goes ahead, flagged; after it,
+ * nothing runs in a task, and nothing lands, until the user trusts the change.
+ */
+describe("an agent's change to warren.yaml's security settings", () => {
+  it.each([
+    {
+      name: 'sandbox: bwrap → none',
+      before: 'sandbox: bwrap\n',
+      after: 'sandbox: none\n',
+      flag: /sandbox: "bwrap" → \(unset\)/,
+    },
+    {
+      name: 'network: true added',
+      before: 'sandbox: bwrap\n',
+      after: 'sandbox: bwrap\nnetwork: true\n',
+      flag: /network: \(unset\) → true/,
+    },
+    {
+      name: 'protected: deleted',
+      before: 'protected: [".env.testing"]\n',
+      after: '',
+      flag: /protected: \[".env.testing"\] → \(unset\)/,
+    },
+    {
+      name: 'land.gate emptied',
+      before: 'verify:\n  - { id: test, run: "true" }\nland: { gate: [test] }\n',
+      after: 'verify:\n  - { id: test, run: "true" }\nland: { gate: [] }\n',
+      flag: /land\.gate: \["test"\] → \[\]/,
+    },
+    {
+      name: 'sandbox.allow widened',
+      before: 'sandbox: { kind: bwrap, allow: ["api.example.com"] }\n',
+      after: 'sandbox: { kind: bwrap, allow: ["api.example.com", "*.evil.example"] }\n',
+      flag: /sandbox: .*evil/,
+    },
+  ])('$name: flagged at land, then nothing runs or lands until `warren trust`', async ({ before, after, flag }) => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': before } });
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+    expect(made.code, made.stderr).toBe(0);
+    fs.writeFileSync(path.join(made.json.path, 'warren.yaml'), after);
+    expect((await repo.warren('checkpoint', 'agent', '-m', 'settings')).code).toBe(0);
+    const landed = await repo.warren('land', 'agent');
+    expect(landed.code, landed.stderr).toBe(0);
+    expect(landed.stderr).toMatch(/changes warren\.yaml's security settings/);
+    expect(landed.stderr).toMatch(flag);
+
+    const next = await repo.warrenJson<{ path: string }>('new', 'feat', 'next', '--no-setup');
+    expect(next.code, next.stderr).toBe(0);
+    const marker = path.join(next.json.path, 'ran');
+    const exec = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'exec',
+      'next',
+      '--',
+      'touch',
+      marker,
+    );
+    fs.writeFileSync(path.join(next.json.path, 'next.txt'), 'next\n');
+    const cp = await repo.warren('checkpoint', 'next', '-m', 'next');
+    const land = await repo.warrenJson<{ error: { code: string } }>('land', 'next');
+    const held =
+      exec.code === 1 && exec.json.error.code === 'UNTRUSTED_COMMANDS' && !fs.existsSync(marker) && land.code === 1;
+    outcomes.push({
+      who: 'root',
+      klass: 'settings',
+      name: `a landed ${String(flag)} weakens the next task silently`,
+      held,
+    });
+    expect(exec.json.error?.code, exec.stdout).toBe('UNTRUSTED_COMMANDS');
+    expect(exec.json.error.message).toMatch(/changed its security settings since you trusted them/);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(cp.code).toBe(0);
+    expect(land.json.error?.code).toBe('UNTRUSTED_COMMANDS');
+
+    expect((await repo.warren('trust', '--yes')).code).toBe(0);
+    expect((await repo.warren('exec', 'next', '--', 'touch', marker)).code).toBe(0);
+    expect(fs.existsSync(marker)).toBe(true);
+  });
+});
+
+describe('a landed change never replaces ignored files of the main checkout', () => {
+  it.each([
+    { name: "a force-added .env over the user's ignored .env", add: '.env', paths: ['.env'] },
+    { name: "a tracked file named data over the user's ignored data/ folder", add: 'data', paths: ['data'] },
+    { name: 'a file under cache/ where the user has an ignored file named cache', add: 'cache/x', paths: ['cache'] },
+  ])('$name: the land bounces, naming it, and nothing is overwritten', async ({ add, paths }) => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n', '.gitignore': '.env\ndata/\ncache\n' } });
+    fs.writeFileSync(path.join(repo.root, '.env'), `${SECRET('env')}\n`);
+    fs.mkdirSync(path.join(repo.root, 'data'));
+    fs.writeFileSync(path.join(repo.root, 'data/keep.txt'), `${SECRET('data')}\n`);
+    fs.writeFileSync(path.join(repo.root, 'cache'), `${SECRET('cache')}\n`);
+    const before = snapshotIgnored(repo.root);
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+    expect(made.code, made.stderr).toBe(0);
+    // The agent commits on its own branch what checkpoint would not: an ignored path, force-added.
+    fs.mkdirSync(path.dirname(path.join(made.json.path, add)), { recursive: true });
+    fs.writeFileSync(path.join(made.json.path, add), 'from the agent\n');
+    gitIn(made.json.path, 'add', '-f', add);
+    gitIn(made.json.path, 'commit', '-q', '-m', 'force-added');
+    const mainBefore = repo.git('rev-parse', 'main');
+    const landed = await repo.warrenJson<{ error: { code: string; message: string; details: { paths: string[] } } }>(
+      'land',
+      'agent',
+    );
+    const held =
+      landed.code === 1 && snapshotIgnored(repo.root) === before && repo.git('rev-parse', 'main') === mainBefore;
+    outcomes.push({ who: 'root', klass: 'landing', name: `a landed ${add} replaces an ignored path`, held });
+    expect(landed.json.error?.code, landed.stdout).toBe('CHECKOUT_DIRTY');
+    expect(landed.json.error.details.paths).toEqual(paths);
+    expect(landed.json.error.message).toMatch(/ignored .* Nothing was changed/);
+    expect(snapshotIgnored(repo.root)).toBe(before);
+    expect(repo.git('rev-parse', 'main')).toBe(mainBefore);
+  });
+});
+
+function snapshotIgnored(root: string): string {
+  return ['.env', 'data/keep.txt', 'cache'].map((f) => `${f}=${read(path.join(root, f))}`).join('|');
+}

@@ -197,12 +197,17 @@ describe('trust on first use', () => {
     expect(ran()).toEqual([]);
   });
 
-  it('a repository without commands needs no trust', async () => {
+  it('a repository without commands needs no trust; its security settings are pinned by its first task', async () => {
     const repo = makeRepo({ trusted: false, files: { 'warren.yaml': 'protected: [".env"]\n' } });
     expect((await repo.warren('new', 'feat', 'T-6')).code).toBe(0);
     const t = await repo.warrenJson<TrustJson>('trust');
     expect(t.code).toBe(0);
-    expect(t.json).toMatchObject({ trusted: true, commands: [] });
+    expect(t.json).toMatchObject({ trusted: true, commands: [{ kind: 'setting', id: 'protected', run: '[".env"]' }] });
+    // Changed after that: not trusted until the user says so.
+    repo.write('warren.yaml', 'protected: []\n');
+    const changed = await repo.warrenJson<TrustJson>('trust');
+    expect(changed.code).toBe(1);
+    expect(changed.json.trusted).toBe(false);
   });
 
   const noPty = unavailable(import.meta.filename, 'pty');

@@ -2,19 +2,21 @@ import { createHash } from 'node:crypto';
 import type { WarrenConfig } from './schema.js';
 
 /**
- * The commands a repository's warren.yaml makes warren run: setup, verify, teardown and its
- * own agents. A freshly cloned repository is someone else's word, so these run only once the
- * user has trusted this exact set (src/run/trust.ts); this module is the pure part: the set in
- * one canonical form, its hash, and what differs from a set trusted before.
+ * The commands a repository's warren.yaml makes warren run — setup, verify, teardown and its
+ * own agents — and the settings that bound them: the sandbox (and its allow list), the network,
+ * the protected paths, the gate and the signed run policy. A freshly cloned repository is
+ * someone else's word, and a landed task's warren.yaml is its agent's: these count only once
+ * the user has trusted this exact set (src/run/trust.ts). This module is the pure part: the set
+ * in one canonical form, its hash, and what differs from a set trusted before.
  */
 
-export type RepoCommandKind = 'setup' | 'verify' | 'teardown' | 'agent';
+export type RepoCommandKind = 'setup' | 'verify' | 'teardown' | 'agent' | 'setting';
 
 export interface RepoCommand {
   kind: RepoCommandKind;
-  /** The step's id, or the agent's name. */
+  /** The step's id, the agent's name, or the setting's key. */
   id: string;
-  /** A string runs with `sh -c`; a list is an argv. */
+  /** A string runs with `sh -c`; a list is an argv. A setting: its value, as canonical JSON. */
   run: string | string[];
   /** Agents only: how the prompt reaches the command. */
   prompt?: 'argv' | 'stdin' | 'file';
@@ -44,6 +46,30 @@ export function repoCommands(config: WarrenConfig): RepoCommand[] {
   ];
 }
 
+/**
+ * The security-relevant settings, each present only when warren.yaml sets it (a deleted key
+ * changes the set as much as an edited one): `sandbox` (its allow list included), `network`,
+ * `protected`, `land.gate`, and the run policy (warren.policy.yaml, by its sha256).
+ */
+export function securitySettings(config: WarrenConfig, policySha256: string | null): RepoCommand[] {
+  // Each as it acts: `sandbox: none` is no sandbox, as is no key; `network: false` is the default.
+  const settings: [string, unknown][] = [
+    ['sandbox', config.sandbox === 'none' ? undefined : config.sandbox],
+    ['network', config.network === true ? true : undefined],
+    ['protected', config.protected.length > 0 ? config.protected : undefined],
+    ['land.gate', config.land?.gate],
+    ['policy', policySha256 === null ? undefined : `warren.policy.yaml sha256 ${policySha256}`],
+  ];
+  return settings
+    .filter(([, value]) => value !== undefined)
+    .map(([id, value]) => ({ kind: 'setting', id, run: JSON.stringify(value) }));
+}
+
+/** The whole set a user trusts: the commands, then the settings. */
+export function trustedSet(config: WarrenConfig, policySha256: string | null): RepoCommand[] {
+  return [...repoCommands(config), ...securitySettings(config, policySha256)];
+}
+
 /** sha256 of the canonical form, hex. */
 export function commandsHash(commands: readonly RepoCommand[]): string {
   return createHash('sha256')
@@ -58,6 +84,7 @@ function canonical(c: RepoCommand): RepoCommand {
 
 /** One line a person can read: `setup deps: npm ci`, `agent fake: ["node","agent.js"] (prompt on stdin)`. */
 export function describeCommand(c: RepoCommand): string {
+  if (c.kind === 'setting') return `setting ${c.id}: ${typeof c.run === 'string' ? c.run : JSON.stringify(c.run)}`;
   const run = typeof c.run === 'string' ? c.run : JSON.stringify(c.run);
   return `${c.kind} ${c.id}: ${run}${c.prompt ? ` (prompt ${c.prompt === 'argv' ? 'as the last argument' : c.prompt === 'stdin' ? 'on stdin' : 'in a file'})` : ''}`;
 }
@@ -67,4 +94,18 @@ export function changedCommands(now: readonly RepoCommand[], before: unknown): R
   if (!Array.isArray(before)) return [...now];
   const seen = new Set((before as RepoCommand[]).map((c) => JSON.stringify(canonical(c))));
   return now.filter((c) => !seen.has(JSON.stringify(canonical(c))));
+}
+
+/** Pure: the settings of `now` that differ from those trusted before, each as `key: before → now` (`(unset)` when absent). */
+export function changedSettings(now: readonly RepoCommand[], before: unknown): string[] {
+  const was = new Map(
+    (Array.isArray(before) ? (before as RepoCommand[]) : [])
+      .filter((c) => c.kind === 'setting')
+      .map((c) => [c.id, c.run]),
+  );
+  const is = new Map(now.filter((c) => c.kind === 'setting').map((c) => [c.id, c.run]));
+  const keys = [...new Set([...was.keys(), ...is.keys()])].sort();
+  return keys
+    .filter((k) => JSON.stringify(was.get(k)) !== JSON.stringify(is.get(k)))
+    .map((k) => `${k}: ${String(was.get(k) ?? '(unset)')} → ${String(is.get(k) ?? '(unset)')}`);
 }

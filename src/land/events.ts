@@ -14,6 +14,7 @@ export const LANDING_EVENTS = {
     checkout: string | null;
   }>(),
   'land.excluded': payload<{ excluded: Exclusion[]; commit: string }>(),
+  'land.settings_changed': payload<{ changed: string[]; commit: string }>(),
   /** A landed change touched a lockfile: what is installed in the checkout of the base is stale. */
   'land.deps_stale': payload<{ lockfiles: string[]; checkout: string; commit: string }>(),
   'land.pushed': payload<PushOutcome>(),

@@ -8,6 +8,7 @@ import { loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordDrift } from './record.js';
+import { assertSettingsTrusted } from '../run/trust.js';
 
 export interface LandOptions {
   message?: string;
@@ -52,6 +53,7 @@ export async function buildForReview(
 ): Promise<LandResult> {
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `land ${id} --branch-only`, async () => {
+    assertSettingsTrusted(ctx, `Nothing was built or pushed for task ${id}.`);
     const task = loadTask(ctx, id);
     // This task's worktree, on its branch, with no git operation half done; else the state is named.
     await assertWorkspaceState(ctx.repo, task);
@@ -96,6 +98,18 @@ export function resultOf(plan: LandPlan): LandResult {
 export function recordPlan(ctx: ProjectContext, plan: LandPlan, acceptHooks: boolean): string[] {
   const { task, fingerprint } = plan;
   const warnings = recordDrift(ctx, task, 'land', fingerprint.current, fingerprint.drift, acceptHooks);
+  if (plan.settingsChanged.length > 0) {
+    const message = `task ${task.id} changes warren.yaml's security settings (${plan.settingsChanged.join('; ')}); once it has landed, warren runs nothing in this repository's tasks until you review and trust them (\`warren trust\`)`;
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'land.settings_changed',
+      level: 'warn',
+      message,
+      data: { changed: plan.settingsChanged, commit: plan.commit },
+    });
+    warnings.push(message);
+  }
   if (plan.exclusions.length === 0) return warnings;
   ctx.store.addEvent({
     project: ctx.key,

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { commitsNotOn, mergeBase } from '../git/history.js';
 import { revParse, treeOf } from '../git/refs.js';
-import { statusOf } from '../git/status.js';
+import { checkIgnored, statusOf } from '../git/status.js';
 import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
@@ -10,6 +12,7 @@ import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { landingPolicy } from './policy.js';
 import { classifyExclusions, type Exclusion, type ProtectedPolicy } from './protected.js';
 import { isProvisioned, provisionedPaths } from './provisioned.js';
+import { settingsChange } from './settings-change.js';
 import { conflictError, rebaseSquash, squashTree } from './squash.js';
 import { configuredHooksPath, pinned } from '../workspace/pinned.js';
 
@@ -68,6 +71,8 @@ export interface LandPlan {
   /** Paths the landed commit changes relative to the base tip. */
   changed: string[];
   fingerprint: { current: Fingerprint; drift: Drift | null };
+  /** warren.yaml's security settings the land changes, as `key: before → after` (flagged, then needing trust). */
+  settingsChanged: string[];
 }
 
 export async function planLand(ctx: ProjectContext, task: Task, options: LandPlanOptions): Promise<LandPlan> {
@@ -139,6 +144,12 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   const subjects = (await commitsNotOn(ctx.repo, taskTip, [forkPoint])).map((c) => c.subject).reverse();
   const message = landMessage(task, subjects, exclusions, options.message);
   const commit = await commitTree(ctx.repo, tree, baseTip, message);
+  const settingsChanged = await settingsChange(
+    ctx.repo,
+    touched.map((t) => t.path),
+    baseTip,
+    commit,
+  );
 
   let checkout: string | null = null;
   let changed: string[] = [];
@@ -161,6 +172,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     checkout,
     changed,
     fingerprint,
+    settingsChanged,
   };
 }
 
@@ -174,7 +186,18 @@ export async function assertCheckoutCanFollow(
   const inTheWay = (await statusOf(checkout)).filter(
     (e) => touchedSet.has(e.path) || (e.from !== undefined && touchedSet.has(e.from)),
   );
-  if (inTheWay.length === 0) return;
+  if (inTheWay.length === 0) {
+    const ignored = await ignoredInTheWay(checkout, changed);
+    if (ignored.length === 0) return;
+    throw new WarrenError(
+      'CHECKOUT_DIRTY',
+      `${checkout} has ${task.base} checked out with ignored ${ignored.map((p) => p).join(', ')} where landing task ${task.id} would write tracked files: git would replace ${ignored.length === 1 ? 'it' : 'them'} without a word. Nothing was changed.`,
+      {
+        hint: `Move ${ignored.length === 1 ? 'it' : 'them'} out of the way in ${checkout} (or rename the task's files), then land again.`,
+        details: { paths: ignored, ignored: true },
+      },
+    );
+  }
   throw new WarrenError(
     'CHECKOUT_DIRTY',
     `${checkout} has ${task.base} checked out with uncommitted changes to ${inTheWay.map((e) => e.path).join(', ')}, which landing task ${task.id} would overwrite. Nothing was changed.`,
@@ -183,6 +206,35 @@ export async function assertCheckoutCanFollow(
       details: { paths: inTheWay.map((e) => e.path) },
     },
   );
+}
+
+/**
+ * The ignored files and folders of `checkout` that following `changed` would replace: a changed
+ * path that is there on disk though git does not track it (an ignored `.env` the task added as a
+ * tracked file; an ignored `data/` folder where the task adds a file `data`), and a file or link
+ * where a changed path needs a folder. `git read-tree -u` replaces ignored paths silently.
+ */
+async function ignoredInTheWay(checkout: string, changed: readonly string[]): Promise<string[]> {
+  const there = new Set<string>();
+  for (const rel of changed) {
+    if (lstatOrNull(path.join(checkout, rel))) there.add(rel);
+    for (let dir = path.posix.dirname(rel); dir !== '.'; dir = path.posix.dirname(dir)) {
+      const st = lstatOrNull(path.join(checkout, dir));
+      if (st && !st.isDirectory()) there.add(dir);
+    }
+  }
+  return [...(await checkIgnored(checkout, [...there]))].sort();
+}
+
+/** lstat, or null where nothing is (ENOENT, or ENOTDIR: a file where a folder of the path would be). */
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw err;
+  }
 }
 
 /** The subject `warren checkpoint` gives a commit when it is given no message: it says nothing about the work. */

@@ -8,7 +8,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import { assertTrusted } from '../run/trust.js';
+import { assertSettingsTrusted, assertTrusted } from '../run/trust.js';
 import { gateSteps } from './gate.js';
 import { markJoining } from './joining.js';
 import { processQueue } from './processor.js';
@@ -89,6 +89,8 @@ export async function queueLand(
       const task = loadTask(ctx, id);
       await assertWorkspaceState(ctx.repo, task);
       await planLand(ctx, task, queueOptions);
+      // After the plan (objects only), so that an invalid warren.yaml is named as such first.
+      assertSettingsTrusted(ctx, `Task ${id} did not join the merge queue.`);
     });
     enqueued = enqueue(ctx.store, ctx.key, id, queueOptions);
   } finally {

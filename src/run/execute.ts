@@ -32,6 +32,7 @@ import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable, taskEnv } from './task-env.js';
+import { assertSettingsTrusted } from './trust.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -78,6 +79,7 @@ export const DEFAULT_GRACE = '2s';
  */
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
+  assertSettingsTrusted(ctx, `Nothing was run; task ${task.id} is as it was.`);
   assertContained(ctx.root, task.path);
   // The sandbox's writable git directory is read from the workspace's `.git` file, which its agent
   // can write: what it names is checked first (WORKSPACE_TAMPERED, nothing run).

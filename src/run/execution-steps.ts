@@ -6,7 +6,7 @@ import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { runSetup } from './setup-verify.js';
-import { assertTrusted, trustState } from './trust.js';
+import { assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
@@ -68,6 +68,8 @@ export const setupCreate: CreateStep = {
   name: 'setup',
   // A fresh clone's setup runs only once the user trusted it: refused before anything is made.
   async check(ctx, options) {
+    // A repository with security settings and no command: they are pinned now, so that a task's change to them is noticed.
+    pinSettingsOnFirstUse(ctx);
     if (options.setup !== false && ctx.config.setup.length > 0) {
       assertTrusted(
         ctx,

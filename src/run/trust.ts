@@ -1,13 +1,20 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   changedCommands,
+  changedSettings,
   commandsHash,
   describeCommand,
   repoCommands,
+  securitySettings,
+  trustedSet,
   type RepoCommand,
   type RepoCommandKind,
 } from '../config/trust.js';
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { POLICY_FILE } from './policy-file.js';
 
 /**
  * Trust on first use. A repository's warren.yaml is its author's word: a freshly cloned one
@@ -16,6 +23,12 @@ import type { ProjectContext } from '../workspace/context.js';
  * (`warren trust`); the hash of the set is recorded per project under WARREN_HOME, and a
  * changed set — a pull, or a task that landed an edited warren.yaml — needs trust again.
  * The set is read from the main checkout's warren.yaml, the one the commands come from.
+ *
+ * The security settings (config/trust.ts `securitySettings`) are in the set too: an agent whose
+ * task lands `sandbox: none` must not get the next task run unsandboxed. They run nothing, so a
+ * repository with settings and no command needs no trust on first use — its first `warren new`
+ * pins them — but once pinned or trusted, a changed setting refuses every command warren would
+ * run in a task (`warren exec` included) and every land, until the user trusts it.
  */
 
 export interface TrustState {
@@ -26,22 +39,77 @@ export interface TrustState {
   trusted: boolean;
   /** The commands new or changed since the set this user trusted before (all of them on first use). */
   changed: RepoCommand[];
+  /** The security settings that differ from those trusted before, as `key: before → now`. */
+  settingsChanged: string[];
   /** When this user last trusted a set for this repository (this one or an earlier one). */
   trustedAt: string | null;
 }
 
 export function trustState(ctx: ProjectContext): TrustState {
-  const commands = repoCommands(ctx.config);
+  const runnable = repoCommands(ctx.config);
+  const commands = trustedSet(ctx.config, policySha256(ctx.repo.root));
   const hash = commandsHash(commands);
   const record = ctx.store.getTrust(ctx.key);
-  const trusted = commands.length === 0 || record?.hash === hash;
+  const settingsChanged = record ? changedSettings(commands, record.commands) : [];
+  // Nothing to run: trusted while the settings are those trusted before (or none were).
+  const trusted = record?.hash === hash || (runnable.length === 0 && settingsChanged.length === 0);
   return {
     hash,
     commands,
     trusted,
     changed: trusted ? [] : changedCommands(commands, record?.commands),
+    settingsChanged,
     trustedAt: record?.trustedAt ?? null,
   };
+}
+
+/** sha256 of the repository's signed run policy, or null when it has none. */
+export function policySha256(repoRoot: string): string | null {
+  try {
+    return createHash('sha256')
+      .update(fs.readFileSync(path.join(repoRoot, POLICY_FILE)))
+      .digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A repository with security settings and no command (so no trust record yet) has them pinned
+ * as they are when its first task is made: from then on a change is noticed. Returns whether it
+ * recorded.
+ */
+export function pinSettingsOnFirstUse(ctx: ProjectContext): boolean {
+  if (ctx.store.getTrust(ctx.key) !== null || repoCommands(ctx.config).length > 0) return false;
+  const settings = securitySettings(ctx.config, policySha256(ctx.repo.root));
+  if (settings.length === 0) return false;
+  ctx.store.setTrust(ctx.key, commandsHash(settings), settings);
+  ctx.store.addEvent({
+    project: ctx.key,
+    kind: 'trust.recorded',
+    message: `pinned warren.yaml's security settings on first use: ${settings.map(describeCommand).join('; ')}; a change to them needs \`warren trust\``,
+    data: { hash: commandsHash(settings), commands: settings.map(describeCommand) },
+  });
+  return true;
+}
+
+/**
+ * Refuses (UNTRUSTED_COMMANDS) while warren.yaml's security settings differ from the ones this
+ * user trusted (or warren pinned): before any command runs in a task, and before a land. Unlike
+ * assertTrusted, a repository whose commands were never trusted passes (its settings were never
+ * pinned; `warren exec` runs the user's own command).
+ */
+export function assertSettingsTrusted(ctx: ProjectContext, what: string): void {
+  const state = trustState(ctx);
+  if (state.trusted || state.settingsChanged.length === 0) return;
+  throw new WarrenError(
+    'UNTRUSTED_COMMANDS',
+    `this repository's warren.yaml changed its security settings since you trusted them (${state.settingsChanged.join('; ')}). ${what}`,
+    {
+      hint: 'Review the change with `warren trust` (a task that landed it was flagged then: `warren show ID`), and trust it, or put the settings back.',
+      details: { hash: state.hash, settingsChanged: state.settingsChanged },
+    },
+  );
 }
 
 /**
@@ -68,7 +136,7 @@ export function trustCommands(ctx: ProjectContext, expectedHash?: string): Trust
     message: `trusted ${state.commands.length} repository command(s) (${state.hash.slice(0, 12)})`,
     data: { hash: state.hash, commands: state.commands.map(describeCommand) },
   });
-  return { ...state, trusted: true, changed: [], trustedAt: new Date().toISOString() };
+  return { ...state, trusted: true, changed: [], settingsChanged: [], trustedAt: new Date().toISOString() };
 }
 
 /**
@@ -92,7 +160,9 @@ function untrusted(state: TrustState, wouldRun: readonly RepoCommand[], what: st
   const why =
     state.trustedAt === null
       ? 'you have not trusted them yet'
-      : `they changed since you trusted them (${state.changed.length} new or changed)`;
+      : state.settingsChanged.length > 0
+        ? `its security settings changed since you trusted them (${state.settingsChanged.join('; ')})`
+        : `they changed since you trusted them (${state.changed.length} new or changed)`;
   return new WarrenError(
     'UNTRUSTED_COMMANDS',
     `this repository's warren.yaml asks warren to run commands, and ${why}: ${listed.join('; ')}. ${what}`,

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import { commandsHash, repoCommands } from '../../src/config/trust.js';
+import { commandsHash, trustedSet } from '../../src/config/trust.js';
+import { policySha256 } from '../../src/run/trust.js';
 import { parseConfig } from '../../src/config/validate.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { openStore } from '../../src/composition.js';
@@ -127,7 +128,7 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
 export function trustRepo(root: string, home: string): void {
   let commands;
   try {
-    commands = repoCommands(parseConfig(fs.readFileSync(path.join(root, 'warren.yaml'), 'utf8')));
+    commands = trustedSet(parseConfig(fs.readFileSync(path.join(root, 'warren.yaml'), 'utf8')), policySha256(root));
   } catch {
     return;
   }

@@ -57,7 +57,15 @@ export const registerTrust: Register = (program, run) => {
 
 /** The set as a table; when an earlier set was trusted, `*` marks what is new or changed since. */
 function listing(state: TrustState): string {
-  if (state.commands.length === 0) return '';
+  const settings =
+    state.settingsChanged.length > 0
+      ? `warren.yaml's security settings changed since you trusted them: ${state.settingsChanged.join('; ')}`
+      : '';
+  if (state.commands.length === 0) return settings;
+  return [commandTable(state), settings].filter((l) => l !== '').join('\n');
+}
+
+function commandTable(state: TrustState): string {
   const marked = state.trustedAt !== null && !state.trusted;
   const isChanged = (c: RepoCommand) => state.changed.includes(c);
   const rows = state.commands.map((c) => [
@@ -66,7 +74,7 @@ function listing(state: TrustState): string {
     c.id,
     `${typeof c.run === 'string' ? c.run : JSON.stringify(c.run)}${c.prompt ? `  (prompt: ${c.prompt})` : ''}`,
   ]);
-  const head = `this repository's commands (its main checkout's warren.yaml), sha256 ${state.hash}${marked ? `; * new or changed since you trusted an earlier set` : ''}:`;
+  const head = `this repository's commands and security settings (its main checkout's warren.yaml), sha256 ${state.hash}${marked ? `; * new or changed since you trusted an earlier set` : ''}:`;
   return `${head}\n${table([...(marked ? [''] : []), 'KIND', 'ID', 'RUNS (a string with sh -c, a list as argv)'], rows)}`;
 }
 

@@ -330,7 +330,7 @@ warren: this repository's warren.yaml asks warren to run commands, and you have 
   hint: Review them with \`warren trust\`, which shows the whole set and records your trust.
 [exit 1]
 $ warren trust
-this repository's commands (its main checkout's warren.yaml), sha256 7c3a296897cf6f4ab8b7464c19114f154cfb1dadd5e5db8a29635808898440e8:
+this repository's commands and security settings (its main checkout's warren.yaml), sha256 7c3a296897cf6f4ab8b7464c19114f154cfb1dadd5e5db8a29635808898440e8:
 KIND    ID          RUNS (a string with sh -c, a list as argv)
 setup   hello       echo setting up $WARREN_TASK_ID on port $WARREN_PORT
 verify  test        node app.js
