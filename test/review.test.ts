@@ -132,6 +132,45 @@ describe('warren diff', () => {
 });
 
 describe('review comments and run --review', () => {
+  it('refuses a FILE that leaves the workspace through a symlink, quoting nothing of it and recording nothing', async () => {
+    const outside = tmpDir('warren-outside-');
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'root:SECRET:19000:0:99999:7:::\n');
+    const repo = makeRepo({ files: { 'src/app.js': lines(10) } });
+    const ws = await newTask(repo, 'C-2');
+    // What an agent can plant in its workspace: links out, at any component.
+    fs.symlinkSync('/etc', path.join(ws, 'etc'));
+    fs.symlinkSync(outside, path.join(ws, 'out'));
+    fs.mkdirSync(path.join(ws, 'deep'));
+    fs.symlinkSync(outside, path.join(ws, 'deep', 'er'));
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(ws, 'secret-link'));
+    fs.symlinkSync(Array(40).fill('..').join('/'), path.join(ws, 'src', 'up'));
+    fs.symlinkSync(path.join(outside, 'missing'), path.join(ws, 'dangling'));
+    for (const [fileLine, link] of [
+      ['etc/passwd:1', 'etc'],
+      ['out/secret.txt:1', 'out'],
+      ['./out/secret.txt:1', 'out'],
+      ['deep/er/secret.txt:1', 'deep/er'],
+      ['secret-link:1', 'secret-link'],
+      [`src/up/${path.relative('/', outside)}/secret.txt:1`, 'src/up'],
+      ['dangling/x:1', 'dangling'],
+    ] as const) {
+      const refused = await repo.warrenJson<Err>('comment', 'C-2', fileLine, 'what is this?');
+      expect(refused.code, fileLine).toBe(2);
+      expect(refused.json.error.code).toBe('USAGE');
+      expect(refused.json.error.message).toContain(`leaves the task's workspace: ${link} is a symlink`);
+      expect(refused.json.error.message).toContain('nothing was recorded');
+      expect(refused.stdout + refused.stderr).not.toContain('SECRET');
+      const removed = await repo.warrenJson<Err>('comment', 'C-2', fileLine, '--old', 'and this?');
+      expect(removed.code, `${fileLine} --old`).toBe(2);
+    }
+    expect((await repo.warrenJson<CommentJson[]>('comments', 'C-2')).json).toEqual([]);
+    // A link that stays inside the workspace is followed.
+    fs.symlinkSync('src', path.join(ws, 'code'));
+    const inside = await repo.warrenJson<CommentJson>('comment', 'C-2', 'code/app.js:3', 'fine');
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(inside.json.hunk).toContain('line 3');
+  });
+
   it('records comments with their hunks, sends the open ones to the agent as its prompt, and resolves them when it exits 0', async () => {
     const out = tmpDir('warren-agent-');
     const recorded = path.join(out, 'prompt.txt');

@@ -1,11 +1,12 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { assertContained } from '../workspace/paths.js';
 import { requireTask } from '../workspace/tasks.js';
 import { diffOf } from './diff.js';
 import { contextAround, hunkAround, type Side } from './hunks.js';
+import { checkInsideWorkspace, readWorkspaceFile } from './workspace-file.js';
 
 /**
  * Review comments (migration 005-comments): a line of a task's diff, what the reviewer says
@@ -98,7 +99,8 @@ export function checkCommentPath(file: string): string {
 /**
  * `warren comment ID FILE:LINE TEXT`: records a comment with the part of the task's diff
  * (base to workspace, uncommitted work included) around that line. A line the diff does not
- * show is commented with the file's own lines around it; a file in neither is refused.
+ * show is commented with the file's own lines around it; a file in neither is refused, and so
+ * is a path that leaves the workspace through a symlink (workspace-file.ts).
  */
 export async function addComment(ctx: ProjectContext, rawId: string, input: NewComment): Promise<Comment> {
   const task = requireTask(ctx, rawId);
@@ -108,6 +110,8 @@ export async function addComment(ctx: ProjectContext, rawId: string, input: NewC
   if (body === '') throw new WarrenError('USAGE', 'the comment is empty; nothing was recorded.');
   if (!Number.isInteger(input.line) || input.line < 1)
     throw new WarrenError('USAGE', `line ${input.line} is not a line number; nothing was recorded.`);
+  assertContained(ctx.root, task.path);
+  checkInsideWorkspace(task.path, file);
   const hunk = await hunkFor(ctx, task, file, input.line, side);
   const now = new Date().toISOString();
   const result = ctx.store.db
@@ -125,13 +129,7 @@ async function hunkFor(ctx: ProjectContext, task: Task, file: string, line: numb
   const around = changed?.patch ? hunkAround(changed.patch, line, side) : null;
   if (around) return around;
   if (side === 'new') {
-    const full = path.join(task.path, file);
-    let content: string | null = null;
-    try {
-      content = fs.statSync(full).isFile() ? fs.readFileSync(full, 'utf8') : null;
-    } catch {
-      content = null;
-    }
+    const content = readWorkspaceFile(task.path, file);
     const context = content === null ? null : contextAround(content, line);
     if (context) return context;
   }

@@ -168,13 +168,13 @@ $ warren comments cart
 }`,
     exit: [
       [0, 'recorded'],
-      [1, 'no such task'],
+      [1, 'no such task, or its workspace resolves somewhere else'],
       [
         2,
-        'bad input: not FILE:LINE, a path outside the workspace, a line in neither the diff nor the file, an empty comment',
+        'bad input: not FILE:LINE, a path outside the workspace (or leaving it through a symlink), a line in neither the diff nor the file, an empty comment',
       ],
     ],
-    errors: ['USAGE', 'TASK_NOT_FOUND'],
+    errors: ['USAGE', 'TASK_NOT_FOUND', 'PATH_ESCAPE'],
     example: `$ warren comment cart cart.js:1 export a function that adds to it
 comment 1 on cart.js:1 (open)
 @@ -0,0 +1,1 @@
