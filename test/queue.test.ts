@@ -6,10 +6,11 @@ import { openProject } from '../src/composition.js';
 import { checkpointTask } from '../src/land/checkpoint.js';
 import { queueLand, listQueue, leaveQueue } from '../src/queue/operations.js';
 import { createTask } from '../src/workspace/create.js';
+import { recordMade } from '../src/workspace/ledger.js';
 import { processQueue } from '../src/queue/processor.js';
 import { openStore } from '../src/composition.js';
 import type { ProjectContext } from '../src/workspace/context.js';
-import { gitIn, makeRepo, type TestRepo } from './helpers/repo.js';
+import { gitIn, makeRepo, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * The merge queue: ordered landing on a base that stays green. Batching and bisection run
@@ -174,6 +175,76 @@ describe('the merge queue', () => {
       expect(refused.code).toBe(1);
       expect(refused.json.error.code).toBe('PROTECTED_POLICY_INVALID');
       expect(listQueue(await project(repo)).entries.filter((e) => e.state === 'queued')).toEqual([]);
+    },
+  );
+
+  it(
+    'removes only the integration workspaces its ledger says it made: a planted .queue-* folder or link is left as it is, and reported',
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: ok, run: "true" }\n' } });
+      await taskWith(repo, 'g', { 'g.txt': 'g\n' });
+      const ctx = await project(repo);
+      // What anyone who can write the workspace root can put there: a folder, and a link out (named after task g).
+      const planted = path.join(ctx.root, '.queue-something');
+      fs.mkdirSync(planted);
+      fs.writeFileSync(path.join(planted, 'notes.txt'), 'mine\n');
+      const outside = tmpDir('warren-outside-');
+      fs.writeFileSync(path.join(outside, 'keep.txt'), 'keep\n');
+      const link = path.join(ctx.root, '.queue-g');
+      fs.symlinkSync(outside, link);
+      // And one a processor that died left: in the ledger, a detached worktree.
+      const dead = path.join(ctx.root, '.queue-queue-dead-1');
+      recordMade(ctx, dead, 'integration', 'queue-dead-1');
+      gitIn(repo.root, 'worktree', 'add', '--detach', dead, 'main');
+
+      await queueLand(ctx, 'g', { wait: false });
+      const worked = await processQueue(ctx);
+      expect(worked.gateRuns).toBe(1);
+      expect(listQueue(ctx).entries.map((e) => e.state)).toEqual(['landed']);
+
+      expect(fs.readFileSync(path.join(planted, 'notes.txt'), 'utf8')).toBe('mine\n');
+      expect(fs.readlinkSync(link)).toBe(outside);
+      expect(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8')).toBe('keep\n');
+      expect(fs.existsSync(dead)).toBe(false);
+      expect(gitIn(repo.root, 'worktree', 'list', '--porcelain')).not.toContain('.queue-');
+      // The gate's own workspace came and went; the ledger holds none of them any more.
+      expect(
+        fs
+          .readdirSync(ctx.root)
+          .filter((n) => n.startsWith('.queue-'))
+          .sort(),
+      ).toEqual(['.queue-g', '.queue-something']);
+      expect(ctx.store.madePaths(ctx.key).filter((m) => m.kind === 'integration')).toEqual([]);
+      const reported = ctx.store.eventsSince(0).filter((e) => e.kind === 'queue.foreign');
+      expect(reported.map((e) => e.kind === 'queue.foreign' && e.data.path).sort()).toEqual([link, planted]);
+      expect(reported.every((e) => e.level === 'warn')).toBe(true);
+      expect(reported.find((e) => e.message.includes('.queue-something'))?.message).toBe(
+        `${JSON.stringify(planted)} (a folder) is named like a merge-queue integration workspace, but warren's ledger has no record of making it; it was left as it is. If it is not yours, remove it with \`rm -r -- ${planted}\`.`,
+      );
+    },
+  );
+
+  it(
+    "a gate that replaces its integration workspace with a link to a task's workspace: the link goes, the task's workspace stays",
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo();
+      const victim = await taskWith(repo, 'v', { 'v.txt': 'v\n' });
+      fs.writeFileSync(path.join(victim, 'wip.txt'), 'uncommitted\n');
+      repo.write(
+        'warren.yaml',
+        `verify:\n  - { id: swap, run: 'd=$(pwd); cd / && rm -rf "$d" && ln -s ${victim} "$d"' }\n`,
+      );
+      repo.commit('a gate that swaps its folder');
+      await taskWith(repo, 'g', { 'g.txt': 'g\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 'g', { wait: false });
+      await processQueue(ctx);
+      expect(fs.readFileSync(path.join(victim, 'wip.txt'), 'utf8')).toBe('uncommitted\n');
+      expect(gitIn(victim, 'status', '--porcelain')).toBe('?? wip.txt');
+      expect(listQueue(ctx).entries.map((e) => [e.id, e.state])).toEqual([['g', 'landed']]);
+      expect(fs.readdirSync(ctx.root).filter((n) => n.startsWith('.queue-'))).toEqual([]);
     },
   );
 

@@ -13,6 +13,8 @@ export const QUEUE_EVENTS = {
     run: number;
     sandbox?: 'none' | 'bwrap';
   }>(),
+  /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */
+  'queue.foreign': payload<{ path: string; what: string }>(),
 };
 
 declare module '../state/events.js' {

@@ -9,6 +9,7 @@ import { forgetTask, releaseRecords } from '../provision/task-mounts.js';
 import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
 import { provisionPaths } from '../provision/provision.js';
 import { sandboxKindOf } from '../config/sandbox.js';
+import { shellCommand } from '../run/claude-hooks.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
@@ -17,7 +18,9 @@ import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { listDir } from '../util/list-dir.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { recordMade } from '../workspace/ledger.js';
 import { withRepoLock } from '../workspace/locks.js';
+import { presenceAt } from '../workspace/paths.js';
 
 /**
  * The gate: the verify commands that must pass on the integrated result before the base moves.
@@ -68,6 +71,8 @@ export async function runGate(
 ): Promise<GateOutcome> {
   const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
+  // In the ledger before it exists: only what the ledger names is ever removed as a gate's.
+  recordMade(ctx, wsPath, 'integration', gateTask);
   fs.mkdirSync(ctx.root, { recursive: true });
   // `checkout: cow` makes the integration workspace copy-on-write too; else, or where it cannot, a plain detached worktree.
   const checkout = await gateCheckout(ctx, gateTask, wsPath, commit);
@@ -128,11 +133,14 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
     );
   }
   releasePorts(ctx.store, ctx.key, task.id);
-  // The workspace was made by this call and holds nothing of anyone's: --force.
+  // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate
+  // replaced by a link is not a worktree to git, and removeTree unlinks the link, never its target.)
   await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));
-  removeTree(task.path);
+  const left = removeTree(task.path);
   await forgetTask(ctx, task);
   forgetCheckout(ctx, task.id);
+  // A folder that would not go keeps its record: the next processor tries again.
+  if (left.length === 0) ctx.store.forgetMadePath(task.path);
 }
 
 /** The integration workspace as a cow checkout, when warren.yaml asks for one and this machine can; null for a plain worktree (the event says why). */
@@ -163,19 +171,22 @@ async function gateCheckout(
 }
 
 /**
- * Integration workspaces left by a processor that died: warren's own, detached, holding nothing
- * of anyone's. Removed when a processor starts (it holds the queue's lease, so none is in use).
+ * Integration workspaces left by a processor that died: those warren's ledger says it made
+ * (detached, holding nothing of anyone's), removed when a processor starts (it holds the
+ * queue's lease, so none is in use). Threat: anyone who can write the workspace root (an agent
+ * without a sandbox) can put a `.queue-*` folder there, and its name would pick a task whose
+ * ports and mount records go with it; so a `.queue-*` the ledger does not name is left as it
+ * is, and reported.
  */
 export async function removeStaleGates(ctx: ProjectContext): Promise<void> {
-  for (const name of listDir(ctx.root)) {
-    if (!name.startsWith(GATE_PREFIX)) continue;
-    const id = name.slice(GATE_PREFIX.length);
+  const made = ctx.store.madePaths(ctx.key).filter((m) => m.kind === 'integration' && m.taskId !== null);
+  for (const m of made) {
     await removeGateWorkspace(ctx, {
       project: ctx.key,
-      id,
+      id: m.taskId ?? '',
       type: 'chore',
       branch: '(detached)',
-      path: path.join(ctx.root, name),
+      path: m.path,
       base: '',
       baseCommit: '',
       state: 'ready',
@@ -183,5 +194,19 @@ export async function removeStaleGates(ctx: ProjectContext): Promise<void> {
       updatedAt: '',
       data: {},
     });
+  }
+  const recorded = new Set(made.map((m) => m.path));
+  for (const name of listDir(ctx.root)) {
+    const at = path.join(ctx.root, name);
+    if (!name.startsWith(GATE_PREFIX) || recorded.has(at)) continue;
+    const presence = presenceAt(at);
+    // The name (and a link's target) is anyone's: quoted, and no command to paste when it holds control characters.
+    const what = presence.kind === 'replaced' ? presence.what.replace(/\p{Cc}/gu, '?') : 'a folder';
+    const remove = /\p{Cc}/u.test(at)
+      ? 'yourself (its name holds control characters: `ls -b` shows it)'
+      : `with \`${shellCommand(['rm', '-r', '--', at])}\``;
+    const message = `${JSON.stringify(at)} (${what}) is named like a merge-queue integration workspace, but warren's ledger has no record of making it; it was left as it is. If it is not yours, remove it ${remove}.`;
+    ctx.store.addEvent({ project: ctx.key, kind: 'queue.foreign', level: 'warn', message, data: { path: at, what } });
+    ctx.reporter.line(`warren: warn: ${message}`);
   }
 }

@@ -280,7 +280,8 @@ export interface TrustRecord {
   trustedAt: string;
 }
 
-export type MadePathKind = 'workspace' | 'meta';
+/** A task's workspace, its metadata file, or an integration workspace (a detached worktree warren makes and removes itself). */
+export type MadePathKind = 'workspace' | 'meta' | 'integration';
 
 export interface MadePath {
   path: string;
