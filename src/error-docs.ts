@@ -63,8 +63,9 @@ export const ERROR_DOCS = {
     action: '`warren show ID` to see it, or `warren rm ID` first.',
   },
   TASK_NOT_FOUND: {
-    meaning: "No task with this ID is recorded for this repository (the dashboard's API answers 404).",
-    action: '`warren list` shows the tasks; check `--repo`.',
+    meaning:
+      "No task with this ID is recorded for this repository (the dashboard's API answers 404); for `restore`, no archive of the ID that warren made (a ref under `refs/warren/archive/` it did not record is passed over). Nothing was changed.",
+    action: '`warren list` shows the tasks, `warren list --archived` the archives; check `--repo`.',
   },
   TASK_STATE: {
     meaning:

@@ -9,7 +9,7 @@ import { forgetTask, releaseRecords } from '../provision/task-mounts.js';
 import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
 import { provisionPaths } from '../provision/provision.js';
 import { sandboxKindOf } from '../config/sandbox.js';
-import { shellCommand } from '../run/claude-hooks.js';
+import { shellCommand } from '../util/shell.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';

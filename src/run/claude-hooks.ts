@@ -170,7 +170,5 @@ export function installClaudeHooks(repoRoot: string, commands: { create: string;
   return { file, added, hooks: { WorktreeCreate: hooks.WorktreeCreate, WorktreeRemove: hooks.WorktreeRemove } };
 }
 
-/** Pure: one argv as a POSIX shell command line (Claude Code runs hook commands through a shell). */
-export function shellCommand(argv: readonly string[]): string {
-  return argv.map((a) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
-}
+/** Claude Code runs hook commands through a shell: one argv as a POSIX shell command line. */
+export { shellCommand } from '../util/shell.js';

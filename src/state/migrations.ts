@@ -192,4 +192,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX comments_by_task ON comments (project, task_id, id);
     `,
   },
+  {
+    // The archives `rm --discard` made (src/workspace/archive-records.ts): each ref and the commit
+    // it was made at, written before the ref. An agent shares the repository's refs, so a ref
+    // under refs/warren/archive/ is restored only when this table names it at that commit. The
+    // archives made before this table are read back from their task.archived events.
+    name: '006-archives',
+    sql: `
+      CREATE TABLE archives (
+        project TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        commit_oid TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (project, ref)
+      );
+      INSERT OR IGNORE INTO archives (project, ref, task_id, commit_oid, created_at)
+        SELECT project, json_extract(data, '$.archive'), task_id, json_extract(data, '$.commit'), at
+        FROM events
+        WHERE kind = 'task.archived' AND project IS NOT NULL AND task_id IS NOT NULL
+          AND json_extract(data, '$.archive') IS NOT NULL AND json_extract(data, '$.commit') IS NOT NULL;
+    `,
+  },
 ];

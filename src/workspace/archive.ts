@@ -5,6 +5,8 @@ import { setIndexTree, snapshotWorktree, type WorktreeSnapshot } from '../git/sn
 import { commitTree } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
+import { shellCommand } from '../util/shell.js';
+import { archiveRecords, forgetArchive, recordArchive } from './archive-records.js';
 import type { ProjectContext } from './context.js';
 import type { GcCollected, GcStep } from './types.js';
 import { provisionedExcludes } from './provisioned.js';
@@ -22,7 +24,11 @@ import { pinned } from './pinned.js';
  * - Its second parent is a commit of the index as it was, so `restore` brings staged changes back
  *   staged, the rest unstaged, and untracked files untracked.
  * - Its message names the task's type, branch, base (and sandbox, when the task had its own) in
- *   trailers: an archive is read from git alone, whatever the database holds.
+ *   trailers: an archive's facts are read from git.
+ * - warren records the ref and its commit in its database before it makes the ref
+ *   (archive-records.ts): a ref under refs/warren/archive/ that the record does not name at that
+ *   commit, or dated in the future, is someone else's — an agent shares the refs. It is not
+ *   restored, `gc` leaves it, and both say so.
  */
 
 export const ARCHIVE_PREFIX = 'refs/warren/archive/';
@@ -128,7 +134,11 @@ export async function archiveTask(
   for (let t = now.getTime(); t < now.getTime() + 50; t++) {
     const at = new Date(t);
     const ref = `${ARCHIVE_PREFIX}${task.id}/${archiveStamp(at)}`;
-    if (await createRef(ctx.repo, ref, commit, `warren: rm ${task.id} --discard`)) {
+    // Recorded first: a crash between the two leaves a record of no ref, which gc forgets.
+    if (!recordArchive(ctx, task.id, ref, commit)) continue;
+    if (!(await createRef(ctx.repo, ref, commit, `warren: rm ${task.id} --discard`))) {
+      forgetArchive(ctx, ref, commit);
+    } else {
       return {
         id: task.id,
         ref,
@@ -154,18 +164,83 @@ export async function snapshotTask(ctx: ProjectContext, task: Task): Promise<Wor
   return snapshotWorktree(await pinned(ctx, task.path), await provisionedExcludes(ctx, task));
 }
 
+/** Why a ref under refs/warren/archive/ is not an archive warren restores. */
+export type IgnoredWhy = 'unrecorded' | 'moved' | 'future';
+
+export interface IgnoredArchive {
+  ref: string;
+  /** The ID and time its name carries, when it is named as warren names archives. */
+  id: string | null;
+  at: string | null;
+  commit: string;
+  why: IgnoredWhy;
+  /** In words, with what to do. */
+  reason: string;
+}
+
+export interface ArchiveScan {
+  /** The archives warren made, oldest first. */
+  archives: Archive[];
+  /** Refs under warren's namespace it did not make, moved since, or dated in the future. */
+  ignored: IgnoredArchive[];
+  /** Records whose ref is gone (deleted by hand, or a discard killed before it made the ref). */
+  gone: { ref: string; commit: string; createdAt: string }[];
+}
+
 /** Every archive of this repository (of one task, when `id` is given), oldest first. */
 export async function listArchives(ctx: ProjectContext, id?: string): Promise<Archive[]> {
+  return (await scanArchives(ctx, id)).archives;
+}
+
+/** The refs under refs/warren/archive/ (of one task) read against warren's records of them. */
+export async function scanArchives(ctx: ProjectContext, id?: string, now = new Date()): Promise<ArchiveScan> {
   const refs = await refsUnder(ctx.repo, id === undefined ? ARCHIVE_PREFIX : `${ARCHIVE_PREFIX}${id}/`);
-  const out: Archive[] = [];
+  const records = archiveRecords(ctx, id);
+  const archives: Archive[] = [];
+  const ignored: IgnoredArchive[] = [];
   for (const r of refs) {
     const named = parseArchiveRef(r.ref);
+    const record = records.get(r.ref);
+    records.delete(r.ref);
+    const why = ignoredWhy(r.ref, r.commit, record?.commit ?? null, named?.at ?? null, now);
+    if (why) {
+      ignored.push({ ref: r.ref, id: named?.id ?? null, at: named?.at ?? null, commit: r.commit, ...why });
+      continue;
+    }
     const facts = parseArchiveMessage(r.message);
     const [tip, index] = r.parents;
     if (!named || !facts || !tip || !index) continue;
-    out.push({ id: named.id, ref: r.ref, at: named.at, commit: r.commit, tip, index, ...facts });
+    archives.push({ id: named.id, ref: r.ref, at: named.at, commit: r.commit, tip, index, ...facts });
   }
-  return out.sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
+  return {
+    archives: archives.sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id)),
+    ignored,
+    gone: [...records.values()].map((r) => ({ ref: r.ref, commit: r.commit, createdAt: r.createdAt })),
+  };
+}
+
+/** Pure: why a ref is not an archive warren made, or null when it is one. */
+export function ignoredWhy(
+  ref: string,
+  commit: string,
+  recorded: string | null,
+  at: string | null,
+  now: Date,
+): { why: IgnoredWhy; reason: string } | null {
+  const look = `restore does not use it and gc does not delete it; \`${shellCommand(['git', 'log', '-p', ref])}\` shows it, \`${shellCommand(['git', 'update-ref', '-d', ref])}\` deletes it`;
+  if (recorded === null)
+    return {
+      why: 'unrecorded',
+      reason: `warren did not make it (it has no record of it; anyone who can write the repository's refs, an agent too, can make one): ${look}`,
+    };
+  if (recorded !== commit)
+    return {
+      why: 'moved',
+      reason: `it points at ${commit.slice(0, 12)}, not at the commit warren archived (${recorded.slice(0, 12)}): ${look}`,
+    };
+  if (at !== null && Date.parse(at) > now.getTime())
+    return { why: 'future', reason: `it is dated ${at}, in the future (was the clock set back?): ${look}` };
+  return null;
 }
 
 /**
@@ -186,7 +261,14 @@ export async function populateFromArchive(ctx: ProjectContext, wsPath: string, a
   await setIndexTree(wt, await treeOf(ctx.repo, archive.index));
 }
 
-/** `gc`: archives older than `archive: { keep }` (default 14 days) are deleted, each listed. */
+/** A record with no ref is forgotten once it is this old: a discard makes its ref right after recording it. */
+const GONE_AFTER_MS = 10 * 60_000;
+
+/**
+ * `gc`: archives older than `archive: { keep }` (default 14 days) are deleted, each listed; a
+ * ref warren did not make (or that moved, or is dated in the future) is kept and listed with
+ * why, and does not stop the others. A record whose ref is gone is forgotten.
+ */
 export const archiveGc: GcStep = {
   name: 'archives',
   async collect(ctx, now = new Date()): Promise<GcCollected> {
@@ -194,12 +276,18 @@ export const archiveGc: GcStep = {
     const keepMs = parseDuration(keep, 'archive.keep');
     const removed: GcCollected['removed'] = [];
     const kept: GcCollected['kept'] = [];
-    for (const a of await listArchives(ctx)) {
+    const scan = await scanArchives(ctx, undefined, now);
+    for (const a of scan.archives) {
       if (now.getTime() - Date.parse(a.at) < keepMs) continue;
-      if (await deleteRefAt(ctx.repo, a.ref, a.commit))
+      if (await deleteRefAt(ctx.repo, a.ref, a.commit)) {
+        forgetArchive(ctx, a.ref, a.commit);
         removed.push({ kind: 'archive', action: 'delete-ref', id: a.id, path: a.ref, branch: a.branch });
-      else kept.push({ kind: 'archive', path: a.ref, reason: 'it moved while gc was deleting it' });
+      } else kept.push({ kind: 'archive', path: a.ref, reason: 'it moved while gc was deleting it' });
     }
+    for (const i of scan.ignored) kept.push({ kind: 'archive', path: i.ref, reason: i.reason });
+    // Not one a running discard recorded a moment ago and is about to make.
+    for (const g of scan.gone)
+      if (now.getTime() - Date.parse(g.createdAt) > GONE_AFTER_MS) forgetArchive(ctx, g.ref, g.commit);
     return { removed, kept };
   },
 };

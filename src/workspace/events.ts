@@ -23,6 +23,8 @@ export const WORKSPACE_EVENTS = {
     changes: number;
     unlandedCommits: number;
   }>(),
+  /** A ref under refs/warren/archive/ that `restore` passed over: warren did not make it, it moved, or it is dated in the future. */
+  'archive.ignored': payload<{ ref: string; commit: string; why: 'unrecorded' | 'moved' | 'future' }>(),
   'task.leftover_removed': payload<{ gitStderr: string }>(),
   'task.remove_failed': payload<{ path: string; failures: RemoveFailure[]; gitStderr: string }>(),
   'base.fast_forwarded': payload<{

@@ -1,7 +1,7 @@
 import { WarrenError } from '../errors.js';
 import { branchFacts, revParse } from '../git/refs.js';
 import type { Task } from '../state/types.js';
-import { listArchives, populateFromArchive, type Archive } from './archive.js';
+import { populateFromArchive, scanArchives, type Archive, type IgnoredArchive } from './archive.js';
 import type { ProjectContext } from './context.js';
 import { assertNoTask, checkedBranch, checkSlot } from './new-guards.js';
 import { NEW, newTaskFailed, newTaskSteps, startLive, type NewStepName, type NewTaskLive } from './create.js';
@@ -15,7 +15,9 @@ export interface RestoreOptions {
 }
 
 /**
- * `warren restore ID`: the newest archive of task ID back as a workspace. It has `new`'s guards,
+ * `warren restore ID`: the newest archive warren made of task ID back as a workspace (a ref
+ * under refs/warren/archive/ that warren did not make, that moved, or that is dated in the
+ * future is passed over, each said in a warning and an event: archive.ts). It has `new`'s guards,
  * provisioning, ports and setup, but its branch is made at the archived branch tip (never synced
  * from an upstream) and its files are the archived ones, put in place before anything runs:
  * tracked changes staged or not as they were, untracked files untracked. The archive stays
@@ -25,13 +27,30 @@ export async function restoreTask(
   ctx: ProjectContext,
   rawId: string,
   options: RestoreOptions = {},
-): Promise<{ task: Task; archive: Archive }> {
+): Promise<{ task: Task; archive: Archive; ignored: IgnoredArchive[] }> {
   const id = validateTaskId(rawId);
-  const archive = (await listArchives(ctx, id)).at(-1);
-  if (!archive) {
-    throw new WarrenError('TASK_NOT_FOUND', `no archive of task ${id} in this repository; nothing was changed.`, {
-      hint: 'See `warren list --archived`: `warren rm ID --discard` makes them, and `gc` deletes them after `archive: { keep }`.',
+  const { archives, ignored } = await scanArchives(ctx, id);
+  // Warn-level events of the task: the command line shows them with the result (createdSummary).
+  for (const i of ignored) {
+    const message = `passed over ${i.ref}: ${i.reason}`;
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: id,
+      kind: 'archive.ignored',
+      level: 'warn',
+      message,
+      data: { ref: i.ref, commit: i.commit, why: i.why },
     });
+  }
+  const archive = archives.at(-1);
+  if (!archive) {
+    throw new WarrenError(
+      'TASK_NOT_FOUND',
+      `no archive of task ${id} that warren made in this repository${ignored.length > 0 ? ` (${ignored.length} ref(s) under refs/warren/archive/${id}/ it did not make, or that moved, were passed over)` : ''}; nothing was changed.`,
+      {
+        hint: 'See `warren list --archived`: `warren rm ID --discard` makes them, and `gc` deletes them after `archive: { keep }`.',
+      },
+    );
   }
   // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
   const type = validateTaskType(archive.type, [archive.type]);
@@ -75,7 +94,7 @@ export async function restoreTask(
     );
     const task = ctx.store.getTask(ctx.key, id);
     if (!task) throw new Error(`task ${id} vanished after it was restored`);
-    return { task, archive };
+    return { task, archive, ignored };
   } finally {
     lock.release();
   }

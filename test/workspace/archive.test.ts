@@ -2,8 +2,17 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { archiveStamp, parseArchiveMessage, parseArchiveRef, archiveMessage } from '../../src/workspace/archive.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openProject, openStore } from '../../src/composition.js';
+import {
+  archiveStamp,
+  ignoredWhy,
+  parseArchiveMessage,
+  parseArchiveRef,
+  archiveMessage,
+} from '../../src/workspace/archive.js';
+import { archiveRecords, recordArchive } from '../../src/workspace/archive-records.js';
+import type { ProjectContext } from '../../src/workspace/context.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 interface Err {
@@ -18,6 +27,12 @@ interface Archived {
   type: string;
   branch: string;
   base: string;
+}
+
+async function project(repo: TestRepo): Promise<ProjectContext> {
+  const store = openStore(repo.home);
+  onTestFinished(() => store.close());
+  return openProject(repo.root, { store });
 }
 
 async function newTask(repo: TestRepo, id: string): Promise<string> {
@@ -188,19 +203,118 @@ describe('rm --discard and restore', () => {
     expect(fs.existsSync(path.join(ws, 'second.txt'))).toBe(true);
     expect(fs.existsSync(path.join(ws, 'first.txt'))).toBe(false);
 
-    // Three days old: past keep (2d). The same commit under a ref named three days ago.
+    // Three days old: past keep (2d). The same commit under a ref named three days ago, as warren records what it made.
     const old = `refs/warren/archive/D-3/${archiveStamp(new Date(Date.now() - 3 * 86_400_000))}`;
     repo.git('update-ref', old, older?.commit ?? '');
+    const ctx = await project(repo);
+    expect(recordArchive(ctx, 'D-3', old, older?.commit ?? '')).toBe(true);
     const gc = await repo.warrenJson<{ removed: { kind: string; action: string; id?: string; path?: string }[] }>('gc');
     expect(gc.code, gc.stderr).toBe(0);
     expect(gc.json.removed.filter((r) => r.kind === 'archive')).toEqual([
       { kind: 'archive', action: 'delete-ref', id: 'D-3', path: old, branch: 'feat/D-3' },
     ]);
     expect((await repo.warren('gc')).stdout).not.toContain('archive');
+    expect([...archiveRecords(ctx, 'D-3').keys()].sort()).toEqual([older?.ref, newer?.ref]);
     expect((await repo.warrenJson<Archived[]>('list', '--archived')).json.map((a) => a.ref)).toEqual([
       older?.ref,
       newer?.ref,
     ]);
+  });
+
+  it('restores the archive warren recorded, not a forged one dated 2099; the forged ref is listed as ignored, and gc keeps it and goes on', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'archive: { keep: 2d }\n' } });
+    const ws = await newTask(repo, 'F-1');
+    fs.writeFileSync(path.join(ws, 'mine.txt'), 'the real work\n');
+    const discarded = await repo.warrenJson<{ archive: string }>('rm', 'F-1', '--discard');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    const real = discarded.json.archive;
+
+    // What an agent can do, sharing the repository's refs: an archive-shaped commit of its own, under warren's namespace, dated 2099.
+    const fed = (input: string, ...args: string[]): string =>
+      execFileSync('git', args, { cwd: repo.root, input, encoding: 'utf8' }).trim();
+    const blob = fed('evil\n', 'hash-object', '-w', '--stdin');
+    const tree = fed(`100644 blob ${blob}\tevil.txt\n`, 'mktree');
+    const message = repo.git('log', '-1', '--format=%B', real);
+    const forgedCommit = fed(message, 'commit-tree', tree, '-p', `${real}^1`, '-p', `${real}^2`);
+    const forged = 'refs/warren/archive/F-1/20990101T000000.000Z';
+    repo.git('update-ref', forged, forgedCommit);
+
+    const listed = await repo.warrenJson<Archived[]>('list', '--archived');
+    expect(listed.json.map((a) => a.ref)).toEqual([real]);
+    expect(listed.stderr).toContain(`warren: warn: not listed: ${forged}: warren did not make it`);
+    expect(listed.stderr).toContain(`\`git update-ref -d ${forged}\` deletes it`);
+
+    const restored = await repo.warrenJson<{ archive: string; path: string; ignored: { ref: string; why: string }[] }>(
+      'restore',
+      'F-1',
+    );
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.json.archive).toBe(real);
+    expect(restored.json.ignored.map((i) => [i.ref, i.why])).toEqual([[forged, 'unrecorded']]);
+    expect(restored.stderr).toContain(`warren: warn: passed over ${forged}: warren did not make it`);
+    expect(fs.readFileSync(path.join(restored.json.path, 'mine.txt'), 'utf8')).toBe('the real work\n');
+    expect(fs.existsSync(path.join(restored.json.path, 'evil.txt'))).toBe(false);
+    const shown = await repo.warrenJson<{ events: { kind: string; level: string; ref?: string }[] }>('show', 'F-1');
+    expect(shown.json.events.filter((e) => e.kind === 'archive.ignored')).toEqual([
+      expect.objectContaining({ level: 'warn', ref: forged, why: 'unrecorded' }),
+    ]);
+
+    // gc: the forged ref is kept and said why; an expired archive of warren's is still deleted.
+    const expired = `refs/warren/archive/F-1/${archiveStamp(new Date(Date.now() - 3 * 86_400_000))}`;
+    repo.git('update-ref', expired, real);
+    recordArchive(await project(repo), 'F-1', expired, repo.git('rev-parse', real));
+    const gc = await repo.warrenJson<{
+      removed: { kind: string; path?: string }[];
+      kept: { kind: string; path: string; reason: string }[];
+    }>('gc');
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.json.removed.filter((r) => r.kind === 'archive').map((r) => r.path)).toEqual([expired]);
+    expect(gc.json.kept.filter((k) => k.kind === 'archive')).toEqual([
+      { kind: 'archive', path: forged, reason: expect.stringContaining('warren did not make it') },
+    ]);
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/warren/archive/').split('\n').sort()).toEqual([
+      real,
+      forged,
+    ]);
+  });
+
+  it('an archive made before warren recorded them is read back from its task.archived event, and restores', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'F-2');
+    fs.writeFileSync(path.join(ws, 'old.txt'), 'from before\n');
+    const discarded = await repo.warrenJson<{ archive: string }>('rm', 'F-2', '--discard');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    // The database as an older warren left it: no archives table, only the event.
+    const before = openStore(repo.home);
+    before.db.exec("DROP TABLE archives; DELETE FROM schema_migrations WHERE name = '006-archives'");
+    before.close();
+    const ctx = await project(repo);
+    expect([...archiveRecords(ctx, 'F-2').values()].map((r) => [r.ref, r.commit])).toEqual([
+      [discarded.json.archive, repo.git('rev-parse', discarded.json.archive)],
+    ]);
+    const restored = await repo.warrenJson<{ archive: string; path: string }>('restore', 'F-2');
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.json.archive).toBe(discarded.json.archive);
+    expect(fs.readFileSync(path.join(restored.json.path, 'old.txt'), 'utf8')).toBe('from before\n');
+  });
+
+  it('tells an archive warren made from one it did not, one moved since, and one dated in the future (pure)', () => {
+    const now = new Date('2026-12-01T00:00:00.000Z');
+    const [a, b] = ['a'.repeat(40), 'b'.repeat(40)];
+    const ref = 'refs/warren/archive/T-1/20261130T191218.123Z';
+    expect(ignoredWhy(ref, a, a, '2026-11-30T19:12:18.123Z', now)).toBeNull();
+    expect(ignoredWhy(ref, a, null, '2026-11-30T19:12:18.123Z', now)?.why).toBe('unrecorded');
+    expect(ignoredWhy(ref, a, null, '2099-01-01T00:00:00.000Z', now)?.why).toBe('unrecorded');
+    expect(ignoredWhy(ref, a, b, '2026-11-30T19:12:18.123Z', now)).toMatchObject({
+      why: 'moved',
+      reason: expect.stringContaining(
+        `points at ${a.slice(0, 12)}, not at the commit warren archived (${b.slice(0, 12)})`,
+      ),
+    });
+    expect(ignoredWhy(ref, a, a, '2099-01-01T00:00:00.000Z', now)?.why).toBe('future');
+    expect(ignoredWhy("refs/warren/archive/T-1/x';rm -rf ~", a, null, null, now)?.reason).toContain(
+      "`git update-ref -d 'refs/warren/archive/T-1/x'\\'';rm -rf ~'` deletes it",
+    );
   });
 
   it('names archives by UTC time and reads their facts back from the commit message (pure)', () => {

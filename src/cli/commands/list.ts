@@ -1,4 +1,4 @@
-import { listArchives } from '../../workspace/archive.js';
+import { scanArchives } from '../../workspace/archive.js';
 import { listTasks } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 import { age, table } from '../format.js';
@@ -12,7 +12,8 @@ export const registerList: Register = (program, run) => {
       run(async (env) => {
         const ctx = await env.project({ lenientConfig: true });
         if (opts.archived) {
-          const archives = await listArchives(ctx);
+          const { archives, ignored } = await scanArchives(ctx);
+          for (const i of ignored) env.log(`warren: warn: not listed: ${i.ref}: ${i.reason}`);
           const human =
             archives.length === 0
               ? 'no archives; `warren rm ID --discard` makes one'

@@ -16,8 +16,12 @@ export const registerRestore: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project();
         const since = ctx.store.lastEventSeq();
-        const { task, archive } = await restoreTask(ctx, rawId, { setup: opts.setup });
-        const data = { ...createdSummary(ctx, task, since), archive: archive.ref };
+        const { task, archive, ignored } = await restoreTask(ctx, rawId, { setup: opts.setup });
+        const data = {
+          ...createdSummary(ctx, task, since),
+          archive: archive.ref,
+          ignored: ignored.map((i) => ({ ref: i.ref, why: i.why, reason: i.reason })),
+        };
         for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
         const setup = data.log === undefined ? '' : `\nsetup ${data.setupOk ? 'passed' : 'FAILED'}; log ${data.log}`;
         return {

@@ -66,13 +66,14 @@ discarded search and branch feat/search; everything is saved in refs/warren/arch
     ],
   },
   restore: {
-    json: `// as new, plus the archive it came from
-{ id; type; branch; path; base; baseCommit; state: 'ready' | 'setup_failed'; ports?; risk?; log?; setupOk?; warnings; archive: string }`,
+    json: `// as new, plus the archive it came from, and the refs under refs/warren/archive/<ID>/ it passed over
+{ id; type; branch; path; base; baseCommit; state: 'ready' | 'setup_failed'; ports?; risk?; log?; setupOk?; warnings; archive: string;
+  ignored: { ref: string; why: 'unrecorded' | 'moved' | 'future'; reason: string }[] }   // warren did not make it, it moved, or it is dated in the future`,
     exit: [
       [0, 'the task is back and `ready`'],
       [
         1,
-        'refused (nothing was made): no archive of that ID, the ID is a task again, its branch exists again; or setup failed (the task is kept in `setup_failed`)',
+        'refused (nothing was made): no archive of that ID that warren made, the ID is a task again, its branch exists again; or setup failed (the task is kept in `setup_failed`)',
       ],
       TASK_EXIT_2,
     ],
@@ -131,7 +132,8 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
       "message": "risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none"
     }
   ],
-  "archive": "refs/warren/archive/search/20261130T214826.484Z"
+  "archive": "refs/warren/archive/search/20261130T214826.484Z",
+  "ignored": []
 }
 [exit 0]`,
     see: [['Discarding and restoring', '../design/workspaces.md#discarding-and-restoring']],

@@ -95,7 +95,8 @@ warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0
   list: {
     json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string }[]
 // TaskState: creating | ready | setup_failed | landed | removing | remove_failed
-// --archived: what rm --discard saved, oldest first
+// --archived: what rm --discard saved, oldest first (a ref under refs/warren/archive/ warren did not make, that moved,
+// or dated in the future is not listed: a warning on stderr says which and why)
 { id: string; ref: string; at: string;           // refs/warren/archive/<ID>/<UTC time>, and that time
   commit: string; tip: string; index: string;    // the archive, the branch tip it keeps, the index it kept
   type: string; branch: string; base: string; baseCommit: string;
