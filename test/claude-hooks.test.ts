@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it, vi } from 'vitest';
+import { MAX_PAYLOAD_BYTES, readJsonPayload } from '../src/cli/payload.js';
+import { isWarrenError } from '../src/errors.js';
 import { parseCreatePayload, parseRemovePayload, shellCommand, taskIdForName } from '../src/run/claude-hooks.js';
 import { AGENT_CLI_BIN, unavailable } from './helpers/capabilities.js';
 import { NOTE, startModelServer } from './helpers/model-server.js';
-import { makeRepo, runCli, tmpDir, type TestRepo } from './helpers/repo.js';
+import { makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * Claude Code's WorktreeCreate/WorktreeRemove hooks answered by warren. The payloads below are
@@ -87,6 +90,69 @@ describe('Claude Code hook payloads (pure)', () => {
 function hook(repo: TestRepo, which: 'claude-create' | 'claude-remove', payload: unknown, cwd = repo.root) {
   return runCli(['hook', which], { cwd, home: repo.home, input: JSON.stringify(payload) });
 }
+
+describe('the hook payload on stdin', () => {
+  it('is read once, to where its object closes, while stdin stays open: brackets and quotes inside strings do not end it, and nothing parses it meanwhile', async () => {
+    const text = '{"name":"a}\\"{b","list":[1,{"y":"]"}],"é":"ü"}';
+    const stdin = new PassThrough();
+    const parse = vi.spyOn(JSON, 'parse');
+    const reading = readJsonPayload(stdin, { what: 'the WorktreeCreate hook' });
+    // One byte a chunk, and stdin is never ended.
+    for (const byte of Buffer.from(`  ${text}\n`)) stdin.write(Buffer.from([byte]));
+    expect(await reading).toBe(`  ${text}`);
+    expect(parse).not.toHaveBeenCalled();
+    parse.mockRestore();
+    expect(JSON.parse(text)).toMatchObject({ name: 'a}"{b', é: 'ü' });
+    expect(stdin.listenerCount('data')).toBe(0);
+  });
+
+  it('takes a payload up to the cap, and refuses one past it (USAGE), reading no further', async () => {
+    const fits = JSON.stringify({ name: 'x', pad: 'p'.repeat(MAX_PAYLOAD_BYTES - 40) });
+    expect(await readJsonPayload(PassThrough.from([fits]), { what: 'the WorktreeCreate hook' })).toBe(fits);
+
+    const stdin = new PassThrough();
+    const reading = readJsonPayload(stdin, { what: 'the WorktreeCreate hook' });
+    const chunk = Buffer.alloc(64 * 1024, 'p');
+    stdin.write('{"name":"x","pad":"');
+    let written = 0;
+    let err: unknown = null;
+    reading.catch((e: unknown) => (err = e));
+    while (err === null && written < 4 * MAX_PAYLOAD_BYTES) {
+      stdin.write(chunk);
+      written += chunk.length;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(isWarrenError(err, 'USAGE')).toBe(true);
+    expect((err as Error).message).toBe(
+      'the WorktreeCreate hook got more than 1 MiB on stdin, far more than any hook payload (a few hundred bytes); it read no further, and nothing was done.',
+    );
+    expect(written).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES + chunk.length);
+    expect(stdin.listenerCount('data')).toBe(0);
+  });
+
+  it('warren hook claude-create refuses a payload over 1 MiB and makes nothing', async () => {
+    const repo = makeRepo();
+    const big = JSON.stringify({
+      hook_event_name: 'WorktreeCreate',
+      name: 'big',
+      cwd: repo.root,
+      pad: 'x'.repeat(2 * MAX_PAYLOAD_BYTES),
+    });
+    const r = await runWarren(['hook', 'claude-create'], { cwd: repo.root, home: repo.home, input: big });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('the WorktreeCreate hook got more than 1 MiB on stdin');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    // A payload of the usual size still works.
+    const ok = await runWarren(['hook', 'claude-create'], {
+      cwd: repo.root,
+      home: repo.home,
+      input: JSON.stringify({ hook_event_name: 'WorktreeCreate', name: 'small', cwd: repo.root }),
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout.trim()).toMatch(/\/small$/);
+  });
+});
 
 describe('warren hooks install claude', () => {
   it('merges both hooks into .claude/settings.local.json, keeps what was there, is idempotent, and refuses a second WorktreeCreate or a broken file', async () => {

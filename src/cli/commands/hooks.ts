@@ -10,6 +10,7 @@ import { validateTaskType } from '../../workspace/ids.js';
 import { removeTask } from '../../workspace/remove.js';
 import { listTasks } from '../../workspace/tasks.js';
 import type { CliEnv, Register } from '../command.js';
+import { readJsonPayload } from '../payload.js';
 
 /** `warren hooks install claude`: writes Claude Code's WorktreeCreate/WorktreeRemove hooks, calling this warren. */
 export const registerHooks: Register = (program, run) => {
@@ -57,7 +58,7 @@ export const registerHook: Register = (program, run) => {
     .action((opts: { type: string }) =>
       run(async (env) => {
         const type = validateTaskType(opts.type);
-        const payload = parseCreatePayload(await readPayload(env.io.stdin));
+        const payload = parseCreatePayload(await readJsonPayload(env.io.stdin, { what: 'the WorktreeCreate hook' }));
         env.taskId = payload.id;
         const ctx = await openProject(projectDir(env, payload.cwd), {
           store: () => env.store(),
@@ -89,7 +90,7 @@ export const registerHook: Register = (program, run) => {
     )
     .action(() =>
       run(async (env) => {
-        const payload = parseRemovePayload(await readPayload(env.io.stdin));
+        const payload = parseRemovePayload(await readJsonPayload(env.io.stdin, { what: 'the WorktreeRemove hook' }));
         const ctx = await openProject(projectDir(env, payload.cwd), {
           store: () => env.store(),
           reporter: env.reporter,
@@ -122,32 +123,4 @@ function realOrResolved(p: string): string {
   } catch {
     return path.resolve(p);
   }
-}
-
-/**
- * The hook's JSON payload from stdin. Read until it parses, not only to end of file: a caller
- * that keeps stdin open must not hang the hook. Bounded: after 30 s it takes what came.
- */
-function readPayload(stdin: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    const done = (): void => {
-      clearTimeout(timer);
-      stdin.off('data', onData);
-      stdin.pause();
-      resolve(text);
-    };
-    const onData = (chunk: Buffer): void => {
-      text += chunk.toString('utf8');
-      try {
-        JSON.parse(text);
-        done();
-      } catch {
-        // not complete yet
-      }
-    };
-    const timer = setTimeout(done, 30_000);
-    stdin.on('data', onData);
-    stdin.once('end', done);
-  });
 }

@@ -169,7 +169,10 @@ $ warren --json hooks install claude
         1,
         'refused (nothing created), or its setup failed (the task is kept in `setup_failed`): Claude Code shows the message',
       ],
-      [2, 'a payload that is not JSON, names no worktree, or leaves no usable task ID; an invalid `--type`'],
+      [
+        2,
+        'a payload that is not JSON, is over 1 MiB, names no worktree, or leaves no usable task ID; an invalid `--type`',
+      ],
     ],
     errors: ['USAGE', 'ID_INVALID', 'TASK_EXISTS', 'BRANCH_EXISTS', 'BASE_UNKNOWN', 'SETUP_FAILED', 'CREATE_FAILED'],
     example: `$ echo '{"session_id":"0b3c9a54-…","cwd":"/tmp/warren-docs-agents/shop","hook_event_name":"WorktreeCreate","name":"fix-login"}' | warren hook claude-create
@@ -184,7 +187,7 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
     exit: [
       [0, 'removed'],
       [1, 'refused, nothing removed: work would be lost, or the path is not a warren workspace of this repository'],
-      [2, 'a payload that is not JSON or names no worktree_path'],
+      [2, 'a payload that is not JSON, is over 1 MiB, or names no worktree_path'],
     ],
     errors: ['WORKSPACE_DIRTY', 'TASK_NOT_FOUND', 'LOCK_HELD', 'USAGE'],
     example: `$ echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login"}' | warren hook claude-remove
