@@ -11,9 +11,11 @@ import {
   loopbackForwards,
   parseAllowEntry,
   parseTarget,
+  startEgressProxy,
 } from '../src/run/egress.js';
 import { AGENT_CLI_BIN, unavailable } from './helpers/capabilities.js';
 import { FINAL, NOTE, startModelServer } from './helpers/model-server.js';
+import { NOBODY, requestAsNobody } from './helpers/nobody.js';
 import { makeRepo, runCli, tmpDir } from './helpers/repo.js';
 import { alive, pidsWithEnv, startCli, waitForFile } from './helpers/procs.js';
 
@@ -131,6 +133,39 @@ describe('egress allowlist: where a listed name really goes (pure)', () => {
     expect(await addressRefusal(rules, 'gone.example.com', 443, lookup)).toMatchObject({
       reason: expect.stringMatching(/does not resolve/),
     });
+  });
+});
+
+const noNobody = unavailable(import.meta.filename, 'nobody');
+
+describe.skipIf(noNobody !== null)("egress proxy: its socket is this user's alone", () => {
+  it(`is a 0600 socket in a 0700 folder: uid ${NOBODY} cannot connect, this user can`, async () => {
+    const refused: string[] = [];
+    const proxy = await startEgressProxy(['api.example.com'], (host, port) => refused.push(`${host}:${port}`));
+    onTestFinished(() => proxy.close());
+    const dir = path.dirname(proxy.socket);
+    expect(fs.lstatSync(dir).mode & 0o777).toBe(0o700);
+    expect(fs.lstatSync(proxy.socket).isSocket()).toBe(true);
+    expect(fs.lstatSync(proxy.socket).mode & 0o777).toBe(0o600);
+    expect(fs.lstatSync(proxy.socket).uid).toBe(process.geteuid?.());
+
+    const unlisted = 'http://unlisted.example/';
+    const other = await requestAsNobody(unlisted, { socketPath: proxy.socket });
+    expect(other).toMatchObject({ status: 0, error: 'EACCES' });
+    expect(refused).toEqual([]);
+    // This user's request reaches the proxy (and is refused by its allow list, as it should be).
+    const own = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ socketPath: proxy.socket, path: unlisted }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(own.status).toBe(403);
+    expect(own.body).toContain("unlisted.example:80 is not on this task's allow list");
+    expect(refused).toEqual(['unlisted.example:80']);
   });
 });
 

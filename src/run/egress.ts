@@ -157,6 +157,8 @@ export async function startEgressProxy(
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
+  // This user's alone: the folder 0700 (mkdtemp's mode, whatever the umask) and the socket 0600,
+  // so that another user of this machine cannot send traffic out as this task.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-egress-'));
   const socket = path.join(dir, 'proxy.sock');
   const seen = new Set<string>();
@@ -271,6 +273,7 @@ export async function startEgressProxy(
     server.once('error', reject);
     server.listen(socket, () => resolve());
   });
+  fs.chmodSync(socket, 0o600);
   return {
     socket,
     insideSocket: INSIDE_SOCKET,

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
@@ -102,4 +102,56 @@ export function fuseMountsTouching(dir: string): string[] {
     .split('\n')
     .filter((line) => line.includes(' - fuse.fuse-overlayfs ') && line.includes(dir))
     .map((line) => line.split(' ')[4] ?? '');
+}
+
+export interface NobodyResponse {
+  /** 0 when the connection itself failed (then `error` says how). */
+  status: number;
+  body: string;
+  error?: string;
+}
+
+/** The client uid 65534 runs: one request, and what came back (a stream is cut after 1.5 s). */
+const HTTP_CLIENT = `
+const [url, method, headers, body, socketPath] = JSON.parse(process.argv[1]);
+const done = (r) => { process.stdout.write(JSON.stringify(r)); process.exit(0); };
+// Through a unix socket, as a client of a proxy: the absolute URL in the request line.
+const where = socketPath === null ? {} : { socketPath, path: url };
+const req = require('node:http').request(url, { method, headers, ...where }, (res) => {
+  let text = '';
+  res.setEncoding('utf8').on('data', (d) => (text += d));
+  res.on('end', () => done({ status: res.statusCode, body: text }));
+  setTimeout(() => done({ status: res.statusCode, body: text }), 1500);
+});
+req.on('error', (e) => done({ status: 0, body: '', error: e.code || e.message }));
+req.end(body === null ? undefined : body);
+`;
+
+/**
+ * An HTTP request made by another user of this machine: a node process as uid 65534 (setpriv),
+ * its own socket (over TCP, or to the unix socket `socketPath`, as to a proxy). Asynchronous, so
+ * that a server in this process keeps answering meanwhile.
+ */
+export function requestAsNobody(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; socketPath?: string } = {},
+): Promise<NobodyResponse> {
+  const args = JSON.stringify([
+    url,
+    init.method ?? 'GET',
+    init.headers ?? {},
+    init.body ?? null,
+    init.socketPath ?? null,
+  ]);
+  return new Promise((resolve, reject) => {
+    execFile(
+      'setpriv',
+      [...AS_NOBODY, process.execPath, '-e', HTTP_CLIENT, args],
+      { cwd: '/', encoding: 'utf8', timeout: 30_000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`the client as uid ${NOBODY} failed: ${err.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout) as NobodyResponse);
+      },
+    );
+  });
 }
