@@ -73,7 +73,7 @@ export function machine() {
   return `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, ${sh('git', ['--version']).trim()}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-/** A `warren serve` on a free port in `repo`, with the page's token and the repository's key. */
+/** A `warren serve` on a free port in `repo`, with its token (from the URL it prints) and the repository's key. */
 export async function startServe(repo, env, bin = BIN) {
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], {
     cwd: repo,
@@ -81,16 +81,19 @@ export async function startServe(repo, env, bin = BIN) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const url = await new Promise((resolve, reject) => {
+  const printed = await new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (d) => {
       out += d;
       const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
+      if (m) resolve(new URL(m[1]));
     });
     child.once('exit', (code) => reject(new Error(`warren serve exited ${code}: ${out}`)));
   });
-  const page = await (await fetch(url)).text();
-  const token = /name="warren-token" content="([0-9a-f]{64})"/.exec(page)?.[1];
+  const url = `${printed.origin}/`;
+  // A baseline built from before the token moved into the URL served it in the page instead.
+  const token =
+    printed.searchParams.get('token') ??
+    /name="warren-token" content="([0-9a-f]{64})"/.exec(await (await fetch(url)).text())?.[1];
   const meta = await (await fetch(`${url}api/meta`, { headers: { 'x-warren-token': token } })).json();
   const project = meta.project;
   if (!token || !project) throw new Error(`warren serve: no token or project (${JSON.stringify(meta)})`);

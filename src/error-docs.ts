@@ -257,6 +257,12 @@ export const ERROR_DOCS = {
     action:
       "Check the command's name or install it; for a refused commit, read the hook's output and fix what it names.",
   },
+  TOKEN_FILE_UNSAFE: {
+    meaning:
+      "`warren serve` keeps the dashboard's token in `$WARREN_HOME/dashboard/token` (the folder 0700, the file 0600, both yours), and that folder is a link, a file or another user's, or the token's place is not a regular file: the token cannot be kept there for you alone. Nothing was started and nothing was changed.",
+    action:
+      'Remove what the message names (warren makes the folder and the file again, private), then run `warren serve` again.',
+  },
   GIT_FAILED: {
     meaning:
       "A git command failed in a way no other `GIT_*` code describes; the message carries git's first line of stderr and `details` the argv, exit code and stderr.",

@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   UNTRUSTED_COMMANDS: 1,
   AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
+  TOKEN_FILE_UNSAFE: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,
   GIT_LOCKED: 1,

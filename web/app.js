@@ -2,7 +2,7 @@
 // Every piece of data (branch names, file names, log lines, commit messages, event messages) is
 // hostile text: it reaches the page only through text nodes (el() in dom.js), never as HTML.
 
-import { TOKEN, age, api, el, showError, showInfo } from './dom.js';
+import { TOKEN, age, api, el, showError, showInfo, showLocked } from './dom.js';
 import { driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge, verifyCell } from './cells.js';
 import { diffView } from './diff.js';
 import { closeLog, openLog } from './log.js';
@@ -586,7 +586,7 @@ function connect() {
   // The server dropped events while this page was not reading: re-read everything.
   es.addEventListener('missed', () => scheduleRefresh(0));
   es.onerror = () => {
-    // CLOSED: the server refused (a restarted server has a new token) — only a reload helps.
+    // CLOSED: the server refused (its token was replaced since this page took it) — only a reload helps.
     const closed = es.readyState === EventSource.CLOSED;
     live.textContent = closed ? 'disconnected: reload the page' : 'reconnecting…';
     live.className = 'live off';
@@ -594,6 +594,7 @@ function connect() {
 }
 
 async function start() {
+  if (!TOKEN) return showLocked();
   meta = await api('/api/meta');
   document.getElementById('scope').textContent = meta.root;
   allRepos.addEventListener('change', () => scheduleRefresh(0));

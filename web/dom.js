@@ -2,7 +2,26 @@
 // Every piece of data (branch names, file names, log lines, commit messages, event messages) is
 // hostile text: it reaches the page only through text nodes, never as HTML.
 
-export const TOKEN = document.querySelector('meta[name="warren-token"]').getAttribute('content');
+/** Where this tab keeps the token once it has taken it out of the address bar. */
+const TOKEN_KEY = 'warren-token';
+
+/**
+ * The token comes in the address `warren serve` printed (`/?token=…`), never from the server:
+ * the page keeps it for this tab (a reload still works) and takes it out of the address bar,
+ * so that a copied link or a screen share does not carry it.
+ */
+function takeToken() {
+  const url = new URL(location.href);
+  const given = url.searchParams.get('token');
+  if (given !== null) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    url.searchParams.delete('token');
+    history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export const TOKEN = takeToken();
 const notice = document.getElementById('notice');
 
 // ---- DOM: the one way data enters the page --------------------------------------------------
@@ -62,13 +81,50 @@ export async function api(path, init = {}) {
     throw err;
   }
   const body = await res.json().catch(() => ({ error: { code: 'BAD_RESPONSE', message: `HTTP ${res.status}` } }));
+  if (res.status === 403 && body.error && body.error.code === 'FORBIDDEN') {
+    // A token the server does not take (another WARREN_HOME's, or one replaced since): forget it.
+    sessionStorage.removeItem(TOKEN_KEY);
+    showLocked();
+    throw Object.assign(new Error('locked'), { locked: true });
+  }
   if (!res.ok || body.error)
     throw Object.assign(new Error(body.error ? body.error.message : `HTTP ${res.status}`), { info: body.error });
   return body;
 }
 
+/** Without a token the page shows how to open it, and nothing else. */
+export function showLocked() {
+  document.body.classList.add('locked');
+  document
+    .getElementById('view')
+    .replaceChildren(
+      el(
+        'section',
+        { id: 'locked' },
+        el('h2', {}, 'This dashboard needs its token'),
+        el(
+          'p',
+          {},
+          'Open the address ',
+          el('code', {}, 'warren serve'),
+          ' printed: it ends in ',
+          el('code', {}, '?token=…'),
+          '. Or add ',
+          el('code', {}, '?token='),
+          ' and the contents of ',
+          el('code', {}, '$WARREN_HOME/dashboard/token'),
+          ' (by default ',
+          el('code', {}, '~/.warren/dashboard/token'),
+          ') to this address.',
+        ),
+      ),
+    );
+  notice.hidden = true;
+}
+
 /** Shows a refusal exactly as the library worded it: code, message, hint. */
 export function showError(err) {
+  if (err && err.locked) return;
   const info = err.info || { code: 'ERROR', message: String(err.message || err) };
   notice.replaceChildren(
     el('strong', {}, info.code),

@@ -4,13 +4,17 @@ import os from 'node:os';
 
 /**
  * The dashboard's threat model. It serves one person on their own machine:
- * - Other web pages in that person's browser must not drive it (CSRF): every state-changing
- *   request carries a per-run token that only a page served by this process can read, sent in
- *   a header (a cross-site form cannot set one) on a JSON POST (a cross-site fetch of that kind
- *   needs a CORS preflight, which is never answered).
+ * - Other users of that machine must not reach it: loopback is open to every uid, so on Linux
+ *   each loopback connection's client socket must be the server's own uid's (peer.ts), and the
+ *   token is never served: it reaches the page in the URL `warren serve` printed, and lives in
+ *   a file only this user can read (token-file.ts).
+ * - Other web pages in that person's browser must not drive it (CSRF): every request to /api
+ *   carries the token, a state-changing one in a header (a cross-site form cannot set one) on a
+ *   JSON POST (a cross-site fetch of that kind needs a CORS preflight, which is never answered).
  * - A hostile DNS name rebound to 127.0.0.1 must not read it (DNS rebinding): the Host header
  *   must name the address being served, so pages from another origin get refused.
- * - Other machines must not reach it: loopback only unless the user passes --allow-remote.
+ * - Other machines must not reach it: loopback only unless the user passes --allow-remote (then
+ *   a client that is not on loopback is judged by the token alone).
  * - Data (branch names, commit messages, file names, log lines) is hostile text: the client
  *   writes it with textContent only, and the CSP forbids inline scripts as a second wall.
  */

@@ -1,13 +1,14 @@
 import { createAdaptorServer } from '@hono/node-server';
 import fs from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Hono } from 'hono';
 import { WarrenError } from '../errors.js';
 import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { registerApi } from './api.js';
 import { EventHub } from './event-hub.js';
+import { judgePeer, peerRefusal, type PeerVerdict } from './peer.js';
 import {
   SECURITY_HEADERS,
   TOKEN_HEADER,
@@ -16,10 +17,10 @@ import {
   isJsonMediaType,
   isLoopbackHost,
   listenAddress,
-  newToken,
   originAllowed,
   tokenMatches,
 } from './security.js';
+import { loadOrCreateToken } from './token-file.js';
 
 export interface ServeOptions {
   /** The project `warren serve` was started in; the default view. */
@@ -36,10 +37,15 @@ export interface ServeOptions {
 }
 
 export interface RunningServer {
+  /** Where the server answers: `http://127.0.0.1:PORT/`. */
   url: string;
+  /** The address to open in a browser: `url` with the token, `?token=…`. */
+  openUrl: string;
   host: string;
   port: number;
   token: string;
+  /** Where the token is kept: `$WARREN_HOME/dashboard/token`, 0600. */
+  tokenFile: string;
   hub: EventHub;
   close(): Promise<void>;
 }
@@ -77,8 +83,18 @@ export function assertHostPermitted(host: string, allowRemote: boolean): void {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const allowRemote = options.allowRemote === true;
   assertHostPermitted(options.host, allowRemote);
-  const token = newToken();
-  const remote = !isLoopbackHost(options.host);
+  const { token, file: tokenFile, replaced } = loadOrCreateToken(options.store.home);
+  if (replaced !== undefined) {
+    const message = `${replaced}; a new token was written in its place (the old one no longer opens the dashboard).`;
+    options.warn?.(`warning: ${message}`);
+    options.store.addEvent({
+      project: options.project.key,
+      kind: 'serve.token-replaced',
+      level: 'warn',
+      message,
+      data: { file: tokenFile, reason: replaced },
+    });
+  }
   const hub = new EventHub(options.store, options.pollMs, (err) =>
     options.warn?.(`warren serve: reading events failed, retrying: ${String(err)}`),
   );
@@ -102,7 +118,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // EventSource cannot send headers, so a GET may carry the token as a query parameter.
     // A state-changing request must carry it in the header, and as JSON.
     const given = c.req.header(TOKEN_HEADER) ?? (mutating ? undefined : c.req.query('token'));
-    if (!tokenMatches(token, given)) return refuse(c, `the request lacks this run's token (${TOKEN_HEADER})`);
+    if (!tokenMatches(token, given)) return refuse(c, `the request lacks the dashboard's token (${TOKEN_HEADER})`);
     const type = c.req.header('content-type');
     if (mutating && !isJsonMediaType(type)) {
       const message = `a state-changing request must be application/json, not ${type === undefined ? 'without a Content-Type' : JSON.stringify(type)}; nothing was changed.`;
@@ -114,14 +130,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await next();
   });
 
+  // The page holds no token and no data: it reads the token from its own address (the URL
+  // `warren serve` printed), and says how to open it when there is none.
   const indexHtml = readClient('index.html');
-  app.get('/', (c) => {
-    if (remote && !tokenMatches(token, c.req.query('key'))) {
-      return c.text('warren: open the URL printed by `warren serve` (it carries the key).\n', 403);
-    }
-    // The token is hex, so it cannot break out of the attribute.
-    return c.html(indexHtml.replace('__WARREN_TOKEN__', token));
-  });
+  app.get('/', (c) => c.html(indexHtml));
   for (const [file, type] of Object.entries(CLIENT_FILES)) {
     const body = readClient(file.slice(1));
     app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
@@ -130,7 +142,43 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   app.get('/favicon.ico', (c) => c.body(icon, 200, { 'Content-Type': 'image/svg+xml' }));
   registerApi(app, { project: options.project, store: options.store, hub, closers, inflight });
 
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Who is at the other end is asked once per connection, as it is accepted; a request is
+  // answered only on a connection that was judged and allowed.
+  const verdicts = new WeakMap<Socket, PeerVerdict>();
+  const reported = new Set<string>();
+  const server = createAdaptorServer({
+    fetch: (req: Request, env: { incoming: { socket: Socket } }) => {
+      const verdict = verdicts.get(env.incoming.socket);
+      if (verdict?.ok === true) return app.fetch(req, env);
+      const reason = verdict?.reason ?? 'this connection was not checked';
+      return new Response(peerRefusal(reason), {
+        status: 403,
+        headers: { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close', ...SECURITY_HEADERS },
+      });
+    },
+  }) as Server;
+  server.prependListener('connection', (socket: Socket) => {
+    const client = { address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 };
+    const verdict = judgePeer(client, { address: socket.localAddress ?? '', port: socket.localPort ?? 0 });
+    verdicts.set(socket, verdict);
+    if (verdict.ok) return;
+    const key = String(verdict.uid);
+    if (reported.has(key)) return;
+    reported.add(key);
+    const peer = `${client.address}:${client.port}`;
+    const message =
+      verdict.uid === null
+        ? `refused a connection from ${peer}: ${verdict.reason}.`
+        : `refused a connection from uid ${verdict.uid} (${peer}): this dashboard serves uid ${process.geteuid?.()} alone.`;
+    options.warn?.(`warren serve: ${message}`);
+    options.store.addEvent({
+      project: options.project.key,
+      kind: 'serve.refused',
+      level: 'warn',
+      message,
+      data: { uid: verdict.uid, peer, reason: verdict.reason },
+    });
+  });
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenRefusal(err, options.host, options.port)));
     server.listen(options.port, listenAddress(options.host), () => resolve(server.address() as AddressInfo));
@@ -140,13 +188,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let closing = false;
   server.on('request', (_req, res) => res.on('close', () => closing && server.closeIdleConnections()));
   const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${hostPart}:${address.port}/${remote ? `?key=${token}` : ''}`;
+  const url = `http://${hostPart}:${address.port}/`;
 
   return {
     url,
+    openUrl: `${url}?token=${token}`,
     host: options.host,
     port: address.port,
     token,
+    tokenFile,
     hub,
     /** Stops taking requests, lets running actions finish (a removal is never cut in half), then closes. */
     async close() {
@@ -189,7 +239,7 @@ function refuse(c: { json: (body: unknown, status: 403) => Response }, why: stri
       error: {
         code: 'FORBIDDEN',
         message: `refused: ${why}. Nothing was changed.`,
-        hint: 'Reload the dashboard page and try again.',
+        hint: 'Open the URL `warren serve` printed (it carries the token), or add ?token= and the token in $WARREN_HOME/dashboard/token to the address.',
       },
     },
     403,

@@ -5,7 +5,12 @@ import { BIN } from './repo.js';
 
 /** A real `warren serve` process (the built CLI), stopped when the test finishes. */
 export interface ServeProcess {
+  /** Where it answers, `http://127.0.0.1:PORT/`, to append API paths to. */
   url: string;
+  /** The URL it printed, the one to open: with the token (`?token=…`). */
+  openUrl: string;
+  /** The token, as the printed URL carries it. */
+  token: string;
   port: number;
   child: ChildProcess;
   stderr(): string;
@@ -47,12 +52,11 @@ export function startServe(opts: {
         } catch {
           return; // not all of it yet
         }
-        const url = String(printed.url);
-        resolve({ url, port: Number(new URL(url).port), child, stderr: () => err, printed });
+        resolve({ ...printedUrl(String(printed.url)), child, stderr: () => err, printed });
         return;
       }
       const m = /warren dashboard: (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolve({ url: m[1], port: Number(new URL(m[1]).port), child, stderr: () => err });
+      if (m?.[1]) resolve({ ...printedUrl(m[1]), child, stderr: () => err });
     });
     child.once('exit', (code) =>
       reject(new Error(`warren serve exited ${code} before printing its URL:\n${out}\n${err}`)),
@@ -82,12 +86,12 @@ export function request(
   });
 }
 
-/** The token a page receives on load, read the way the page reads it. */
-export async function pageToken(url: string): Promise<string> {
-  const page = await request(url);
-  const m = /name="warren-token" content="([0-9a-f]{64})"/.exec(page.body);
-  if (!m?.[1]) throw new Error(`no token in the page (HTTP ${page.status})`);
-  return m[1];
+/** The parts of the URL `warren serve` printed: where it answers, and the token it carries. */
+function printedUrl(openUrl: string): { url: string; openUrl: string; token: string; port: number } {
+  const parsed = new URL(openUrl);
+  const token = parsed.searchParams.get('token');
+  if (token === null || !/^[0-9a-f]{64}$/.test(token)) throw new Error(`no token in the printed URL ${openUrl}`);
+  return { url: `${parsed.origin}/`, openUrl, token, port: Number(parsed.port) };
 }
 
 export interface SseEvent {

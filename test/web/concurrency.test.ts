@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeRepo } from '../helpers/repo.js';
-import { pageToken, readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
+import { readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
 
 /** Serving never blocks the CLI: both run at once on the same repository and database. */
 
@@ -17,7 +17,7 @@ describe('warren serve beside the CLI', () => {
   it('lets `warren new` and `warren rm` succeed while the server polls and serves, and streams their events', async () => {
     const repo = makeRepo();
     const serve = await startServe({ cwd: repo.root, home: repo.home });
-    const token = await pageToken(serve.url);
+    const token = serve.token;
     const events = subscribe(`${serve.url}api/events?token=${token}`);
     await expect.poll(() => events.some((e) => e.event === 'hello')).toBe(true);
 

@@ -51,7 +51,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       const serve = await startServe({ cwd: repo.root, home: repo.home });
       const { page, dialogs } = await openBrowser();
 
-      await page.goto(serve.url);
+      await page.goto(serve.openUrl);
       await page.locator('tr[data-task="first"]').waitFor();
       await page.locator('#live.on').waitFor();
       // Set a marker: if the page reloaded, it would be gone.
@@ -157,6 +157,44 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     },
   );
 
+  it('opens from the printed URL, takes the token out of the address bar and keeps it for a reload; without it, says how to open it and shows nothing', async () => {
+    const repo = makeRepo();
+    await newTask(repo, 'first');
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page, dialogs } = await openBrowser();
+    const apiCalls: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/api/')) apiCalls.push(r.url());
+    });
+
+    // The bare address: the page knows no token, asks the server nothing and says where the token is.
+    await page.goto(serve.url);
+    await waitForView(page, '#locked', 'locked-bare');
+    await expect(page.locator('#locked').textContent()).resolves.toBe(
+      'This dashboard needs its tokenOpen the address warren serve printed: it ends in ?token=…. Or add ?token= and the contents of $WARREN_HOME/dashboard/token (by default ~/.warren/dashboard/token) to this address.',
+    );
+    expect(await page.locator('tr[data-task]').count()).toBe(0);
+    await expect(page.locator('#scope').textContent()).resolves.toBe('');
+    expect(apiCalls).toEqual([]);
+    await screenshot(page, 'locked');
+
+    // The printed URL: the dashboard, with the token gone from the address (the route kept).
+    await page.goto(`${serve.openUrl}#/`);
+    await waitForView(page, 'tr[data-task="first"]', 'opened-with-token');
+    expect(page.url()).toBe(`${serve.url}#/`);
+    await page.reload();
+    await waitForView(page, 'tr[data-task="first"]', 'reloaded');
+    await page.locator('#live.on').waitFor();
+
+    // A wrong token (another WARREN_HOME's, or a replaced one): the same message, and it is forgotten.
+    const other = await openBrowser();
+    await other.page.goto(`${serve.url}?token=${'f'.repeat(64)}`);
+    await waitForView(other.page, '#locked', 'locked-wrong-token');
+    expect(await other.page.locator('tr[data-task]').count()).toBe(0);
+    await expect(other.page.evaluate('sessionStorage.length')).resolves.toBe(0);
+    expect([...dialogs, ...other.dialogs]).toEqual([]);
+  });
+
   it('renders hostile branch names, file names, commit messages, events and log lines as inert text', async () => {
     const repo = makeRepo();
     const task = await newTask(repo, 'inj');
@@ -221,7 +259,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
 
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page, dialogs } = await openBrowser();
-    await page.goto(serve.url);
+    await page.goto(serve.openUrl);
     await page.locator('tr[data-task="ghost"]').waitFor();
     await expect(page.locator('tr[data-task="ghost"] td').nth(3).textContent()).resolves.toBe(hostileBranch);
     await expect(page.locator('tr[data-task="ghost"] td').nth(7).textContent()).resolves.toContain('<b>vendor</b>');
@@ -277,7 +315,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     });
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page, dialogs } = await openBrowser();
-    await page.goto(serve.url);
+    await page.goto(serve.openUrl);
     await page.locator('#live.on').waitFor();
 
     // A refused ID: the server's own message, and nothing made.
@@ -324,7 +362,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await newTask(repo, 'one');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page } = await openBrowser();
-    await page.goto(serve.url);
+    await page.goto(serve.openUrl);
     await page.locator('tr[data-task="one"]').waitFor();
     // The server hangs (stopped, its socket open): the next read cannot be answered.
     serve.child.kill('SIGSTOP');
@@ -346,7 +384,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await newTask(repo, 'loud');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page, profile } = await openBrowser();
-    await page.goto(`${serve.url}#/task/${encodeURIComponent(projectKey(repo))}/loud`);
+    await page.goto(`${serve.openUrl}#/task/${encodeURIComponent(projectKey(repo))}/loud`);
     await waitForView(page, '#task[data-task="loud"]', 'open-task-loud');
     const gate = path.join(path.dirname(repo.root), 'go');
     const exec = repo.warren(

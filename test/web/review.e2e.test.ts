@@ -58,7 +58,7 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     const { page, dialogs } = await openBrowser();
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
-    await page.goto(serve.url);
+    await page.goto(serve.openUrl);
     await page.locator('tr[data-task="loop"] a.task-link').click();
     await waitForView(page, '#task[data-task="loop"]', 'open-task-loop');
 
@@ -143,7 +143,7 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     expect(failed.code).toBe(1);
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page } = await openBrowser();
-    await page.goto(serve.url);
+    await page.goto(serve.openUrl);
     const row = page.locator('tr[data-task="red"]');
     await row.waitFor();
     await expect(row.locator('[data-verify]').getAttribute('data-verify')).resolves.toBe('failed');

@@ -7,7 +7,7 @@ import { openProject } from '../../src/composition.js';
 import { startServer, type RunningServer } from '../../src/web/server.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { makeRepo, refsAndWorktrees, runCli, type TestRepo } from '../helpers/repo.js';
-import { pageToken, request, startServe } from '../helpers/serve.js';
+import { request, startServe } from '../helpers/serve.js';
 
 /** Each rule of the dashboard's security model, against the real server over real HTTP. */
 
@@ -53,13 +53,16 @@ function rmRequest(
 }
 
 describe('dashboard security', () => {
-  it("--json prints the URL and this run's token once, for a program that starts warren serve; the API takes it", async () => {
+  it('--json prints the URL with the token, the token and its file, for a program that starts warren serve; the API takes it', async () => {
     const { repo } = await repoWithTask();
     const server = await startServe({ cwd: repo.root, home: repo.home, json: true });
-    expect(Object.keys(server.printed ?? {}).sort()).toEqual(['host', 'pid', 'port', 'token', 'url']);
+    expect(Object.keys(server.printed ?? {}).sort()).toEqual(['host', 'pid', 'port', 'token', 'tokenFile', 'url']);
     const token = String(server.printed?.token);
     expect(token).toMatch(/^[0-9a-f]{64}$/);
-    expect(token).toBe(await pageToken(server.url));
+    expect(server.printed?.url).toBe(`http://127.0.0.1:${server.port}/?token=${token}`);
+    expect(token).toBe(server.token);
+    expect(server.printed?.tokenFile).toBe(path.join(repo.home, 'dashboard', 'token'));
+    expect(fs.readFileSync(path.join(repo.home, 'dashboard', 'token'), 'utf8')).toBe(`${token}\n`);
     const meta = await request(`${server.url}api/meta`, { headers: { 'x-warren-token': token } });
     expect(meta.status).toBe(200);
     expect(JSON.parse(meta.body).project).toMatch(/^repo-/);
@@ -68,7 +71,7 @@ describe('dashboard security', () => {
   it('refuses a Host header that is not the served address (DNS rebinding), on pages and on actions', async () => {
     const { repo, path: wt } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
-    const token = await pageToken(server.url);
+    const token = server.token;
     const before = refsAndWorktrees(repo.root);
     for (const host of [
       'evil.example',
@@ -101,10 +104,10 @@ describe('dashboard security', () => {
     }
   });
 
-  it("refuses state-changing requests without this run's token, and changes nothing", async () => {
+  it("refuses state-changing requests without the dashboard's token, and changes nothing", async () => {
     const { repo, path: wt } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
-    const token = await pageToken(server.url);
+    const token = server.token;
     const before = refsAndWorktrees(repo.root);
     const cases: { name: string; init: ReturnType<typeof rmRequest> }[] = [
       { name: 'no token', init: rmRequest(project, 'keep', {}) },
@@ -147,7 +150,7 @@ describe('dashboard security', () => {
   it('takes an action only as application/json: any other Content-Type, even with the token, is refused with 415 and changes nothing', async () => {
     const { repo, path: wt } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
-    const token = await pageToken(server.url);
+    const token = server.token;
     const before = refsAndWorktrees(repo.root);
     for (const type of [
       'application/jsonx',
@@ -182,7 +185,7 @@ describe('dashboard security', () => {
     const { repo, path: wt } = await repoWithTask();
     fs.writeFileSync(path.join(wt, 'unsaved.txt'), 'draft\n');
     const { server, project } = await serveRepo(repo);
-    const token = await pageToken(server.url);
+    const token = server.token;
     const res = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token }));
     const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'keep');
     expect(res.status).toBe(409);
@@ -197,7 +200,7 @@ describe('dashboard security', () => {
   it("streams a log only from inside warren's folders, whatever path an event names", async () => {
     const { repo } = await repoWithTask();
     const { server, project } = await serveRepo(repo);
-    const token = await pageToken(server.url);
+    const token = server.token;
     const secret = path.join(path.dirname(repo.root), 'secret.txt');
     fs.writeFileSync(secret, 'do not serve me\n');
     const store = openStore(repo.home);
@@ -226,11 +229,12 @@ describe('dashboard security', () => {
     expect(page.headers['content-security-policy']).not.toMatch(/unsafe-inline/);
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(page.headers['x-content-type-options']).toBe('nosniff');
-    // The page carries no data, only the token: everything else arrives as JSON and becomes text nodes.
+    // The page carries no data and no token: the token comes in its address, the data as JSON that becomes text nodes.
     expect(page.body).not.toContain('keep');
+    expect(page.body).not.toContain(server.token);
   });
 
-  it('listens on loopback only unless --allow-remote, and then warns and wants the key in the URL', async () => {
+  it('listens on loopback only unless --allow-remote, and then warns; the token in the URL is the key', async () => {
     const { repo } = await repoWithTask();
     const refused = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], { cwd: repo.root, home: repo.home });
     expect(refused.code).toBe(2);
@@ -254,11 +258,14 @@ describe('dashboard security', () => {
 
     const remote = await startServe({ cwd: repo.root, home: repo.home, args: ['--host', '0.0.0.0', '--allow-remote'] });
     await expect.poll(() => remote.stderr()).toContain('warning: warren serve is listening on 0.0.0.0');
-    const key = /\?key=([0-9a-f]{64})$/.exec(remote.url)?.[1];
-    expect(key).toBeDefined();
+    expect(remote.openUrl).toMatch(new RegExp(`^http://0\\.0\\.0\\.0:${remote.port}/\\?token=[0-9a-f]{64}$`));
     const bare = `http://127.0.0.1:${remote.port}/`;
-    expect((await request(bare)).status).toBe(403);
-    expect((await request(`${bare}?key=${key}`)).status).toBe(200);
+    // The page is served without the token, and shows how to open it; the API wants the token.
+    const page = await request(bare);
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain(remote.token);
+    expect((await request(`${bare}api/meta`)).status).toBe(403);
+    expect((await request(`${bare}api/meta`, { headers: { 'x-warren-token': remote.token } })).status).toBe(200);
     const store = openStore(repo.home);
     try {
       expect(

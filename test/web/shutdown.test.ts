@@ -5,7 +5,7 @@ import { LIFECYCLE, openProject } from '../../src/composition.js';
 import type { RemoveStep } from '../../src/workspace/types.js';
 import { startServer } from '../../src/web/server.js';
 import { makeRepo } from '../helpers/repo.js';
-import { pageToken, request } from '../helpers/serve.js';
+import { request } from '../helpers/serve.js';
 
 /** Stopping the server (ctrl-c) while an action runs lets the action finish. */
 
@@ -35,7 +35,7 @@ describe('dashboard shutdown', () => {
     const ctx = await openProject(repo.root, { store });
     ctx.lifecycle = { ...LIFECYCLE, remove: [hold, ...LIFECYCLE.remove] };
     const server = await startServer({ project: ctx, store, host: '127.0.0.1', port: 0 });
-    const token = await pageToken(server.url);
+    const token = server.token;
     const response = request(`${server.url}api/actions/rm`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-warren-token': token },

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { BIN, makeRepo } from '../helpers/repo.js';
-import { pageToken, readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
+import { readSse, request, startServe, type SseEvent } from '../helpers/serve.js';
 
 /**
  * Clients that stop reading must not make `warren serve` hold what it would have sent them
@@ -90,7 +90,7 @@ describe('warren serve with clients that stop reading', () => {
     expect((await repo.warren('new', 'feat', 'loud')).code).toBe(0);
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const pid = serve.child.pid ?? 0;
-    const token = await pageToken(serve.url);
+    const token = serve.token;
     const auth = { headers: { 'x-warren-token': token } };
     const project = String(JSON.parse((await request(`${serve.url}api/meta`, auth)).body).project);
 

@@ -49,7 +49,7 @@ export const registerServe: Register = (program, run) => {
             warn: env.log,
           });
           if (!isLoopbackHost(opts.host)) {
-            const message = `warren serve is listening on ${opts.host}, reachable from other machines: anyone holding the printed URL can remove workspaces.`;
+            const message = `warren serve is listening on ${opts.host}, reachable from other machines: anyone holding the printed URL (it carries the token) can remove workspaces.`;
             env.log(`warning: ${message}`);
             store.addEvent({
               project: project.key,
@@ -68,9 +68,17 @@ export const registerServe: Register = (program, run) => {
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
           return {
-            // The token too: a program that starts `warren --json serve` reads it here (stdout goes to it alone).
-            data: { url: server.url, host: server.host, port: server.port, pid: process.pid, token: server.token },
-            human: `warren dashboard: ${server.url}\n(ctrl-c to stop)`,
+            // The URL carries the token: the page reads it from its address. A program that starts
+            // `warren --json serve` reads it here too (stdout goes to it alone).
+            data: {
+              url: server.openUrl,
+              host: server.host,
+              port: server.port,
+              pid: process.pid,
+              token: server.token,
+              tokenFile: server.tokenFile,
+            },
+            human: `warren dashboard: ${server.openUrl}\n(the token is also in ${server.tokenFile}; ctrl-c to stop)`,
           };
         } catch (err) {
           store.close();

@@ -62,27 +62,32 @@ warren: /tmp/warren-docs-5hhMmU/shop/warren.policy.yaml does not match its signa
     see: [['Signed policy', '../design/execution.md#signed-policy']],
   },
   serve: {
-    json: `{ url: string; host: string; port: number; pid: number; token: string }   // printed once listening; the token is this run's`,
+    json: `{ url: string; host: string; port: number; pid: number; token: string; tokenFile: string }   // printed once listening; url carries the token (?token=…), which is also in tokenFile`,
     exit: [
       [0, 'stopped with ctrl-c (SIGINT) or SIGTERM, after the running action answered'],
+      [
+        1,
+        "refused before listening: `$WARREN_HOME/dashboard` is a link, a file or another user's, or its `token` is not a regular file",
+      ],
       [
         2,
         'refused before listening: a non-loopback `--host` without `--allow-remote`, a `--host` this machine does not have or cannot resolve, a bad `--port`, a port in use, `WARREN_HOME` of another user',
       ],
     ],
-    errors: ['USAGE', 'HOME_NOT_OWNED'],
+    errors: ['USAGE', 'HOME_NOT_OWNED', 'TOKEN_FILE_UNSAFE'],
     example: `$ warren serve --port 0
-warren dashboard: http://127.0.0.1:43399/
-(ctrl-c to stop)
+warren dashboard: http://127.0.0.1:42391/?token=cbc937d21f3f4786ad69b3d3ca989888f1c73c18a367aea3edc0bbc618427e20
+(the token is also in /tmp/doc-serve/home/dashboard/token; ctrl-c to stop)
 ^C
 [exit 0]
 $ warren --json serve --port 0
 {
-  "url": "http://127.0.0.1:39093/",
+  "url": "http://127.0.0.1:39507/?token=cbc937d21f3f4786ad69b3d3ca989888f1c73c18a367aea3edc0bbc618427e20",
   "host": "127.0.0.1",
-  "port": 39093,
-  "pid": 30166,
-  "token": "791683f081f05a3cf46c2e1be9f63d189f1a7e7f04b265f0f71425417866f8ef"
+  "port": 39507,
+  "pid": 20878,
+  "token": "cbc937d21f3f4786ad69b3d3ca989888f1c73c18a367aea3edc0bbc618427e20",
+  "tokenFile": "/tmp/doc-serve/home/dashboard/token"
 }
 ^C
 [exit 0]
