@@ -1,4 +1,7 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
@@ -618,3 +621,119 @@ describe('a landed change never replaces ignored files of the main checkout', ()
 function snapshotIgnored(root: string): string {
   return ['.env', 'data/keep.txt', 'cache'].map((f) => `${f}=${read(path.join(root, f))}`).join('|');
 }
+
+/**
+ * Every git key that runs a program (or reads more configuration), written by the agent into
+ * its worktree's own configuration (where `extensions.worktreeConfig` is on): the next git call
+ * warren makes there for the user runs none of them.
+ */
+describe('every git key that runs a program, in the configuration an agent can write', () => {
+  const KEYS = [
+    ['core', 'fsmonitor'],
+    ['core', 'hooksPath'],
+    ['core', 'sshCommand'],
+    ['core', 'pager'],
+    ['core', 'editor'],
+    ['core', 'askPass'],
+    ['core', 'gitProxy'],
+    ['core', 'alternateRefsCommand'],
+    ['diff', 'external'],
+    ['diff "x"', 'textconv'],
+    ['diff "x"', 'command'],
+    ['merge "x"', 'driver'],
+    ['filter "x"', 'clean'],
+    ['filter "x"', 'smudge'],
+    ['filter "x"', 'process'],
+    ['credential', 'helper'],
+    ['gpg', 'program'],
+    ['gpg "ssh"', 'program'],
+    ['sequence', 'editor'],
+    ['uploadpack', 'packObjectsHook'],
+    ['include', 'path'],
+    ['includeIf "gitdir:/"', 'path'],
+  ] as const;
+
+  it(`${KEYS.length} keys: warren status refuses each (WORKSPACE_TAMPERED) and runs nothing`, async () => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+    repo.git('config', 'extensions.worktreeConfig', 'true');
+    const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+    const gitDir = gitDirOf(made.json.path);
+    fs.writeFileSync(path.join(made.json.path, '.gitattributes'), '* diff=x merge=x filter=x\n');
+    const through: string[] = [];
+    for (const [section, key] of KEYS) {
+      const marker = path.join(tmpDir('warren-trap-'), 'ran');
+      const program = `touch ${marker}; false`;
+      const value = key === 'path' ? path.join(path.dirname(marker), 'more.config') : program;
+      if (key === 'path') fs.writeFileSync(value, `[core]\n\tfsmonitor = ${program}\n`);
+      fs.writeFileSync(path.join(gitDir, 'config.worktree'), `[${section}]\n\t${key} = ${value}\n`);
+      const r = await repo.warrenJson<{ error?: { code: string } }>('status', 'agent');
+      const held = r.json.error?.code === 'WORKSPACE_TAMPERED' && !fs.existsSync(marker);
+      outcomes.push({ who: 'root', klass: 'git keys', name: `${section}.${key} in config.worktree`, held });
+      if (!held) through.push(`${section}.${key}: ${r.stdout}`);
+    }
+    expect(through).toEqual([]);
+    fs.writeFileSync(path.join(gitDir, 'config.worktree'), '');
+    expect((await repo.warren('status', 'agent')).code).toBe(0);
+  });
+});
+
+/**
+ * Every loopback, private and reserved form an allow list could name, through the real proxy
+ * from inside the sandbox: refused with its reason, and the server on the host's loopback never
+ * reached. (Only a loopback literal with its port may reach loopback; that is the one way in.)
+ */
+describe.skipIf(noBwrap !== null)('every loopback and private address form on an allow list', () => {
+  it('is refused by the proxy, with its reason', { timeout: 120_000 }, async () => {
+    let hits = 0;
+    const server = http.createServer((_req, res) => {
+      hits++;
+      res.end('the host\n');
+    });
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '0.0.0.0', () => resolve((server.address() as AddressInfo).port)),
+    );
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const forms = [
+      '0.0.0.0',
+      '[::]',
+      '[::ffff:7f00:1]',
+      '[::ffff:127.0.0.1]',
+      '127.0.0.1.nip.example', // a name that does not resolve: refused too
+      os.hostname(), // the machine's own name (on Debian, /etc/hosts maps it to a loopback address)
+      '169.254.169.254',
+      '10.0.0.1',
+      '172.16.0.1',
+      '192.168.0.1',
+      '100.64.0.1',
+      '[fd00::1]',
+      '[fe80::1]',
+    ];
+    const repo = makeRepo({
+      files: {
+        'README.md': '# main\n',
+        'warren.yaml': `sandbox: { kind: bwrap, allow: [${forms.map((f) => JSON.stringify(`${f}:${port}`)).join(', ')}] }\n`,
+      },
+    });
+    expect((await repo.warren('new', 'feat', 'agent')).code).toBe(0);
+    for (const form of forms) {
+      const url = `http://${form}:${port}/`;
+      const script = `require('node:http').get({ host: '127.0.0.1', port: Number(new URL(process.env.HTTP_PROXY).port), path: ${JSON.stringify(url)} }, (r) => { console.log('status', r.statusCode); r.resume(); r.on('end', () => process.exit(0)); }).on('error', (e) => { console.error(e.message); process.exit(3); })`;
+      const r = await repo.warrenJson<{ log: string }>('exec', 'agent', '--', process.execPath, '-e', script);
+      const status = /status (\d+)/.exec(read(r.json.log))?.[1];
+      const held = status === '403' && hits === 0;
+      outcomes.push({ who: 'root', klass: 'egress', name: `allow: ${form}:PORT`, held });
+      expect(status, `${form}: ${read(r.json.log)}`).toBe('403');
+    }
+    expect(hits).toBe(0);
+    const shown = await repo.warrenJson<{ events: { kind: string; reason?: string }[] }>(
+      'show',
+      'agent',
+      '--events',
+      '200',
+    );
+    const reasons = shown.json.events.filter((e) => e.kind === 'sandbox.egress_refused').map((e) => e.reason ?? '');
+    expect(reasons.length).toBe(forms.length);
+    for (const reason of reasons)
+      expect(reason).toMatch(/loopback, private or link-local|does not resolve|resolves to no address/);
+  });
+});
