@@ -49,7 +49,7 @@ export const registerTrust: Register = (program, run) => {
         const after = trustCommands(ctx, opts.hash);
         return {
           data: { trusted: true, hash: after.hash, commands: after.commands, trustedAt: after.trustedAt },
-          human: `${human}${human ? '\n' : ''}trusted ${after.commands.length} command(s) for this repository (sha256 ${after.hash.slice(0, 12)}); warren runs them until they change`,
+          human: `${human}${human ? '\n' : ''}trusted ${counted(after.commands)} for this repository (sha256 ${after.hash.slice(0, 12)}); warren runs them until they change`,
         };
       }),
     );
@@ -92,4 +92,10 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** `4 command(s)`, or `4 command(s) and 1 setting(s)`. */
+function counted(set: readonly RepoCommand[]): string {
+  const settings = set.filter((c) => c.kind === 'setting').length;
+  return `${set.length - settings} command(s)${settings > 0 ? ` and ${settings} setting(s)` : ''}`;
 }
