@@ -94,6 +94,51 @@ describe('warren stopped by a signal', () => {
     expect(pids.filter(alive)).toEqual([]);
   });
 
+  // POSIX sh starts a background job with SIGINT and SIGQUIT ignored, and the namespace's init
+  // runs the command as one: without putting them back, a Python command could not be stopped
+  // with SIGINT at all, whether it came from the init (forwarding) or straight to the command.
+  it.each(['the command itself', "the namespace's init"])(
+    'a command starts with every signal at its default: SIGINT sent to %s raises KeyboardInterrupt in a Python command',
+    async (target) => {
+      const { repo, ws, marks } = await taskRepo(target === 'the command itself' ? 'py1' : 'py2');
+      const [ready, got, ign] = ['ready', 'got', 'ign'].map((f) => path.join(marks, f)) as [string, string, string];
+      const script = [
+        'import os, sys, time',
+        "line = [l for l in open('/proc/self/status') if l.startswith('SigIgn')][0]",
+        "open(os.environ['IGN'], 'w').write(line.split()[1])",
+        "open(os.environ['READY'], 'w').close()",
+        'try:',
+        '    time.sleep(60)',
+        'except KeyboardInterrupt:',
+        "    open(os.environ['GOT'], 'w').write('KeyboardInterrupt')",
+      ].join('\n');
+      const run = startCli(
+        ['--json', 'exec', target === 'the command itself' ? 'py1' : 'py2', '--', 'python3', '-c', script],
+        {
+          cwd: repo.root,
+          home: repo.home,
+          env: { READY: ready, GOT: got, IGN: ign },
+        },
+      );
+      await waitForFile(ready, undefined, run);
+      // Neither SIGINT (mask 0x2) nor SIGQUIT (0x4) is ignored. (Python itself ignores SIGPIPE and SIGXFSZ.)
+      expect(BigInt(`0x${fs.readFileSync(ign, 'utf8')}`) & 0x6n).toBe(0n);
+      const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
+      const argv = (pid: number): string[] => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const pick =
+        target === 'the command itself'
+          ? (p: number) => /python3$/.test(argv(p)[0] ?? '')
+          : (p: number) => argv(p)[0] === 'sh' && argv(p).includes('warren-init');
+      const pid = pids.find(pick);
+      expect(pid, pids.map((p) => argv(p).join(' ')).join(' | ')).toBeDefined();
+      process.kill(pid as number, 'SIGINT');
+      const result = await run.done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(fs.readFileSync(got, 'utf8')).toBe('KeyboardInterrupt');
+      expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
+    },
+  );
+
   it('warren killed with SIGKILL: the kernel ends every process of the run', async () => {
     const { repo, ws, marks } = await taskRepo('k1');
     const ready = path.join(marks, 'ready');

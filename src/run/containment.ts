@@ -69,6 +69,9 @@ const USER_PID_NS = [
   '--',
 ];
 
+/** What the init runs the command through (below); probed with the namespace, so a machine without it is told why. */
+const DEFAULT_SIGNALS = ['env', '--default-signal'];
+
 /** Back to the real user, in a nested user namespace: the command runs as uid/gid with no capabilities. */
 function asUser(uid: number, gid: number): string[] {
   return ['unshare', '--user', `--map-user=${uid}`, `--map-group=${gid}`, '--'];
@@ -82,12 +85,12 @@ async function probe(): Promise<Containment> {
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
   if (uid === 0) {
-    const refused = await tryWrapper([...PID_NS, 'true']);
+    const refused = await tryWrapper([...PID_NS, ...DEFAULT_SIGNALS, 'true']);
     return refused === null
       ? { kind: 'pid-namespace', reason: 'unshare --pid --fork --kill-child' }
       : { kind: 'process-group', reason: `unshare --pid is not permitted here: ${refused}` };
   }
-  const refused = await tryWrapper([...USER_PID_NS, ...asUser(uid, gid), 'true']);
+  const refused = await tryWrapper([...USER_PID_NS, ...asUser(uid, gid), ...DEFAULT_SIGNALS, 'true']);
   if (refused === null) {
     return {
       kind: 'user-namespace',
@@ -120,14 +123,18 @@ async function tryWrapper(argv: readonly string[]): Promise<string | null> {
  * small init forwards them to the command, waits for it and exits with its status; its exit
  * then ends the namespace. stdin is handed over through fd 3 because sh gives a background
  * job /dev/null as stdin; `wait`'s own "Terminated" job report is silenced (the run's
- * record carries the signal).
+ * record carries the signal). sh also starts a background job with SIGINT and SIGQUIT ignored
+ * (POSIX, without job control), which the command would inherit and no `trap -` can undo: a
+ * Python child would shrug off Ctrl-C. So the job is `env --default-signal` (coreutils 8.31),
+ * which puts every signal back to its default before running the command through a plain
+ * `exec` (a command whose name holds `=` is never taken for one of env's assignments).
  */
 const INIT = [
   'exec 3<&0',
   'trap \'kill -TERM "$c" 2>/dev/null\' TERM',
   'trap \'kill -INT "$c" 2>/dev/null\' INT',
   'trap \'kill -HUP "$c" 2>/dev/null\' HUP',
-  '"$@" <&3 3<&- &',
+  'env --default-signal sh -c \'exec "$@"\' warren-command "$@" <&3 3<&- &',
   'c=$!',
   'exec 3<&-',
   'while :; do',
