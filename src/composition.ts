@@ -30,6 +30,7 @@ import { EXECUTION_FACTS } from './run/facts.js';
 import { warrenHome } from './state/home.js';
 import type { EventKind, Payload } from './state/events.js';
 import type { FactReaders } from './state/facts.js';
+import type { OpenOptions } from './state/db.js';
 import { Store } from './state/store.js';
 import { DASHBOARD_EVENTS } from './web/events.js';
 import { WORKSPACE_EVENTS } from './workspace/events.js';
@@ -97,8 +98,8 @@ export const EVENT_KINDS = Object.keys({
 } satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
 
 /** The state under `home` (default `$WARREN_HOME`), read with every feature's facts. */
-export function openStore(home: string = warrenHome()): Store {
-  return new Store(home, FACT_READERS);
+export function openStore(home: string = warrenHome(), options: OpenOptions = {}): Store {
+  return new Store(home, FACT_READERS, options);
 }
 
 /**

@@ -263,6 +263,30 @@ export const ERROR_DOCS = {
     action:
       'Remove what the message names (warren makes the folder and the file again, private), then run `warren serve` again.',
   },
+  DISK_FULL: {
+    meaning:
+      "A write failed because the file system holding the file the message names is full (`ENOSPC`, `EDQUOT`, or SQLite's `SQLITE_FULL` for the state database). Nothing was lost: what was written stays, and an operation cut short is recorded as an intent that the next warren command repairs (rolls back or forward).",
+    action:
+      'Free space on that file system (`df -h`; `warren gc` removes what warren no longer needs: strays, old logs, unused snapshots), then run the command again.',
+  },
+  READ_ONLY: {
+    meaning:
+      "A write failed because the file the message names is on a read-only file system (`EROFS`, or SQLite's `SQLITE_READONLY` for the state database). Nothing was lost; an operation cut short is repaired by the next warren command.",
+    action:
+      "Make that file system writable again, or, when it is warren's own state, set `WARREN_HOME` to a writable folder of yours; then run the command again.",
+  },
+  STATE_LOCKED: {
+    meaning:
+      "Another process kept warren's state database (`$WARREN_HOME/state.db`) locked for longer than warren waits (`WARREN_STATE_TIMEOUT`, 30 s by default). A lock still held after one second is said on stderr (`waiting up to …`) before warren waits on. This command changed nothing.",
+    action:
+      'See what holds it (`fuser $WARREN_HOME/state.db`): another warren command finishing a long step, or a `sqlite3` shell left in a transaction. Let it finish or end it, then run the command again.',
+  },
+  STATE_UNAVAILABLE: {
+    meaning:
+      "warren cannot open or read its state database: `$WARREN_HOME` is missing, not writable, on a read-only file system, or its file system failed a read or write (SQLite's `SQLITE_CANTOPEN`, `SQLITE_IOERR`). Nothing was changed by this command.",
+    action:
+      "Check `$WARREN_HOME`'s folder, permissions and mount (`dmesg` for I/O errors), or set `WARREN_HOME` to a writable folder of your own.",
+  },
   GIT_FAILED: {
     meaning:
       "A git command failed in a way no other `GIT_*` code describes; the message carries git's first line of stderr and `details` the argv, exit code and stderr.",

@@ -55,6 +55,11 @@ export const ERROR_CODES = {
   AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
   TOKEN_FILE_UNSAFE: 1,
+  // the machine refused a write: a full disk, a read-only file system, a state database kept locked
+  DISK_FULL: 1,
+  READ_ONLY: 1,
+  STATE_LOCKED: 1,
+  STATE_UNAVAILABLE: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,
   GIT_LOCKED: 1,

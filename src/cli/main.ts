@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
+import { environmentError } from '../state/faults.js';
 import { makeEnv, processIo, type CliEnv, type CliIo, type Handler, type Register } from './command.js';
 import { checkExecArgv } from './exec-argv.js';
 
@@ -61,7 +62,8 @@ export async function main(argv: readonly string[], prepared: PreparedMain, io: 
     checkExecArgv(argv);
     await program.parseAsync([...argv], { from: 'user' });
     return session.outcome.exitCode;
-  } catch (err) {
+  } catch (thrown) {
+    const err = environmentError(thrown) ?? thrown;
     recordRefusal(session.env, err, argv);
     return report(io, err, json);
   } finally {
@@ -117,7 +119,9 @@ function print(io: CliIo, json: boolean, data: unknown, human: string): void {
   else if (human !== '') io.stdout.write(`${human}\n`);
 }
 
-function report(io: CliIo, err: unknown, json: boolean): number {
+function report(io: CliIo, thrown: unknown, json: boolean): number {
+  // A full disk or a read-only file system is the machine's refusal, not a bug: said as one.
+  const err = environmentError(thrown) ?? thrown;
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
     const message = err.message.replace(/^error: /, '');

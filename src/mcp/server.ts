@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { isWarrenError, WarrenError } from '../errors.js';
+import { environmentError } from '../state/faults.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { landTask } from '../queue/operations.js';
 import { openProject } from '../composition.js';
@@ -115,7 +116,8 @@ export function buildServer(options: McpOptions): McpServer {
         ctx = await openProject(options.repoDir, { store: options.store, reporter: collected.reporter() });
         const data = await fn(ctx, args, collected);
         return { content: [{ type: 'text', text: JSON.stringify(data, null, 2) }] };
-      } catch (err) {
+      } catch (thrown) {
+        const err = environmentError(thrown) ?? thrown;
         if (!isWarrenError(err)) throw err;
         const taskId = typeof (args as { id?: unknown }).id === 'string' ? (args as { id: string }).id : null;
         try {

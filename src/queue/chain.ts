@@ -1,4 +1,5 @@
 import { isWarrenError, WarrenError } from '../errors.js';
+import { environmentError } from '../state/faults.js';
 import { batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { getEntry, setBounced, setTesting, type QueueEntry } from './store.js';
@@ -87,12 +88,18 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
   }
 }
 
+const MACHINE: ReadonlySet<string> = new Set(['DISK_FULL', 'READ_ONLY', 'STATE_LOCKED', 'STATE_UNAVAILABLE']);
+
 /**
  * Records an entry as bounced, with its reason (and the gate's log): the task is as it was.
  * The reason is a WarrenError, whose code the entry keeps; anything else that reaches here is a
  * bug in warren, recorded as INTERNAL.
  */
-export function bounce(ctx: ProjectContext, entry: QueueEntry, err: unknown, log: string | null): void {
+export function bounce(ctx: ProjectContext, entry: QueueEntry, thrown: unknown, log: string | null): void {
+  // A full disk, a read-only file system or a locked state is the machine's, not the task's: the
+  // entry is not bounced for it; the error ends this processor's turn, and the next one resumes.
+  const err = environmentError(thrown) ?? thrown;
+  if (isWarrenError(err) && MACHINE.has(err.code)) throw err;
   const code = isWarrenError(err) ? err.code : 'INTERNAL';
   const reason = err instanceof Error ? err.message : String(err);
   setBounced(ctx.store, entry.id, code, reason, log);

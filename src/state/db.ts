@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { WarrenError } from '../errors.js';
+import { WarrenError, isWarrenError } from '../errors.js';
+import { parseDuration } from '../util/duration.js';
+import { environmentError, guardDb, locked, stateError } from './faults.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type Db = Database.Database;
@@ -68,24 +70,87 @@ export function assertOwnHome(home: string): void {
   );
 }
 
+/** What a command may ask of the state database as it opens it. */
+export interface OpenOptions {
+  /** Told once, when the database is locked by another process, before warren waits for it. */
+  onWait?: (message: string) => void;
+}
+
+/** How long a lock is waited for in silence before warren says it is waiting. */
+const TELL_AFTER_MS = 1000;
+
+/** `WARREN_STATE_TIMEOUT` (a duration), default 30 s: how long warren waits for another process's lock on its state. */
+export function stateTimeoutMs(): number {
+  const text = process.env.WARREN_STATE_TIMEOUT;
+  return text ? parseDuration(text, 'WARREN_STATE_TIMEOUT') : 30_000;
+}
+
 /**
  * Opens the one state database. WAL lets readers run beside a writer; the busy timeout makes a
- * writer wait for another process's transaction instead of failing with SQLITE_BUSY.
+ * writer wait for another process's transaction instead of failing with SQLITE_BUSY. A lock
+ * that is still held after a second is said (`onWait`), then waited for up to
+ * `WARREN_STATE_TIMEOUT`; a full disk, a read-only file system or a lock that outlasts the wait
+ * is a WarrenError naming the file (src/state/faults.ts), at the open and at every statement.
  */
-export function openDb(home = warrenHome(), migrations: readonly Migration[] = MIGRATIONS): Db {
-  fs.mkdirSync(home, { recursive: true });
+export function openDb(
+  home = warrenHome(),
+  migrations: readonly Migration[] = MIGRATIONS,
+  options: OpenOptions = {},
+): Db {
+  const file = path.join(home, 'state.db');
+  const waitMs = stateTimeoutMs();
+  const quietMs = Math.min(TELL_AFTER_MS, waitMs);
+  try {
+    fs.mkdirSync(home, { recursive: true });
+  } catch (err) {
+    throw environmentError(err) ?? err;
+  }
   const { Database, addon } = loadDriver();
-  // better-sqlite3 takes the loaded addon object as `nativeBinding` too (its types say only a path).
-  const db = new Database(path.join(home, 'state.db'), {
-    timeout: 30_000,
-    ...(addon ? { nativeBinding: addon as unknown as string } : {}),
-  });
-  db.pragma('busy_timeout = 30000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  migrate(db, migrations);
+  let raw: Db;
+  try {
+    // better-sqlite3 takes the loaded addon object as `nativeBinding` too (its types say only a path).
+    raw = new Database(file, { timeout: quietMs, ...(addon ? { nativeBinding: addon as unknown as string } : {}) });
+  } catch (err) {
+    throw stateError(err, file, 0) ?? err;
+  }
+  const db = guardDb(raw, file, () => waitMs);
+  try {
+    waitForLock(db, file, waitMs, quietMs, options.onWait);
+    db.pragma(`busy_timeout = ${waitMs}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, migrations);
+  } catch (err) {
+    raw.close();
+    throw err;
+  }
   return db;
+}
+
+/**
+ * Takes the write lock once and lets it go: held by another process for longer than `quietMs`,
+ * it is said (`onWait`) and waited for, up to `waitMs` in all; a lock still held then is
+ * STATE_LOCKED. (A command that starts while another holds the lock would otherwise wait in
+ * silence.)
+ */
+function waitForLock(db: Db, file: string, waitMs: number, quietMs: number, onWait?: (message: string) => void): void {
+  const take = (): void => {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+  };
+  try {
+    take();
+    return;
+  } catch (err) {
+    if (!(isWarrenError(err) && err.code === 'STATE_LOCKED')) throw err;
+    if (waitMs <= quietMs) throw locked(file, waitMs, err.cause);
+  }
+  onWait?.(
+    `warren: the state database ${file} is locked by another process; waiting up to ${Math.round(waitMs / 1000)} s for it (\`fuser ${file}\` names the process)…`,
+  );
+  db.pragma(`busy_timeout = ${waitMs - quietMs}`);
+  take();
 }
 
 export function migrate(db: Db, migrations: readonly Migration[]): void {

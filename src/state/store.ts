@@ -1,5 +1,5 @@
 import { WarrenError } from '../errors.js';
-import type { Db } from './db.js';
+import type { Db, OpenOptions } from './db.js';
 import { openDb } from './db.js';
 import { readFacts, type FactReader, type FactReaders, type TaskFacts } from './facts.js';
 import { canMove } from './transitions.js';
@@ -70,10 +70,10 @@ export class Store {
   readonly home: string;
   private readonly facts: Readonly<Record<string, FactReader<unknown>>>;
 
-  constructor(home: string, facts: FactReaders) {
+  constructor(home: string, facts: FactReaders, options: OpenOptions = {}) {
     this.home = home;
     this.facts = facts;
-    this.db = openDb(home);
+    this.db = openDb(home, undefined, options);
   }
 
   close(): void {

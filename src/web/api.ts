@@ -1,4 +1,5 @@
 import type { Context, Hono } from 'hono';
+import { environmentError } from '../state/faults.js';
 import { streamSSE } from 'hono/streaming';
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { Store } from '../state/store.js';
@@ -23,7 +24,8 @@ export interface ApiDeps {
 }
 
 /** A guard's refusal goes to the page exactly as the CLI would print it: code, message, hint. */
-function errorResponse(c: Context, err: unknown): Response {
+function errorResponse(c: Context, thrown: unknown): Response {
+  const err = environmentError(thrown) ?? thrown;
   if (isWarrenError(err)) {
     const status = err.code === 'TASK_NOT_FOUND' ? 404 : err.exitCode === 2 ? 400 : 409;
     return c.json({ error: { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) } }, status);
