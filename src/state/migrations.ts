@@ -214,4 +214,20 @@ export const MIGRATIONS: readonly Migration[] = [
           AND json_extract(data, '$.archive') IS NOT NULL AND json_extract(data, '$.commit') IS NOT NULL;
     `,
   },
+  {
+    // The task branches warren made (src/workspace/branch-records.ts): each branch and the commit it
+    // was made at, written before git makes it. A `new` killed inside `git worktree add` leaves a
+    // branch that only this record says is warren's, and that nothing was committed on since.
+    name: '007-made-branches',
+    sql: `
+      CREATE TABLE made_branches (
+        project TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        tip TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (project, branch)
+      );
+    `,
+  },
 ];

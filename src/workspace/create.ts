@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { z } from 'zod';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { branchFacts, deleteBranchIfExists, revParse } from '../git/refs.js';
+import { branchFacts, deleteBranchIfExists, deleteRefAt, revParse } from '../git/refs.js';
 import { listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -9,6 +9,7 @@ import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from './context.js';
 import type { CreateOptions, CreateStep } from './types.js';
+import { branchRecord, forgetBranch, recordBranch } from './branch-records.js';
 import { taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
 import { type LockTiming, lockTask, withRepoLock } from './locks.js';
@@ -180,6 +181,7 @@ const worktreeAdded: NewStep = {
   name: 'worktree-added',
   async run({ ctx, data, live }) {
     recordMade(ctx, data.path, 'workspace', data.id);
+    recordBranch(ctx, data.id, data.branch, live.tip);
     const row = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
     // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
     if (!live.restore && (await ctx.lifecycle.checkout?.add(ctx, row))) {
@@ -200,8 +202,13 @@ const worktreeAdded: NewStep = {
         `${undone.length > 0 ? `${undone.join(', ')}; ` : ''}kept ${data.path}: still mounted inside at ${mounted.map((m) => m.mountPoint).join(', ')}; unmount it, then run \`warren gc\``,
       );
     }
-    // Killed inside `git worktree add`: a branch of this name made since is someone else's, so only one made by this run goes.
+    // Failed inside `git worktree add`: only a branch this run made goes (git refuses one that
+    // exists, which is then someone else's). Killed inside it, the run's memory is gone: the
+    // branch goes when warren's record says this task made it and it is still at the commit it
+    // was made at (nothing was committed on it since).
+    const record = branchRecord(ctx, data.branch);
     const branchIsOurs = finished || live?.made.branch === true;
+    const recordedHere = live === null && record !== null && record.taskId === data.id;
     await withRepoLock(ctx, `undo ${data.branch}`, async () => {
       const listed = (await listWorktrees(ctx.repo)).some((wt) => wt.path === data.path);
       if (listed) {
@@ -218,7 +225,14 @@ const worktreeAdded: NewStep = {
       }
       if (branchIsOurs && (await deleteBranchIfExists(ctx.repo, data.branch))) {
         undone.push(`branch ${data.branch} deleted`);
+      } else if (
+        !branchIsOurs &&
+        recordedHere &&
+        (await deleteRefAt(ctx.repo, `refs/heads/${data.branch}`, record.tip))
+      ) {
+        undone.push(`branch ${data.branch} deleted (made by the interrupted run, still at ${record.tip.slice(0, 12)})`);
       }
+      if (record) forgetBranch(ctx, data.branch);
     });
     return undone.join(', ');
   },

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { z } from 'zod';
 import { commitsNotOn } from '../git/history.js';
 import { headOrNull } from '../git/index-ops.js';
-import { deleteBranch, otherRefTips } from '../git/refs.js';
+import { branchExists, deleteBranch, otherRefTips } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
 import { pruneWorktrees, removeWorktree, unlockWorktree } from '../git/worktrees.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
@@ -10,6 +10,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
+import { branchRecord, branchRecords, forgetBranch } from './branch-records.js';
 import type { GcCollected } from './types.js';
 import { releaseSteps } from './release.js';
 import { runOperation, type Operation, type Schema } from './operation.js';
@@ -193,6 +194,12 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
   const plan = planGc(await gatherFacts(ctx, strays, input.tasks), spare);
   const live: GcLive = { plan, tasks: input.tasks, removed: [], kept: [...plan.kept] };
   await runOperation(ctx, GC, null, { actions: plan.actions.length }, live);
+  // Records of branches that are gone and whose task is gone: nothing left to decide about.
+  const tasks = ctx.store.listTasks(ctx.key);
+  for (const record of branchRecords(ctx)) {
+    if (!tasks.some((t) => t.branch === record.branch) && !(await branchExists(ctx.repo, record.branch)))
+      forgetBranch(ctx, record.branch);
+  }
   const { removed, kept } = live;
   ctx.store.addEvent({
     project: ctx.key,
@@ -202,6 +209,34 @@ export async function gc(ctx: ProjectContext): Promise<GcResult> {
     data: { removed, kept },
   });
   return { removed, kept };
+}
+
+/**
+ * A task's row goes. A task that was handed over (ready, setup_failed, landed) leaves its branch
+ * to the user, as `rm` does. One that never was, or was on its way out (a `new` or an `rm` that
+ * died), leaves a branch only warren made: it goes too when it holds no commit of its own.
+ */
+async function forgetTaskRow(ctx: ProjectContext, task: Task, live: GcLive): Promise<void> {
+  ctx.store.deleteTask(ctx.key, task.id);
+  const record = branchRecord(ctx, task.branch);
+  if (!record) return;
+  if (isLive(task) || !(await branchExists(ctx.repo, task.branch))) {
+    forgetBranch(ctx, task.branch);
+    return;
+  }
+  const ref = `refs/heads/${task.branch}`;
+  const own = (await commitsNotOn(ctx.repo, ref, await otherRefTips(ctx.repo, [ref]))).length;
+  if (own > 0) {
+    live.kept.push({
+      path: task.branch,
+      kind: 'orphan_branch',
+      reason: `branch warren made for task ${task.id}, which is gone, holds ${own} commit(s) on no other ref`,
+    });
+    return;
+  }
+  await deleteBranch(ctx.repo, task.branch);
+  forgetBranch(ctx, task.branch);
+  live.removed.push({ kind: 'orphan_branch', id: task.id, branch: task.branch, action: 'delete-branch' });
 }
 
 const payload = (z: Schema) => z.object({ actions: z.number() });
@@ -248,7 +283,7 @@ async function act(ctx: ProjectContext, action: GcAction, live: GcLive): Promise
   switch (action.kind) {
     case 'forget-row':
       forgetWorkspace(ctx, action.task.path);
-      ctx.store.deleteTask(ctx.key, action.task.id);
+      await forgetTaskRow(ctx, action.task, live);
       break;
     case 'prune':
       await pruneWorktrees(ctx.repo, action.spare);
@@ -274,7 +309,7 @@ async function act(ctx: ProjectContext, action: GcAction, live: GcLive): Promise
         return false;
       }
       forgetWorkspace(ctx, action.path);
-      if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+      if (action.task) await forgetTaskRow(ctx, action.task, live);
       break;
     }
     case 'remove-worktree': {
@@ -305,11 +340,12 @@ async function act(ctx: ProjectContext, action: GcAction, live: GcLive): Promise
         return false;
       }
       forgetWorkspace(ctx, action.path);
-      if (action.task) ctx.store.deleteTask(ctx.key, action.task.id);
+      if (action.task) await forgetTaskRow(ctx, action.task, live);
       break;
     }
     case 'delete-branch':
       await deleteBranch(ctx.repo, action.branch);
+      forgetBranch(ctx, action.branch);
       if (action.task && !fs.existsSync(action.task.path)) ctx.store.deleteTask(ctx.key, action.task.id);
       break;
   }

@@ -1,3 +1,4 @@
+import { branchRecord } from './branch-records.js';
 import { WarrenError } from '../errors.js';
 import { commitsNotOn } from '../git/history.js';
 import { isValidBaseRef, isValidBranchName, MAX_BASE_LENGTH } from '../git/refname.js';
@@ -63,9 +64,11 @@ export async function checkSlot(
       `branch ${branch} already exists (${own.length === 0 ? 'it holds no commit of its own: everything on it is on other refs' : `it holds ${own.length} commit(s) on no other ref, newest ${own[0]?.sha.slice(0, 12)} ${own[0]?.subject}`}); nothing was created.`,
       {
         hint:
-          own.length === 0
-            ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
-            : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
+          own.length === 0 && branchRecord(ctx, branch) !== null
+            ? `warren made it for a task ${id} that is gone: \`warren gc\` deletes it, then run \`warren new\` again.`
+            : own.length === 0
+              ? `If nothing else uses it, delete it (\`git branch -D ${branch}\`) and run \`warren new\` again, or pick another ID.`
+              : `Pick another ID, or keep that work elsewhere first (e.g. \`git branch -m ${branch} ${branch}-old\`).`,
         details: { branch, ownCommits: own.length },
       },
     );

@@ -11,6 +11,7 @@ import { archiveTask, snapshotTask } from './archive.js';
 import type { ProjectContext } from './context.js';
 import { validateTaskId } from './ids.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
+import { forgetBranch } from './branch-records.js';
 import { lockTask, withRepoLock } from './locks.js';
 import { runOperation, type Direction, type Operation, type Schema, type Step } from './operation.js';
 import { afterRemoveSteps, releaseSteps } from './release.js';
@@ -291,6 +292,8 @@ async function forget(ctx: ProjectContext, data: RemovalData, note: string): Pro
   const task = ctx.store.getTask(ctx.key, data.id);
   if (task) await afterRemoveSteps(ctx, task);
   forgetWorkspace(ctx, data.path);
+  // Deleted, or kept: from here on the branch is the user's, never a stray of warren's.
+  forgetBranch(ctx, data.branch);
   ctx.store.deleteTask(ctx.key, data.id);
   const gone =
     data.branchDeleted ??

@@ -9,6 +9,7 @@ import { isHolderAlive, readHolder } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
 import { taskLockPath } from './locks.js';
 import { madeByWarren } from './ledger.js';
+import { branchRecords } from './branch-records.js';
 import { isMetaFile } from './meta.js';
 import { isOwnedMount } from './release.js';
 import { isStrictlyInside, presenceAt, type Presence } from './paths.js';
@@ -48,7 +49,7 @@ export interface ScanInput {
   /** IDs whose task lock is held by a live process: work in progress, not strays. */
   busy: ReadonlySet<string>;
   /** Branches of dead `creating` rows that still exist. */
-  leftoverBranches: readonly { id: string; branch: string }[];
+  leftoverBranches: readonly { id: string; branch: string; reason: string }[];
   /** What is at each task's recorded path (by task ID), read with lstat: never followed. */
   presence: ReadonlyMap<string, Presence>;
 }
@@ -171,7 +172,7 @@ export function classifyStrays(input: ScanInput): Stray[] {
       kind: 'orphan_branch',
       id: leftover.id,
       branch: leftover.branch,
-      reason: 'branch left by a warren new that did not finish',
+      reason: leftover.reason,
     });
   }
   return strays;
@@ -214,12 +215,26 @@ export async function gatherScan(ctx: ProjectContext): Promise<ScanInput> {
   const entries = names.filter((n) => !isMetaFile(n) && !n.startsWith('.')).map((n) => path.join(ctx.root, n));
   const owned = new Set([...entries, ...worktrees.map((wt) => wt.path)].filter((p) => madeByWarren(ctx, p, tasks)));
   const busy = new Set(tasks.filter((t) => isTaskBusy(ctx, t.id)).map((t) => t.id));
-  const leftoverBranches: { id: string; branch: string }[] = [];
+  const leftoverBranches: { id: string; branch: string; reason: string }[] = [];
+  const checkedOut = (branch: string): boolean => worktrees.some((wt) => wt.branch === `refs/heads/${branch}`);
   for (const task of tasks) {
     if (task.state !== 'creating' || busy.has(task.id)) continue;
-    const checkedOut = worktrees.some((wt) => wt.branch === `refs/heads/${task.branch}`);
-    if (!checkedOut && (await branchExists(ctx.repo, task.branch)))
-      leftoverBranches.push({ id: task.id, branch: task.branch });
+    if (!checkedOut(task.branch) && (await branchExists(ctx.repo, task.branch)))
+      leftoverBranches.push({
+        id: task.id,
+        branch: task.branch,
+        reason: 'branch left by a warren new that did not finish',
+      });
+  }
+  // A branch warren made whose task is gone (its record outlived the task: nothing handed it over).
+  for (const record of branchRecords(ctx)) {
+    if (tasks.some((t) => t.branch === record.branch) || checkedOut(record.branch)) continue;
+    if (await branchExists(ctx.repo, record.branch))
+      leftoverBranches.push({
+        id: record.taskId,
+        branch: record.branch,
+        reason: `branch warren made for task ${record.taskId}, which is gone`,
+      });
   }
   // A live task's own mounts (its cow layers) are part of it, not strays.
   const mounts = readMounts().filter((m) => !tasks.some((t) => isOwnedMount(ctx, t, m)));

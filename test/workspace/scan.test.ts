@@ -43,6 +43,40 @@ describe('scan and gc', () => {
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain(ws);
   });
 
+  it('a branch warren made whose task is gone is an orphan_branch: gc deletes it when it holds nothing of its own, keeps it (saying why) when it does, and the ID is free again', async () => {
+    const repo = makeRepo();
+    for (const id of ['O-1', 'O-2']) await newTask(repo, id);
+    const ws2 = (await repo.warrenJson<{ path: string }>('path', 'O-2')).json.path;
+    fs.writeFileSync(path.join(ws2, 'work.txt'), 'work\n');
+    expect((await repo.warren('checkpoint', 'O-2', '-m', 'work')).code).toBe(0);
+    // What a `new` killed inside `git worktree add` leaves once its record is gone: the branch, and
+    // warren's record of making it (its worktree and row gone).
+    const store = openStore(repo.home);
+    const project = store.listProjects()[0]?.key ?? '';
+    for (const id of ['O-1', 'O-2']) {
+      repo.git('worktree', 'remove', '--force', (await repo.warrenJson<{ path: string }>('path', id)).json.path);
+      store.deleteTask(project, id);
+    }
+    store.close();
+    const scan = await repo.warrenJson<ScanJson>('scan');
+    expect(scan.json.strays.map((s) => `${s.kind}:${s.branch}`).sort()).toEqual([
+      'orphan_branch:feat/O-1',
+      'orphan_branch:feat/O-2',
+    ]);
+    expect(scan.json.strays[0]?.reason).toMatch(/branch warren made for task O-\d, which is gone/);
+    const gc = await repo.warrenJson<GcJson>('gc');
+    expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'orphan_branch', branch: 'feat/O-1' })]);
+    expect(gc.json.kept).toContainEqual(
+      expect.objectContaining({
+        kind: 'orphan_branch',
+        reason: expect.stringMatching(/1 commit\(s\) on no other ref/),
+      }),
+    );
+    expect(repo.git('branch', '--list', 'feat/O-1')).toBe('');
+    expect(repo.git('branch', '--list', 'feat/O-2')).toContain('feat/O-2');
+    expect((await repo.warren('new', 'feat', 'O-1')).code).toBe(0);
+  });
+
   it('a row whose folder is gone and that git has no record of is vanished; gc forgets the row and keeps the branch', async () => {
     const repo = makeRepo();
     const ws = await newTask(repo, 'V-2');
