@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { git, type GitResult } from './exec.js';
+import path from 'node:path';
+import { folderOf, git, type GitResult } from './exec.js';
 import type { Where } from './exec.js';
 import { splitZ } from './parse.js';
 import { gitRetrying } from './refs.js';
@@ -50,6 +51,81 @@ export async function headOrNull(worktree: Where): Promise<string | null> {
 export async function moveCheckout(worktree: Where, from: string, to: string): Promise<GitResult> {
   await git(['update-index', '-q', '--refresh'], { cwd: worktree, allowFailure: true });
   return git(['read-tree', '-m', '-u', '--end-of-options', from, to], { cwd: worktree, allowFailure: true });
+}
+
+/**
+ * After a `moveCheckout(from → to)` cut off before it finished (warren killed while git wrote
+ * the files): waits for git's `index.lock` to go (a git left running finishes its write), then
+ * says where the move got to. `index`: git wrote the index too, so the checkout holds `to`.
+ * `files`: the index still holds `from`, and each file the move had written — its content is
+ * exactly `to`'s, or it is gone where `to` deletes it — is put back to the index's version (a
+ * file `to` adds is deleted); a file with any other content is someone's edit, left as it is.
+ */
+export async function settleInterruptedMove(
+  worktree: Where,
+  from: string,
+  to: string,
+): Promise<{ got: 'index' } | { got: 'files'; putBack: string[] }> {
+  const lock = path.join(
+    folderOf(worktree),
+    (await git(['rev-parse', '--git-path', 'index.lock'], { cwd: worktree })).stdout.trim(),
+  );
+  for (let waited = 0; fs.existsSync(lock); waited += 100) {
+    if (waited >= INDEX_LOCK_WAIT_MS)
+      throw new Error(
+        `${lock} is still there ${INDEX_LOCK_WAIT_MS / 1000} s on: a git is still working in ${folderOf(worktree)}, or one was killed there; if no git runs there, delete it and run any warren command`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const changes = splitZ(
+    (await git(['diff', '--name-status', '-z', '--no-renames', '--end-of-options', from, to], { cwd: worktree }))
+      .stdout,
+  );
+  const moves: { status: string; path: string }[] = [];
+  for (let i = 0; i + 1 < changes.length; i += 2) moves.push({ status: changes[i] ?? '', path: changes[i + 1] ?? '' });
+  if (
+    await indexMatches(
+      worktree,
+      to,
+      moves.map((m) => m.path),
+    )
+  )
+    return { got: 'index' };
+  const root = folderOf(worktree);
+  const toBlobs = new Map<string, string>();
+  const listed = moves.filter((m) => m.status !== 'D').map((m) => `:(literal)${m.path}`);
+  if (listed.length > 0) {
+    const out = (await git(['ls-tree', '-r', '-z', '--end-of-options', to, '--', ...listed], { cwd: worktree })).stdout;
+    for (const entry of splitZ(out)) {
+      const match = /^\d+ \w+ ([0-9a-f]+)\t(.*)$/s.exec(entry);
+      if (match?.[1] && match[2] !== undefined) toBlobs.set(match[2], match[1]);
+    }
+  }
+  const putBack: string[] = [];
+  for (const m of moves) {
+    const file = path.join(root, m.path);
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
+    const written =
+      m.status === 'D'
+        ? st === undefined
+        : st !== undefined &&
+          (st.isFile() || st.isSymbolicLink()) &&
+          (await blobOf(worktree, file, st.isSymbolicLink())) === toBlobs.get(m.path);
+    if (!written) continue;
+    if (m.status === 'A') fs.rmSync(file, { force: true });
+    else await git(['checkout-index', '-f', '--', m.path], { cwd: worktree }); // paths are literal here
+    putBack.push(m.path);
+  }
+  return { got: 'files', putBack };
+}
+
+const INDEX_LOCK_WAIT_MS = 10_000;
+
+/** The blob id git would give `file` (a link: its target, as git stores it). */
+async function blobOf(worktree: Where, file: string, link: boolean): Promise<string> {
+  const args = link ? ['hash-object', '--stdin'] : ['hash-object', '--', file];
+  const result = await git(args, { cwd: worktree, ...(link ? { input: fs.readlinkSync(file) } : {}) });
+  return result.stdout.trim();
 }
 
 /** True when the checkout's index holds `commit`'s version of every one of `paths`. */

@@ -1,5 +1,5 @@
 import { WarrenError } from '../errors.js';
-import { moveCheckout } from '../git/index-ops.js';
+import { moveCheckout, settleInterruptedMove } from '../git/index-ops.js';
 import { compareAndSwapRef, revParse } from '../git/refs.js';
 import type { Direction, Schema, Scope, Step } from '../workspace/operation.js';
 
@@ -8,8 +8,9 @@ import type { Direction, Schema, Scope, Step } from '../workspace/operation.js';
  * follows to the new commit (read-tree -m -u refuses before writing anything if local changes
  * would be overwritten), then the base ref moves by compare-and-swap. Both run under the
  * repository lock. Killed between the two, the checkout shows the new files as staged changes
- * while the base is where it was: it is put back. Once the ref had moved, the land happened, and
- * is recorded.
+ * while the base is where it was: it is put back. Killed inside the move, git may have written
+ * some files and not the index: those files are put back (src/git/index-ops.ts). Once the ref
+ * had moved, the land happened, and is recorded.
  */
 
 /** What the operation's payload holds about the move. */
@@ -55,9 +56,19 @@ export function checkoutMoved<D extends BaseMove, L>(base: (d: D) => string): St
         );
       }
     },
-    async undo({ ctx, data, finished }) {
-      // Cut off inside the move: read-tree writes the index last, and nothing is known to have changed.
-      if (!data.checkout || !finished) return;
+    async undo({ ctx, data, finished, live }) {
+      if (!data.checkout) return;
+      if (!finished) {
+        // Refused by git (this run, alive): git writes nothing before it refuses.
+        if (live !== null) return;
+        // Killed inside the move: git writes the files, then the index. Where it got to decides.
+        const got = await settleInterruptedMove(data.checkout, data.from, data.to);
+        if (got.got === 'files') {
+          return got.putBack.length > 0
+            ? `${got.putBack.length} file(s) the interrupted move had written in ${data.checkout} were put back (${got.putBack.slice(0, 5).join(', ')}${got.putBack.length > 5 ? ', …' : ''})`
+            : undefined;
+        }
+      }
       const now = (await revParse(ctx.repo, data.baseRef)) ?? data.from;
       const back = await moveCheckout(data.checkout, data.to, now);
       if (back.exitCode !== 0) {
