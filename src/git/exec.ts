@@ -1,3 +1,5 @@
+import { OWNER_ENV, ownerTag } from '../system/left-running.js';
+import { procStartTime } from '../util/lockfile.js';
 import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
 import { runBounded } from '../system/spawn.js';
@@ -60,11 +62,15 @@ const SCRUBBED = [
   'GIT_PREFIX',
 ];
 
+/** Which warren started a git (src/system/left-running.ts): a repair waits for a killed warren's git to finish. */
+const OWNER = { [OWNER_ENV]: ownerTag(process.pid, procStartTime(process.pid)) };
+
 export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of SCRUBBED) delete env[key];
   return {
     ...env,
+    ...OWNER,
     LC_ALL: 'C',
     LANG: 'C',
     GIT_TERMINAL_PROMPT: '0',

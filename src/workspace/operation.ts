@@ -11,6 +11,7 @@ import {
   type IntentRow,
 } from '../state/intents.js';
 import { faultPoint } from '../system/fault.js';
+import { ownerTag, settleLeftRunning } from '../system/left-running.js';
 import { tryAcquire } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
 import type { Lifecycle } from './types.js';
@@ -261,7 +262,11 @@ export async function recoverInterrupted(
     if (lock && !lock.ok) continue; // a live command is working on that task: not ours to touch now
     let result: Omit<Recovered, 'intent'>;
     try {
+      // A git the dead warren started may still be changing the repository: it finishes (or is ended) first.
+      const left = await settleLeftRunning(ownerTag(intent.pid, intent.procStart));
       result = await repairOperation(ctx, operation, intent);
+      if (left.found > 0)
+        result.message = `first waited for ${left.found} git process(es) it had started${left.ended > 0 ? `, and ended ${left.ended} still running after 10 s` : ''}; ${result.message}`;
     } catch (err) {
       result = { outcome: 'failed', message: messageOf(err) };
     } finally {

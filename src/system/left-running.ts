@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+
+/**
+ * What a killed warren left running. warren's own git calls run in process groups of their own
+ * (so that a timeout ends git and what it started), so they outlive a warren that is SIGKILLed:
+ * a `git worktree remove` or `read-tree -u` goes on changing the repository after its warren is
+ * gone — and after the next command's repair has judged what it sees. So every git warren starts
+ * carries the starting warren's identity in its environment (`OWNER_ENV`), and a repair first
+ * waits for what that warren left running to finish, ending it after a bound: the repair then
+ * judges a state that no longer moves.
+ */
+
+export const OWNER_ENV = 'WARREN_OWNER';
+
+/** This process's identity, as its children carry it: pid and start time (a pid is reused). */
+export function ownerTag(pid: number, procStart: string | null): string {
+  return `${pid}@${procStart ?? '?'}`;
+}
+
+/** Live processes (not zombies) whose environment names `tag` as their owner. */
+export function leftRunning(tag: string): number[] {
+  const needle = `${OWNER_ENV}=${tag}`;
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return out; // no /proc: nothing to find
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(needle)) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(Number(name));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return out;
+}
+
+/**
+ * Waits up to `waitMs` for the processes `tag` left running to end on their own (a git finishing
+ * its write), then ends what is left with SIGKILL. Returns how many were found, and how many had
+ * to be ended.
+ */
+export async function settleLeftRunning(tag: string, waitMs = 10_000): Promise<{ found: number; ended: number }> {
+  const first = leftRunning(tag);
+  if (first.length === 0) return { found: 0, ended: 0 };
+  const deadline = Date.now() + waitMs;
+  let left = first;
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = leftRunning(tag);
+  }
+  for (const pid of left) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  return { found: first.length, ended: left.length };
+}
