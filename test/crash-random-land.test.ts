@@ -7,11 +7,13 @@ import {
   SEED,
   adapt,
   killWindow,
+  killedSoFar,
   leftBehind,
   noCommitLost,
   reachable,
   report,
   runKilledAt,
+  scaled,
   seeded,
   strays,
   type Trial,
@@ -30,9 +32,6 @@ import { fullTierOnly } from './helpers/tier.js';
 
 /** Kills each command must take (trials go on until then; a kill that came after the command ended is no kill). */
 const KILLS = { land: 40, queue: 30 };
-const scaled = (n: number): number => Math.ceil(n * Number(process.env.WARREN_KILL_SCALE ?? 1));
-const killedSoFar = (trials: readonly Trial[], op: string): number =>
-  trials.filter((t) => t.op === op && t.killed).length;
 
 async function ok(repo: TestRepo, ...args: string[]): Promise<void> {
   const r = await repo.warren(...args);

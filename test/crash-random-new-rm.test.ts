@@ -5,9 +5,11 @@ import {
   SEED,
   adapt,
   killWindow,
+  killedSoFar,
   leftBehind,
   report,
   runKilledAt,
+  scaled,
   seeded,
   strays,
   type Trial,
@@ -25,9 +27,6 @@ import { fullTierOnly } from './helpers/tier.js';
 
 /** Kills each command must take (trials go on until then; a kill that came after the command ended is no kill). */
 const KILLS = { new: 70, rm: 60 };
-const scaled = (n: number): number => Math.ceil(n * Number(process.env.WARREN_KILL_SCALE ?? 1));
-const killedSoFar = (trials: readonly Trial[], op: string): number =>
-  trials.filter((t) => t.op === op && t.killed).length;
 
 function repoForKills(): TestRepo {
   // A setup command, so that `new` has a supervised step to be killed in too.

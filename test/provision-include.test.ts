@@ -7,24 +7,13 @@ import { provisionCreate } from '../src/provision/provision-steps.js';
 import { createTask } from '../src/workspace/create.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
 import { fullTierOnly } from './helpers/tier.js';
+import { seeded } from './helpers/seeded.js';
 
 /**
  * `.worktreeinclude` means what git means: the untracked files its patterns match (gitignore
  * syntax) that git also ignores; tracked files never; nested repositories and VCS metadata
  * never. The oracle is git itself; random trees and include files are compared with it.
  */
-
-/** mulberry32: a small seeded generator, so a failing case is replayed by its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIRS = ['cache', 'logs', 'config', 'node_modules', '.claude', 'sub', 'a', ' sp', 'big'];
 const FILES = [
@@ -87,7 +76,7 @@ function randomPattern(r: () => number, c: Case): string {
 }
 
 function randomCase(seed: number): Case {
-  const r = rng(seed);
+  const r = seeded(seed);
   const c: Case = { files: [], links: [], gitignore: '', nestedIgnore: null, include: '', nestedRepos: [], hgDirs: [] };
   const seen = new Set<string>();
   const n = 4 + Math.floor(r() * 18);

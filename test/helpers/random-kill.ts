@@ -18,17 +18,14 @@ import { BIN, gitIn, type TestRepo } from './repo.js';
 
 export const SEED = Number(process.env.WARREN_KILL_SEED ?? 20261206);
 
-/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded } from './seeded.js';
+
+/** A quota of kills, scaled by WARREN_KILL_SCALE (0.2 runs a fifth of it). */
+export const scaled = (n: number): number => Math.ceil(n * Number(process.env.WARREN_KILL_SCALE ?? 1));
+
+/** How many of `op`'s trials killed the command before it ended. */
+export const killedSoFar = (trials: readonly Trial[], op: string): number =>
+  trials.filter((t) => t.op === op && t.killed).length;
 
 export interface Spawned {
   killed: boolean;
