@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openBrowser, screenshot, waitForView } from '../helpers/browser.js';
+import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
+import { COMMAND, FINAL, NOTE, sendsToolResults, startModelServer } from '../helpers/model-server.js';
+import { makeRepo, tmpDir } from '../helpers/repo.js';
+import { startServe } from '../helpers/serve.js';
+
+/**
+ * Starting an agent from the page and following its conversation: the real claude CLI, run by
+ * a real `warren serve` against the scripted model server, its transcript streamed into
+ * headless Chromium while the turn is still going.
+ */
+
+const noChromium = unavailable(import.meta.filename, 'chromium');
+const noClaude = unavailable(import.meta.filename, 'claude-cli');
+
+describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from the dashboard', () => {
+  it(
+    'makes the task, runs claude in it, and streams its turns and tool calls while it works',
+    { timeout: 180_000 },
+    async () => {
+      // The final answer is held back until the page has shown the tool calls: the stream is live.
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const server = await startModelServer({
+        hold: ({ path: url, body }) => (url.startsWith('/v1/messages') && sendsToolResults(body) ? gate : undefined),
+      });
+      const repo = makeRepo({ name: 'shop', files: { 'README.md': '# shop\n' } });
+      const userHome = tmpDir('warren-claude-user-');
+      const serve = await startServe({
+        cwd: repo.root,
+        home: repo.home,
+        env: {
+          PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+          HOME: userHome,
+          CLAUDE_CONFIG_DIR: '',
+          ANTHROPIC_BASE_URL: server.url,
+          ANTHROPIC_API_KEY: 'scripted',
+        },
+      });
+      const { page, dialogs } = await openBrowser();
+      try {
+        await page.goto(serve.openUrl);
+        await page.locator('#live.on').waitFor();
+
+        await page.locator('section.project button[data-action="agent"]').click();
+        await page.locator('dialog#confirm[open]').waitFor();
+        await expect(page.locator('#confirm-text').textContent()).resolves.toBe('Start agent in repository shop');
+        await expect(page.locator('dialog#confirm select[name="agent"]').inputValue()).resolves.toBe('claude');
+        await page
+          .locator('dialog#confirm textarea[name="prompt"]')
+          .fill('Write the note,\nthen record where you are.');
+        await page.locator('dialog#confirm input[name="id"]').fill('note');
+        await screenshot(page, 'start-agent-dialog');
+        await page.locator('#confirm-ok').click();
+
+        // The page goes to the new task and follows the conversation as the CLI writes it.
+        await waitForView(page, '#task[data-task="note"]', 'agent-task');
+        const transcript = page.locator('#transcript');
+        await expect
+          .poll(() => transcript.locator('.turn').allTextContents(), { timeout: 60_000 })
+          .toEqual([
+            'promptWrite the note,\nthen record where you are.',
+            expect.stringMatching(/^Write\/.*\/note\/agent-note\.txt$/),
+            `Bash${COMMAND}`,
+            expect.stringMatching(/^File created successfully/),
+            '(Bash completed with no output)',
+          ]);
+        await expect(page.locator('#transcript-status').textContent()).resolves.toMatch(
+          /^claude · session [0-9a-f-]{36} · running…$/,
+        );
+        await screenshot(page, 'task-agent-transcript');
+
+        // The model answers: the final words arrive in the open page, and the run ends.
+        release();
+        await expect
+          .poll(() => transcript.locator('.turn.text .said').allTextContents(), { timeout: 60_000 })
+          .toEqual([FINAL]);
+        await expect
+          .poll(() => page.locator('#transcript-status').textContent(), { timeout: 30_000 })
+          .toMatch(/ · finished$/);
+        await expect
+          .poll(() => page.locator('#log-status').textContent(), { timeout: 30_000 })
+          .toBe('finished: exit 0');
+
+        // It ran where the dashboard said: the task's workspace, through `warren run`'s own call.
+        const shown = await repo.warrenJson<{ path: string; data: { agentSessions?: { agent: string }[] } }>(
+          'show',
+          'note',
+        );
+        expect(fs.readFileSync(path.join(shown.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+        expect(shown.json.data.agentSessions?.map((s) => s.agent)).toEqual(['claude']);
+        expect(dialogs).toEqual([]);
+      } finally {
+        release();
+      }
+    },
+  );
+});
