@@ -427,6 +427,60 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('links the ports a dev server listens on, and opens the workspace in an editor', async () => {
+    const repo = makeRepo();
+    const dev = await newTask(repo, 'dev');
+    const ports = (await repo.warrenJson<{ data: { ports: { first: number } } }>('show', 'dev')).json.data.ports;
+    const gate = path.join(path.dirname(repo.root), 'stop');
+    // A small dev server on $WARREN_PORT, run by `warren exec` as a task's command would be.
+    const script = [
+      "const http = require('node:http'), fs = require('node:fs');",
+      "http.createServer((q, r) => r.end('hello from dev on ' + process.env.WARREN_PORT)).listen(Number(process.env.WARREN_PORT), '127.0.0.1');",
+      `setInterval(() => fs.existsSync(${JSON.stringify(gate)}) && process.exit(0), 50);`,
+    ].join('\n');
+    const exec = repo.warren('exec', 'dev', '--timeout', '2m', '--', process.execPath, '-e', script);
+    try {
+      const serve = await startServe({ cwd: repo.root, home: repo.home });
+      const { context, page, dialogs } = await openBrowser();
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${ports.first}/`).then(
+              (r) => r.text(),
+              () => '',
+            ),
+          { timeout: 30_000 },
+        )
+        .toBe(`hello from dev on ${ports.first}`);
+      await page.goto(`${serve.openUrl}#/task/${encodeURIComponent(projectKey(repo))}/dev`);
+      await waitForView(page, '#task[data-task="dev"]', 'open-task-dev');
+      const link = page.locator(`#task a.endpoint[data-port="${ports.first}"]`);
+      await expect(link.getAttribute('href')).resolves.toBe(`http://127.0.0.1:${ports.first}/`);
+      // Only what listens is a link: the other nine ports of the block are not.
+      expect(await page.locator('#task a.endpoint').count()).toBe(1);
+      await expect(page.locator('#task a[data-editor="vscode"]').getAttribute('href')).resolves.toBe(
+        `vscode://file${dev.path}`,
+      );
+      await expect(page.locator('#task a[data-editor="cursor"]').getAttribute('href')).resolves.toBe(
+        `cursor://file${dev.path}`,
+      );
+      await screenshot(page, 'task-port-link');
+      const [opened] = await Promise.all([context.waitForEvent('page'), link.click()]);
+      await opened.waitForLoadState();
+      await expect(opened.locator('body').textContent()).resolves.toBe(`hello from dev on ${ports.first}`);
+      await opened.close();
+
+      // The server stops: the link goes with it.
+      fs.writeFileSync(gate, '');
+      expect((await exec).code).toBe(0);
+      await page.locator('#task a.endpoint').waitFor({ state: 'detached', timeout: 15_000 });
+      expect(dialogs).toEqual([]);
+    } finally {
+      fs.writeFileSync(gate, '');
+      await exec;
+    }
+  });
+
   it('gives up a read the server does not answer, says so, and refreshes again once it answers', async () => {
     const repo = makeRepo();
     await newTask(repo, 'one');
