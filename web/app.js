@@ -5,6 +5,7 @@
 import { TOKEN, age, api, el, showError, showInfo, showLocked } from './dom.js';
 import { driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge, verifyCell } from './cells.js';
 import { diffView } from './diff.js';
+import { diskView } from './disk.js';
 import { closeLog, openLog } from './log.js';
 import { resultLines } from './results.js';
 import { closeTranscript, openTranscript } from './transcript.js';
@@ -338,7 +339,13 @@ function projectSection(p, showTitle) {
       'div',
       { class: 'section-head' },
       showTitle ? el('h2', {}, p.name, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'),
-      el('div', { class: 'actions' }, trustButton(p), actionButtons('project', p.key)),
+      el(
+        'div',
+        { class: 'actions' },
+        trustButton(p),
+        actionButtons('project', p.key),
+        el('a', { class: 'button', href: `#/disk/${encodeURIComponent(p.key)}`, 'data-view': 'disk' }, 'Disk and age'),
+      ),
     ),
     p.error ? el('p', { class: 'error-text' }, p.error) : null,
     p.trust && !p.trust.trusted
@@ -415,6 +422,48 @@ function renderFleet() {
 async function loadFleet() {
   fleet = await api(`/api/fleet${allRepos.checked ? '?all=1' : ''}`);
   if (route().name === 'fleet') renderFleet();
+}
+
+// ---- disk and age view ----------------------------------------------------------------------
+
+async function loadDisk(project) {
+  const data = await api(`/api/disk?project=${encodeURIComponent(project)}`);
+  const r = route();
+  if (r.name !== 'disk' || r.project !== project) return;
+  if (!fleet) fleet = await api('/api/fleet?all=1');
+  view.replaceChildren(diskView(data, repoName(project), taskHref, (ids) => removeLanded(project, ids)));
+}
+
+/** Asks first, naming the tasks and where their work is kept, then removes them through `rm --discard`. */
+async function removeLanded(project, ids) {
+  const action = (meta ? meta.actions : []).find((a) => a.name === 'rm-landed');
+  if (!action || ids.length === 0) return;
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent =
+    `Remove ${ids.length} landed task(s) of ${repoName(project)}: ${ids.join(', ')}? Each is saved under refs/warren/archive/ID/ first (\`warren restore ID\` brings it back).`;
+  document.getElementById('confirm-options').replaceChildren();
+  const ok = document.getElementById('confirm-ok');
+  ok.textContent = 'Remove';
+  ok.className = 'danger';
+  const yes = await new Promise((resolve) => {
+    const cancel = document.getElementById('confirm-cancel');
+    const finish = (value) => {
+      ok.onclick = cancel.onclick = dialog.oncancel = null;
+      dialog.close();
+      resolve(value);
+    };
+    ok.onclick = () => finish(true);
+    cancel.onclick = () => finish(false);
+    dialog.oncancel = () => finish(false);
+    dialog.showModal();
+  });
+  if (!yes) return;
+  try {
+    const result = await callAction('rm-landed', project, undefined, {});
+    showInfo(`${action.label}: done`, resultLines(result));
+  } catch {
+    // shown by callAction
+  }
 }
 
 // ---- task view ------------------------------------------------------------------------------
@@ -655,7 +704,9 @@ function reviewPanel(t, data) {
 
 function route() {
   const m = /^#\/task\/([^/]+)\/([^/]+)$/.exec(location.hash);
-  return m ? { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : { name: 'fleet' };
+  if (m) return { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) };
+  const d = /^#\/disk\/([^/]+)$/.exec(location.hash);
+  return d ? { name: 'disk', project: decodeURIComponent(d[1]) } : { name: 'fleet' };
 }
 
 let refreshing = false;
@@ -673,7 +724,11 @@ async function refresh() {
     if (r.name === 'task' && composing && document.querySelector('tr.comment-form')) return;
     composing = false;
     if (r.name === 'task') await loadTask(r.project, r.id);
-    else {
+    else if (r.name === 'disk') {
+      closeLog();
+      closeTranscript();
+      await loadDisk(r.project);
+    } else {
       closeLog();
       closeTranscript();
       await loadFleet();
@@ -703,7 +758,12 @@ function connect() {
   es.addEventListener('change', (ev) => {
     const change = JSON.parse(ev.data);
     const r = route();
-    if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
+    if (
+      r.name === 'fleet' ||
+      (r.name === 'disk' && change.project === r.project) ||
+      (change.project === r.project && change.taskId === r.id)
+    )
+      scheduleRefresh();
   });
   // The server dropped events while this page was not reading: re-read everything.
   es.addEventListener('missed', () => scheduleRefresh(0));

@@ -93,6 +93,14 @@ export function resultLines(result) {
         : []),
     ];
   }
+  // Remove landed tasks: each removed with where its work was saved, each refused with why.
+  if (Array.isArray(result.removedLanded) && Array.isArray(result.refused)) {
+    const lines = [
+      ...result.removedLanded.map((r) => `removed ${r.id}${r.archive ? `; saved under ${r.archive}` : ''}`),
+      ...result.refused.map((r) => `kept ${r.id}: ${r.code} ${r.message}`),
+    ];
+    return lines.length ? lines : ['no landed tasks'];
+  }
   // trust.
   if (typeof result.trusted === 'boolean' && Array.isArray(result.commands)) {
     return [`trusted ${result.commands.length} command(s) and setting(s) (sha256 ${short(result.hash)})`];

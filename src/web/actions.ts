@@ -1,4 +1,4 @@
-import { WarrenError } from '../errors.js';
+import { WarrenError, isWarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { queueLand, workQueue } from '../queue/operations.js';
@@ -307,6 +307,33 @@ export const ACTIONS: readonly WebAction[] = [
     options: [{ name: 'agent', label: 'agent', type: 'text', required: true }],
     // `warren run ID --agent NAME --review`: the open comments are the prompt.
     run: (ctx, id, o) => sendReview(ctx, id, { agent: text(o.agent) }),
+  },
+  {
+    name: 'rm-landed',
+    label: 'Remove landed tasks',
+    scope: 'project',
+    destructive: true,
+    removesTask: false,
+    // Offered by the disk view, which names the tasks first.
+    inline: true,
+    options: [],
+    // `warren rm ID --discard` for each landed task: everything is saved under
+    // refs/warren/archive/ID/ first (`warren restore ID` brings it back); one that is refused
+    // (busy, say) is named with why, and the others go on.
+    run: async (ctx) => {
+      const removed: { id: string; archive: string | null }[] = [];
+      const refused: { id: string; code: string; message: string }[] = [];
+      for (const task of ctx.store.listTasks(ctx.key).filter((t) => t.state === 'landed')) {
+        try {
+          const r = await removeTask(ctx, task.id, { discard: true });
+          removed.push({ id: task.id, archive: r.archive ?? null });
+        } catch (err) {
+          if (!isWarrenError(err)) throw err;
+          refused.push({ id: task.id, code: err.code, message: err.message });
+        }
+      }
+      return { removedLanded: removed, refused };
+    },
   },
   {
     name: 'trust',

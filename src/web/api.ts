@@ -8,6 +8,7 @@ import { validateTaskId } from '../workspace/ids.js';
 import { describeActions, findAction, parseActionRequest } from './actions.js';
 import { BoundedSender } from './bounded-sender.js';
 import type { EventHub } from './event-hub.js';
+import { fleetDisk } from './disk.js';
 import { allProjectsFleet, projectFleet } from './fleet.js';
 import { followLog, resolveLog } from './log-tail.js';
 import { logSource } from './run-events.js';
@@ -65,6 +66,15 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     try {
       if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store, deps.project));
       return c.json({ generatedAt: new Date().toISOString(), projects: [await projectFleet(deps.project)] });
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // The disk and age of every task of a repository: a walk of each workspace, so on demand only.
+  app.get('/api/disk', async (c) => {
+    try {
+      return c.json(await fleetDisk(await projectFor(c.req.query('project'))));
     } catch (err) {
       return errorResponse(c, err);
     }
