@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/composition.js';
 import type { ResumableAgent } from '../src/run/agents.js';
 import { newestConversation, readTranscript, TranscriptReader } from '../src/run/transcript.js';
-import { parseTranscript, type TranscriptItem } from '../src/run/transcript-parse.js';
+import { pairResults, parseTranscript, type TranscriptItem } from '../src/run/transcript-parse.js';
 import { AGENT_CLI_BIN, unavailable, type CapabilityName } from './helpers/capabilities.js';
 import { COMMAND, FINAL, NOTE, startModelServer } from './helpers/model-server.js';
 import { makeRepo, runCli, tmpDir } from './helpers/repo.js';
@@ -109,12 +109,48 @@ for (const agent of ['claude', 'gemini', 'codex'] as const) {
         } finally {
           store.close();
         }
+        // `warren transcript`: the same items, and each result under its call for a person.
+        const cli = await w('--json', 'transcript', 't1');
+        expect(cli.code, cli.stderr).toBe(0);
+        const shown = JSON.parse(cli.stdout) as { agent: string; items: TranscriptItem[] };
+        expect(shown.agent).toBe(agent);
+        expect(shape(shown.items)).toHaveLength(EXPECTED[agent](cwd).length);
+        const human = await w('transcript', 't1');
+        expect(human.stdout).toContain(`> ${PROMPT}\n`);
+        expect(human.stdout).toMatch(new RegExp(`\\n${FINAL}\\n$`));
+        if (agent === 'claude')
+          expect(human.stdout).toMatch(/\n▸ Bash {2}pwd > ran-in.txt\n {4}\(Bash completed with no output\)\n/);
       } finally {
         if (home !== repo.home) fs.rmSync(home, { recursive: true, force: true });
       }
     });
   });
 }
+
+describe('warren transcript', () => {
+  it('refuses a task with no agent run it can read, naming how to start one', async () => {
+    const repo = makeRepo();
+    expect((await repo.warren('new', 'feat', 'bare')).code).toBe(0);
+    const r = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('transcript', 'bare');
+    expect(r.code).toBe(1);
+    expect(r.json.error).toMatchObject({
+      code: 'AGENT_NO_SESSION',
+      message: 'task bare has no run of claude, codex or gemini, whose conversations warren can read.',
+    });
+    expect((await repo.warrenJson('transcript', 'nope')).code).toBe(1);
+  });
+
+  it('puts each tool result under its call', () => {
+    const items: TranscriptItem[] = [
+      { key: '1', kind: 'tool', at: null, callId: 'a', name: 'Write', input: 'x' },
+      { key: '2', kind: 'tool', at: null, callId: 'b', name: 'Bash', input: 'ls' },
+      { key: '3', kind: 'result', at: null, callId: 'a', output: 'ok', error: false },
+      { key: '4', kind: 'result', at: null, callId: 'zz', output: 'orphan', error: false },
+      { key: '5', kind: 'result', at: null, callId: 'b', output: 'a.txt', error: false },
+    ];
+    expect(pairResults(items).map((i) => i.key)).toEqual(['1', '3', '2', '5', '4']);
+  });
+});
 
 describe('transcript readers on literal lines', () => {
   it('claude: skips bookkeeping and meta lines; tool results keep their error flag', () => {

@@ -53,6 +53,7 @@ export function openTranscript(project, id, conversation, container) {
   );
   stream = { key, es, box, status };
   const nodes = new Map();
+  const lastOfCall = new Map(); // callId → the node its next result goes after
 
   es.addEventListener('meta', (ev) => {
     const m = JSON.parse(ev.data);
@@ -65,9 +66,16 @@ export function openTranscript(project, id, conversation, container) {
     for (const item of items) {
       const node = itemNode(item);
       const old = nodes.get(item.key);
+      const after = item.kind === 'result' && item.callId ? lastOfCall.get(item.callId) : undefined;
       if (old) old.replaceWith(node);
+      // A result goes under its call (an agent may call two tools before either answers).
+      else if (after && after.isConnected) after.after(node);
       else box.append(node);
       nodes.set(item.key, node);
+      if (!item.callId) continue;
+      if (item.kind === 'tool') lastOfCall.set(item.callId, node);
+      else if (item.kind === 'result' && (!old || lastOfCall.get(item.callId) === old))
+        lastOfCall.set(item.callId, node);
     }
     while (nodes.size > MAX_SHOWN_ITEMS) {
       const [oldest, node] = nodes.entries().next().value;

@@ -17,7 +17,8 @@ import type { ResumableAgent } from './agents.js';
  */
 
 export type TranscriptItem =
-  | { key: string; kind: 'prompt' | 'text'; at: string | null; text: string }
+  | { key: string; kind: 'prompt'; at: string | null; text: string }
+  | { key: string; kind: 'text'; at: string | null; text: string }
   | { key: string; kind: 'tool'; at: string | null; callId: string; name: string; input: string }
   | { key: string; kind: 'result'; at: string | null; callId: string; output: string; error: boolean };
 
@@ -195,4 +196,23 @@ export function parseTranscript(agent: ResumableAgent, text: string): Transcript
     for (const item of parseTranscriptLine(agent, l, n)) byKey.set(item.key, item);
   });
   return [...byKey.values()];
+}
+
+/**
+ * Pure: the items with each tool result moved to just after its call (an agent may call two
+ * tools before either answers), for a reader who reads top to bottom. A result whose call is
+ * not among the items stays where it was.
+ */
+export function pairResults(items: readonly TranscriptItem[]): TranscriptItem[] {
+  const calls = new Set(items.flatMap((i) => (i.kind === 'tool' && i.callId !== '' ? [i.callId] : [])));
+  const resultsOf = new Map<string, TranscriptItem[]>();
+  for (const i of items)
+    if (i.kind === 'result' && calls.has(i.callId)) resultsOf.set(i.callId, [...(resultsOf.get(i.callId) ?? []), i]);
+  const out: TranscriptItem[] = [];
+  for (const i of items) {
+    if (i.kind === 'result' && calls.has(i.callId)) continue;
+    out.push(i);
+    if (i.kind === 'tool') out.push(...(resultsOf.get(i.callId) ?? []));
+  }
+  return out;
 }

@@ -63,9 +63,10 @@ describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from
           .poll(() => transcript.locator('.turn').allTextContents(), { timeout: 60_000 })
           .toEqual([
             'promptWrite the note,\nthen record where you are.',
+            // Each result under its call, though claude called both tools before either answered.
             expect.stringMatching(/^Write\/.*\/note\/agent-note\.txt$/),
-            `Bash${COMMAND}`,
             expect.stringMatching(/^File created successfully/),
+            `Bash${COMMAND}`,
             '(Bash completed with no output)',
           ]);
         await expect(page.locator('#transcript-status').textContent()).resolves.toMatch(
