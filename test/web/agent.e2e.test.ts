@@ -5,7 +5,7 @@ import { openBrowser, screenshot, waitForView } from '../helpers/browser.js';
 import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
 import { COMMAND, FINAL, NOTE, sendsToolResults, startModelServer } from '../helpers/model-server.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
-import { startServe } from '../helpers/serve.js';
+import { request, startServe } from '../helpers/serve.js';
 
 /**
  * Starting an agent from the page and following its conversation: the real claude CLI, run by
@@ -99,4 +99,56 @@ describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from
       }
     },
   );
+});
+
+describe.skipIf(noClaude !== null)('stopping the dashboard while an agent it started works', () => {
+  it('ends the agent as ctrl-c ends `warren run`, records it, then exits', { timeout: 120_000 }, async () => {
+    // The model never gives its final answer: the agent is mid-turn when the server is stopped.
+    let asked: () => void = () => undefined;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const never = new Promise<void>(() => undefined);
+    const server = await startModelServer({
+      hold: ({ path: url, body }) => {
+        if (!url.startsWith('/v1/messages') || !sendsToolResults(body)) return undefined;
+        asked();
+        return never;
+      },
+    });
+    const repo = makeRepo({ files: { 'README.md': '# t\n' } });
+    const serve = await startServe({
+      cwd: repo.root,
+      home: repo.home,
+      json: true,
+      env: {
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+        HOME: tmpDir('warren-claude-user-'),
+        CLAUDE_CONFIG_DIR: '',
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'scripted',
+      },
+    });
+    const meta = JSON.parse((await request(`${serve.url}api/meta?token=${serve.token}`)).body) as { project: string };
+    const started = await request(`${serve.url}api/actions/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-warren-token': serve.token },
+      body: JSON.stringify({
+        project: meta.project,
+        options: { agent: 'claude', prompt: 'Go.', id: 'held', type: 'feat' },
+      }),
+    });
+    expect(started.status, started.body).toBe(200);
+    expect(JSON.parse(started.body).result.run).toMatchObject({ agent: 'claude', started: true });
+    await waiting;
+
+    const exited = new Promise<number | null>((resolve) => serve.child.once('exit', resolve));
+    const t0 = Date.now();
+    serve.child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'held');
+    // The run's end is recorded (its event's payload carries the run's kind, `agent`, in `show`).
+    expect(shown.json.events.map((e) => e.message)).toContainEqual(
+      expect.stringMatching(/^agent claude: canceled by SIGINT to warren; ended with SIG[A-Z]+ after \d+ms/),
+    );
+  });
 });
