@@ -214,14 +214,16 @@ function askTrust(p) {
   document.getElementById('confirm-text').textContent =
     `${repoName(p.key)}'s warren.yaml asks warren to run these commands (sha256 ${t.hash.slice(0, 12)})${marked ? '; * new or changed since you trusted an earlier set' : ''}. warren runs none of them until you trust this set:`;
   document.getElementById('confirm-options').replaceChildren(
-    el(
-      'pre',
-      { class: 'data trust-set' },
-      t.commands.map((c) => `${marked && t.changed.includes(c) ? '* ' : marked ? '  ' : ''}${c}\n`),
-    ),
-    t.settingsChanged.length
-      ? el('p', { class: 'warn' }, `security settings changed: ${t.settingsChanged.join('; ')}`)
-      : null,
+    ...[
+      el(
+        'pre',
+        { class: 'data trust-set' },
+        t.commands.map((c) => `${marked && t.changed.includes(c) ? '* ' : marked ? '  ' : ''}${c}\n`),
+      ),
+      t.settingsChanged.length
+        ? el('p', { class: 'warn' }, `security settings changed: ${t.settingsChanged.join('; ')}`)
+        : null,
+    ].filter(Boolean),
   );
   const ok = document.getElementById('confirm-ok');
   ok.textContent = 'Trust these commands';

@@ -351,6 +351,13 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('dialog#confirm[open]').waitFor();
     // The repository's name, not warren's internal key for it.
     await expect(page.locator('#confirm-text').textContent()).resolves.toBe('New task in repository repo');
+    // No ID at all: the server's refusal, which has no hint, and nothing else (no "null").
+    await page.locator('#confirm-ok').click();
+    await expect
+      .poll(() => page.locator('#notice').textContent(), { timeout: 15_000 })
+      .toBe('USAGE"new" needs option "id"; nothing was changed.×');
+    await page.locator('section.project button[data-action="new"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
     await page.locator('dialog#confirm input[name="id"]').fill('../escape');
     await page.locator('#confirm-ok').click();
     await expect
@@ -411,6 +418,10 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       `sha256 ${cli.json.hash.slice(0, 12)}`,
     );
     await expect(page.locator('dialog pre.trust-set').textContent()).resolves.toBe(
+      'setup mark: touch setup-ran\nverify unit: true\n',
+    );
+    // The set and nothing else (no stray "null" for an absent part).
+    await expect(page.locator('#confirm-options').textContent()).resolves.toBe(
       'setup mark: touch setup-ran\nverify unit: true\n',
     );
     await screenshot(page, 'trust-dialog');
