@@ -432,17 +432,16 @@ async function loadDisk(project) {
   const data = await api(`/api/disk?project=${encodeURIComponent(project)}`);
   const r = route();
   if (r.name !== 'disk' || r.project !== project) return;
-  if (!fleet) fleet = await api('/api/fleet?all=1');
-  view.replaceChildren(diskView(data, repoName(project), taskHref, (ids) => removeLanded(project, ids)));
+  view.replaceChildren(diskView(data, data.name, taskHref, (ids) => removeLanded(project, ids, data.name)));
 }
 
 /** Asks first, naming the tasks and where their work is kept, then removes them through `rm --discard`. */
-async function removeLanded(project, ids) {
+async function removeLanded(project, ids, name) {
   const action = (meta ? meta.actions : []).find((a) => a.name === 'rm-landed');
   if (!action || ids.length === 0) return;
   const dialog = document.getElementById('confirm');
   document.getElementById('confirm-text').textContent =
-    `Remove ${ids.length} landed task(s) of ${repoName(project)}: ${ids.join(', ')}? Each is saved under refs/warren/archive/ID/ first (\`warren restore ID\` brings it back).`;
+    `Remove ${ids.length} landed task(s) of ${name}: ${ids.join(', ')}? Each is saved under refs/warren/archive/ID/ first (\`warren restore ID\` brings it back).`;
   document.getElementById('confirm-options').replaceChildren();
   const ok = document.getElementById('confirm-ok');
   ok.textContent = 'Remove';
@@ -790,7 +789,8 @@ async function start() {
   connect();
   // Edits inside a workspace record no event; re-read now and then so change counts stay true.
   setInterval(() => {
-    if (document.visibilityState === 'visible') scheduleRefresh(0);
+    // Not the disk view: it walks every workspace, and is read again when an event says so.
+    if (document.visibilityState === 'visible' && route().name !== 'disk') scheduleRefresh(0);
   }, 15000);
   await refresh();
 }

@@ -27,6 +27,8 @@ export interface DiskRow {
 
 export interface FleetDisk {
   project: string;
+  /** The repository's name (its main checkout's folder). */
+  name: string;
   generatedAt: string;
   tasks: DiskRow[];
   total: number;
@@ -77,6 +79,7 @@ export async function fleetDisk(ctx: ProjectContext): Promise<FleetDisk> {
   rows.sort((a, b) => b.bytes.total - a.bytes.total);
   return {
     project: ctx.key,
+    name: path.basename(ctx.repo.root),
     generatedAt: new Date().toISOString(),
     tasks: rows,
     total: rows.reduce((n, r) => n + r.bytes.total, 0),
