@@ -1,5 +1,4 @@
-import type { BigIntStats } from 'node:fs';
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -7,6 +6,9 @@ import path from 'node:path';
  * file, folder and link (`st_blocks` × 512), each inode once however many names it has, never
  * following a link and never crossing into another filesystem mounted inside (an overlay's lower
  * layer is not this folder's to count; its upper layer is counted where it lives). Read-only.
+ *
+ * The walk is synchronous (a promise per entry made it ten times slower) and gives the event
+ * loop back every YIELD_EVERY entries, so a server counting a big tree keeps answering.
  */
 
 export interface Usage {
@@ -16,46 +18,52 @@ export interface Usage {
   unreadable: number;
 }
 
+const YIELD_EVERY = 2000;
+
 /** Counts `roots` together; `seen` carries inodes already counted, so a caller can add further folders without counting one twice. */
 export async function diskUsage(roots: readonly string[], seen: Set<string> = new Set<string>()): Promise<Usage> {
   const usage: Usage = { bytes: 0, unreadable: 0 };
+  let sinceYield = 0;
   for (const root of roots) {
-    let st: BigIntStats;
-    try {
-      st = await fs.lstat(root, { bigint: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') usage.unreadable++;
-      continue;
+    const top = lstat(root, usage);
+    if (!top) continue;
+    // Depth first, with an explicit stack: a deep tree cannot overflow the call stack.
+    const stack: { p: string; st: fs.BigIntStats }[] = [{ p: root, st: top }];
+    while (stack.length > 0) {
+      const { p, st } = stack.pop()!;
+      const key = `${st.dev}:${st.ino}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      usage.bytes += Number(st.blocks) * 512;
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (!st.isDirectory()) continue;
+      let names: string[];
+      try {
+        names = fs.readdirSync(p);
+      } catch {
+        usage.unreadable++;
+        continue;
+      }
+      for (const name of names) {
+        const child = path.join(p, name);
+        const cst = lstat(child, usage);
+        // Another filesystem mounted here (an overlay, a tmpfs): not counted, as `du -x`.
+        if (cst && cst.dev === top.dev) stack.push({ p: child, st: cst });
+      }
     }
-    await visit(root, st, st.dev, seen, usage);
   }
   return usage;
 }
 
-async function visit(p: string, st: BigIntStats, dev: bigint, seen: Set<string>, usage: Usage): Promise<void> {
-  const key = `${st.dev}:${st.ino}`;
-  if (seen.has(key)) return;
-  seen.add(key);
-  usage.bytes += Number(st.blocks) * 512;
-  if (!st.isDirectory()) return;
-  let names: string[];
+/** lstat, or null when the entry is gone (not counted) or cannot be read (counted as unreadable). */
+function lstat(p: string, usage: Usage): fs.BigIntStats | null {
   try {
-    names = await fs.readdir(p);
-  } catch {
-    usage.unreadable++;
-    return;
-  }
-  for (const name of names) {
-    const child = path.join(p, name);
-    let cst: BigIntStats;
-    try {
-      cst = await fs.lstat(child, { bigint: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') usage.unreadable++;
-      continue;
-    }
-    // Another filesystem mounted here (an overlay, a tmpfs): not counted, as `du -x`.
-    if (cst.dev !== dev) continue;
-    await visit(child, cst, dev, seen, usage);
+    return fs.lstatSync(p, { bigint: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') usage.unreadable++;
+    return null;
   }
 }
