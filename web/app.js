@@ -506,7 +506,7 @@ async function loadTask(project, id) {
           ? ['landed', landedCell(t.landed)]
           : ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
         ['path', el('code', {}, t.path)],
-        ['open in', editorLinks(t.path)],
+        ['open in', editorLinks(t)],
         ['age', age(t.createdAt)],
         ['changes', t.changes === null ? '?' : String(t.changes)],
         ['provisioned', provisionCell(t.provision)],
@@ -603,23 +603,46 @@ function commitsSection(t, commits) {
   ];
 }
 
-/** Links that open the workspace in an editor installed on this machine (its URL scheme opens the folder). */
-function editorLinks(dir) {
+/**
+ * Links that open the workspace in an editor installed on this machine (its URL scheme opens
+ * the folder), and a button for the editor named in $WARREN_HOME/config.yaml (`editor:`).
+ */
+function editorLinks(t) {
   const editors = [
     ['VS Code', 'vscode'],
     ['Cursor', 'cursor'],
   ];
+  const encoded = t.path.split('/').map(encodeURIComponent).join('/');
+  const configured = meta && Array.isArray(meta.editor) ? meta.editor : null;
   return el(
     'span',
     { class: 'editors' },
     editors.map(([name, scheme], i) => [
       i > 0 ? ' · ' : null,
-      el(
-        'a',
-        { href: `${scheme}://file${dir.split('/').map(encodeURIComponent).join('/')}`, 'data-editor': scheme },
-        name,
-      ),
+      el('a', { href: `${scheme}://file${encoded}`, 'data-editor': scheme }, name),
     ]),
+    configured
+      ? [
+          ' · ',
+          el(
+            'button',
+            {
+              type: 'button',
+              'data-action': 'open',
+              title: `runs ${configured.join(' ')} ${t.path}`,
+              onclick: async () => {
+                try {
+                  const r = await callAction('open', t.project, t.id, {});
+                  showInfo(`Opened ${r.path} with ${r.editor.join(' ')}`);
+                } catch {
+                  // shown by callAction
+                }
+              },
+            },
+            `Open in ${configured[0].split('/').pop()}`,
+          ),
+        ]
+      : null,
   );
 }
 

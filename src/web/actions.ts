@@ -11,6 +11,7 @@ import { TASK_TYPES, type TaskState } from '../state/types.js';
 import { addComment, setCommentState } from '../review/comments.js';
 import { sendReview } from '../review/send.js';
 import { createTask } from '../workspace/create.js';
+import { openInEditor } from '../workspace/editor.js';
 import { createdSummary } from '../workspace/created.js';
 import { gc } from '../workspace/gc.js';
 import { taskTypes } from '../workspace/ids.js';
@@ -307,6 +308,17 @@ export const ACTIONS: readonly WebAction[] = [
     options: [{ name: 'agent', label: 'agent', type: 'text', required: true }],
     // `warren run ID --agent NAME --review`: the open comments are the prompt.
     run: (ctx, id, o) => sendReview(ctx, id, { agent: text(o.agent) }),
+  },
+  {
+    name: 'open',
+    label: 'Open in editor',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    // Offered beside the editor links when config.yaml names an editor.
+    inline: true,
+    options: [],
+    run: (ctx, id) => openInEditor(ctx, id),
   },
   {
     name: 'rm-landed',

@@ -9,6 +9,7 @@ import { describeActions, findAction, parseActionRequest } from './actions.js';
 import { BoundedSender } from './bounded-sender.js';
 import type { EventHub } from './event-hub.js';
 import { fleetDisk } from './disk.js';
+import { editorCommand } from '../workspace/editor.js';
 import { allProjectsFleet, projectFleet } from './fleet.js';
 import { followLog, resolveLog } from './log-tail.js';
 import { logSource } from './run-events.js';
@@ -51,8 +52,10 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     return openProjectWith(known.root, { lifecycle: deps.project.lifecycle, store, reporter: deps.project.reporter });
   };
 
-  app.get('/api/meta', (c) =>
+  app.get('/api/meta', async (c) =>
     c.json({
+      // config.yaml's editor, for the page's "Open in editor" (null: none set, or the file is invalid).
+      editor: await editorCommand(store.home).catch(() => null),
       project: deps.project.key,
       name: path.basename(deps.project.repo.root),
       root: deps.project.repo.root,

@@ -449,6 +449,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       "http.createServer((q, r) => r.end('hello from dev on ' + process.env.WARREN_PORT)).listen(Number(process.env.WARREN_PORT), '127.0.0.1');",
       `setInterval(() => fs.existsSync(${JSON.stringify(gate)}) && process.exit(0), 50);`,
     ].join('\n');
+    // The user's own editor command (config.yaml): the page offers it beside the links.
+    const opened = path.join(path.dirname(repo.root), 'opened');
+    fs.writeFileSync(path.join(repo.home, 'config.yaml'), `editor: [sh, -c, 'printf %s "$1" > ${opened}', sh]\n`);
     const exec = repo.warren('exec', 'dev', '--timeout', '2m', '--', process.execPath, '-e', script);
     try {
       const serve = await startServe({ cwd: repo.root, home: repo.home });
@@ -475,11 +478,16 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       await expect(page.locator('#task a[data-editor="cursor"]').getAttribute('href')).resolves.toBe(
         `cursor://file${dev.path}`,
       );
+      await page.locator('#task button[data-action="open"]').click();
+      await expect
+        .poll(() => (fs.existsSync(opened) ? fs.readFileSync(opened, 'utf8') : ''), { timeout: 15_000 })
+        .toBe(dev.path);
+      await expect(page.locator('#notice.info .msg').textContent()).resolves.toMatch(/^Opened \/.+\/dev with sh -c /);
       await screenshot(page, 'task-port-link');
-      const [opened] = await Promise.all([context.waitForEvent('page'), link.click()]);
-      await opened.waitForLoadState();
-      await expect(opened.locator('body').textContent()).resolves.toBe(`hello from dev on ${ports.first}`);
-      await opened.close();
+      const [tab] = await Promise.all([context.waitForEvent('page'), link.click()]);
+      await tab.waitForLoadState();
+      await expect(tab.locator('body').textContent()).resolves.toBe(`hello from dev on ${ports.first}`);
+      await tab.close();
 
       // The server stops: the link goes with it.
       fs.writeFileSync(gate, '');
