@@ -189,6 +189,20 @@ describe('transcript readers on literal lines', () => {
     ]);
   });
 
+  it('cuts a long tool output and a long text, saying how much was left out', () => {
+    const lines = [
+      { type: 'assistant', uuid: 'a', message: { content: [{ type: 'text', text: 'x'.repeat(25_000) }] } },
+      {
+        type: 'user',
+        uuid: 'u',
+        message: { content: [{ type: 'tool_result', tool_use_id: 'c', content: 'y'.repeat(5000) }] },
+      },
+    ];
+    const [text, result] = parseTranscript('claude', lines.map((l) => JSON.stringify(l)).join('\n'));
+    expect(text).toMatchObject({ kind: 'text', text: `${'x'.repeat(20_000)}… [5000 more characters]` });
+    expect(result).toMatchObject({ kind: 'result', output: `${'y'.repeat(4000)}… [1000 more characters]` });
+  });
+
   it('gemini: a message written again with its results replaces the first, in its place', () => {
     const lines = [
       { sessionId: 's', projectHash: 'h', kind: 'main' },

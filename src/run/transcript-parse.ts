@@ -24,6 +24,8 @@ export type TranscriptItem =
 
 /** A tool's input or output longer than this is cut (the file has it all). */
 export const MAX_ITEM_CHARS = 4000;
+/** A prompt or a text of the agent's longer than this is cut. */
+export const MAX_TEXT_CHARS = 20_000;
 
 export function clip(text: string, max = MAX_ITEM_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
@@ -184,9 +186,10 @@ export function parseTranscriptLine(agent: ResumableAgent, text: string, n: numb
     return []; // a line being written, or not the conversation's
   }
   if (!isObject(line)) return [];
-  if (agent === 'claude') return claudeLine(line, n);
-  if (agent === 'codex') return codexLine(line, n);
-  return geminiLine(line);
+  const items = agent === 'claude' ? claudeLine(line, n) : agent === 'codex' ? codexLine(line, n) : geminiLine(line);
+  return items.map((i) =>
+    i.kind === 'prompt' || i.kind === 'text' ? { ...i, text: clip(i.text, MAX_TEXT_CHARS) } : i,
+  );
 }
 
 /** Pure: every item of a whole transcript, an item written again replacing the earlier one in its place. */
