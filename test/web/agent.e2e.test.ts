@@ -51,7 +51,7 @@ describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from
         await expect(page.locator('dialog#confirm select[name="agent"]').inputValue()).resolves.toBe('claude');
         await page
           .locator('dialog#confirm textarea[name="prompt"]')
-          .fill('Write the note,\nthen record where you are.');
+          .fill('Write the note,\nthen record where you are. <img src=x onerror="window.pwned=1">');
         await page.locator('dialog#confirm input[name="id"]').fill('note');
         await screenshot(page, 'start-agent-dialog');
         await page.locator('#confirm-ok').click();
@@ -62,7 +62,7 @@ describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from
         await expect
           .poll(() => transcript.locator('.turn').allTextContents(), { timeout: 60_000 })
           .toEqual([
-            'promptWrite the note,\nthen record where you are.',
+            'promptWrite the note,\nthen record where you are. <img src=x onerror="window.pwned=1">',
             // Each result under its call, though claude called both tools before either answered.
             expect.stringMatching(/^Write\/.*\/note\/agent-note\.txt$/),
             expect.stringMatching(/^File created successfully/),
@@ -93,6 +93,9 @@ describe.skipIf(noChromium !== null || noClaude !== null)('an agent started from
         );
         expect(fs.readFileSync(path.join(shown.json.path, 'agent-note.txt'), 'utf8')).toBe(NOTE);
         expect(shown.json.data.agentSessions?.map((s) => s.agent)).toEqual(['claude']);
+        // The transcript is hostile text too: shown, never run or made into elements.
+        expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
+        expect(await page.locator('#transcript img').count()).toBe(0);
         expect(dialogs).toEqual([]);
       } finally {
         release();
