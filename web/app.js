@@ -5,7 +5,10 @@
 import { TOKEN, age, api, el, showError, showInfo, showLocked } from './dom.js';
 import { driftCell, eventBlock, kv, lastRunCell, portsCell, provisionCell, stateBadge, verifyCell } from './cells.js';
 import { diffView } from './diff.js';
+import { diskView } from './disk.js';
 import { closeLog, openLog } from './log.js';
+import { resultLines } from './results.js';
+import { closeTranscript, openTranscript } from './transcript.js';
 
 const view = document.getElementById('view');
 const live = document.getElementById('live');
@@ -24,6 +27,15 @@ function optionField(o) {
   if (o.type === 'boolean') {
     const input = el('input', { type: 'checkbox', name: o.name });
     return { label: el('label', {}, input, ` ${o.label}`), value: () => input.checked };
+  }
+  if (o.type === 'text' && o.multiline) {
+    const area = el('textarea', {
+      name: o.name,
+      rows: '5',
+      spellcheck: 'false',
+      ...(o.required ? { required: '' } : {}),
+    });
+    return { label: el('label', { class: 'field wide' }, `${o.label} `, area), value: () => area.value };
   }
   const input =
     o.type === 'choice'
@@ -64,15 +76,21 @@ function askAction(action, target) {
     cancel.onclick = () => finish(null);
     dialog.oncancel = () => finish(null);
     dialog.showModal();
-    dialog.querySelector('input[type="text"], select')?.focus();
+    dialog.querySelector('input[type="text"], select, textarea')?.focus();
   });
+}
+
+/** What people call a repository (its folder's name), not warren's internal key. */
+function repoName(project) {
+  const p = fleet && fleet.projects.find((x) => x.key === project);
+  return p ? p.name : meta && meta.project === project ? meta.name : project;
 }
 
 async function runAction(action, project, id) {
   let options = {};
   // Destructive actions ask first; an action with text or choice fields asks for them.
   if (action.destructive || action.options.some((o) => o.type !== 'boolean')) {
-    options = await askAction(action, id ? `task ${id}` : `repository ${project}`);
+    options = await askAction(action, id ? `task ${id}` : `repository ${repoName(project)}`);
     if (options === null) return;
   }
   try {
@@ -81,33 +99,15 @@ async function runAction(action, project, id) {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ project, ...(id ? { id } : {}), options }),
     });
-    showInfo(`${action.label}: done`, details(body.result));
+    showInfo(`${action.label}: done`, resultLines(body.result));
     if (id && action.removesTask) location.hash = '#/';
+    // An agent started in a new task: follow it there.
+    if (!id && body.result && body.result.run) location.hash = taskHref(project, body.result.id);
     scheduleRefresh(0);
   } catch (err) {
     showError(err);
     scheduleRefresh(0);
   }
-}
-
-/** What an action reports, line by line: gc's removed and kept strays (with why), else the fields. */
-function details(result) {
-  if (!result || typeof result !== 'object') return [];
-  if (Array.isArray(result.removed) && Array.isArray(result.kept)) {
-    const lines = [
-      ...result.removed.map((r) => `removed ${r.kind} ${r.path ?? r.branch ?? ''}${r.id ? ` (${r.id})` : ''}`),
-      ...result.kept.map((k) => `kept ${k.kind} ${k.path}: ${k.reason}`),
-    ];
-    return lines.length ? lines : ['nothing to collect'];
-  }
-  if (Array.isArray(result.warnings) && typeof result.branch === 'string') {
-    // A new task: where it is, then every warning recorded while creating it.
-    return [
-      `${result.state}: ${result.branch} at ${result.path}`,
-      ...result.warnings.map((w) => `${w.level}: ${w.message}`),
-    ];
-  }
-  return Object.entries(result).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
 }
 
 /** One call of an action without a dialog (a comment, Send to agent): its result, or null after showing the refusal. */
@@ -147,8 +147,12 @@ function actionButtons(scope, project, id, state) {
 
 // ---- fleet view -----------------------------------------------------------------------------
 
+function taskHref(project, id) {
+  return `#/task/${encodeURIComponent(project)}/${encodeURIComponent(id)}`;
+}
+
 function taskRow(t) {
-  const href = `#/task/${encodeURIComponent(t.project)}/${encodeURIComponent(t.id)}`;
+  const href = taskHref(t.project, t.id);
   return el(
     'tr',
     { 'data-task': t.id, onclick: () => (location.hash = href) },
@@ -157,14 +161,85 @@ function taskRow(t) {
     el('td', {}, stateBadge(t.state), queueBadge(t.queue)),
     el('td', {}, el('code', {}, t.branch)),
     el('td', { 'data-age': t.createdAt }, age(t.createdAt)),
-    el('td', {}, driftCell(t)),
+    el('td', {}, t.landed ? landedCell(t.landed) : driftCell(t)),
     el('td', {}, t.changes === null ? el('span', { class: 'muted' }, '?') : String(t.changes)),
     el('td', {}, provisionCell(t.provision)),
-    el('td', {}, portsCell(t.ports)),
+    el('td', { onclick: (ev) => ev.stopPropagation() }, portsCell(t.ports, t.endpoints)),
     el('td', {}, verifyCell(t.verify)),
     el('td', {}, lastRunCell(t.lastRun)),
     el('td', { class: 'actions' }, actionButtons('task', t.project, t.id, t.state)),
   );
+}
+
+/** A landed task: the commit its work became on the base, instead of its drift. */
+function landedCell(landed) {
+  return el(
+    'span',
+    { class: 'landed', title: `landed on ${landed.base} ${landed.at}` },
+    'landed as ',
+    el('code', {}, landed.commit.slice(0, 12)),
+  );
+}
+
+/** The Trust button, shown while warren.yaml's commands are not trusted: it shows the set first, as `warren trust` does. */
+function trustButton(p) {
+  if (!p.trust || p.trust.trusted) return null;
+  return el(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      'data-action': 'trust',
+      onclick: async (ev) => {
+        ev.stopPropagation();
+        const ok = await askTrust(p);
+        if (!ok) return;
+        try {
+          const result = await callAction('trust', p.key, undefined, { hash: p.trust.hash });
+          showInfo('Trust: done', resultLines(result));
+        } catch {
+          // shown by callAction
+        }
+      },
+    },
+    'Trust commands…',
+  );
+}
+
+/** The set as `warren trust` lists it, `*` marking what is new or changed since an earlier trust; resolves true to trust it. */
+function askTrust(p) {
+  const t = p.trust;
+  const marked = t.trustedAt !== null;
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent =
+    `${repoName(p.key)}'s warren.yaml asks warren to run these commands (sha256 ${t.hash.slice(0, 12)})${marked ? '; * new or changed since you trusted an earlier set' : ''}. warren runs none of them until you trust this set:`;
+  document.getElementById('confirm-options').replaceChildren(
+    ...[
+      el(
+        'pre',
+        { class: 'data trust-set' },
+        t.commands.map((c) => `${marked && t.changed.includes(c) ? '* ' : marked ? '  ' : ''}${c}\n`),
+      ),
+      t.settingsChanged.length
+        ? el('p', { class: 'warn' }, `security settings changed: ${t.settingsChanged.join('; ')}`)
+        : null,
+    ].filter(Boolean),
+  );
+  const ok = document.getElementById('confirm-ok');
+  ok.textContent = 'Trust these commands';
+  ok.className = 'danger';
+  return new Promise((resolve) => {
+    const cancel = document.getElementById('confirm-cancel');
+    const finish = (value) => {
+      ok.onclick = cancel.onclick = dialog.oncancel = null;
+      dialog.close();
+      resolve(value);
+    };
+    ok.onclick = () => finish(true);
+    cancel.onclick = () => finish(false);
+    dialog.oncancel = () => finish(false);
+    dialog.showModal();
+  });
 }
 
 /** The task's place in the merge queue, or why it bounced from it. */
@@ -265,10 +340,23 @@ function projectSection(p, showTitle) {
     el(
       'div',
       { class: 'section-head' },
-      showTitle ? el('h2', {}, p.key, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'),
-      el('div', { class: 'actions' }, actionButtons('project', p.key)),
+      showTitle ? el('h2', {}, p.name, el('span', { class: 'muted' }, `  ${p.root}`)) : el('h2', {}, 'Tasks'),
+      el(
+        'div',
+        { class: 'actions' },
+        trustButton(p),
+        actionButtons('project', p.key),
+        el('a', { class: 'button', href: `#/disk/${encodeURIComponent(p.key)}`, 'data-view': 'disk' }, 'Disk and age'),
+      ),
     ),
     p.error ? el('p', { class: 'error-text' }, p.error) : null,
+    p.trust && !p.trust.trusted
+      ? el(
+          'p',
+          { class: 'warn', 'data-untrusted': p.key },
+          `warren.yaml's commands are not trusted${p.trust.trustedAt ? ' since they changed' : ' yet'}: setup, verify and its agents will not run until you trust them (Trust commands…, or \`warren trust\`).`,
+        )
+      : null,
     p.tasks.length === 0 && !p.error
       ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
       : el(
@@ -338,6 +426,47 @@ async function loadFleet() {
   if (route().name === 'fleet') renderFleet();
 }
 
+// ---- disk and age view ----------------------------------------------------------------------
+
+async function loadDisk(project) {
+  const data = await api(`/api/disk?project=${encodeURIComponent(project)}`);
+  const r = route();
+  if (r.name !== 'disk' || r.project !== project) return;
+  view.replaceChildren(diskView(data, data.name, taskHref, (ids) => removeLanded(project, ids, data.name)));
+}
+
+/** Asks first, naming the tasks and where their work is kept, then removes them through `rm --discard`. */
+async function removeLanded(project, ids, name) {
+  const action = (meta ? meta.actions : []).find((a) => a.name === 'rm-landed');
+  if (!action || ids.length === 0) return;
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-text').textContent =
+    `Remove ${ids.length} landed task(s) of ${name}: ${ids.join(', ')}? Each is saved under refs/warren/archive/ID/ first (\`warren restore ID\` brings it back).`;
+  document.getElementById('confirm-options').replaceChildren();
+  const ok = document.getElementById('confirm-ok');
+  ok.textContent = 'Remove';
+  ok.className = 'danger';
+  const yes = await new Promise((resolve) => {
+    const cancel = document.getElementById('confirm-cancel');
+    const finish = (value) => {
+      ok.onclick = cancel.onclick = dialog.oncancel = null;
+      dialog.close();
+      resolve(value);
+    };
+    ok.onclick = () => finish(true);
+    cancel.onclick = () => finish(false);
+    dialog.oncancel = () => finish(false);
+    dialog.showModal();
+  });
+  if (!yes) return;
+  try {
+    const result = await callAction('rm-landed', project, undefined, {});
+    showInfo(`${action.label}: done`, resultLines(result));
+  } catch {
+    // shown by callAction
+  }
+}
+
 // ---- task view ------------------------------------------------------------------------------
 
 async function loadTask(project, id) {
@@ -347,6 +476,7 @@ async function loadTask(project, id) {
   } catch (err) {
     if (err.info && err.info.code === 'TASK_NOT_FOUND') {
       closeLog();
+      closeTranscript();
       view.replaceChildren(
         el('p', { class: 'muted' }, `Task ${id} is gone. `, el('a', { href: '#/' }, 'Back to the fleet')),
       );
@@ -358,6 +488,7 @@ async function loadTask(project, id) {
   if (r.name !== 'task' || r.id !== id || r.project !== project) return;
   const t = data.task;
   const logBox = el('div', { id: 'log-box' });
+  const transcriptBox = el('div', { id: 'transcript-box' });
   view.replaceChildren(
     el(
       'div',
@@ -371,31 +502,28 @@ async function loadTask(project, id) {
       ),
       kv([
         ['branch', el('code', {}, t.branch)],
-        ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
+        t.landed
+          ? ['landed', landedCell(t.landed)]
+          : ['base', `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)`],
         ['path', el('code', {}, t.path)],
+        ['open in', editorLinks(t)],
         ['age', age(t.createdAt)],
         ['changes', t.changes === null ? '?' : String(t.changes)],
         ['provisioned', provisionCell(t.provision)],
-        ['ports', portsCell(t.ports)],
+        ['ports', portsCell(t.ports, t.endpoints)],
         ['verify', verifyCell(t.verify)],
         ['last run', lastRunCell(t.lastRun)],
       ]),
+      el('h3', {}, 'Conversation'),
+      transcriptBox,
       el('h3', {}, 'Live log'),
       logBox,
       el('h3', {}, 'Setup'),
       eventBlock(data.setup),
       el('h3', {}, 'Verify'),
       eventBlock(data.verify),
-      el('h3', {}, `Commits not on ${t.base}${data.commits.ok ? ` (${data.commits.value.length})` : ''}`),
-      !data.commits.ok
-        ? el('p', { class: 'error-text' }, `Could not read the commits: ${data.commits.error}`)
-        : data.commits.value.length === 0
-          ? el('p', { class: 'muted' }, 'None.')
-          : el(
-              'ul',
-              { class: 'commits' },
-              data.commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject)),
-            ),
+      // A landed task's work is on the base as one commit: its own commits are history.
+      t.landed ? null : commitsSection(t, data.commits),
       el('h3', {}, 'Changes against the base'),
       data.diff.ok
         ? diffView(data.diff.value, {
@@ -445,11 +573,77 @@ async function loadTask(project, id) {
       ),
     ),
   );
+  if (data.conversation) openTranscript(t.project, t.id, data.conversation, transcriptBox);
+  else {
+    closeTranscript();
+    transcriptBox.replaceChildren(
+      el('p', { class: 'muted' }, 'No agent has run in this task yet (Run agent starts one).'),
+    );
+  }
   if (data.log) openLog(t.project, t.id, data.log, logBox);
   else {
     closeLog();
     logBox.replaceChildren(el('p', { class: 'muted' }, 'No command has run yet.'));
   }
+}
+
+/** The commits on the task's branch that its base does not have. */
+function commitsSection(t, commits) {
+  return [
+    el('h3', {}, `Commits not on ${t.base}${commits.ok ? ` (${commits.value.length})` : ''}`),
+    !commits.ok
+      ? el('p', { class: 'error-text' }, `Could not read the commits: ${commits.error}`)
+      : commits.value.length === 0
+        ? el('p', { class: 'muted' }, 'None.')
+        : el(
+            'ul',
+            { class: 'commits' },
+            commits.value.map((c) => el('li', {}, el('code', {}, c.sha.slice(0, 12)), ' ', c.subject)),
+          ),
+  ];
+}
+
+/**
+ * Links that open the workspace in an editor installed on this machine (its URL scheme opens
+ * the folder), and a button for the editor named in $WARREN_HOME/config.yaml (`editor:`).
+ */
+function editorLinks(t) {
+  const editors = [
+    ['VS Code', 'vscode'],
+    ['Cursor', 'cursor'],
+  ];
+  const encoded = t.path.split('/').map(encodeURIComponent).join('/');
+  const configured = meta && Array.isArray(meta.editor) ? meta.editor : null;
+  return el(
+    'span',
+    { class: 'editors' },
+    editors.map(([name, scheme], i) => [
+      i > 0 ? ' · ' : null,
+      el('a', { href: `${scheme}://file${encoded}`, 'data-editor': scheme }, name),
+    ]),
+    configured
+      ? [
+          ' · ',
+          el(
+            'button',
+            {
+              type: 'button',
+              'data-action': 'open',
+              title: `runs ${configured.join(' ')} ${t.path}`,
+              onclick: async () => {
+                try {
+                  const r = await callAction('open', t.project, t.id, {});
+                  showInfo(`Opened ${r.path} with ${r.editor.join(' ')}`);
+                } catch {
+                  // shown by callAction
+                }
+              },
+            },
+            `Open in ${configured[0].split('/').pop()}`,
+          ),
+        ]
+      : null,
+  );
 }
 
 /** The task's review comments (open first), each resolvable, and Send to agent with the open ones. */
@@ -534,7 +728,9 @@ function reviewPanel(t, data) {
 
 function route() {
   const m = /^#\/task\/([^/]+)\/([^/]+)$/.exec(location.hash);
-  return m ? { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : { name: 'fleet' };
+  if (m) return { name: 'task', project: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) };
+  const d = /^#\/disk\/([^/]+)$/.exec(location.hash);
+  return d ? { name: 'disk', project: decodeURIComponent(d[1]) } : { name: 'fleet' };
 }
 
 let refreshing = false;
@@ -552,8 +748,13 @@ async function refresh() {
     if (r.name === 'task' && composing && document.querySelector('tr.comment-form')) return;
     composing = false;
     if (r.name === 'task') await loadTask(r.project, r.id);
-    else {
+    else if (r.name === 'disk') {
       closeLog();
+      closeTranscript();
+      await loadDisk(r.project);
+    } else {
+      closeLog();
+      closeTranscript();
       await loadFleet();
     }
   } catch (err) {
@@ -581,7 +782,12 @@ function connect() {
   es.addEventListener('change', (ev) => {
     const change = JSON.parse(ev.data);
     const r = route();
-    if (r.name === 'fleet' || (change.project === r.project && change.taskId === r.id)) scheduleRefresh();
+    if (
+      r.name === 'fleet' ||
+      (r.name === 'disk' && change.project === r.project) ||
+      (change.project === r.project && change.taskId === r.id)
+    )
+      scheduleRefresh();
   });
   // The server dropped events while this page was not reading: re-read everything.
   es.addEventListener('missed', () => scheduleRefresh(0));
@@ -606,7 +812,8 @@ async function start() {
   connect();
   // Edits inside a workspace record no event; re-read now and then so change counts stay true.
   setInterval(() => {
-    if (document.visibilityState === 'visible') scheduleRefresh(0);
+    // Not the disk view: it walks every workspace, and is read again when an event says so.
+    if (document.visibilityState === 'visible' && route().name !== 'disk') scheduleRefresh(0);
   }, 15000);
   await refresh();
 }

@@ -19,16 +19,32 @@ export function provisionCell(list) {
   );
 }
 
-export function portsCell(ports) {
+/** The task's port block, and a link for each port something listens on (a dev server), services alike. */
+export function portsCell(ports, endpoints = []) {
   if (ports === null || ports === undefined) return el('span', { class: 'muted' }, '—');
-  if (typeof ports !== 'object') return String(ports);
-  if (Array.isArray(ports)) return ports.map(String).join(', ');
-  if (typeof ports.start === 'number' && typeof ports.end === 'number') return `${ports.start}–${ports.end}`;
-  if (typeof ports.first === 'number' && typeof ports.count === 'number')
-    return `${ports.first}–${ports.first + ports.count - 1}`;
-  return Object.entries(ports)
-    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
-    .join(' ');
+  const range =
+    typeof ports.first === 'number' && typeof ports.count === 'number'
+      ? `${ports.first}–${ports.first + ports.count - 1}`
+      : '?';
+  return el(
+    'span',
+    { class: 'ports' },
+    el('span', { class: 'muted' }, range),
+    endpoints.map((e) =>
+      el(
+        'a',
+        {
+          class: `endpoint${e.listening === null ? ' unknown' : ''}`,
+          'data-port': String(e.port),
+          href: e.url,
+          target: '_blank',
+          rel: 'noopener noreferrer',
+          title: e.listening === null ? 'whether something listens here cannot be told' : `${e.name}: listening`,
+        },
+        `${e.kind === 'service' ? e.name : ':' + e.port}`,
+      ),
+    ),
+  );
 }
 
 export function lastRunCell(run) {

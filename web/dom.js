@@ -126,11 +126,14 @@ export function showLocked() {
 export function showError(err) {
   if (err && err.locked) return;
   const info = err.info || { code: 'ERROR', message: String(err.message || err) };
+  // replaceChildren would write a null as the text "null": absent parts are left out.
   notice.replaceChildren(
-    el('strong', {}, info.code),
-    el('span', { class: 'msg' }, info.message),
-    info.hint ? el('span', { class: 'hint' }, `hint: ${info.hint}`) : null,
-    el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+    ...[
+      el('strong', {}, info.code),
+      el('span', { class: 'msg' }, info.message),
+      info.hint ? el('span', { class: 'hint' }, `hint: ${info.hint}`) : null,
+      el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+    ].filter(Boolean),
   );
   notice.className = 'error';
   notice.hidden = false;
@@ -138,15 +141,17 @@ export function showError(err) {
 
 export function showInfo(text, lines = []) {
   notice.replaceChildren(
-    el('span', { class: 'msg' }, text),
-    lines.length
-      ? el(
-          'ul',
-          { class: 'details' },
-          lines.map((l) => el('li', {}, l)),
-        )
-      : null,
-    el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+    ...[
+      el('span', { class: 'msg' }, text),
+      lines.length
+        ? el(
+            'ul',
+            { class: 'details' },
+            lines.map((l) => el('li', {}, l)),
+          )
+        : null,
+      el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
+    ].filter(Boolean),
   );
   notice.className = 'info';
   notice.hidden = false;

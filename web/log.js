@@ -1,4 +1,5 @@
 // The live log of a task's newest command: a server-sent stream appended as text nodes.
+import { ansiParser } from './ansi.js';
 import { TOKEN, el } from './dom.js';
 
 // The page keeps the last part of a long log, not all of it: the log file has everything.
@@ -73,7 +74,9 @@ export function openLog(project, id, source, container) {
       ),
     );
   });
-  es.addEventListener('chunk', (ev) => show(document.createTextNode(JSON.parse(ev.data).text)));
+  // Colours are drawn, other escape codes dropped: the text never shows them raw.
+  const parse = ansiParser();
+  es.addEventListener('chunk', (ev) => parse(JSON.parse(ev.data).text).forEach(show));
   es.addEventListener('end', (ev) => {
     flush();
     const info = JSON.parse(ev.data);

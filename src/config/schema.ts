@@ -136,6 +136,11 @@ export const userConfigSchema = z.strictObject({
         ),
     )
     .optional(),
+  /**
+   * The command the dashboard's "Open in editor" runs, the workspace's path added as its last
+   * argument (`[code]`, `[zed]`, `[idea]`): argv, never a shell.
+   */
+  editor: z.array(z.string().min(1)).min(1).optional(),
 });
 
 export type UserConfig = z.infer<typeof userConfigSchema>;

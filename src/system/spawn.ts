@@ -229,3 +229,22 @@ export function spawnDetached(
   child.unref();
   return child.pid;
 }
+
+/**
+ * Starts a program the user named to open something (an editor on a folder): its own session,
+ * no pipes, not waited for. Settles once the process has started, or with the spawn error (a
+ * program not found), so that the caller can say it — unlike spawnDetached, whose caller has
+ * no one to tell.
+ */
+export function launchDetached(argv: readonly string[], options: { cwd?: string } = {}): Promise<number> {
+  const [file, ...args] = argv;
+  if (file === undefined) return Promise.reject(new Error('launchDetached: empty argv'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: options.cwd, env: process.env, stdio: 'ignore', detached: true });
+    child.once('error', reject);
+    child.once('spawn', () => {
+      child.unref();
+      resolve(child.pid ?? 0);
+    });
+  });
+}

@@ -1,13 +1,17 @@
-import { WarrenError } from '../errors.js';
+import { WarrenError, isWarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import { queueLand, workQueue } from '../queue/operations.js';
+import { agentNames, assertAgentKnown, isRepositoryAgent } from '../run/agents.js';
+import { runAgent } from '../run/operations.js';
 import { verifyTask } from '../run/setup-verify.js';
+import { assertTrusted, trustCommands } from '../run/trust.js';
 import type { WarrenConfig } from '../config/schema.js';
 import { TASK_TYPES, type TaskState } from '../state/types.js';
 import { addComment, setCommentState } from '../review/comments.js';
 import { sendReview } from '../review/send.js';
 import { createTask } from '../workspace/create.js';
+import { openInEditor } from '../workspace/editor.js';
 import { createdSummary } from '../workspace/created.js';
 import { gc } from '../workspace/gc.js';
 import { taskTypes } from '../workspace/ids.js';
@@ -22,12 +26,19 @@ import { removeTask } from '../workspace/remove.js';
 /** One field of an action's dialog: a checkbox, a text box or a list to choose from. */
 export type ActionOption =
   | { name: string; label: string; type: 'boolean' }
-  | { name: string; label: string; type: 'text'; required: boolean }
+  /** `multiline`: a box for a paragraph (a prompt), not a line. */
+  | { name: string; label: string; type: 'text'; required: boolean; multiline?: boolean }
   /**
    * The first choice is the default; an empty value means "as warren.yaml says". `choicesFrom`:
-   * the choices are the repository's own (its task types), and the library call checks them.
+   * the choices are the repository's own (its task types, its agents), and the library call checks them.
    */
-  | { name: string; label: string; type: 'choice'; choices: readonly string[]; choicesFrom?: 'types' };
+  | {
+      name: string;
+      label: string;
+      type: 'choice';
+      choices: readonly string[];
+      choicesFrom?: 'types' | 'agents';
+    };
 
 export type ActionValues = Record<string, boolean | string>;
 
@@ -45,19 +56,74 @@ interface ActionBase {
   inline?: boolean;
 }
 
+/**
+ * Work an action starts and does not wait for (an agent's run): the server keeps it, and waits
+ * for it before it exits, as for an action still answering.
+ */
+export type KeepRunning = (work: Promise<unknown>) => void;
+
 export interface TaskAction extends ActionBase {
   scope: 'task';
-  run(ctx: ProjectContext, id: string, options: ActionValues): Promise<unknown>;
+  run(ctx: ProjectContext, id: string, options: ActionValues, keep: KeepRunning): Promise<unknown>;
 }
 
 export interface ProjectAction extends ActionBase {
   scope: 'project';
-  run(ctx: ProjectContext, options: ActionValues): Promise<unknown>;
+  run(ctx: ProjectContext, options: ActionValues, keep: KeepRunning): Promise<unknown>;
 }
 
 export type WebAction = TaskAction | ProjectAction;
 
 const text = (v: boolean | string | undefined): string => (typeof v === 'string' ? v.trim() : '');
+
+/** Where a task can still change: verify, checkpoint and land are not offered on a landed task. */
+const ACTIVE: readonly TaskState[] = ['ready', 'setup_failed'];
+
+const AGENT_OPTIONS: readonly ActionOption[] = [
+  { name: 'agent', label: 'agent', type: 'choice', choices: ['claude'], choicesFrom: 'agents' },
+  { name: 'prompt', label: 'prompt', type: 'text', required: true, multiline: true },
+];
+
+/** How long the page waits for a started agent's run to be recorded before it answers. */
+const START_WAIT_MS = 10_000;
+
+/**
+ * Starts `warren run ID --agent NAME --prompt …` (the same library call) and answers once the run
+ * is recorded as started, or refused: an agent runs for minutes, and the page follows it through
+ * the task's log and transcript instead of waiting on one request. The run goes on in the server.
+ */
+async function startAgent(
+  ctx: ProjectContext,
+  id: string,
+  o: ActionValues,
+  keep: KeepRunning,
+): Promise<{ id: string; agent: string; started: boolean; runId: string | null }> {
+  const agent = text(o.agent);
+  const prompt = typeof o.prompt === 'string' ? o.prompt : '';
+  const since = ctx.store.lastEventSeq();
+  const running = runAgent(ctx, id, { agent, prompt });
+  keep(running.catch(() => undefined)); // its outcome is in the run's events and log
+  const deadline = Date.now() + START_WAIT_MS;
+  for (;;) {
+    const started = ctx.store
+      .eventsSince(since)
+      .find((e) => e.kind === 'run.started' && e.taskId === id && e.project === ctx.key);
+    if (started?.kind === 'run.started') return { id, agent, started: true, runId: started.data.runId };
+    // A refusal (the task is busy, not runnable) comes back as the run's rejection.
+    const settled = await Promise.race([
+      running.then((r) => r.runId),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 100)),
+    ]);
+    if (settled !== null) return { id, agent, started: true, runId: settled };
+    if (Date.now() > deadline) return { id, agent, started: false, runId: null };
+  }
+}
+
+/** Refuses an unknown agent, or a warren.yaml agent not trusted yet, before a task is made for it. */
+function assertAgentRunnable(ctx: ProjectContext, agent: string): void {
+  assertAgentKnown(ctx.config, agent);
+  if (isRepositoryAgent(ctx.config, agent)) assertTrusted(ctx, ['agent'], 'Nothing was created or run.', [agent]);
+}
 
 export const ACTIONS: readonly WebAction[] = [
   {
@@ -91,11 +157,50 @@ export const ACTIONS: readonly WebAction[] = [
     },
   },
   {
+    name: 'agent',
+    label: 'Start agent',
+    scope: 'project',
+    destructive: false,
+    removesTask: false,
+    options: [
+      ...AGENT_OPTIONS,
+      { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES, choicesFrom: 'types' },
+      { name: 'id', label: 'task ID', type: 'text', required: true },
+      { name: 'base', label: "base (default: the main worktree's branch)", type: 'text', required: false },
+    ],
+    // `warren new` and `warren run --agent` in one step, through the same library calls.
+    run: async (ctx, o, keep) => {
+      assertAgentRunnable(ctx, text(o.agent));
+      const since = ctx.store.lastEventSeq();
+      const task = await createTask(ctx, {
+        type: text(o.type),
+        id: text(o.id),
+        ...(text(o.base) ? { base: text(o.base) } : {}),
+      });
+      const created = createdSummary(ctx, task, since);
+      return { ...created, run: await startAgent(ctx, task.id, o, keep) };
+    },
+  },
+  {
+    name: 'run',
+    label: 'Run agent',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    states: ACTIVE,
+    options: AGENT_OPTIONS,
+    run: (ctx, id, o, keep) => {
+      assertAgentRunnable(ctx, text(o.agent));
+      return startAgent(ctx, id, o, keep);
+    },
+  },
+  {
     name: 'verify',
     label: 'Verify',
     scope: 'task',
     destructive: false,
     removesTask: false,
+    states: ACTIVE,
     options: [],
     run: (ctx, id) => verifyTask(ctx, id),
   },
@@ -105,6 +210,7 @@ export const ACTIONS: readonly WebAction[] = [
     scope: 'task',
     destructive: false,
     removesTask: false,
+    states: ACTIVE,
     options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
     run: (ctx, id, o) => checkpointTask(ctx, id, { acceptHooks: o.acceptHooks === true }),
   },
@@ -115,7 +221,7 @@ export const ACTIONS: readonly WebAction[] = [
     destructive: true,
     removesTask: false,
     // A landed task has nothing more to land.
-    states: ['ready', 'setup_failed'],
+    states: ACTIVE,
     options: [{ name: 'acceptHooks', label: 'accept changed git hooks as the new baseline', type: 'boolean' }],
     // Joins the merge queue; the server works the queue itself when nobody else does.
     run: async (ctx, id, o) => {
@@ -204,6 +310,56 @@ export const ACTIONS: readonly WebAction[] = [
     run: (ctx, id, o) => sendReview(ctx, id, { agent: text(o.agent) }),
   },
   {
+    name: 'open',
+    label: 'Open in editor',
+    scope: 'task',
+    destructive: false,
+    removesTask: false,
+    // Offered beside the editor links when config.yaml names an editor.
+    inline: true,
+    options: [],
+    run: (ctx, id) => openInEditor(ctx, id),
+  },
+  {
+    name: 'rm-landed',
+    label: 'Remove landed tasks',
+    scope: 'project',
+    destructive: true,
+    removesTask: false,
+    // Offered by the disk view, which names the tasks first.
+    inline: true,
+    options: [],
+    // `warren rm ID --discard` for each landed task: everything is saved under
+    // refs/warren/archive/ID/ first (`warren restore ID` brings it back); one that is refused
+    // (busy, say) is named with why, and the others go on.
+    run: async (ctx) => {
+      const removed: { id: string; archive: string | null }[] = [];
+      const refused: { id: string; code: string; message: string }[] = [];
+      for (const task of ctx.store.listTasks(ctx.key).filter((t) => t.state === 'landed')) {
+        try {
+          const r = await removeTask(ctx, task.id, { discard: true });
+          removed.push({ id: task.id, archive: r.archive ?? null });
+        } catch (err) {
+          if (!isWarrenError(err)) throw err;
+          refused.push({ id: task.id, code: err.code, message: err.message });
+        }
+      }
+      return { removedLanded: removed, refused };
+    },
+  },
+  {
+    name: 'trust',
+    label: 'Trust',
+    scope: 'project',
+    destructive: false,
+    removesTask: false,
+    inline: true,
+    // The page shows the set (as `warren trust` does) and sends the hash it showed: a set that
+    // changed in between is refused, not trusted unseen.
+    options: [{ name: 'hash', label: 'sha256 of the set shown', type: 'text', required: true }],
+    run: (ctx, o) => Promise.resolve(trustCommands(ctx, text(o.hash))),
+  },
+  {
     name: 'gc',
     label: 'Collect strays (gc)',
     scope: 'project',
@@ -217,7 +373,9 @@ export const ACTIONS: readonly WebAction[] = [
 /** What the page needs to draw the buttons, with the repository's own choices; the functions stay on the server. */
 export function describeActions(config: WarrenConfig): Omit<WebAction, 'run'>[] {
   const filled = (o: ActionOption): ActionOption =>
-    o.type === 'choice' && o.choicesFrom === 'types' ? { ...o, choices: taskTypes(config) } : o;
+    o.type !== 'choice' || o.choicesFrom === undefined
+      ? o
+      : { ...o, choices: o.choicesFrom === 'types' ? taskTypes(config) : agentsFirstClaude(config) };
   return ACTIONS.map(({ name, label, scope, destructive, removesTask, options, states, inline }) => ({
     name,
     label,
@@ -228,6 +386,12 @@ export function describeActions(config: WarrenConfig): Omit<WebAction, 'run'>[] 
     ...(states ? { states } : {}),
     ...(inline ? { inline } : {}),
   }));
+}
+
+/** The agents to choose from, claude first (the default), then the others by name. */
+function agentsFirstClaude(config: WarrenConfig): string[] {
+  const names = agentNames(config);
+  return names.includes('claude') ? ['claude', ...names.filter((n) => n !== 'claude')] : names;
 }
 
 export interface ActionRequest {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import { environmentError } from '../state/faults.js';
 import { streamSSE } from 'hono/streaming';
@@ -8,10 +9,14 @@ import { validateTaskId } from '../workspace/ids.js';
 import { describeActions, findAction, parseActionRequest } from './actions.js';
 import { BoundedSender } from './bounded-sender.js';
 import type { EventHub } from './event-hub.js';
+import { fleetDisk } from './disk.js';
+import { editorCommand } from '../workspace/editor.js';
 import { allProjectsFleet, projectFleet } from './fleet.js';
 import { followLog, resolveLog } from './log-tail.js';
 import { logSource } from './run-events.js';
+import { newestConversation } from '../run/transcript.js';
 import { taskView } from './task-view.js';
+import { followTranscript } from './transcript-stream.js';
 
 export interface ApiDeps {
   project: ProjectContext;
@@ -49,9 +54,12 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     return openProjectWith(known.root, { lifecycle: deps.project.lifecycle, store, reporter: deps.project.reporter });
   };
 
-  app.get('/api/meta', (c) =>
+  app.get('/api/meta', async (c) =>
     c.json({
+      // config.yaml's editor, for the page's "Open in editor" (null: none set, or the file is invalid).
+      editor: await editorCommand(store.home).catch(() => null),
       project: deps.project.key,
+      name: path.basename(deps.project.repo.root),
       root: deps.project.repo.root,
       home: store.home,
       actions: describeActions(deps.project.config),
@@ -63,6 +71,15 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     try {
       if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store, deps.project));
       return c.json({ generatedAt: new Date().toISOString(), projects: [await projectFleet(deps.project)] });
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // The disk and age of every task of a repository: a walk of each workspace, so on demand only.
+  app.get('/api/disk', async (c) => {
+    try {
+      return c.json(await fleetDisk(await projectFor(c.req.query('project'))));
     } catch (err) {
       return errorResponse(c, err);
     }
@@ -89,8 +106,15 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       });
       const request = parseActionRequest(action, body);
       const ctx = await projectFor(request.project);
+      // An agent's run goes on after the answer: the server waits for it as for an action.
+      const keep = (work: Promise<unknown>) => {
+        deps.inflight.add(work);
+        void work.finally(() => deps.inflight.delete(work));
+      };
       const running =
-        action.scope === 'task' ? action.run(ctx, request.id ?? '', request.options) : action.run(ctx, request.options);
+        action.scope === 'task'
+          ? action.run(ctx, request.id ?? '', request.options, keep)
+          : action.run(ctx, request.options, keep);
       deps.inflight.add(running);
       try {
         return c.json({ ok: true, result: await running });
@@ -139,6 +163,52 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       end();
     }),
   );
+
+  // The conversation of the task's newest agent run, from its CLI's transcript, followed until the run ends.
+  app.get('/api/transcript', async (c) => {
+    let ctx: ProjectContext;
+    let id: string;
+    try {
+      ctx = await projectFor(c.req.query('project'));
+      id = validateTaskId(c.req.query('id') ?? '');
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+    const first = newestConversation(store, ctx.key, id);
+    if (!first)
+      return c.json(
+        {
+          error: { code: 'NO_TRANSCRIPT', message: `task ${id} has no agent run whose conversation warren can read.` },
+        },
+        404,
+      );
+    return streamSSE(c, async (stream) => {
+      const send = (event: string, data: unknown): Promise<void> =>
+        stream.writeSSE({ event, data: JSON.stringify(data) });
+      await new Promise<void>((resolve) => {
+        const follower = followTranscript({
+          // The same run, looked up again each time: its transcript may appear after it started.
+          conversation: () => {
+            const now = newestConversation(store, ctx.key, id);
+            return now?.runId === first.runId ? now : null;
+          },
+          onMeta: (m) => send('meta', m),
+          onItems: (items, skipped) => send('items', { items, skipped }),
+          onEnd: async (info) => {
+            await send('end', info);
+            done();
+          },
+        });
+        const done = () => {
+          follower.stop();
+          deps.closers.delete(done);
+          resolve();
+        };
+        deps.closers.add(done);
+        stream.onAbort(done);
+      });
+    });
+  });
 
   // The live log of the task's newest command, followed until its finishing event.
   app.get('/api/log', async (c) => {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { isWarrenError } from '../errors.js';
 import { provisionedChanges, type ProvisionedStatus } from '../provision/status/status.js';
 import type { PortBlock } from '../run/ports.js';
@@ -6,8 +7,11 @@ import type { Task } from '../state/types.js';
 import { openProjectWith, type ProjectContext } from '../workspace/context.js';
 import { baseTip, changeCount, drift } from '../workspace/git-view.js';
 import { scan, type Stray } from '../workspace/scan.js';
+import { portEndpoints, listeningPorts, type TaskEndpoint } from './endpoints.js';
 import { lastRun, type LastRun } from './run-events.js';
 import { listQueue, type QueueListing } from '../queue/operations.js';
+import { describeCommand } from '../config/trust.js';
+import { trustState } from '../run/trust.js';
 
 /** One row of the fleet table: the task record plus what git and the events say about it. */
 export interface FleetTask {
@@ -25,11 +29,15 @@ export interface FleetTask {
   changes: number | null;
   provision: ProvisionedPath[];
   ports: PortBlock | null;
+  /** What it serves, as links: listening ports of its block (and services, as they come). */
+  endpoints: TaskEndpoint[];
   lastRun: LastRun | null;
   /** The task's latest verify: passed, or which commands failed (a failed required one fails it). */
   verify: { at: string; passed: boolean; failed: { id: string; required: boolean }[] } | null;
   /** The task's newest merge-queue entry: waiting, being tested, or why it bounced. */
   queue: QueueRow | null;
+  /** What `land` put on the base: the page says "landed as <commit>". */
+  landed: { commit: string; base: string; at: string } | null;
 }
 
 export type QueueRow = QueueListing['entries'][number];
@@ -43,14 +51,44 @@ export interface ProvisionedPath {
 }
 
 export interface FleetProject {
+  /** warren's internal key for the repository (`<name>-<hash>`). */
   key: string;
+  /** What people call it: its main checkout's folder name. */
+  name: string;
   root: string;
   tasks: FleetTask[];
   strays: Stray[];
   /** The merge queue: who works it, and its recent entries (oldest first). */
   queue: QueueListing;
+  /** Whether warren.yaml's commands are trusted; when not, the set `warren trust` would show. */
+  trust: TrustView | null;
   /** Set when the project could not be read (repository moved, config invalid). */
   error: string | null;
+}
+
+export interface TrustView {
+  trusted: boolean;
+  /** The hash the Trust button sends back: only this set is trusted. */
+  hash: string;
+  /** Each command and setting as `warren trust` lists it (`setup deps: npm ci`). */
+  commands: string[];
+  /** Those new or changed since the set trusted before (all, the first time). */
+  changed: string[];
+  settingsChanged: string[];
+  trustedAt: string | null;
+}
+
+/** The repository's trust, as the page shows it. */
+export function trustView(ctx: ProjectContext): TrustView {
+  const state = trustState(ctx);
+  return {
+    trusted: state.trusted,
+    hash: state.hash,
+    commands: state.commands.map(describeCommand),
+    changed: state.changed.map(describeCommand),
+    settingsChanged: state.settingsChanged,
+    trustedAt: state.trustedAt,
+  };
 }
 
 export interface Fleet {
@@ -117,9 +155,13 @@ export async function fleetTask(
     changes,
     provision,
     ports: task.data.ports ?? null,
+    endpoints: portEndpoints(task.data.ports ?? null, listeningPorts()),
     lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
     verify: verifyOf(task),
     queue: queue?.entries.findLast((e) => e.id === task.id) ?? null,
+    landed: task.data.landed
+      ? { commit: task.data.landed.commit, base: task.data.landed.base, at: task.data.landed.at }
+      : null,
   };
 }
 
@@ -157,7 +199,16 @@ export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
   const queue = listQueue(ctx);
   const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips, queue));
   const { strays } = await scan(ctx);
-  return { key: ctx.key, root: ctx.repo.root, tasks: rows, strays, queue, error: null };
+  return {
+    key: ctx.key,
+    name: path.basename(ctx.repo.root),
+    root: ctx.repo.root,
+    tasks: rows,
+    strays,
+    queue,
+    trust: trustView(ctx),
+    error: null,
+  };
 }
 
 /** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
@@ -175,10 +226,12 @@ export async function allProjectsFleet(
       const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
       projects.push({
         key: p.key,
+        name: path.basename(p.root),
         root: p.root,
         tasks: [],
         strays: [],
         queue: { processor: null, entries: [] },
+        trust: null,
         error: message,
       });
     }

@@ -59,6 +59,10 @@ const CLIENT_FILES: Record<string, string> = {
   '/cells.js': JS,
   '/log.js': JS,
   '/diff.js': JS,
+  '/ansi.js': JS,
+  '/transcript.js': JS,
+  '/results.js': JS,
+  '/disk.js': JS,
   '/app.css': 'text/css; charset=utf-8',
   // Served here, never fetched from elsewhere; also at /favicon.ico, where browsers look unasked.
   '/favicon.svg': 'image/svg+xml',

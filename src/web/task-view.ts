@@ -2,6 +2,7 @@ import { WarrenError, isWarrenError } from '../errors.js';
 import type { WarrenEvent } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { agentNames } from '../run/agents.js';
+import { newestConversation, type Conversation } from '../run/transcript.js';
 import { taskComments, type Comment } from '../review/comments.js';
 import { DASHBOARD_PATCH_BYTES, diffOf, type TaskDiff } from '../review/diff.js';
 import { defaultReviewAgent } from '../review/send.js';
@@ -24,6 +25,8 @@ export interface TaskView {
   events: WarrenEvent[];
   setup: WarrenEvent | null;
   verify: WarrenEvent | null;
+  /** The newest agent run whose CLI keeps a transcript: the page follows it (`/api/transcript`). */
+  conversation: Conversation | null;
   /** The newest command with a log: whether it is still running, and its log path. */
   log: { startedSeq: number; path: string; running: boolean } | null;
   /** Commits on the branch that the base does not have, newest first (at most 100). */
@@ -75,6 +78,7 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     events,
     setup: newestOfKinds(events, SETUP_KINDS),
     verify: newestOfKinds(events, VERIFY_KINDS),
+    conversation: newestConversation(ctx.store, ctx.key, task.id),
     log: source ? { startedSeq: source.startedSeq, path: source.path, running: source.finished === null } : null,
     commits: await readout(() => branchCommits(ctx.repo, task)),
     diff: await readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),

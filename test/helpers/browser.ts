@@ -83,6 +83,8 @@ export function networkServiceOf(profile: string): number {
 const DOCS_SCREENSHOTS: Readonly<Record<string, string>> = {
   'task-log-running': 'docs/dashboard.png',
   'new-task-dialog': 'docs/dashboard-new-task.png',
+  'task-agent-transcript': 'docs/dashboard-agent.png',
+  'disk-view': 'docs/dashboard-disk.png',
 };
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -36,13 +36,29 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
-export async function startModelServer(): Promise<ModelServer> {
+export interface ModelServerOptions {
+  /**
+   * Called before a request is answered; the answer waits for the promise it returns (a test
+   * holds the final answer back to watch a turn in progress).
+   */
+  hold?(request: { path: string; body: Record<string, unknown> }): Promise<void> | undefined;
+}
+
+/** Pure: does this Anthropic Messages request send tool results back (so the final answer comes next)? */
+export function sendsToolResults(body: Record<string, unknown>): boolean {
+  const messages = Array.isArray(body.messages) ? (body.messages as { content: unknown }[]) : [];
+  const last = messages[messages.length - 1];
+  return Array.isArray(last?.content) && (last.content as { type?: string }[]).some((b) => b.type === 'tool_result');
+}
+
+export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const received: Received[] = [];
   let calls = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', () => void answer());
+    const answer = async () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const entry: Received = {
         method: req.method ?? '',
@@ -59,13 +75,14 @@ export async function startModelServer(): Promise<ModelServer> {
       } catch {
         // not JSON: answered below as unknown
       }
+      await options.hold?.({ path: url, body: json });
       if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++);
       else if (url.startsWith('/v1/responses')) entry.answer = openai(json, res, calls++);
       else if (/^\/v1beta\/models\/[^/:]+:(stream)?[gG]enerateContent/.test(url)) entry.answer = gemini(json, url, res);
       else if (req.method === 'HEAD' || req.method === 'GET')
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       else res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not scripted"}}');
-    });
+    };
   });
   const port = await new Promise<number>((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),

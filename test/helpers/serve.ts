@@ -23,13 +23,15 @@ export function startServe(opts: {
   home: string;
   args?: string[];
   json?: boolean;
+  /** More environment for the server (and so for the agents and commands it starts). */
+  env?: Record<string, string>;
 }): Promise<ServeProcess> {
   const child = spawn(
     process.execPath,
     [BIN, ...(opts.json ? ['--json'] : []), 'serve', '--port', '0', ...(opts.args ?? [])],
     {
       cwd: opts.cwd,
-      env: { ...process.env, WARREN_HOME: opts.home },
+      env: { ...process.env, ...opts.env, WARREN_HOME: opts.home },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -69,7 +69,8 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       await waitForView(page, '#task[data-task="second"]', 'open-task-second');
       const gate = path.join(path.dirname(repo.root), 'go');
       const script = [
-        'echo "step 1: installing"',
+        // Colours, as test runners print them: drawn, never shown as escape codes.
+        String.raw`printf '\033[1;32mstep 1:\033[0m installing \033[31mred\033[39m\033[2K\n'`,
         `while [ ! -f '${gate}' ]; do sleep 0.05; done`,
         'echo "step 2: testing <script>window.pwned=1</script>"',
         'echo "export const feature = 1;" > feature.js',
@@ -85,7 +86,10 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
               .catch(() => ''),
           { timeout: 30_000 },
         )
-        .toContain('step 1: installing');
+        .toContain('step 1: installing red\n');
+      expect(await page.locator('#log').textContent()).not.toContain('\x1b');
+      await expect(page.locator('#log span.ansi-fg2.ansi-bold').textContent()).resolves.toBe('step 1:');
+      await expect(page.locator('#log span.ansi-fg1').textContent()).resolves.toBe('red');
       await expect(page.locator('#log-status').textContent()).resolves.toBe('running…');
       await screenshot(page, 'task-log-running');
       fs.writeFileSync(gate, '');
@@ -101,6 +105,11 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       // Verify from the page runs warren.yaml's verify commands through the same library call.
       await page.locator('#task button[data-action="verify"]').click();
       await page.locator('#notice.info', { hasText: 'Verify' }).waitFor({ timeout: 30_000 });
+      // The result read as the CLI reads it, not as JSON.
+      const verified = await page.locator('#notice.info .details li').allTextContents();
+      expect(verified[0]).toBe('passed');
+      expect(verified[1]).toMatch(/^feature: passed \(exit 0, \d+(ms|\.\ds)\)$/);
+      expect(verified[2]).toMatch(/^log \/.+\.log$/);
       await expect
         .poll(
           async () =>
@@ -113,6 +122,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       // Checkpoint and land from the page: the task moves to landed and the base has its work.
       await page.locator('#task button[data-action="checkpoint"]').click();
       await page.locator('#notice.info', { hasText: 'Checkpoint' }).waitFor({ timeout: 30_000 });
+      await expect(page.locator('#notice.info .details li').first().textContent()).resolves.toMatch(
+        /^committed [0-9a-f]{12} on feat\/second$/,
+      );
       await page.locator('#task button[data-action="land"]').click();
       await page.locator('dialog#confirm[open]').waitFor();
       await page.locator('#confirm-ok').click();
@@ -124,9 +136,25 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       await expect
         .poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 })
         .toBe('landed');
+      // Landed: the commit it became on the base, and nothing that no longer applies.
+      const landed = (await repo.warrenJson<{ data: { landed: { commit: string } } }>('show', 'second')).json.data
+        .landed.commit;
+      await expect(page.locator('tr[data-task="second"] td').nth(5).textContent()).resolves.toBe(
+        `landed as ${landed.slice(0, 12)}`,
+      );
       await screenshot(page, 'fleet-landed');
       await page.locator('tr[data-task="second"] a.task-link').click();
       await waitForView(page, '#task[data-task="second"]', 'reopen-task-second');
+      await expect(page.locator('#task dl.kv').textContent()).resolves.toContain(
+        `landedlanded as ${landed.slice(0, 12)}`,
+      );
+      const taskText = (await page.locator('#task').textContent()) ?? '';
+      expect(taskText).not.toContain('Commits not on');
+      expect(taskText).not.toMatch(/\d+ behind/);
+      expect(
+        await page.locator('#task button[data-action="verify"], #task button[data-action="checkpoint"]').count(),
+      ).toBe(0);
+      await screenshot(page, 'task-landed');
 
       // Remove it from the page, through the confirmation; it leaves the fleet.
       await page.locator('#task button[data-action="rm"]').click();
@@ -321,6 +349,15 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     // A refused ID: the server's own message, and nothing made.
     await page.locator('section.project button[data-action="new"]').click();
     await page.locator('dialog#confirm[open]').waitFor();
+    // The repository's name, not warren's internal key for it.
+    await expect(page.locator('#confirm-text').textContent()).resolves.toBe('New task in repository repo');
+    // No ID at all: the server's refusal, which has no hint, and nothing else (no "null").
+    await page.locator('#confirm-ok').click();
+    await expect
+      .poll(() => page.locator('#notice').textContent(), { timeout: 15_000 })
+      .toBe('USAGE"new" needs option "id"; nothing was changed.×');
+    await page.locator('section.project button[data-action="new"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
     await page.locator('dialog#confirm input[name="id"]').fill('../escape');
     await page.locator('#confirm-ok').click();
     await expect
@@ -355,6 +392,112 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     expect(await page.locator('#notice .msg').textContent()).toContain('from-page');
     expect(fs.existsSync(path.join(shown.json.path, 'setup-ran'))).toBe(true);
     expect(dialogs).toEqual([]);
+  });
+
+  it("offers Trust while warren.yaml's commands are untrusted: shows the set as `warren trust` does, then trusts that set", async () => {
+    const repo = makeRepo({
+      trusted: false,
+      files: {
+        'README.md': '# test\n',
+        'warren.yaml': 'setup:\n  - { id: mark, run: "touch setup-ran" }\nverify:\n  - { id: unit, run: "true" }\n',
+      },
+    });
+    const serve = await startServe({ cwd: repo.root, home: repo.home });
+    const { page, dialogs } = await openBrowser();
+    await page.goto(serve.openUrl);
+    await page.locator('#live.on').waitFor();
+    await expect(page.locator('p[data-untrusted]').textContent()).resolves.toContain(
+      "warren.yaml's commands are not trusted yet",
+    );
+
+    await page.locator('section.project button[data-action="trust"]').click();
+    await page.locator('dialog#confirm[open]').waitFor();
+    const cli = await repo.warrenJson<{ hash: string; trusted: boolean }>('trust');
+    expect(cli.json.trusted).toBe(false);
+    await expect(page.locator('#confirm-text').textContent()).resolves.toContain(
+      `sha256 ${cli.json.hash.slice(0, 12)}`,
+    );
+    await expect(page.locator('dialog pre.trust-set').textContent()).resolves.toBe(
+      'setup mark: touch setup-ran\nverify unit: true\n',
+    );
+    // The set and nothing else (no stray "null" for an absent part).
+    await expect(page.locator('#confirm-options').textContent()).resolves.toBe(
+      'setup mark: touch setup-ran\nverify unit: true\n',
+    );
+    await screenshot(page, 'trust-dialog');
+    await page.locator('#confirm-ok').click();
+    await page.locator('#notice.info', { hasText: 'Trust' }).waitFor({ timeout: 15_000 });
+    await expect(page.locator('#notice.info .details li').textContent()).resolves.toBe(
+      `trusted 2 command(s) and setting(s) (sha256 ${cli.json.hash.slice(0, 12)})`,
+    );
+    // The same record `warren trust` reads; the button and the warning go.
+    const after = await repo.warrenJson<{ trusted: boolean; hash: string }>('trust');
+    expect(after.json).toMatchObject({ trusted: true, hash: cli.json.hash });
+    await page.locator('section.project button[data-action="trust"]').waitFor({ state: 'detached', timeout: 15_000 });
+    expect(await page.locator('p[data-untrusted]').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+
+  it('links the ports a dev server listens on, and opens the workspace in an editor', async () => {
+    const repo = makeRepo();
+    const dev = await newTask(repo, 'dev');
+    const ports = (await repo.warrenJson<{ data: { ports: { first: number } } }>('show', 'dev')).json.data.ports;
+    const gate = path.join(path.dirname(repo.root), 'stop');
+    // A small dev server on $WARREN_PORT, run by `warren exec` as a task's command would be.
+    const script = [
+      "const http = require('node:http'), fs = require('node:fs');",
+      "http.createServer((q, r) => r.end('hello from dev on ' + process.env.WARREN_PORT)).listen(Number(process.env.WARREN_PORT), '127.0.0.1');",
+      `setInterval(() => fs.existsSync(${JSON.stringify(gate)}) && process.exit(0), 50);`,
+    ].join('\n');
+    // The user's own editor command (config.yaml): the page offers it beside the links.
+    const opened = path.join(path.dirname(repo.root), 'opened');
+    fs.writeFileSync(path.join(repo.home, 'config.yaml'), `editor: [sh, -c, 'printf %s "$1" > ${opened}', sh]\n`);
+    const exec = repo.warren('exec', 'dev', '--timeout', '2m', '--', process.execPath, '-e', script);
+    try {
+      const serve = await startServe({ cwd: repo.root, home: repo.home });
+      const { context, page, dialogs } = await openBrowser();
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${ports.first}/`).then(
+              (r) => r.text(),
+              () => '',
+            ),
+          { timeout: 30_000 },
+        )
+        .toBe(`hello from dev on ${ports.first}`);
+      await page.goto(`${serve.openUrl}#/task/${encodeURIComponent(projectKey(repo))}/dev`);
+      await waitForView(page, '#task[data-task="dev"]', 'open-task-dev');
+      const link = page.locator(`#task a.endpoint[data-port="${ports.first}"]`);
+      await expect(link.getAttribute('href')).resolves.toBe(`http://127.0.0.1:${ports.first}/`);
+      // Only what listens is a link: the other nine ports of the block are not.
+      expect(await page.locator('#task a.endpoint').count()).toBe(1);
+      await expect(page.locator('#task a[data-editor="vscode"]').getAttribute('href')).resolves.toBe(
+        `vscode://file${dev.path}`,
+      );
+      await expect(page.locator('#task a[data-editor="cursor"]').getAttribute('href')).resolves.toBe(
+        `cursor://file${dev.path}`,
+      );
+      await page.locator('#task button[data-action="open"]').click();
+      await expect
+        .poll(() => (fs.existsSync(opened) ? fs.readFileSync(opened, 'utf8') : ''), { timeout: 15_000 })
+        .toBe(dev.path);
+      await expect(page.locator('#notice.info .msg').textContent()).resolves.toMatch(/^Opened \/.+\/dev with sh -c /);
+      await screenshot(page, 'task-port-link');
+      const [tab] = await Promise.all([context.waitForEvent('page'), link.click()]);
+      await tab.waitForLoadState();
+      await expect(tab.locator('body').textContent()).resolves.toBe(`hello from dev on ${ports.first}`);
+      await tab.close();
+
+      // The server stops: the link goes with it.
+      fs.writeFileSync(gate, '');
+      expect((await exec).code).toBe(0);
+      await page.locator('#task a.endpoint').waitFor({ state: 'detached', timeout: 15_000 });
+      expect(dialogs).toEqual([]);
+    } finally {
+      fs.writeFileSync(gate, '');
+      await exec;
+    }
   });
 
   it('gives up a read the server does not answer, says so, and refreshes again once it answers', async () => {

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { WarrenEvent } from '../../src/state/types.js';
 import { ACTIONS, findAction, parseActionRequest } from '../../src/web/actions.js';
 import { provisionOf } from '../../src/web/fleet.js';
+import { listeningIn, portEndpoints } from '../../src/web/endpoints.js';
+import { taskPaths } from '../../src/web/disk.js';
+import type { Task } from '../../src/state/types.js';
 import { parseNumstatZ } from '../../src/git/parse.js';
 import { EVENT_KINDS, FACT_READERS } from '../../src/composition.js';
 import { readFacts } from '../../src/state/facts.js';
@@ -326,5 +329,65 @@ describe('action requests', () => {
       project: 'p',
       options: { type: 'fix', id: 'T-1', base: '', sandbox: '', skipSync: true },
     });
+  });
+});
+
+describe('what a task serves, and the disk view', () => {
+  const table = [
+    '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+    '   0: 0100007F:4E20 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 280 1',
+    '   1: 0100007F:4E21 0100007F:CFFC 01 00000000:00000000 03:0000155E 00000000     0        0 0 3',
+    '   2: 00000000000000000000000000000000:4E25 00000000000000000000000000000000:0000 0A 0 0 0 0 0 0 1',
+  ].join('\n');
+
+  it('reads the listening ports of a /proc/net/tcp table (LISTEN only, v4 and v6)', () => {
+    expect(listeningIn(table)).toEqual([20000, 20005]);
+  });
+
+  it('links only what listens in the block; with no table, offers the first port as unknown', () => {
+    const block = { first: 20000, count: 10 };
+    expect(portEndpoints(block, new Set([20000, 20005, 30000]))).toEqual([
+      { kind: 'port', name: 'WARREN_PORT', port: 20000, url: 'http://127.0.0.1:20000/', listening: true },
+      { kind: 'port', name: 'port 20005', port: 20005, url: 'http://127.0.0.1:20005/', listening: true },
+    ]);
+    expect(portEndpoints(block, null)).toEqual([
+      { kind: 'port', name: 'WARREN_PORT', port: 20000, url: 'http://127.0.0.1:20000/', listening: null },
+    ]);
+    expect(portEndpoints(null, new Set([20000]))).toEqual([]);
+  });
+
+  it("counts a cow checkout's upper layer instead of its mounted folder", () => {
+    const base = {
+      project: 'p',
+      id: 't',
+      path: '/w/t',
+      data: { provision: [{ mode: 'cow', upper: '/h/overlays/p/t/nm/upper' }, { mode: 'copy' }] },
+    } as unknown as Task;
+    expect(taskPaths(base, '/h')).toEqual({
+      workspace: ['/w/t'],
+      layers: ['/h/overlays/p/t/nm/upper'],
+      logs: ['/h/logs/p/t'],
+    });
+    const cowCheckout = { ...base, data: { checkout: { mode: 'cow', lower: '/s', upper: '/h/co/upper', work: '/w' } } };
+    expect(taskPaths(cowCheckout as unknown as Task, '/h')).toEqual({
+      workspace: [],
+      layers: ['/h/co/upper'],
+      logs: ['/h/logs/p/t'],
+    });
+  });
+
+  it('takes an agent and a multi-line prompt for Start agent; the agent itself is checked by the library call', () => {
+    const agent = findAction('agent')!;
+    const req = parseActionRequest(agent, {
+      project: 'p',
+      options: { agent: 'codex', prompt: 'line one\n-line two', id: 't', type: 'feat' },
+    });
+    expect(req.options.prompt).toBe('line one\n-line two');
+    expect(() => parseActionRequest(agent, { project: 'p', options: { id: 't', agent: 'claude' } })).toThrow(
+      /"agent" needs option "prompt"/,
+    );
+    expect(() => parseActionRequest(findAction('trust')!, { project: 'p', options: {} })).toThrow(
+      /needs option "hash"/,
+    );
   });
 });

@@ -133,6 +133,25 @@ describe('dashboard security', () => {
     // Reads need it too.
     expect((await request(`${server.url}api/fleet`)).status).toBe(403);
     expect((await request(`${server.url}api/events`)).status).toBe(403);
+    // The disk view and the agent's transcript, like every read.
+    expect((await request(`${server.url}api/disk?project=${project}`)).status).toBe(403);
+    expect((await request(`${server.url}api/transcript?project=${project}&id=keep`)).status).toBe(403);
+    expect(
+      (
+        await request(`${server.url}api/transcript?project=${project}&id=keep&token=${token}`, {
+          headers: { host: 'evil.example' },
+        })
+      ).status,
+    ).toBe(421);
+    // Starting an agent, trusting commands and removing landed tasks, like every action.
+    for (const name of ['agent', 'run', 'trust', 'rm-landed']) {
+      const res = await request(`${server.url}api/actions/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ project, id: 'keep', options: {} }),
+      });
+      expect(res.status, name).toBe(403);
+    }
 
     expect(refsAndWorktrees(repo.root)).toBe(before);
     expect(fs.existsSync(wt)).toBe(true);

@@ -17,6 +17,7 @@ import { registerShow } from './show.js';
 import { registerExec } from './exec.js';
 import { registerPolicy } from './policy.js';
 import { registerRun } from './run.js';
+import { registerTranscript } from './transcript.js';
 import { registerSetup, registerVerify } from './setup.js';
 import { registerStatus } from './status.js';
 import { registerTrust } from './trust.js';
@@ -41,6 +42,7 @@ export const COMMANDS: readonly Register[] = [
   registerProvision,
   registerExec,
   registerRun,
+  registerTranscript,
   registerComment,
   registerComments,
   registerSetup,

@@ -156,6 +156,43 @@ $ warren comments cart
       ['Reviewing a task', '../design/review.md'],
     ],
   },
+  transcript: {
+    json: `{
+  agent: 'claude' | 'codex' | 'gemini';
+  runId: string; session: string | null; running: boolean; startedAt: string;
+  file: string | null;             // the CLI's transcript in the task's state folder; null when it wrote none
+  items: (                         // in the file's order (the human output puts each result under its call)
+    | { key: string; kind: 'prompt' | 'text'; at: string | null; text: string }
+    | { key: string; kind: 'tool'; at: string | null; callId: string; name: string; input: string }
+    | { key: string; kind: 'result'; at: string | null; callId: string; output: string; error: boolean }
+  )[];                             // input and output cut at 4,000 characters
+}`,
+    exit: [
+      [0, 'the task has a run of claude, codex or gemini (its transcript may not be written yet)'],
+      [1, 'no such task, or no agent run whose conversation warren can read (`AGENT_NO_SESSION`)'],
+      TASK_EXIT_2,
+    ],
+    errors: ['TASK_NOT_FOUND', 'AGENT_NO_SESSION', 'ID_INVALID'],
+    example: `$ warren transcript cart   # after \`warren run cart --agent claude …\`: the real claude 2.1.328, against a scripted model server
+claude session e7e580a2-846b-489a-a18b-0a3bc7fda1e1, run 20261206T035438-1b3a39cd (finished)
+/tmp/warren-docs-agents/home/logs/shop-8d47cae7df/cart/agents/claude/projects/-tmp-warren-docs-agents-home-worktrees-shop-8d47cae7df-cart/e7e580a2-846b-489a-a18b-0a3bc7fda1e1.jsonl
+
+> Add a cart, then show where you are.
+▸ Write  /tmp/warren-docs-agents/home/worktrees/shop-8d47cae7df/cart/agent-note.txt
+    File created successfully at: /tmp/warren-docs-agents/home/worktrees/shop-8d47cae7df/cart/agent-note.txt (file state is current in your context — no need to Read it back)
+▸ Bash  pwd > ran-in.txt
+    (Bash completed with no output)
+scripted turn done
+[exit 0]
+$ warren transcript bare
+warren: task bare has no run of claude, codex or gemini, whose conversations warren can read.
+  hint: Start one with \`warren run bare --agent claude --prompt …\`; \`warren show bare\` lists its runs.
+[exit 1]`,
+    see: [
+      ['Using warren with Claude Code, Codex and Gemini', '../agents.md#what-each-agent-writes-outside-its-workspace'],
+      ['The dashboard: the conversation', '../design/dashboard.md#agents-from-the-page'],
+    ],
+  },
   comment: {
     json: `{
   id: number;                     // the comment's number (\`comments --resolve N\`)
