@@ -234,6 +234,15 @@ describe('the recorded run', () => {
     expect(String(rows[2]?.reason)).toContain('timed out');
   });
 
+  it("show --json keeps each event's own kind: a run's payload (its kind exec or agent) does not hide run.started and run.ended", async () => {
+    const { repo } = await taskRepo('s1');
+    expect((await repo.warren('exec', 's1', '--', 'true')).code).toBe(0);
+    const shown = await repo.warrenJson<{ events: { kind: string }[] }>('show', 's1', '--events', '50');
+    const kinds = shown.json.events.map((e) => e.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['run.started', 'run.ended']));
+    expect(kinds).not.toContain('exec');
+  });
+
   it('refuses a missing command, a bad duration and an unknown task before running anything', async () => {
     const { repo } = await taskRepo('m1');
     const cases: [string[], number, string][] = [

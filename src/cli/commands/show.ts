@@ -13,7 +13,8 @@ export const registerShow: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project({ lenientConfig: true });
         const { task, events: recorded } = showTask(ctx, rawId, Number.parseInt(opts.events, 10) || 20);
-        const events = recorded.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
+        // The payload's own fields first: one named like the event's (a run's `kind`: exec or agent) never hides it.
+        const events = recorded.map((e) => ({ ...e.data, at: e.at, kind: e.kind, level: e.level, message: e.message }));
         const data = {
           id: task.id,
           type: task.type,
