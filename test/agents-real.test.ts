@@ -148,6 +148,14 @@ for (const agent of AGENTS) {
         // claude and gemini keep the id warren gave; codex writes the continuation under a new one.
         if (agent !== 'codex') expect(resumed.json.session).toBe(run.json.session);
         else expect(resumed.json.session).toMatch(/^[0-9a-f-]{36}$/);
+
+        // --resume with no prompt, as the README shows it: the same conversation, one more turn.
+        const again = server.received.length;
+        const bare = await w('run', 'a1', '--resume', '--timeout', '4m');
+        expect(bare.code, bare.stderr).toBe(0);
+        expect(bare.stderr).toContain('continuing the conversation with "continue"');
+        const continued = server.received.slice(again).filter((r) => r.body.includes('And now?'));
+        expect(continued.length).toBeGreaterThan(0);
       },
     );
   });
@@ -168,6 +176,10 @@ describe('warren run --resume refuses what it cannot continue', () => {
     );
     expect(none.code).toBe(1);
     expect(none.json.error.code).toBe('AGENT_NO_SESSION');
+    // No prompt with --resume is a "continue" turn, so the refusal is the missing conversation.
+    const bare = await repo.warrenJson<{ error: { code: string } }>('run', 'r1', '--resume');
+    expect(bare.code).toBe(1);
+    expect(bare.json.error.code).toBe('AGENT_NO_SESSION');
     const plain = await repo.warrenJson<{ error: { code: string } }>(
       'run',
       'r1',

@@ -46,6 +46,9 @@ export async function execTask(
   );
 }
 
+/** The turn `warren run ID --resume` sends when no prompt is given. */
+export const RESUME_PROMPT = 'continue';
+
 export interface AgentOptions {
   /** The agent; with `resume`, defaults to the one whose conversation is newest. */
   agent?: string;

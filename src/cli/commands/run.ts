@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
-import { readPromptFile, runAgent } from '../../run/operations.js';
+import { readPromptFile, RESUME_PROMPT, runAgent } from '../../run/operations.js';
 import { sendReview } from '../../review/send.js';
 import { parseDuration } from '../../util/duration.js';
 import type { Register } from '../command.js';
@@ -19,7 +19,10 @@ export const registerRun: Register = (program, run) => {
     )
     .option('--prompt <text>', 'the prompt, passed to the agent exactly as given')
     .option('--prompt-file <file>', 'read the prompt from this file')
-    .option('--resume', "continue the task's last conversation (claude, codex, gemini) with this prompt")
+    .option(
+      '--resume',
+      `continue the task's last conversation (claude, codex, gemini) with this prompt (without one: "${RESUME_PROMPT}")`,
+    )
     .option(
       '--review',
       "the prompt is the task's open review comments (`warren comments`), each with its file:line and hunk; resolved when the agent exits 0",
@@ -38,10 +41,11 @@ export const registerRun: Register = (program, run) => {
         },
       ) =>
         run(async (env) => {
-          if ([opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length !== 1) {
+          const given = [opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length;
+          if (given > 1 || (given === 0 && !opts.resume)) {
             throw new WarrenError(
               'USAGE',
-              'give exactly one of --prompt, --prompt-file and --review; nothing was run.',
+              `give exactly one of --prompt, --prompt-file and --review (with --resume, none: it continues with "${RESUME_PROMPT}"); nothing was run.`,
             );
           }
           if (opts.agent === undefined && !opts.resume)
@@ -72,7 +76,13 @@ export const registerRun: Register = (program, run) => {
               },
             };
           }
-          const prompt = opts.prompt ?? readPromptFile(path.resolve(env.repoDir, opts.promptFile ?? ''));
+          const prompt =
+            opts.prompt ??
+            (opts.promptFile === undefined
+              ? RESUME_PROMPT
+              : readPromptFile(path.resolve(env.repoDir, opts.promptFile)));
+          if (opts.prompt === undefined && opts.promptFile === undefined && !env.json)
+            env.log(`warren: no prompt given; continuing the conversation with "${RESUME_PROMPT}"`);
           const ctx = await env.project();
           const outcome = await runAgent(ctx, rawId, {
             prompt,

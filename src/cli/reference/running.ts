@@ -87,7 +87,7 @@ warren: \`warren exec\` would read "-la" as its own option, not as part of the c
       ],
       [
         2,
-        'bad input: not exactly one of `--prompt`, `--prompt-file` and `--review`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
+        'bad input: more than one of `--prompt`, `--prompt-file` and `--review`, or none without `--resume` (which then sends "continue"), neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
       ],
     ],
     errors: [
