@@ -1,3 +1,4 @@
+import { addExcludeLine } from '../git/info-exclude.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
@@ -125,15 +126,6 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
     );
   }
   if (inRepository) {
-    const exclude = path.join(ctx.repo.commonDir, 'info', 'exclude');
-    const line = `/${rel}/`;
-    const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
-    if (!current.split('\n').includes(line)) {
-      fs.mkdirSync(path.dirname(exclude), { recursive: true });
-      fs.appendFileSync(
-        exclude,
-        `${current.endsWith('\n') || current === '' ? '' : '\n'}# warren workspaces\n${line}\n`,
-      );
-    }
+    addExcludeLine(ctx.repo.commonDir, `/${rel}/`, 'warren workspaces');
   }
 }

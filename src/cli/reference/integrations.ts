@@ -120,6 +120,7 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
   file: string;                                   // <repo>/.claude/settings.local.json
   added: ('WorktreeCreate' | 'WorktreeRemove')[];  // empty: both were there already
   hooks: { WorktreeCreate: unknown; WorktreeRemove: unknown };   // those keys as written
+  excluded: boolean;   // /.claude/settings.local.json added to .git/info/exclude now (false: it was there)
 }`,
     exit: [
       [0, 'the hooks are there (written now, or already)'],
@@ -138,7 +139,7 @@ wrote WorktreeCreate and WorktreeRemove into /tmp/warren-docs-agents/shop/.claud
         "hooks": [
           {
             "type": "command",
-            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-create"
+            "command": "/home/me/.npm-global/bin/warren hook claude-create"
           }
         ]
       }
@@ -148,13 +149,14 @@ wrote WorktreeCreate and WorktreeRemove into /tmp/warren-docs-agents/shop/.claud
         "hooks": [
           {
             "type": "command",
-            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-remove"
+            "command": "/home/me/.npm-global/bin/warren hook claude-remove"
           }
         ]
       }
     ]
   }
 }
+added /.claude/settings.local.json to .git/info/exclude, so git status does not list it
 [exit 0]
 $ warren --json hooks install claude
 {
