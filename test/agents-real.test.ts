@@ -202,3 +202,32 @@ describe('warren run --resume refuses what it cannot continue', () => {
     expect(echoed.json).toMatchObject({ session: null, agent: 'echo-agent' });
   });
 });
+
+describe.skipIf(unavailable(import.meta.filename, 'claude-cli') !== null)(
+  "warren run --mcp: the real claude gets warren's MCP server for its task",
+  () => {
+    it("offers the model warren's tools with --mcp, and none without", { timeout: 300_000 }, async () => {
+      const server = await startModelServer();
+      const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+      const userHome = tmpDir('warren-claude-mcp-user-');
+      const env = {
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+        HOME: userHome,
+        CLAUDE_CONFIG_DIR: '',
+        ...pointAt('claude', server, userHome),
+      };
+      const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });
+      expect((await w('new', 'feat', 'm1')).code).toBe(0);
+      const plain = await w('run', 'm1', '--agent', 'claude', '--prompt', 'hi', '--timeout', '4m');
+      expect(plain.code, plain.stderr).toBe(0);
+      const offered = (from: number) =>
+        // Claude Code lists MCP tools to the model as deferred tools, by name.
+        server.received.slice(from).filter((r) => r.body.includes('mcp__warren__diff')).length;
+      expect(offered(0)).toBe(0);
+      const seen = server.received.length;
+      const run = await w('run', 'm1', '--agent', 'claude', '--mcp', '--prompt', 'hi', '--timeout', '4m');
+      expect(run.code, run.stderr).toBe(0);
+      expect(offered(seen)).toBeGreaterThan(0);
+    });
+  },
+);

@@ -56,6 +56,11 @@ export interface AgentOptions {
   timeoutMs?: number;
   /** Continue the task's last conversation with this agent (claude, codex, gemini) instead of starting one. */
   resume?: boolean;
+  /**
+   * Give the agent warren's own MCP server, scoped to this task (claude, codex): the command line
+   * that starts warren (the CLI's installed `warren`); `--repo ROOT mcp --task ID` is added.
+   */
+  mcp?: readonly string[];
 }
 
 export interface AgentOutcome extends RunOutcome {
@@ -85,6 +90,7 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       home: '',
       resume: null,
       sandboxed: false,
+      mcp: options.mcp ? mcpCommand(options.mcp, ctx.repo.root, id) : null,
     });
     if (isRepositoryAgent(ctx.config, options.agent))
       assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
@@ -127,6 +133,7 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       home,
       resume: resumed?.id ?? null,
       sandboxed,
+      mcp: options.mcp ? mcpCommand(options.mcp, ctx.repo.root, id) : null,
     });
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });
     const started = Date.now();
@@ -152,6 +159,11 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       );
     return { ...outcome, agent, session };
   });
+}
+
+/** `warren mcp` for one task of this repository, whatever folder the agent starts it in. */
+function mcpCommand(warren: readonly string[], root: string, id: string): string[] {
+  return [...warren, '--repo', root, 'mcp', '--task', id];
 }
 
 /** The conversation `--resume` continues: the newest of `agent`'s, or of any agent's. */

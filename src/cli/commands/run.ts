@@ -4,6 +4,7 @@ import { readPromptFile, RESUME_PROMPT, runAgent } from '../../run/operations.js
 import { sendReview } from '../../review/send.js';
 import { parseDuration } from '../../util/duration.js';
 import type { Register } from '../command.js';
+import { installedCommand } from '../installed.js';
 import { runResult } from './exec.js';
 
 export const registerRun: Register = (program, run) => {
@@ -27,6 +28,10 @@ export const registerRun: Register = (program, run) => {
       '--review',
       "the prompt is the task's open review comments (`warren comments`), each with its file:line and hunk; resolved when the agent exits 0",
     )
+    .option(
+      '--mcp',
+      "give the agent warren's own MCP server for this run, serving this task alone (claude, codex; MCP servers you added to the agent yourself are not in the task's config folder)",
+    )
     .option('--timeout <dur>', 'end the whole process tree after this long; exit 124')
     .action(
       (
@@ -37,6 +42,7 @@ export const registerRun: Register = (program, run) => {
           promptFile?: string;
           resume?: boolean;
           review?: boolean;
+          mcp?: boolean;
           timeout?: string;
         },
       ) =>
@@ -59,6 +65,7 @@ export const registerRun: Register = (program, run) => {
             const { comments, resolved, ...outcome } = await sendReview(ctx, rawId, {
               ...(opts.agent === undefined ? {} : { agent: opts.agent }),
               ...(opts.resume ? { resume: true } : {}),
+              ...(opts.mcp ? { mcp: installedCommand(env.io.self, process.env.PATH) } : {}),
               ...(timeoutMs === undefined ? {} : { timeoutMs }),
             });
             if (!env.json)
@@ -88,6 +95,7 @@ export const registerRun: Register = (program, run) => {
             prompt,
             ...(opts.agent === undefined ? {} : { agent: opts.agent }),
             ...(opts.resume ? { resume: true } : {}),
+            ...(opts.mcp ? { mcp: installedCommand(env.io.self, process.env.PATH) } : {}),
             ...(timeoutMs === undefined ? {} : { timeoutMs }),
           });
           const result = runResult(env, outcome);
