@@ -42,7 +42,7 @@ export const riskCreate: CreateStep = {
     const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
     assertSandboxRequirement(
       options.id,
-      classifyRisk(ctx.config, shared),
+      classifyRisk(ctx.config, shared, { setup: options.setup !== false }),
       options.sandbox ?? sandboxKindOf(ctx.config),
     );
   },
@@ -51,7 +51,7 @@ export const riskCreate: CreateStep = {
     const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
     const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
-    const risk = classifyRisk(ctx.config, shared);
+    const risk = classifyRisk(ctx.config, shared, { setup: options.setup !== false });
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,

@@ -49,10 +49,12 @@ const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }
 export function classifyRisk(
   config: WarrenConfig,
   shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path),
+  options: { setup?: boolean } = {},
 ): Risk {
   const found: { level: RiskLevel; reason: string }[] = [];
   const groups = [
-    ['setup', config.setup],
+    // `new --no-setup`: the setup commands do not run, so they add no risk.
+    ['setup', options.setup === false ? [] : config.setup],
     ['verify', config.verify],
     ['teardown', config.teardown],
   ] as const;
