@@ -6,6 +6,7 @@ import { COMMANDS } from '../src/cli/commands/all.js';
 import { buildProgram } from '../src/cli/main.js';
 import { COMMAND_REFERENCE } from '../src/cli/reference.js';
 import { ERROR_CODES } from '../src/errors.js';
+import { makeRepo } from './helpers/repo.js';
 
 /**
  * The docs drift test (worktrunk's readme_sync): every generated page is rendered in memory from
@@ -140,6 +141,28 @@ describe('docs', () => {
   it('relative links in README.md and docs/ point to files and headings that exist', () => {
     const broken = ['README.md', ...markdownFiles('docs')].flatMap(brokenLinks);
     expect(broken).toEqual([]);
+  });
+});
+
+describe('what the docs quote', () => {
+  it('the refusals the command pages show are what warren prints', async () => {
+    const repo = makeRepo();
+    for (const [command, args] of [['show', ['show', 'nope']]] as const) {
+      const real = await repo.warren('--json', ...args);
+      expect(real.code).toBe(1);
+      expect(COMMAND_REFERENCE[command]?.example).toContain(`$ warren --json ${args.join(' ')}\n${real.stdout}`);
+    }
+  });
+
+  it("docs/testing.md's count of test files is the suite's", () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const files = fs.readdirSync(path.join(root, 'test'), { recursive: true, encoding: 'utf8' }).filter((f) => {
+      return f.endsWith('.test.ts') && !f.split(path.sep).includes('node_modules');
+    });
+    const stated = /`npm test` \| everything: (\d+) files/.exec(
+      fs.readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8'),
+    );
+    expect(Number(stated?.[1])).toBe(files.length);
   });
 });
 

@@ -316,6 +316,7 @@ hello
   commands: { kind: 'setup' | 'verify' | 'teardown' | 'agent'; id: string; run: string | string[]; prompt?: 'argv' | 'stdin' | 'file' }[];
   trustedAt: string | null;        // when this user last trusted a set for this repository
   changed?: { kind; id; run; prompt? }[]; // not trusted: what is new or changed since the last trusted set
+  removed?: { kind; id; run; prompt? }[]; // not trusted: what the last trusted set had and this one has not
 }`,
     exit: [
       [0, 'the set is trusted: now (`--yes`, `--hash`, or y at the question), before, or it is empty'],

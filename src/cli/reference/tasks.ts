@@ -183,7 +183,7 @@ $ warren --json show nope
 {
   "error": {
     "code": "TASK_NOT_FOUND",
-    "message": "no task nope in this repository.",
+    "message": "no task nope in this repository; nothing was changed.",
     "hint": "See \`warren list\`."
   }
 }
