@@ -91,7 +91,12 @@ export const setupCreate: CreateStep = {
       return;
     }
     // stdout belongs to `warren new`'s own result: the setup's output goes to the reporter's stderr.
-    await runSetup(ctx, task, { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr });
+    await runSetup(
+      ctx,
+      task,
+      { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
+      { skipProvisionedInstalls: true },
+    );
   },
 };
 

@@ -67,6 +67,7 @@ function execLines(s: CreatedSummary): string {
   if (s.risk) {
     human += `\nrisk ${s.risk.level}; recommended sandbox ${s.risk.recommendedSandbox}${s.risk.reasons.length > 0 ? ` (${s.risk.reasons.join('; ')})` : ''}`;
   }
+  for (const k of s.setupSkipped ?? []) human += `\nsetup ${k.id} skipped: ${k.why}`;
   if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
   return human;
 }

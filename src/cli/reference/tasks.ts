@@ -11,6 +11,7 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
   ports?: { first: number; count: number };      // the task's port block
   risk?: { level: 'low' | 'medium' | 'high'; reasons: string[]; recommendedSandbox: 'none' | 'bwrap' };
   log?: string; setupOk?: boolean;               // when setup ran
+  setupSkipped?: { id: string; why: string }[];  // install steps skipped: the provisioned tree matched the lockfile
   warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
 }`,
     exit: [
