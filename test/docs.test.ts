@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandDocs, GENERATED_MARK, renderDocs } from '../src/cli/docs-render.js';
 import { COMMANDS } from '../src/cli/commands/all.js';
+import { helpTopics } from '../src/cli/commands/help.js';
 import { buildProgram } from '../src/cli/main.js';
 import { COMMAND_REFERENCE } from '../src/cli/reference.js';
 import { ERROR_CODES } from '../src/errors.js';
@@ -163,6 +164,47 @@ describe('what the docs quote', () => {
       fs.readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8'),
     );
     expect(Number(stated?.[1])).toBe(files.length);
+  });
+});
+
+describe('warren help: the pages an installed warren carries', () => {
+  const root = path.resolve(import.meta.dirname, '..');
+
+  it('prints a shipped page by topic, and every `warren help X` a message or hint names is one', async () => {
+    const repo = makeRepo();
+    const page = await repo.warren('help', 'configuration');
+    expect(page.code).toBe(0);
+    expect(page.stdout).toBe(fs.readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8'));
+    expect((await repo.warren('help', 'hooks', 'install')).stdout).toContain('# `warren hooks install`');
+    expect((await repo.warren('help', 'nope')).code).toBe(2);
+    const topics = helpTopics(root);
+    const named = new Set<string>();
+    for (const file of fs.readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      for (const m of fs.readFileSync(path.join(root, 'src', file), 'utf8').matchAll(/`warren help ([a-z/-]+)`/g))
+        named.add(m[1] ?? '');
+    }
+    expect([...named].filter((t) => !topics.has(t))).toEqual([]);
+    expect(named.size).toBeGreaterThan(2);
+    // No message points at a docs/ path an installed user may not have.
+    const docsPaths = fs
+      .readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter(
+        (f) => f.endsWith('.ts') && !f.startsWith(`cli${path.sep}reference`) && f !== `cli${path.sep}docs-render.ts`,
+      )
+      .flatMap((f) =>
+        [
+          ...fs
+            .readFileSync(path.join(root, 'src', f), 'utf8')
+            .matchAll(/^(?!\s*(\/\/|\*|\/\*)).*\bdocs\/[a-z-]+(\/[a-z-]+)?\.md/gm),
+        ].map((m) => `${f}: ${m[0].trim()}`),
+      );
+    expect(docsPaths).toEqual([]);
+  });
+
+  it("package.json's files ship the pages", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('docs/**/*.md');
   });
 });
 

@@ -195,7 +195,7 @@ function invocationOf(config: WarrenConfig, name: string, request: AgentRequest)
       'USAGE',
       `warren cannot hand its MCP server to agent ${name} for one run (--mcp works with ${MCP_AGENTS.join(' and ')}); nothing was run.`,
       {
-        hint: "Leave out --mcp, or register `warren mcp` in that agent's own configuration (docs/agents.md#mcp-servers-in-a-task).",
+        hint: "Leave out --mcp, or register `warren mcp` in that agent's own configuration (`warren help agents`, 'MCP servers in a task').",
       },
     );
   }

@@ -121,7 +121,7 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
       'PATH_ESCAPE',
       `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`,
       {
-        hint: 'Replace it with a real directory, or choose another root (docs/configuration.md).',
+        hint: 'Replace it with a real directory, or choose another root (`warren help configuration`).',
       },
     );
   }
