@@ -200,6 +200,19 @@ describe('warren run --resume refuses what it cannot continue', () => {
       'x',
     );
     expect(echoed.json).toMatchObject({ session: null, agent: 'echo-agent' });
+    // --mcp in a sandboxed task: warren's state is not visible there, so it is refused before anything runs.
+    expect((await repo.warren('new', 'feat', 'boxed', '--sandbox', 'bwrap')).code).toBe(0);
+    const boxed = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'run',
+      'boxed',
+      '--agent',
+      'claude',
+      '--mcp',
+      '--prompt',
+      'x',
+    );
+    expect(boxed.code).toBe(2);
+    expect(boxed.json.error.message).toMatch(/runs in a sandbox, where warren's state .* is not visible/);
   });
 });
 

@@ -99,6 +99,14 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
     const task = requireTask(ctx, id);
     // Refused before the agent's state folder is made or seeded (runInTask checks it again).
     assertRunnable(task, 'agent');
+    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
+    if (options.mcp && sandboxed) {
+      throw new WarrenError(
+        'USAGE',
+        `task ${id} runs in a sandbox, where warren's state (WARREN_HOME) is not visible, so \`warren mcp\` cannot run there; nothing was run.`,
+        { hint: `Run it without --mcp, or make the task's sandbox none (\`warren new … --sandbox none\`).` },
+      );
+    }
     const resumed = options.resume ? sessionToResume(ctx, task, options.agent) : null;
     const agent = resumed?.agent ?? options.agent ?? '';
     const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
@@ -126,7 +134,6 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
         });
       }
     }
-    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
     const invocation = buildAgentInvocation(ctx.config, agent, {
       prompt: options.prompt,
       promptFile,
