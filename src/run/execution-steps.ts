@@ -5,6 +5,7 @@ import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
+import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
 import { assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
 
@@ -51,7 +52,11 @@ export const riskCreate: CreateStep = {
     const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
     const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
-    const risk = classifyRisk(ctx.config, shared, { setup: options.setup !== false });
+    const records = task.data.provision ?? [];
+    const skippedSetup = ctx.config.setup
+      .filter((s) => installDecision(s.run, records, task.path).kind === 'skip')
+      .map((s) => s.id);
+    const risk = classifyRisk(ctx.config, shared, { setup: options.setup !== false, skippedSetup });
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,
