@@ -143,10 +143,6 @@ export type NewStepName =
   'row-inserted' | 'worktree-added' | 'files-restored' | 'meta-written' | `after-${string}` | 'ready';
 type NewStep = Step<NewStepName, NewTaskData, NewTaskLive>;
 
-/**
- * Until the task has left `creating` (setup moved it to `setup_failed`, or it is `ready`), a
- * half-made task holds nobody's work (it was never handed over): it is undone. After, it is kept.
- */
 /** Ctrl-C (the command's signal): stop before the next step; the runner undoes what was made. */
 function stopIfInterrupted(options: CreateOptions): void {
   if (options.signal?.aborted)
@@ -155,6 +151,10 @@ function stopIfInterrupted(options: CreateOptions): void {
     });
 }
 
+/**
+ * Until the task has left `creating` (setup moved it to `setup_failed`, or it is `ready`), a
+ * half-made task holds nobody's work (it was never handed over): it is undone. After, it is kept.
+ */
 async function backUnlessMade({ ctx, data }: Scope<NewTaskData>): Promise<Direction> {
   const row = ctx.store.getTask(ctx.key, data.id);
   return row && row.state !== 'creating' ? 'forward' : 'back';
