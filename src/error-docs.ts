@@ -137,7 +137,7 @@ export const ERROR_DOCS = {
     meaning:
       'An MCP session that serves one task (`warren mcp --task ID`, or any `warren mcp` started inside a command warren runs for a task, which inherits `WARREN_TASK_ID`) was asked about another task, or to create one. Nothing was done.',
     action:
-      'Ask about the task the session serves. To drive every task, start `warren mcp` yourself, outside any task (docs/agents.md says what such a session can do).',
+      'Ask about the task the session serves. To drive every task, start `warren mcp` yourself, outside any task (`warren help agents` says what such a session can do).',
   },
   WORKSPACE_MOUNTED: {
     meaning:

@@ -148,6 +148,14 @@ for (const agent of AGENTS) {
         // claude and gemini keep the id warren gave; codex writes the continuation under a new one.
         if (agent !== 'codex') expect(resumed.json.session).toBe(run.json.session);
         else expect(resumed.json.session).toMatch(/^[0-9a-f-]{36}$/);
+
+        // --resume with no prompt, as the README shows it: the same conversation, one more turn.
+        const again = server.received.length;
+        const bare = await w('run', 'a1', '--resume', '--timeout', '4m');
+        expect(bare.code, bare.stderr).toBe(0);
+        expect(bare.stderr).toContain('continuing the conversation with "continue"');
+        const continued = server.received.slice(again).filter((r) => r.body.includes('And now?'));
+        expect(continued.length).toBeGreaterThan(0);
       },
     );
   });
@@ -168,6 +176,10 @@ describe('warren run --resume refuses what it cannot continue', () => {
     );
     expect(none.code).toBe(1);
     expect(none.json.error.code).toBe('AGENT_NO_SESSION');
+    // No prompt with --resume is a "continue" turn, so the refusal is the missing conversation.
+    const bare = await repo.warrenJson<{ error: { code: string } }>('run', 'r1', '--resume');
+    expect(bare.code).toBe(1);
+    expect(bare.json.error.code).toBe('AGENT_NO_SESSION');
     const plain = await repo.warrenJson<{ error: { code: string } }>(
       'run',
       'r1',
@@ -188,5 +200,47 @@ describe('warren run --resume refuses what it cannot continue', () => {
       'x',
     );
     expect(echoed.json).toMatchObject({ session: null, agent: 'echo-agent' });
+    // --mcp in a sandboxed task: warren's state is not visible there, so it is refused before anything runs.
+    expect((await repo.warren('new', 'feat', 'boxed', '--sandbox', 'bwrap')).code).toBe(0);
+    const boxed = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'run',
+      'boxed',
+      '--agent',
+      'claude',
+      '--mcp',
+      '--prompt',
+      'x',
+    );
+    expect(boxed.code).toBe(2);
+    expect(boxed.json.error.message).toMatch(/runs in a sandbox, where warren's state .* is not visible/);
   });
 });
+
+describe.skipIf(unavailable(import.meta.filename, 'claude-cli') !== null)(
+  "warren run --mcp: the real claude gets warren's MCP server for its task",
+  () => {
+    it("offers the model warren's tools with --mcp, and none without", { timeout: 300_000 }, async () => {
+      const server = await startModelServer();
+      const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+      const userHome = tmpDir('warren-claude-mcp-user-');
+      const env = {
+        PATH: `${AGENT_CLI_BIN}:${process.env.PATH ?? ''}`,
+        HOME: userHome,
+        CLAUDE_CONFIG_DIR: '',
+        ...pointAt('claude', server, userHome),
+      };
+      const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });
+      expect((await w('new', 'feat', 'm1')).code).toBe(0);
+      const plain = await w('run', 'm1', '--agent', 'claude', '--prompt', 'hi', '--timeout', '4m');
+      expect(plain.code, plain.stderr).toBe(0);
+      const offered = (from: number) =>
+        // Claude Code lists MCP tools to the model as deferred tools, by name.
+        server.received.slice(from).filter((r) => r.body.includes('mcp__warren__diff')).length;
+      expect(offered(0)).toBe(0);
+      const seen = server.received.length;
+      const run = await w('run', 'm1', '--agent', 'claude', '--mcp', '--prompt', 'hi', '--timeout', '4m');
+      expect(run.code, run.stderr).toBe(0);
+      expect(offered(seen)).toBeGreaterThan(0);
+    });
+  },
+);

@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
+import { installedCommand } from '../src/cli/installed.js';
 import { MAX_PAYLOAD_BYTES, readJsonPayload } from '../src/cli/payload.js';
 import { isWarrenError } from '../src/errors.js';
 import { parseCreatePayload, parseRemovePayload, shellCommand, taskIdForName } from '../src/run/claude-hooks.js';
 import { AGENT_CLI_BIN, unavailable } from './helpers/capabilities.js';
 import { NOTE, startModelServer } from './helpers/model-server.js';
-import { makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { BIN, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * Claude Code's WorktreeCreate/WorktreeRemove hooks answered by warren. The payloads below are
@@ -174,6 +175,11 @@ describe('warren hooks install claude', () => {
     expect(written.hooks.PreToolUse).toEqual(mine.hooks.PreToolUse);
     expect(written.hooks.WorktreeCreate?.[0]?.hooks[0]?.command).toMatch(/warren\.js hook claude-create$/);
     expect(written.hooks.WorktreeRemove?.[0]?.hooks[0]?.command).toMatch(/warren\.js hook claude-remove$/);
+    // The settings file is the checkout's own: kept out of git status through info/exclude.
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(fs.readFileSync(path.join(repo.root, '.git', 'info', 'exclude'), 'utf8')).toContain(
+      '\n/.claude/settings.local.json\n',
+    );
     const human = await repo.warren('hooks', 'install', 'claude');
     expect(human.stdout).toContain("already has warren's hooks; nothing was changed");
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(written);
@@ -190,6 +196,26 @@ describe('warren hooks install claude', () => {
     other.write('.claude/settings.local.json', '{ not json');
     expect((await other.warrenJson('hooks', 'install', 'claude')).code).toBe(2);
     expect((await other.warrenJson('hooks', 'install', 'codex')).code).toBe(2);
+  });
+});
+
+describe('the hook names the installed warren', () => {
+  it('the `warren` on PATH that is this warren, by absolute path; else node and the script', async () => {
+    const repo = makeRepo();
+    const bin = tmpDir('warren-bin-');
+    fs.symlinkSync(BIN, path.join(bin, 'warren'));
+    const other = tmpDir('warren-other-bin-');
+    fs.writeFileSync(path.join(other, 'warren'), '#!/bin/sh\n', { mode: 0o755 });
+    const r = await runCli(['--json', 'hooks', 'install', 'claude'], {
+      cwd: repo.root,
+      home: repo.home,
+      env: { PATH: `${other}:${bin}:${process.env.PATH ?? ''}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const hooks = (JSON.parse(r.stdout) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks;
+    expect(hooks.WorktreeCreate?.[0]?.hooks[0]?.command).toBe(`${bin}/warren hook claude-create`);
+    expect(hooks.WorktreeRemove?.[0]?.hooks[0]?.command).toBe(`${bin}/warren hook claude-remove`);
+    expect(installedCommand([process.execPath, BIN], `${other}:relative`)).toEqual([process.execPath, BIN]);
   });
 });
 

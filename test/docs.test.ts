@@ -3,9 +3,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandDocs, GENERATED_MARK, renderDocs } from '../src/cli/docs-render.js';
 import { COMMANDS } from '../src/cli/commands/all.js';
+import { helpTopics } from '../src/cli/commands/help.js';
 import { buildProgram } from '../src/cli/main.js';
 import { COMMAND_REFERENCE } from '../src/cli/reference.js';
 import { ERROR_CODES } from '../src/errors.js';
+import { makeRepo } from './helpers/repo.js';
 
 /**
  * The docs drift test (worktrunk's readme_sync): every generated page is rendered in memory from
@@ -140,6 +142,69 @@ describe('docs', () => {
   it('relative links in README.md and docs/ point to files and headings that exist', () => {
     const broken = ['README.md', ...markdownFiles('docs')].flatMap(brokenLinks);
     expect(broken).toEqual([]);
+  });
+});
+
+describe('what the docs quote', () => {
+  it('the refusals the command pages show are what warren prints', async () => {
+    const repo = makeRepo();
+    for (const [command, args] of [['show', ['show', 'nope']]] as const) {
+      const real = await repo.warren('--json', ...args);
+      expect(real.code).toBe(1);
+      expect(COMMAND_REFERENCE[command]?.example).toContain(`$ warren --json ${args.join(' ')}\n${real.stdout}`);
+    }
+  });
+
+  it("docs/testing.md's count of test files is the suite's", () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const files = fs.readdirSync(path.join(root, 'test'), { recursive: true, encoding: 'utf8' }).filter((f) => {
+      return f.endsWith('.test.ts') && !f.split(path.sep).includes('node_modules');
+    });
+    const stated = /`npm test` \| everything: (\d+) files/.exec(
+      fs.readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8'),
+    );
+    expect(Number(stated?.[1])).toBe(files.length);
+  });
+});
+
+describe('warren help: the pages an installed warren carries', () => {
+  const root = path.resolve(import.meta.dirname, '..');
+
+  it('prints a shipped page by topic, and every `warren help X` a message or hint names is one', async () => {
+    const repo = makeRepo();
+    const page = await repo.warren('help', 'configuration');
+    expect(page.code).toBe(0);
+    expect(page.stdout).toBe(fs.readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8'));
+    expect((await repo.warren('help', 'hooks', 'install')).stdout).toContain('# `warren hooks install`');
+    expect((await repo.warren('help', 'nope')).code).toBe(2);
+    const topics = helpTopics(root);
+    const named = new Set<string>();
+    for (const file of fs.readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      for (const m of fs.readFileSync(path.join(root, 'src', file), 'utf8').matchAll(/`warren help ([a-z/-]+)`/g))
+        named.add(m[1] ?? '');
+    }
+    expect([...named].filter((t) => !topics.has(t))).toEqual([]);
+    expect(named.size).toBeGreaterThan(2);
+    // No message points at a docs/ path an installed user may not have.
+    const docsPaths = fs
+      .readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter(
+        (f) => f.endsWith('.ts') && !f.startsWith(`cli${path.sep}reference`) && f !== `cli${path.sep}docs-render.ts`,
+      )
+      .flatMap((f) =>
+        [
+          ...fs
+            .readFileSync(path.join(root, 'src', f), 'utf8')
+            .matchAll(/^(?!\s*(\/\/|\*|\/\*)).*\bdocs\/[a-z-]+(\/[a-z-]+)?\.md/gm),
+        ].map((m) => `${f}: ${m[0].trim()}`),
+      );
+    expect(docsPaths).toEqual([]);
+  });
+
+  it("package.json's files ship the pages", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('docs/**/*.md');
   });
 });
 

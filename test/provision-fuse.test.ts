@@ -89,7 +89,15 @@ describe.skipIf(noFuse !== null)('cow as an unprivileged user, through fuse-over
 
     // status reads the merged view.
     const status = repo.json<{ provisioned: { changed: { path: string; change: string }[] }[] }>(['status', 'one']);
-    expect(status.provisioned[0]?.changed).toContainEqual({ path: 'node_modules/added.js', change: 'added' });
+    // Every change, and none of fuse-overlayfs's markers (`.wh..wh..opq`, `.wh.NAME`).
+    expect(status.provisioned[0]?.changed).toEqual([
+      { path: 'node_modules/.bin/left-pad', change: 'deleted' },
+      { path: 'node_modules/added.js', change: 'added' },
+      { path: 'node_modules/dep/lib', change: 'deleted' },
+      { path: 'node_modules/dep/node_modules', change: 'deleted' },
+      { path: 'node_modules/dep/package.json', change: 'deleted' },
+      { path: 'node_modules/left-pad/index.js', change: 'modified' },
+    ]);
 
     // rm: fusermount -u first, then the layers; the snapshot and the main checkout untouched.
     const layers = path.dirname(rec.upper ?? '');

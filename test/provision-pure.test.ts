@@ -152,6 +152,37 @@ describe('upper layer without a mount (namespaced cow)', () => {
   });
 });
 
+describe("overlay's markers in an upper layer", () => {
+  it('reads whiteout files and opaque markers as the deletions they are, never as files', () => {
+    const dir = tmpDir();
+    const files: Record<string, string> = {
+      'lower/dep/lib/main.js': '1',
+      'lower/dep/package.json': '{}',
+      'lower/.bin/pad': 'x',
+      'lower/pad/index.js': 'x',
+      // fuse-overlayfs without mknod rights: `rm -rf dep && mkdir dep && echo > dep/package.json`
+      'upper/dep/.wh..wh..opq': '',
+      'upper/dep/.wh..opq': '',
+      'upper/dep/package.json': '{"new":1}',
+      // `rm .bin/pad`, and the whiteout of a file the snapshot never had (made and removed in the task)
+      'upper/.bin/.wh.pad': '',
+      'upper/.bin/.wh.scratch': '',
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), text);
+    }
+    const changes = [
+      { path: '.bin/pad', change: 'deleted' },
+      { path: 'dep/lib', change: 'deleted' },
+      { path: 'dep/package.json', change: 'modified' },
+    ];
+    const upper = path.join(dir, 'upper');
+    const lower = path.join(dir, 'lower');
+    expect(upperChanges(upper, lower, null)).toEqual(changes);
+  });
+});
+
 describe('budget', () => {
   it('parses sizes and names what goes over', () => {
     expect(parseBytes('2 GiB')).toBe(2 * 1024 ** 3);

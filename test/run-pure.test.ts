@@ -144,6 +144,33 @@ describe('buildAgentInvocation', () => {
       session: 'S3',
     });
   });
+  it("--mcp: claude and codex get warren's server through their own flags; any other agent is refused", () => {
+    const plain = configSchema.parse({});
+    const mcp = ['/usr/bin/warren', '--repo', '/r', 'mcp', '--task', 't1'];
+    const claude = buildAgentInvocation(plain, 'claude', req('hi', { mcp }));
+    expect(claude.argv.slice(4, 9)).toEqual([
+      '--allowedTools',
+      'Bash',
+      'mcp__warren',
+      '--mcp-config',
+      JSON.stringify({
+        mcpServers: { warren: { type: 'stdio', command: '/usr/bin/warren', args: mcp.slice(1) } },
+      }),
+    ]);
+    expect(buildAgentInvocation(plain, 'codex', req('hi', { mcp })).argv).toEqual([
+      'codex',
+      'exec',
+      '--sandbox',
+      'workspace-write',
+      '-c',
+      'mcp_servers.warren.command="/usr/bin/warren"',
+      '-c',
+      'mcp_servers.warren.args=["--repo","/r","mcp","--task","t1"]',
+      '-',
+    ]);
+    for (const agent of ['gemini', 'aider'])
+      expect(() => buildAgentInvocation(plain, agent, req('hi', { mcp }))).toThrow(/--mcp works with claude and codex/);
+  });
   it('commandArgv: a string is shell, a list is argv', () => {
     expect(commandArgv('npm ci && echo "$X"')).toEqual(['sh', '-c', 'npm ci && echo "$X"']);
     expect(commandArgv(['echo', '$X'])).toEqual(['echo', '$X']);

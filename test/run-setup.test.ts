@@ -61,12 +61,14 @@ describe('setup', () => {
     expect(fs.existsSync(marker)).toBe(true);
   });
 
-  it('--no-setup skips it, and says so in an event', async () => {
+  it('--no-setup skips it, says so in an event, and its commands add no risk', async () => {
     const repo = makeRepo({
-      files: { 'README.md': '# t\n', 'warren.yaml': 'setup:\n  - { id: a, run: "touch setup-ran" }\n' },
+      files: { 'README.md': '# t\n', 'warren.yaml': 'setup:\n  - { id: a, run: "touch setup-ran && npm ci" }\n' },
     });
     const made = await repo.warrenJson<{ state: string; path: string }>('new', 'feat', 'n1', '--no-setup');
     expect(made.json.state).toBe('ready');
+    expect(made.stderr).not.toMatch(/package manager/);
+    expect(made.stderr).not.toMatch(/risk medium/);
     expect(fs.existsSync(path.join(made.json.path, 'setup-ran'))).toBe(false);
     const shown = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'n1');
     expect(shown.json.events.map((e) => e.kind)).toContain('setup.skipped');

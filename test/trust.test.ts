@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changedCommands, commandsHash, repoCommands } from '../src/config/trust.js';
+import { changedCommands, commandsHash, removedCommands, repoCommands } from '../src/config/trust.js';
 import { parseConfig } from '../src/config/validate.js';
 import { unavailable } from './helpers/capabilities.js';
 import { BIN, makeRepo, refsAndWorktrees, runCli, tmpDir, type TestRepo } from './helpers/repo.js';
@@ -81,6 +81,25 @@ describe('the command set (pure)', () => {
       'agent n',
     ]);
     expect(changedCommands(now, null)).toHaveLength(3);
+    expect(removedCommands(now, JSON.parse(JSON.stringify(before)))).toEqual([]);
+    expect(removedCommands(before, JSON.parse(JSON.stringify(now))).map((c) => `${c.kind} ${c.id}`)).toEqual([
+      'agent n',
+    ]);
+  });
+
+  it('a set that only lost a command names it, never "0 new or changed"', async () => {
+    const repo = makeRepo({
+      files: { 'warren.yaml': 'setup:\n  - { id: a, run: "true" }\nverify:\n  - { id: lint, run: "true" }\n' },
+    });
+    // A pull drops the verify command (written past the helper, which would trust the new set).
+    fs.writeFileSync(path.join(repo.root, 'warren.yaml'), 'setup:\n  - { id: a, run: "true" }\n');
+    const refused = await repo.warrenJson<ErrorJson>('new', 'feat', 'r1');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.message).toContain('changed since you trusted them (removed: verify lint: true)');
+    expect(refused.json.error.message).not.toMatch(/0 new or changed/);
+    const shown = await repo.warren('trust');
+    expect(shown.code).toBe(1);
+    expect(shown.stdout).toContain('removed since you trusted an earlier set: verify lint: true');
   });
 });
 

@@ -96,6 +96,13 @@ export function changedCommands(now: readonly RepoCommand[], before: unknown): R
   return now.filter((c) => !seen.has(JSON.stringify(canonical(c))));
 }
 
+/** The commands of the set trusted before that `now` no longer has (by kind and id; settings apart). Pure. */
+export function removedCommands(now: readonly RepoCommand[], before: unknown): RepoCommand[] {
+  if (!Array.isArray(before)) return [];
+  const ids = new Set(now.map((c) => `${c.kind}\0${c.id}`));
+  return (before as RepoCommand[]).filter((c) => c.kind !== 'setting' && !ids.has(`${c.kind}\0${c.id}`));
+}
+
 /** Pure: the settings of `now` that differ from those trusted before, each as `key: before → now` (`(unset)` when absent). */
 export function changedSettings(now: readonly RepoCommand[], before: unknown): string[] {
   const was = new Map(

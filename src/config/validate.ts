@@ -65,7 +65,7 @@ function validate<T>(text: string, file: string, schema: z.ZodType<T>): T {
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
     throw new WarrenError('CONFIG_INVALID', `${file} is invalid: ${problems.join('; ')}. Nothing was changed.`, {
-      hint: `Fix ${file}; the keys it takes are listed in docs/configuration.md.`,
+      hint: `Fix ${file}; \`warren help configuration\` lists the keys it takes.`,
       details: { problems },
     });
   }

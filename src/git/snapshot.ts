@@ -33,7 +33,7 @@ export async function snapshotWorktree(
   const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
   try {
     const real = paths[0];
-    if (real && fs.existsSync(real)) fs.copyFileSync(real, env.GIT_INDEX_FILE);
+    if (real && fs.existsSync(real)) copyIndex(real, env.GIT_INDEX_FILE);
     const staged = await git(['write-tree'], { cwd: worktree, env, allowFailure: true });
     await git(['add', '-A', '--', '.', ...excludePathspecs], { cwd: worktree, env });
     const tree = (await git(['write-tree'], { cwd: worktree, env })).stdout.trim();
@@ -41,6 +41,18 @@ export async function snapshotWorktree(
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Copies an index with its mtime. git rechecks the content of an entry whose file changed no
+ * earlier than the index was written ("racy git"); a copy with a newer mtime would make git trust
+ * the stat data of such an entry and miss a same-size edit made in the same second (issue 31).
+ * The mtime is rounded down, which can only make git recheck more.
+ */
+function copyIndex(from: string, to: string): void {
+  fs.copyFileSync(from, to);
+  const { atimeMs, mtimeMs } = fs.statSync(from);
+  fs.utimesSync(to, Math.floor(atimeMs) / 1000, Math.floor(mtimeMs) / 1000);
 }
 
 /**

@@ -12,6 +12,8 @@ export interface ReviewOptions {
   agent?: string;
   /** Send the comments into the task's last conversation with the agent (`run --resume`). */
   resume?: boolean;
+  /** Give the agent warren's MCP server for the task (`run --mcp`): the command that starts warren. */
+  mcp?: readonly string[];
   timeoutMs?: number;
 }
 
@@ -38,6 +40,7 @@ export async function sendReview(ctx: ProjectContext, rawId: string, options: Re
     prompt: reviewPrompt(open),
     ...(options.agent === undefined ? {} : { agent: options.agent }),
     ...(options.resume ? { resume: true } : {}),
+    ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
   const resolved = outcome.exitCode === 0 && !outcome.timedOut && outcome.canceledBy === null;

@@ -37,7 +37,15 @@ export interface AgentRequest {
   resume: string | null;
   /** warren's bwrap sandbox is around the agent: an agent's own nested sandbox is turned off. */
   sandboxed: boolean;
+  /** Give the agent warren's MCP server, scoped to the task (`warren run --mcp`): the command line that starts it. */
+  mcp?: readonly string[] | null;
 }
+
+/** The built-in agents warren can hand its MCP server to, through their own flags (`run --mcp`). */
+export const MCP_AGENTS = ['claude', 'codex'] as const;
+
+/** The name warren's MCP server is registered under in the agent: its tools are `mcp__warren__…` in Claude Code. */
+export const MCP_SERVER_NAME = 'warren';
 
 type Builder = (r: AgentRequest) => AgentInvocation;
 
@@ -51,8 +59,15 @@ export const BUILTIN_AGENTS = {
   // `--allowedTools Bash` lets it run commands; without them `claude -p` refuses every tool
   // call and still exits 0. (--dangerously-skip-permissions is refused when run as root.)
   // warren names the session up front, so it is known even if the run is cut short.
+  // With `mcp`, `--mcp-config` (a JSON string) adds warren's server for this run only, and
+  // `--allowedTools mcp__warren` lets it call the server's tools unattended.
   claude: (r) => {
     const session = r.resume ?? randomUUID();
+    const [command, ...args] = r.mcp ?? [];
+    const mcp =
+      command === undefined
+        ? []
+        : ['--mcp-config', JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command, args } } })];
     return {
       argv: [
         'claude',
@@ -61,6 +76,8 @@ export const BUILTIN_AGENTS = {
         'acceptEdits',
         '--allowedTools',
         'Bash',
+        ...(command === undefined ? [] : [`mcp__${MCP_SERVER_NAME}`]),
+        ...mcp,
         ...(r.resume ? ['--resume', session] : ['--session-id', session]),
       ],
       stdin: r.prompt,
@@ -73,11 +90,14 @@ export const BUILTIN_AGENTS = {
   // new id, read from its session files after the run). Its own workspace-write sandbox
   // confines its commands to the workspace; inside warren's bwrap that nested sandbox cannot
   // start, so it is turned off there — the case its flag exists for.
+  // With `mcp`, `-c mcp_servers.warren.…` (TOML values; a JSON string or array of strings is one)
+  // adds warren's server for this run only.
   codex: (r) => ({
     argv: [
       'codex',
       'exec',
       ...(r.sandboxed ? ['--dangerously-bypass-approvals-and-sandbox'] : ['--sandbox', 'workspace-write']),
+      ...codexMcp(r.mcp ?? null),
       ...(r.resume ? ['resume', r.resume, '-'] : ['-']),
     ],
     stdin: r.prompt,
@@ -114,6 +134,13 @@ export const BUILTIN_AGENTS = {
     session: null,
   }),
 } as const satisfies Record<string, Builder>;
+
+function codexMcp(mcp: readonly string[] | null): string[] {
+  const [command, ...args] = mcp ?? [];
+  if (command === undefined) return [];
+  const key = `mcp_servers.${MCP_SERVER_NAME}`;
+  return ['-c', `${key}.command=${JSON.stringify(command)}`, '-c', `${key}.args=${JSON.stringify(args)}`];
+}
 
 export function agentNames(config: WarrenConfig): string[] {
   return [...new Set([...Object.keys(BUILTIN_AGENTS), ...Object.keys(config.agents ?? {})])].sort();
@@ -163,6 +190,15 @@ export function buildAgentInvocation(config: WarrenConfig, name: string, request
 function invocationOf(config: WarrenConfig, name: string, request: AgentRequest): AgentInvocation {
   assertAgentKnown(config, name);
   const custom = customAgent(config, name);
+  if (request.mcp && (custom || !(MCP_AGENTS as readonly string[]).includes(name))) {
+    throw new WarrenError(
+      'USAGE',
+      `warren cannot hand its MCP server to agent ${name} for one run (--mcp works with ${MCP_AGENTS.join(' and ')}); nothing was run.`,
+      {
+        hint: "Leave out --mcp, or register `warren mcp` in that agent's own configuration (`warren help agents`, 'MCP servers in a task').",
+      },
+    );
+  }
   if (custom) {
     const via: PromptVia = custom.prompt;
     const plain = { env: {}, session: null };

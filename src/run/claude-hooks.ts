@@ -98,6 +98,9 @@ export function parseRemovePayload(text: string): { worktreePath: string; cwd: s
   return { worktreePath, cwd: str(p.cwd) };
 }
 
+/** Claude Code's settings for one checkout, beside the checked-in `.claude/settings.json`. */
+export const CLAUDE_LOCAL_SETTINGS = '.claude/settings.local.json';
+
 export interface HooksInstallResult {
   file: string;
   /** The hook entries warren added (empty when they were there already). */
@@ -117,7 +120,7 @@ interface HookEntry {
  * would both make a worktree).
  */
 export function installClaudeHooks(repoRoot: string, commands: { create: string; remove: string }): HooksInstallResult {
-  const file = path.join(repoRoot, '.claude', 'settings.local.json');
+  const file = path.join(repoRoot, CLAUDE_LOCAL_SETTINGS);
   let settings: Record<string, unknown> = {};
   if (fs.existsSync(file)) {
     let raw: unknown;

@@ -35,6 +35,8 @@ export const EXECUTION_EVENTS = {
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),
+  'setup.install_skipped': payload<{ id: string; why: string }>(),
+  'setup.reinstalls': payload<{ id: string; why: string }>(),
   'verify.passed': payload<StepsPayload>(),
   'verify.failed': payload<StepsPayload>(),
   'verify.empty': payload<Record<string, never>>(),

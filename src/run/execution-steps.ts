@@ -5,6 +5,7 @@ import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
+import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
 import { assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
 
@@ -42,7 +43,7 @@ export const riskCreate: CreateStep = {
     const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
     assertSandboxRequirement(
       options.id,
-      classifyRisk(ctx.config, shared),
+      classifyRisk(ctx.config, shared, { setup: options.setup !== false }),
       options.sandbox ?? sandboxKindOf(ctx.config),
     );
   },
@@ -51,7 +52,11 @@ export const riskCreate: CreateStep = {
     const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
     const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
-    const risk = classifyRisk(ctx.config, shared);
+    const records = task.data.provision ?? [];
+    const skippedSetup = ctx.config.setup
+      .filter((s) => installDecision(s.run, records, task.path).kind === 'skip')
+      .map((s) => s.id);
+    const risk = classifyRisk(ctx.config, shared, { setup: options.setup !== false, skippedSetup });
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({
       project: ctx.key,
@@ -91,7 +96,12 @@ export const setupCreate: CreateStep = {
       return;
     }
     // stdout belongs to `warren new`'s own result: the setup's output goes to the reporter's stderr.
-    await runSetup(ctx, task, { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr });
+    await runSetup(
+      ctx,
+      task,
+      { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
+      { skipProvisionedInstalls: true },
+    );
   },
 };
 

@@ -23,7 +23,14 @@ export const EXECUTION_FACTS = {
   /** The task's own sandbox (`new --sandbox`), overriding warren.yaml. */
   sandbox: sandboxKind,
   /** The last setup. */
-  setup: objectFact<{ at: string; ok: boolean; log: string; failed: string | null }>((v) => typeof v.ok === 'boolean'),
+  setup: objectFact<{
+    at: string;
+    ok: boolean;
+    log: string;
+    failed: string | null;
+    /** At `new`: the install steps skipped because the provisioned tree matched the lockfile. */
+    skipped?: { id: string; why: string }[];
+  }>((v) => typeof v.ok === 'boolean'),
   /** The last verify. */
   verify: objectFact<{ at: string; passed: boolean; log: string; results: StepResult[] }>(
     (v) => typeof v.passed === 'boolean' && Array.isArray(v.results),

@@ -46,6 +46,9 @@ export async function execTask(
   );
 }
 
+/** The turn `warren run ID --resume` sends when no prompt is given. */
+export const RESUME_PROMPT = 'continue';
+
 export interface AgentOptions {
   /** The agent; with `resume`, defaults to the one whose conversation is newest. */
   agent?: string;
@@ -53,6 +56,11 @@ export interface AgentOptions {
   timeoutMs?: number;
   /** Continue the task's last conversation with this agent (claude, codex, gemini) instead of starting one. */
   resume?: boolean;
+  /**
+   * Give the agent warren's own MCP server, scoped to this task (claude, codex): the command line
+   * that starts warren (the CLI's installed `warren`); `--repo ROOT mcp --task ID` is added.
+   */
+  mcp?: readonly string[];
 }
 
 export interface AgentOutcome extends RunOutcome {
@@ -82,6 +90,7 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       home: '',
       resume: null,
       sandboxed: false,
+      mcp: options.mcp ? mcpCommand(options.mcp, ctx.repo.root, id) : null,
     });
     if (isRepositoryAgent(ctx.config, options.agent))
       assertTrusted(ctx, ['agent'], 'Nothing was run.', [options.agent]);
@@ -90,6 +99,14 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
     const task = requireTask(ctx, id);
     // Refused before the agent's state folder is made or seeded (runInTask checks it again).
     assertRunnable(task, 'agent');
+    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
+    if (options.mcp && sandboxed) {
+      throw new WarrenError(
+        'USAGE',
+        `task ${id} runs in a sandbox, where warren's state (WARREN_HOME) is not visible, so \`warren mcp\` cannot run there; nothing was run.`,
+        { hint: `Run it without --mcp, or make the task's sandbox none (\`warren new … --sandbox none\`).` },
+      );
+    }
     const resumed = options.resume ? sessionToResume(ctx, task, options.agent) : null;
     const agent = resumed?.agent ?? options.agent ?? '';
     const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
@@ -117,13 +134,13 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
         });
       }
     }
-    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
     const invocation = buildAgentInvocation(ctx.config, agent, {
       prompt: options.prompt,
       promptFile,
       home,
       resume: resumed?.id ?? null,
       sandboxed,
+      mcp: options.mcp ? mcpCommand(options.mcp, ctx.repo.root, id) : null,
     });
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });
     const started = Date.now();
@@ -149,6 +166,11 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       );
     return { ...outcome, agent, session };
   });
+}
+
+/** `warren mcp` for one task of this repository, whatever folder the agent starts it in. */
+function mcpCommand(warren: readonly string[], root: string, id: string): string[] {
+  return [...warren, '--repo', root, 'mcp', '--task', id];
 }
 
 /** The conversation `--resume` continues: the newest of `agent`'s, or of any agent's. */

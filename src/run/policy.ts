@@ -148,7 +148,7 @@ function parsePolicy(bytes: Buffer, file: string): Policy {
       : 'not valid YAML';
     throw refuse(
       `${file} is not a valid policy (${why})`,
-      'The policy format is in docs/design/execution.md ("Signed policy").',
+      'The policy format is in `warren help execution` ("Signed policy").',
     );
   }
   return parsed.data;

@@ -49,10 +49,12 @@ const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }
 export function classifyRisk(
   config: WarrenConfig,
   shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path),
+  options: { setup?: boolean; skippedSetup?: readonly string[] } = {},
 ): Risk {
   const found: { level: RiskLevel; reason: string }[] = [];
   const groups = [
-    ['setup', config.setup],
+    // `new --no-setup`, or an install the provisioned tree already is: what does not run adds no risk.
+    ['setup', options.setup === false ? [] : config.setup.filter((s) => !options.skippedSetup?.includes(s.id))],
     ['verify', config.verify],
     ['teardown', config.teardown],
   ] as const;

@@ -5,7 +5,9 @@ import { withTaskLock } from '../workspace/locks.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { requireTask } from '../workspace/tasks.js';
 import { validateTaskId } from '../workspace/ids.js';
+import { provisionRecords } from '../provision/types.js';
 import { runSteps, type StepResult, type StepsOutcome } from './commands.js';
+import { installDecision } from './install-skip.js';
 
 /** Setup and verify for one task: run the steps, then record the outcome on the task. */
 
@@ -22,12 +24,24 @@ export interface SetupOutcome {
  * `setup_failed` (a landed one stays landed, with the failure recorded); a pass makes a
  * `setup_failed` task ready again.
  */
-export async function runSetup(ctx: ProjectContext, task: Task, output: RunOutput): Promise<SetupOutcome> {
-  const steps = ctx.config.setup;
-  if (steps.length === 0) return { state: task.state, passed: true, log: null, results: [] };
+export async function runSetup(
+  ctx: ProjectContext,
+  task: Task,
+  output: RunOutput,
+  options: { skipProvisionedInstalls?: boolean } = {},
+): Promise<SetupOutcome> {
+  if (ctx.config.setup.length === 0) return { state: task.state, passed: true, log: null, results: [] };
+  const skipped = options.skipProvisionedInstalls ? provisionedInstalls(ctx, task) : [];
+  const steps = ctx.config.setup.filter((s) => !skipped.some((k) => k.id === s.id));
   const outcome: StepsOutcome = await runSteps(ctx, task, 'setup', steps, { stopOnFailure: true, output });
   ctx.store.mergeData(ctx.key, task.id, {
-    setup: { at: new Date().toISOString(), ok: outcome.ok, log: outcome.log, failed: outcome.failed?.id ?? null },
+    setup: {
+      at: new Date().toISOString(),
+      ok: outcome.ok,
+      log: outcome.log,
+      failed: outcome.failed?.id ?? null,
+      ...(skipped.length > 0 ? { skipped } : {}),
+    },
   });
   let state = task.state;
   if (outcome.ok) {
@@ -36,7 +50,7 @@ export async function runSetup(ctx: ProjectContext, task: Task, output: RunOutpu
       project: ctx.key,
       taskId: task.id,
       kind: 'setup.passed',
-      message: `setup ran ${outcome.results.length} command(s) (log ${outcome.log})`,
+      message: `setup ran ${outcome.results.length} command(s)${skipped.length > 0 ? ` and skipped ${skipped.map((k) => k.id).join(', ')}` : ''} (log ${outcome.log})`,
       data: { log: outcome.log, results: outcome.results },
     });
   } else {
@@ -53,6 +67,40 @@ export async function runSetup(ctx: ProjectContext, task: Task, output: RunOutpu
     });
   }
   return { state, passed: outcome.ok, log: outcome.log, results: outcome.results };
+}
+
+/**
+ * At `new`: the setup steps that would only install a node_modules warren already provisioned
+ * matching its lockfile, each recorded as skipped; a step that reinstalls a cow tree anyway is
+ * warned about (src/run/install-skip.ts).
+ */
+function provisionedInstalls(ctx: ProjectContext, task: Task): { id: string; why: string }[] {
+  const records = provisionRecords(task.data);
+  const skipped: { id: string; why: string }[] = [];
+  for (const step of ctx.config.setup) {
+    const decision = installDecision(step.run, records, task.path);
+    const run = typeof step.run === 'string' ? step.run : JSON.stringify(step.run);
+    if (decision.kind === 'skip') {
+      skipped.push({ id: step.id, why: decision.why });
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'setup.install_skipped',
+        message: `setup ${step.id} (${run}) skipped: ${decision.why}; \`warren setup ${task.id}\` runs it`,
+        data: { id: step.id, why: decision.why },
+      });
+    } else if (decision.kind === 'warn') {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'setup.reinstalls',
+        level: 'warn',
+        message: `setup ${step.id} (${run}) was run: ${decision.why}. A setup step that is only the install (e.g. \`npm ci\`) is skipped when the provisioned tree matches the lockfile`,
+        data: { id: step.id, why: decision.why },
+      });
+    }
+  }
+  return skipped;
 }
 
 /**

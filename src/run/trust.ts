@@ -6,6 +6,7 @@ import {
   changedSettings,
   commandsHash,
   describeCommand,
+  removedCommands,
   repoCommands,
   securitySettings,
   trustedSet,
@@ -39,6 +40,8 @@ export interface TrustState {
   trusted: boolean;
   /** The commands new or changed since the set this user trusted before (all of them on first use). */
   changed: RepoCommand[];
+  /** The commands of the set trusted before that this one no longer has. */
+  removed: RepoCommand[];
   /** The security settings that differ from those trusted before, as `key: before → now`. */
   settingsChanged: string[];
   /** When this user last trusted a set for this repository (this one or an earlier one). */
@@ -58,6 +61,7 @@ export function trustState(ctx: ProjectContext): TrustState {
     commands,
     trusted,
     changed: trusted ? [] : changedCommands(commands, record?.commands),
+    removed: trusted ? [] : removedCommands(commands, record?.commands),
     settingsChanged,
     trustedAt: record?.trustedAt ?? null,
   };
@@ -136,7 +140,14 @@ export function trustCommands(ctx: ProjectContext, expectedHash?: string): Trust
     message: `trusted ${state.commands.length} repository command(s) (${state.hash.slice(0, 12)})`,
     data: { hash: state.hash, commands: state.commands.map(describeCommand) },
   });
-  return { ...state, trusted: true, changed: [], settingsChanged: [], trustedAt: new Date().toISOString() };
+  return {
+    ...state,
+    trusted: true,
+    changed: [],
+    removed: [],
+    settingsChanged: [],
+    trustedAt: new Date().toISOString(),
+  };
 }
 
 /**
@@ -162,13 +173,21 @@ function untrusted(state: TrustState, wouldRun: readonly RepoCommand[], what: st
       ? 'you have not trusted them yet'
       : state.settingsChanged.length > 0
         ? `its security settings changed since you trusted them (${state.settingsChanged.join('; ')})`
-        : `they changed since you trusted them (${state.changed.length} new or changed)`;
+        : `they changed since you trusted them (${changeSummary(state)})`;
   return new WarrenError(
     'UNTRUSTED_COMMANDS',
     `this repository's warren.yaml asks warren to run commands, and ${why}: ${listed.join('; ')}. ${what}`,
     {
       hint: 'Review them with `warren trust`, which shows the whole set and records your trust.',
-      details: { hash: state.hash, commands: wouldRun, changed: state.changed },
+      details: { hash: state.hash, commands: wouldRun, changed: state.changed, removed: state.removed },
     },
   );
+}
+
+/** `1 new or changed; removed: setup old: npm ci`: what differs from the set trusted before, removals named. */
+export function changeSummary(state: Pick<TrustState, 'changed' | 'removed'>): string {
+  const parts: string[] = [];
+  if (state.changed.length > 0) parts.push(`${state.changed.length} new or changed`);
+  if (state.removed.length > 0) parts.push(`removed: ${state.removed.map(describeCommand).join('; ')}`);
+  return parts.length > 0 ? parts.join('; ') : 'the set differs';
 }

@@ -193,7 +193,8 @@ export class Store {
    * The task's events, oldest first, at most `limit` of the newest. An ID can be used again after
    * `rm`: only the events after the previous task of that ID ended (its `task.removed`, or a
    * `new` that failed and undid itself) are this task's — including what its own `new` recorded
-   * before the task existed, such as the base's fast-forward.
+   * before the task existed, such as the base's fast-forward, but not the refusals that said
+   * there was no such task.
    */
   taskEvents(project: string, taskId: string, limit = 50): WarrenEvent[] {
     const rows = this.db
@@ -201,6 +202,7 @@ export class Store {
         `SELECT * FROM (
            SELECT * FROM events WHERE project = @project AND task_id = @taskId
              AND seq > COALESCE((SELECT MAX(seq) FROM events WHERE project = @project AND task_id = @taskId AND kind IN ('task.removed', 'task.create_failed')), 0)
+             AND NOT (kind = 'refused' AND json_extract(data, '$.code') = 'TASK_NOT_FOUND')
            ORDER BY seq DESC LIMIT @limit
          ) ORDER BY seq`,
       )

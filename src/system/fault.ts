@@ -1,7 +1,8 @@
 /**
  * The fault-injection seam, for the crash tests: `WARREN_FAULT=<op>:<step>` (e.g.
  * `land:checkout-moved`) makes warren kill itself with SIGKILL the moment that operation reaches
- * that step — no cleanup, no `finally`, exactly like a power cut or `kill -9`. Every named step
+ * that step — no cleanup, no `finally`, exactly like a power cut or `kill -9`. `<op>:<step>:SIGINT`
+ * sends itself SIGINT there instead: a ctrl-c at that moment. Every named step
  * of every mutating command is one (each operation's declaration names them: src/workspace/operation.ts), and
  * test/crash.test.ts kills at each in turn. Unset, it costs one string compare per step.
  */
@@ -9,5 +10,7 @@ export const FAULT_ENV = 'WARREN_FAULT';
 
 export function faultPoint(op: string, step: string): void {
   const wanted = process.env[FAULT_ENV];
-  if (wanted !== undefined && wanted === `${op}:${step}`) process.kill(process.pid, 'SIGKILL');
+  if (wanted === undefined) return;
+  if (wanted === `${op}:${step}`) process.kill(process.pid, 'SIGKILL');
+  else if (wanted === `${op}:${step}:SIGINT`) process.kill(process.pid, 'SIGINT');
 }

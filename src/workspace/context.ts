@@ -1,3 +1,4 @@
+import { addExcludeLine } from '../git/info-exclude.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_CONFIG, loadConfig, loadUserConfig, USER_CONFIG_FILE } from '../config/load.js';
@@ -120,20 +121,11 @@ export async function ensureRoot(ctx: ProjectContext): Promise<void> {
       'PATH_ESCAPE',
       `the workspace root ${ctx.root} is a symlink or not a directory; warren refuses to follow it. Nothing was created.`,
       {
-        hint: 'Replace it with a real directory, or choose another root (docs/configuration.md).',
+        hint: 'Replace it with a real directory, or choose another root (`warren help configuration`).',
       },
     );
   }
   if (inRepository) {
-    const exclude = path.join(ctx.repo.commonDir, 'info', 'exclude');
-    const line = `/${rel}/`;
-    const current = fs.existsSync(exclude) ? fs.readFileSync(exclude, 'utf8') : '';
-    if (!current.split('\n').includes(line)) {
-      fs.mkdirSync(path.dirname(exclude), { recursive: true });
-      fs.appendFileSync(
-        exclude,
-        `${current.endsWith('\n') || current === '' ? '' : '\n'}# warren workspaces\n${line}\n`,
-      );
-    }
+    addExcludeLine(ctx.repo.commonDir, `/${rel}/`, 'warren workspaces');
   }
 }

@@ -39,6 +39,8 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
   // The features' own guards, before the first mutation.
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, options);
 
+  // An existing task is named as such before its lock is tried: "it exists" says more than "busy".
+  assertNoTask(ctx, id);
   const lock = lockTask(ctx, id, `new ${branch}`);
   try {
     assertNoTask(ctx, id);
@@ -54,6 +56,13 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const facts = await branchFacts(ctx.repo, [base, branch]);
     const baseBranch = facts.get(base) ?? null;
     const baseRev = baseBranch ? null : await revParse(ctx.repo, base);
+    if (!baseBranch && !baseRev && !(await revParse(ctx.repo, 'HEAD'))) {
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        `this repository has no commits yet, so there is no ${JSON.stringify(base)} to branch from; nothing was created.`,
+        { hint: 'Make a first commit (e.g. `git commit --allow-empty -m init`), then run `warren new` again.' },
+      );
+    }
     if (!baseBranch && !baseRev) {
       throw new WarrenError(
         'BASE_UNKNOWN',
@@ -70,6 +79,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     if (!baseCommit)
       throw new WarrenError('BASE_UNKNOWN', `base ${base} vanished while creating; nothing was created.`);
 
+    stopIfInterrupted(options);
     const live = startLive(ctx, options, { type, base, sync, tip: baseCommit });
     await runOperation(ctx, NEW, id, { id, branch, path: wsPath, baseCommit }, live);
     return ctx.store.getTask(ctx.key, id) ?? fail(`task ${id} vanished after it was made`);
@@ -133,6 +143,14 @@ export function startLive(
 export type NewStepName =
   'row-inserted' | 'worktree-added' | 'files-restored' | 'meta-written' | `after-${string}` | 'ready';
 type NewStep = Step<NewStepName, NewTaskData, NewTaskLive>;
+
+/** Ctrl-C (the command's signal): stop before the next step; the runner undoes what was made. */
+function stopIfInterrupted(options: CreateOptions): void {
+  if (options.signal?.aborted)
+    throw new WarrenError('CREATE_FAILED', 'interrupted (ctrl-c)', {
+      hint: 'Run `warren new` again when you want the task.',
+    });
+}
 
 /**
  * Until the task has left `creating` (setup moved it to `setup_failed`, or it is `ready`), a
@@ -252,6 +270,7 @@ const filesRestored: NewStep = {
 const metaWritten: NewStep = {
   name: 'meta-written',
   async run({ ctx, data, live }) {
+    stopIfInterrupted(live.options);
     assertContained(ctx.root, data.path);
     const row = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
     recordMade(ctx, metaPathFor(data.path), 'meta', data.id);
@@ -298,6 +317,7 @@ function featureStep(step: CreateStep<unknown>, index: number): NewStep {
     name: `after-${step.name}`,
     async run({ ctx, data, live }) {
       const task = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
+      if (task.state === 'creating') stopIfInterrupted(live.options);
       await step.run(ctx, task, live.options, await live.prepared[index]);
     },
     recover: { decide: backUnlessMade },
@@ -307,9 +327,10 @@ function featureStep(step: CreateStep<unknown>, index: number): NewStep {
 /** The task is handed over: `ready`, unless a feature left it in a state of its own. */
 const ready: NewStep = {
   name: 'ready',
-  async run({ ctx, data }) {
-    if (ctx.store.getTask(ctx.key, data.id)?.state === 'creating')
-      ctx.store.transition(ctx.key, data.id, 'creating', 'ready');
+  async run({ ctx, data, live }) {
+    if (ctx.store.getTask(ctx.key, data.id)?.state !== 'creating') return;
+    stopIfInterrupted(live.options);
+    ctx.store.transition(ctx.key, data.id, 'creating', 'ready');
   },
   recover: { decide: backUnlessMade },
 };

@@ -15,6 +15,8 @@ export interface CreatedSummary {
   /** The setup log, when setup ran. */
   log?: string;
   setupOk?: boolean;
+  /** The setup steps `new` skipped: installs of a tree provisioned matching its lockfile. */
+  setupSkipped?: { id: string; why: string }[];
   /** Warnings and errors recorded while creating (e.g. hooks that will not run, skipped paths): shown, never only logged. */
   warnings: { kind: string; level: string; message: string }[];
 }
@@ -37,6 +39,7 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
     ...(ports ? { ports } : {}),
     ...(risk ? { risk } : {}),
     ...(setup ? { log: setup.log, setupOk: setup.ok } : {}),
+    ...(setup?.skipped ? { setupSkipped: setup.skipped } : {}),
     warnings,
   };
 }

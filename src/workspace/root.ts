@@ -52,7 +52,7 @@ export function resolveWorktreeRoot(s: RootSources): string {
       'CONFIG_INVALID',
       `warren.yaml: worktree_root ${JSON.stringify(s.fromRepository)} ${real === null ? 'cannot be resolved (a dangling or looping symlink, or a file on the way)' : `resolves to ${real}`}, which is not a folder inside the repository (its root and .git excluded) or under WARREN_HOME (${realHome}). A repository may not place files anywhere else. Nothing was changed.`,
       {
-        hint: `To keep workspaces elsewhere, choose it yourself: set ${WORKTREE_ROOT_ENV} or worktree_root in ${path.join(s.home, 'config.yaml')} (docs/configuration.md).`,
+        hint: `To keep workspaces elsewhere, choose it yourself: set ${WORKTREE_ROOT_ENV} or worktree_root in ${path.join(s.home, 'config.yaml')} (\`warren help configuration\`).`,
         details: { key: 'worktree_root', value: s.fromRepository, resolved: real ?? configured },
       },
     );

@@ -52,6 +52,11 @@ export interface CreateOptions {
   sandbox?: 'none' | 'bwrap';
   /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
   requireSandbox?: boolean;
+  /**
+   * Aborted (ctrl-c): `new` stops before its next step and undoes what it made. A task that
+   * already reached a state of its own (setup ran and failed) is kept.
+   */
+  signal?: AbortSignal;
 }
 
 /** A step of `warren new`, after the worktree exists and before the task is `ready`. */

@@ -26,6 +26,7 @@ import { registerComment, registerComments } from './comment.js';
 import { registerPath } from './path.js';
 import { registerRestore } from './restore.js';
 import { registerCompletion } from './completion.js';
+import { registerHelp } from './help.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
@@ -58,6 +59,7 @@ export const COMMANDS: readonly Register[] = [
   registerHooks,
   registerHook,
   registerCompletion,
+  registerHelp,
   registerRemoved,
 ];
 

@@ -2,7 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
 import { openProject } from '../../composition.js';
-import { installClaudeHooks, parseCreatePayload, parseRemovePayload, shellCommand } from '../../run/claude-hooks.js';
+import { addExcludeLine } from '../../git/info-exclude.js';
+import {
+  CLAUDE_LOCAL_SETTINGS,
+  installClaudeHooks,
+  parseCreatePayload,
+  parseRemovePayload,
+  shellCommand,
+} from '../../run/claude-hooks.js';
 import { TASK_TYPES } from '../../state/types.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary } from '../../workspace/created.js';
@@ -10,6 +17,7 @@ import { validateTaskType } from '../../workspace/ids.js';
 import { removeTask } from '../../workspace/remove.js';
 import { listTasks } from '../../workspace/tasks.js';
 import type { CliEnv, Register } from '../command.js';
+import { installedCommand } from '../installed.js';
 import { readJsonPayload } from '../payload.js';
 
 /** `warren hooks install claude`: writes Claude Code's WorktreeCreate/WorktreeRemove hooks, calling this warren. */
@@ -29,17 +37,29 @@ export const registerHooks: Register = (program, run) => {
             `no worktree hooks for ${JSON.stringify(agent)}: only claude has them; nothing was changed.`,
           );
         const ctx = await env.project();
-        // This very warren, by absolute path: the hook must not depend on PATH when Claude Code runs it.
-        const self = env.io.self;
+        // The installed warren, by absolute path: the hook must not depend on PATH when Claude Code runs it.
+        const self = installedCommand(env.io.self, process.env.PATH);
         const result = installClaudeHooks(ctx.repo.root, {
           create: shellCommand([...self, 'hook', 'claude-create']),
           remove: shellCommand([...self, 'hook', 'claude-remove']),
         });
+        // The settings file is this checkout's own (Claude Code's "local" settings): never to be committed.
+        const excluded = addExcludeLine(
+          ctx.repo.commonDir,
+          `/${CLAUDE_LOCAL_SETTINGS}`,
+          "warren hooks install claude: Claude Code's settings for this checkout",
+        );
         const what =
           result.added.length > 0
             ? `wrote ${result.added.join(' and ')} into ${result.file}`
             : `${result.file} already has warren's hooks; nothing was changed`;
-        return { data: result, human: `${what}:\n${JSON.stringify({ hooks: result.hooks }, null, 2)}` };
+        const kept = excluded
+          ? `\nadded /${CLAUDE_LOCAL_SETTINGS} to .git/info/exclude, so git status does not list it`
+          : '';
+        return {
+          data: { ...result, excluded },
+          human: `${what}:\n${JSON.stringify({ hooks: result.hooks }, null, 2)}${kept}`,
+        };
       }),
     );
 };

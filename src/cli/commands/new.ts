@@ -28,6 +28,16 @@ export const registerNew: Register = (program, run) => {
           const ctx = await env.project();
           validateTaskType(type, taskTypes(ctx.config));
           const since = ctx.store.lastEventSeq();
+          // Ctrl-C: finish the step under way, then undo what was made (a second ctrl-c ends
+          // warren at once, and the next command repairs it).
+          const interrupted = new AbortController();
+          const onInterrupt = () => {
+            env.log(
+              `warren: interrupted: undoing what \`new ${id}\` made so far (ctrl-c again stops at once; the next warren command then undoes it)`,
+            );
+            interrupted.abort();
+          };
+          process.once('SIGINT', onInterrupt);
           const task = await createTask(ctx, {
             type,
             id,
@@ -36,7 +46,8 @@ export const registerNew: Register = (program, run) => {
             ...(opts.base ? { base: opts.base } : {}),
             ...(sandbox ? { sandbox } : {}),
             ...(opts.requireSandbox ? { requireSandbox: true } : {}),
-          });
+            signal: interrupted.signal,
+          }).finally(() => process.removeListener('SIGINT', onInterrupt));
           // Warnings recorded while creating (e.g. hooks that will not run here) are shown, never only logged.
           const data = createdSummary(ctx, task, since);
           for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
@@ -56,6 +67,7 @@ function execLines(s: CreatedSummary): string {
   if (s.risk) {
     human += `\nrisk ${s.risk.level}; recommended sandbox ${s.risk.recommendedSandbox}${s.risk.reasons.length > 0 ? ` (${s.risk.reasons.join('; ')})` : ''}`;
   }
+  for (const k of s.setupSkipped ?? []) human += `\nsetup ${k.id} skipped: ${k.why}`;
   if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
   return human;
 }

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
-import { readPromptFile, runAgent } from '../../run/operations.js';
+import { readPromptFile, RESUME_PROMPT, runAgent } from '../../run/operations.js';
 import { sendReview } from '../../review/send.js';
 import { parseDuration } from '../../util/duration.js';
 import type { Register } from '../command.js';
+import { installedCommand } from '../installed.js';
 import { runResult } from './exec.js';
 
 export const registerRun: Register = (program, run) => {
@@ -19,10 +20,17 @@ export const registerRun: Register = (program, run) => {
     )
     .option('--prompt <text>', 'the prompt, passed to the agent exactly as given')
     .option('--prompt-file <file>', 'read the prompt from this file')
-    .option('--resume', "continue the task's last conversation (claude, codex, gemini) with this prompt")
+    .option(
+      '--resume',
+      `continue the task's last conversation (claude, codex, gemini) with this prompt (without one: "${RESUME_PROMPT}")`,
+    )
     .option(
       '--review',
       "the prompt is the task's open review comments (`warren comments`), each with its file:line and hunk; resolved when the agent exits 0",
+    )
+    .option(
+      '--mcp',
+      "give the agent warren's own MCP server for this run, serving this task alone (claude, codex; MCP servers you added to the agent yourself are not in the task's config folder)",
     )
     .option('--timeout <dur>', 'end the whole process tree after this long; exit 124')
     .action(
@@ -34,14 +42,16 @@ export const registerRun: Register = (program, run) => {
           promptFile?: string;
           resume?: boolean;
           review?: boolean;
+          mcp?: boolean;
           timeout?: string;
         },
       ) =>
         run(async (env) => {
-          if ([opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length !== 1) {
+          const given = [opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length;
+          if (given > 1 || (given === 0 && !opts.resume)) {
             throw new WarrenError(
               'USAGE',
-              'give exactly one of --prompt, --prompt-file and --review; nothing was run.',
+              `give exactly one of --prompt, --prompt-file and --review (with --resume, none: it continues with "${RESUME_PROMPT}"); nothing was run.`,
             );
           }
           if (opts.agent === undefined && !opts.resume)
@@ -55,6 +65,7 @@ export const registerRun: Register = (program, run) => {
             const { comments, resolved, ...outcome } = await sendReview(ctx, rawId, {
               ...(opts.agent === undefined ? {} : { agent: opts.agent }),
               ...(opts.resume ? { resume: true } : {}),
+              ...(opts.mcp ? { mcp: installedCommand(env.io.self, process.env.PATH) } : {}),
               ...(timeoutMs === undefined ? {} : { timeoutMs }),
             });
             if (!env.json)
@@ -72,12 +83,19 @@ export const registerRun: Register = (program, run) => {
               },
             };
           }
-          const prompt = opts.prompt ?? readPromptFile(path.resolve(env.repoDir, opts.promptFile ?? ''));
+          const prompt =
+            opts.prompt ??
+            (opts.promptFile === undefined
+              ? RESUME_PROMPT
+              : readPromptFile(path.resolve(env.repoDir, opts.promptFile)));
+          if (opts.prompt === undefined && opts.promptFile === undefined && !env.json)
+            env.log(`warren: no prompt given; continuing the conversation with "${RESUME_PROMPT}"`);
           const ctx = await env.project();
           const outcome = await runAgent(ctx, rawId, {
             prompt,
             ...(opts.agent === undefined ? {} : { agent: opts.agent }),
             ...(opts.resume ? { resume: true } : {}),
+            ...(opts.mcp ? { mcp: installedCommand(env.io.self, process.env.PATH) } : {}),
             ...(timeoutMs === undefined ? {} : { timeoutMs }),
           });
           const result = runResult(env, outcome);

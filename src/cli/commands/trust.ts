@@ -1,4 +1,4 @@
-import type { RepoCommand } from '../../config/trust.js';
+import { describeCommand, type RepoCommand } from '../../config/trust.js';
 import { trustCommands, trustState, type TrustState } from '../../run/trust.js';
 import type { CliIo, Register } from '../command.js';
 import { table } from '../format.js';
@@ -40,6 +40,7 @@ export const registerTrust: Register = (program, run) => {
               hash: state.hash,
               commands: state.commands,
               changed: state.changed,
+              removed: state.removed,
               trustedAt: state.trustedAt,
             },
             human: `${human}${human ? '\n' : ''}not trusted; nothing was recorded. Run \`warren trust --yes\` (or \`--hash ${state.hash}\`) once you have read them.`,
@@ -61,8 +62,12 @@ function listing(state: TrustState): string {
     state.settingsChanged.length > 0
       ? `warren.yaml's security settings changed since you trusted them: ${state.settingsChanged.join('; ')}`
       : '';
-  if (state.commands.length === 0) return settings;
-  return [commandTable(state), settings].filter((l) => l !== '').join('\n');
+  const removed =
+    state.removed.length > 0
+      ? `removed since you trusted an earlier set: ${state.removed.map(describeCommand).join('; ')}`
+      : '';
+  if (state.commands.length === 0) return [removed, settings].filter((l) => l !== '').join('\n');
+  return [commandTable(state), removed, settings].filter((l) => l !== '').join('\n');
 }
 
 function commandTable(state: TrustState): string {

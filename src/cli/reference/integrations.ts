@@ -120,6 +120,7 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
   file: string;                                   // <repo>/.claude/settings.local.json
   added: ('WorktreeCreate' | 'WorktreeRemove')[];  // empty: both were there already
   hooks: { WorktreeCreate: unknown; WorktreeRemove: unknown };   // those keys as written
+  excluded: boolean;   // /.claude/settings.local.json added to .git/info/exclude now (false: it was there)
 }`,
     exit: [
       [0, 'the hooks are there (written now, or already)'],
@@ -138,7 +139,7 @@ wrote WorktreeCreate and WorktreeRemove into /tmp/warren-docs-agents/shop/.claud
         "hooks": [
           {
             "type": "command",
-            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-create"
+            "command": "/home/me/.npm-global/bin/warren hook claude-create"
           }
         ]
       }
@@ -148,13 +149,14 @@ wrote WorktreeCreate and WorktreeRemove into /tmp/warren-docs-agents/shop/.claud
         "hooks": [
           {
             "type": "command",
-            "command": "/usr/bin/node /work/wt/agents/bin/warren.js hook claude-remove"
+            "command": "/home/me/.npm-global/bin/warren hook claude-remove"
           }
         ]
       }
     ]
   }
 }
+added /.claude/settings.local.json to .git/info/exclude, so git status does not list it
 [exit 0]
 $ warren --json hooks install claude
 {
@@ -203,6 +205,25 @@ $ rm draft.txt; echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/
 removed fix-login; kept branch feat/fix-login
 [exit 0]`,
     see: [["Claude Code's worktrees", '../agents.md#claude-codes-worktrees-warren-hooks-install-claude']],
+  },
+  help: {
+    json: `{ topics: string[] }                     // no topic: every page's name
+{ topic: string; file: string; text: string }   // a page: its file in the package, and its text (markdown)
+{ topic: string; usage: string }                // a command without a page: its usage`,
+    exit: [
+      [0, 'the page, the usage or the list is printed'],
+      [2, 'no command or page of that name'],
+    ],
+    errors: ['USAGE'],
+    example: `$ warren help configuration | head -3
+# Configuration: \`warren.yaml\`
+
+Checked in at the repository root. Every key is optional; a repository without the file gets
+$ warren help nope
+warren: no command or page named "nope".
+  hint: Run \`warren help\` for the commands; pages: agents, benchmarks, checkouts, configuration, contributing, dashboard, design/trust, errors, execution, landing, merge-queue, provisioning, review, testing, workspaces; or a command's name for its page.
+[exit 2]`,
+    see: [['Documentation', '../../README.md#documentation']],
   },
   completion: {
     json: `{ shell: 'bash' | 'zsh' | 'fish'; script: string }`,

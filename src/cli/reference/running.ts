@@ -87,7 +87,7 @@ warren: \`warren exec\` would read "-la" as its own option, not as part of the c
       ],
       [
         2,
-        'bad input: not exactly one of `--prompt`, `--prompt-file` and `--review`, neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
+        'bad input: more than one of `--prompt`, `--prompt-file` and `--review`, or none without `--resume` (which then sends "continue"), neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
       ],
     ],
     errors: [
@@ -353,6 +353,7 @@ hello
   commands: { kind: 'setup' | 'verify' | 'teardown' | 'agent'; id: string; run: string | string[]; prompt?: 'argv' | 'stdin' | 'file' }[];
   trustedAt: string | null;        // when this user last trusted a set for this repository
   changed?: { kind; id; run; prompt? }[]; // not trusted: what is new or changed since the last trusted set
+  removed?: { kind; id; run; prompt? }[]; // not trusted: what the last trusted set had and this one has not
 }`,
     exit: [
       [0, 'the set is trusted: now (`--yes`, `--hash`, or y at the question), before, or it is empty'],

@@ -11,6 +11,7 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
   ports?: { first: number; count: number };      // the task's port block
   risk?: { level: 'low' | 'medium' | 'high'; reasons: string[]; recommendedSandbox: 'none' | 'bwrap' };
   log?: string; setupOk?: boolean;               // when setup ran
+  setupSkipped?: { id: string; why: string }[];  // install steps skipped: the provisioned tree matched the lockfile
   warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
 }`,
     exit: [
@@ -183,7 +184,7 @@ $ warren --json show nope
 {
   "error": {
     "code": "TASK_NOT_FOUND",
-    "message": "no task nope in this repository.",
+    "message": "no task nope in this repository; nothing was changed.",
     "hint": "See \`warren list\`."
   }
 }

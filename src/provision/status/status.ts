@@ -53,29 +53,65 @@ export const MAX_LISTED = 500;
  */
 export type MergedView = { merged: string } | { hidden: ReadonlySet<string> } | null;
 
-/** Reads a cow path's upper layer: every entry there is a change; a 0:0 character device is a deletion. */
+/**
+ * What an entry of an upper layer marks, when it is overlay's bookkeeping and not a file of the
+ * task. Kernel overlayfs and fuse-overlayfs (as root) whiteout a deleted NAME with a 0:0
+ * character device; fuse-overlayfs without mknod rights writes a `.wh.NAME` file instead, and
+ * marks a replaced directory opaque with a `.wh..wh..opq` file (next to a `.wh..opq` whiteout of
+ * its own). Kernel overlayfs keeps opacity in an xattr, which the merged view answers for.
+ */
+export type OverlayMarker = { kind: 'whiteout'; of: string } | { kind: 'opaque' } | null;
+
+const WHITEOUT_PREFIX = '.wh.';
+const OPAQUE_NAMES: ReadonlySet<string> = new Set(['.wh..wh..opq', '.wh..opq']);
+
+export function overlayMarker(name: string, st: fs.Stats): OverlayMarker {
+  if (OPAQUE_NAMES.has(name)) return { kind: 'opaque' };
+  const prefixed = name.startsWith(WHITEOUT_PREFIX) && name.length > WHITEOUT_PREFIX.length;
+  if (st.isCharacterDevice() && st.rdev === 0)
+    return { kind: 'whiteout', of: prefixed ? name.slice(WHITEOUT_PREFIX.length) : name };
+  if (prefixed && !st.isDirectory()) return { kind: 'whiteout', of: name.slice(WHITEOUT_PREFIX.length) };
+  return null;
+}
+
+/**
+ * Reads a cow path's upper layer: every entry there is a change, except overlay's markers: a
+ * whiteout is the deletion of what it hides (nothing, when the snapshot never had it), an opaque
+ * marker the deletion of every snapshot entry of its directory the layer does not hold.
+ */
 export function upperChanges(upper: string, lower: string, view: MergedView): Change[] {
-  const changes: Change[] = [];
+  const changes = new Map<string, Change['change']>();
   const hidden = (rel: string): boolean =>
     view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel);
+  const inLower = (rel: string): boolean => lexists(path.join(lower, rel));
+  const inUpper = (rel: string): boolean => {
+    const st = lstatOrNull(path.join(upper, rel));
+    return st !== null && overlayMarker(path.posix.basename(rel), st) === null;
+  };
+  const lowerChildrenGone = (dir: string, gone: (child: string) => boolean): void => {
+    for (const name of listDir(path.join(lower, dir))) {
+      const child = dir === '' ? name : `${dir}/${name}`;
+      if (!inUpper(child) && gone(child)) changes.set(child, 'deleted');
+    }
+  };
   walkTree(upper, (rel, st) => {
     if (rel === '') return;
-    const inLower = lexists(path.join(lower, rel));
-    if (st.isCharacterDevice() && st.rdev === 0) {
-      changes.push({ path: rel, change: 'deleted' });
+    const slash = rel.lastIndexOf('/');
+    const dir = slash < 0 ? '' : rel.slice(0, slash);
+    const marker = overlayMarker(rel.slice(slash + 1), st);
+    if (marker?.kind === 'opaque') {
+      lowerChildrenGone(dir, () => true);
+    } else if (marker?.kind === 'whiteout') {
+      const of = dir === '' ? marker.of : `${dir}/${marker.of}`;
+      if (inLower(of) && !inUpper(of)) changes.set(of, 'deleted');
     } else if (st.isDirectory()) {
-      if (!inLower) changes.push({ path: rel, change: 'added' });
-      else if (view !== null) {
-        for (const name of listDir(path.join(lower, rel))) {
-          const child = `${rel}/${name}`;
-          if (!lexists(path.join(upper, child)) && hidden(child)) changes.push({ path: child, change: 'deleted' });
-        }
-      }
+      if (!inLower(rel)) changes.set(rel, 'added');
+      else if (view !== null) lowerChildrenGone(rel, hidden);
     } else {
-      changes.push({ path: rel, change: inLower ? 'modified' : 'added' });
+      changes.set(rel, inLower(rel) ? 'modified' : 'added');
     }
   });
-  return changes.sort((a, b) => a.path.localeCompare(b.path));
+  return [...changes].map(([p, change]) => ({ path: p, change })).sort((a, b) => a.path.localeCompare(b.path));
 }
 
 /**
