@@ -248,6 +248,35 @@ describe('the merge queue', () => {
     },
   );
 
+  it(
+    'runs the setup steps marked `gate: true` in the integration workspace before the gate, and no other',
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          '.gitignore': 'generated.txt\nother.txt\n',
+          'warren.yaml': [
+            'setup:',
+            '  - { id: gen, run: "echo made > generated.txt", gate: true }',
+            '  - { id: other, run: "echo made > other.txt" }',
+            'verify:',
+            '  - { id: needs-gen, run: "test -f generated.txt && ! test -e other.txt" }',
+            '',
+          ].join('\n'),
+        },
+      });
+      await taskWith(repo, 's', { 's.txt': 's\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 's', { wait: false });
+      await processQueue(ctx);
+      expect(listQueue(ctx).entries.map((e) => [e.id, e.state, e.reason])).toEqual([['s', 'landed', null]]);
+      const gate = ctx.store.eventsSince(0).find((e) => e.kind === 'queue.gate');
+      expect(
+        gate?.kind === 'queue.gate' && gate.data.setupLog && fs.readFileSync(gate.data.setupLog, 'utf8'),
+      ).toContain('### setup gen');
+    },
+  );
+
   it('lists the queue, leaves it on `queue rm`, and refuses to leave what it is not in', async () => {
     const repo = makeRepo();
     await taskWith(repo, 'w', { 'w.txt': 'w\n' });

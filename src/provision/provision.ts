@@ -33,7 +33,12 @@ export interface ProvisionResult {
  * gather (sources, checks) → act per path → record (events, task.data.provision). A failure
  * undoes this call's mounts and links before it is rethrown, so creation can roll back.
  */
-export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: Sources): Promise<ProvisionResult> {
+export async function provisionPaths(
+  ctx: ProjectContext,
+  task: Task,
+  sources?: Sources,
+  options: { lockfileRoot?: string } = {},
+): Promise<ProvisionResult> {
   const progress = (line: string): void => ctx.reporter.line(line);
   const { items, skips } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
@@ -45,6 +50,7 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
     budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } },
     progress,
     event,
+    ...(options.lockfileRoot ? { lockfileRoot: options.lockfileRoot } : {}),
   };
   try {
     const ready: Ready[] = [];

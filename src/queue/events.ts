@@ -12,7 +12,13 @@ export const QUEUE_EVENTS = {
     gateTask: string;
     run: number;
     sandbox?: 'none' | 'bwrap';
+    /** The dependency snapshots the gate ran with, and how it got each (gate-deps.ts). */
+    snapshots?: { path: string; key: string | null; lockfile: string | null; how: string }[];
+    /** The log of the setup steps the gate ran (the install, `gate: true` steps). */
+    setupLog?: string | null;
   }>(),
+  /** The gate could not give the integrated tree its own dependencies, and says what it used instead. */
+  'queue.gate_deps': payload<{ paths: string }>(),
   /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */
   'queue.foreign': payload<{ path: string; what: string }>(),
 };

@@ -8,6 +8,7 @@ import { lockTask } from '../workspace/locks.js';
 import { advance } from './advance.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSandbox, gateSteps, removeStaleGates, runGate } from './gate.js';
+import type { GateSnapshot } from './gate-deps.js';
 import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
@@ -245,24 +246,38 @@ async function settle(
       return true;
     }
     faultPoint('queue', 'gating');
+    const deps = describeSnapshots(gate.snapshots);
     ctx.store.addEvent({
       project: ctx.key,
       kind: 'queue.gate',
       level: gate.passed ? 'info' : 'warn',
-      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}; log ${gate.log})`,
-      data: { tasks, passed: gate.passed, log: gate.log, gateTask: gate.gateTask, run: counter.gateRuns, sandbox },
+      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}${deps ? `; ${deps}` : ''}; log ${gate.log})`,
+      data: {
+        tasks,
+        passed: gate.passed,
+        log: gate.log,
+        gateTask: gate.gateTask,
+        run: counter.gateRuns,
+        sandbox,
+        snapshots: gate.snapshots,
+        setupLog: gate.setupLog,
+      },
     });
+    if (deps) ctx.reporter.line(`warren: merge queue: gate run ${counter.gateRuns} ran with ${deps}`);
     if (!gate.passed) {
       if (group.length === 1) {
+        const failed = gate.results
+          .filter((r) => r.exitCode !== 0 || r.timedOut)
+          .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
+          .join(', ');
         bounce(
           ctx,
           last.entry,
           new WarrenError(
             'GATE_FAILED',
-            `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results
-              .filter((r) => r.exitCode !== 0 || r.timedOut)
-              .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
-              .join(', ')}`,
+            gate.setupFailed
+              ? `the integrated tree of ${last.entry.taskId} onto ${base.slice(0, 12)} cannot be set up: setup ${failed} failed in the merge queue's integration workspace, so the base would no longer install; the install's log is ${gate.log}`
+              : `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${failed}`,
           ),
           gate.log,
         );
@@ -272,6 +287,22 @@ async function settle(
     }
   }
   return advance(ctx, group, base);
+}
+
+/** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
+function describeSnapshots(snapshots: readonly GateSnapshot[]): string {
+  const how = {
+    main: "the main checkout's",
+    reused: 'reused for the integrated',
+    installed: 'installed from the integrated',
+    unmatched: "the main checkout's, not the integrated",
+  } as const;
+  return snapshots
+    .map(
+      (s) =>
+        `${s.path}: ${s.key ? `snapshot ${s.key.slice(0, 12)}` : 'no snapshot'} (${how[s.how]} ${s.lockfile ?? 'lockfile'})`,
+    )
+    .join(', ');
 }
 
 /** A failing group of several: the first half on the same base; the second on whatever the base is after it. */
