@@ -277,6 +277,71 @@ describe('the merge queue', () => {
     },
   );
 
+  it(
+    'an entry whose only conflict is with an entry ahead that then bounces waits, and lands afterwards; the rest of the batch is not held back',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'shared.txt': 'one\n',
+          'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n',
+        },
+      });
+      await taskWith(repo, 'a', { 'shared.txt': 'from a\n', 'culprit.txt': 'breaks the gate\n' });
+      await taskWith(repo, 'b', { 'shared.txt': 'from b\n' });
+      await taskWith(repo, 'c', { 'c.txt': 'c\n' });
+      const ctx = await project(repo);
+      for (const id of ['a', 'b', 'c']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const entries = listQueue(ctx).entries;
+      expect(entries.map((e) => [e.id, e.state, e.code])).toEqual([
+        ['a', 'bounced', 'GATE_FAILED'],
+        ['b', 'landed', null],
+        ['c', 'landed', null],
+      ]);
+      expect(fs.readFileSync(path.join(repo.root, 'shared.txt'), 'utf8')).toBe('from b\n');
+      const waiting = ctx.store.eventsSince(0).find((e) => e.kind === 'queue.waiting');
+      expect(waiting?.message).toBe(
+        'b waits: it conflicts with a, ahead of it in the merge queue and not landed yet, in shared.txt; it is planned again once that has landed or bounced',
+      );
+      // a + c (fails), a alone (fails), c alone (passes), then b on the new base (passes): c was never gated alone for b's sake.
+      expect(worked.gateRuns).toBe(4);
+    },
+  );
+
+  it(
+    'an entry that conflicts with what really landed bounces once that landed, naming the task and the paths, said once',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: { 'shared.txt': 'one\n', 'warren.yaml': 'verify:\n  - { id: ok, run: "true" }\n' },
+      });
+      await taskWith(repo, 'first', { 'shared.txt': 'from first\n' });
+      await taskWith(repo, 'second', { 'shared.txt': 'from second\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 'first', { wait: false });
+      let err: unknown = null;
+      try {
+        await queueLand(ctx, 'second');
+      } catch (e) {
+        err = e;
+      }
+      expect(listQueue(ctx).entries.map((e) => [e.id, e.state])).toEqual([
+        ['first', 'landed'],
+        ['second', 'bounced'],
+      ]);
+      const landed = repo.git('rev-parse', 'main').slice(0, 12);
+      expect(isWarrenError(err, 'LAND_CONFLICT')).toBe(true);
+      const e = err as Error & { hint?: string };
+      expect(e.message).toBe(
+        `task second bounced from the merge queue: task second conflicts with first (${landed}), which landed on main since it branched, in 1 path(s): shared.txt. Nothing was landed; the task, its branch and the base are as they were.`,
+      );
+      expect(e.hint).toBe(
+        'Bring main into the task (`warren exec second -- git merge main`), resolve the conflicts, `warren checkpoint second`, then land again.',
+      );
+    },
+  );
+
   it('lists the queue, leaves it on `queue rm`, and refuses to leave what it is not in', async () => {
     const repo = makeRepo();
     await taskWith(repo, 'w', { 'w.txt': 'w\n' });

@@ -3,6 +3,8 @@ import { payload, type PayloadsOf } from '../state/events.js';
 /** The merge queue's events. */
 export const QUEUE_EVENTS = {
   'land.bounced': payload<{ entry: number; code: string; reason: string; log: string | null }>(),
+  /** An entry that conflicts only with entries ahead of it that have not landed: it waits for them to settle. */
+  'queue.waiting': payload<{ entry: number; waitsFor: string[]; paths: string[] }>(),
   'queue.joined': payload<{ entry: number; position: number }>(),
   'queue.left': payload<{ entry: number }>(),
   'queue.gate': payload<{
