@@ -40,7 +40,7 @@ export async function provisionPaths(
   options: { lockfileRoot?: string } = {},
 ): Promise<ProvisionResult> {
   const progress = (line: string): void => ctx.reporter.line(line);
-  const { items, skips } = sources ?? (await resolveSources(ctx));
+  const { items, skips, workspaces } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
   const event: ModeEnv['event'] = (kind, level, message, data) =>
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
@@ -123,6 +123,15 @@ export async function provisionPaths(
       'PROVISION_FAILED',
       `provisioning ${task.id} failed: ${err instanceof Error ? err.message : String(err)}; what it had made was undone`,
       { cause: err },
+    );
+  }
+  for (const ws of workspaces ?? []) {
+    const dir = path.posix.dirname(ws.root);
+    event(
+      'provision.workspace',
+      'info',
+      `${ws.root}: ${dir === '.' ? 'the repository' : dir} is a workspace of ${ws.packages} package(s) (${ws.file}); ${ws.added.length} of them have a node_modules of their own, provisioned like ${ws.root}${ws.added.length > 0 ? `: ${ws.added.slice(0, 10).join(', ')}${ws.added.length > 10 ? `, and ${ws.added.length - 10} more` : ''}` : ''}`,
+      { ...ws, added: ws.added.slice(0, 100) },
     );
   }
   for (const skip of skips) {
