@@ -108,8 +108,11 @@ export const configSchema = z
       .record(
         z.string(),
         z.strictObject({
-          command: z.array(z.string()).min(1),
+          /** Without one, the entry only tunes the built-in agent of that name (its leftover_grace). */
+          command: z.array(z.string()).min(1).optional(),
           prompt: z.enum(['argv', 'stdin', 'file']).default('argv'),
+          /** How long an agent that gave its final result may be kept running by processes it left, before warren ends them. */
+          leftover_grace: duration.optional(),
         }),
       )
       .optional(),

@@ -36,7 +36,11 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
-export async function startModelServer(): Promise<ModelServer> {
+/**
+ * `background` (claude only): the turn also starts this command with the Bash tool's
+ * `run_in_background`, as an agent starting a dev server does, and leaves it running.
+ */
+export async function startModelServer(options: { background?: string } = {}): Promise<ModelServer> {
   const received: Received[] = [];
   let calls = 0;
   const server = http.createServer((req, res) => {
@@ -59,7 +63,7 @@ export async function startModelServer(): Promise<ModelServer> {
       } catch {
         // not JSON: answered below as unknown
       }
-      if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++);
+      if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++, options.background);
       else if (url.startsWith('/v1/responses')) entry.answer = openai(json, res, calls++);
       else if (/^\/v1beta\/models\/[^/:]+:(stream)?[gG]enerateContent/.test(url)) entry.answer = gemini(json, url, res);
       else if (req.method === 'HEAD' || req.method === 'GET')
@@ -102,7 +106,12 @@ function sse(res: http.ServerResponse, events: { event?: string; data: unknown }
 
 // --- Anthropic Messages (claude) ---
 
-function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: number): Received['answer'] {
+function anthropic(
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  n: number,
+  background?: string,
+): Received['answer'] {
   const text = JSON.stringify(body);
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]).map((t) => t.name) : [];
   const messages = Array.isArray(body.messages) ? (body.messages as { role: string; content: unknown }[]) : [];
@@ -133,6 +142,16 @@ function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: n
           name: 'Bash',
           input: { command: COMMAND, description: 'Record the working directory' },
         },
+        ...(background
+          ? [
+              {
+                type: 'tool_use' as const,
+                id: `toolu_scripted_bg_${n}`,
+                name: 'Bash',
+                input: { command: background, description: 'Start the dev server', run_in_background: true },
+              },
+            ]
+          : []),
       ];
     }
   }
