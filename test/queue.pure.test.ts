@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gateSetupSteps, isInstallStep } from '../src/queue/gate-deps.js';
+import { failureText, namesAny } from '../src/queue/suspects.js';
 
 describe("the gate's setup steps", () => {
   it.each([
@@ -27,5 +28,16 @@ describe("the gate's setup steps", () => {
     ];
     expect(gateSetupSteps(setup, false).map((s) => s.id)).toEqual(['gen']);
     expect(gateSetupSteps(setup, true).map((s) => s.id)).toEqual(['deps', 'gen']);
+  });
+});
+
+describe('the likely culprits of a failing gate', () => {
+  it('a path the failure names, as a path: not inside a longer name, not in the header that quotes the command', () => {
+    expect(namesAny('FAIL src/impl/util.test.js (3 tests)', ['src/impl/util.test.js'])).toBe(true);
+    expect(namesAny('    at f (/w/.queue-x/src/impl/util.js:12:3)', ['src/impl/util.js'])).toBe(true);
+    expect(namesAny('FAIL src/impl/util.test.js', ['src/impl/util.js'])).toBe(false);
+    expect(namesAny('see myutil.js', ['util.js'])).toBe(false);
+    expect(namesAny('x.c failed', ['x.c'])).toBe(false); // too short to tell
+    expect(failureText('### verify gate: ! test -e culprit.txt\nFAIL broken-t05.txt\n')).toBe('FAIL broken-t05.txt\n');
   });
 });

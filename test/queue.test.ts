@@ -132,6 +132,45 @@ describe('the merge queue', () => {
   );
 
   it(
+    'gates the likely culprit alone first: one whose change the failure names, or whose own verify failed — 3 gate runs for a batch of 6',
+    { timeout: 240_000 },
+    async () => {
+      // The gate's failure names the file that breaks it, as a test runner names the failing test file.
+      const repo = makeRepo({
+        files: {
+          'warren.yaml': [
+            'verify:',
+            '  - { id: gate, run: "for f in broken-*.txt; do test -e $f && { echo FAIL $f; exit 1; }; done; exit 0" }',
+            '',
+          ].join('\n'),
+        },
+      });
+      for (const id of ['s1', 's2', 's3', 's5', 's6']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'bad', { 'broken-bad.txt': 'breaks the gate\n' });
+      const ctx = await project(repo);
+      for (const id of ['s1', 's2', 's3', 'bad', 's5', 's6']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ s1: 'landed', s2: 'landed', s3: 'landed', bad: 'bounced', s5: 'landed', s6: 'landed' });
+      // The batch (fails, naming broken-bad.txt), the five others (pass), bad alone (fails): not 2·log2(6)+1.
+      expect(worked.gateRuns).toBe(3);
+
+      // A task whose own verify failed is the suspect when the failure names nothing.
+      repo.write('warren.yaml', 'verify:\n  - { id: gate, run: "! test -e culprit.txt" }\n');
+      repo.commit('a quiet gate');
+      for (const id of ['u1', 'u2', 'u3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'quiet', { 'culprit.txt': 'breaks the gate\n' });
+      expect((await repo.warren('verify', 'quiet')).code).toBe(1);
+      const ctx2 = await project(repo);
+      for (const id of ['u1', 'quiet', 'u2', 'u3']) await queueLand(ctx2, id, { wait: false });
+      const again = await processQueue(ctx2);
+      const now = Object.fromEntries(listQueue(ctx2).entries.map((e) => [e.id, e.state]));
+      expect(now).toMatchObject({ u1: 'landed', quiet: 'bounced', u2: 'landed', u3: 'landed' });
+      expect(again.gateRuns).toBe(3);
+    },
+  );
+
+  it(
     'splits a second half without gating it again when its integration is the tree that just failed',
     { timeout: 240_000 },
     async () => {

@@ -9,6 +9,7 @@ import { advance } from './advance.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSandbox, gateSteps, removeStaleGates, runGate } from './gate.js';
 import type { GateSnapshot } from './gate-deps.js';
+import { likelyCulprits } from './suspects.js';
 import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
@@ -283,10 +284,35 @@ async function settle(
         );
         return true;
       }
+      const suspects = await likelyCulprits(ctx, group, gate.log);
+      if (suspects.length > 0 && suspects.length < group.length) return isolate(ctx, group, suspects, base, counter);
       return bisect(ctx, group, base, counter);
     }
   }
   return advance(ctx, group, base);
+}
+
+/**
+ * A failing group with likely culprits (suspects.ts): the rest is integrated and gated without
+ * them first (bisected in turn if it fails), then the suspects on whatever the base is after it.
+ */
+async function isolate(
+  ctx: ProjectContext,
+  group: Candidate[],
+  suspects: Candidate[],
+  base: string,
+  counter: { gateRuns: number },
+): Promise<boolean> {
+  const last = group[group.length - 1] as Candidate;
+  const rest = group.filter((c) => !suspects.includes(c));
+  ctx.reporter.line(
+    `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${suspects.length > 1 ? 'their' : 'its'} own verify failed, or the failure names what ${suspects.length > 1 ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${suspects.length > 1 ? 'them' : 'it'} first…`,
+  );
+  const left = (await integrate(ctx, rest, base)).candidates;
+  if (!(await settle(ctx, left, base, counter))) return false;
+  const now = await revParse(ctx.repo, last.plan.baseRef);
+  if (!now) return true;
+  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter);
 }
 
 /** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
