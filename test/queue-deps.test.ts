@@ -109,6 +109,14 @@ describe.skipIf(noOverlay !== null)("the gate runs with the integrated tree's de
       const b = await createTask(ctx, { type: 'feat', id: 'next', setup: false });
       expect(requireIn(b.path, 'alpha')).toBe('alpha 2.0.0');
       expect(ctx.store.getTask(ctx.key, 'next')?.data.provision?.[0]?.snapshot).toBe(made[0]);
+      // gc lists the snapshot a task mounts among what it keeps, and how it goes.
+      expect((await gc(ctx)).kept).toContainEqual(
+        expect.objectContaining({
+          kind: 'snapshot',
+          path: dir,
+          reason: 'a dependency snapshot in use by task(s) next; gc removes it once no task uses it (`warren rm next`)',
+        }),
+      );
 
       // The next gate on the same lockfile reuses it, installing nothing.
       fs.writeFileSync(path.join(b.path, 'b.txt'), 'b\n');

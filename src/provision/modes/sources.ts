@@ -244,5 +244,5 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
 export function notIgnoredDetail(rel: string, tracked: boolean): string {
   return tracked
     ? `git tracks ${rel}, so the workspace already has the branch's version of it; warren leaves it to git`
-    : `git does not ignore ${rel}, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore (warren then provisions it) or commit it`;
+    : `git does not ignore ${rel}, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore or to .git/info/exclude (your own, never committed; warren then provisions it), or commit it`;
 }

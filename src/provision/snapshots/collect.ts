@@ -83,7 +83,21 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     if (name.endsWith('.lock') || name.endsWith('.takeover')) continue;
     const dir = path.join(snapshotsDir(home), name);
     const key = name.replace(/^\.tmp-/, '').replace(/-\d+$/, '');
-    if (used.has(key) || mountedLowers.some((l) => l.split(':').some((p) => p.startsWith(`${dir}/`)))) continue;
+    if (used.has(key) || mountedLowers.some((l) => l.split(':').some((p) => p.startsWith(`${dir}/`)))) {
+      const users = allTasks
+        .filter((t) => provisionRecords(t.data).some((r) => r.snapshot === key))
+        .map((t) => (t.project === ctx.key ? t.id : `${t.id} (another repository)`));
+      if (!name.startsWith('.'))
+        out.kept.push({
+          kind: 'snapshot',
+          path: dir,
+          reason:
+            users.length > 0
+              ? `a dependency snapshot in use by task(s) ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}; gc removes it once no task uses it (\`warren rm ${users[0]}\`)`
+              : 'mounted; gc removes it once it is unmounted',
+        });
+      continue;
+    }
     const current = currentGateSnapshot(dir);
     if (current) {
       out.kept.push({
