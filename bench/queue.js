@@ -45,19 +45,27 @@ async function setup(name, { tasks, batch, culprit, gate = 'silent' }) {
   return { repo, env, ids };
 }
 
-function gateRuns(env) {
-  // Counted from the events the queue recorded: one `queue.gate` per run of the gate.
+/** The gate's runs, from the events the queue recorded (one `queue.gate` each): which tasks, and whether it passed. */
+function gateLog(env) {
   const db = path.join(env.WARREN_HOME, 'state.db');
   const out = sh(
     'node',
     [
       '-e',
-      `const D=require('better-sqlite3');const d=new D(${JSON.stringify(db)},{readonly:true});console.log(d.prepare("SELECT COUNT(*) n FROM events WHERE kind='queue.gate'").get().n)`,
+      `const D=require('better-sqlite3');const d=new D(${JSON.stringify(db)},{readonly:true});console.log(JSON.stringify(d.prepare("SELECT data FROM events WHERE kind='queue.gate' ORDER BY seq").all().map((r)=>JSON.parse(r.data))))`,
     ],
     { cwd: path.dirname(BIN) },
   );
-  return Number(out.trim());
+  return JSON.parse(out);
 }
+
+const gateRuns = (env) => gateLog(env).length;
+
+/** `t00+t01 ✓, t02 ✗`: what each gate run tested, for the record. */
+const describeRuns = (env) =>
+  gateLog(env)
+    .map((g) => `${g.tasks.join('+')} ${g.passed ? 'pass' : 'FAIL'}`)
+    .join(', ');
 
 async function serial(tasks, culprit) {
   const { repo, env, ids } = await setup(`serial-${tasks}`, { tasks, batch: 1, culprit });
@@ -74,7 +82,7 @@ async function queued(tasks, culprit, gate) {
     Promise.all(ids.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))),
   );
   const landed = t.result.filter((r) => r.code === 0).length;
-  return { ms: t.ms, runs: gateRuns(env), landed };
+  return { ms: t.ms, runs: gateRuns(env), landed, order: describeRuns(env) };
 }
 
 // Each case's repository and WARREN_HOME go at the end, also when a case fails.
@@ -93,6 +101,8 @@ try {
     const b = await queued(tasks, culprit, 'silent');
     rows.push({ name: `queue, 1 culprit, a silent failure (${b.runs} gate runs)`, ms: b.ms });
     printTable(`merge queue: ${tasks} tasks, one culprit, gate ≈ ${GATE_S} s, batch 8 (${machine()})`, rows, baseline);
+    console.log(`gate runs, culprit named: ${n.order}`);
+    console.log(`gate runs, culprit silent: ${b.order}`);
     console.log(
       `goal: one culprit ≤ 0.6× serial: ${(n.ms / s.ms).toFixed(2)}× when the failure names it, ${(b.ms / s.ms).toFixed(2)}× by bisection alone`,
     );

@@ -13,6 +13,7 @@ import { shellCommand } from '../util/shell.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
+import { removeTaskTmp } from '../run/task-tmp.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
@@ -162,6 +163,7 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
     );
   }
   releasePorts(ctx.store, ctx.key, task.id);
+  removeTaskTmp(ctx.store.home, ctx.key, task.id);
   // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate
   // replaced by a link is not a worktree to git, and removeTree unlinks the link, never its target.)
   await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));
