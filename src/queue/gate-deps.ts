@@ -118,7 +118,8 @@ export async function provisionGate(
   // A task's record names the snapshot it mounted: the key of what the gate ran with.
   for (const s of snapshots) {
     const r = records.find((rec) => rec.path === s.path);
-    if (s.how === 'main' && r) s.key = r.snapshot ?? s.key;
+    // Not mounted from a snapshot (a copy where overlay cannot be mounted): none to name.
+    if (s.how === 'main' && r) s.key = r.snapshot ?? null;
   }
   for (const r of records) {
     if (r.snapshot && !snapshots.some((s) => s.path === r.path))
@@ -129,8 +130,8 @@ export async function provisionGate(
     ctx.reporter.line(
       `warren: merge queue: no dependency snapshot matches the integrated ${install.map((i) => i.lockfile.path).join(', ')}; installing in the integration workspace…`,
     );
-  const task2: Task = { ...task, data: { ...task.data, provision: records } };
-  const setup = await runSteps(ctx, task2, 'setup', steps, {
+  const provisionedTask: Task = { ...task, data: { ...task.data, provision: records } };
+  const setup = await runSteps(ctx, provisionedTask, 'setup', steps, {
     stopOnFailure: true,
     output: { stdout: null, stderr: null },
   });

@@ -277,7 +277,7 @@ async function settle(
           new WarrenError(
             'GATE_FAILED',
             gate.setupFailed
-              ? `the integrated tree of ${last.entry.taskId} onto ${base.slice(0, 12)} cannot be set up: setup ${failed} failed in the merge queue's integration workspace, so the base would no longer install; the install's log is ${gate.log}`
+              ? `the integrated tree of ${last.entry.taskId} onto ${base.slice(0, 12)} cannot be set up: setup ${failed} failed in the merge queue's integration workspace; landed, it would break the setup of every task made from the base`
               : `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${failed}`,
           ),
           gate.log,
