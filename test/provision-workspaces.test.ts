@@ -109,6 +109,51 @@ describe.skipIf(noOverlay !== null)('monorepos provisioned whole', () => {
       expect(status.provisioned.map((p) => p.path)).toContain('packages/p7/node_modules');
 
       await landReadme(ctx, repo);
+
+      // A task upgrades alpha in p3 with pnpm itself; its code needs 2.0.0. The gate installs the
+      // integrated lockfile (setup's pnpm install) and keeps a snapshot of every package's folder.
+      repo.write(
+        'warren.yaml',
+        `provision:\n  - { path: node_modules, mode: cow }\nsetup:\n  - { id: deps, run: "pnpm install --offline --frozen-lockfile --store-dir=${store} --config.confirmModulesPurge=false", gate: install }\nverify:\n  - { id: check, run: "node check.js" }\n`,
+      );
+      repo.commit('setup names the install');
+      const ctx2 = await project(repo);
+      const up = await createTask(ctx2, { type: 'feat', id: 'up', setup: false });
+      packageTarball(path.join(up.path, 'vendor'), 'alpha', '2.0.0');
+      const p3 = path.join(up.path, 'packages/p3/package.json');
+      const pkg = JSON.parse(fs.readFileSync(p3, 'utf8')) as { dependencies: Record<string, string> };
+      pkg.dependencies.alpha = 'file:../../vendor/alpha-2.0.0.tgz';
+      fs.writeFileSync(p3, JSON.stringify(pkg));
+      fs.writeFileSync(
+        path.join(up.path, 'packages/p3/index.js'),
+        "const v = require('alpha'); if (v !== 'alpha 2.0.0') throw new Error('needs alpha 2, got ' + v); module.exports = v;\n",
+      );
+      try {
+        const args = ['install', '--offline', '--no-frozen-lockfile', `--store-dir=${store}`];
+        execFileSync('pnpm', [...args, '--config.confirmModulesPurge=false'], {
+          cwd: up.path,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, CI: '1' },
+        });
+      } catch (e) {
+        throw new Error(`${String((e as { stdout?: unknown }).stdout)}\n${String((e as { stderr?: unknown }).stderr)}`);
+      }
+      await checkpointTask(ctx2, 'up', { message: 'alpha 2 in p3' });
+      await queueLand(ctx2, 'up', { wait: false });
+      await processQueue(ctx2);
+      const upEntry = listQueue(ctx2).entries.find((e) => e.id === 'up');
+      expect(upEntry?.state, `${upEntry?.reason ?? ''}`).toBe('landed');
+      const gate = ctx2.store
+        .eventsSince(0)
+        .filter((e) => e.kind === 'queue.gate')
+        .at(-1);
+      const used = gate?.kind === 'queue.gate' ? (gate.data.snapshots ?? []) : [];
+      expect(used).toHaveLength(11);
+      for (const u of used) expect(u, u.path).toMatchObject({ how: 'installed', lockfile: 'pnpm-lock.yaml' });
+      expect(used.every((u) => u.key !== null)).toBe(true);
+      // A task made after the land gets every package's new folder from those snapshots.
+      const next = await createTask(ctx2, { type: 'feat', id: 'next', setup: false });
+      expect(execFileSync('node', ['check.js'], { cwd: next.path, encoding: 'utf8' })).toContain('p3 alpha 2.0.0');
     },
   );
 
