@@ -87,7 +87,7 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
       if (isWarrenError(err, 'LAND_CONFLICT') && chain.candidates.length > 0) {
         const ahead = await conflictAhead(ctx, chain, task, entry, err);
         if ('tasks' in ahead) {
-          waitFor(ctx, entry, ahead);
+          defer(ctx, entry, ahead);
           continue;
         }
         bounce(ctx, entry, ahead.bounce, null);
@@ -145,7 +145,7 @@ function conflictsOf(err: WarrenError): string[] {
  * (out of this chain, which goes on without it) and is planned again once they settle — on a
  * base that holds them if they landed (then a conflict is real), or without them if they bounced.
  */
-function waitFor(ctx: ProjectContext, entry: QueueEntry, ahead: Ahead): void {
+function defer(ctx: ProjectContext, entry: QueueEntry, ahead: Ahead): void {
   setQueued(ctx.store, entry.id);
   const message = `${entry.taskId} waits: it conflicts with ${ahead.tasks.join(', ')}, ahead of it in the merge queue and not landed yet, in ${ahead.paths.join(', ')}; it is planned again once ${ahead.tasks.length > 1 ? 'they have' : 'that has'} landed or bounced`;
   ctx.store.addEvent({
