@@ -28,6 +28,7 @@ const noPnpm = unavailable(import.meta.filename, 'pnpm');
 interface Status {
   stale: boolean;
   provisioned: { path: string }[];
+  staleLockfiles: { path: string; tree?: string }[];
 }
 
 async function project(repo: TestRepo): Promise<ProjectContext> {
@@ -213,6 +214,20 @@ describe.skipIf(noOverlay !== null)('monorepos provisioned whole', () => {
       expect(out).toContain('one alpha 1.0.0');
       expect(out).toContain('two alpha 2.0.0');
       expect((await repo.warrenJson<Status>('status', 'look')).json.stale).toBe(false);
+      // The lockfile changes in the task without an install, as a merge brings one: every
+      // package's folder is stale against it, each named.
+      const lockPath = path.join(t.path, 'package-lock.json');
+      const lock = JSON.parse(fs.readFileSync(lockPath, 'utf8')) as { packages: Record<string, { version?: string }> };
+      const hoisted = lock.packages['node_modules/alpha'];
+      if (hoisted) hoisted.version = '1.0.1';
+      fs.writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
+      const stale = (await repo.warrenJson<Status>('status', 'look')).json;
+      expect(stale.stale).toBe(true);
+      expect(stale.staleLockfiles.map((e) => e.tree).sort()).toEqual([
+        'node_modules',
+        `packages/${nested[0]}/node_modules`,
+      ]);
+      expect(stale.staleLockfiles.every((e) => e.path === 'package-lock.json')).toBe(true);
 
       await landReadme(ctx, repo);
     },
