@@ -189,15 +189,15 @@ export const ERROR_DOCS = {
   },
   GATE_FAILED: {
     meaning:
-      'The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. The base, the task and its branch are as they were.',
+      'The merge queue integrated the task onto the latest base and the gate (`land: { gate: [...] }`, else the required verify commands) failed on the result, with the task alone: it bounced. Also when the integrated tree cannot be set up: its install (or a setup step marked `gate: true`) failed in the integration workspace, so the base would no longer install. The base, the task and its branch are as they were.',
     action:
-      "Read the gate's log (named in the message), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
+      "Read the log (named in the message: the gate's, or the install's), fix the task in its workspace, `warren checkpoint`, and `warren land` again.",
   },
   LAND_CONFLICT: {
     meaning:
-      'The task conflicts with what landed on the base since it branched (the message lists the paths). Nothing was landed: the base, the task branch and every checkout are as they were.',
+      'The task conflicts with what landed on the base since it branched: the message names the tasks (or commits) that landed there and the paths. In the merge queue, an entry that conflicts only with entries ahead of it that have not landed waits for them instead, and bounces only if they land. Nothing was landed: the base, the task branch and every checkout are as they were.',
     action:
-      'Bring the base into the task (e.g. `git merge main` in the workspace), resolve, `warren checkpoint ID`, then land again.',
+      'Bring the base into the task (`warren exec ID -- git merge main`), resolve, `warren checkpoint ID`, then land again.',
   },
   CHECKOUT_DIRTY: {
     meaning:

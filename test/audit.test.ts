@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newTask } from './helpers/land.js';
 import { makeRepo } from './helpers/repo.js';
+import { gitDirAssumption, scriptsNamed } from '../src/audit/git-dir-hooks.js';
 
 interface AuditJson {
   sections: { name: string; data: unknown }[];
@@ -65,5 +66,17 @@ describe('warren audit', () => {
     const r = await repo.warren('audit', 'T-1');
     expect(r.stdout).toContain('DRIFT since');
     expect(r.stdout).toContain('hook pre-commit added');
+  });
+});
+
+describe('hooks that assume .git is a folder', () => {
+  it('finds .git/NAME and path.join(".git", NAME), and the local scripts a hook runs', () => {
+    expect(gitDirAssumption("fs.readFileSync('.git/COMMIT_EDITMSG')")).toBe('.git/COMMIT_EDITMSG');
+    expect(gitDirAssumption('path.resolve(".git", "COMMIT_EDITMSG")')).toBe('".git", "COMMIT_EDITMSG"');
+    expect(gitDirAssumption('git rev-parse --git-dir; cat "$(git rev-parse --git-path COMMIT_EDITMSG)"')).toBeNull();
+    expect(gitDirAssumption('cat foo.git/x')).toBeNull();
+    expect(scriptsNamed('#!/bin/sh\nnpx --no-install node ./scripts/verify-commit.js "$1"\nsh ../up.sh\n')).toEqual([
+      'scripts/verify-commit.js',
+    ]);
   });
 });

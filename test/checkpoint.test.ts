@@ -130,4 +130,34 @@ describe('warren checkpoint', () => {
     expect(gitIn(ws, 'status', '--porcelain')).toBe('?? a.txt');
     expect((await repo.warrenJson<{ error: { code: string } }>('land', 'T-1')).json.error.code).toBe('TASK_STATE');
   });
+
+  it('--no-verify skips a hook that reads .git as a folder (which fails in a worktree); audit warns about such a hook', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'scripts/verify-commit.js': VERIFY_COMMIT } });
+    // As vue's commit-msg hook does: it runs a script that reads .git/COMMIT_EDITMSG.
+    fs.writeFileSync(
+      path.join(repo.root, '.git', 'hooks', 'commit-msg'),
+      '#!/bin/sh\nnode scripts/verify-commit.js\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const ws = await newTask(repo, 'hooked');
+    writeIn(ws, 'feature.js', 'export {};\n');
+    const refused = await repo.warrenJson<{ error: { code: string; hint: string } }>('checkpoint', 'hooked', '-m', 'f');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.hint).toContain('`warren checkpoint hooked --no-verify`');
+    const audit = await repo.warren('audit', 'hooked');
+    expect(audit.stdout).toContain(
+      'WARN: hook commit-msg assumes .git is a folder (scripts/verify-commit.js, which it runs, reads .git/COMMIT_EDITMSG)',
+    );
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'hooked', '-m', 'feature', '--no-verify');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('warren: warn: the pre-commit and commit-msg hooks were skipped (--no-verify)');
+    expect(gitIn(ws, 'show', '--name-only', '--format=', 'HEAD')).toBe('feature.js');
+  });
 });
+
+const VERIFY_COMMIT = `const fs = require('fs');
+const msg = fs.readFileSync('.git/COMMIT_EDITMSG', 'utf8');
+if (!msg.trim()) process.exit(1);
+`;

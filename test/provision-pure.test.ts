@@ -16,6 +16,9 @@ import { selectIncluded, vcsMetadataOf } from '../src/provision/modes/include.js
 import { keyOf, parsePnpmDir, summarise } from '../src/provision/status/packages.js';
 import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/modes/contain.js';
 import { copyGroups } from '../src/provision/provision.js';
+import { expandGlob, isGlob } from '../src/provision/modes/glob.js';
+import { npmWorkspaces, pnpmWorkspaces } from '../src/provision/modes/workspaces.js';
+import { workspaceInstall } from '../src/provision/snapshots/installed.js';
 import { walkTree } from '../src/provision/status/manifest.js';
 import { execFileSync } from 'node:child_process';
 
@@ -552,5 +555,48 @@ describe('copyGroups: one cp per parent folder for what .worktreeinclude selects
       ['.env'],
       ['.env.local'],
     ]);
+  });
+});
+
+describe('provision globs and workspaces (issue 30)', () => {
+  it('expands a glob one segment at a time, never through a link, never into node_modules or .git', () => {
+    const root = tmpDir('warren-glob-');
+    for (const d of [
+      'packages/a/node_modules',
+      'packages/b/node_modules',
+      'packages/c',
+      'apps/x/node_modules/y/node_modules',
+    ])
+      fs.mkdirSync(path.join(root, d), { recursive: true });
+    fs.symlinkSync(path.join(root, 'packages'), path.join(root, 'linked'));
+    fs.mkdirSync(path.join(root, 'outside/node_modules'), { recursive: true });
+    fs.symlinkSync(path.join(root, 'outside'), path.join(root, 'packages/evil'));
+    expect(expandGlob(root, 'packages/*/node_modules')).toEqual(['packages/a/node_modules', 'packages/b/node_modules']);
+    expect(expandGlob(root, '**/node_modules')).toEqual([
+      'apps/x/node_modules',
+      'outside/node_modules',
+      'packages/a/node_modules',
+      'packages/b/node_modules',
+    ]);
+    expect(expandGlob(root, 'linked/*/node_modules')).toEqual([]);
+    expect(expandGlob(root, 'nothing/*')).toEqual([]);
+    expect(isGlob('packages/*/node_modules')).toBe(true);
+    expect(isGlob('node_modules')).toBe(false);
+  });
+
+  it('reads npm, yarn and pnpm workspace lists', () => {
+    expect(npmWorkspaces('{"workspaces":["packages/*","apps/web"]}')).toEqual(['packages/*', 'apps/web']);
+    expect(npmWorkspaces('{"workspaces":{"packages":["libs/*"]}}')).toEqual(['libs/*']);
+    expect(npmWorkspaces('{"name":"x"}')).toBeNull();
+    expect(npmWorkspaces('not json')).toBeNull();
+    expect(pnpmWorkspaces({ packages: ['packages/*', '!packages/skip'] })).toEqual(['packages/*', '!packages/skip']);
+    expect(pnpmWorkspaces(null)).toBeNull();
+  });
+
+  it('a package of a workspace takes its lockfile from the install at the workspace root', () => {
+    const files = new Set(['pnpm-lock.yaml', 'packages/a/package.json']);
+    expect(workspaceInstall((r) => files.has(r), 'packages/a/node_modules')).toBe('node_modules');
+    expect(workspaceInstall((r) => files.has(r), 'node_modules')).toBeNull();
+    expect(workspaceInstall(() => false, 'packages/a/node_modules')).toBeNull();
   });
 });

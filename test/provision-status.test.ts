@@ -124,7 +124,7 @@ describe('skips that say what really happens', () => {
     expect(made.code, made.stderr).toBe(0);
     expect(fs.existsSync(path.join(made.json.path, '.env'))).toBe(false);
     expect(made.stderr).toContain(
-      'skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore (warren then provisions it) or commit it',
+      'skipped .env (not-ignored): git does not ignore .env, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore or to .git/info/exclude (your own, never committed; warren then provisions it), or commit it',
     );
     expect(made.stderr).toContain(
       "skipped .gitignore (not-ignored): git tracks .gitignore, so the workspace already has the branch's version of it",

@@ -132,6 +132,45 @@ describe('the merge queue', () => {
   );
 
   it(
+    'gates the likely culprit alone first: one whose change the failure names, or whose own verify failed — 3 gate runs for a batch of 6',
+    { timeout: 240_000 },
+    async () => {
+      // The gate's failure names the file that breaks it, as a test runner names the failing test file.
+      const repo = makeRepo({
+        files: {
+          'warren.yaml': [
+            'verify:',
+            '  - { id: gate, run: "for f in broken-*.txt; do test -e $f && { echo FAIL $f; exit 1; }; done; exit 0" }',
+            '',
+          ].join('\n'),
+        },
+      });
+      for (const id of ['s1', 's2', 's3', 's5', 's6']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'bad', { 'broken-bad.txt': 'breaks the gate\n' });
+      const ctx = await project(repo);
+      for (const id of ['s1', 's2', 's3', 'bad', 's5', 's6']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ s1: 'landed', s2: 'landed', s3: 'landed', bad: 'bounced', s5: 'landed', s6: 'landed' });
+      // The batch (fails, naming broken-bad.txt), the five others (pass), bad alone (fails): not 2·log2(6)+1.
+      expect(worked.gateRuns).toBe(3);
+
+      // A task whose own verify failed is the suspect when the failure names nothing.
+      repo.write('warren.yaml', 'verify:\n  - { id: gate, run: "! test -e culprit.txt" }\n');
+      repo.commit('a quiet gate');
+      for (const id of ['u1', 'u2', 'u3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'quiet', { 'culprit.txt': 'breaks the gate\n' });
+      expect((await repo.warren('verify', 'quiet')).code).toBe(1);
+      const ctx2 = await project(repo);
+      for (const id of ['u1', 'quiet', 'u2', 'u3']) await queueLand(ctx2, id, { wait: false });
+      const again = await processQueue(ctx2);
+      const now = Object.fromEntries(listQueue(ctx2).entries.map((e) => [e.id, e.state]));
+      expect(now).toMatchObject({ u1: 'landed', quiet: 'bounced', u2: 'landed', u3: 'landed' });
+      expect(again.gateRuns).toBe(3);
+    },
+  );
+
+  it(
     'splits a second half without gating it again when its integration is the tree that just failed',
     { timeout: 240_000 },
     async () => {
@@ -245,6 +284,100 @@ describe('the merge queue', () => {
       expect(gitIn(victim, 'status', '--porcelain')).toBe('?? wip.txt');
       expect(listQueue(ctx).entries.map((e) => [e.id, e.state])).toEqual([['g', 'landed']]);
       expect(fs.readdirSync(ctx.root).filter((n) => n.startsWith('.queue-'))).toEqual([]);
+    },
+  );
+
+  it(
+    'runs the setup steps marked `gate: true` in the integration workspace before the gate, and no other',
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          '.gitignore': 'generated.txt\nother.txt\n',
+          'warren.yaml': [
+            'setup:',
+            '  - { id: gen, run: "echo made > generated.txt", gate: true }',
+            '  - { id: other, run: "echo made > other.txt" }',
+            'verify:',
+            '  - { id: needs-gen, run: "test -f generated.txt && ! test -e other.txt" }',
+            '',
+          ].join('\n'),
+        },
+      });
+      await taskWith(repo, 's', { 's.txt': 's\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 's', { wait: false });
+      await processQueue(ctx);
+      expect(listQueue(ctx).entries.map((e) => [e.id, e.state, e.reason])).toEqual([['s', 'landed', null]]);
+      const gate = ctx.store.eventsSince(0).find((e) => e.kind === 'queue.gate');
+      expect(
+        gate?.kind === 'queue.gate' && gate.data.setupLog && fs.readFileSync(gate.data.setupLog, 'utf8'),
+      ).toContain('### setup gen');
+    },
+  );
+
+  it(
+    'an entry whose only conflict is with an entry ahead that then bounces waits, and lands afterwards; the rest of the batch is not held back',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'shared.txt': 'one\n',
+          'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n',
+        },
+      });
+      await taskWith(repo, 'a', { 'shared.txt': 'from a\n', 'culprit.txt': 'breaks the gate\n' });
+      await taskWith(repo, 'b', { 'shared.txt': 'from b\n' });
+      await taskWith(repo, 'c', { 'c.txt': 'c\n' });
+      const ctx = await project(repo);
+      for (const id of ['a', 'b', 'c']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const entries = listQueue(ctx).entries;
+      expect(entries.map((e) => [e.id, e.state, e.code])).toEqual([
+        ['a', 'bounced', 'GATE_FAILED'],
+        ['b', 'landed', null],
+        ['c', 'landed', null],
+      ]);
+      expect(fs.readFileSync(path.join(repo.root, 'shared.txt'), 'utf8')).toBe('from b\n');
+      const waiting = ctx.store.eventsSince(0).find((e) => e.kind === 'queue.waiting');
+      expect(waiting?.message).toBe(
+        'b waits: it conflicts with a, ahead of it in the merge queue and not landed yet, in shared.txt; it is planned again once that has landed or bounced',
+      );
+      // a + c (fails), a alone (fails), c alone (passes), then b on the new base (passes): c was never gated alone for b's sake.
+      expect(worked.gateRuns).toBe(4);
+    },
+  );
+
+  it(
+    'an entry that conflicts with what really landed bounces once that landed, naming the task and the paths, said once',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: { 'shared.txt': 'one\n', 'warren.yaml': 'verify:\n  - { id: ok, run: "true" }\n' },
+      });
+      await taskWith(repo, 'first', { 'shared.txt': 'from first\n' });
+      await taskWith(repo, 'second', { 'shared.txt': 'from second\n' });
+      const ctx = await project(repo);
+      await queueLand(ctx, 'first', { wait: false });
+      let err: unknown = null;
+      try {
+        await queueLand(ctx, 'second');
+      } catch (e) {
+        err = e;
+      }
+      expect(listQueue(ctx).entries.map((e) => [e.id, e.state])).toEqual([
+        ['first', 'landed'],
+        ['second', 'bounced'],
+      ]);
+      const landed = repo.git('rev-parse', 'main').slice(0, 12);
+      expect(isWarrenError(err, 'LAND_CONFLICT')).toBe(true);
+      const e = err as Error & { hint?: string };
+      expect(e.message).toBe(
+        `task second bounced from the merge queue: task second conflicts with first (${landed}), which landed on main since it branched, in 1 path(s): shared.txt. Nothing was landed; the task, its branch and the base are as they were.`,
+      );
+      expect(e.hint).toBe(
+        'Bring main into the task (`warren exec second -- git merge main`), resolve the conflicts, `warren checkpoint second`, then land again.',
+      );
     },
   );
 

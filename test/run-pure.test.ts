@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
-import { buildAgentInvocation, isResumable, type AgentRequest } from '../src/run/agents.js';
+import { buildAgentInvocation, CLAUDE_FINAL_SETTINGS, isResumable, type AgentRequest } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
 import { containedArgv, type Containment } from '../src/run/containment.js';
 import { commandCandidates } from '../src/run/execute.js';
@@ -125,9 +125,13 @@ describe('buildAgentInvocation', () => {
       '--allowedTools',
       'Bash',
     ]);
-    expect(claude.argv.slice(6)).toEqual(['--session-id', claude.session]);
+    expect(claude.argv.slice(6)).toEqual(['--session-id', claude.session, '--settings', CLAUDE_FINAL_SETTINGS]);
+    // The Stop hook marks the final result (WARREN_AGENT_DONE), so leftover processes can be told apart.
+    expect(JSON.parse(CLAUDE_FINAL_SETTINGS)).toEqual({
+      hooks: { Stop: [{ hooks: [{ type: 'command', command: 'touch "$WARREN_AGENT_DONE"' }] }] },
+    });
     expect(claude).toMatchObject({ stdin: 'hi', env: { CLAUDE_CONFIG_DIR: '/h' } });
-    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6)).toEqual([
+    expect(buildAgentInvocation(plain, 'claude', req('hi', { resume: 'S1' })).argv.slice(6, 8)).toEqual([
       '--resume',
       'S1',
     ]);

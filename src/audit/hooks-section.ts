@@ -3,6 +3,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { configuredHooksPath, pinned } from '../workspace/pinned.js';
 import type { AuditSection } from '../workspace/types.js';
+import { hooksAssumingGitDir } from './git-dir-hooks.js';
 
 /** The hooks and shared config as recorded at `new`, as they are now, and what drifted. */
 export const hooksSection: AuditSection = {
@@ -24,6 +25,11 @@ export const hooksSection: AuditSection = {
         what.length === 0 ? `drift: none since ${recorded.at}` : `DRIFT since ${recorded.at}: ${what.join('; ')}`,
       );
     }
-    return { data: { current, recorded, drift }, lines };
+    const gitDir = hooksAssumingGitDir(current.hooksDir, names, task.path);
+    for (const h of gitDir)
+      lines.push(
+        `WARN: hook ${h.hook} assumes .git is a folder (${h.file === h.hook ? '' : `${h.file}, which it runs, reads `}${h.found}); in a workspace .git is a file, so it fails there (ENOTDIR): \`warren checkpoint ${task.id} --no-verify\` skips it`,
+      );
+    return { data: { current, recorded, drift, gitDir }, lines };
   },
 };

@@ -90,15 +90,28 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
       });
   }
 
-  const used = new Set(tasks.map((t) => t.data.checkout?.lower).filter((l): l is string => l !== undefined));
   const lowers = mounts.map((m) => overlayOption(m, 'lowerdir') ?? '');
   const newest = listSnapshots(ctx)[0]?.dir;
   for (const name of listDir(snapshotsDir(ctx))) {
     if (name.endsWith('.lock')) continue;
     const dir = path.join(snapshotsDir(ctx), name);
-    if (dir === newest) continue;
     const tree = path.join(dir, 'tree');
-    if (used.has(tree) || lowers.some((l) => l.split(':').includes(tree))) continue;
+    const users = tasks.filter((t) => t.data.checkout?.lower === tree).map((t) => t.id);
+    // Kept, and said: what keeps it, and how it goes.
+    if (dir === newest || users.length > 0 || lowers.some((l) => l.split(':').includes(tree))) {
+      if (!name.startsWith('.'))
+        out.kept.push({
+          kind: 'checkout_snapshot',
+          path: dir,
+          reason:
+            users.length > 0
+              ? `the checkout of task(s) ${users.join(', ')}; gc removes it once none uses it (\`warren rm ${users[0]}\`)`
+              : dir === newest
+                ? 'the newest checkout snapshot, which the next task starts from; gc removes it once a newer one is made'
+                : 'mounted; gc removes it once it is unmounted',
+        });
+      continue;
+    }
     const commit = name.replace(/^\.tmp-/, '').replace(/-\d+$/, '');
     // Held while a snapshot is made and until it is mounted: not garbage yet.
     const lock = tryAcquire(snapshotLock(ctx, commit), 'gc');

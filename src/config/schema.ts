@@ -56,7 +56,21 @@ export const configSchema = z
         entries: z.number().int().positive().optional(),
       })
       .optional(),
-    setup: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
+    /**
+     * `gate`: whether the step runs in the merge queue's integration workspace too — `true` on
+     * every gate run, `install` only when no dependency snapshot matches the integrated tree's
+     * lockfiles (default: `install` for a step that runs a package manager's install, else false).
+     */
+    setup: z
+      .array(
+        z.strictObject({
+          id,
+          run: command,
+          timeout: duration.optional(),
+          gate: z.union([z.boolean(), z.literal('install')]).optional(),
+        }),
+      )
+      .default([]),
     verify: z
       .array(z.strictObject({ id, run: command, required: z.boolean().default(true), timeout: duration.optional() }))
       .default([]),
@@ -94,8 +108,11 @@ export const configSchema = z
       .record(
         z.string(),
         z.strictObject({
-          command: z.array(z.string()).min(1),
+          /** Without one, the entry only tunes the built-in agent of that name (its leftover_grace). */
+          command: z.array(z.string()).min(1).optional(),
           prompt: z.enum(['argv', 'stdin', 'file']).default('argv'),
+          /** How long an agent that gave its final result may be kept running by processes it left, before warren ends them. */
+          leftover_grace: duration.optional(),
         }),
       )
       .optional(),

@@ -37,7 +37,9 @@ export function repoCommands(config: WarrenConfig): RepoCommand[] {
   ): RepoCommand[] => list.map((s) => ({ kind, id: s.id, run: typeof s.run === 'string' ? s.run : [...s.run] }));
   const agents = Object.entries(config.agents ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, a]): RepoCommand => ({ kind: 'agent', id: name, run: [...a.command], prompt: a.prompt }));
+    .flatMap(([name, a]): RepoCommand[] =>
+      a.command ? [{ kind: 'agent', id: name, run: [...a.command], prompt: a.prompt }] : [],
+    );
   return [
     ...steps('setup', config.setup),
     ...steps('verify', config.verify),

@@ -50,3 +50,36 @@ export async function behindAhead(
   const [behind, ahead] = result.stdout.trim().split(/\s+/).map(Number);
   return { behind: behind ?? 0, ahead: ahead ?? 0 };
 }
+
+/**
+ * The commits in `from..to` that touch any of `paths`, newest first, with the task each landed
+ * (its `Warren-Task:` trailer; null for a commit made by hand): who a conflict is with.
+ */
+export async function commitsTouching(
+  repo: Repository,
+  from: string,
+  to: string,
+  paths: readonly string[],
+): Promise<{ sha: string; subject: string; task: string | null }[]> {
+  if (paths.length === 0) return [];
+  const result = await git(
+    [
+      'log',
+      '--format=%H%x1f%s%x1f%(trailers:key=Warren-Task,valueonly,separator=%x2C)%x1e',
+      '--end-of-options',
+      `${from}..${to}`,
+      '--',
+      ...paths.map((p) => `:(literal)${p}`),
+    ],
+    { cwd: repo.root, allowFailure: true },
+  );
+  if (result.exitCode !== 0) return [];
+  return result.stdout
+    .split('\x1e')
+    .map((r) => r.trim())
+    .filter(Boolean)
+    .map((record) => {
+      const [sha = '', subject = '', task = ''] = record.split('\x1f');
+      return { sha, subject, task: task.trim().split(',')[0]?.trim() || null };
+    });
+}

@@ -28,8 +28,17 @@ export async function hasStagedChanges(worktree: Where): Promise<boolean> {
 }
 
 /** `git commit` of what is staged; the result, failed or not (a hook may refuse it). */
-export function commitStaged(worktree: Where, message: string): Promise<GitResult> {
-  return git(['commit', '-q', '-F', '-'], { cwd: worktree, input: message, allowFailure: true });
+export function commitStaged(
+  worktree: Where,
+  message: string,
+  options: { noVerify?: boolean } = {},
+): Promise<GitResult> {
+  // --no-verify: the pre-commit and commit-msg hooks do not run.
+  return git(['commit', '-q', ...(options.noVerify ? ['--no-verify'] : []), '-F', '-'], {
+    cwd: worktree,
+    input: message,
+    allowFailure: true,
+  });
 }
 
 /** The commit a worktree's HEAD points at. */

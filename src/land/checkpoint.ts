@@ -25,6 +25,8 @@ import { loadTask } from './task.js';
 export interface CheckpointOptions {
   message?: string;
   acceptHooks?: boolean;
+  /** Skip the pre-commit and commit-msg hooks (`git commit --no-verify`): for hooks that cannot run in a worktree. */
+  noVerify?: boolean;
 }
 
 export interface CheckpointResult {
@@ -76,6 +78,7 @@ export async function checkpointTask(
       provisioned,
       fingerprint: { current, drift },
       acceptHooks: options.acceptHooks === true,
+      noVerify: options.noVerify === true,
       unstaged: [],
       warnings: [],
       refused: false,
@@ -135,6 +138,7 @@ export interface CheckpointLive {
   provisioned: string[];
   fingerprint: { current: Fingerprint; drift: Drift | null };
   acceptHooks: boolean;
+  noVerify: boolean;
   /** Provisioned paths someone had staged by hand, taken back out. */
   unstaged: string[];
   warnings: string[];
@@ -187,19 +191,31 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
     },
     {
       name: 'committed',
-      async run({ data, live }) {
+      async run({ ctx, data, live }) {
         if (data.nothing) return;
-        const result = await commitStaged(live.wt, data.message);
+        const result = await commitStaged(live.wt, data.message, { noVerify: live.noVerify });
         if (result.exitCode !== 0) {
           live.refused = true;
           throw new WarrenError(
             'COMMAND_FAILED',
             `git commit in ${data.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
             {
-              hint: 'Fix what the hook or git reports, then run `warren checkpoint` again.',
+              hint: `Fix what the hook or git reports, then run \`warren checkpoint ${data.id}\` again. A hook that cannot run in a worktree (one that reads .git as a folder fails with ENOTDIR: in a worktree .git is a file) is skipped by \`warren checkpoint ${data.id} --no-verify\`.`,
               details: { stderr: result.stderr },
             },
           );
+        }
+        if (live.noVerify) {
+          const warning = `the pre-commit and commit-msg hooks were skipped (--no-verify) for this checkpoint of ${data.id}`;
+          ctx.store.addEvent({
+            project: ctx.key,
+            taskId: data.id,
+            kind: 'checkpoint.no_verify',
+            level: 'warn',
+            message: warning,
+            data: {},
+          });
+          live.warnings.push(warning);
         }
         return { commit: await headOf(live.wt) };
       },

@@ -25,6 +25,8 @@ export const LANDING_EVENTS = {
   'hooks.missing': payload<{ hooksPath: string; hooksDir: string }>(),
   checkpoint: payload<{ commit: string }>(),
   'checkpoint.nothing': payload<{ head: string }>(),
+  /** `checkpoint --no-verify`: git's pre-commit and commit-msg hooks did not run. */
+  'checkpoint.no_verify': payload<Record<string, never>>(),
   'checkpoint.unstaged_provisioned': payload<{ paths: string[] }>(),
 };
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { commitsNotOn, mergeBase } from '../git/history.js';
+import { commitsNotOn, commitsTouching, mergeBase } from '../git/history.js';
 import { revParse, treeOf } from '../git/refs.js';
 import { checkIgnored, statusOf } from '../git/status.js';
 import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
@@ -136,7 +136,10 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   const rebased = forkPoint !== baseTip;
   if (rebased) {
     const merged = await rebaseSquash(ctx.repo, forkPoint, squashed, baseTip);
-    if (!merged.ok) throw conflictError(task.id, task.base, merged.conflicts);
+    if (!merged.ok) {
+      const landers = await commitsTouching(ctx.repo, forkPoint, baseTip, merged.conflicts);
+      throw conflictError(task.id, task.base, merged.conflicts, landers, options.onto !== undefined);
+    }
     tree = merged.tree;
   }
   if (!options.branchOnly && tree === (options.ontoTree ?? (await treeOf(ctx.repo, baseTip))))

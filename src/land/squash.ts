@@ -41,13 +41,52 @@ export async function rebaseSquash(
   return mergeTrees(repo, baseTip, temp);
 }
 
-export function conflictError(id: string, base: string, conflicts: readonly string[]): WarrenError {
+/** Who landed what a task conflicts with: the tasks (by their `Warren-Task:` trailer) or commits. */
+export interface Lander {
+  sha: string;
+  subject: string;
+  task: string | null;
+}
+
+/** `fix-a (3f0c9a1b2d4e)`, or `3f0c9a1b2d4e "subject"` for a commit made by hand. Pure. */
+export function describeLanders(landers: readonly Lander[]): string {
+  const seen = new Set<string>();
+  const named: string[] = [];
+  for (const l of landers) {
+    const text = l.task ? `${l.task} (${l.sha.slice(0, 12)})` : `${l.sha.slice(0, 12)} ${JSON.stringify(l.subject)}`;
+    const key = l.task ?? l.sha;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    named.push(text);
+  }
+  return named.length > 5 ? `${named.slice(0, 5).join(', ')} and ${named.length - 5} more` : named.join(', ');
+}
+
+/**
+ * A conflict with what landed on `base`. `inQueue`: the merge queue adds what is left as it
+ * was itself (and its own hint), so the message stops at the conflict.
+ */
+export function conflictError(
+  id: string,
+  base: string,
+  conflicts: readonly string[],
+  landers: readonly Lander[] = [],
+  inQueue = false,
+): WarrenError {
+  const who = landers.length > 0 ? `${describeLanders(landers)}, which landed on ${base}` : `what landed on ${base}`;
   return new WarrenError(
     'LAND_CONFLICT',
-    `task ${id} conflicts with what landed on ${base} since it branched, in ${conflicts.length} path(s): ${conflicts.join(', ')}. Nothing was landed: ${base}, the task branch and every checkout are as they were.`,
+    `task ${id} conflicts with ${who} since it branched, in ${conflicts.length} path(s): ${conflicts.join(', ')}${
+      inQueue ? '' : `. Nothing was landed: ${base}, the task branch and every checkout are as they were.`
+    }`,
     {
-      hint: `Bring ${base} into the task (e.g. \`git merge ${base}\` in the workspace), resolve the conflicts, \`warren checkpoint\`, then land again.`,
-      details: { conflicts },
+      hint: conflictHint(id, base),
+      details: { conflicts, landed: landers.map((l) => l.task ?? l.sha) },
     },
   );
+}
+
+/** What to do about a conflict with what landed. */
+export function conflictHint(id: string, base: string): string {
+  return `Bring ${base} into the task (\`warren exec ${id} -- git merge ${base}\`), resolve the conflicts, \`warren checkpoint ${id}\`, then land again.`;
 }

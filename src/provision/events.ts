@@ -5,6 +5,8 @@ import type { OutsideLink, ProvisionRecord, ProvisionSkip, StrippedEntry } from 
 export const PROVISION_EVENTS = {
   'provision.path': payload<ProvisionRecord>(),
   'provision.skip': payload<ProvisionSkip>(),
+  /** A provisioned node_modules at a workspace's root: its packages' node_modules were provisioned too. */
+  'provision.workspace': payload<{ root: string; file: string; packages: number; added: string[] }>(),
   'provision.excluded': payload<{ paths: string[] }>(),
   'provision.namespaced': payload<{ paths: string[] }>(),
   'provision.snapshot': payload<{ path: string; snapshot: string; entries: number; bytes: number; ms: number }>(),

@@ -33,9 +33,14 @@ export interface ProvisionResult {
  * gather (sources, checks) → act per path → record (events, task.data.provision). A failure
  * undoes this call's mounts and links before it is rethrown, so creation can roll back.
  */
-export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: Sources): Promise<ProvisionResult> {
+export async function provisionPaths(
+  ctx: ProjectContext,
+  task: Task,
+  sources?: Sources,
+  options: { lockfileRoot?: string } = {},
+): Promise<ProvisionResult> {
   const progress = (line: string): void => ctx.reporter.line(line);
-  const { items, skips } = sources ?? (await resolveSources(ctx));
+  const { items, skips, workspaces } = sources ?? (await resolveSources(ctx));
   const records: ProvisionRecord[] = [];
   const event: ModeEnv['event'] = (kind, level, message, data) =>
     ctx.store.addEvent({ project: ctx.key, taskId: task.id, kind, level, message, data } as NewEvent);
@@ -45,6 +50,7 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
     budget: { limit: budgetOf(ctx.config), used: { entries: 0, bytes: 0 } },
     progress,
     event,
+    ...(options.lockfileRoot ? { lockfileRoot: options.lockfileRoot } : {}),
   };
   try {
     const ready: Ready[] = [];
@@ -117,6 +123,15 @@ export async function provisionPaths(ctx: ProjectContext, task: Task, sources?: 
       'PROVISION_FAILED',
       `provisioning ${task.id} failed: ${err instanceof Error ? err.message : String(err)}; what it had made was undone`,
       { cause: err },
+    );
+  }
+  for (const ws of workspaces ?? []) {
+    const dir = path.posix.dirname(ws.root);
+    event(
+      'provision.workspace',
+      'info',
+      `${ws.root}: ${dir === '.' ? 'the repository' : dir} is a workspace of ${ws.packages} package(s) (${ws.file}); ${ws.added.length} of them have a node_modules of their own, provisioned like ${ws.root}${ws.added.length > 0 ? `: ${ws.added.slice(0, 10).join(', ')}${ws.added.length > 10 ? `, and ${ws.added.length - 10} more` : ''}` : ''}`,
+      { ...ws, added: ws.added.slice(0, 100) },
     );
   }
   for (const skip of skips) {

@@ -2,7 +2,9 @@ import { isWarrenError, WarrenError } from '../errors.js';
 import { environmentError } from '../state/faults.js';
 import { batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/plan.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { getEntry, setBounced, setTesting, type QueueEntry } from './store.js';
+import { changedNames } from '../git/trees.js';
+import type { Task } from '../state/types.js';
+import { getEntry, setBounced, setQueued, setTesting, type QueueEntry } from './store.js';
 
 /**
  * A batch's integration: each entry squashed, as `land` builds it, onto the previous one's
@@ -83,12 +85,82 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
       chain.tip = plan.commit;
       chain.tipTree = plan.tree;
     } catch (err) {
+      if (isWarrenError(err, 'LAND_CONFLICT') && chain.candidates.length > 0) {
+        const ahead = await conflictAhead(ctx, chain, task, entry, err);
+        if ('tasks' in ahead) {
+          defer(ctx, entry, ahead);
+          continue;
+        }
+        bounce(ctx, entry, ahead.bounce, null);
+        continue;
+      }
       bounce(ctx, entry, err, null);
     }
   }
 }
 
 const MACHINE: ReadonlySet<string> = new Set(['DISK_FULL', 'READ_ONLY', 'STATE_LOCKED', 'STATE_UNAVAILABLE']);
+
+/** Entries ahead in the chain that an entry conflicts with, and the paths. */
+interface Ahead {
+  tasks: string[];
+  paths: string[];
+}
+
+/**
+ * An entry that conflicts with the chain: is it only with entries ahead of it that have not
+ * landed (it squashes cleanly onto the base itself)? Then those entries and the paths; else
+ * the reason to bounce it: its conflict with what landed (naming who landed what), or what
+ * else refuses it on the base.
+ */
+async function conflictAhead(
+  ctx: ProjectContext,
+  chain: Chain,
+  task: Task,
+  entry: QueueEntry,
+  err: WarrenError,
+): Promise<Ahead | { bounce: unknown }> {
+  try {
+    await planLand(ctx, task, {
+      onto: chain.onto,
+      ...(chain.facts ? { batch: chain.facts } : {}),
+      ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
+    });
+  } catch (onBase) {
+    return { bounce: onBase };
+  }
+  const paths = conflictsOf(err);
+  const tasks: string[] = [];
+  for (const c of chain.candidates) {
+    const changed = await changedNames(ctx.repo, c.plan.baseTip, c.plan.commit);
+    if (changed.some((p) => paths.includes(p))) tasks.push(c.entry.taskId);
+  }
+  return { tasks: tasks.length > 0 ? tasks : chain.candidates.map((c) => c.entry.taskId), paths };
+}
+
+function conflictsOf(err: WarrenError): string[] {
+  const conflicts = (err.details as { conflicts?: unknown } | undefined)?.conflicts;
+  return Array.isArray(conflicts) ? conflicts.filter((c): c is string => typeof c === 'string') : [];
+}
+
+/**
+ * The entry conflicts only with entries ahead of it that have not landed: it waits in the queue
+ * (out of this chain, which goes on without it) and is planned again once they settle — on a
+ * base that holds them if they landed (then a conflict is real), or without them if they bounced.
+ */
+function defer(ctx: ProjectContext, entry: QueueEntry, ahead: Ahead): void {
+  setQueued(ctx.store, entry.id);
+  const message = `${entry.taskId} waits: it conflicts with ${ahead.tasks.join(', ')}, ahead of it in the merge queue and not landed yet, in ${ahead.paths.join(', ')}; it is planned again once ${ahead.tasks.length > 1 ? 'they have' : 'that has'} landed or bounced`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: entry.taskId,
+    kind: 'queue.waiting',
+    level: 'info',
+    message,
+    data: { entry: entry.id, waitsFor: ahead.tasks, paths: ahead.paths },
+  });
+  ctx.reporter.line(`warren: merge queue: ${message}`);
+}
 
 /**
  * Records an entry as bounced, with its reason (and the gate's log): the task is as it was.
@@ -101,7 +173,7 @@ export function bounce(ctx: ProjectContext, entry: QueueEntry, thrown: unknown, 
   const err = environmentError(thrown) ?? thrown;
   if (isWarrenError(err) && MACHINE.has(err.code)) throw err;
   const code = isWarrenError(err) ? err.code : 'INTERNAL';
-  const reason = err instanceof Error ? err.message : String(err);
+  const reason = (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
   setBounced(ctx.store, entry.id, code, reason, log);
   ctx.store.addEvent({
     project: ctx.key,

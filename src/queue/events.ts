@@ -3,6 +3,8 @@ import { payload, type PayloadsOf } from '../state/events.js';
 /** The merge queue's events. */
 export const QUEUE_EVENTS = {
   'land.bounced': payload<{ entry: number; code: string; reason: string; log: string | null }>(),
+  /** An entry that conflicts only with entries ahead of it that have not landed: it waits for them to settle. */
+  'queue.waiting': payload<{ entry: number; waitsFor: string[]; paths: string[] }>(),
   'queue.joined': payload<{ entry: number; position: number }>(),
   'queue.left': payload<{ entry: number }>(),
   'queue.gate': payload<{
@@ -12,7 +14,13 @@ export const QUEUE_EVENTS = {
     gateTask: string;
     run: number;
     sandbox?: 'none' | 'bwrap';
+    /** The dependency snapshots the gate ran with, and how it got each (gate-deps.ts). */
+    snapshots?: { path: string; key: string | null; lockfile: string | null; how: string }[];
+    /** The log of the setup steps the gate ran (the install, `gate: true` steps). */
+    setupLog?: string | null;
   }>(),
+  /** The gate could not give the integrated tree its own dependencies, and says what it used instead. */
+  'queue.gate_deps': payload<{ paths: string }>(),
   /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */
   'queue.foreign': payload<{ path: string; what: string }>(),
 };

@@ -5,14 +5,15 @@ import { WarrenError } from '../errors.js';
 import { addDetachedWorktree, removeWorktree } from '../git/worktrees.js';
 import { addCowCheckout, forgetCheckout, taskLayers, wantsCow } from '../checkout/cow.js';
 import type { CheckoutFacts } from '../checkout/types.js';
+import type { ProvisionRecord } from '../provision/types.js';
 import { forgetTask, releaseRecords } from '../provision/task-mounts.js';
 import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
-import { provisionPaths } from '../provision/provision.js';
 import { sandboxKindOf } from '../config/sandbox.js';
 import { shellCommand } from '../util/shell.js';
 import { runSteps, type StepResult } from '../run/commands.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
+import { removeTaskTmp } from '../run/task-tmp.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
@@ -21,12 +22,14 @@ import type { ProjectContext } from '../workspace/context.js';
 import { recordMade } from '../workspace/ledger.js';
 import { withRepoLock } from '../workspace/locks.js';
 import { presenceAt } from '../workspace/paths.js';
+import { provisionGate, type GateSnapshot } from './gate-deps.js';
 
 /**
  * The gate: the verify commands that must pass on the integrated result before the base moves.
  * They run in an integration workspace — a detached, warren-made worktree at the integrated
- * commit, provisioned like a task's (cheap through cow), with a port block — bounded like any
- * run, and the workspace is removed afterwards.
+ * commit, provisioned like a task's (cheap through cow) but with the integrated tree's own
+ * dependencies (gate-deps.ts), with a port block — bounded like any run, and the workspace is
+ * removed afterwards.
  */
 
 type VerifyStep = WarrenConfig['verify'][number];
@@ -48,6 +51,11 @@ export interface GateOutcome {
   /** The integration workspace's id: its run's log is followed like a task's. */
   gateTask: string;
   results: StepResult[];
+  /** The dependency snapshots the gate ran with. */
+  snapshots: GateSnapshot[];
+  /** The log of the setup steps run in the gate, and whether one of them failed. */
+  setupLog: string | null;
+  setupFailed: boolean;
 }
 
 /** Integration workspaces live in the workspace root under this prefix (a dot: `scan` does not list them as strays). */
@@ -97,16 +105,38 @@ export async function runGate(
     updatedAt: new Date().toISOString(),
     data: { sandbox, ...(checkout ? { checkout } : {}) },
   };
-  let records: Awaited<ReturnType<typeof provisionPaths>>['records'] = [];
+  let records: ProvisionRecord[] = [];
   try {
-    records = (await provisionPaths(ctx, task)).records;
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
+    const deps = await provisionGate(ctx, task, (made) => (records = made));
+    records = deps.records;
+    const setupLog = deps.setup?.log ?? null;
+    if (deps.setup && !deps.setup.ok) {
+      // The integrated tree cannot be set up (its lockfile does not install): a gate failure.
+      return {
+        passed: false,
+        log: deps.setup.log,
+        gateTask,
+        results: deps.setup.results,
+        snapshots: deps.snapshots,
+        setupLog,
+        setupFailed: true,
+      };
+    }
     const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, {
       stopOnFailure: false,
       output: { stdout: null, stderr: null },
     });
-    return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
+    return {
+      passed: outcome.ok,
+      log: outcome.log,
+      gateTask,
+      results: outcome.results,
+      snapshots: deps.snapshots,
+      setupLog,
+      setupFailed: false,
+    };
   } finally {
     await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
   }
@@ -133,6 +163,7 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
     );
   }
   releasePorts(ctx.store, ctx.key, task.id);
+  removeTaskTmp(ctx.store.home, ctx.key, task.id);
   // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate
   // replaced by a link is not a worktree to git, and removeTree unlinks the link, never its target.)
   await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));

@@ -1,6 +1,7 @@
 import { ERROR_CODES, WarrenError, type ErrorCode } from '../errors.js';
 import { buildForReview, recordPush, type LandOptions, type LandResult } from '../land/land.js';
 import { planLand } from '../land/plan.js';
+import { conflictHint } from '../land/squash.js';
 import { pushRef, resolveRemote } from '../land/push.js';
 import { loadTask } from '../land/task.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
@@ -108,7 +109,7 @@ export async function queueLand(
     });
   }
   if (!wait) return { state: 'queued', id, entry: entry.id, position };
-  return { state: 'landed', id, entry: entry.id, ...landedOrThrow(await waitFor(ctx, entry.id)) };
+  return { state: 'landed', id, entry: entry.id, ...landedOrThrow(ctx, await waitFor(ctx, entry.id)) };
 }
 
 /** Until the entry is settled: works the queue whenever no live process does, else watches it. */
@@ -125,7 +126,7 @@ export async function waitFor(ctx: ProjectContext, entryId: number): Promise<Que
   }
 }
 
-function landedOrThrow(e: QueueEntry): LandedSummary {
+function landedOrThrow(ctx: ProjectContext, e: QueueEntry): LandedSummary {
   if (e.state === 'landed' && e.landed) return e.landed;
   if (e.state === 'removed') {
     throw new WarrenError(
@@ -135,13 +136,18 @@ function landedOrThrow(e: QueueEntry): LandedSummary {
     );
   }
   const code = e.code && isKnownCode(e.code) ? e.code : 'GATE_FAILED';
+  const reason = (e.reason ?? 'no reason recorded').replace(/\.$/, '');
+  const base = ctx.store.getTask(ctx.key, e.taskId)?.base ?? 'the base';
   throw new WarrenError(
     code,
-    `task ${e.taskId} bounced from the merge queue: ${e.reason ?? 'no reason recorded'}. Nothing was landed; the task, its branch and the base are as they were.`,
+    `task ${e.taskId} bounced from the merge queue: ${reason}. Nothing was landed; the task, its branch and the base are as they were.`,
     {
-      hint: e.log
-        ? `Read the gate's log (${e.log}), fix the task, \`warren checkpoint ${e.taskId}\`, and land again.`
-        : `Fix what it names, \`warren checkpoint ${e.taskId}\`, and land again.`,
+      hint:
+        code === 'LAND_CONFLICT'
+          ? conflictHint(e.taskId, base)
+          : e.log
+            ? `Read the gate's log (${e.log}), fix the task, \`warren checkpoint ${e.taskId}\`, and land again.`
+            : `Fix what it names, \`warren checkpoint ${e.taskId}\`, and land again.`,
       details: { state: 'bounced', entry: e.id, reason: e.reason, log: e.log },
     },
   );

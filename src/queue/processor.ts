@@ -8,6 +8,8 @@ import { lockTask } from '../workspace/locks.js';
 import { advance } from './advance.js';
 import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
 import { gateSandbox, gateSteps, removeStaleGates, runGate } from './gate.js';
+import type { GateSnapshot } from './gate-deps.js';
+import { likelyCulprits } from './suspects.js';
 import { joiningTasks } from './joining.js';
 import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
@@ -245,33 +247,88 @@ async function settle(
       return true;
     }
     faultPoint('queue', 'gating');
+    const deps = describeSnapshots(gate.snapshots);
     ctx.store.addEvent({
       project: ctx.key,
       kind: 'queue.gate',
       level: gate.passed ? 'info' : 'warn',
-      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}; log ${gate.log})`,
-      data: { tasks, passed: gate.passed, log: gate.log, gateTask: gate.gateTask, run: counter.gateRuns, sandbox },
+      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}${deps ? `; ${deps}` : ''}; log ${gate.log})`,
+      data: {
+        tasks,
+        passed: gate.passed,
+        log: gate.log,
+        gateTask: gate.gateTask,
+        run: counter.gateRuns,
+        sandbox,
+        snapshots: gate.snapshots,
+        setupLog: gate.setupLog,
+      },
     });
+    if (deps) ctx.reporter.line(`warren: merge queue: gate run ${counter.gateRuns} ran with ${deps}`);
     if (!gate.passed) {
       if (group.length === 1) {
+        const failed = gate.results
+          .filter((r) => r.exitCode !== 0 || r.timedOut)
+          .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
+          .join(', ');
         bounce(
           ctx,
           last.entry,
           new WarrenError(
             'GATE_FAILED',
-            `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${gate.results
-              .filter((r) => r.exitCode !== 0 || r.timedOut)
-              .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
-              .join(', ')}`,
+            gate.setupFailed
+              ? `the integrated tree of ${last.entry.taskId} onto ${base.slice(0, 12)} cannot be set up: setup ${failed} failed in the merge queue's integration workspace; landed, it would break the setup of every task made from the base`
+              : `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${failed}`,
           ),
           gate.log,
         );
         return true;
       }
+      const suspects = await likelyCulprits(ctx, group, gate.log);
+      if (suspects.length > 0 && suspects.length < group.length) return isolate(ctx, group, suspects, base, counter);
       return bisect(ctx, group, base, counter);
     }
   }
   return advance(ctx, group, base);
+}
+
+/**
+ * A failing group with likely culprits (suspects.ts): the rest is integrated and gated without
+ * them first (bisected in turn if it fails), then the suspects on whatever the base is after it.
+ */
+async function isolate(
+  ctx: ProjectContext,
+  group: Candidate[],
+  suspects: Candidate[],
+  base: string,
+  counter: { gateRuns: number },
+): Promise<boolean> {
+  const last = group[group.length - 1] as Candidate;
+  const rest = group.filter((c) => !suspects.includes(c));
+  ctx.reporter.line(
+    `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${suspects.length > 1 ? 'their' : 'its'} own verify failed, or the failure names what ${suspects.length > 1 ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${suspects.length > 1 ? 'them' : 'it'} first…`,
+  );
+  const left = (await integrate(ctx, rest, base)).candidates;
+  if (!(await settle(ctx, left, base, counter))) return false;
+  const now = await revParse(ctx.repo, last.plan.baseRef);
+  if (!now) return true;
+  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter);
+}
+
+/** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
+function describeSnapshots(snapshots: readonly GateSnapshot[]): string {
+  const how = {
+    main: "the main checkout's",
+    reused: 'reused for the integrated',
+    installed: 'installed from the integrated',
+    unmatched: "the main checkout's, not the integrated",
+  } as const;
+  return snapshots
+    .map(
+      (s) =>
+        `${s.path}: ${s.key ? `snapshot ${s.key.slice(0, 12)}` : 'no snapshot'} (${how[s.how]} ${s.lockfile ?? 'lockfile'})`,
+    )
+    .join(', ');
 }
 
 /** A failing group of several: the first half on the same base; the second on whatever the base is after it. */

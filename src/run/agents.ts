@@ -79,6 +79,8 @@ export const BUILTIN_AGENTS = {
         ...(command === undefined ? [] : [`mcp__${MCP_SERVER_NAME}`]),
         ...mcp,
         ...(r.resume ? ['--resume', session] : ['--session-id', session]),
+        '--settings',
+        CLAUDE_FINAL_SETTINGS,
       ],
       stdin: r.prompt,
       promptFile: null,
@@ -148,8 +150,27 @@ export function agentNames(config: WarrenConfig): string[] {
 
 /** A warren.yaml entry of this name, if any (hasOwn: `toString` or `__proto__` must not reach Object.prototype). */
 function customAgent(config: WarrenConfig, name: string) {
-  return config.agents && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
+  const entry = config.agents && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
+  // An entry without a command tunes the built-in of its name; it is not an agent of its own.
+  return entry?.command ? { ...entry, command: entry.command } : undefined;
 }
+
+/** The default of `agents.NAME.leftover_grace`. */
+export const DEFAULT_LEFTOVER_GRACE = '30s';
+
+/** How long `name` may be kept running by its leftovers once it gave its final result. */
+export function leftoverGrace(config: WarrenConfig, name: string): string {
+  const entry = config.agents && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
+  return entry?.leftover_grace ?? DEFAULT_LEFTOVER_GRACE;
+}
+
+/**
+ * Claude Code's Stop hook, given with `--settings` (its own settings and the user's stay as they
+ * are): it marks the final result, so warren knows when only leftover processes keep it alive.
+ */
+export const CLAUDE_FINAL_SETTINGS = JSON.stringify({
+  hooks: { Stop: [{ hooks: [{ type: 'command', command: 'touch "$WARREN_AGENT_DONE"' }] }] },
+});
 
 /** Does warren.yaml define (or replace) this agent? Its command is then the repository's word. */
 export function isRepositoryAgent(config: WarrenConfig, name: string): boolean {

@@ -21,6 +21,10 @@ export const EXECUTION_EVENTS = {
     survivors: number[];
   }>(),
   'run.interrupted': payload<{ runId: string }>(),
+  /** The task's TMPDIR could not be removed whole with the task. */
+  'run.tmp_left': payload<{ paths: string[] }>(),
+  /** An agent gave its final result, but processes it left keep it running: said at once, ended after the grace. */
+  'agent.leftover': payload<{ runId: string; agent: string; processes: string[]; graceMs: number }>(),
   'agent.session': payload<{ agent: string; session: string; runId: string; resumed: boolean }>(),
   'agent.seeded': payload<{ agent: string; home: string; files: string[] }>(),
   'agent.link_replaced': payload<{ agent: string; path: string; target: string }>(),

@@ -32,6 +32,7 @@ import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable, taskEnv } from './task-env.js';
+import { taskTmp, tmpEnv } from './task-tmp.js';
 import { assertSettingsTrusted } from './trust.js';
 
 export interface RunRequest {
@@ -51,6 +52,8 @@ export interface RunRequest {
   env?: Record<string, string>;
   /** More paths the command may write in a sandbox (an agent's state folder). */
   writable?: readonly string[];
+  /** An agent's final-result marker (supervisor.ts `final`): `agent` names it in what is said. */
+  final?: { file: string; graceMs: number; agent: string };
 }
 
 export interface RunOutcome {
@@ -63,6 +66,8 @@ export interface RunOutcome {
   log: string;
   sandbox: string;
   reason: string | null;
+  /** An agent that had given its final result was ended, with what it left running, after the grace. */
+  endedAfterFinal: boolean;
   /**
    * The reason is the line the run's mount step wrote before it stopped (a layer that could not
    * be mounted, a command not found where the layers are mounted; the command was not started):
@@ -85,7 +90,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   // can write: what it names is checked first (WORKSPACE_TAMPERED, nothing run).
   if (sandboxKindFor(ctx, task) !== 'none') await pinned(ctx, task.path);
   const base = sandboxProfileFor(ctx, task);
-  const profile = base.kind === 'none' ? base : { ...base, writable: [...base.writable, ...(request.writable ?? [])] };
+  const tmp = taskTmp(ctx.store, ctx.key, task.id);
+  const profile =
+    base.kind === 'none' ? base : { ...base, writable: [...base.writable, tmp, ...(request.writable ?? [])] };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
@@ -94,7 +101,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   }
   await assertSandboxAvailable(profile);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
-  const env = { ...process.env, ...taskEnv(ctx, task), ...request.env };
+  const env = { ...process.env, ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
   assertArgvCarriable(request.argv);
   const command = request.argv[0] ?? '';
   const found = findCommand(command, env.PATH ?? '', task.path);
@@ -190,6 +197,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       sandboxed: profile.kind !== 'none',
       mounts,
       command,
+      ...(request.final ? { final: finalWatch(ctx, task, runId, request.final) } : {}),
     });
   } catch (err) {
     // The command could not be started or watched: its run is closed with why, never left "running".
@@ -254,6 +262,34 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     sandbox: profile.kind,
     reason,
     reasonInOutput: reason !== null && reason === notStarted,
+    endedAfterFinal: result.endedAfterFinal,
+  };
+}
+
+/** What is said the moment an agent's final result is in while its leftovers keep it running. */
+function finalWatch(
+  ctx: ProjectContext,
+  task: Task,
+  runId: string,
+  final: NonNullable<RunRequest['final']>,
+): NonNullable<Parameters<typeof supervise>[0]['final']> {
+  return {
+    file: final.file,
+    graceMs: final.graceMs,
+    onLeftover(processes) {
+      const listed =
+        processes.slice(0, 5).join(', ') + (processes.length > 5 ? `, and ${processes.length - 5} more` : '');
+      const message = `${final.agent} gave its final result, but processes it left keep it running (${listed || 'none seen'}); warren ends them in ${final.graceMs / 1000}s (agents.${final.agent}.leftover_grace). A process meant to outlive the run belongs in a task service.`;
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'agent.leftover',
+        level: 'warn',
+        message,
+        data: { runId, agent: final.agent, processes: processes.slice(0, 100), graceMs: final.graceMs },
+      });
+      ctx.reporter.line(`warren: warn: ${message}`);
+    },
   };
 }
 

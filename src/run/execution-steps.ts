@@ -3,6 +3,7 @@ import { resolveSources } from '../provision/modes/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
+import { removeTaskTmp, taskTmpPath } from './task-tmp.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { installDecision } from './install-skip.js';
@@ -155,6 +156,17 @@ export const executionRemove: RemoveStep = {
     return [];
   },
   async afterRemove(ctx, task) {
+    const left = removeTaskTmp(ctx.store.home, ctx.key, task.id);
+    if (left.length > 0) {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'run.tmp_left',
+        level: 'warn',
+        message: `the task's TMPDIR ${taskTmpPath(ctx.store.home, ctx.key, task.id)} could not be removed whole (${left.slice(0, 3).join(', ')}); \`warren gc\` tries again`,
+        data: { paths: left.slice(0, 100) },
+      });
+    }
     const released = releasePorts(ctx.store, ctx.key, task.id);
     if (released > 0) {
       ctx.store.addEvent({

@@ -27,6 +27,14 @@ export async function collectRunLogs(
   for (const id of listDir(root)) {
     if (live.has(id)) continue;
     const dir = path.join(root, id);
+    // A gone task's TMPDIR goes at once (rm removes it; this is for one a crash left).
+    const tmp = path.join(dir, 'tmp');
+    if (fs.lstatSync(tmp, { throwIfNoEntry: false })) {
+      const left = removeTree(tmp);
+      if (left.length === 0) out.removed.push({ kind: 'task_tmp', path: tmp, id, action: 'delete-dir' });
+      else
+        out.kept.push({ kind: 'task_tmp', path: tmp, reason: `could not delete ${left[0]?.path} (${left[0]?.code})` });
+    }
     const newest = newestMtime(dir);
     if (now - newest < LOG_KEEP_DAYS * DAY_MS) {
       const until = new Date(newest + LOG_KEEP_DAYS * DAY_MS).toISOString().slice(0, 10);

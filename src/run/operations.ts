@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
@@ -8,7 +9,9 @@ import { requireTask } from '../workspace/tasks.js';
 import type { AgentSession } from './facts.js';
 import type { Task } from '../state/types.js';
 import { agentHome, codexSessionSince, seedAgentHome } from './agent-home.js';
-import { buildAgentInvocation, isRepositoryAgent, isResumable, RESUMABLE } from './agents.js';
+import { buildAgentInvocation, isRepositoryAgent, isResumable, leftoverGrace, RESUMABLE } from './agents.js';
+import { taskTmp } from './task-tmp.js';
+import { parseDuration } from '../util/duration.js';
 import { sandboxProfileFor } from './sandbox.js';
 import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
@@ -143,17 +146,31 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       mcp: options.mcp ? mcpCommand(options.mcp, ctx.repo.root, id) : null,
     });
     if (invocation.promptFile) fs.writeFileSync(invocation.promptFile, options.prompt, { mode: 0o600 });
+    // The agent (or its hook: Claude Code's Stop) touches this once it gave its final result.
+    const done = path.join(taskTmp(ctx.store, ctx.key, id), `.warren-agent-done-${randomUUID()}`);
+    const graceMs = parseDuration(leftoverGrace(ctx.config, agent), `agents.${agent}.leftover_grace`);
     const started = Date.now();
-    const outcome = await runInTask(ctx, task, {
+    const ran = await runInTask(ctx, task, {
       kind: 'agent',
       label: agent,
       argv: invocation.argv,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       stdin: invocation.stdin === null ? 'ignore' : { text: invocation.stdin },
       output: ctx.reporter.output,
-      env: invocation.env,
+      env: { ...invocation.env, WARREN_AGENT_DONE: done },
       writable: resumable ? [home] : [],
+      final: { file: done, graceMs, agent },
     });
+    fs.rmSync(done, { force: true });
+    // Ended by warren after its final result: the agent's work is done, and the run says how it ended.
+    const outcome = ran.endedAfterFinal
+      ? {
+          ...ran,
+          exitCode: 0,
+          signal: null,
+          reason: `${agent} gave its final result; the processes it left were ended after ${graceMs / 1000}s`,
+        }
+      : ran;
     const session = resumable
       ? (invocation.session ?? (agent === 'codex' ? codexSessionSince(home, started) : null))
       : null;

@@ -33,6 +33,12 @@ export interface SuperviseSpec {
   mounts?: readonly RunMount[];
   /** The command as given (argv[0] before any sandbox wrapping): looked up after the mounts, where they are seen. */
   command?: string;
+  /**
+   * An agent's final-result marker: once `file` exists while the command still runs, only what
+   * it left behind keeps it alive. `onLeftover` is told at once (with those processes), and
+   * the run is ended after `graceMs`.
+   */
+  final?: { file: string; graceMs: number; onLeftover(processes: string[]): void };
 }
 
 export interface SuperviseResult {
@@ -52,9 +58,34 @@ export interface SuperviseResult {
   containment: ContainmentKind;
   /** Processes of the run still alive once it ended (always 0 with a PID namespace). */
   survivors: number[];
+  /** The command had given its final result and was ended after the grace (`final`), its leftovers with it. */
+  endedAfterFinal: boolean;
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** How often a run with a final-result marker looks for it. */
+const FINAL_POLL_MS = 200;
+
+/** The processes under `root` (not itself), as `PID NAME`, for people. */
+function describeTree(root: number): string[] {
+  const out: string[] = [];
+  const visit = (pid: number, depth: number): void => {
+    for (const kid of childrenOf(pid)) {
+      out.push(`${kid} ${commOf(kid)}`);
+      if (depth < 20) visit(kid, depth + 1);
+    }
+  };
+  visit(root, 0);
+  return out;
+}
+
+function commOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
@@ -83,6 +114,9 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
 
   let rootPid: number | undefined;
   let nsInode: number | null = null;
+  let watch: NodeJS.Timeout | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
+  let endedAfterFinal = false;
   const namespace = (): number | null => {
     if (nsInode !== null || rootPid === undefined || containment === 'process-group') return nsInode;
     const own = pidNamespaceOf(process.pid);
@@ -122,6 +156,18 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       onSpawn: (pid) => (rootPid = pid),
     });
     stopRun = () => proc.stop();
+    if (spec.final) {
+      const final = spec.final;
+      watch = setInterval(() => {
+        if (!fs.existsSync(final.file)) return;
+        clearInterval(watch);
+        final.onLeftover(rootPid === undefined ? [] : describeTree(rootPid));
+        graceTimer = setTimeout(() => {
+          endedAfterFinal = true;
+          proc.stop();
+        }, final.graceMs);
+      }, FINAL_POLL_MS);
+    }
     for (const sig of FORWARDED) {
       const handler = (): void => {
         canceledBy ??= sig;
@@ -148,8 +194,11 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       durationMs: ended - run.startedAt,
       containment,
       survivors: findSurvivors(containment, nsInode, rootPid),
+      endedAfterFinal,
     };
   } finally {
+    clearInterval(watch);
+    clearTimeout(graceTimer);
     for (const { sig, handler } of handlers) process.off(sig, handler);
     for (const stream of ['stdout', 'stderr'] as const) spec.output[stream]?.off('error', onError[stream]);
     fs.closeSync(logFd);

@@ -42,6 +42,11 @@ export interface ModelServerOptions {
    * holds the final answer back to watch a turn in progress).
    */
   hold?(request: { path: string; body: Record<string, unknown> }): Promise<void> | undefined;
+  /**
+   * `background` (claude only): the turn also starts this command with the Bash tool's
+   * `run_in_background`, as an agent starting a dev server does, and leaves it running.
+   */
+  background?: string;
 }
 
 /** Pure: does this Anthropic Messages request send tool results back (so the final answer comes next)? */
@@ -76,7 +81,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         // not JSON: answered below as unknown
       }
       await options.hold?.({ path: url, body: json });
-      if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++);
+      if (url.startsWith('/v1/messages')) entry.answer = anthropic(json, res, calls++, options.background);
       else if (url.startsWith('/v1/responses')) entry.answer = openai(json, res, calls++);
       else if (/^\/v1beta\/models\/[^/:]+:(stream)?[gG]enerateContent/.test(url)) entry.answer = gemini(json, url, res);
       else if (req.method === 'HEAD' || req.method === 'GET')
@@ -119,7 +124,12 @@ function sse(res: http.ServerResponse, events: { event?: string; data: unknown }
 
 // --- Anthropic Messages (claude) ---
 
-function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: number): Received['answer'] {
+function anthropic(
+  body: Record<string, unknown>,
+  res: http.ServerResponse,
+  n: number,
+  background?: string,
+): Received['answer'] {
   const text = JSON.stringify(body);
   const tools = Array.isArray(body.tools) ? (body.tools as { name?: string }[]).map((t) => t.name) : [];
   const messages = Array.isArray(body.messages) ? (body.messages as { role: string; content: unknown }[]) : [];
@@ -150,6 +160,16 @@ function anthropic(body: Record<string, unknown>, res: http.ServerResponse, n: n
           name: 'Bash',
           input: { command: COMMAND, description: 'Record the working directory' },
         },
+        ...(background
+          ? [
+              {
+                type: 'tool_use' as const,
+                id: `toolu_scripted_bg_${n}`,
+                name: 'Bash',
+                input: { command: background, description: 'Start the dev server', run_in_background: true },
+              },
+            ]
+          : []),
       ];
     }
   }

@@ -8,12 +8,17 @@ export const registerCheckpoint: Register = (program, run) => {
     .argument('<id>')
     .option('-m, --message <msg>', 'commit message (default: "checkpoint: ID TIME")')
     .option('--accept-hooks', 'go ahead although the git hooks changed since the task began')
-    .action((id: string, opts: { message?: string; acceptHooks?: boolean }) =>
+    .option(
+      '--no-verify',
+      "skip git's pre-commit and commit-msg hooks (for a hook that cannot run in a worktree, where .git is a file)",
+    )
+    .action((id: string, opts: { message?: string; acceptHooks?: boolean; verify?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
         const r = await checkpointTask(ctx, id, {
           ...(opts.message ? { message: opts.message } : {}),
           acceptHooks: opts.acceptHooks === true,
+          noVerify: opts.verify === false,
         });
         for (const w of r.warnings) env.log(`warren: warn: ${w}`);
         if (r.unstaged.length > 0)

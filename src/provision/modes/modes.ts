@@ -39,6 +39,11 @@ export interface ModeEnv {
   task: Task;
   budget: { limit: Budget; used: Budget };
   progress(line: string): void;
+  /**
+   * The tree whose lockfiles decide the snapshot key (default: the main checkout). The merge
+   * queue's gate passes the integrated tree, so a snapshot built for its lockfile is the one used.
+   */
+  lockfileRoot?: string;
   /** Records an event; the CLI shows every warning event itself, so a warning is not also a progress line. */
   event<K extends EventKind>(kind: K, level: 'info' | 'warn', message: string, data: EventPayloads[K]): void;
 }
@@ -50,7 +55,7 @@ function base(
   const source = path.join(env.ctx.repo.root, item.path);
   // Only an install folder comes from a lockfile; `.env` beside package-lock.json does not.
   const lock = fs.statSync(source, { throwIfNoEntry: false })?.isDirectory()
-    ? lockfileFor(env.ctx.repo.root, item.path)
+    ? lockfileFor(env.lockfileRoot ?? env.ctx.repo.root, item.path)
     : null;
   return { path: item.path, requested: item.mode, source, ...(lock ? { lockfile: lock } : {}) };
 }

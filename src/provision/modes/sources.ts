@@ -6,6 +6,8 @@ import { lexists } from '../../util/lexists.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { isInside } from '../../workspace/paths.js';
 import { selectIncluded } from './include.js';
+import { expandGlob, isGlob } from './glob.js';
+import { detectWorkspace } from './workspaces.js';
 import type { ProvisionItem, ProvisionSkip } from '../types.js';
 
 export const WORKTREEINCLUDE = '.worktreeinclude';
@@ -120,6 +122,16 @@ const MAX_NOT_IGNORED = 20;
 export interface Sources {
   items: ProvisionItem[];
   skips: ProvisionSkip[];
+  /** Workspaces whose packages' node_modules were added beside the root's. */
+  workspaces?: WorkspaceNote[];
+}
+
+/** A workspace found at a provisioned node_modules: how many packages, and whose node_modules were added. */
+export interface WorkspaceNote {
+  root: string;
+  file: string;
+  packages: number;
+  added: string[];
 }
 
 /**
@@ -142,10 +154,37 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
       });
       continue;
     }
-    safe.push({ ...item, path: norm.path });
+    if (!isGlob(norm.path)) {
+      safe.push({ ...item, path: norm.path });
+      continue;
+    }
+    const matched = expandGlob(root, norm.path);
+    if (matched.length === 0)
+      skips.push({
+        path: norm.path,
+        mode: item.mode,
+        reason: 'missing',
+        detail: `${norm.path} matches nothing in the main checkout ${root}`,
+      });
+    for (const m of matched) safe.push({ ...item, path: m });
   }
   const { kept, skipped } = dedupe(safe);
   skips.push(...skipped);
+  // A node_modules at a workspace's root brings every package's (those the install made).
+  const workspaces: WorkspaceNote[] = [];
+  for (const item of [...kept]) {
+    if (path.posix.basename(item.path) !== 'node_modules') continue;
+    const ws = await detectWorkspace(root, path.posix.dirname(item.path));
+    if (!ws) continue;
+    const added: string[] = [];
+    for (const pkg of ws.packages) {
+      const nm = `${pkg}/node_modules`;
+      if (kept.some((k) => k.path === nm || nm.startsWith(`${k.path}/`)) || !lexists(path.join(root, nm))) continue;
+      kept.push({ ...item, path: nm });
+      added.push(nm);
+    }
+    workspaces.push({ root: item.path, file: ws.file, packages: ws.packages.length, added });
+  }
 
   const present: ProvisionItem[] = [];
   for (const item of kept) {
@@ -194,12 +233,16 @@ export async function resolveSources(ctx: ProjectContext): Promise<Sources> {
     root,
     kept.map((i) => i.path),
   );
-  return { items: [...items, ...included.items], skips: [...skips, ...included.skips] };
+  return {
+    items: [...items, ...included.items],
+    skips: [...skips, ...included.skips],
+    ...(workspaces.length > 0 ? { workspaces } : {}),
+  };
 }
 
 /** Why a path git does not ignore is not provisioned, and how to bring it. Pure. */
 export function notIgnoredDetail(rel: string, tracked: boolean): string {
   return tracked
     ? `git tracks ${rel}, so the workspace already has the branch's version of it; warren leaves it to git`
-    : `git does not ignore ${rel}, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore (warren then provisions it) or commit it`;
+    : `git does not ignore ${rel}, and git does not carry untracked files into a new worktree, so the workspace will not have it; to bring it, add it to .gitignore or to .git/info/exclude (your own, never committed; warren then provisions it), or commit it`;
 }

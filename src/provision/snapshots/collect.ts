@@ -7,7 +7,8 @@ import type { GcResult } from '../../workspace/gc.js';
 import { tryAcquire } from '../../util/lockfile.js';
 import { overlaysRoot } from '../layout.js';
 import { isOverlayMount, overlayOption, unmount } from '../../system/overlay.js';
-import { snapshotLockPath, snapshotsDir } from './snapshot.js';
+import { readSnapshotMeta, sha256File, snapshotLockPath, snapshotsDir } from './snapshot.js';
+import { shellCommand } from '../../util/shell.js';
 import { provisionRecords } from '../types.js';
 import { listDir } from '../../util/list-dir.js';
 
@@ -82,7 +83,30 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     if (name.endsWith('.lock') || name.endsWith('.takeover')) continue;
     const dir = path.join(snapshotsDir(home), name);
     const key = name.replace(/^\.tmp-/, '').replace(/-\d+$/, '');
-    if (used.has(key) || mountedLowers.some((l) => l.split(':').some((p) => p.startsWith(`${dir}/`)))) continue;
+    if (used.has(key) || mountedLowers.some((l) => l.split(':').some((p) => p.startsWith(`${dir}/`)))) {
+      const users = allTasks
+        .filter((t) => provisionRecords(t.data).some((r) => r.snapshot === key))
+        .map((t) => (t.project === ctx.key ? t.id : `${t.id} (another repository)`));
+      if (!name.startsWith('.'))
+        out.kept.push({
+          kind: 'snapshot',
+          path: dir,
+          reason:
+            users.length > 0
+              ? `a dependency snapshot in use by task(s) ${users.slice(0, 5).join(', ')}${users.length > 5 ? ` and ${users.length - 5} more` : ''}; gc removes it once no task uses it (\`warren rm ${users[0]}\`)`
+              : 'mounted; gc removes it once it is unmounted',
+        });
+      continue;
+    }
+    const current = currentGateSnapshot(dir);
+    if (current) {
+      out.kept.push({
+        kind: 'snapshot',
+        path: dir,
+        reason: `${current}; the next task and merge-queue gate use it (\`${shellCommand(['rm', '-r', '--', dir])}\` removes it, and the next gate installs it again)`,
+      });
+      continue;
+    }
     // Held while a snapshot is being taken and until it is mounted: not garbage yet.
     const lock = tryAcquire(snapshotLockPath(home, key), 'gc');
     if (!lock.ok) {
@@ -104,4 +128,17 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
     }
   }
   return out;
+}
+
+/**
+ * A snapshot the merge queue's gate installed, whose lockfile is still the main checkout's: the
+ * main checkout's own folder may be an older install, so it could not be taken again from there.
+ * What it is, for the kept list; null for any other snapshot.
+ */
+function currentGateSnapshot(dir: string): string | null {
+  const meta = readSnapshotMeta(dir);
+  if (meta?.builtBy !== 'gate' || !meta.lockfile || !meta.source.endsWith(`/${meta.path}`)) return null;
+  const root = meta.source.slice(0, -meta.path.length - 1);
+  if (sha256File(path.join(root, meta.lockfile.path)) !== meta.lockfile.sha256) return null;
+  return `the merge queue installed ${meta.path} from ${root}'s current ${meta.lockfile.path}`;
 }

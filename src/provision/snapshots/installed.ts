@@ -89,7 +89,26 @@ export function pickLockfile(
             ? ['bun.lock', 'bun.lockb']
             : [];
   const lockfile = [...wanted, ...JS_LOCKFILES].map(at).find(exists) ?? null;
+  if (lockfile === null) {
+    // A workspace's package: its node_modules came from the install at the workspace's root.
+    const install = workspaceInstall(exists, nm);
+    if (install !== null) return pickLockfile(read, exists, install);
+  }
   return { lockfile, manager: null };
+}
+
+/**
+ * For a `node_modules` of a workspace's package (no lockfile beside it), the root install's
+ * `node_modules`: the nearest folder above with a JavaScript lockfile. Null for any other. Pure.
+ */
+export function workspaceInstall(exists: (rel: string) => boolean, nm: string): string | null {
+  let dir = path.posix.dirname(nm);
+  while (dir !== '.') {
+    dir = path.posix.dirname(dir);
+    const at = (name: string): string => (dir === '.' ? name : `${dir}/${name}`);
+    if (JS_LOCKFILES.some((l) => exists(at(l)))) return at('node_modules');
+  }
+  return null;
 }
 
 /** `packageManager: "pnpm@9.15.9"` → `pnpm`. Pure. */
@@ -111,6 +130,12 @@ export async function checkInstalled(
 ): Promise<InstalledCheck> {
   const { lockfile, manager } = pickLockfile(read, exists, nm);
   const dir = path.posix.dirname(nm);
+  if (lockfile !== null && path.posix.dirname(lockfile) !== dir) {
+    // A workspace package's folder is part of the root's install: it matches when that install does.
+    const root = workspaceInstall(exists, nm) ?? nm;
+    const whole = await checkInstalled(read, exists, root);
+    return { ...whole, why: whole.why ? `${root} (the workspace's install): ${whole.why}` : whole.why };
+  }
   const done = (c: Comparison, m: Manager | null = manager): InstalledCheck => ({
     lockfile,
     manager: m,

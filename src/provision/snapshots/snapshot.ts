@@ -90,6 +90,12 @@ export interface SnapshotMeta {
   stripped?: StrippedEntry[];
   /** node_modules: the tree matched its lockfile when it was taken (a tree that did not is never taken). */
   installed?: InstalledFacts;
+  /**
+   * `gate`: installed by the merge queue's gate from the integrated tree's lockfile, not copied
+   * from the main checkout — which cannot give it again, so `gc` keeps it while that lockfile
+   * is the main checkout's.
+   */
+  builtBy?: 'gate';
 }
 
 export interface Snapshot {
@@ -150,6 +156,8 @@ export interface Refused {
  * layer: overlayfs leaves a lower layer that changes under a mount undefined. `verify` runs
  * under the lock, only when the snapshot must be taken: a tree that `differs` from its key is
  * refused, and nothing is taken. `existingOnly`: never take one (null when there is none).
+ * `from`: the folder to copy when it is not `meta.source` (the merge queue's gate installs the
+ * integrated tree's dependencies in its own workspace; the snapshot stands for the main checkout's path).
  */
 export async function ensureSnapshot(
   home: string,
@@ -160,7 +168,7 @@ export async function ensureSnapshot(
   >,
   progress: (line: string) => void,
   contain: { repoRoot: string; budget: Budget },
-  options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean } = {},
+  options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean; from?: string } = {},
 ): Promise<Snapshot | Refused | null> {
   const dir = path.join(snapshotsDir(home), key);
   const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
@@ -193,14 +201,15 @@ export async function ensureSnapshot(
     const started = Date.now();
     try {
       const tree = path.join(tmp, 'tree');
-      const copying = startCopy(meta.source, tree, await bestCopyMethod(tmp), undefined, (written) =>
+      const from = options.from ?? meta.source;
+      const copying = startCopy(from, tree, await bestCopyMethod(tmp), undefined, (written) =>
         progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`),
       );
       copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
       // While cp runs, one walk of the source counts the tree and finds what containment must look at.
       const found = newFindings();
       let totals = { entries: 0, bytes: 0 };
-      walkTree(meta.source, (rel, st) => {
+      walkTree(from, (rel, st) => {
         if (rel !== '') totals.entries++;
         if (st.isFile()) totals.bytes += st.size;
         return noteEntry(found, rel, st);
@@ -210,7 +219,7 @@ export async function ensureSnapshot(
       const contained = await containTree({
         tree,
         itemRel: meta.path,
-        source: meta.source,
+        source: from,
         repoRoot: contain.repoRoot,
         found: checked.found,
         budget: { limit: contain.budget, used: { entries: 0, bytes: 0 } },
