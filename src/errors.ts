@@ -55,6 +55,9 @@ export const ERROR_CODES = {
   AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
   TOKEN_FILE_UNSAFE: 1,
+  SERVICE_UNKNOWN: 1,
+  SERVICE_FAILED: 1,
+  SERVICE_UNAVAILABLE: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,
   GIT_LOCKED: 1,

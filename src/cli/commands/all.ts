@@ -23,6 +23,7 @@ import { registerTrust } from './trust.js';
 import { registerDiff } from './diff.js';
 import { registerComment, registerComments } from './comment.js';
 import { registerPath } from './path.js';
+import { registerEnv, registerService } from './service.js';
 import { registerRestore } from './restore.js';
 import { registerCompletion } from './completion.js';
 
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Register[] = [
   registerList,
   registerShow,
   registerPath,
+  registerEnv,
   registerStatus,
   registerDiff,
   registerRm,
@@ -40,6 +42,7 @@ export const COMMANDS: readonly Register[] = [
   registerGc,
   registerProvision,
   registerExec,
+  registerService,
   registerRun,
   registerComment,
   registerComments,

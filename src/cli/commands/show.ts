@@ -1,5 +1,6 @@
 import { validateTaskId } from '../../workspace/ids.js';
 import { showTask } from '../../workspace/tasks.js';
+import { taskServices } from '../../services/operations.js';
 import type { Register } from '../command.js';
 
 export const registerShow: Register = (program, run) => {
@@ -13,6 +14,7 @@ export const registerShow: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project({ lenientConfig: true });
         const { task, events: recorded } = showTask(ctx, rawId, Number.parseInt(opts.events, 10) || 20);
+        const services = ctx.configProblem ? [] : taskServices(ctx, task);
         const events = recorded.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data }));
         const data = {
           id: task.id,
@@ -24,6 +26,7 @@ export const registerShow: Register = (program, run) => {
           state: task.state,
           createdAt: task.createdAt,
           data: task.data,
+          services,
           events,
         };
         const human = [
@@ -33,6 +36,16 @@ export const registerShow: Register = (program, run) => {
           `base    ${task.base} ${task.baseCommit.slice(0, 12)}`,
           `path    ${task.path}`,
           `created ${task.createdAt}`,
+          ...(services.length > 0
+            ? [
+                '',
+                'services:',
+                ...services.map(
+                  (s) =>
+                    `  ${s.name}  ${s.kind}  ${s.state}${s.exitCode !== undefined ? ` (exit ${s.exitCode ?? 'killed'})` : ''}${s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : ''}${s.database ? `  database ${s.database} from ${s.from}` : ''}${s.log ? `  log ${s.log}` : ''}`,
+                ),
+              ]
+            : []),
           '',
           'events:',
           ...events.map((e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${e.message}`),

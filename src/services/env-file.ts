@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { keepOutOfStatus } from '../provision/modes/exclude.js';
+import { taskEnv } from '../run/task-env.js';
+import type { Task } from '../state/types.js';
+import { writeFileAtomic } from '../util/atomic.js';
+import type { ProjectContext } from '../workspace/context.js';
+
+/**
+ * What processes warren does not start get: the editor's terminal, a shell in the workspace, a
+ * test runner started by hand. warren writes the task's variables (its ports, its services'
+ * URLs) into `.env.warren` at the workspace root, mode 0600, kept out of git through the
+ * repository's info/exclude; `warren env ID` prints the same as `export` lines for `eval`.
+ */
+
+export const ENV_FILE = '.env.warren';
+
+/** `KEY=VALUE` lines; values that are not plain are double-quoted, as dotenv readers take them. Pure. */
+export function dotenv(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${/^[A-Za-z0-9_@%+=:,./-]*$/.test(v) ? v : JSON.stringify(v)}`)
+    .join('\n');
+}
+
+/** `export KEY='VALUE'` lines for a POSIX shell's eval. Pure. */
+export function shellExports(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'`)
+    .join('\n');
+}
+
+/** The variables a task's own commands see, less what warren itself needs only inside them. */
+export function taskVariables(ctx: ProjectContext, task: Task): Record<string, string> {
+  return taskEnv(ctx, task);
+}
+
+export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<string> {
+  const file = path.join(task.path, ENV_FILE);
+  const env = taskVariables(ctx, task);
+  writeFileAtomic(
+    file,
+    `# written by warren for task ${task.id}: its ports and services (\`warren env ${task.id}\` prints the same)\n${dotenv(env)}\n`,
+  );
+  fs.chmodSync(file, 0o600);
+  await keepOutOfStatus(ctx, task.path, [ENV_FILE]);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'service.env_written',
+    message: `wrote ${Object.keys(env).length} variable(s) to ${file} (kept out of git)`,
+    data: { file, keys: Object.keys(env) },
+  });
+  return file;
+}

@@ -1,0 +1,162 @@
+import fs from 'node:fs';
+import { assertTrusted } from '../run/trust.js';
+import { taskEnv } from '../run/task-env.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
+import { daemonState } from './daemon.js';
+import { writeEnvFile } from './env-file.js';
+import type { ServiceFact } from './facts.js';
+import { collectServices } from './gc.js';
+import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
+import {
+  checkServicePorts,
+  processDirs,
+  processFact,
+  serviceDir,
+  serviceLog,
+  servicesOf,
+  startProcess,
+  stopProcess,
+} from './task-services.js';
+
+/**
+ * The services' steps in a task's life: made at `new` after the port block and before setup
+ * (which sees their variables), started again before any command when one had died, stopped
+ * and dropped at `rm` after teardown (which may still use them), collected by `gc`.
+ */
+
+export const servicesCreate: CreateStep = {
+  name: 'services',
+  async check(ctx) {
+    const services = servicesOf(ctx);
+    if (services.length === 0) return;
+    checkServicePorts(ctx);
+    assertTrusted(ctx, ['service'], 'Nothing was created.');
+    for (const [name, config] of services) if (config.kind === 'postgres') await checkTemplate(ctx, name, config);
+  },
+  async run(ctx, task, options) {
+    const services = servicesOf(ctx);
+    if (services.length === 0) return;
+    const facts: Record<string, ServiceFact> = {};
+    for (const [name, config] of services) {
+      facts[name] =
+        config.kind === 'postgres'
+          ? await createTaskDatabase(ctx, task, name, config, options.restoredFrom)
+          : processFact(ctx, task, name, config);
+      ctx.store.mergeData(ctx.key, task.id, { services: { ...facts } });
+    }
+    const made = ctx.store.getTask(ctx.key, task.id) ?? task;
+    await writeEnvFile(ctx, made);
+    for (const [name, config] of services) {
+      if (config.kind === 'postgres' || config.start !== 'always') continue;
+      await startAndRecord(ctx, made, name);
+    }
+  },
+};
+
+/** Starts a process service, and records that it did. */
+export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
+  const { started, readyMs } = await startProcess(ctx, task, name, taskEnv(ctx, task));
+  if (!started) return false;
+  const fact = task.data.services?.[name];
+  const port = fact && fact.kind !== 'postgres' ? fact.port : null;
+  const log = serviceLog(ctx, task.id, name);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'service.started',
+    message: `service ${name} started${port ? ` on port ${port}` : ''}${readyMs !== null ? `, ready in ${readyMs} ms` : ''} (log ${log})`,
+    data: { name, service: ctx.config.services?.[name]?.kind ?? 'run', port, log, readyMs },
+  });
+  return true;
+}
+
+/** Stops every process service of the task; what would not stop, in words. */
+export async function stopAll(ctx: ProjectContext, taskId: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const name of processDirs(ctx, taskId)) {
+    const stopped = await stopProcess(ctx, taskId, name);
+    if (stopped.survivors.length > 0)
+      problems.push(`service ${name}: pid(s) ${stopped.survivors.join(', ')} still running after SIGKILL`);
+    else if (stopped.wasRunning) {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId,
+        kind: 'service.stopped',
+        message: `service ${name} stopped${stopped.forced ? ' (SIGKILL after the grace)' : ''}`,
+        data: { name, forced: stopped.forced },
+      });
+    }
+  }
+  return problems;
+}
+
+export const servicesRemove: RemoveStep = {
+  name: 'services',
+  async save(ctx, task, stamp) {
+    await dumpTaskDatabases(ctx, task, stamp);
+  },
+  async release(ctx, task) {
+    return [...(await stopAll(ctx, task.id)), ...(await dropTaskDatabases(ctx, task.id))];
+  },
+  async afterRemove(ctx, task) {
+    // A `new` undone before its workspace existed has had no release: what it made goes now.
+    await stopAll(ctx, task.id);
+    await dropTaskDatabases(ctx, task.id);
+    fs.rmSync(serviceDir(ctx, task.id), { recursive: true, force: true });
+  },
+};
+
+/**
+ * Before any command of the task: warren's PostgreSQL server running (started again, and
+ * reported, when it had been killed), and each `always` process service that ended by itself
+ * reported as crashed — once — and started again.
+ */
+export const servicesBeforeRun: BeforeRunStep = {
+  name: 'services',
+  async run(ctx, task) {
+    const facts = task.data.services;
+    if (!facts) return [];
+    if (Object.values(facts).some((f) => f.kind === 'postgres')) await serverFor(ctx, task.id);
+    for (const [name, config] of servicesOf(ctx)) {
+      const fact = facts[name];
+      if (!fact || fact.kind === 'postgres' || config.kind === 'postgres') continue;
+      const state = daemonState(serviceDir(ctx, task.id, name));
+      if (state.state === 'exited') reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);
+      if (
+        state.state === 'exited' ||
+        (state.state === 'stopped' && config.start === 'always' && config.kind === 'redis')
+      )
+        await startAndRecord(ctx, task, name);
+    }
+    return [];
+  },
+};
+
+/** A process service found ended by itself: an event, once per start. */
+export function reportCrash(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  exitCode: number | null,
+  startedAt: string,
+): void {
+  const seen = ctx.store
+    .taskEvents(ctx.key, task.id, 200)
+    .some((e) => e.kind === 'service.crashed' && (e.data as { startedAt?: string }).startedAt === startedAt);
+  if (seen) return;
+  const log = serviceLog(ctx, task.id, name);
+  const message = `service ${name} (started ${startedAt}) had ended by itself (${exitCode === null ? 'killed' : `exit ${exitCode}`}); log ${log}`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'service.crashed',
+    level: 'warn',
+    message,
+    data: { name, exitCode, log, startedAt },
+  });
+  ctx.reporter.line(`warren: ${message}`);
+}
+
+export const servicesGc: GcStep = { name: 'services', collect: (ctx) => collectServices(ctx) };
