@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { keepOutOfStatus } from '../provision/modes/exclude.js';
+import { withRepoLock } from '../workspace/locks.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
@@ -42,7 +42,7 @@ export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<str
     `# written by warren for task ${task.id}: its ports and services (\`warren env ${task.id}\` prints the same)\n${dotenv(env)}\n`,
   );
   fs.chmodSync(file, 0o600);
-  await keepOutOfStatus(ctx, task.path, [ENV_FILE]);
+  await keepOutOfGit(ctx);
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -51,4 +51,27 @@ export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<str
     data: { file, keys: Object.keys(env) },
   });
   return file;
+}
+
+const BLOCK = ["# >>> warren: each task's variables (.env.warren, written by warren)", `/${ENV_FILE}`, '# <<< warren: .env.warren'];
+
+/**
+ * One anchored line in the repository's info/exclude (every worktree reads the common one), in
+ * a block of its own that provisioning's block leaves alone; never the user's .gitignore.
+ */
+async function keepOutOfGit(ctx: ProjectContext): Promise<void> {
+  const file = path.join(ctx.repo.commonDir, 'info', 'exclude');
+  const has = (): boolean =>
+    fs.existsSync(file) &&
+    fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .includes(BLOCK[0] ?? '');
+  if (has()) return;
+  await withRepoLock(ctx, 'info/exclude', async () => {
+    if (has()) return;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    writeFileAtomic(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${BLOCK.join('\n')}\n`);
+  });
 }

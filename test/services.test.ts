@@ -1,0 +1,372 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../src/composition.js';
+import { unavailable } from './helpers/capabilities.js';
+import { makeRepo, type TestRepo } from './helpers/repo.js';
+import {
+  adminSql,
+  listening,
+  livingDaemons,
+  pgBin,
+  stopServicesAfter,
+  urlSql,
+  warrenObjects,
+} from './helpers/services.js';
+
+/**
+ * Services per task, with the real servers: warren's own PostgreSQL cluster (initdb, run as a
+ * user other than root), a redis-server and a dev server per task. The same as uid 65534 is in
+ * services-nonroot.test.ts.
+ */
+
+const noPostgres = unavailable(import.meta.filename, 'postgres');
+const noRedis = unavailable(import.meta.filename, 'redis');
+
+const SCHEMA = `CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL);
+INSERT INTO items (name) VALUES ('one'), ('two');
+`;
+
+function dbRepo(yaml: string, files: Record<string, string> = {}): TestRepo {
+  const repo = makeRepo({ files: { 'db/schema.sql': SCHEMA, 'warren.yaml': yaml, ...files } });
+  repo.trust();
+  stopServicesAfter(repo.home);
+  return repo;
+}
+
+async function envOf(repo: TestRepo, id: string): Promise<Record<string, string>> {
+  const r = await repo.warrenJson<{ env: Record<string, string> }>('env', id);
+  expect(r.code, r.stderr).toBe(0);
+  return r.json.env;
+}
+
+const DB_YAML = `services:
+  db: { kind: postgres, seed: { sql: db/schema.sql } }
+`;
+
+describe.skipIf(noPostgres)('postgres per task', () => {
+  it('five tasks made at once each get a database cloned from one template; a migration and writes in one are seen by no other task nor the template; roles cannot cross; rm drops database and role', async () => {
+    const repo = dbRepo(DB_YAML);
+    const ids = ['t0', 't1', 't2', 't3', 't4'];
+    const made = await Promise.all(ids.map((id) => repo.warren('new', 'feat', id)));
+    for (const r of made) expect(r.code, r.stderr).toBe(0);
+    const envs = await Promise.all(ids.map((id) => envOf(repo, id)));
+    const urls = envs.map((e) => e.DATABASE_URL ?? '');
+    expect(new Set(urls).size).toBe(5);
+
+    // One template was built, once.
+    const store = openStore(repo.home);
+    const tasks = ids.map((id) => store.listTasks().find((t) => t.id === id));
+    store.close();
+    const templates = new Set(
+      tasks.map((t) => {
+        const f = t?.data.services?.db;
+        return f?.kind === 'postgres' && f.from.kind === 'template' ? f.from.name : null;
+      }),
+    );
+    expect(templates.size).toBe(1);
+    const template = [...templates][0] ?? '';
+    expect(template).toMatch(/^warren_tpl_/);
+    const built = adminSql(repo.home, 'SELECT 1');
+    expect(built).toBe('1');
+
+    // A migration and writes in t0, through the command warren runs for it.
+    const migrate = await repo.warren(
+      'exec',
+      't0',
+      '--',
+      'sh',
+      '-c',
+      `${pgBin('psql')} -X -v ON_ERROR_STOP=1 "$DATABASE_URL" -c "ALTER TABLE items ADD COLUMN price int; INSERT INTO items (name, price) VALUES ('three', 3)"`,
+    );
+    expect(migrate.code, migrate.stderr + migrate.stdout).toBe(0);
+    expect(urlSql(urls[0] ?? '', 'SELECT count(*) FROM items').out).toBe('3');
+    for (const url of urls.slice(1)) {
+      expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('2');
+      expect(urlSql(url, 'SELECT price FROM items').err).toMatch(/column "price" does not exist/);
+    }
+    // The template is as it was: a task made now gets two rows and no column.
+    expect((await repo.warren('new', 'feat', 't5')).code).toBe(0);
+    const t5 = (await envOf(repo, 't5')).DATABASE_URL ?? '';
+    expect(urlSql(t5, 'SELECT count(*) FROM items').out).toBe('2');
+    expect(urlSql(t5, 'SELECT price FROM items').code).not.toBe(0);
+
+    // Roles cannot cross: t1's role (and password) cannot reach t0's database.
+    const t0db = new URL(urls[0] ?? '').pathname.slice(1);
+    const crossed = new URL(urls[1] ?? '');
+    crossed.pathname = `/${t0db}`;
+    const cross = urlSql(crossed.toString(), 'SELECT 1');
+    expect(cross.code).not.toBe(0);
+    expect(cross.err).toMatch(/no pg_hba.conf entry|permission denied/);
+    // Each database is owned by its own role, and PUBLIC may not connect.
+    expect(adminSql(repo.home, `SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = '${t0db}'`)).toBe(t0db);
+    expect(
+      adminSql(repo.home, `SELECT has_database_privilege('${new URL(urls[1] ?? '').username}', '${t0db}', 'CONNECT')`),
+    ).toBe('f');
+    // The task's role owns the cloned tables (a migration needs it).
+    expect(adminSql(repo.home, "SELECT tableowner FROM pg_tables WHERE tablename = 'items'", t0db)).toBe(t0db);
+
+    // rm drops the database and the role, and the others stay.
+    const rm = await repo.warren('rm', 't0');
+    expect(rm.code, rm.stderr).toBe(0);
+    const left = warrenObjects(repo.home);
+    expect(left.databases).not.toContain(t0db);
+    expect(left.roles).not.toContain(t0db);
+    expect(left.databases).toHaveLength(1 + 5); // the template and t1..t5
+    const shown = await repo.warrenJson<{ events: { kind: string }[] }>('show', 't1');
+    expect(shown.json.events.map((e) => e.kind)).toContain('service.database_created');
+
+    for (const id of ['t1', 't2', 't3', 't4', 't5']) {
+      const r = await repo.warren('rm', id);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    // gc keeps the template of the current seed, and stops warren's server: no task holds a database on it.
+    const gc = await repo.warrenJson<{ removed: { kind: string }[] }>('gc');
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.json.removed.map((r) => r.kind)).toContain('postgres');
+    expect(livingDaemons(repo.home)).toEqual([]);
+  }, 180_000);
+
+  it('rm --discard dumps the database into the archive, and restore brings it back byte-identical', async () => {
+    const repo = dbRepo(DB_YAML);
+    expect((await repo.warren('new', 'feat', 'cart')).code).toBe(0);
+    const url = (await envOf(repo, 'cart')).DATABASE_URL ?? '';
+    expect(
+      urlSql(
+        url,
+        "CREATE TABLE orders (id int PRIMARY KEY, note text); INSERT INTO orders VALUES (1, 'kept'), (2, 'é ünïcode'); UPDATE items SET name = 'uno' WHERE id = 1",
+      ).code,
+    ).toBe(0);
+    const dump = (u: string) => {
+      const r = spawnSync(pgBin('pg_dump'), ['--restrict-key=warren', u], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const before = dump(url);
+    const db = new URL(url).pathname.slice(1);
+
+    const discard = await repo.warrenJson<{ archive: string }>('rm', 'cart', '--discard');
+    expect(discard.code, discard.stderr).toBe(0);
+    expect(warrenObjects(repo.home).databases).not.toContain(db);
+
+    const restored = await repo.warren('restore', 'cart');
+    expect(restored.code, restored.stderr).toBe(0);
+    const after = dump((await envOf(repo, 'cart')).DATABASE_URL ?? '');
+    expect(after).toBe(before);
+    const show = await repo.warrenJson<{ services: { name: string; from: string }[] }>('show', 'cart');
+    expect(show.json.services.find((s) => s.name === 'db')?.from).toMatch(/^dump /);
+  }, 120_000);
+
+  it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
+    const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
+    expect(r.code).toBe(2);
+    expect(r.json.error.code).toBe('CONFIG_INVALID');
+    expect(r.json.error.message).toContain('services.db.template');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    expect(repo.git('branch', '--list', 'feat/x')).toBe('');
+    expect(warrenObjects(repo.home)).toEqual({ databases: [], roles: [] });
+  }, 60_000);
+
+  it('warren’s server killed under a task is reported, and started again by the next command', async () => {
+    const repo = dbRepo(DB_YAML);
+    expect((await repo.warren('new', 'feat', 'k')).code).toBe(0);
+    const daemon = JSON.parse(
+      fs.readFileSync(path.join(repo.home, 'services/postgres/daemon/daemon.json'), 'utf8'),
+    ) as { pid: number };
+    process.kill(daemon.pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const show = await repo.warrenJson<{ services: { name: string; state: string }[] }>('show', 'k');
+    expect(show.json.services.find((s) => s.name === 'db')?.state).toBe('stopped');
+    const run = await repo.warren(
+      'exec',
+      'k',
+      '--',
+      'sh',
+      '-c',
+      `${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items"`,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('2');
+    expect(run.stderr).toMatch(/PostgreSQL server had stopped by itself \(killed\); it was started again/);
+    const events = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'k');
+    expect(events.json.events.map((e) => e.kind)).toContain('service.server_restarted');
+  }, 90_000);
+});
+
+describe.skipIf(noPostgres || noRedis)('redis and a dev server per task', () => {
+  const WEB = `services:
+  cache: { kind: redis }
+  web:
+    run: [node, server.js]
+    ready: { http: /health, timeout: 20s }
+`;
+  const SERVER = `const http = require('node:http');
+const port = Number(process.env.WARREN_PORT);
+http.createServer((req, res) => { res.end(req.url === '/health' ? 'ok' : 'port ' + port + ' redis ' + process.env.REDIS_URL); }).listen(port, '127.0.0.1');
+console.log('listening on', port);
+`;
+
+  it('start with the task, ready by HTTP, on ports of its block; their variables reach exec; nothing listens after rm', async () => {
+    const repo = dbRepo(WEB, { 'server.js': SERVER });
+    const made = await repo.warren('new', 'feat', 'web');
+    expect(made.code, made.stderr).toBe(0);
+    const env = await envOf(repo, 'web');
+    const first = Number(env.WARREN_PORT);
+    const webPort = Number(env.WARREN_SERVICE_WEB_PORT);
+    const redisPort = Number(env.WARREN_SERVICE_CACHE_PORT);
+    // From the top of the block down; WARREN_PORT stays the task's own.
+    expect(redisPort).toBe(first + 9);
+    expect(webPort).toBe(first + 8);
+    const page = await (await fetch(`http://127.0.0.1:${webPort}/`)).text();
+    expect(page).toBe(`port ${webPort} redis ${env.REDIS_URL}`);
+    const ping = await repo.warren(
+      'exec',
+      'web',
+      '--',
+      'sh',
+      '-c',
+      'redis-cli --no-auth-warning -u "$REDIS_URL" SET k v && redis-cli --no-auth-warning -u "$REDIS_URL" GET k',
+    );
+    expect(ping.stdout.trim().split('\n')).toEqual(['OK', 'v']);
+    // Without its password redis refuses.
+    const anon = spawnSync('redis-cli', ['-p', String(redisPort), 'GET', 'k'], { encoding: 'utf8' });
+    expect(anon.stdout).toMatch(/NOAUTH/);
+    // The .env.warren for processes warren does not start, kept out of git.
+    const ws = (await repo.warrenJson<{ path: string }>('path', 'web')).json.path;
+    expect(fs.readFileSync(path.join(ws, '.env.warren'), 'utf8')).toContain(`REDIS_URL=${env.REDIS_URL}`);
+    expect(repo.git('-C', ws, 'status', '--porcelain')).toBe('');
+
+    const show = await repo.warrenJson<{ services: { name: string; state: string; url: string; log: string }[] }>(
+      'show',
+      'web',
+    );
+    expect(show.json.services.map((s) => [s.name, s.state])).toEqual([
+      ['cache', 'running'],
+      ['web', 'running'],
+    ]);
+    expect(fs.readFileSync(show.json.services[1]?.log ?? '', 'utf8')).toContain(`listening on ${webPort}`);
+
+    expect((await repo.warren('rm', 'web')).code).toBe(0);
+    expect(listening(webPort)).toBe(false);
+    expect(listening(redisPort)).toBe(false);
+    expect(livingDaemons(repo.home)).toEqual([]);
+  }, 90_000);
+
+  it('a crash is a state and an event; service start starts it again; service stop stops it', async () => {
+    const repo = dbRepo(WEB, { 'server.js': SERVER });
+    expect((await repo.warren('new', 'feat', 'c')).code).toBe(0);
+    const env = await envOf(repo, 'c');
+    const webPort = Number(env.WARREN_SERVICE_WEB_PORT);
+    const record = JSON.parse(
+      fs.readFileSync(
+        path.join(
+          repo.home,
+          'services',
+          fs.readdirSync(path.join(repo.home, 'services')).find((d) => d !== 'postgres') ?? '',
+          'c',
+          'web',
+          'daemon.json',
+        ),
+        'utf8',
+      ),
+    ) as { pid: number };
+    // Kill the server process itself (inside the namespace): the service ends by itself.
+    const ws = (await repo.warrenJson<{ path: string }>('path', 'c')).json.path;
+    const inner = fs
+      .readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .filter((p) => {
+        try {
+          return (
+            p !== record.pid &&
+            fs.readFileSync(`/proc/${p}/cmdline`, 'utf8') === 'node\0server.js\0' &&
+            fs.readlinkSync(`/proc/${p}/cwd`) === ws
+          );
+        } catch {
+          return false;
+        }
+      });
+    expect(inner).toHaveLength(1);
+    for (const p of inner) process.kill(p, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+    const shown = await repo.warrenJson<{ services: { name: string; state: string }[]; events: { kind: string }[] }>(
+      'show',
+      'c',
+    );
+    expect(shown.json.services.find((s) => s.name === 'web')?.state).toBe('crashed');
+    const again = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'c');
+    expect(again.json.events.filter((e) => e.kind === 'service.crashed')).toHaveLength(1);
+    expect(listening(webPort)).toBe(false);
+
+    const start = await repo.warrenJson<{ state: string }>('service', 'start', 'c', 'web');
+    expect(start.code, start.stderr).toBe(0);
+    expect(start.json.state).toBe('running');
+    expect(await (await fetch(`http://127.0.0.1:${webPort}/health`)).text()).toBe('ok');
+    const stop = await repo.warrenJson<{ state: string }>('service', 'stop', 'c', 'web');
+    expect(stop.json.state).toBe('stopped');
+    expect(listening(webPort)).toBe(false);
+    const logs = await repo.warren('service', 'logs', 'c', 'web');
+    expect(logs.stdout).toContain('listening on');
+    const unknown = await repo.warrenJson<{ error: { code: string } }>('service', 'start', 'c', 'nope');
+    expect(unknown.json.error.code).toBe('SERVICE_UNKNOWN');
+  }, 90_000);
+
+  it('a service that never becomes ready fails new with its log, and what started is stopped', async () => {
+    const repo = dbRepo(
+      `services:
+  cache: { kind: redis }
+  web: { run: "echo booting; echo broken config >&2; sleep 30", ready: { http: /health, timeout: 1s } }
+`,
+    );
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'bad');
+    expect(r.code).toBe(1);
+    expect(r.json.error.code).toBe('CREATE_FAILED');
+    expect(r.json.error.message).toMatch(/service web of task bad did not start: it was not ready within 1s/);
+    expect(r.json.error.message).toContain('broken config');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    expect(livingDaemons(repo.home)).toEqual([]);
+    expect(spawnSync('pgrep', ['-f', 'sleep 30']).status).not.toBe(0);
+  }, 60_000);
+
+  it('more services than the port block holds is refused before anything is made, naming the key', async () => {
+    const repo = dbRepo(`ports: { count: 2 }\nservices:\n  a: { kind: redis }\n  b: { run: "sleep 1" }\n`);
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'p');
+    expect(r.code).toBe(2);
+    expect(r.json.error.message).toContain('services.b');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+  });
+});
+
+describe('services in warren.yaml', () => {
+  it.each([
+    ['an unknown kind', 'services:\n  db: { kind: mysql }\n', 'services.db.kind: an unknown kind'],
+    [
+      'a server to connect to',
+      'services:\n  db: { kind: postgres, url: "postgres://x@prod/db" }\n',
+      "services.db.url: a repository's warren.yaml may not name a server",
+    ],
+    ['a bad readiness check', 'services:\n  web: { run: x, ready: { tcp: 1 } }\n', 'services.web.ready'],
+    [
+      'template and seed both',
+      'services:\n  db: { kind: postgres, template: a, seed: { sql: x.sql } }\n',
+      'services.db.seed: template and seed',
+    ],
+  ])('%s is CONFIG_INVALID naming the key, nothing made', async (_what, yaml, message) => {
+    const repo = makeRepo({ files: { 'warren.yaml': yaml } });
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
+    expect(r.code).toBe(2);
+    expect(r.json.error.code).toBe('CONFIG_INVALID');
+    expect(r.json.error.message).toContain(message);
+    expect(repo.git('branch', '--list', 'feat/x')).toBe('');
+  });
+
+  it('services are commands the user trusts: a changed one needs trust again', async () => {
+    const repo = makeRepo({ files: { 'warren.yaml': 'services:\n  web: { run: "sleep 100" }\n' }, trusted: false });
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
+    expect(r.json.error.code).toBe('UNTRUSTED_COMMANDS');
+    expect(r.json.error.message).toContain('sleep 100');
+  });
+});
