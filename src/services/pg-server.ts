@@ -112,7 +112,8 @@ export async function ensureServer(home: string, user: UserConfig): Promise<Serv
     );
   }
   try {
-    const cluster = fs.existsSync(path.join(dir, 'data', 'PG_VERSION')) ? readCluster(dir) : await initCluster(dir);
+    const made = fs.existsSync(path.join(dir, 'data', 'PG_VERSION')) && fs.existsSync(path.join(dir, 'cluster.json'));
+    const cluster = made ? readCluster(dir) : await initCluster(dir);
     const state = daemonState(path.join(dir, 'daemon'));
     const server = ownServer(dir, cluster);
     if (state.state === 'running') return { server, restarted: null };
@@ -150,10 +151,15 @@ function readCluster(dir: string): ClusterFile {
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 
-/** initdb as a user that is not root (see the module comment), with warren's admin role and pg_hba.conf. */
+/**
+ * initdb as a user that is not root (see the module comment), with warren's admin role and
+ * pg_hba.conf: made in `data.new` and renamed to `data` last, after cluster.json, so a cluster
+ * cut off half way is never taken for a made one (and holds nothing: it is made again).
+ */
 async function initCluster(dir: string): Promise<ClusterFile> {
-  const data = path.join(dir, 'data');
-  fs.rmSync(data, { recursive: true, force: true }); // an initdb cut off half way: ours, and holds nothing
+  const data = path.join(dir, 'data.new');
+  fs.rmSync(data, { recursive: true, force: true });
+  fs.rmSync(path.join(dir, 'data'), { recursive: true, force: true });
   const password = randomBytes(18).toString('hex');
   const pwfile = path.join(dir, 'initdb.pw');
   fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
@@ -201,6 +207,7 @@ async function initCluster(dir: string): Promise<ClusterFile> {
   const cluster: ClusterFile = { port: await freePort(), password };
   writeFileAtomic(path.join(dir, 'cluster.json'), `${JSON.stringify(cluster)}\n`);
   fs.chmodSync(path.join(dir, 'cluster.json'), 0o600);
+  fs.renameSync(data, path.join(dir, 'data'));
   return cluster;
 }
 
@@ -225,8 +232,9 @@ async function startCluster(dir: string, cluster: ClusterFile): Promise<PgServer
   }
   const run = path.join(dir, 'run');
   fs.mkdirSync(run, { recursive: true, mode: 0o700 });
-  // The daemon is not running, so neither is anything in its namespace: a lock file left by a killed server is stale.
-  fs.rmSync(path.join(dir, 'data', 'postmaster.pid'), { force: true });
+  // A postmaster.pid left by a killed server is PostgreSQL's to judge: it names pid 2 of a namespace that is gone
+  // (the new server is pid 2 of its own, so it knows the file is stale), and it refuses to start while the
+  // shared memory that file names is still attached (a server of this folder that warren lost track of).
   const log = path.join(dir, 'postgres.log');
   const tried = new Set<number>();
   for (let attempt = 0; ; attempt++) {
