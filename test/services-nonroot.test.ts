@@ -1,0 +1,121 @@
+import { execFile, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { unavailable } from './helpers/capabilities.js';
+import { NOBODY, nobodyRepo, shellAsNobody } from './helpers/nobody.js';
+import { BIN } from './helpers/repo.js';
+import { listening, livingDaemons, pgBin, stopServicesAfter, urlSql, warrenObjects } from './helpers/services.js';
+
+/**
+ * The services as a user who is not root (uid 65534, its own WARREN_HOME): warren's PostgreSQL
+ * cluster runs as that user, tasks made at once get databases of their own from one template,
+ * roles cannot cross, a discard and a restore give the same dump, redis and a dev server run
+ * and end with the task, and nothing is left.
+ */
+
+const noNobody = unavailable(import.meta.filename, 'nobody');
+const noPostgres = noNobody ?? unavailable(import.meta.filename, 'postgres');
+const noRedis = noPostgres ?? unavailable(import.meta.filename, 'redis');
+
+const YAML = `services:
+  db: { kind: postgres, seed: { sql: schema.sql } }
+  cache: { kind: redis }
+  web: { run: "exec python3 -m http.server $WARREN_PORT --bind 127.0.0.1", ready: { http: / } }
+`;
+
+function uidOf(pid: number): number {
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Uid:'));
+  return Number(line?.split(/\s+/)[1]);
+}
+
+describe.skipIf(noRedis)('services as uid 65534', () => {
+  it('databases from one template for tasks made at once, isolated; discard → restore identical; everything ends with the tasks', async () => {
+    const repo = nobodyRepo((root) => {
+      fs.writeFileSync(path.join(root, 'warren.yaml'), YAML);
+      fs.writeFileSync(
+        path.join(root, 'schema.sql'),
+        'CREATE TABLE items (id int);\nINSERT INTO items VALUES (1), (2);\n',
+      );
+    });
+    stopServicesAfter(repo.home);
+    const ids = ['a', 'b', 'c'];
+    // At once: three real processes of uid 65534.
+    const made = await Promise.all(
+      ids.map(
+        (id) =>
+          new Promise<number>((resolve) => {
+            const vars = [`HOME=${repo.home}`, `WARREN_HOME=${repo.home}`, 'GIT_CONFIG_NOSYSTEM=1'];
+            const argv = [
+              `--reuid=${NOBODY}`,
+              `--regid=${NOBODY}`,
+              '--clear-groups',
+              'env',
+              ...vars,
+              process.execPath,
+              BIN,
+              'new',
+              'feat',
+              id,
+            ];
+            execFile('setpriv', argv, { cwd: repo.root }, (err, _stdout, stderr) => {
+              if (err) console.error(stderr);
+              resolve(err ? ((err as { code?: number }).code ?? 1) : 0);
+            });
+          }),
+      ),
+    );
+    expect(made).toEqual([0, 0, 0]);
+    // The server runs as uid 65534, not root.
+    const server = JSON.parse(
+      fs.readFileSync(path.join(repo.home, 'services/postgres/daemon/daemon.json'), 'utf8'),
+    ) as {
+      pid: number;
+    };
+    expect(uidOf(server.pid)).toBe(NOBODY);
+    const postgres = spawnSync('pgrep', ['-u', String(NOBODY), '-f', `postgres -D ${repo.home}`], { encoding: 'utf8' });
+    expect(postgres.stdout.trim()).not.toBe('');
+
+    const envs = ids.map((id) => repo.json<{ env: Record<string, string> }>(['env', id]).env);
+    const urls = envs.map((e) => e.DATABASE_URL ?? '');
+    // A migration in a, from a plain shell of uid 65534 that read the task's .env.warren.
+    const ws = repo.json<{ path: string }>(['path', 'a']).path;
+    const shell = shellAsNobody(
+      ws,
+      `set -a; . ./.env.warren; ${pgBin('psql')} -X -v ON_ERROR_STOP=1 "$DATABASE_URL" -c "ALTER TABLE items ADD COLUMN x int; INSERT INTO items VALUES (3, 3)"`,
+    );
+    expect(shell.code, shell.stderr).toBe(0);
+    expect(urlSql(urls[0] ?? '', 'SELECT count(*) FROM items').out).toBe('3');
+    expect(urlSql(urls[1] ?? '', 'SELECT count(*) FROM items').out).toBe('2');
+    const crossed = new URL(urls[1] ?? '');
+    crossed.pathname = new URL(urls[0] ?? '').pathname;
+    expect(urlSql(crossed.toString(), 'SELECT 1').code).not.toBe(0);
+
+    // Discard and restore a: the same dump.
+    const dump = (u: string): string => {
+      const r = spawnSync(pgBin('pg_dump'), ['--restrict-key=warren', u], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const before = dump(urls[0] ?? '');
+    expect(repo.warren(['rm', 'a', '--discard']).code).toBe(0);
+    expect(repo.warren(['restore', 'a']).code).toBe(0);
+    expect(dump(repo.json<{ env: Record<string, string> }>(['env', 'a']).env.DATABASE_URL ?? '')).toBe(before);
+
+    const webPort = Number(envs[1]?.WARREN_SERVICE_WEB_PORT);
+    expect((await fetch(`http://127.0.0.1:${webPort}/`)).status).toBe(200);
+    for (const id of ids) {
+      const rm = repo.warren(['rm', id]);
+      expect(rm.code, rm.stderr).toBe(0);
+    }
+    expect(listening(webPort)).toBe(false);
+    const left = warrenObjects(repo.home);
+    expect(left.databases.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
+    expect(left.roles.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
+    expect(repo.warren(['gc']).code).toBe(0);
+    expect(livingDaemons(repo.home)).toEqual([]);
+  }, 240_000);
+});
