@@ -53,7 +53,11 @@ export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<str
   return file;
 }
 
-const BLOCK = ["# >>> warren: each task's variables (.env.warren, written by warren)", `/${ENV_FILE}`, '# <<< warren: .env.warren'];
+const BLOCK = [
+  "# >>> warren: each task's variables (.env.warren, written by warren)",
+  `/${ENV_FILE}`,
+  '# <<< warren: .env.warren',
+];
 
 /**
  * One anchored line in the repository's info/exclude (every worktree reads the common one), in
