@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
 import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
@@ -27,6 +28,12 @@ const noRedis = unavailable(import.meta.filename, 'redis');
 const SCHEMA = `CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL);
 INSERT INTO items (name) VALUES ('one'), ('two');
 `;
+
+function repoTmp(): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-services-')));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 function dbRepo(yaml: string, files: Record<string, string> = {}): TestRepo {
   const repo = makeRepo({ files: { 'db/schema.sql': SCHEMA, 'warren.yaml': yaml, ...files } });
@@ -156,6 +163,36 @@ describe.skipIf(noPostgres)('postgres per task', () => {
     expect(after).toBe(before);
     const show = await repo.warrenJson<{ services: { name: string; from: string }[] }>('show', 'cart');
     expect(show.json.services.find((s) => s.name === 'db')?.from).toMatch(/^dump /);
+  }, 120_000);
+
+  it("the merge queue's gate runs the tests against a fresh database of its own, not the task's, and drops it", async () => {
+    const seen = path.join(fs.mkdtempSync(path.join(repoTmp(), 'gate-')), 'url');
+    const repo = dbRepo(`${DB_YAML}verify:\n  - { id: test, run: "sh test.sh" }\n`, {
+      'test.sh': `set -e
+echo "$DATABASE_URL" > ${seen}
+n=$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items")
+test "$n" = 2
+${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('written by the gate')"
+`,
+    });
+    expect((await repo.warren('new', 'feat', 'g')).code).toBe(0);
+    const url = (await envOf(repo, 'g')).DATABASE_URL ?? '';
+    // The task's own data: a gate that used it would count 3.
+    expect(urlSql(url, "INSERT INTO items (name) VALUES ('the task''s row')").code).toBe(0);
+    const ws = (await repo.warrenJson<{ path: string }>('path', 'g')).json.path;
+    fs.writeFileSync(path.join(ws, 'feature.txt'), 'work\n');
+    expect((await repo.warren('checkpoint', 'g', '-m', 'work')).code).toBe(0);
+    const land = await repo.warrenJson<{ state: string; reason?: string }>('land', 'g');
+    expect(land.code, land.stderr + land.stdout).toBe(0);
+    expect(land.json.state).toBe('landed');
+    const gateUrl = fs.readFileSync(seen, 'utf8').trim();
+    expect(gateUrl).toMatch(/^postgresql:/);
+    expect(gateUrl).not.toBe(url);
+    const gateDb = new URL(gateUrl).pathname.slice(1);
+    // The gate's database is gone; the task's kept its rows and has none of the gate's.
+    expect(warrenObjects(repo.home).databases).not.toContain(gateDb);
+    expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('3');
+    expect(urlSql(url, "SELECT count(*) FROM items WHERE name = 'written by the gate'").out).toBe('0');
   }, 120_000);
 
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {

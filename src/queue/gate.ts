@@ -11,6 +11,7 @@ import { provisionPaths } from '../provision/provision.js';
 import { sandboxKindOf } from '../config/sandbox.js';
 import { shellCommand } from '../util/shell.js';
 import { runSteps, type StepResult } from '../run/commands.js';
+import { startGateServices, stopGateServices } from '../services/gate.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
 import type { Task } from '../state/types.js';
@@ -102,13 +103,30 @@ export async function runGate(
     records = (await provisionPaths(ctx, task)).records;
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
-    const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, {
-      stopOnFailure: false,
-      output: { stdout: null, stderr: null },
-    });
+    // Fresh services of the gate's own: the integrated commit is tested against nobody's data.
+    const services = await startGateServices(ctx, { ...task, data: { ...task.data, provision: records } });
+    const outcome = await runSteps(
+      ctx,
+      { ...task, data: { ...task.data, provision: records, services } },
+      'verify',
+      steps,
+      {
+        stopOnFailure: false,
+        output: { stdout: null, stderr: null },
+      },
+    );
     return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
   } finally {
+    const problems = await stopGateServices(ctx, gateTask);
     await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
+    if (problems.length > 0)
+      throw new WarrenError(
+        'SERVICE_FAILED',
+        `the gate's services could not all be stopped or dropped: ${problems.join('; ')}.`,
+        {
+          hint: '`warren gc` drops what is left once the gate is gone.',
+        },
+      );
   }
 }
 

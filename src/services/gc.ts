@@ -19,7 +19,11 @@ import { graceOf } from './task-services.js';
 export async function collectServices(ctx: ProjectContext): Promise<GcCollected> {
   const out: GcCollected = { removed: [], kept: [] };
   const tasks = ctx.store.listTasks(ctx.key);
-  const live = new Set(tasks.map((t) => t.id));
+  // A merge queue gate's services are the gate's while its integration workspace is there (the queue removes both).
+  const gates = safeList(ctx.root)
+    .filter((n) => n.startsWith('.queue-'))
+    .map((n) => n.slice('.queue-'.length));
+  const live = new Set([...tasks.map((t) => t.id), ...gates]);
   // Process services of tasks that are gone.
   const root = path.join(ctx.store.home, 'services', ctx.key);
   for (const id of safeList(root).filter((n) => !n.startsWith('.') && !live.has(n))) {
