@@ -33,22 +33,19 @@ export async function roleExists(server: PgServer, name: string): Promise<boolea
   return (await psql(server.admin, `SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}`)) === '1';
 }
 
-async function serverVersion(server: PgServer): Promise<number> {
-  return Number(await psql(server.admin, 'SHOW server_version_num'));
-}
-
 /** A role that logs in with `password` and may do nothing beyond what its databases allow. */
 async function ensureRole(server: PgServer, name: string, password: string): Promise<void> {
-  await psql(
-    server.admin,
-    `DO $$ BEGIN
+  await psql(server.admin, roleSql(name, password));
+}
+
+function roleSql(name: string, password: string): string {
+  return `DO $$ BEGIN
        IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}) THEN
          ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
        ELSE
          CREATE ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
        END IF;
-     END $$;`,
-  );
+     END $$;`;
 }
 
 // ─── Templates ──────────────────────────────────────────────────────────────────────────────
@@ -125,8 +122,19 @@ export interface CloneSpec {
  */
 export async function cloneDatabase(store: Store, server: PgServer, spec: CloneSpec): Promise<void> {
   const sid = serverId(server);
-  for (const kind of ['database', 'role'] as const) {
-    const exists = kind === 'database' ? await databaseExists(server, spec.name) : await roleExists(server, spec.name);
+  // One round trip for what the guard needs: is either name taken, and which server version.
+  const [db, role, version] = (
+    await psql(
+      server.admin,
+      `SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(spec.name)}),
+              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(spec.name)}),
+              current_setting('server_version_num')`,
+    )
+  ).split('|');
+  for (const [kind, exists] of [
+    ['database', db === '1'],
+    ['role', role === '1'],
+  ] as const) {
     if (exists && !isRecorded(store, sid, kind, spec.name)) {
       throw new WarrenError(
         'SERVICE_FAILED',
@@ -137,14 +145,17 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
   }
   recordObject(store, { server: sid, kind: 'role', name: spec.name, project: spec.project, taskId: spec.taskId });
   recordObject(store, { server: sid, kind: 'database', name: spec.name, project: spec.project, taskId: spec.taskId });
-  await psql(server.admin, `DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE)`);
-  await ensureRole(server, spec.name, spec.password);
   // FILE_COPY (15+) copies the template's files, as CREATE DATABASE always did before 15; the
-  // default there (WAL_LOG) writes every block into the WAL.
-  const strategy = (await serverVersion(server)) >= 150000 ? ' STRATEGY = FILE_COPY' : '';
+  // default there (WAL_LOG) writes every block into the WAL. psql runs each statement on its own
+  // (CREATE DATABASE cannot run in a transaction): one process for the three.
+  const strategy = Number(version) >= 150000 ? ' STRATEGY = FILE_COPY' : '';
   await psql(
     server.admin,
-    `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy}`,
+    [
+      `DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE);`,
+      roleSql(spec.name, spec.password),
+      `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy};`,
+    ].join('\n'),
     { timeoutMs: 30 * 60_000 },
   );
   const inside = [
@@ -163,12 +174,16 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
  * then forgets them: a drop that failed leaves the records, for the next `rm` or `gc`.
  */
 export async function dropObjects(store: Store, server: PgServer, name: string): Promise<void> {
-  await psql(server.admin, `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE)`);
-  await psql(server.admin, `DROP ROLE IF EXISTS ${pgIdent(name)}`);
-  const left = [
-    ...((await databaseExists(server, name)) ? [`database ${name}`] : []),
-    ...((await roleExists(server, name)) ? [`role ${name}`] : []),
-  ];
+  const [db, role] = (
+    await psql(
+      server.admin,
+      `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE);
+       DROP ROLE IF EXISTS ${pgIdent(name)};
+       SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(name)}),
+              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(name)});`,
+    )
+  ).split('|');
+  const left = [...(db !== '0' ? [`database ${name}`] : []), ...(role !== '0' ? [`role ${name}`] : [])];
   if (left.length > 0) throw new Error(`${left.join(' and ')} still exist(s) after DROP`);
   const sid = serverId(server);
   forgetObject(store, sid, 'database', name);
