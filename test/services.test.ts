@@ -377,6 +377,48 @@ console.log('listening on', port);
   });
 });
 
+const noBwrap = noRedis ?? unavailable(import.meta.filename, 'bwrap');
+
+describe.skipIf(noBwrap)('a sandboxed task and its services', () => {
+  it('reaches its own services by their loopback ports, and no other task’s', async () => {
+    const repo = dbRepo(
+      `sandbox: bwrap
+services:
+  cache: { kind: redis }
+  web: { run: "exec python3 -m http.server $WARREN_PORT --bind 127.0.0.1", ready: { http: / } }
+`,
+    );
+    for (const id of ['a', 'b']) {
+      const r = await repo.warren('new', 'feat', id);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const other = await envOf(repo, 'b');
+    const get = (url: string) =>
+      `python3 -c "import urllib.request,sys; print(urllib.request.urlopen(sys.argv[1], timeout=5).status)" ${url}`;
+    const own = await repo.warren(
+      'exec',
+      'a',
+      '--',
+      'sh',
+      '-c',
+      `redis-cli --no-auth-warning -u "$REDIS_URL" PING && ${get('"$WARREN_SERVICE_WEB_URL/"')}`,
+    );
+    expect(own.code, own.stderr + own.stdout).toBe(0);
+    expect(own.stdout.trim().split('\n')).toEqual(['PONG', '200']);
+    const theirs = await repo.warren('exec', 'a', '--', 'sh', '-c', get(`${other.WARREN_SERVICE_WEB_URL}/`));
+    expect(theirs.code).not.toBe(0);
+    const theirRedis = await repo.warren(
+      'exec',
+      'a',
+      '--',
+      'sh',
+      '-c',
+      `redis-cli --no-auth-warning -u '${other.REDIS_URL}' PING`,
+    );
+    expect(theirRedis.stdout).not.toContain('PONG');
+  }, 90_000);
+});
+
 describe('services in warren.yaml', () => {
   it.each([
     ['an unknown kind', 'services:\n  db: { kind: mysql }\n', 'services.db.kind: an unknown kind'],

@@ -354,3 +354,16 @@ export function processDirs(ctx: ProjectContext, taskId: string): string[] {
     return [];
   }
 }
+
+/** `127.0.0.1:PORT` of each service the task has: what its sandbox may reach on the host's loopback. */
+export function serviceLoopback(ctx: ProjectContext, task: Task): string[] {
+  const out: string[] = [];
+  for (const fact of Object.values(task.data.services ?? {})) {
+    if (fact.kind !== 'postgres') out.push(`127.0.0.1:${fact.port}`);
+    else if (fact.server === 'warren') {
+      const url = postgresUrl(ctx, fact);
+      if (url) out.push(`127.0.0.1:${new URL(url).port}`);
+    }
+  }
+  return [...new Set(out)];
+}
