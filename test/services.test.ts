@@ -4,6 +4,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
+import { rewriteDotenv } from '../src/services/env-file.js';
 import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
 import {
@@ -194,6 +195,23 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('3');
     expect(urlSql(url, "SELECT count(*) FROM items WHERE name = 'written by the gate'").out).toBe('0');
   }, 120_000);
+
+  it('a copied .env whose keys name the main checkout’s database is set to the task’s own, and status says which keys', async () => {
+    const main =
+      'DATABASE_URL=postgresql://me:pw@127.0.0.1:5432/app_dev\n# a comment\nOTHER=kept\nexport REDIS_URL="redis://127.0.0.1:6379"\n';
+    const repo = dbRepo(`${DB_YAML}provision:\n  - { path: .env, mode: copy }\n`, { '.gitignore': '.env\n' });
+    fs.writeFileSync(path.join(repo.root, '.env'), main);
+    expect((await repo.warren('new', 'feat', 'e')).code).toBe(0);
+    const url = (await envOf(repo, 'e')).DATABASE_URL ?? '';
+    const ws = (await repo.warrenJson<{ path: string }>('path', 'e')).json.path;
+    expect(fs.readFileSync(path.join(ws, '.env'), 'utf8')).toBe(
+      `DATABASE_URL=${url}\n# a comment\nOTHER=kept\nexport REDIS_URL="redis://127.0.0.1:6379"\n`,
+    );
+    expect(fs.readFileSync(path.join(repo.root, '.env'), 'utf8')).toBe(main);
+    const status = await repo.warrenJson<{ envRewritten: { file: string; keys: string[] }[] }>('status', 'e');
+    expect(status.json.envRewritten).toEqual([{ file: '.env', keys: ['DATABASE_URL'] }]);
+    expect((await repo.warren('status', 'e')).stdout).toContain(".env: DATABASE_URL set to this task's services");
+  }, 60_000);
 
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
     const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
@@ -420,6 +438,13 @@ services:
 });
 
 describe('services in warren.yaml', () => {
+  it('rewriteDotenv sets only the keys it is given, keeping every other line', () => {
+    expect(rewriteDotenv('A=1\n export B = "x y"\n#C=3\nD=4', { B: 'new value', C: 'no', D: '4' })).toEqual({
+      text: 'A=1\n export B = "new value"\n#C=3\nD=4',
+      keys: ['B'],
+    });
+  });
+
   it.each([
     ['an unknown kind', 'services:\n  db: { kind: mysql }\n', 'services.db.kind: an unknown kind'],
     [

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { withRepoLock } from '../workspace/locks.js';
 import { taskEnv } from '../run/task-env.js';
+import { serviceEnv } from './task-services.js';
 import type { Task } from '../state/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -78,4 +79,64 @@ async function keepOutOfGit(ctx: ProjectContext): Promise<void> {
     const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
     writeFileAtomic(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${BLOCK.join('\n')}\n`);
   });
+}
+
+/** The env files a project copies into its workspaces that warren reads for keys naming the main checkout's services. */
+export const DOTENV_FILES = [
+  '.env',
+  '.env.local',
+  '.env.development',
+  '.env.development.local',
+  '.env.test',
+  '.env.test.local',
+];
+
+/**
+ * Pure: `text` with the value of each of `values`' keys replaced (`KEY=…`, `export KEY=…`), and
+ * the keys that were. Comments, order and every other line stay as they are.
+ */
+export function rewriteDotenv(text: string, values: Record<string, string>): { text: string; keys: string[] } {
+  const keys: string[] = [];
+  const lines = text.split('\n').map((line) => {
+    const m = /^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)(.*)$/.exec(line);
+    const key = m?.[2];
+    if (!m || key === undefined || !(key in values)) return line;
+    const value = values[key] ?? '';
+    const current = (m[4] ?? '').trim().replace(/^(['"])(.*)\1$/, '$2');
+    if (current === value) return line;
+    keys.push(key);
+    return `${m[1]}${key}${m[3]}${/^[A-Za-z0-9_@%+=:,./-]*$/.test(value) ? value : JSON.stringify(value)}`;
+  });
+  return { text: lines.join('\n'), keys: [...new Set(keys)] };
+}
+
+/**
+ * A copied `.env` (or .env.local…) whose keys are the task's service variables (DATABASE_URL,
+ * REDIS_URL, …) names the main checkout's services: each such key is set to the task's own,
+ * in the task's copy only (a file that is a link into the main checkout is left alone, and
+ * said). Returns what was rewritten, for `status` and the event.
+ */
+export function rewriteCopiedEnv(ctx: ProjectContext, task: Task): { file: string; keys: string[] }[] {
+  const values = serviceEnv(ctx, task);
+  if (Object.keys(values).length === 0) return [];
+  const done: { file: string; keys: string[] }[] = [];
+  for (const name of DOTENV_FILES) {
+    const file = path.join(task.path, name);
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (!st?.isFile()) continue;
+    const { text, keys } = rewriteDotenv(fs.readFileSync(file, 'utf8'), values);
+    if (keys.length === 0) continue;
+    writeFileAtomic(file, text);
+    fs.chmodSync(file, st.mode & 0o777);
+    done.push({ file: name, keys });
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'service.env_rewritten',
+      level: 'warn',
+      message: `${name} named the main checkout's services: set ${keys.join(', ')} to this task's own`,
+      data: { file: name, keys },
+    });
+  }
+  return done;
 }

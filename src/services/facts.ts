@@ -1,4 +1,4 @@
-import { objectFact, type FactsOf } from '../state/facts.js';
+import { listFact, objectFact, type FactsOf } from '../state/facts.js';
 
 /** What a task's services are, as made at `warren new`: enough to wire, show, stop and drop them. */
 export type ServiceFact =
@@ -17,6 +17,10 @@ export type ServiceFact =
   | { kind: 'run'; port: number };
 
 export const SERVICE_FACTS = {
+  /** Copied env files whose keys named the main checkout's services, set to the task's own at `new`. */
+  servicesEnvRewritten: listFact<{ file: string; keys: string[] }>(
+    (v) => typeof v.file === 'string' && Array.isArray(v.keys),
+  ),
   services: objectFact<Record<string, ServiceFact>>((v) =>
     Object.values(v).every(
       (s) => typeof s === 'object' && s !== null && typeof (s as { kind?: unknown }).kind === 'string',

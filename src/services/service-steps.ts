@@ -5,7 +5,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { daemonState } from './daemon.js';
-import { writeEnvFile } from './env-file.js';
+import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
 import { collectServices } from './gc.js';
 import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
@@ -47,6 +47,8 @@ export const servicesCreate: CreateStep = {
       ctx.store.mergeData(ctx.key, task.id, { services: { ...facts } });
     }
     const made = ctx.store.getTask(ctx.key, task.id) ?? task;
+    const rewritten = rewriteCopiedEnv(ctx, made);
+    if (rewritten.length > 0) ctx.store.mergeData(ctx.key, task.id, { servicesEnvRewritten: rewritten });
     await writeEnvFile(ctx, made);
     for (const [name, config] of services) {
       if (config.kind === 'postgres' || config.start !== 'always') continue;
