@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
 import { rewriteDotenv } from '../src/services/env-file.js';
 import { unavailable } from './helpers/capabilities.js';
-import { makeRepo, type TestRepo } from './helpers/repo.js';
+import { makeRepo, runWarren, type TestRepo } from './helpers/repo.js';
 import {
   adminSql,
   listening,
@@ -384,6 +384,37 @@ console.log('listening on', port);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
     expect(livingDaemons(repo.home)).toEqual([]);
     expect(spawnSync('pgrep', ['-f', 'sleep 30']).status).not.toBe(0);
+  }, 60_000);
+
+  it('a redis-server that is not installed refuses new before anything is made, saying what to install', async () => {
+    const repo = dbRepo('services:\n  cache: { kind: redis }\n');
+    // A PATH with what warren needs and no redis-server.
+    const bin = path.join(repoTmp(), 'bin');
+    fs.mkdirSync(bin);
+    for (const tool of ['git', 'sh', 'unshare', 'setpriv'])
+      fs.symlinkSync(
+        spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(),
+        path.join(bin, tool),
+      );
+    const r = await runWarren(['--json', 'new', 'feat', 'x'], { cwd: repo.root, home: repo.home, env: { PATH: bin } });
+    const error = (JSON.parse(r.stdout) as { error: { code: string; message: string; hint: string } }).error;
+    expect(r.code).toBe(1);
+    expect(error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(error.hint).toContain('apt-get install redis-server');
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    expect(repo.git('branch', '--list', 'feat/x')).toBe('');
+  });
+
+  it('an on-demand service waits for service start', async () => {
+    const repo = dbRepo('services:\n  cache: { kind: redis, start: on-demand }\n');
+    expect((await repo.warren('new', 'feat', 'od')).code).toBe(0);
+    const port = Number((await envOf(repo, 'od')).WARREN_SERVICE_CACHE_PORT);
+    expect(listening(port)).toBe(false);
+    const started = await repo.warrenJson<{ state: string }>('service', 'start', 'od', 'cache');
+    expect(started.json.state).toBe('running');
+    expect(listening(port)).toBe(true);
+    expect((await repo.warren('rm', 'od')).code).toBe(0);
+    expect(listening(port)).toBe(false);
   }, 60_000);
 
   it('more services than the port block holds is refused before anything is made, naming the key', async () => {

@@ -9,8 +9,11 @@ import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
 import { collectServices } from './gc.js';
 import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
+import { userServerUrl } from './pg-server.js';
+import { pgTool } from './pg-sql.js';
 import {
   checkServicePorts,
+  redisBinary,
   processDirs,
   processFact,
   serviceDir,
@@ -33,6 +36,11 @@ export const servicesCreate: CreateStep = {
     if (services.length === 0) return;
     checkServicePorts(ctx);
     assertTrusted(ctx, ['service'], 'Nothing was created.');
+    // A server that is not installed says what to install, before anything is made.
+    for (const [, config] of services) {
+      if (config.kind === 'redis') redisBinary();
+      if (config.kind === 'postgres' && !userServerUrl(ctx.user)) pgTool('postgres');
+    }
     for (const [name, config] of services) if (config.kind === 'postgres') await checkTemplate(ctx, name, config);
   },
   async run(ctx, task, options) {

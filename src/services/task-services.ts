@@ -198,7 +198,7 @@ export function serviceStatuses(ctx: ProjectContext, task: Task, clusterUp: bool
   });
 }
 
-function redisBinary(): string {
+export function redisBinary(): string {
   for (const dir of (process.env.PATH ?? '').split(':')) {
     const file = path.join(dir || '.', 'redis-server');
     if (dir && fs.existsSync(file)) return file;
