@@ -99,13 +99,15 @@ export async function runGate(
     data: { sandbox, ...(checkout ? { checkout } : {}) },
   };
   let records: Awaited<ReturnType<typeof provisionPaths>>['records'] = [];
+  let outcome: GateOutcome;
+  let problems: string[] = [];
   try {
     records = (await provisionPaths(ctx, task)).records;
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
     // Fresh services of the gate's own: the integrated commit is tested against nobody's data.
     const services = await startGateServices(ctx, { ...task, data: { ...task.data, provision: records } });
-    const outcome = await runSteps(
+    const ran = await runSteps(
       ctx,
       { ...task, data: { ...task.data, provision: records, services } },
       'verify',
@@ -115,19 +117,20 @@ export async function runGate(
         output: { stdout: null, stderr: null },
       },
     );
-    return { passed: outcome.ok, log: outcome.log, gateTask, results: outcome.results };
+    outcome = { passed: ran.ok, log: ran.log, gateTask, results: ran.results };
   } finally {
-    const problems = await stopGateServices(ctx, gateTask);
+    problems = await stopGateServices(ctx, gateTask);
     await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
-    if (problems.length > 0)
-      throw new WarrenError(
-        'SERVICE_FAILED',
-        `the gate's services could not all be stopped or dropped: ${problems.join('; ')}.`,
-        {
-          hint: '`warren gc` drops what is left once the gate is gone.',
-        },
-      );
   }
+  if (problems.length > 0)
+    throw new WarrenError(
+      'SERVICE_FAILED',
+      `the gate's services could not all be stopped or dropped: ${problems.join('; ')}.`,
+      {
+        hint: '`warren gc` drops what is left once the gate is gone.',
+      },
+    );
+  return outcome;
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
