@@ -355,6 +355,33 @@ console.log('listening on', port);
     const again = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'c');
     expect(again.json.events.filter((e) => e.kind === 'service.crashed')).toHaveLength(1);
     expect(listening(webPort)).toBe(false);
+    // A crashed dev server waits for a request: a command run in the task does not start it again.
+    expect((await repo.warren('exec', 'c', '--', 'true')).code).toBe(0);
+    expect(listening(webPort)).toBe(false);
+
+    // A redis killed under the task is reported, and started again by the next command that runs in it.
+    const redisPort = Number(env.WARREN_SERVICE_CACHE_PORT);
+    const redis = fs
+      .readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .filter((p) => {
+        try {
+          const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+          // redis-server names itself `redis-server 127.0.0.1:PORT` (its init's command line is `sh -c …`).
+          return argv[0]?.includes('redis-server') === true && argv[0].includes(`:${redisPort}`);
+        } catch {
+          return false;
+        }
+      });
+    expect(redis).toHaveLength(1);
+    for (const p of redis) process.kill(p, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const ping = await repo.warren('exec', 'c', '--', 'sh', '-c', 'redis-cli --no-auth-warning -u "$REDIS_URL" PING');
+    expect(ping.stdout.trim()).toBe('PONG');
+    expect(ping.stderr).toMatch(/service cache \(started .*\) had ended by itself/);
+    const after = await repo.warrenJson<{ events: { kind: string; name?: string }[] }>('show', 'c');
+    expect(after.json.events.filter((e) => e.kind === 'service.crashed').map((e) => e.name)).toEqual(['web', 'cache']);
 
     const start = await repo.warrenJson<{ state: string }>('service', 'start', 'c', 'web');
     expect(start.code, start.stderr).toBe(0);

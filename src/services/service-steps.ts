@@ -120,8 +120,9 @@ export const servicesRemove: RemoveStep = {
 
 /**
  * Before any command of the task: warren's PostgreSQL server running (started again, and
- * reported, when it had been killed), and each `always` process service that ended by itself
- * reported as crashed — once — and started again.
+ * reported, when it had been killed), a redis that ended by itself reported and started again;
+ * a `run:` service that ended by itself is reported as crashed (once) and left for
+ * `warren service start` — as is anything the user stopped.
  */
 export const servicesBeforeRun: BeforeRunStep = {
   name: 'services',
@@ -133,12 +134,9 @@ export const servicesBeforeRun: BeforeRunStep = {
       const fact = facts[name];
       if (!fact || fact.kind === 'postgres' || config.kind === 'postgres') continue;
       const state = daemonState(serviceDir(ctx, task.id, name));
-      if (state.state === 'exited') reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);
-      if (
-        state.state === 'exited' ||
-        (state.state === 'stopped' && config.start === 'always' && config.kind === 'redis')
-      )
-        await startAndRecord(ctx, task, name);
+      if (state.state !== 'exited') continue;
+      reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);
+      if (config.kind === 'redis') await startAndRecord(ctx, task, name);
     }
     return [];
   },
