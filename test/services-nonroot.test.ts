@@ -1,7 +1,9 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../src/composition.js';
+import { objectsOfProject } from '../src/services/ledger.js';
 import { unavailable } from './helpers/capabilities.js';
 import { NOBODY, nobodyRepo, shellAsNobody } from './helpers/nobody.js';
 import { BIN } from './helpers/repo.js';
@@ -116,6 +118,50 @@ describe.skipIf(noRedis)('services as uid 65534', () => {
     expect(left.databases.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
     expect(left.roles.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
     expect(repo.warren(['gc']).code).toBe(0);
+    expect(livingDaemons(repo.home)).toEqual([]);
+  }, 240_000);
+
+  it('warren of uid 65534 killed at random instants in new and rm: the next commands clear everything', async () => {
+    const repo = nobodyRepo((root) => {
+      fs.writeFileSync(
+        path.join(root, 'warren.yaml'),
+        'services:\n  db: { kind: postgres }\n  cache: { kind: redis }\n',
+      );
+    });
+    stopServicesAfter(repo.home);
+    const killedAfter = async (args: string[], ms: number): Promise<void> => {
+      const vars = [`HOME=${repo.home}`, `WARREN_HOME=${repo.home}`, 'GIT_CONFIG_NOSYSTEM=1'];
+      const child = spawn(
+        'setpriv',
+        [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', ...vars, process.execPath, BIN, ...args],
+        {
+          cwd: repo.root,
+          stdio: 'ignore',
+        },
+      );
+      const done = new Promise((r) => child.once('exit', r));
+      await new Promise((r) => setTimeout(r, ms));
+      child.kill('SIGKILL');
+      await done;
+    };
+    const at = (span: number) => Math.round(200 + Math.random() * span);
+    const newKills = [at(600), at(1200), at(2000)];
+    const rmKills = [at(400), at(900)];
+    console.log(`services-nonroot: new killed after ${newKills.join(', ')} ms; rm after ${rmKills.join(', ')} ms`);
+    for (const [i, ms] of newKills.entries()) await killedAfter(['new', 'feat', `n${i}`], ms);
+    for (const i of rmKills.keys()) expect(repo.warren(['new', 'feat', `r${i}`]).code).toBe(0);
+    for (const [i, ms] of rmKills.entries()) await killedAfter(['rm', `r${i}`], ms);
+
+    expect(repo.warren(['gc']).code).toBe(0);
+    for (const t of repo.json<{ id: string }[]>(['list'])) {
+      const rm = repo.warren(['rm', t.id]);
+      expect(rm.code, rm.stderr).toBe(0);
+    }
+    expect(repo.warren(['gc']).code).toBe(0);
+    const store = openStore(repo.home);
+    const ledger = objectsOfProject(store, store.listProjects()[0]?.key ?? '');
+    store.close();
+    expect(ledger).toEqual([]);
     expect(livingDaemons(repo.home)).toEqual([]);
   }, 240_000);
 });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import net from 'node:net';
 import os from 'node:os';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
@@ -437,6 +438,20 @@ console.log('listening on', port);
     expect((await repo.warren('new', 'feat', 'od')).code).toBe(0);
     const port = Number((await envOf(repo, 'od')).WARREN_SERVICE_CACHE_PORT);
     expect(listening(port)).toBe(false);
+    // Its port taken by something else: refused, naming the service and the port, nothing started.
+    const squatter = net.createServer().listen(port, '127.0.0.1');
+    await new Promise((r) => squatter.once('listening', r));
+    const clash = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'service',
+      'start',
+      'od',
+      'cache',
+    );
+    squatter.close();
+    expect(clash.code).toBe(1);
+    expect(clash.json.error.code).toBe('SERVICE_FAILED');
+    expect(clash.json.error.message).toContain(`service cache of task od cannot start: its port ${port} is taken`);
+    expect(livingDaemons(repo.home)).toEqual([]);
     const started = await repo.warrenJson<{ state: string }>('service', 'start', 'od', 'cache');
     expect(started.json.state).toBe('running');
     expect(listening(port)).toBe(true);
