@@ -214,6 +214,26 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect((await repo.warren('status', 'e')).stdout).toContain(".env: DATABASE_URL set to this task's services");
   }, 60_000);
 
+  it('setup, verify and exec see the task’s database, never the one warren’s own environment names', async () => {
+    const repo = dbRepo(
+      `${DB_YAML}setup:\n  - { id: s, run: 'echo "$DATABASE_URL" > setup-saw' }\nverify:\n  - { id: v, run: 'test "$DATABASE_URL" = "$(cat setup-saw)"' }\n`,
+    );
+    const main = { DATABASE_URL: 'postgresql://me:pw@127.0.0.1:5432/app_dev' };
+    const made = await runWarren(['new', 'feat', 'w'], { cwd: repo.root, home: repo.home, env: main });
+    expect(made.code, made.stderr).toBe(0);
+    const url = (await envOf(repo, 'w')).DATABASE_URL ?? '';
+    const ws = (await repo.warrenJson<{ path: string }>('path', 'w')).json.path;
+    expect(fs.readFileSync(path.join(ws, 'setup-saw'), 'utf8').trim()).toBe(url);
+    const verify = await runWarren(['verify', 'w'], { cwd: repo.root, home: repo.home, env: main });
+    expect(verify.code, verify.stderr).toBe(0);
+    const exec = await runWarren(['exec', 'w', '--', 'sh', '-c', 'echo "$DATABASE_URL"'], {
+      cwd: repo.root,
+      home: repo.home,
+      env: main,
+    });
+    expect(exec.stdout.trim()).toBe(url);
+  }, 60_000);
+
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
     const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
     const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
