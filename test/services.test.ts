@@ -10,6 +10,7 @@ import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runWarren, type TestRepo } from './helpers/repo.js';
 import {
   adminSql,
+  cluster,
   listening,
   livingDaemons,
   pgBin,
@@ -233,6 +234,36 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     });
     expect(exec.stdout.trim()).toBe(url);
   }, 60_000);
+
+  it('a server the user names: databases cloned there from one of its own (template:), dropped by rm; gc leaves the server alone', async () => {
+    // The user's server: warren's own cluster of another WARREN_HOME, with a database app_dev.
+    const theirs = dbRepo(DB_YAML);
+    expect((await theirs.warren('new', 'feat', 'keep')).code).toBe(0);
+    adminSql(theirs.home, 'CREATE DATABASE app_dev');
+    adminSql(theirs.home, "CREATE TABLE users (name text); INSERT INTO users VALUES ('ada'), ('grace')", 'app_dev');
+    const c = cluster(theirs.home);
+    const url = `postgres://warren:${c.password}@127.0.0.1:${c.port}/postgres`;
+
+    const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
+    fs.writeFileSync(path.join(repo.home, 'config.yaml'), `postgres: { url: "${url}" }\n`);
+    const made = await repo.warren('new', 'feat', 'u');
+    expect(made.code, made.stderr).toBe(0);
+    const taskUrl = (await envOf(repo, 'u')).DATABASE_URL ?? '';
+    expect(new URL(taskUrl).port).toBe(String(c.port));
+    expect(urlSql(taskUrl, 'SELECT count(*) FROM users').out).toBe('2');
+    expect(urlSql(taskUrl, "INSERT INTO users VALUES ('linus')").code).toBe(0);
+    // Its objects are the task role's: a migration can alter them.
+    expect(urlSql(taskUrl, 'ALTER TABLE users ADD COLUMN email text').code).toBe(0);
+    expect(adminSql(theirs.home, 'SELECT count(*) FROM users', 'app_dev')).toBe('2');
+    // warren made no cluster of its own.
+    expect(fs.existsSync(path.join(repo.home, 'services', 'postgres', 'cluster.json'))).toBe(false);
+    const db = new URL(taskUrl).pathname.slice(1);
+    expect((await repo.warren('rm', 'u')).code).toBe(0);
+    expect(warrenObjects(theirs.home).databases).not.toContain(db);
+    expect(warrenObjects(theirs.home).roles).not.toContain(db);
+    expect((await repo.warren('gc')).code).toBe(0);
+    expect(adminSql(theirs.home, 'SELECT count(*) FROM users', 'app_dev')).toBe('2');
+  }, 90_000);
 
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
     const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);

@@ -165,8 +165,37 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
   if (spec.templateRole) {
     inside.push(`REASSIGN OWNED BY ${pgIdent(spec.templateRole)} TO ${pgIdent(spec.name)};`);
     inside.push(`DROP OWNED BY ${pgIdent(spec.templateRole)};`);
+  } else if (spec.template && spec.template !== 'template0') {
+    inside.push(takeOwnership(spec.name));
   }
   await psql(onDatabase(server, spec.name), inside.join('\n'));
+}
+
+/**
+ * A database of the user's (`template:`) holds objects of whatever roles made them: in the
+ * task's copy, every schema, table, view, sequence and routine outside the system's and the
+ * extensions' becomes the task role's, so that its migrations can alter them.
+ */
+function takeOwnership(role: string): string {
+  const user = pgLiteral(role);
+  const mine = (oid: string, catalog: string) =>
+    `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${oid} AND d.deptype IN ('e', 'a', 'i'))`;
+  const userSchema = "n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'";
+  return `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT n.nspname FROM pg_namespace n WHERE ${userSchema} AND ${mine('n.oid', 'pg_namespace')} LOOP
+    EXECUTE format('ALTER SCHEMA %I OWNER TO %I', r.nspname, ${user});
+  END LOOP;
+  FOR r IN SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE ${userSchema} AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${mine('c.oid', 'pg_class')} LOOP
+    EXECUTE format('ALTER %s %I.%I OWNER TO %I',
+      CASE r.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+      r.nspname, r.relname, ${user});
+  END LOOP;
+  FOR r IN SELECT p.oid::regprocedure AS sig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE ${userSchema} AND ${mine('p.oid', 'pg_proc')} LOOP
+    EXECUTE format('ALTER ROUTINE %s OWNER TO %I', r.sig, ${user});
+  END LOOP;
+END $$;`;
 }
 
 /**
