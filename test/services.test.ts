@@ -7,6 +7,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
 import { rewriteDotenv } from '../src/services/env-file.js';
 import { unavailable } from './helpers/capabilities.js';
+import { startCli } from './helpers/procs.js';
 import { makeRepo, runWarren, type TestRepo } from './helpers/repo.js';
 import {
   adminSql,
@@ -444,6 +445,23 @@ console.log('listening on', port);
     expect(listening(webPort)).toBe(false);
     const logs = await repo.warren('service', 'logs', 'c', 'web');
     expect(logs.stdout).toContain('listening on');
+    // --follow prints what the service writes next, until ctrl-c.
+    const follow = startCli(['service', 'logs', 'c', 'web', '--follow'], { cwd: repo.root, home: repo.home });
+    let seen = '';
+    follow.child.stdout?.on('data', (d: Buffer) => (seen += d.toString()));
+    const until = async (text: string): Promise<void> => {
+      for (let i = 0; i < 100 && !seen.includes(text); i++) await new Promise((r) => setTimeout(r, 100));
+    };
+    await until('listening on');
+    const starts = (): number => seen.split('── warren: starting web').length - 1;
+    const before = starts();
+    expect(before).toBe(2); // started with the task, and again after its crash
+    expect((await repo.warrenJson<{ state: string }>('service', 'start', 'c', 'web')).json.state).toBe('running');
+    for (let i = 0; i < 100 && starts() === before; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(starts()).toBe(before + 1);
+    follow.child.kill('SIGINT');
+    expect((await follow.done).code).toBe(0);
+    expect((await repo.warrenJson<{ state: string }>('service', 'stop', 'c', 'web')).json.state).toBe('stopped');
     const unknown = await repo.warrenJson<{ error: { code: string } }>('service', 'start', 'c', 'nope');
     expect(unknown.json.error.code).toBe('SERVICE_UNKNOWN');
   }, 90_000);

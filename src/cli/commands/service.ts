@@ -44,7 +44,8 @@ export const registerService: Register = (program, run) => {
     .argument('<id>')
     .argument('<name>')
     .option('--lines <n>', 'only the last N lines')
-    .action((rawId: string, name: string, opts: { lines?: string }) =>
+    .option('-f, --follow', 'then keep printing what the service writes, until ctrl-c')
+    .action((rawId: string, name: string, opts: { lines?: string; follow?: boolean }) =>
       run(async (env) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project();
@@ -52,10 +53,47 @@ export const registerService: Register = (program, run) => {
         let text = fs.readFileSync(log, 'utf8');
         const n = opts.lines === undefined ? null : Number.parseInt(opts.lines, 10);
         if (n !== null && n >= 0) text = text.trimEnd().split('\n').slice(-n).join('\n');
-        return { data: { name, log, text }, human: text.trimEnd() };
+        if (!opts.follow || env.json) return { data: { name, log, text }, human: text.trimEnd() };
+        env.io.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+        await follow(log, fs.statSync(log).size, env.io.stdout);
+        return { data: { name, log, text }, human: '' };
       }),
     );
 };
+
+/** Prints what is appended to `log` from `from` on, every 200 ms, until SIGINT or SIGTERM. */
+async function follow(log: string, from: number, out: NodeJS.WritableStream): Promise<void> {
+  let at = from;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      let size: number;
+      try {
+        size = fs.statSync(log).size;
+      } catch {
+        return;
+      }
+      if (size < at) at = 0; // the log was replaced
+      if (size === at) return;
+      const fd = fs.openSync(log, 'r');
+      try {
+        const buf = Buffer.alloc(size - at);
+        fs.readSync(fd, buf, 0, buf.length, at);
+        out.write(buf);
+        at = size;
+      } finally {
+        fs.closeSync(fd);
+      }
+    }, 200);
+    const stop = (): void => {
+      clearInterval(timer);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
 
 export const registerEnv: Register = (program, run) => {
   program
