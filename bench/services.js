@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const ROWS = Number(process.argv[2] ?? 400_000);
-const N = Number(process.argv[3] ?? 3);
+const N = Number(process.argv[3] ?? 5);
 const BIN = path.resolve(import.meta.dirname, '../bin/warren.js');
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-services-')));
 const repo = path.join(base, 'repo');
@@ -110,6 +110,12 @@ try {
     admin(`DROP DATABASE bench_clone_${i}`);
     admin(`DROP DATABASE bench_restore_${i}`);
   }
+  // PostgreSQL 15's default strategy: every block through the WAL instead of a file copy and two checkpoints.
+  const walLog = [];
+  for (let i = 0; i < N; i++) {
+    walLog.push(ms(() => admin(`CREATE DATABASE bench_wal_${i} TEMPLATE ${template} STRATEGY = WAL_LOG`)));
+    admin(`DROP DATABASE bench_wal_${i}`);
+  }
   // The same clone with the cluster's fsync off (a reload, no restart): how much of it is the fsync of the copied files.
   admin('ALTER SYSTEM SET fsync = off');
   admin('SELECT pg_reload_conf()');
@@ -128,7 +134,10 @@ try {
   console.log(`| createdb + psql < dump (baseline) | ${r.toFixed(0)} | 1.00 |`);
   console.log(`| CREATE DATABASE … TEMPLATE (FILE_COPY) | ${c.toFixed(0)} | ${(c / r).toFixed(3)} |`);
   console.log(
-    `| the same, the cluster's fsync off | ${median(noSync).toFixed(0)} | ${(median(noSync) / r).toFixed(3)} |`,
+    `| CREATE DATABASE … TEMPLATE (WAL_LOG) | ${median(walLog).toFixed(0)} | ${(median(walLog) / r).toFixed(3)} |`,
+  );
+  console.log(
+    `| FILE_COPY, the cluster's fsync off | ${median(noSync).toFixed(0)} | ${(median(noSync) / r).toFixed(3)} |`,
   );
 
   // 2. A ready task with a database, a redis and a dev server.
