@@ -256,6 +256,8 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     // Its objects are the task role's: a migration can alter them.
     expect(urlSql(taskUrl, 'ALTER TABLE users ADD COLUMN email text').code).toBe(0);
     expect(adminSql(theirs.home, 'SELECT count(*) FROM users', 'app_dev')).toBe('2');
+    const shown = await repo.warrenJson<{ services: { name: string; state: string }[] }>('show', 'u');
+    expect(shown.json.services).toMatchObject([{ name: 'db', state: 'external' }]);
     // warren made no cluster of its own.
     expect(fs.existsSync(path.join(repo.home, 'services', 'postgres', 'cluster.json'))).toBe(false);
     const db = new URL(taskUrl).pathname.slice(1);

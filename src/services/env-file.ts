@@ -35,13 +35,19 @@ export function taskVariables(ctx: ProjectContext, task: Task): Record<string, s
   return taskEnv(ctx, task);
 }
 
-export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<string> {
+/**
+ * Writes `.env.warren` (at `new`, and again whenever what it holds changed: warren's PostgreSQL
+ * server moved to another port). Returns the file, or null when it held this already.
+ */
+export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<string | null> {
   const file = path.join(task.path, ENV_FILE);
   const env = taskVariables(ctx, task);
-  writeFileAtomic(
-    file,
-    `# written by warren for task ${task.id}: its ports and services (\`warren env ${task.id}\` prints the same)\n${dotenv(env)}\n`,
-  );
+  const text = `# written by warren for task ${task.id}: its ports and services (\`warren env ${task.id}\` prints the same)\n${dotenv(env)}\n`;
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st?.isFile() && fs.readFileSync(file, 'utf8') === text) return null;
+  // Never through a link the task's agent left there.
+  if (st && !st.isFile()) fs.rmSync(file, { force: true });
+  writeFileAtomic(file, text);
   fs.chmodSync(file, 0o600);
   await keepOutOfGit(ctx);
   ctx.store.addEvent({

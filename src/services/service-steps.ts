@@ -129,7 +129,11 @@ export const servicesBeforeRun: BeforeRunStep = {
   async run(ctx, task) {
     const facts = task.data.services;
     if (!facts) return [];
-    if (Object.values(facts).some((f) => f.kind === 'postgres')) await serverFor(ctx, task.id);
+    if (Object.values(facts).some((f) => f.kind === 'postgres')) {
+      await serverFor(ctx, task.id);
+      // A server started again may be on another port (its own was taken meanwhile): the file says where.
+      await writeEnvFile(ctx, task);
+    }
     for (const [name, config] of servicesOf(ctx)) {
       const fact = facts[name];
       if (!fact || fact.kind === 'postgres' || config.kind === 'postgres') continue;

@@ -142,7 +142,8 @@ export function serviceEnv(ctx: ProjectContext, task: Task): Record<string, stri
 
 // ─── Processes: redis-server and `run:` ──────────────────────────────────────────────────────
 
-export type ServiceState = 'running' | 'stopped' | 'crashed' | 'absent';
+/** `external`: a database on the user's own server, which warren does not watch. `absent`: the task was made before the service was declared. */
+export type ServiceState = 'running' | 'stopped' | 'crashed' | 'absent' | 'external';
 
 export interface ServiceStatus {
   name: string;
@@ -177,7 +178,7 @@ export function serviceStatuses(ctx: ProjectContext, task: Task, clusterUp: bool
       return {
         name,
         kind: 'postgres',
-        state: clusterUp === false ? 'stopped' : 'running',
+        state: fact.server === 'user' ? 'external' : clusterUp === false ? 'stopped' : 'running',
         url: postgresUrl(ctx, fact),
         port: null,
         log: fact.server === 'warren' ? path.join(clusterDir(ctx.store.home), 'postgres.log') : null,

@@ -5,7 +5,7 @@ export const SERVICES: Readonly<Record<string, CommandReference>> = {
   'service start': {
     json: `{
   name: string; kind: 'postgres' | 'redis' | 'run';
-  state: 'running' | 'stopped' | 'crashed' | 'absent';
+  state: 'running' | 'stopped' | 'crashed' | 'absent' | 'external';   // external: on your own server, not watched
   url: string | null;          // DATABASE_URL, REDIS_URL or http://127.0.0.1:PORT (passwords included)
   port: number | null; log: string | null;
   exitCode?: number | null;    // crashed: its exit status (null: killed)

@@ -161,7 +161,7 @@ $ warren --json list --archived
   base: string; baseCommit: string; state: TaskState; createdAt: string;
   data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, services, …
   services: {              // warren.yaml's services: as \`service start\` prints each
-    name: string; kind: 'postgres' | 'redis' | 'run'; state: 'running' | 'stopped' | 'crashed' | 'absent';
+    name: string; kind: 'postgres' | 'redis' | 'run'; state: 'running' | 'stopped' | 'crashed' | 'absent' | 'external';
     url: string | null; port: number | null; log: string | null; exitCode?: number | null; database?: string; from?: string;
   }[];
   events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
