@@ -164,4 +164,37 @@ describe.skipIf(noRedis)('services as uid 65534', () => {
     expect(ledger).toEqual([]);
     expect(livingDaemons(repo.home)).toEqual([]);
   }, 240_000);
+
+  it('the gate of uid 65534 tests against a fresh database of its own, then drops it', () => {
+    const repo = nobodyRepo((root) => {
+      fs.writeFileSync(
+        path.join(root, 'warren.yaml'),
+        'services:\n  db: { kind: postgres, seed: { sql: schema.sql } }\nverify:\n  - { id: test, run: "sh test.sh" }\n',
+      );
+      fs.writeFileSync(
+        path.join(root, 'schema.sql'),
+        'CREATE TABLE items (id int);\nINSERT INTO items VALUES (1), (2);\n',
+      );
+      fs.writeFileSync(
+        path.join(root, 'test.sh'),
+        `set -e\necho "$DATABASE_URL" > gate-url\ntest "$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items")" = 2\n`,
+      );
+    });
+    stopServicesAfter(repo.home);
+    expect(repo.warren(['new', 'feat', 'g']).code).toBe(0);
+    const url = repo.json<{ env: Record<string, string> }>(['env', 'g']).env.DATABASE_URL ?? '';
+    expect(urlSql(url, 'INSERT INTO items VALUES (3)').code).toBe(0);
+    const ws = repo.json<{ path: string }>(['path', 'g']).path;
+    expect(shellAsNobody(ws, 'echo work > feature.txt').code).toBe(0);
+    expect(repo.warren(['checkpoint', 'g', '-m', 'work']).code).toBe(0);
+    const land = repo.warren(['--json', 'land', 'g']);
+    expect(land.code, land.stderr + land.stdout).toBe(0);
+    expect((JSON.parse(land.stdout) as { state: string }).state).toBe('landed');
+    expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('3');
+    const databases = warrenObjects(repo.home).databases.filter((d) => !d.startsWith('warren_tpl_'));
+    expect(databases).toEqual([new URL(url).pathname.slice(1)]);
+    expect(repo.warren(['rm', 'g']).code).toBe(0);
+    expect(repo.warren(['gc']).code).toBe(0);
+    expect(livingDaemons(repo.home)).toEqual([]);
+  }, 240_000);
 });
