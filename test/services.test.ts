@@ -214,6 +214,8 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     const status = await repo.warrenJson<{ envRewritten: { file: string; keys: string[] }[] }>('status', 'e');
     expect(status.json.envRewritten).toEqual([{ file: '.env', keys: ['DATABASE_URL'] }]);
     expect((await repo.warren('status', 'e')).stdout).toContain(".env: DATABASE_URL set to this task's services");
+    const rm = await repo.warren('rm', 'e');
+    expect(rm.code, rm.stderr).toBe(0);
   }, 60_000);
 
   it('setup, verify and exec see the task’s database, never the one warren’s own environment names', async () => {
