@@ -270,6 +270,46 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect(adminSql(theirs.home, 'SELECT count(*) FROM users', 'app_dev')).toBe('2');
   }, 90_000);
 
+  it('a seed command builds the template once per content of its inputs; a changed seed makes a new one, and show says which', async () => {
+    const psql = pgBin('psql');
+    const repo = dbRepo(
+      `services:\n  db:\n    kind: postgres\n    seed: { run: 'for f in migrations/*.sql; do ${psql} -X -q -v ON_ERROR_STOP=1 "$DATABASE_URL" -f "$f" || exit 1; done', inputs: [migrations] }\n`,
+      { 'migrations/001.sql': 'CREATE TABLE a (id int);\n' },
+    );
+    const fromOf = async (id: string): Promise<string> =>
+      (await repo.warrenJson<{ services: { from: string }[] }>('show', id)).json.services[0]?.from ?? '';
+    for (const id of ['a1', 'a2']) expect((await repo.warren('new', 'feat', id)).code).toBe(0);
+    const first = await fromOf('a1');
+    expect(first).toMatch(/^template warren_tpl_\w+ \(seed \w{12}\)$/);
+    expect(await fromOf('a2')).toBe(first);
+    const built = (await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a1')).json.events;
+    expect(built.filter((e) => e.kind === 'service.template_built')).toHaveLength(1);
+    expect(
+      (await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a2')).json.events.map((e) => e.kind),
+    ).not.toContain('service.template_built');
+
+    repo.write('migrations/002.sql', 'CREATE TABLE b (id int);\n');
+    repo.commit('a migration');
+    expect((await repo.warren('new', 'feat', 'b1')).code).toBe(0);
+    const second = await fromOf('b1');
+    expect(second).not.toBe(first);
+    const b1 = (await envOf(repo, 'b1')).DATABASE_URL ?? '';
+    const a1 = (await envOf(repo, 'a1')).DATABASE_URL ?? '';
+    expect(urlSql(b1, 'SELECT count(*) FROM b').out).toBe('0');
+    expect(urlSql(a1, 'SELECT count(*) FROM b').code).not.toBe(0);
+
+    // gc keeps a template a task was cloned from; once none is, the old seed's goes, the current one's stays.
+    const tpl = (from: string) => from.split(' ')[1] ?? '';
+    expect((await repo.warren('gc')).code).toBe(0);
+    expect(warrenObjects(repo.home).databases).toEqual(expect.arrayContaining([tpl(first), tpl(second)]));
+    for (const id of ['a1', 'a2', 'b1']) expect((await repo.warren('rm', id)).code).toBe(0);
+    expect((await repo.warren('gc')).code).toBe(0);
+    expect((await repo.warren('new', 'feat', 'c')).code).toBe(0); // starts the server again, to look
+    const left = warrenObjects(repo.home).databases;
+    expect(left).not.toContain(tpl(first));
+    expect(left).toContain(tpl(second));
+  }, 120_000);
+
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
     const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
     const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
