@@ -4,7 +4,7 @@ import { objectsOfProject } from '../src/services/ledger.js';
 import { unavailable } from './helpers/capabilities.js';
 import { startCli } from './helpers/procs.js';
 import { makeRepo } from './helpers/repo.js';
-import { livingDaemons, stopServicesAfter, warrenObjects } from './helpers/services.js';
+import { livingDaemons, stopServicesAfter, urlSql, warrenObjects } from './helpers/services.js';
 import { fullTierOnly } from './helpers/tier.js';
 
 /**
@@ -37,8 +37,8 @@ describe.skipIf(noPostgres || noRedis || longMatrix)('services under kills', () 
     repo.trust();
     stopServicesAfter(repo.home);
     // The server and the template exist already for most kills (as on a machine in use); the first kills land before.
-    const newKills = instants(6, 2500);
-    const rmKills = instants(4, 1200);
+    const newKills = instants(6, 1800);
+    const rmKills = instants(4, 700);
     console.log(`services-crash: new killed after ${newKills.join(', ')} ms; rm after ${rmKills.join(', ')} ms`);
     for (const [i, ms] of newKills.entries()) {
       const cli = startCli(['new', 'feat', `n${i}`], { cwd: repo.root, home: repo.home });
@@ -62,6 +62,12 @@ describe.skipIf(noPostgres || noRedis || longMatrix)('services under kills', () 
     const gc1 = await repo.warren('gc');
     expect(gc1.code, gc1.stderr).toBe(0);
     const left = await repo.warrenJson<{ id: string; state: string }[]>('list');
+    console.log(`services-crash: after repair: ${left.json.map((t) => `${t.id} ${t.state}`).join(', ') || 'no task'}`);
+    // A task that is kept (an rm settled back) has its database: it is dropped only past rm's point of no return.
+    for (const t of left.json.filter((x) => x.state === 'ready')) {
+      const env = await repo.warrenJson<{ env: Record<string, string> }>('env', t.id);
+      expect(urlSql(env.json.env.DATABASE_URL ?? '', 'SELECT count(*) FROM t').out, t.id).toBe('1');
+    }
     for (const t of left.json) {
       const rm = await repo.warren('rm', t.id);
       expect(rm.code, `${t.id} (${t.state}): ${rm.stderr}`).toBe(0);

@@ -102,18 +102,25 @@ export async function stopAll(ctx: ProjectContext, taskId: string): Promise<stri
   return problems;
 }
 
+/**
+ * `rm`: the processes stop with the rest of what runs in the workspace (release: a `rm` cut off
+ * after it settles back, and the next use starts them again); the databases are dropped only
+ * past removal's point of no return (after-remove, which a crash rolls forward), so a task that
+ * is kept is never a task without its database. A drop that fails fails the `rm`, whose next
+ * run (or `gc`) drops what the ledger still names.
+ */
 export const servicesRemove: RemoveStep = {
   name: 'services',
   async save(ctx, task, stamp) {
     await dumpTaskDatabases(ctx, task, stamp);
   },
   async release(ctx, task) {
-    return [...(await stopAll(ctx, task.id)), ...(await dropTaskDatabases(ctx, task.id))];
+    return stopAll(ctx, task.id);
   },
   async afterRemove(ctx, task) {
-    // A `new` undone before its workspace existed has had no release: what it made goes now.
-    await stopAll(ctx, task.id);
-    await dropTaskDatabases(ctx, task.id);
+    // A `new` undone before its workspace existed has had no release: its processes stop here too.
+    const problems = [...(await stopAll(ctx, task.id)), ...(await dropTaskDatabases(ctx, task.id))];
+    if (problems.length > 0) throw new Error(`task ${task.id}'s services: ${problems.join('; ')}`);
     fs.rmSync(serviceDir(ctx, task.id), { recursive: true, force: true });
   },
 };
