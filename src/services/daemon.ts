@@ -4,7 +4,7 @@ import { spawnService, tryKill } from '../system/spawn.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { procStartTime } from '../util/lockfile.js';
 import { serviceArgv, type Containment, type ContainmentKind } from '../run/containment.js';
-import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../run/proc.js';
+import { childrenOf, environOf, isAlive, listPids, pidNamespaceOf, pidsInNamespace } from '../run/proc.js';
 
 /**
  * A long-running process warren started for a task (or its PostgreSQL cluster), held in a PID
@@ -33,6 +33,17 @@ export type DaemonState =
 
 const RECORD = 'daemon.json';
 const STATUS = 'status';
+/**
+ * Every process of a daemon carries its folder in this variable, set before it is started: a
+ * warren killed between the start and the record (a window of a few system calls, wider on a
+ * loaded machine) leaves processes that are still found, and stopped, by their folder.
+ */
+const MARK = 'WARREN_DAEMON';
+
+/** Live processes carrying `dir` as their daemon folder (read from /proc/PID/environ). */
+function markedPids(dir: string): number[] {
+  return listPids().filter((pid) => pid !== process.pid && environOf(pid).get(MARK) === dir && isAlive(pid));
+}
 
 export interface StartDaemon {
   dir: string;
@@ -49,7 +60,7 @@ export function startDaemon(spec: StartDaemon): DaemonRecord {
   fs.mkdirSync(spec.dir, { recursive: true, mode: 0o700 });
   fs.rmSync(path.join(spec.dir, STATUS), { force: true });
   const argv = serviceArgv(spec.containment, spec.argv, path.join(spec.dir, STATUS), spec.notRoot === true);
-  const pid = spawnService(argv, { cwd: spec.cwd, env: spec.env, logPath: spec.log });
+  const pid = spawnService(argv, { cwd: spec.cwd, env: { ...spec.env, [MARK]: spec.dir }, logPath: spec.log });
   const record: DaemonRecord = {
     pid,
     procStart: procStartTime(pid),
@@ -77,7 +88,15 @@ function alive(record: DaemonRecord): boolean {
 
 export function daemonState(dir: string): DaemonState {
   const record = readDaemon(dir);
-  if (!record) return { state: 'stopped' };
+  if (!record) {
+    // Started, and its record never written: running all the same, for whoever stops it.
+    const [pid] = fs.existsSync(dir) ? markedPids(dir) : [];
+    if (pid === undefined) return { state: 'stopped' };
+    return {
+      state: 'running',
+      record: { pid, procStart: null, startedAt: '', argv: [], log: '', containment: 'process-group' },
+    };
+  }
   if (alive(record)) return { state: 'running', record };
   let exitCode: number | null = null;
   try {
@@ -117,11 +136,14 @@ export interface Stopped {
  */
 export async function stopDaemon(dir: string, graceMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<Stopped> {
   const state = daemonState(dir);
+  if (state.state === 'running' && state.record.startedAt === '') return killMarked(dir);
   if (state.state !== 'running') {
-    forget(dir);
+    // Ended by itself: anything of it still about (outside a namespace, a process that left its group) goes too.
+    const leftovers = markedPids(dir).length > 0 ? await killMarked(dir) : null;
+    if (!leftovers) forget(dir);
     return {
-      forced: false,
-      survivors: [],
+      forced: leftovers !== null,
+      survivors: leftovers?.survivors ?? [],
       exitedBefore: state.state === 'exited' ? { exitCode: state.exitCode } : null,
     };
   }
@@ -144,14 +166,38 @@ export async function stopDaemon(dir: string, graceMs: number, signal: NodeJS.Si
     for (const pid of pids) tryKill(pid, 'SIGKILL');
     await waitGone(record, 5000);
   }
-  const survivors = daemonPids(record);
+  // The kernel ends the namespace's processes as its init goes; what carries the folder is gone with them.
+  await waitUntil(() => markedPids(dir).length === 0, 5000);
+  const survivors = [...new Set([...daemonPids(record), ...markedPids(dir)])];
   if (survivors.length === 0) forget(dir);
   return { forced, survivors, exitedBefore: null };
+}
+
+/** A daemon without a record: every process that carries its folder, killed. */
+async function killMarked(dir: string): Promise<Stopped> {
+  for (let i = 0; i < 50; i++) {
+    const pids = markedPids(dir);
+    if (pids.length === 0) break;
+    for (const pid of pids) tryKill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const survivors = markedPids(dir);
+  if (survivors.length === 0) forget(dir);
+  return { forced: true, survivors, exitedBefore: null };
 }
 
 function forget(dir: string): void {
   fs.rmSync(path.join(dir, RECORD), { force: true });
   fs.rmSync(path.join(dir, STATUS), { force: true });
+}
+
+async function waitUntil(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return true;
 }
 
 async function waitGone(record: DaemonRecord, ms: number): Promise<boolean> {

@@ -1,13 +1,11 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import type { ProjectContext } from '../workspace/context.js';
 import type { GcCollected } from '../workspace/types.js';
-import { daemonState, stopDaemon } from './daemon.js';
 import { objectsOfProject, taskObjectsOn } from './ledger.js';
 import { dropObjects, serverId } from './pg-database.js';
 import { clusterDir, clusterRunning, stopCluster } from './pg-server.js';
 import { currentTemplates, serverFor } from './postgres-task.js';
-import { graceOf } from './task-services.js';
+import { stopOrphanProcesses } from './task-services.js';
 
 /**
  * `gc`: what warren made for services that no task holds any more — a process service's
@@ -25,25 +23,15 @@ export async function collectServices(ctx: ProjectContext): Promise<GcCollected>
     .map((n) => n.slice('.queue-'.length));
   const live = new Set([...tasks.map((t) => t.id), ...gates]);
   // Process services of tasks that are gone.
-  const root = path.join(ctx.store.home, 'services', ctx.key);
-  for (const id of safeList(root).filter((n) => !n.startsWith('.') && !live.has(n))) {
-    for (const name of safeList(path.join(root, id))) {
-      const dir = path.join(root, id, name);
-      if (daemonState(dir).state === 'running') {
-        const stopped = await stopDaemon(dir, graceOf(ctx));
-        if (stopped.survivors.length > 0) {
-          out.kept.push({
-            kind: 'service',
-            path: dir,
-            reason: `pid(s) ${stopped.survivors.join(', ')} would not stop`,
-          });
-          continue;
-        }
-        out.removed.push({ kind: 'service', id, path: dir, action: `stopped service ${name} of removed task ${id}` });
-      }
-    }
-    fs.rmSync(path.join(root, id), { recursive: true, force: true });
-  }
+  const orphans = await stopOrphanProcesses(ctx);
+  for (const o of orphans.stopped)
+    out.removed.push({
+      kind: 'service',
+      id: o.id,
+      path: o.dir,
+      action: `stopped service ${o.name} of removed task ${o.id}`,
+    });
+  for (const k of orphans.kept) out.kept.push({ kind: 'service', path: k.dir, reason: k.reason });
   // Databases and roles of tasks that are gone; templates nobody uses.
   const used = await currentTemplates(ctx);
   for (const name of tasks.flatMap((t) =>

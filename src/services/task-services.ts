@@ -244,7 +244,11 @@ export async function startProcess(
   const dir = serviceDir(ctx, task.id, name);
   if (daemonState(dir).state === 'running') return { started: false, readyMs: null };
   const log = serviceLog(ctx, task.id, name);
-  if (!(await isPortFree(fact.port))) {
+  // Taken: by a service of a task that is gone, perhaps (stopped now), else by someone else.
+  if (
+    !(await isPortFree(fact.port)) &&
+    ((await stopOrphanProcesses(ctx)).stopped.length === 0 || !(await isPortFree(fact.port)))
+  ) {
     throw new WarrenError(
       'SERVICE_FAILED',
       `service ${name} of task ${task.id} cannot start: its port ${fact.port} is taken by another process; nothing was started.`,
@@ -367,4 +371,45 @@ export function serviceLoopback(ctx: ProjectContext, task: Task): string[] {
     }
   }
   return [...new Set(out)];
+}
+
+/**
+ * The process services of tasks that no longer exist (a `new` undone by a command that could
+ * not stop them, a daemon a killed warren left): stopped, and their folders removed once
+ * nothing of them runs. A merge queue gate's are its own while its integration workspace is
+ * there. What `gc` collects, and what a service whose port is taken looks for first.
+ */
+export async function stopOrphanProcesses(
+  ctx: ProjectContext,
+): Promise<{ stopped: { id: string; name: string; dir: string }[]; kept: { dir: string; reason: string }[] }> {
+  const out = {
+    stopped: [] as { id: string; name: string; dir: string }[],
+    kept: [] as { dir: string; reason: string }[],
+  };
+  const list = (dir: string): string[] => {
+    try {
+      return fs.readdirSync(dir);
+    } catch {
+      return [];
+    }
+  };
+  const gates = list(ctx.root)
+    .filter((n) => n.startsWith('.queue-'))
+    .map((n) => n.slice('.queue-'.length));
+  const live = new Set([...ctx.store.listTasks(ctx.key).map((t) => t.id), ...gates]);
+  const root = path.join(ctx.store.home, 'services', ctx.key);
+  for (const id of list(root).filter((n) => !n.startsWith('.') && !live.has(n))) {
+    let left = false;
+    for (const name of list(path.join(root, id))) {
+      const dir = path.join(root, id, name);
+      if (daemonState(dir).state !== 'running') continue;
+      const stopped = await stopDaemon(dir, graceOf(ctx));
+      if (stopped.survivors.length > 0) {
+        left = true;
+        out.kept.push({ dir, reason: `pid(s) ${stopped.survivors.join(', ')} would not stop` });
+      } else out.stopped.push({ id, name, dir });
+    }
+    if (!left) fs.rmSync(path.join(root, id), { recursive: true, force: true });
+  }
+  return out;
 }
