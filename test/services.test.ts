@@ -514,7 +514,7 @@ console.log('listening on', port);
     const repo = dbRepo(
       `services:
   cache: { kind: redis }
-  web: { run: "echo booting; echo broken config >&2; sleep 30", ready: { http: /health, timeout: 1s } }
+  web: { run: "echo booting; echo broken config >&2; sleep 29.731", ready: { http: /health, timeout: 1s } }
 `,
     );
     const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'bad');
@@ -524,7 +524,8 @@ console.log('listening on', port);
     expect(r.json.error.message).toContain('broken config');
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
     expect(livingDaemons(repo.home)).toEqual([]);
-    expect(spawnSync('pgrep', ['-f', 'sleep 30']).status).not.toBe(0);
+    // A sleep of a length no other test uses: nothing of the service is left anywhere.
+    expect(spawnSync('pgrep', ['-f', 'sleep 29.731']).status).not.toBe(0);
   }, 60_000);
 
   it('a redis-server that is not installed refuses new before anything is made, saying what to install', async () => {
