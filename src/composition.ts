@@ -17,6 +17,9 @@ import { CHECKPOINT } from './land/checkpoint.js';
 import { PROVISION } from './provision/operations.js';
 import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
+import { SERVICE_EVENTS } from './services/events.js';
+import { SERVICE_FACTS } from './services/facts.js';
+import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from './services/service-steps.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
 import { CHECKOUT_FACTS } from './checkout/facts.js';
@@ -50,13 +53,16 @@ import { RESTORE } from './workspace/restore.js';
 export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
-  create: [provisionCreate, fingerprintCreate, portsCreate, riskCreate, setupCreate],
+  // Services after the port block (they take ports from it) and before setup (which sees their variables).
+  create: [provisionCreate, fingerprintCreate, portsCreate, riskCreate, servicesCreate, setupCreate],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
-  remove: [landingRemove, executionRemove, provisionRemove, reviewRemove, checkoutRemove],
-  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc],
+  // Services after teardown (which may still use them).
+  remove: [landingRemove, executionRemove, servicesRemove, provisionRemove, reviewRemove, checkoutRemove],
+  // Services after the archives (a task's dumps go with its archive).
+  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
-  beforeRun: [checkoutBeforeRun, provisionBeforeRun],
+  beforeRun: [checkoutBeforeRun, provisionBeforeRun, servicesBeforeRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
@@ -84,6 +90,7 @@ export const FACT_READERS = {
   ...LANDING_FACTS,
   ...EXECUTION_FACTS,
   ...CHECKOUT_FACTS,
+  ...SERVICE_FACTS,
 } satisfies FactReaders;
 
 /** Every kind of event, at run time (a test holds the dashboard's readers to it). */
@@ -94,6 +101,7 @@ export const EVENT_KINDS = Object.keys({
   ...EXECUTION_EVENTS,
   ...PROVISION_EVENTS,
   ...CHECKOUT_EVENTS,
+  ...SERVICE_EVENTS,
   ...DASHBOARD_EVENTS,
 } satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
 

@@ -231,6 +231,23 @@ export const ERROR_DOCS = {
       '`warren new --require-sandbox` refused a task of medium or higher risk that would run without a sandbox; the message says why it is risky. Nothing was created.',
     action: 'Create it with `--sandbox bwrap`, or set `sandbox: bwrap` in warren.yaml.',
   },
+  SERVICE_UNKNOWN: {
+    meaning:
+      '`warren service` names a service that warren.yaml does not define under `services:`. Nothing was changed.',
+    action: "Use one of the names the message lists (`warren show ID` lists the task's services).",
+  },
+  SERVICE_FAILED: {
+    meaning:
+      'A service of the task could not be made or did not become ready in time (its database could not be cloned, its server or command exited, its readiness check never passed). What had been started for it was stopped; at `warren new` the task was not created.',
+    action:
+      'Read the log the message names (or `warren service logs ID NAME`), fix the cause, and run the command again.',
+  },
+  SERVICE_UNAVAILABLE: {
+    meaning:
+      "A service needs a server that is not installed here (PostgreSQL's initdb and postgres, or redis-server), or one this machine cannot run. Nothing was changed.",
+    action:
+      'Install what the message names (Debian: `apt-get install postgresql` or `apt-get install redis-server`), or point warren at a PostgreSQL server of yours (postgres.url in $WARREN_HOME/config.yaml).',
+  },
   PORTS_EXHAUSTED: {
     meaning: 'No block of free ports of the configured size is left in 20000–32767. The task was not created.',
     action: 'Remove finished tasks (`warren rm`), or lower `ports.count` in warren.yaml.',

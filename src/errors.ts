@@ -60,6 +60,9 @@ export const ERROR_CODES = {
   READ_ONLY: 1,
   STATE_LOCKED: 1,
   STATE_UNAVAILABLE: 1,
+  SERVICE_UNKNOWN: 1,
+  SERVICE_FAILED: 1,
+  SERVICE_UNAVAILABLE: 1,
   // git failures, classified from stderr by src/git/errors.ts
   GIT_FAILED: 1,
   GIT_LOCKED: 1,

@@ -110,6 +110,66 @@ async function runAction(action, project, id) {
   }
 }
 
+/**
+ * The task's services: each with its state, where it is reached (a dev server's port as a
+ * link, built here from the number: never an address taken from the data) and its log.
+ */
+function servicesSection(services) {
+  if (services.length === 0) return [];
+  return [
+    el('h3', {}, 'Services'),
+    el(
+      'table',
+      { class: 'services' },
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ['name', 'kind', 'state', 'where', 'log'].map((h) => el('th', {}, h)),
+        ),
+      ),
+      el(
+        'tbody',
+        {},
+        services.map((s) =>
+          el(
+            'tr',
+            { 'data-service': s.name },
+            el('td', {}, s.name),
+            el('td', {}, s.kind),
+            el(
+              'td',
+              {},
+              el(
+                'span',
+                {
+                  class: `badge ${s.state === 'running' ? 'good' : s.state === 'crashed' ? 'bad' : ''}`,
+                },
+                s.state,
+              ),
+            ),
+            el(
+              'td',
+              {},
+              s.kind === 'run' && Number.isInteger(s.port)
+                ? el(
+                    'a',
+                    { href: `http://127.0.0.1:${s.port}/`, target: '_blank', rel: 'noopener noreferrer' },
+                    `http://127.0.0.1:${s.port}/`,
+                  )
+                : el('code', {}, s.url ?? '—'),
+              s.database ? el('span', { class: 'muted' }, ` from ${s.from}`) : '',
+            ),
+            el('td', {}, s.log ? el('code', {}, s.log) : '—'),
+          ),
+        ),
+      ),
+    ),
+  ];
+}
+
 /** One call of an action without a dialog (a comment, Send to agent): its result, or null after showing the refusal. */
 async function callAction(name, project, id, options) {
   try {
@@ -516,6 +576,7 @@ async function loadTask(project, id) {
       ]),
       el('h3', {}, 'Conversation'),
       transcriptBox,
+      ...servicesSection(data.services ?? []),
       el('h3', {}, 'Live log'),
       logBox,
       el('h3', {}, 'Setup'),

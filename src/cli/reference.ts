@@ -4,6 +4,7 @@ import { REMOVAL } from './reference/removal.js';
 import { RUNNING } from './reference/running.js';
 import { LANDING } from './reference/landing.js';
 import { INTEGRATIONS } from './reference/integrations.js';
+import { SERVICES } from './reference/services.js';
 
 export type { CommandReference } from './reference/shared.js';
 
@@ -36,4 +37,5 @@ export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
   ...RUNNING,
   ...LANDING,
   ...INTEGRATIONS,
+  ...SERVICES,
 };

@@ -20,7 +20,7 @@ export const DEFAULT_CONFIG: WarrenConfig = {
 };
 
 /** Bump when the schema or its defaults change, so cached results of the old one are not used. */
-const SCHEMA_VERSION = '3';
+const SCHEMA_VERSION = '4';
 
 /**
  * Reads `warren.yaml` from the repository root; a missing file is the default configuration.

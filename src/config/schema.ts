@@ -36,6 +36,101 @@ const allowEntry = z
     'a loopback entry needs its port (127.0.0.1:PORT, localhost:PORT, [::1]:PORT)',
   );
 
+/**
+ * `services:`: what warren runs for each task beside its files — a PostgreSQL database cloned
+ * from a template, a Redis, or any long-running command (a dev server, a worker). A repository
+ * names what to run, never a server to connect to: a PostgreSQL server other than warren's own
+ * is the user's (`userConfigSchema.postgres`, WARREN_POSTGRES_URL).
+ */
+export const SERVICE_NAME = /^[a-z][a-z0-9_-]{0,30}$/;
+const serviceName = z
+  .string()
+  .regex(SERVICE_NAME, 'a service name: lowercase letters, digits, _ and - (1-31 characters, starting with a letter)');
+const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/, 'an environment variable name such as DATABASE_URL');
+/** A database name on the user's server (a template): PostgreSQL's plain identifiers. */
+const pgName = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a database name: lowercase letters, digits and _ (1-63 characters)');
+const readySchema = z.union(
+  [
+    z.strictObject({ http: z.string().regex(/^\/[^\s]*$/, 'a path such as /health'), timeout: duration.optional() }),
+    z.strictObject({ port: z.literal(true), timeout: duration.optional() }),
+    z.strictObject({ log: z.string().min(1), timeout: duration.optional() }),
+  ],
+  { error: 'expected { http: /PATH }, { port: true } or { log: TEXT }, each with an optional timeout' },
+);
+const startSchema = z.enum(['always', 'on-demand']);
+const postgresService = z.strictObject({
+  kind: z.literal('postgres'),
+  /** Clone this existing database (of the user's server, or warren's own). */
+  template: pgName.optional(),
+  /** Build the template once per seed content: a SQL file of the repository, or a command run against a fresh database. */
+  seed: z
+    .union(
+      [
+        z.strictObject({ sql: z.string().min(1) }),
+        z.strictObject({ run: command, inputs: z.array(z.string().min(1)).optional(), timeout: duration.optional() }),
+      ],
+      { error: 'expected { sql: FILE } or { run: COMMAND, inputs: [PATH, …] }' },
+    )
+    .optional(),
+  env: envName.default('DATABASE_URL'),
+  start: startSchema.default('always'),
+});
+const redisService = z.strictObject({
+  kind: z.literal('redis'),
+  env: envName.default('REDIS_URL'),
+  start: startSchema.default('always'),
+});
+const runService = z.strictObject({
+  kind: z.literal('run'),
+  run: command,
+  ready: readySchema.optional(),
+  /** The variable that holds the service's URL (http://127.0.0.1:PORT) for the task's other commands. */
+  env: envName.optional(),
+  start: startSchema.default('always'),
+});
+/** Keys that would point warren at a server: never a repository's to set. */
+const SERVER_KEYS = ['url', 'host', 'server', 'port', 'socket', 'password', 'user'];
+const serviceSchema = z.preprocess(
+  // `run: CMD` alone is a run service; any other kind must be named.
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) && !('kind' in v) && 'run' in v ? { kind: 'run', ...v } : v),
+  z
+    .discriminatedUnion('kind', [postgresService, redisService, runService], {
+      error: (issue) =>
+        issue.code === 'invalid_union'
+          ? 'an unknown kind: expected kind: postgres, kind: redis, or run: COMMAND'
+          : undefined,
+    })
+    .superRefine((s, ctx) => {
+      if (s.kind === 'postgres' && s.template !== undefined && s.seed !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['seed'],
+          message: 'template and seed are two ways to make the database: keep one',
+        });
+    }),
+);
+const servicesSchema = z
+  .record(serviceName, z.unknown())
+  .superRefine((all, ctx) => {
+    for (const [name, raw] of Object.entries(all)) {
+      if (!raw || typeof raw !== 'object' || Array.isArray(raw)) continue;
+      for (const key of SERVER_KEYS.filter((k) => k in raw))
+        ctx.addIssue({
+          code: 'custom',
+          path: [name, key],
+          message: `a repository's warren.yaml may not name a server to connect to; a PostgreSQL server other than warren's own is the user's to set (postgres.url in $WARREN_HOME/config.yaml, or WARREN_POSTGRES_URL)`,
+        });
+    }
+  })
+  .pipe(z.record(serviceName, serviceSchema));
+
+export type ServiceConfig = z.infer<typeof postgresService> | z.infer<typeof redisService> | z.infer<typeof runService>;
+export type PostgresServiceConfig = z.infer<typeof postgresService>;
+export type RedisServiceConfig = z.infer<typeof redisService>;
+export type RunServiceConfig = z.infer<typeof runService>;
+
 export const PROVISION_MODES = ['copy', 'hardlink', 'share', 'cow'] as const;
 export type ProvisionMode = (typeof PROVISION_MODES)[number];
 
@@ -104,6 +199,7 @@ export const configSchema = z
     types: z.array(taskType).min(1).optional(),
     /** What `rm --discard` saves: how long `gc` keeps it. */
     archive: z.strictObject({ keep: keep.optional() }).optional(),
+    services: servicesSchema.optional(),
     agents: z
       .record(
         z.string(),
@@ -158,6 +254,11 @@ export const userConfigSchema = z.strictObject({
    * argument (`[code]`, `[zed]`, `[idea]`): argv, never a shell.
    */
   editor: z.array(z.string().min(1)).min(1).optional(),
+  /**
+   * A PostgreSQL server of the user's in place of warren's own cluster: a role that may create
+   * databases and roles (`postgres://USER:PASSWORD@HOST:PORT/postgres`). WARREN_POSTGRES_URL overrides it.
+   */
+  postgres: z.strictObject({ url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL') }).optional(),
 });
 
 export type UserConfig = z.infer<typeof userConfigSchema>;

@@ -10,13 +10,17 @@ import type { WarrenConfig } from './schema.js';
  * in one canonical form, its hash, and what differs from a set trusted before.
  */
 
-export type RepoCommandKind = 'setup' | 'verify' | 'teardown' | 'agent' | 'setting';
+export type RepoCommandKind = 'setup' | 'verify' | 'teardown' | 'agent' | 'service' | 'setting';
 
 export interface RepoCommand {
   kind: RepoCommandKind;
-  /** The step's id, the agent's name, or the setting's key. */
+  /** The step's id, the agent's name, the service's name, or the setting's key. */
   id: string;
-  /** A string runs with `sh -c`; a list is an argv. A setting: its value, as canonical JSON. */
+  /**
+   * A string runs with `sh -c`; a list is an argv. A setting: its value, as canonical JSON. A
+   * service: its command (`run:`), or what it makes, as canonical JSON (a database cloned from a
+   * template, or seeded by a command or SQL file).
+   */
   run: string | string[];
   /** Agents only: how the prompt reaches the command. */
   prompt?: 'argv' | 'stdin' | 'file';
@@ -45,7 +49,32 @@ export function repoCommands(config: WarrenConfig): RepoCommand[] {
     ...steps('verify', config.verify),
     ...steps('teardown', config.teardown),
     ...agents,
+    ...serviceCommands(config),
   ];
+}
+
+/**
+ * Services by name: a `run:` service is its command; a database is what it is cloned from or
+ * seeded with (a seed command runs like setup does; a template names a database of the user's
+ * server to copy); a redis runs warren's own server, and is listed so that adding one is seen.
+ */
+function serviceCommands(config: WarrenConfig): RepoCommand[] {
+  return Object.entries(config.services ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, s]): RepoCommand => {
+      if (s.kind === 'run') return { kind: 'service', id: name, run: typeof s.run === 'string' ? s.run : [...s.run] };
+      if (s.kind === 'redis') return { kind: 'service', id: name, run: JSON.stringify({ kind: 'redis' }) };
+      const seed = s.seed && 'run' in s.seed ? { run: s.seed.run, inputs: s.seed.inputs ?? [] } : s.seed;
+      return {
+        kind: 'service',
+        id: name,
+        run: JSON.stringify({
+          kind: 'postgres',
+          ...(s.template ? { template: s.template } : {}),
+          ...(seed ? { seed } : {}),
+        }),
+      };
+    });
 }
 
 /**

@@ -21,6 +21,7 @@ import { createdSummary } from '../workspace/created.js';
 import { removeTask } from '../workspace/remove.js';
 import type { Reporter } from '../workspace/reporter.js';
 import { listTasks, requireTask, showTask } from '../workspace/tasks.js';
+import { taskServices } from '../services/operations.js';
 import { parseDuration } from '../util/duration.js';
 
 /**
@@ -199,7 +200,7 @@ export function buildServer(options: McpOptions): McpServer {
   server.registerTool(
     'show',
     {
-      description: 'One task with its recent events.',
+      description: 'One task with its services (state, URL, log) and recent events.',
       inputSchema: {
         id,
         events: z.number().int().min(1).max(500).optional().describe('how many recent events (default 20)'),
@@ -209,6 +210,7 @@ export function buildServer(options: McpOptions): McpServer {
       const { task, events } = showTask(ctx, a.id, a.events ?? 20);
       return {
         ...task,
+        services: taskServices(ctx, task),
         events: events.map((e) => ({ at: e.at, kind: e.kind, level: e.level, message: e.message, ...e.data })),
       };
     }),

@@ -11,6 +11,7 @@ import { isOverlayMount, overlayOption, unmount } from '../system/overlay.js';
 import { sandboxKindOf } from '../config/sandbox.js';
 import { shellCommand } from '../util/shell.js';
 import { runSteps, type StepResult } from '../run/commands.js';
+import { startGateServices, stopGateServices } from '../services/gate.js';
 import { sandboxKindFor, strictestSandbox, type SandboxKind } from '../run/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
 import { removeTaskTmp } from '../run/task-tmp.js';
@@ -106,6 +107,8 @@ export async function runGate(
     data: { sandbox, ...(checkout ? { checkout } : {}) },
   };
   let records: ProvisionRecord[] = [];
+  let outcome: GateOutcome;
+  let problems: string[] = [];
   try {
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
@@ -114,7 +117,7 @@ export async function runGate(
     const setupLog = deps.setup?.log ?? null;
     if (deps.setup && !deps.setup.ok) {
       // The integrated tree cannot be set up (its lockfile does not install): a gate failure.
-      return {
+      outcome = {
         passed: false,
         log: deps.setup.log,
         gateTask,
@@ -123,23 +126,39 @@ export async function runGate(
         setupLog,
         setupFailed: true,
       };
+    } else {
+      // Fresh services of the gate's own: the integrated commit is tested against nobody's data.
+      const services = await startGateServices(ctx, { ...task, data: { ...task.data, provision: records } });
+      const ran = await runSteps(
+        ctx,
+        { ...task, data: { ...task.data, provision: records, services } },
+        'verify',
+        steps,
+        { stopOnFailure: false, output: { stdout: null, stderr: null } },
+      );
+      outcome = {
+        passed: ran.ok,
+        log: ran.log,
+        gateTask,
+        results: ran.results,
+        snapshots: deps.snapshots,
+        setupLog,
+        setupFailed: false,
+      };
     }
-    const outcome = await runSteps(ctx, { ...task, data: { ...task.data, provision: records } }, 'verify', steps, {
-      stopOnFailure: false,
-      output: { stdout: null, stderr: null },
-    });
-    return {
-      passed: outcome.ok,
-      log: outcome.log,
-      gateTask,
-      results: outcome.results,
-      snapshots: deps.snapshots,
-      setupLog,
-      setupFailed: false,
-    };
   } finally {
+    problems = await stopGateServices(ctx, gateTask);
     await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
   }
+  if (problems.length > 0)
+    throw new WarrenError(
+      'SERVICE_FAILED',
+      `the gate's services could not all be stopped or dropped: ${problems.join('; ')}.`,
+      {
+        hint: '`warren gc` drops what is left once the gate is gone.',
+      },
+    );
+  return outcome;
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {

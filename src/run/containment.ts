@@ -178,3 +178,48 @@ export function containedArgv(
   const ns = containment.kind === 'user-namespace' ? USER_PID_NS : PID_NS;
   return [...deathsig, ...ns, ...mountArgv(mounts, command), ...user, 'sh', '-c', INIT, 'warren-init', ...argv];
 }
+
+/**
+ * A service's first process inside its namespace: INIT's signal forwarding, and on the
+ * command's exit its status written to `$1` (a crash is then told from a stop by its status).
+ */
+const SERVICE_INIT = [
+  'st=$1; shift',
+  'trap \'kill -TERM "$c" 2>/dev/null\' TERM',
+  'trap \'kill -INT "$c" 2>/dev/null\' INT',
+  'trap \'kill -HUP "$c" 2>/dev/null\' HUP',
+  '"$@" </dev/null &',
+  'c=$!',
+  'while :; do',
+  '  wait "$c" 2>/dev/null; s=$?',
+  '  kill -0 "$c" 2>/dev/null && continue',
+  '  wait "$c" 2>/dev/null; t=$?; [ "$t" -ne 127 ] && s=$t',
+  '  break',
+  'done',
+  'printf \'%s\\n\' "$s" > "$st"',
+  'exit "$s"',
+].join('\n');
+
+/** The uid a service that refuses root (PostgreSQL) runs as, in a user namespace of its own, when warren is root. */
+export const SERVICE_UID = 1000;
+
+/**
+ * The argv of a long-running service (src/services/daemon.ts): like a run's, in a PID namespace
+ * of its own where the machine allows it, but with no death signal (it outlives the command
+ * that started it; `warren service stop`, `rm` and `gc` end it), and its exit status written to
+ * `statusFile`. `notRoot`: when warren is root, the command runs as SERVICE_UID in a user
+ * namespace that maps it to root outside — it owns warren's files, yet is not uid 0 to itself
+ * (PostgreSQL refuses to run as root; it has no capabilities outside its namespace either).
+ */
+export function serviceArgv(
+  containment: Containment,
+  argv: readonly string[],
+  statusFile: string,
+  notRoot: boolean,
+): string[] {
+  const init = ['sh', '-c', SERVICE_INIT, 'warren-service', statusFile, ...argv];
+  if (containment.kind === 'process-group') return init;
+  if (containment.kind === 'user-namespace')
+    return [...USER_PID_NS, ...asUser(containment.uid, containment.gid), ...init];
+  return [...PID_NS, ...(notRoot ? asUser(SERVICE_UID, SERVICE_UID) : []), ...init];
+}

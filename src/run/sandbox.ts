@@ -3,6 +3,7 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { egressAllowOf, sandboxKindOf } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
+import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 
@@ -82,7 +83,11 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfi
   const network = kind === 'none' ? true : ctx.config.network === true;
   if (kind === 'none') return { kind, network, allow: null, ...NO_SANDBOX };
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
-  const allow = network ? null : egressAllowOf(ctx.config);
+  // The task's own services are reached by name (their loopback ports), through the same proxy
+  // as an allow list: another task's services are on ports it does not forward.
+  const own = network ? [] : serviceLoopback(ctx, task);
+  const configured = network ? null : egressAllowOf(ctx.config);
+  const allow = own.length > 0 ? [...(configured ?? []), ...own] : configured;
   const home = process.env.HOME;
   // The main checkout too: its ignored files (a .env) are none of the task's business; git in the
   // workspace needs only its git directory, bound back below.

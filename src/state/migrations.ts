@@ -230,4 +230,22 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // What warren made on a PostgreSQL server for a task's services (src/services/ledger.ts):
+    // each database and role, written before it is made and deleted after it was dropped, so
+    // that `gc` drops only what warren made. `task_id` is null for a template shared by tasks.
+    name: '007-service-objects',
+    sql: `
+      CREATE TABLE service_objects (
+        server TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        project TEXT NOT NULL,
+        task_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (server, kind, name)
+      );
+      CREATE INDEX service_objects_by_task ON service_objects (project, task_id);
+    `,
+  },
 ];

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 
 /**
  * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
@@ -247,4 +248,33 @@ export function launchDetached(argv: readonly string[], options: { cwd?: string 
       resolve(child.pid ?? 0);
     });
   });
+}
+
+/**
+ * Starts a task's service (a database server, a dev server): it outlives this command, in a
+ * session of its own, its output appended to `logPath`, its stdin closed. The caller wraps
+ * `argv` in the run's containment and stops it by its pid (src/services/daemon.ts); the only
+ * other process warren does not bound.
+ */
+export function spawnService(
+  argv: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logPath: string },
+): number {
+  const [file, ...args] = argv;
+  if (file === undefined) throw new Error('spawnService: empty argv');
+  const log = fs.openSync(options.logPath, 'a', 0o600);
+  try {
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', log, log],
+      detached: true,
+    });
+    child.on('error', () => undefined); // seen by the caller as a pid that is not alive
+    child.unref();
+    if (child.pid === undefined) throw new Error(`could not start ${file}`);
+    return child.pid;
+  } finally {
+    fs.closeSync(log);
+  }
 }

@@ -19,6 +19,8 @@ export interface ToolOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   input?: string;
+  /** Added to the environment (a client tool's connection: PGHOST, PGPASSWORD…). */
+  env?: NodeJS.ProcessEnv;
   /** Called once the tool has started (e.g. to watch its progress through /proc/PID). */
   onSpawn?: (pid: number) => void;
 }
@@ -26,7 +28,7 @@ export interface ToolOptions {
 export async function runTool(argv: readonly string[], options: ToolOptions = {}): Promise<ToolResult> {
   const result = await runBounded({
     argv,
-    env: { ...process.env, LC_ALL: 'C' },
+    env: { ...process.env, ...options.env, LC_ALL: 'C' },
     stdin: options.input ?? 'ignore',
     stdout: 'collect',
     stderr: 'collect',

@@ -8,6 +8,8 @@ import { DASHBOARD_PATCH_BYTES, diffOf, type TaskDiff } from '../review/diff.js'
 import { defaultReviewAgent } from '../review/send.js';
 import { branchCommits } from '../workspace/git-view.js';
 import { requireTask } from '../workspace/tasks.js';
+import { taskServices } from '../services/operations.js';
+import type { ServiceStatus } from '../services/task-services.js';
 import { fleetTask, type FleetTask } from './fleet.js';
 import { SETUP_KINDS, VERIFY_KINDS, logSource, newestOfKinds } from './run-events.js';
 
@@ -38,6 +40,8 @@ export interface TaskView {
   /** Agents Send to agent can run, and the one it offers first. */
   agents: { names: string[]; preferred: string };
   audit: AuditView[];
+  /** The task's services: state, where each is reached (passwords left out) and its log. */
+  services: ServiceStatus[];
 }
 
 function messageOf(err: unknown): string {
@@ -85,5 +89,11 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     comments: taskComments(ctx, task),
     agents: { names: agentNames(ctx.config), preferred: defaultReviewAgent(ctx, task) },
     audit,
+    services: taskServices(ctx, task).map((s) => ({ ...s, url: s.url === null ? null : withoutPassword(s.url) })),
   };
+}
+
+/** A URL as the page shows it: the user and password out (the page is a view; `warren env` has them). */
+function withoutPassword(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
 }

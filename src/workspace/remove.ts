@@ -7,7 +7,7 @@ import { listWorktrees, removeWorktree, SPARE_LOCK_REASON, unlockWorktree } from
 import { TASK_STATES, type Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { likelyCause, removeTree } from '../system/remove-tree.js';
-import { archiveTask, snapshotTask } from './archive.js';
+import { archiveStamp, archiveTask, snapshotTask } from './archive.js';
 import type { ProjectContext } from './context.js';
 import { validateTaskId } from './ids.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
@@ -138,6 +138,8 @@ const removing: RemovalStep = {
 const archived: RemovalStep = {
   name: 'archived',
   async run({ ctx, data, live }) {
+    const stamp = archiveStamp(new Date());
+    for (const step of ctx.lifecycle.remove) await step.save?.(ctx, live.task, stamp);
     if (data.folder === 'whole') {
       const problems = await releaseSteps(ctx, live.task, 'inside');
       if (problems.length > 0) throw notReleased(data, problems);

@@ -1,7 +1,7 @@
 import { WarrenError } from '../errors.js';
 import { branchFacts, revParse } from '../git/refs.js';
 import type { Task } from '../state/types.js';
-import { populateFromArchive, scanArchives, type Archive, type IgnoredArchive } from './archive.js';
+import { archiveStamp, populateFromArchive, scanArchives, type Archive, type IgnoredArchive } from './archive.js';
 import type { ProjectContext } from './context.js';
 import { assertNoTask, checkedBranch, checkSlot } from './new-guards.js';
 import { NEW, newTaskFailed, newTaskSteps, startLive, type NewStepName, type NewTaskLive } from './create.js';
@@ -62,6 +62,7 @@ export async function restoreTask(
     sync: false,
     setup: options.setup !== false,
     ...(archive.sandbox ? { sandbox: archive.sandbox } : {}),
+    restoredFrom: archiveStamp(new Date(archive.at)),
   };
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, createOptions);
 

@@ -57,6 +57,8 @@ export interface CreateOptions {
    * already reached a state of its own (setup ran and failed) is kept.
    */
   signal?: AbortSignal;
+  /** `restore`: the archive's stamp (archive.ts's archiveStamp), to find what features saved with it (`RemoveStep.save`). */
+  restoredFrom?: string;
 }
 
 /** A step of `warren new`, after the worktree exists and before the task is `ready`. */
@@ -102,6 +104,12 @@ export interface RemoveStep {
    * from the workspace (`rm --discard`'s archive), which must still see the files.
    */
   holdsWorkspace?: boolean;
+  /**
+   * `rm --discard`, before any release: saves what the feature keeps outside the workspace and
+   * release would destroy (a task's databases, dumped), under `stamp` (an archive stamp, at or
+   * before the archive's own), for `restore` to bring back. Throwing refuses the removal.
+   */
+  save?(ctx: ProjectContext, task: Task, stamp: string): Promise<void>;
   /** After the worktree and directory are gone: ports, layers. */
   afterRemove?(ctx: ProjectContext, task: Task): Promise<void>;
   /** True when the task's work is on the base although not by ancestry (squash-landed). */

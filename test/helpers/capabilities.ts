@@ -391,6 +391,24 @@ export const CAPABILITIES = {
     probe: readProcIo,
     install: "a Linux kernel built with CONFIG_TASK_IO_ACCOUNTING (Debian's is)",
   },
+  // A real PostgreSQL server: warren's own cluster, made by initdb (Debian's postgresql, /usr/lib/postgresql/N/bin)
+  postgres: {
+    probe: (o) => {
+      const dir = fs.existsSync('/usr/lib/postgresql')
+        ? fs
+            .readdirSync('/usr/lib/postgresql')
+            .map((v) => path.join('/usr/lib/postgresql', v, 'bin'))
+            .find((d) => fs.existsSync(path.join(d, 'initdb')))
+        : undefined;
+      return dir ? tryRun(o, [path.join(dir, 'postgres'), '--version']) : tryRun(o, ['initdb', '--version']);
+    },
+    install: 'apt-get install postgresql',
+  },
+  // A real redis-server per task
+  redis: {
+    probe: (o) => tryRun(o, ['redis-server', '--version']),
+    install: 'apt-get install redis-server',
+  },
   // `warren completion zsh` loaded and run in a real zsh
   zsh: {
     probe: (o) => tryRun(o, ['zsh', '-fc', 'autoload -U compinit && compinit -u -D']),

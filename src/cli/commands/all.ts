@@ -24,6 +24,7 @@ import { registerTrust } from './trust.js';
 import { registerDiff } from './diff.js';
 import { registerComment, registerComments } from './comment.js';
 import { registerPath } from './path.js';
+import { registerEnv, registerService } from './service.js';
 import { registerRestore } from './restore.js';
 import { registerCompletion } from './completion.js';
 import { registerHelp } from './help.js';
@@ -34,6 +35,7 @@ export const COMMANDS: readonly Register[] = [
   registerList,
   registerShow,
   registerPath,
+  registerEnv,
   registerStatus,
   registerDiff,
   registerRm,
@@ -42,6 +44,7 @@ export const COMMANDS: readonly Register[] = [
   registerGc,
   registerProvision,
   registerExec,
+  registerService,
   registerRun,
   registerTranscript,
   registerComment,

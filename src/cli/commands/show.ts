@@ -1,5 +1,6 @@
 import { validateTaskId } from '../../workspace/ids.js';
 import { showTask } from '../../workspace/tasks.js';
+import { taskServices } from '../../services/operations.js';
 import type { Register } from '../command.js';
 
 export const registerShow: Register = (program, run) => {
@@ -13,6 +14,7 @@ export const registerShow: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project({ lenientConfig: true });
         const { task, events: recorded } = showTask(ctx, rawId, Number.parseInt(opts.events, 10) || 20);
+        const services = ctx.configProblem ? [] : taskServices(ctx, task);
         // The payload's own fields first: one named like the event's (a run's `kind`: exec or agent) never hides it.
         const events = recorded.map((e) => ({ ...e.data, at: e.at, kind: e.kind, level: e.level, message: e.message }));
         const data = {
@@ -25,6 +27,7 @@ export const registerShow: Register = (program, run) => {
           state: task.state,
           createdAt: task.createdAt,
           data: task.data,
+          services,
           events,
         };
         const human = [
@@ -34,6 +37,16 @@ export const registerShow: Register = (program, run) => {
           `base    ${task.base} ${task.baseCommit.slice(0, 12)}`,
           `path    ${task.path}`,
           `created ${task.createdAt}`,
+          ...(services.length > 0
+            ? [
+                '',
+                'services:',
+                ...services.map(
+                  (s) =>
+                    `  ${s.name}  ${s.kind}  ${s.state}${s.exitCode !== undefined ? ` (exit ${s.exitCode ?? 'killed'})` : ''}${s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : ''}${s.database ? `  database ${s.database} from ${s.from}` : ''}${s.log ? `  log ${s.log}` : ''}`,
+                ),
+              ]
+            : []),
           '',
           'events:',
           ...events.map((e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${e.message}`),

@@ -1,5 +1,6 @@
 import { formatStatus } from '../../provision/status/format.js';
 import { statusTask } from '../../provision/operations.js';
+import { requireTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 
 export const registerStatus: Register = (program, run) => {
@@ -12,7 +13,16 @@ export const registerStatus: Register = (program, run) => {
       run(async (env) => {
         const ctx = await env.project();
         const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
-        return { data: status, human: formatStatus(rawId, status, { files: opts.files === true }) };
+        // Copied env files whose keys named the main checkout's services, set to the task's own at `new`.
+        const envRewritten = requireTask(ctx, rawId).data.servicesEnvRewritten ?? [];
+        const human = formatStatus(rawId, status, { files: opts.files === true });
+        return {
+          data: { ...status, envRewritten },
+          human:
+            envRewritten.length === 0
+              ? human
+              : `${human}\n${envRewritten.map((r) => `${r.file}: ${r.keys.join(', ')} set to this task's services (they named the main checkout's)`).join('\n')}`,
+        };
       }),
     );
 };

@@ -160,7 +160,11 @@ $ warren --json list --archived
     json: `{
   id: string; type: string; branch: string; path: string;
   base: string; baseCommit: string; state: TaskState; createdAt: string;
-  data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, …
+  data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, services, …
+  services: {              // warren.yaml's services: as \`service start\` prints each
+    name: string; kind: 'postgres' | 'redis' | 'run'; state: 'running' | 'stopped' | 'crashed' | 'absent' | 'external';
+    url: string | null; port: number | null; log: string | null; exitCode?: number | null; database?: string; from?: string;
+  }[];
   events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
 }`,
     exit: [[0, 'the task exists'], [1, 'no such task (`TASK_NOT_FOUND`)'], TASK_EXIT_2],
@@ -212,6 +216,7 @@ $ warren --json show nope
                                                         // cow: something else is at the path instead of the layer, which is
                                                         // not mounted over it; changed = what that folder holds against the snapshot
   }[];
+  envRewritten: { file: string; keys: string[] }[];     // copied env files whose keys named the main checkout's services, set to the task's own at new
   stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
   staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
     tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile

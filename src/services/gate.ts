@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { ServiceFact } from './facts.js';
+import { createTaskDatabase, dropTaskDatabases } from './postgres-task.js';
+import { startAndRecord, stopAll } from './service-steps.js';
+import { processFact, serviceDir, servicesOf } from './task-services.js';
+
+/**
+ * The merge queue's gate tests the integrated commit against services of its own: a fresh
+ * database cloned from the template (of the integrated commit's seed), a redis and the `always`
+ * processes, exactly as a task gets them, and never a task's. They go when the gate is done.
+ * `gate` is the integration workspace as a task (it has a port block, and no row).
+ */
+export async function startGateServices(ctx: ProjectContext, gate: Task): Promise<Record<string, ServiceFact>> {
+  const facts: Record<string, ServiceFact> = {};
+  for (const [name, config] of servicesOf(ctx)) {
+    facts[name] =
+      config.kind === 'postgres'
+        ? await createTaskDatabase(ctx, gate, name, config, undefined)
+        : processFact(ctx, gate, name, config);
+  }
+  const withServices: Task = { ...gate, data: { ...gate.data, services: facts } };
+  for (const [name, config] of servicesOf(ctx))
+    if (config.kind !== 'postgres' && config.start === 'always') await startAndRecord(ctx, withServices, name);
+  return facts;
+}
+
+/** Everything the gate's services were: stopped, dropped; the problems in words. */
+export async function stopGateServices(ctx: ProjectContext, gateId: string): Promise<string[]> {
+  const problems = [...(await stopAll(ctx, gateId)), ...(await dropTaskDatabases(ctx, gateId))];
+  if (problems.length === 0) fs.rmSync(serviceDir(ctx, gateId), { recursive: true, force: true });
+  return problems;
+}

@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../state/store.js';
+import { WarrenError } from '../errors.js';
+import { forgetObject, isRecorded, recordObject } from './ledger.js';
+import { pgDump, pgIdent, pgLiteral, psql, psqlFile, type PgConn } from './pg-sql.js';
+import type { PgServer } from './pg-server.js';
+
+/**
+ * A task's database on a PostgreSQL server: `CREATE DATABASE … TEMPLATE` of a template (files
+ * copied, no SQL replayed), owned by a role of the task's own that may connect to it alone;
+ * dropped with it and checked gone. Every database and role is in the ledger before it exists.
+ */
+
+export function serverId(server: PgServer): string {
+  return server.kind === 'warren' ? 'warren' : `${server.admin.host}:${server.admin.port}`;
+}
+
+/** The admin connection to another database of the same server. */
+export function onDatabase(server: PgServer, database: string): PgConn {
+  return { ...server.admin, database };
+}
+
+/** What a task's commands connect with. */
+export function roleConn(server: PgServer, role: string, password: string, database: string): PgConn {
+  return { host: server.host, port: server.port, user: role, password, database };
+}
+
+export async function databaseExists(server: PgServer, name: string): Promise<boolean> {
+  return (await psql(server.admin, `SELECT 1 FROM pg_database WHERE datname = ${pgLiteral(name)}`)) === '1';
+}
+
+export async function roleExists(server: PgServer, name: string): Promise<boolean> {
+  return (await psql(server.admin, `SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}`)) === '1';
+}
+
+/** A role that logs in with `password` and may do nothing beyond what its databases allow. */
+async function ensureRole(server: PgServer, name: string, password: string): Promise<void> {
+  await psql(server.admin, roleSql(name, password));
+}
+
+function roleSql(name: string, password: string): string {
+  return `DO $$ BEGIN
+       IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}) THEN
+         ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
+       ELSE
+         CREATE ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
+       END IF;
+     END $$;`;
+}
+
+// ─── Templates ──────────────────────────────────────────────────────────────────────────────
+
+const COMPLETE = 'warren template, complete: ';
+
+/** True when the template of this seed key was built to the end. */
+export async function templateComplete(server: PgServer, name: string, seedKey: string): Promise<boolean> {
+  const comment = await psql(
+    server.admin,
+    `SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${pgLiteral(name)}`,
+  );
+  return comment === `${COMPLETE}${seedKey}`;
+}
+
+/**
+ * Builds template `name` from nothing: its role and an empty database (owned by the admin role,
+ * the seed's objects by the template's role), then `seed` run against it as that role; then it
+ * takes no connections (a clone needs none on it) and is marked complete. A half-built one (a
+ * crash, a seed that failed) is dropped first.
+ */
+export async function buildTemplate(
+  store: Store,
+  project: string,
+  server: PgServer,
+  name: string,
+  seedKey: string,
+  seed: (conn: PgConn) => Promise<void>,
+): Promise<void> {
+  const sid = serverId(server);
+  recordObject(store, { server: sid, kind: 'role', name, project, taskId: null });
+  recordObject(store, { server: sid, kind: 'database', name, project, taskId: null });
+  await psql(server.admin, `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE)`);
+  const password = randomBytes(18).toString('hex');
+  await ensureRole(server, name, password);
+  await psql(server.admin, `CREATE DATABASE ${pgIdent(name)} TEMPLATE template0`);
+  await psql(
+    onDatabase(server, name),
+    `REVOKE ALL ON DATABASE ${pgIdent(name)} FROM PUBLIC;
+     GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${pgIdent(name)} TO ${pgIdent(name)};
+     GRANT ALL ON SCHEMA public TO ${pgIdent(name)};`,
+  );
+  await seed(roleConn(server, name, password, name));
+  await psql(
+    server.admin,
+    `ALTER DATABASE ${pgIdent(name)} WITH ALLOW_CONNECTIONS false;
+     COMMENT ON DATABASE ${pgIdent(name)} IS ${pgLiteral(`${COMPLETE}${seedKey}`)};`,
+  );
+}
+
+/** Drops a template and its role. */
+export async function dropTemplate(store: Store, server: PgServer, name: string): Promise<void> {
+  await dropObjects(store, server, name);
+}
+
+// ─── A task's database ──────────────────────────────────────────────────────────────────────
+
+export interface CloneSpec {
+  project: string;
+  taskId: string;
+  /** The database and its role. */
+  name: string;
+  password: string;
+  /** The database it is a copy of; null: an empty one. */
+  template: string | null;
+  /** The role that owns the template's objects (a warren template's own), whose objects become the task role's. */
+  templateRole: string | null;
+}
+
+/**
+ * The task's role, then its database as a copy of the template, owned by that role, which
+ * alone (with the admin) may connect. Refuses a database or role of that name that warren did
+ * not make; one it made (left by a crash) is dropped first.
+ */
+export async function cloneDatabase(store: Store, server: PgServer, spec: CloneSpec): Promise<void> {
+  const sid = serverId(server);
+  // One round trip for what the guard needs: is either name taken, and which server version.
+  const [db, role, version] = (
+    await psql(
+      server.admin,
+      `SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(spec.name)}),
+              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(spec.name)}),
+              current_setting('server_version_num')`,
+    )
+  ).split('|');
+  for (const [kind, exists] of [
+    ['database', db === '1'],
+    ['role', role === '1'],
+  ] as const) {
+    if (exists && !isRecorded(store, sid, kind, spec.name)) {
+      throw new WarrenError(
+        'SERVICE_FAILED',
+        `a ${kind} named ${spec.name} exists on the PostgreSQL server and warren did not make it; it was left as it is, and nothing was created.`,
+        { hint: `Drop or rename it if it is not needed, then run \`warren new\` again.` },
+      );
+    }
+  }
+  recordObject(store, { server: sid, kind: 'role', name: spec.name, project: spec.project, taskId: spec.taskId });
+  recordObject(store, { server: sid, kind: 'database', name: spec.name, project: spec.project, taskId: spec.taskId });
+  // FILE_COPY (15+) copies the template's files, as CREATE DATABASE always did before 15; the
+  // default there (WAL_LOG) writes every block into the WAL. psql runs each statement on its own
+  // (CREATE DATABASE cannot run in a transaction): one process for the three.
+  const strategy = Number(version) >= 150000 ? ' STRATEGY = FILE_COPY' : '';
+  await psql(
+    server.admin,
+    [
+      `DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE);`,
+      roleSql(spec.name, spec.password),
+      `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy};`,
+    ].join('\n'),
+    { timeoutMs: 30 * 60_000 },
+  );
+  const inside = [
+    `REVOKE ALL ON DATABASE ${pgIdent(spec.name)} FROM PUBLIC;`,
+    `GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${pgIdent(spec.name)} TO ${pgIdent(spec.name)};`,
+  ];
+  if (spec.templateRole) {
+    inside.push(`REASSIGN OWNED BY ${pgIdent(spec.templateRole)} TO ${pgIdent(spec.name)};`);
+    inside.push(`DROP OWNED BY ${pgIdent(spec.templateRole)};`);
+  } else if (spec.template && spec.template !== 'template0') {
+    inside.push(takeOwnership(spec.name));
+  }
+  await psql(onDatabase(server, spec.name), inside.join('\n'));
+}
+
+/**
+ * A database of the user's (`template:`) holds objects of whatever roles made them: in the
+ * task's copy, every schema, table, view, sequence and routine outside the system's and the
+ * extensions' becomes the task role's, so that its migrations can alter them.
+ */
+function takeOwnership(role: string): string {
+  const user = pgLiteral(role);
+  const mine = (oid: string, catalog: string) =>
+    `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${oid} AND d.deptype IN ('e', 'a', 'i'))`;
+  const userSchema = "n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'";
+  return `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT n.nspname FROM pg_namespace n WHERE ${userSchema} AND ${mine('n.oid', 'pg_namespace')} LOOP
+    EXECUTE format('ALTER SCHEMA %I OWNER TO %I', r.nspname, ${user});
+  END LOOP;
+  FOR r IN SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE ${userSchema} AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${mine('c.oid', 'pg_class')} LOOP
+    EXECUTE format('ALTER %s %I.%I OWNER TO %I',
+      CASE r.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+      r.nspname, r.relname, ${user});
+  END LOOP;
+  FOR r IN SELECT p.oid::regprocedure AS sig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE ${userSchema} AND ${mine('p.oid', 'pg_proc')} LOOP
+    EXECUTE format('ALTER ROUTINE %s OWNER TO %I', r.sig, ${user});
+  END LOOP;
+END $$;`;
+}
+
+/**
+ * Drops database and role `name` (its sessions ended first), checks both are gone, and only
+ * then forgets them: a drop that failed leaves the records, for the next `rm` or `gc`.
+ */
+export async function dropObjects(store: Store, server: PgServer, name: string): Promise<void> {
+  const [db, role] = (
+    await psql(
+      server.admin,
+      `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE);
+       DROP ROLE IF EXISTS ${pgIdent(name)};
+       SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(name)}),
+              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(name)});`,
+    )
+  ).split('|');
+  const left = [...(db !== '0' ? [`database ${name}`] : []), ...(role !== '0' ? [`role ${name}`] : [])];
+  if (left.length > 0) throw new Error(`${left.join(' and ')} still exist(s) after DROP`);
+  const sid = serverId(server);
+  forgetObject(store, sid, 'database', name);
+  forgetObject(store, sid, 'role', name);
+}
+
+/** A plain SQL dump of database `name`, as the admin role. */
+export async function dumpDatabase(server: PgServer, name: string, file: string): Promise<void> {
+  await pgDump(onDatabase(server, name), file);
+}
+
+/** Database `name` (owned by its role, as cloneDatabase makes it) filled from a dump made by dumpDatabase. */
+export async function restoreDatabase(
+  store: Store,
+  server: PgServer,
+  spec: Omit<CloneSpec, 'template' | 'templateRole'>,
+  dump: string,
+): Promise<void> {
+  await cloneDatabase(store, server, { ...spec, template: 'template0', templateRole: null });
+  await psqlFile(onDatabase(server, spec.name), dump);
+}

@@ -1,0 +1,181 @@
+import fs from 'node:fs';
+import { assertTrusted } from '../run/trust.js';
+import { taskEnv } from '../run/task-env.js';
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
+import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
+import { daemonState } from './daemon.js';
+import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
+import type { ServiceFact } from './facts.js';
+import { collectServices } from './gc.js';
+import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
+import { userServerUrl } from './pg-server.js';
+import { pgTool } from './pg-sql.js';
+import {
+  checkServicePorts,
+  redisBinary,
+  processDirs,
+  processFact,
+  serviceDir,
+  serviceLog,
+  servicesOf,
+  startProcess,
+  stopProcess,
+} from './task-services.js';
+
+/**
+ * The services' steps in a task's life: made at `new` after the port block and before setup
+ * (which sees their variables), started again before any command when one had died, stopped
+ * and dropped at `rm` after teardown (which may still use them), collected by `gc`.
+ */
+
+export const servicesCreate: CreateStep = {
+  name: 'services',
+  async check(ctx) {
+    const services = servicesOf(ctx);
+    if (services.length === 0) return;
+    checkServicePorts(ctx);
+    assertTrusted(ctx, ['service'], 'Nothing was created.');
+    // A server that is not installed says what to install, before anything is made.
+    for (const [, config] of services) {
+      if (config.kind === 'redis') redisBinary();
+      if (config.kind === 'postgres' && !userServerUrl(ctx.user)) pgTool('postgres');
+    }
+    for (const [name, config] of services) if (config.kind === 'postgres') await checkTemplate(ctx, name, config);
+  },
+  async run(ctx, task, options) {
+    const services = servicesOf(ctx);
+    if (services.length === 0) return;
+    const facts: Record<string, ServiceFact> = {};
+    for (const [name, config] of services) {
+      facts[name] =
+        config.kind === 'postgres'
+          ? await createTaskDatabase(ctx, task, name, config, options.restoredFrom)
+          : processFact(ctx, task, name, config);
+      ctx.store.mergeData(ctx.key, task.id, { services: { ...facts } });
+    }
+    const made = ctx.store.getTask(ctx.key, task.id) ?? task;
+    const rewritten = rewriteCopiedEnv(ctx, made);
+    if (rewritten.length > 0) ctx.store.mergeData(ctx.key, task.id, { servicesEnvRewritten: rewritten });
+    await writeEnvFile(ctx, made);
+    for (const [name, config] of services) {
+      if (config.kind === 'postgres' || config.start !== 'always') continue;
+      await startAndRecord(ctx, made, name);
+    }
+  },
+};
+
+/** Starts a process service, and records that it did. */
+export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
+  const { started, readyMs } = await startProcess(ctx, task, name, taskEnv(ctx, task));
+  if (!started) return false;
+  const fact = task.data.services?.[name];
+  const port = fact && fact.kind !== 'postgres' ? fact.port : null;
+  const log = serviceLog(ctx, task.id, name);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'service.started',
+    message: `service ${name} started${port ? ` on port ${port}` : ''}${readyMs !== null ? `, ready in ${readyMs} ms` : ''} (log ${log})`,
+    data: { name, service: ctx.config.services?.[name]?.kind ?? 'run', port, log, readyMs },
+  });
+  return true;
+}
+
+/** Stops every process service of the task; what would not stop, in words. */
+export async function stopAll(ctx: ProjectContext, taskId: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const name of processDirs(ctx, taskId)) {
+    const stopped = await stopProcess(ctx, taskId, name);
+    if (stopped.survivors.length > 0)
+      problems.push(`service ${name}: pid(s) ${stopped.survivors.join(', ')} still running after SIGKILL`);
+    else if (stopped.wasRunning) {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId,
+        kind: 'service.stopped',
+        message: `service ${name} stopped${stopped.forced ? ' (SIGKILL after the grace)' : ''}`,
+        data: { name, forced: stopped.forced },
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * `rm`: the processes stop with the rest of what runs in the workspace (release: a `rm` cut off
+ * after it settles back, and the next use starts them again); the databases are dropped only
+ * past removal's point of no return (after-remove, which a crash rolls forward), so a task that
+ * is kept is never a task without its database. A drop that fails fails the `rm`, whose next
+ * run (or `gc`) drops what the ledger still names.
+ */
+export const servicesRemove: RemoveStep = {
+  name: 'services',
+  async save(ctx, task, stamp) {
+    await dumpTaskDatabases(ctx, task, stamp);
+  },
+  async release(ctx, task) {
+    return stopAll(ctx, task.id);
+  },
+  async afterRemove(ctx, task) {
+    // A `new` undone before its workspace existed has had no release: its processes stop here too.
+    const problems = [...(await stopAll(ctx, task.id)), ...(await dropTaskDatabases(ctx, task.id))];
+    if (problems.length > 0) throw new Error(`task ${task.id}'s services: ${problems.join('; ')}`);
+    fs.rmSync(serviceDir(ctx, task.id), { recursive: true, force: true });
+  },
+};
+
+/**
+ * Before any command of the task: warren's PostgreSQL server running (started again, and
+ * reported, when it had been killed), a redis that ended by itself reported and started again;
+ * a `run:` service that ended by itself is reported as crashed (once) and left for
+ * `warren service start` — as is anything the user stopped.
+ */
+export const servicesBeforeRun: BeforeRunStep = {
+  name: 'services',
+  async run(ctx, task) {
+    const facts = task.data.services;
+    if (!facts) return [];
+    if (Object.values(facts).some((f) => f.kind === 'postgres')) {
+      await serverFor(ctx, task.id);
+      // A server started again may be on another port (its own was taken meanwhile): the file says where.
+      await writeEnvFile(ctx, task);
+    }
+    for (const [name, config] of servicesOf(ctx)) {
+      const fact = facts[name];
+      if (!fact || fact.kind === 'postgres' || config.kind === 'postgres') continue;
+      const state = daemonState(serviceDir(ctx, task.id, name));
+      if (state.state !== 'exited') continue;
+      reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);
+      if (config.kind === 'redis') await startAndRecord(ctx, task, name);
+    }
+    return [];
+  },
+};
+
+/** A process service found ended by itself: an event, once per start. */
+export function reportCrash(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  exitCode: number | null,
+  startedAt: string,
+): void {
+  const seen = ctx.store
+    .taskEvents(ctx.key, task.id, 200)
+    .some((e) => e.kind === 'service.crashed' && (e.data as { startedAt?: string }).startedAt === startedAt);
+  if (seen) return;
+  const log = serviceLog(ctx, task.id, name);
+  const message = `service ${name} (started ${startedAt}) had ended by itself (${exitCode === null ? 'killed' : `exit ${exitCode}`}); log ${log}`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'service.crashed',
+    level: 'warn',
+    message,
+    data: { name, exitCode, log, startedAt },
+  });
+  ctx.reporter.line(`warren: ${message}`);
+}
+
+export const servicesGc: GcStep = { name: 'services', collect: (ctx) => collectServices(ctx) };

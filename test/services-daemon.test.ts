@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { detectContainment } from '../src/run/containment.js';
+import { daemonState, startDaemon, stopDaemon } from '../src/services/daemon.js';
+import { tmpDir } from './helpers/repo.js';
+
+/** The daemons services run as: stopped as a whole, recorded or not. */
+describe('service daemons', () => {
+  it('a daemon whose record was never written (warren killed right after starting it) is still found and stopped', async () => {
+    const base = tmpDir();
+    const dir = path.join(base, 'svc');
+    const record = startDaemon({
+      dir,
+      argv: ['sh', '-c', 'sleep 300 & sleep 300; wait'],
+      cwd: base,
+      env: { PATH: process.env.PATH ?? '' },
+      log: path.join(base, 'log'),
+      containment: await detectContainment(),
+    });
+    expect(daemonState(dir).state).toBe('running');
+    fs.rmSync(path.join(dir, 'daemon.json'));
+    const found = daemonState(dir);
+    expect(found.state).toBe('running');
+    const stopped = await stopDaemon(dir, 1000);
+    expect(stopped.survivors).toEqual([]);
+    expect(daemonState(dir).state).toBe('stopped');
+    expect(fs.existsSync(`/proc/${record.pid}`)).toBe(false);
+  });
+
+  it('a recorded daemon stops within its grace, with everything it started', async () => {
+    const base = tmpDir();
+    const dir = path.join(base, 'svc');
+    startDaemon({
+      dir,
+      argv: ['sh', '-c', 'sleep 300 & sleep 300 & wait'],
+      cwd: base,
+      env: { PATH: process.env.PATH ?? '' },
+      log: path.join(base, 'log'),
+      containment: await detectContainment(),
+    });
+    const started = Date.now();
+    const stopped = await stopDaemon(dir, 1000);
+    expect(stopped.survivors).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(daemonState(dir).state).toBe('stopped');
+  });
+});
