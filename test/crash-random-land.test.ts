@@ -31,7 +31,7 @@ import { fullTierOnly } from './helpers/tier.js';
  */
 
 /** Kills each command must take (trials go on until then; a kill that came after the command ended is no kill). */
-const KILLS = { land: 40, queue: 30 };
+const KILLS = { land: 35, queue: 25 };
 
 async function ok(repo: TestRepo, ...args: string[]): Promise<void> {
   const r = await repo.warren(...args);

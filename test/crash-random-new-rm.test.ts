@@ -26,7 +26,7 @@ import { fullTierOnly } from './helpers/tier.js';
  */
 
 /** Kills each command must take (trials go on until then; a kill that came after the command ended is no kill). */
-const KILLS = { new: 70, rm: 60 };
+const KILLS = { new: 75, rm: 65 };
 
 function repoForKills(): TestRepo {
   // A setup command, so that `new` has a supervised step to be killed in too.
