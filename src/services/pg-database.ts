@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../state/store.js';
 import { WarrenError } from '../errors.js';
 import { forgetObject, isRecorded, recordObject } from './ledger.js';
-import { pgDump, pgIdent, pgLiteral, psql, psqlFile, type PgConn } from './pg-sql.js';
+import { pgDump, pgIdent, pgLiteral, psql, psqlFile, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
 import type { PgServer } from './pg-server.js';
 
 /**
@@ -168,7 +168,7 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
   } else if (spec.template && spec.template !== 'template0') {
     inside.push(takeOwnership(spec.name));
   }
-  await psql(onDatabase(server, spec.name), inside.join('\n'));
+  await psqlRetryingConcurrent(onDatabase(server, spec.name), inside.join('\n'));
 }
 
 /**

@@ -89,6 +89,23 @@ export async function psql(conn: PgConn, sql: string, options: { timeoutMs?: num
   return result.stdout.trim();
 }
 
+/**
+ * `psql` for a script of idempotent statements that change shared catalog rows (grants,
+ * `DROP OWNED`): two tasks made at once touch the same row (the template database's ACL), and
+ * PostgreSQL refuses the second with "tuple concurrently updated" rather than wait. The script is
+ * run again, a few times, after a short random pause.
+ */
+export async function psqlRetryingConcurrent(conn: PgConn, sql: string, attempts = 6): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await psql(conn, sql);
+    } catch (err) {
+      if (attempt >= attempts || !(err instanceof Error) || !/tuple concurrently updated/.test(err.message)) throw err;
+      await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80) * attempt));
+    }
+  }
+}
+
 /** Runs a SQL file of the repository as `conn`'s role. */
 export async function psqlFile(conn: PgConn, file: string, timeoutMs = 30 * 60_000): Promise<void> {
   const result = await runTool(
