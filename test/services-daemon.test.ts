@@ -45,4 +45,24 @@ describe('service daemons', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     expect(daemonState(dir).state).toBe('stopped');
   });
+
+  it("starts its command with every signal at its default, as a run's (SIGINT and SIGQUIT not ignored by the init's sh)", async () => {
+    const base = tmpDir();
+    const dir = path.join(base, 'svc');
+    const ign = path.join(base, 'ign');
+    startDaemon({
+      dir,
+      argv: ['sh', '-c', `grep SigIgn /proc/self/status > ${ign}; exec sleep 300`],
+      cwd: base,
+      env: { PATH: process.env.PATH ?? '' },
+      log: path.join(base, 'log'),
+      containment: await detectContainment(),
+    });
+    try {
+      await expect.poll(() => fs.existsSync(ign) && fs.readFileSync(ign, 'utf8').includes('\n')).toBe(true);
+      expect(BigInt(`0x${fs.readFileSync(ign, 'utf8').split(/\s+/)[1]}`) & 0x6n).toBe(0n);
+    } finally {
+      await stopDaemon(dir, 1000);
+    }
+  });
 });

@@ -129,22 +129,35 @@ async function tryWrapper(argv: readonly string[]): Promise<string | null> {
  * which puts every signal back to its default before running the command through a plain
  * `exec` (a command whose name holds `=` is never taken for one of env's assignments).
  */
-const INIT = [
-  'exec 3<&0',
-  'trap \'kill -TERM "$c" 2>/dev/null\' TERM',
-  'trap \'kill -INT "$c" 2>/dev/null\' INT',
-  'trap \'kill -HUP "$c" 2>/dev/null\' HUP',
-  'env --default-signal sh -c \'exec "$@"\' warren-command "$@" <&3 3<&- &',
-  'c=$!',
-  'exec 3<&-',
-  'while :; do',
-  '  wait "$c" 2>/dev/null; s=$?',
-  '  kill -0 "$c" 2>/dev/null && continue',
-  '  wait "$c" 2>/dev/null; t=$?; [ "$t" -ne 127 ] && s=$t',
-  '  break',
-  'done',
-  'exit "$s"',
-].join('\n');
+const INIT = initScript({ stdin: 'handed-over', statusFile: false });
+
+/**
+ * The namespace's first process, as a run's (`stdin` handed over through fd 3, see above) or a
+ * service's (stdin closed; on the command's exit its status written to the file named by `$1`,
+ * so that a crash is told from a stop). One script for both: every command, a service's too,
+ * starts with every signal at its default.
+ */
+function initScript(o: { stdin: 'handed-over' | 'closed'; statusFile: boolean }): string {
+  const handedOver = o.stdin === 'handed-over';
+  return [
+    ...(o.statusFile ? ['st=$1; shift'] : []),
+    ...(handedOver ? ['exec 3<&0'] : []),
+    'trap \'kill -TERM "$c" 2>/dev/null\' TERM',
+    'trap \'kill -INT "$c" 2>/dev/null\' INT',
+    'trap \'kill -HUP "$c" 2>/dev/null\' HUP',
+    `env --default-signal sh -c 'exec "$@"' warren-command "$@" ${handedOver ? '<&3 3<&-' : '</dev/null'} &`,
+    'c=$!',
+    ...(handedOver ? ['exec 3<&-'] : []),
+    'while :; do',
+    '  wait "$c" 2>/dev/null; s=$?',
+    '  kill -0 "$c" 2>/dev/null && continue',
+    '  wait "$c" 2>/dev/null; t=$?; [ "$t" -ne 127 ] && s=$t',
+    '  break',
+    'done',
+    ...(o.statusFile ? ['printf \'%s\\n\' "$s" > "$st"'] : []),
+    'exit "$s"',
+  ].join('\n');
+}
 
 /**
  * The argv that runs `argv` (already sandbox-wrapped, if at all) under this containment, with
@@ -179,26 +192,8 @@ export function containedArgv(
   return [...deathsig, ...ns, ...mountArgv(mounts, command), ...user, 'sh', '-c', INIT, 'warren-init', ...argv];
 }
 
-/**
- * A service's first process inside its namespace: INIT's signal forwarding, and on the
- * command's exit its status written to `$1` (a crash is then told from a stop by its status).
- */
-const SERVICE_INIT = [
-  'st=$1; shift',
-  'trap \'kill -TERM "$c" 2>/dev/null\' TERM',
-  'trap \'kill -INT "$c" 2>/dev/null\' INT',
-  'trap \'kill -HUP "$c" 2>/dev/null\' HUP',
-  '"$@" </dev/null &',
-  'c=$!',
-  'while :; do',
-  '  wait "$c" 2>/dev/null; s=$?',
-  '  kill -0 "$c" 2>/dev/null && continue',
-  '  wait "$c" 2>/dev/null; t=$?; [ "$t" -ne 127 ] && s=$t',
-  '  break',
-  'done',
-  'printf \'%s\\n\' "$s" > "$st"',
-  'exit "$s"',
-].join('\n');
+/** A service's first process inside its namespace (initScript): its exit status goes to `$1`. */
+const SERVICE_INIT = initScript({ stdin: 'closed', statusFile: true });
 
 /** The uid a service that refuses root (PostgreSQL) runs as, in a user namespace of its own, when warren is root. */
 export const SERVICE_UID = 1000;
