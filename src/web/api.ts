@@ -185,8 +185,8 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     return streamSSE(c, async (stream) => {
       const send = (event: string, data: unknown): Promise<void> =>
         stream.writeSSE({ event, data: JSON.stringify(data) });
-      await new Promise<void>((resolve) => {
-        const follower = followTranscript({
+      await followOnStream(stream, deps, (done) =>
+        followTranscript({
           // The same run, looked up again each time: its transcript may appear after it started.
           conversation: () => {
             const now = newestConversation(store, ctx.key, id);
@@ -198,15 +198,8 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
             await send('end', info);
             done();
           },
-        });
-        const done = () => {
-          follower.stop();
-          deps.closers.delete(done);
-          resolve();
-        };
-        deps.closers.add(done);
-        stream.onAbort(done);
-      });
+        }),
+      );
     });
   });
 
@@ -240,12 +233,12 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       const send = (event: string, data: unknown): Promise<void> =>
         stream.writeSSE({ event, data: JSON.stringify(data) });
       await send('meta', { path: source.path, startedSeq: source.startedSeq });
-      await new Promise<void>((resolve) => {
-        const isFinished = (): boolean => {
-          const now = logSource(store.taskEvents(ctx.key, id, 200));
-          return now === null || now.startedSeq !== source.startedSeq || now.finished !== null;
-        };
-        const follower = followLog({
+      const isFinished = (): boolean => {
+        const now = logSource(store.taskEvents(ctx.key, id, 200));
+        return now === null || now.startedSeq !== source.startedSeq || now.finished !== null;
+      };
+      await followOnStream(stream, deps, (done) =>
+        followLog({
           // Re-resolved and re-checked each time: the file may not exist yet when the command has just started.
           resolve: () => {
             const now = resolveLog(source.path, roots);
@@ -263,15 +256,34 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
             });
             done();
           },
-        });
-        const done = () => {
-          follower.stop();
-          deps.closers.delete(done);
-          resolve();
-        };
-        deps.closers.add(done);
-        stream.onAbort(done);
-      });
+        }),
+      );
     });
+  });
+}
+
+/**
+ * Runs a follower on an SSE stream until it says it is done, the client goes away, or the server
+ * closes (its closers): whichever comes first stops it, once.
+ */
+function followOnStream(
+  stream: { onAbort(listener: () => void): void },
+  deps: Pick<ApiDeps, 'closers'>,
+  start: (done: () => void) => { stop(): void },
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let follower: { stop(): void } | null = null;
+    let ended = false;
+    const done = (): void => {
+      if (ended) return;
+      ended = true;
+      follower?.stop();
+      deps.closers.delete(done);
+      resolve();
+    };
+    follower = start(done);
+    if (ended) follower.stop();
+    deps.closers.add(done);
+    stream.onAbort(done);
   });
 }
