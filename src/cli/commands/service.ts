@@ -12,32 +12,24 @@ export const registerService: Register = (program, run) => {
   const service = program
     .command('service')
     .description("a task's services (warren.yaml `services:`): start or stop one, read its log");
-  service
-    .command('start')
-    .description('start a service of the task (again, after a crash or a stop) and wait until it is ready')
-    .argument('<id>')
-    .argument('<name>')
-    .action((rawId: string, name: string) =>
-      run(async (env) => {
-        env.taskId = validateTaskId(rawId);
-        const ctx = await env.project();
-        const s = await startService(ctx, rawId, name);
-        return { data: s, human: line(s) };
-      }),
-    );
-  service
-    .command('stop')
-    .description('stop a process service of the task (SIGTERM, then SIGKILL after kill_grace)')
-    .argument('<id>')
-    .argument('<name>')
-    .action((rawId: string, name: string) =>
-      run(async (env) => {
-        env.taskId = validateTaskId(rawId);
-        const ctx = await env.project();
-        const s = await stopService(ctx, rawId, name);
-        return { data: s, human: line(s) };
-      }),
-    );
+  const verbs = [
+    ['start', 'start a service of the task (again, after a crash or a stop) and wait until it is ready', startService],
+    ['stop', 'stop a process service of the task (SIGTERM, then SIGKILL after kill_grace)', stopService],
+  ] as const;
+  for (const [verb, description, act] of verbs) {
+    service
+      .command(verb)
+      .description(description)
+      .argument('<id>')
+      .argument('<name>')
+      .action((rawId: string, name: string) =>
+        run(async (env) => {
+          env.taskId = validateTaskId(rawId);
+          const s = await act(await env.project(), rawId, name);
+          return { data: s, human: line(s) };
+        }),
+      );
+  }
   service
     .command('logs')
     .description("print a service's log (its last lines with --lines)")
