@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { fuseMountsTouching, NOBODY, nobodyRepo, shellAsNobody, type NobodyRepo } from './helpers/nobody.js';
+import { alive } from './helpers/procs.js';
 import { makeNodeModules, treeDigest } from './helpers/tree.js';
 
 /**
@@ -140,8 +141,7 @@ describe.skipIf(noFuse !== null)('cow as an unprivileged user, through fuse-over
     expect(daemon).toBeDefined();
     process.kill(Number(daemon), 'SIGKILL');
     // A signal is delivered, not waited for: the mount is dead once the daemon is.
-    for (let waited = 0; fs.existsSync(`/proc/${daemon}`) && !zombie(Number(daemon)) && waited < 5000; waited += 20)
-      execFileSync('sleep', ['0.02']);
+    for (let waited = 0; alive(Number(daemon)) && waited < 5000; waited += 20) execFileSync('sleep', ['0.02']);
     const dead = shellAsNobody(ws, 'ls node_modules');
     expect(dead.stderr).toContain('Transport endpoint is not connected');
     const cat = repo.warren(['exec', 'a', '--', 'cat', 'node_modules/mine.js']);
@@ -170,12 +170,3 @@ describe.skipIf(noFuse !== null)('cow as an unprivileged user, through fuse-over
     expect(treeDigest(path.join(repo.root, 'node_modules'))).toBe(before);
   });
 });
-
-function zombie(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return true;
-  }
-}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openProject, openStore } from '../src/composition.js';
 import { runAgent } from '../src/run/operations.js';
-import { listPids } from '../src/run/proc.js';
+import { listPids } from '../src/system/proc.js';
 import { createTask } from '../src/workspace/create.js';
 import { removeTask } from '../src/workspace/remove.js';
 import type { ProjectContext } from '../src/workspace/context.js';

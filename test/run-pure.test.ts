@@ -6,7 +6,7 @@ import { containedArgv, type Containment } from '../src/run/containment.js';
 import { commandCandidates } from '../src/run/execute.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
 import { findFreeRun } from '../src/run/ports.js';
-import { parseProcNetTcp } from '../src/run/proc.js';
+import { parseProcNetTcp } from '../src/system/proc.js';
 import { MOUNT_FAILED_STATUS, mountFailureReason, NOT_FOUND_STATUS, type RunMount } from '../src/run/run-mounts.js';
 import { classifyRisk } from '../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';

@@ -1,7 +1,7 @@
 import type { AuditSection } from '../workspace/types.js';
 import type { Task } from '../state/types.js';
 import { portsOf, type PortBlock } from './ports.js';
-import { environOf, hasProc, listeningSocketsSeenBy, listPids, socketInodesOf } from './proc.js';
+import { environOf, hasProc, listeningSocketsSeenBy, listPids, socketInodesOf } from '../system/proc.js';
 
 /**
  * `warren audit ID`, section "ports": the task's block, and every TCP port its processes are

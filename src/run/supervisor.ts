@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { startBounded, tryKill } from '../system/spawn.js';
 import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
-import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from './proc.js';
+import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 import type { RunMount } from './run-mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 

@@ -4,7 +4,7 @@ import { spawnService, tryKill } from '../system/spawn.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { procStartTime } from '../util/lockfile.js';
 import { serviceArgv, type Containment, type ContainmentKind } from '../run/containment.js';
-import { childrenOf, environOf, isAlive, listPids, pidNamespaceOf, pidsInNamespace } from '../run/proc.js';
+import { childrenOf, environOf, isAlive, listPids, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 
 /**
  * A long-running process warren started for a task (or its PostgreSQL cluster), held in a PID

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { environOf, isAlive, listPids } from './proc.js';
 
 /**
  * What a killed warren left running. warren's own git calls run in process groups of their own
@@ -19,25 +19,7 @@ export function ownerTag(pid: number, procStart: string | null): string {
 
 /** Live processes (not zombies) whose environment names `tag` as their owner. */
 export function leftRunning(tag: string): number[] {
-  const needle = `${OWNER_ENV}=${tag}`;
-  const out: number[] = [];
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return out; // no /proc: nothing to find
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (!fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(needle)) continue;
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') out.push(Number(name));
-    } catch {
-      // gone, or another user's
-    }
-  }
-  return out;
+  return listPids().filter((pid) => pid !== process.pid && environOf(pid).get(OWNER_ENV) === tag && isAlive(pid));
 }
 
 /**
