@@ -169,12 +169,17 @@ describe.skipIf(noPostgres)('postgres per task', () => {
     expect(show.json.services.find((s) => s.name === 'db')?.from).toMatch(/^dump /);
   }, 120_000);
 
-  it("the merge queue's gate runs the tests against a fresh database of its own, not the task's, and drops it", async () => {
+  it("the merge queue's gate runs its setup's migration and the tests against a fresh database of its own, not the task's, and drops it", async () => {
     const seen = path.join(fs.mkdtempSync(path.join(repoTmp(), 'gate-')), 'url');
-    const repo = dbRepo(`${DB_YAML}verify:\n  - { id: test, run: "sh test.sh" }\n`, {
+    const setup = 'setup:\n  - { id: migrate, run: "sh migrate.sh", gate: true }\n';
+    const repo = dbRepo(`${DB_YAML}${setup}verify:\n  - { id: test, run: "sh test.sh" }\n`, {
+      // A migration the gate runs too (`gate: true`): it must see the gate's database already.
+      'migrate.sh': `set -e
+${pgBin('psql')} -XAt "$DATABASE_URL" -c "ALTER TABLE items ADD COLUMN IF NOT EXISTS migrated boolean NOT NULL DEFAULT true"
+`,
       'test.sh': `set -e
 echo "$DATABASE_URL" > ${seen}
-n=$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items")
+n=$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items WHERE migrated")
 test "$n" = 2
 ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('written by the gate')"
 `,

@@ -41,6 +41,8 @@ export interface GateSnapshot {
 
 export interface GateProvision {
   records: ProvisionRecord[];
+  /** The integration workspace as provisioned, with what `prepare` added (its services). */
+  task: Task;
   snapshots: GateSnapshot[];
   /** The setup steps run in the gate (the install, `gate: true` steps); null when none ran. */
   setup: StepsOutcome | null;
@@ -60,11 +62,16 @@ export function gateSetupSteps(setup: readonly SetupStep[], install: boolean): S
   return setup.filter((s) => s.gate === true || (install && isInstallStep(s)));
 }
 
-/** Provisions the integration workspace `task` (at the integrated commit) and runs the gate's setup steps. */
+/**
+ * Provisions the integration workspace `task` (at the integrated commit), lets `prepare` add to
+ * it (the gate's services: its setup steps see them, as a task's setup does at `new`), and runs
+ * the gate's setup steps.
+ */
 export async function provisionGate(
   ctx: ProjectContext,
   task: Task,
   provisioned: (records: ProvisionRecord[]) => void,
+  prepare: (provisioned: Task) => Promise<Task>,
 ): Promise<GateProvision> {
   const sources = await resolveSources(ctx);
   const cow = (await overlaySupport(ctx.store.home)).ok;
@@ -125,19 +132,19 @@ export async function provisionGate(
     if (r.snapshot && !snapshots.some((s) => s.path === r.path))
       snapshots.push({ path: r.path, key: r.snapshot, lockfile: r.lockfile?.path ?? null, how: 'main' });
   }
-  if (steps.length === 0) return { records, snapshots, setup: null };
+  const prepared = await prepare({ ...task, data: { ...task.data, provision: records } });
+  if (steps.length === 0) return { records, task: prepared, snapshots, setup: null };
   if (install.length > 0)
     ctx.reporter.line(
       `warren: merge queue: no dependency snapshot matches the integrated ${install.map((i) => i.lockfile.path).join(', ')}; installing in the integration workspace…`,
     );
-  const provisionedTask: Task = { ...task, data: { ...task.data, provision: records } };
-  const setup = await runSteps(ctx, provisionedTask, 'setup', steps, {
+  const setup = await runSteps(ctx, prepared, 'setup', steps, {
     stopOnFailure: true,
     output: { stdout: null, stderr: null },
   });
-  if (!setup.ok) return { records, snapshots, setup };
+  if (!setup.ok) return { records, task: prepared, snapshots, setup };
   for (const i of install) snapshots.push(await keepInstall(ctx, task, i));
-  return { records, snapshots, setup };
+  return { records, task: prepared, snapshots, setup };
 }
 
 /** The gate's fresh install of `item`, taken as the snapshot for its lockfile when it matches it. */

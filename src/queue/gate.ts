@@ -112,7 +112,17 @@ export async function runGate(
   try {
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
-    const deps = await provisionGate(ctx, task, (made) => (records = made));
+    // Fresh services of the gate's own, before its setup steps (which see them, as at `new`): the
+    // integrated commit is tested against nobody's data.
+    const deps = await provisionGate(
+      ctx,
+      task,
+      (made) => (records = made),
+      async (provisioned) => ({
+        ...provisioned,
+        data: { ...provisioned.data, services: await startGateServices(ctx, provisioned) },
+      }),
+    );
     records = deps.records;
     const setupLog = deps.setup?.log ?? null;
     if (deps.setup && !deps.setup.ok) {
@@ -127,15 +137,10 @@ export async function runGate(
         setupFailed: true,
       };
     } else {
-      // Fresh services of the gate's own: the integrated commit is tested against nobody's data.
-      const services = await startGateServices(ctx, { ...task, data: { ...task.data, provision: records } });
-      const ran = await runSteps(
-        ctx,
-        { ...task, data: { ...task.data, provision: records, services } },
-        'verify',
-        steps,
-        { stopOnFailure: false, output: { stdout: null, stderr: null } },
-      );
+      const ran = await runSteps(ctx, deps.task, 'verify', steps, {
+        stopOnFailure: false,
+        output: { stdout: null, stderr: null },
+      });
       outcome = {
         passed: ran.ok,
         log: ran.log,
