@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const ROWS = Number(process.argv[2] ?? 400_000);
-const N = Number(process.argv[3] ?? 5);
+const SCALE = Number(process.argv[2] ?? 1);
+const N = Number(process.argv[3] ?? 7);
 const BIN = path.resolve(import.meta.dirname, '../bin/warren.js');
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-services-')));
 const repo = path.join(base, 'repo');
@@ -22,27 +22,63 @@ const PG = (() => {
   const v = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0];
   return path.join('/usr/lib/postgresql', v, 'bin');
 })();
+const rows = (n) => Math.round(n * SCALE);
+
+// Two templates of about 100 MB each. `app` is shaped like an application's database: keys,
+// unique columns, foreign keys, checks and the indexes its queries need (a search among them),
+// which a restore rebuilds and checks and a clone copies as bytes. `flat` is one table and one
+// index: the restore's easiest case, where the clone's fixed cost (it fsyncs each of the ~300
+// files of a database) weighs most.
+const SHAPES = {
+  app: {
+    what: 'five tables: 5 primary keys, 2 unique, 5 foreign keys, 4 checks, 6 more indexes (one full-text)',
+    sql: `CREATE TABLE customers (id bigint PRIMARY KEY, email text NOT NULL UNIQUE, name text NOT NULL, created_at timestamptz NOT NULL);
+CREATE TABLE products (id bigint PRIMARY KEY, sku text NOT NULL UNIQUE, title text NOT NULL, price_cents integer NOT NULL CHECK (price_cents > 0));
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL REFERENCES customers, status text NOT NULL CHECK (status IN ('new', 'paid', 'shipped', 'returned')), placed_at timestamptz NOT NULL);
+CREATE TABLE order_lines (order_id bigint NOT NULL REFERENCES orders, line integer NOT NULL, product_id bigint NOT NULL REFERENCES products, quantity integer NOT NULL CHECK (quantity > 0), PRIMARY KEY (order_id, line));
+CREATE TABLE reviews (id bigint PRIMARY KEY, product_id bigint NOT NULL REFERENCES products, customer_id bigint NOT NULL REFERENCES customers, rating smallint NOT NULL CHECK (rating BETWEEN 1 AND 5), body text NOT NULL);
+INSERT INTO customers SELECT g, 'user' || g || '@example.com', initcap(md5(g::text)), now() - g * interval '1 minute' FROM generate_series(1, ${rows(40_000)}) g;
+INSERT INTO products SELECT g, 'SKU-' || lpad(g::text, 8, '0'), md5((g * 3)::text), 100 + g % 9000 FROM generate_series(1, ${rows(8_000)}) g;
+INSERT INTO orders SELECT g, 1 + (g::bigint * 7919) % ${rows(40_000)}, (ARRAY['new', 'paid', 'shipped', 'returned'])[1 + g % 4], now() - g * interval '1 second' FROM generate_series(1, ${rows(110_000)}) g;
+INSERT INTO order_lines SELECT o, l, 1 + (o * 31 + l * 17) % ${rows(8_000)}, 1 + (o + l) % 5 FROM generate_series(1, ${rows(110_000)}) o, generate_series(1, 3) l;
+INSERT INTO reviews SELECT g, 1 + (g * 13) % ${rows(8_000)}, 1 + (g::bigint * 7) % ${rows(40_000)}, 1 + g % 5,
+  (SELECT string_agg(w, ' ') FROM (SELECT (ARRAY['great', 'slow', 'broken', 'works', 'fast', 'cheap', 'returned', 'again', 'quality', 'shipping', 'size', 'colour', 'battery', 'screen', 'sound', 'price', 'gift', 'daughter', 'loved', 'hated'])[1 + ((g * 7 + i * 13) % 20)]
+    || CASE WHEN i % 3 = 0 THEN ' ' || substr(md5((g * i)::text), 1, 6) ELSE '' END AS w FROM generate_series(1, 30) i) s)
+  FROM generate_series(1, ${rows(55_000)}) g;
+CREATE INDEX orders_customer ON orders (customer_id);
+CREATE INDEX orders_status_placed ON orders (status, placed_at);
+CREATE INDEX order_lines_product ON order_lines (product_id);
+CREATE INDEX customers_created ON customers (created_at);
+CREATE INDEX reviews_product ON reviews (product_id);
+CREATE INDEX reviews_search ON reviews USING gin (to_tsvector('english', body));
+`,
+  },
+  flat: {
+    what: 'one table and one index',
+    sql: `CREATE TABLE events (id bigint PRIMARY KEY, kind text NOT NULL, body text NOT NULL, at timestamptz NOT NULL);
+INSERT INTO events SELECT g, md5(g::text), repeat(md5((g * 7)::text), 4), now() - g * interval '1 second' FROM generate_series(1, ${rows(330_000)}) g;
+CREATE INDEX events_kind ON events (kind);
+`,
+  },
+};
 
 fs.mkdirSync(repo);
 const git = (...args) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
 git('init', '-q', '-b', 'main');
 git('config', 'user.name', 'bench');
 git('config', 'user.email', 'bench@example.invalid');
-fs.writeFileSync(
-  path.join(repo, 'seed.sql'),
-  `CREATE TABLE events (id bigint PRIMARY KEY, kind text NOT NULL, body text NOT NULL, at timestamptz NOT NULL);
-INSERT INTO events SELECT g, md5(g::text), repeat(md5((g * 7)::text), 4), now() - g * interval '1 second' FROM generate_series(1, ${ROWS}) g;
-CREATE INDEX events_kind ON events (kind);
-`,
-);
-fs.writeFileSync(
-  path.join(repo, 'warren.yaml'),
-  `services:
-  db: { kind: postgres, seed: { sql: seed.sql } }
+for (const [name, shape] of Object.entries(SHAPES)) fs.writeFileSync(path.join(repo, `${name}.sql`), shape.sql);
+// First the two templates (a database service each); then the task the second part times.
+const TEMPLATES_YAML = `services:
+  app: { kind: postgres, seed: { sql: app.sql } }
+  flat: { kind: postgres, seed: { sql: flat.sql } }
+`;
+const TASK_YAML = `services:
+  db: { kind: postgres, seed: { sql: app.sql } }
   cache: { kind: redis }
   web: { run: "exec python3 -m http.server $WARREN_PORT --bind 127.0.0.1", ready: { http: / } }
-`,
-);
+`;
+fs.writeFileSync(path.join(repo, 'warren.yaml'), TEMPLATES_YAML);
 git('add', '-A');
 git('commit', '-q', '-m', 'init');
 
@@ -57,6 +93,7 @@ function ms(fn) {
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
 let cluster;
 function admin(sql, database = 'postgres') {
@@ -78,81 +115,87 @@ function adminEnv(database = 'postgres') {
     PGDATABASE: database,
   };
 }
+// Neither way pays for the other's writes: the cluster's dirty buffers are flushed, untimed, first.
+const timed = (fn) => {
+  admin('CHECKPOINT');
+  return ms(fn);
+};
 
 try {
   warren('trust', '--yes');
   const first = ms(() => warren('new', 'feat', 'first'));
   const shown = JSON.parse(warren('--json', 'show', 'first'));
-  const built = shown.events.find((e) => e.kind === 'service.template_built');
-  const template = built.template;
-  const db = shown.services.find((s) => s.name === 'db').database;
-  const bytes = Number(admin(`SELECT pg_database_size('${db}')`));
-  console.log(
-    `template ${template}: ${(bytes / 1024 / 1024).toFixed(1)} MiB (${ROWS} rows and an index), built once in ${built.ms} ms; first task ready in ${first.toFixed(0)} ms`,
-  );
-
-  // 1. Clone against createdb + psql < dump, same data.
-  const dump = path.join(base, 'dump.sql');
-  execFileSync(`${PG}/pg_dump`, ['-f', dump, db], { env: adminEnv() });
-  const clone = [];
-  const restore = [];
-  for (let i = 0; i < N; i++) {
-    clone.push(ms(() => admin(`CREATE DATABASE bench_clone_${i} TEMPLATE ${template} STRATEGY = FILE_COPY`)));
-    restore.push(
-      ms(() => {
-        execFileSync(`${PG}/createdb`, [`bench_restore_${i}`], { env: adminEnv() });
-        execFileSync(`${PG}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', dump], {
-          env: adminEnv(`bench_restore_${i}`),
-          stdio: ['ignore', 'ignore', 'inherit'],
-        });
-      }),
+  console.log(`templates built and the first task ready in ${first.toFixed(0)} ms`);
+  const table = [];
+  for (const name of Object.keys(SHAPES)) {
+    const built = shown.events.find((e) => e.kind === 'service.template_built' && e.name === name);
+    const template = built.template;
+    const db = shown.services.find((s) => s.name === name).database;
+    const bytes = Number(admin(`SELECT pg_database_size('${db}')`));
+    const relations = admin(
+      `SELECT count(*) FILTER (WHERE relkind = 'r') || ' tables, ' || count(*) FILTER (WHERE relkind = 'i') || ' indexes' FROM pg_class WHERE relnamespace = 'public'::regnamespace`,
+      db,
     );
-    admin(`DROP DATABASE bench_clone_${i}`);
-    admin(`DROP DATABASE bench_restore_${i}`);
-  }
-  // PostgreSQL 15's default strategy: every block through the WAL instead of a file copy and two checkpoints.
-  const walLog = [];
-  for (let i = 0; i < N; i++) {
-    walLog.push(ms(() => admin(`CREATE DATABASE bench_wal_${i} TEMPLATE ${template} STRATEGY = WAL_LOG`)));
-    admin(`DROP DATABASE bench_wal_${i}`);
-  }
-  // The same clone with the cluster's fsync off (a reload, no restart): how much of it is the fsync of the copied files.
-  admin('ALTER SYSTEM SET fsync = off');
-  admin('SELECT pg_reload_conf()');
-  const noSync = [];
-  for (let i = 0; i < N; i++) {
-    noSync.push(ms(() => admin(`CREATE DATABASE bench_nosync_${i} TEMPLATE ${template} STRATEGY = FILE_COPY`)));
-    admin(`DROP DATABASE bench_nosync_${i}`);
-  }
-  admin('ALTER SYSTEM RESET fsync');
-  admin('SELECT pg_reload_conf()');
-  // What warren itself reported for the task databases it made (role, clone, grants, ownership).
-  const c = median(clone);
-  const r = median(restore);
-  console.log('\n| way to a ~100 MB database | median of ' + N + ' (ms) | ratio to restore |');
-  console.log('|---|---:|---:|');
-  console.log(`| createdb + psql < dump (baseline) | ${r.toFixed(0)} | 1.00 |`);
-  console.log(`| CREATE DATABASE … TEMPLATE (FILE_COPY) | ${c.toFixed(0)} | ${(c / r).toFixed(3)} |`);
-  console.log(
-    `| CREATE DATABASE … TEMPLATE (WAL_LOG) | ${median(walLog).toFixed(0)} | ${(median(walLog) / r).toFixed(3)} |`,
-  );
-  console.log(
-    `| FILE_COPY, the cluster's fsync off | ${median(noSync).toFixed(0)} | ${(median(noSync) / r).toFixed(3)} |`,
-  );
+    console.log(
+      `${name}: ${SHAPES[name].what} (${relations}), ${mib(bytes)}, template ${template} built once in ${built.ms} ms`,
+    );
 
-  // 2. A ready task with a database, a redis and a dev server.
-  const ready = [];
-  const made = [];
-  for (let i = 0; i < N; i++) {
-    ready.push(ms(() => warren('new', 'feat', `t${i}`)));
-    const ev = JSON.parse(warren('--json', 'show', `t${i}`)).events;
-    made.push(ev.find((e) => e.kind === 'service.database_created').ms);
+    // Clone against createdb + psql < dump, same data, alternated.
+    const dump = path.join(base, `${name}.sql.dump`);
+    execFileSync(`${PG}/pg_dump`, ['-f', dump, db], { env: adminEnv() });
+    const clone = [];
+    const restore = [];
+    const walLog = [];
+    for (let i = 0; i < N; i++) {
+      clone.push(timed(() => admin(`CREATE DATABASE bench_clone_${i} TEMPLATE ${template} STRATEGY = FILE_COPY`)));
+      restore.push(
+        timed(() => {
+          execFileSync(`${PG}/createdb`, [`bench_restore_${i}`], { env: adminEnv() });
+          execFileSync(`${PG}/psql`, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', dump], {
+            env: adminEnv(`bench_restore_${i}`),
+            stdio: ['ignore', 'ignore', 'inherit'],
+          });
+        }),
+      );
+      // PostgreSQL 15's default strategy: every block through the WAL instead of a file copy and two checkpoints.
+      walLog.push(timed(() => admin(`CREATE DATABASE bench_wal_${i} TEMPLATE ${template} STRATEGY = WAL_LOG`)));
+      for (const way of ['clone', 'restore', 'wal']) admin(`DROP DATABASE bench_${way}_${i}`);
+    }
+    const r = median(restore);
+    table.push([`${name}, ${mib(bytes)}: createdb + psql < dump (baseline)`, r, 1]);
+    table.push([`${name}: CREATE DATABASE … TEMPLATE (FILE_COPY, what warren runs)`, median(clone), median(clone) / r]);
+    table.push([`${name}: CREATE DATABASE … TEMPLATE (WAL_LOG)`, median(walLog), median(walLog) / r]);
+    if (name === 'app') {
+      // What warren itself reported for the task databases it made (role, clone, grants, ownership).
+      const made = [];
+      for (let i = 0; i < N; i++) {
+        admin('CHECKPOINT');
+        warren('new', 'feat', `c${i}`);
+        const ev = JSON.parse(warren('--json', 'show', `c${i}`)).events;
+        made.push(ev.find((e) => e.kind === 'service.database_created' && e.name === 'app')?.ms ?? NaN);
+        warren('rm', `c${i}`);
+      }
+      table.push([
+        `${name}: warren new's database step (role, clone, ownership), its event`,
+        median(made),
+        median(made) / r,
+      ]);
+    }
   }
+  console.log(`\n| way to the database | median of ${N} (ms) | ratio to its restore |`);
+  console.log('|---|---:|---:|');
+  for (const [what, t, ratio] of table) console.log(`| ${what} | ${t.toFixed(0)} | ${ratio.toFixed(3)} |`);
+
+  // 2. A ready task with a database, a redis and a dev server, the template already built.
+  warren('rm', 'first');
+  fs.writeFileSync(path.join(repo, 'warren.yaml'), TASK_YAML);
+  git('commit', '-q', '-am', 'a database, a cache and a dev server');
+  warren('trust', '--yes');
+  warren('new', 'feat', 'warm');
+  const ready = [];
+  for (let i = 0; i < N; i++) ready.push(ms(() => warren('new', 'feat', `t${i}`)));
   console.log(
-    `| warren new's database step (role + clone + ownership), from its event | ${median(made).toFixed(0)} | ${(median(made) / r).toFixed(3)} |`,
-  );
-  console.log(
-    `\nready task with a database, a redis and a dev server (warren new, start to exit): median ${median(ready).toFixed(0)} ms of ${N} (${ready.map((x) => x.toFixed(0)).join(', ')})`,
+    `\nready task with a database (app), a redis and a dev server (ready by HTTP): warren new, start to exit, median ${median(ready).toFixed(0)} ms of ${N} (${ready.map((x) => x.toFixed(0)).join(', ')})`,
   );
   console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg()[0].toFixed(2)}`);
 } finally {

@@ -315,6 +315,27 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect(left).toContain(tpl(second));
   }, 120_000);
 
+  it('a seed that fails refuses new with its error, makes nothing, and the fixed seed builds the template', async () => {
+    const repo = dbRepo(DB_YAML, { 'db/schema.sql': `${SCHEMA}INSERT INTO nowhere VALUES (1);\n` });
+    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
+    expect(r.code).toBe(1);
+    expect(r.json.error.code).toBe('CREATE_FAILED');
+    expect(r.json.error.message).toContain('the seed of service db failed');
+    expect(r.json.error.message).toContain('relation "nowhere" does not exist');
+    // The cause is a sentence inside warren's: one full stop before what was undone, not two.
+    expect(r.json.error.message).toMatch(/could not be made\. Undone: /);
+    expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+    expect(repo.git('branch', '--list', 'feat/x')).toBe('');
+    // The half-built template is there (a crash could leave one too); the next new drops it and builds the right one.
+    repo.write('db/schema.sql', SCHEMA);
+    repo.commit('a seed that works');
+    expect((await repo.warren('new', 'feat', 'x')).code).toBe(0);
+    const url = (await envOf(repo, 'x')).DATABASE_URL ?? '';
+    expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('2');
+    expect((await repo.warren('rm', 'x')).code).toBe(0);
+    expect(warrenObjects(repo.home).databases.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
+  }, 90_000);
+
   it('a template that does not exist refuses new, naming the key, with nothing made', async () => {
     const repo = dbRepo(`services:\n  db: { kind: postgres, template: app_dev }\n`);
     const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'x');
@@ -527,6 +548,8 @@ console.log('listening on', port);
     expect(r.json.error.code).toBe('CREATE_FAILED');
     expect(r.json.error.message).toMatch(/service web of task bad did not start: it was not ready within 1s/);
     expect(r.json.error.message).toContain('broken config');
+    // The cause is a sentence inside warren's: one full stop, not two.
+    expect(r.json.error.message).toMatch(/[^.]\. Undone: /);
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
     expect(livingDaemons(repo.home)).toEqual([]);
     // A sleep of a length no other test uses: nothing of the service is left anywhere.

@@ -353,7 +353,8 @@ export function newTaskFailed(
   err: unknown,
 ): WarrenError {
   const verb = live.restore ? 'restoring' : 'creating';
-  const message = errorMessage(err);
+  // The cause is set inside a sentence of ours: its own full stop would make two.
+  const message = errorMessage(err).replace(/\.+$/, '');
   ctx.store.addEvent({
     project: ctx.key,
     taskId: data.id,
