@@ -2,10 +2,11 @@
 // Services per task (issue 32), measured in one run on this machine; never fails.
 //  1. A task's database cloned from a template of about 100 MB (`CREATE DATABASE … TEMPLATE …
 //     STRATEGY = FILE_COPY`, the statement `warren new` runs) against the way without a
-//     template: `createdb` + `psql < dump` of the same data. The ratio is clone / restore.
+//     template: `createdb` + `psql < dump` of the same data. The ratio is clone / restore, for
+//     two templates: one shaped like an application's database and one table with one index.
 //  2. The time to a ready task with a database, a redis and a dev server (ready by HTTP):
 //     `warren new` from start to exit, the template already built.
-// Run: npm run build && node bench/services.js [rows] [iterations]
+// Run: npm run build && node bench/services.js [scale of the row counts, 1] [iterations, 7]
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
