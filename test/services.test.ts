@@ -329,10 +329,23 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     // The half-built template is there (a crash could leave one too); the next new drops it and builds the right one.
     repo.write('db/schema.sql', SCHEMA);
     repo.commit('a seed that works');
-    expect((await repo.warren('new', 'feat', 'x')).code).toBe(0);
+    const made = await repo.warren('new', 'feat', 'x');
+    expect(made.code).toBe(0);
+    // new says what it made for the services, in order.
+    const said = made.stdout.split('\n').filter((l) => /template|database|variable/.test(l));
+    expect(said).toEqual([
+      expect.stringMatching(/^built template warren_tpl_\w+ for service db from its seed \(\w{12}\) in \d+ ms$/),
+      expect.stringMatching(
+        /^service db: database (warren_x_db_\w+) \(owned by role \1\) from template warren_tpl_\w+ in \d+ ms$/,
+      ),
+      expect.stringMatching(/^wrote \d+ variable\(s\) to .*\/\.env\.warren \(kept out of git\)$/),
+    ]);
     const url = (await envOf(repo, 'x')).DATABASE_URL ?? '';
     expect(urlSql(url, 'SELECT count(*) FROM items').out).toBe('2');
-    expect((await repo.warren('rm', 'x')).code).toBe(0);
+    const database = new URL(url).pathname.slice(1);
+    const gone = await repo.warren('rm', 'x');
+    expect(gone.code).toBe(0);
+    expect(gone.stdout).toContain(`dropped database and role ${database}, and checked both are gone`);
     expect(warrenObjects(repo.home).databases.filter((d) => !d.startsWith('warren_tpl_'))).toEqual([]);
   }, 90_000);
 
@@ -397,6 +410,13 @@ console.log('listening on', port);
     // From the top of the block down; WARREN_PORT stays the task's own.
     expect(redisPort).toBe(first + 9);
     expect(webPort).toBe(first + 8);
+    // new says what it started, and where.
+    expect(made.stdout).toMatch(
+      new RegExp(`^service cache started on port ${redisPort}, ready in \\d+ ms \\(log .+\\)$`, 'm'),
+    );
+    expect(made.stdout).toMatch(
+      new RegExp(`^service web started on port ${webPort}, ready in \\d+ ms \\(log .+\\)$`, 'm'),
+    );
     const page = await (await fetch(`http://127.0.0.1:${webPort}/`)).text();
     expect(page).toBe(`port ${webPort} redis ${env.REDIS_URL}`);
     const ping = await repo.warren(
@@ -426,7 +446,9 @@ console.log('listening on', port);
     ]);
     expect(fs.readFileSync(show.json.services[1]?.log ?? '', 'utf8')).toContain(`listening on ${webPort}`);
 
-    expect((await repo.warren('rm', 'web')).code).toBe(0);
+    const gone = await repo.warrenJson<{ services: string[] }>('rm', 'web');
+    expect(gone.code).toBe(0);
+    expect(gone.json.services.sort()).toEqual(['service cache stopped', 'service web stopped']);
     expect(listening(webPort)).toBe(false);
     expect(listening(redisPort)).toBe(false);
     expect(livingDaemons(repo.home)).toEqual([]);

@@ -19,14 +19,22 @@ export interface CreatedSummary {
   setupSkipped?: { id: string; why: string }[];
   /** Warnings and errors recorded while creating (e.g. hooks that will not run, skipped paths): shown, never only logged. */
   warnings: { kind: string; level: string; message: string }[];
+  /** What was made for the task's services (a template built, its database, a process started), in words. */
+  services: { kind: string; message: string }[];
 }
 
-/** Reads the task's recorded facts and the non-info events newer than `sinceSeq`. */
+/** The services' events that say what `new` made: the rest (a crash, a failure) are warnings. */
+const MADE = new Set(['service.template_built', 'service.database_created', 'service.started', 'service.env_written']);
+
+/** Reads the task's recorded facts, the non-info events and what its services made, newer than `sinceSeq`. */
 export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number): CreatedSummary {
-  const warnings = ctx.store
-    .taskEvents(ctx.key, task.id, 200)
-    .filter((e) => e.seq > sinceSeq && e.level !== 'info')
+  const recent = ctx.store.taskEvents(ctx.key, task.id, 200).filter((e) => e.seq > sinceSeq);
+  const warnings = recent
+    .filter((e) => e.level !== 'info')
     .map((e) => ({ kind: e.kind, level: e.level, message: e.message }));
+  const services = recent
+    .filter((e) => e.level === 'info' && MADE.has(e.kind))
+    .map((e) => ({ kind: e.kind, message: e.message }));
   const { ports, risk, setup } = task.data;
   return {
     id: task.id,
@@ -41,5 +49,6 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
     ...(setup ? { log: setup.log, setupOk: setup.ok } : {}),
     ...(setup?.skipped ? { setupSkipped: setup.skipped } : {}),
     warnings,
+    services,
   };
 }

@@ -96,7 +96,7 @@ export function planGc(facts: readonly StrayFacts[], spare: ReadonlySet<string> 
           actions.push({ kind: 'remove-worktree', stray, path: stray.path ?? '', force: false, task });
         }
         break;
-      case 'orphan_branch':
+      case 'orphan-branch':
         if (f.unlandedCommits > 0) keep(f, `branch holds ${f.unlandedCommits} commit(s) on no other ref`);
         else actions.push({ kind: 'delete-branch', stray, branch: stray.branch ?? '', task });
         break;
@@ -171,7 +171,7 @@ async function readFacts(ctx: ProjectContext, f: StrayFacts): Promise<void> {
       f.unlandedCommits = (await commitsNotOn(ctx.repo, head, await otherRefTips(ctx.repo, own))).length;
     }
   }
-  if (stray.kind === 'orphan_branch' && stray.branch) {
+  if (stray.kind === 'orphan-branch' && stray.branch) {
     const others = await otherRefTips(ctx.repo, [`refs/heads/${stray.branch}`]);
     f.unlandedCommits = (await commitsNotOn(ctx.repo, `refs/heads/${stray.branch}`, others)).length;
   }
@@ -229,14 +229,14 @@ async function forgetTaskRow(ctx: ProjectContext, task: Task, live: GcLive): Pro
   if (own > 0) {
     live.kept.push({
       path: task.branch,
-      kind: 'orphan_branch',
+      kind: 'orphan-branch',
       reason: `branch warren made for task ${task.id}, which is gone, holds ${own} commit(s) on no other ref`,
     });
     return;
   }
   await deleteBranch(ctx.repo, task.branch);
   forgetBranch(ctx, task.branch);
-  live.removed.push({ kind: 'orphan_branch', id: task.id, branch: task.branch, action: 'delete-branch' });
+  live.removed.push({ kind: 'orphan-branch', id: task.id, branch: task.branch, action: 'delete-branch' });
 }
 
 const payload = (z: Schema) => z.object({ actions: z.number() });

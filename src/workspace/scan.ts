@@ -21,7 +21,7 @@ export const STRAY_KINDS = [
   'unclaimed',
   'prunable',
   'mounted',
-  'orphan_branch',
+  'orphan-branch',
   'foreign',
 ] as const;
 export type StrayKind = (typeof STRAY_KINDS)[number];
@@ -169,7 +169,7 @@ export function classifyStrays(input: ScanInput): Stray[] {
   }
   for (const leftover of input.leftoverBranches) {
     strays.push({
-      kind: 'orphan_branch',
+      kind: 'orphan-branch',
       id: leftover.id,
       branch: leftover.branch,
       reason: leftover.reason,

@@ -507,7 +507,8 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       // The server stops: the link goes with it.
       fs.writeFileSync(gate, '');
       expect((await exec).code).toBe(0);
-      await page.locator('#task a.endpoint').waitFor({ state: 'detached', timeout: 15_000 });
+      // (Its own port's link: another test's server may hold another port of the block meanwhile.)
+      await link.waitFor({ state: 'detached', timeout: 15_000 });
       expect(dialogs).toEqual([]);
     } finally {
       fs.writeFileSync(gate, '');

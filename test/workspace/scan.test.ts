@@ -43,7 +43,7 @@ describe('scan and gc', () => {
     expect(repo.git('worktree', 'list', '--porcelain')).not.toContain(ws);
   });
 
-  it('a branch warren made whose task is gone is an orphan_branch: gc deletes it when it holds nothing of its own, keeps it (saying why) when it does, and the ID is free again', async () => {
+  it('a branch warren made whose task is gone is an orphan-branch: gc deletes it when it holds nothing of its own, keeps it (saying why) when it does, and the ID is free again', async () => {
     const repo = makeRepo();
     for (const id of ['O-1', 'O-2']) await newTask(repo, id);
     const ws2 = (await repo.warrenJson<{ path: string }>('path', 'O-2')).json.path;
@@ -60,15 +60,15 @@ describe('scan and gc', () => {
     store.close();
     const scan = await repo.warrenJson<ScanJson>('scan');
     expect(scan.json.strays.map((s) => `${s.kind}:${s.branch}`).sort()).toEqual([
-      'orphan_branch:feat/O-1',
-      'orphan_branch:feat/O-2',
+      'orphan-branch:feat/O-1',
+      'orphan-branch:feat/O-2',
     ]);
     expect(scan.json.strays[0]?.reason).toMatch(/branch warren made for task O-\d, which is gone/);
     const gc = await repo.warrenJson<GcJson>('gc');
-    expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'orphan_branch', branch: 'feat/O-1' })]);
+    expect(gc.json.removed).toEqual([expect.objectContaining({ kind: 'orphan-branch', branch: 'feat/O-1' })]);
     expect(gc.json.kept).toContainEqual(
       expect.objectContaining({
-        kind: 'orphan_branch',
+        kind: 'orphan-branch',
         reason: expect.stringMatching(/1 commit\(s\) on no other ref/),
       }),
     );
@@ -194,7 +194,7 @@ describe('scan and gc', () => {
       }),
     );
     expect(scan.json.strays).toContainEqual(
-      expect.objectContaining({ kind: 'orphan_branch', branch: 'feat/K-8', id: 'K-8' }),
+      expect.objectContaining({ kind: 'orphan-branch', branch: 'feat/K-8', id: 'K-8' }),
     );
     expect(scan.json.strays).toContainEqual(expect.objectContaining({ kind: 'vanished', id: 'K-8' }));
 

@@ -60,13 +60,14 @@ export const registerNew: Register = (program, run) => {
     );
 };
 
-/** Ports, risk and the setup log, when the execution hooks recorded them on the task. */
+/** Ports, risk, what the services made and the setup log, when the execution hooks recorded them on the task. */
 function execLines(s: CreatedSummary): string {
   let human = '';
   if (s.ports) human += `\nports ${s.ports.first}-${s.ports.first + s.ports.count - 1}`;
   if (s.risk) {
     human += `\nrisk ${s.risk.level}; recommended sandbox ${s.risk.recommendedSandbox}${s.risk.reasons.length > 0 ? ` (${s.risk.reasons.join('; ')})` : ''}`;
   }
+  for (const m of s.services) human += `\n${m.message}`;
   for (const k of s.setupSkipped ?? []) human += `\nsetup ${k.id} skipped: ${k.why}`;
   if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
   return human;

@@ -29,9 +29,12 @@ export const registerRm: Register = (program, run) => {
         });
         // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
         // Read by sequence, not as the task's events: once removed, its events are no longer the current task's.
+        const services: string[] = [];
         for (const e of ctx.store.eventsSince(since, 500)) {
-          if (e.project === ctx.key && e.taskId === result.id && e.level !== 'info')
-            env.log(`warren: ${e.level}: ${e.message}`);
+          if (e.project !== ctx.key || e.taskId !== result.id) continue;
+          if (e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
+          // What went with the task's services (processes stopped, databases dropped and checked gone).
+          else if (e.kind === 'service.stopped' || e.kind === 'service.database_dropped') services.push(e.message);
         }
         const what = result.folderMissing
           ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)`
@@ -41,7 +44,7 @@ export const registerRm: Register = (program, run) => {
           : result.branchDeleted
             ? `${what}; deleted branch ${result.branch}`
             : `${what}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
-        return { data: result, human };
+        return { data: { ...result, services }, human: [human, ...services].join('\n') };
       }),
     );
 };

@@ -5,7 +5,8 @@ export const REMOVAL: Readonly<Record<string, CommandReference>> = {
   rm: {
     json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number;
   folderMissing?: true;        // the folder was already missing: only the records went
-  archive?: string }           // --discard: the ref everything was saved under, refs/warren/archive/<ID>/<UTC time>`,
+  archive?: string;            // --discard: the ref everything was saved under, refs/warren/archive/<ID>/<UTC time>
+  services: string[] }         // what went with its services: processes stopped, databases dropped and checked gone`,
     exit: [
       [
         0,
@@ -49,7 +50,8 @@ $ warren --json rm login
   "id": "login",
   "branch": "fix/login",
   "branchDeleted": false,
-  "unlandedCommits": 1
+  "unlandedCommits": 1,
+  "services": []
 }
 [exit 0]
 $ warren rm search
@@ -98,7 +100,8 @@ $ warren --json rm search --discard
   "branch": "feat/search",
   "branchDeleted": true,
   "unlandedCommits": 1,
-  "archive": "refs/warren/archive/search/20261130T214826.484Z"
+  "archive": "refs/warren/archive/search/20261130T214826.484Z",
+  "services": []
 }
 [exit 0]
 $ warren --json restore search
@@ -132,6 +135,7 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
       "message": "risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none"
     }
   ],
+  "services": [],
   "archive": "refs/warren/archive/search/20261130T214826.484Z",
   "ignored": []
 }
@@ -140,7 +144,7 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
   },
   scan: {
     json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
-// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan_branch | foreign (a path warren did not make: listed, never deleted)`,
+// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan-branch | foreign (a path warren did not make: listed, never deleted)`,
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan

@@ -13,6 +13,7 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
   log?: string; setupOk?: boolean;               // when setup ran
   setupSkipped?: { id: string; why: string }[];  // install steps skipped: the provisioned tree matched the lockfile
   warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
+  services: { kind: string; message: string }[];  // what was made for services: template, database, process started
 }`,
     exit: [
       [0, 'the task is `ready`'],
@@ -80,7 +81,8 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
       "level": "warn",
       "message": "risk medium (setup hello binds a port); recommended sandbox bwrap, this task uses none"
     }
-  ]
+  ],
+  "services": []
 }
 [exit 0]
 $ warren new feat -- 'x; rm -rf ~'
