@@ -139,6 +139,13 @@ describe('docs', () => {
     expect(bytes, 'README.md is 15,000 bytes or more: move detail into docs/').toBeLessThan(15_000);
   });
 
+  it('docs/benchmarks.md stays under 15 KB', () => {
+    const bytes = fs.statSync(path.join(ROOT, 'docs/benchmarks.md')).size;
+    expect(bytes, 'docs/benchmarks.md is 15,000 bytes or more: older runs belong to its git history').toBeLessThan(
+      15_000,
+    );
+  });
+
   it('relative links in README.md and docs/ point to files and headings that exist', () => {
     const broken = ['README.md', ...markdownFiles('docs')].flatMap(brokenLinks);
     expect(broken).toEqual([]);
