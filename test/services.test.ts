@@ -275,7 +275,7 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect(adminSql(theirs.home, 'SELECT count(*) FROM users', 'app_dev')).toBe('2');
   }, 90_000);
 
-  it('a seed command builds the template once per content of its inputs; a changed seed makes a new one, and show says which', async () => {
+  it('a seed command builds the template once per content of its inputs; a changed seed makes a new one, and show and status say which', async () => {
     const psql = pgBin('psql');
     const repo = dbRepo(
       `services:\n  db:\n    kind: postgres\n    seed: { run: 'for f in migrations/*.sql; do ${psql} -X -q -v ON_ERROR_STOP=1 "$DATABASE_URL" -f "$f" || exit 1; done', inputs: [migrations] }\n`,
@@ -298,6 +298,21 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('writ
     expect((await repo.warren('new', 'feat', 'b1')).code).toBe(0);
     const second = await fromOf('b1');
     expect(second).not.toBe(first);
+    // status says it too: which template, of which seed, each task's database came from.
+    for (const [id, from] of [
+      ['a1', first],
+      ['b1', second],
+    ] as const) {
+      const status = await repo.warren('status', id);
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `^services:\\n  db  postgres  running  postgresql://127\\.0\\.0\\.1:\\d+/warren_${id}_db_\\w+  database warren_${id}_db_\\w+ from ${from.replace(/[()]/g, '\\$&')}$`,
+          'm',
+        ),
+      );
+      const json = await repo.warrenJson<{ services: { name: string; from: string }[] }>('status', id);
+      expect(json.json.services).toEqual([expect.objectContaining({ name: 'db', from })]);
+    }
     const b1 = (await envOf(repo, 'b1')).DATABASE_URL ?? '';
     const a1 = (await envOf(repo, 'a1')).DATABASE_URL ?? '';
     expect(urlSql(b1, 'SELECT count(*) FROM b').out).toBe('0');

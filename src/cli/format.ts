@@ -16,3 +16,19 @@ export function age(iso: string, now = Date.now()): string {
   if (s < 86400) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86400)}d`;
 }
+
+/** One service of a task as `show` and `status` list it: state, where (a URL without its password), what a database came from. */
+export function serviceLine(s: {
+  name: string;
+  kind: string;
+  state: string;
+  exitCode?: number | null;
+  url: string | null;
+  database?: string;
+  from?: string;
+}): string {
+  const exit = s.exitCode !== undefined ? ` (exit ${s.exitCode ?? 'killed'})` : '';
+  const url = s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : '';
+  const database = s.database ? `  database ${s.database} from ${s.from}` : '';
+  return `${s.name}  ${s.kind}  ${s.state}${exit}${url}${database}`;
+}

@@ -2,6 +2,7 @@ import { validateTaskId } from '../../workspace/ids.js';
 import { showTask } from '../../workspace/tasks.js';
 import { taskServices } from '../../services/operations.js';
 import type { Register } from '../command.js';
+import { serviceLine } from '../format.js';
 
 export const registerShow: Register = (program, run) => {
   program
@@ -38,14 +39,7 @@ export const registerShow: Register = (program, run) => {
           `path    ${task.path}`,
           `created ${task.createdAt}`,
           ...(services.length > 0
-            ? [
-                '',
-                'services:',
-                ...services.map(
-                  (s) =>
-                    `  ${s.name}  ${s.kind}  ${s.state}${s.exitCode !== undefined ? ` (exit ${s.exitCode ?? 'killed'})` : ''}${s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : ''}${s.database ? `  database ${s.database} from ${s.from}` : ''}${s.log ? `  log ${s.log}` : ''}`,
-                ),
-              ]
+            ? ['', 'services:', ...services.map((s) => `  ${serviceLine(s)}${s.log ? `  log ${s.log}` : ''}`)]
             : []),
           '',
           'events:',

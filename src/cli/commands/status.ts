@@ -1,7 +1,9 @@
 import { formatStatus } from '../../provision/status/format.js';
 import { statusTask } from '../../provision/operations.js';
+import { taskServices } from '../../services/operations.js';
 import { requireTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
+import { serviceLine } from '../format.js';
 
 export const registerStatus: Register = (program, run) => {
   program
@@ -14,15 +16,18 @@ export const registerStatus: Register = (program, run) => {
         const ctx = await env.project();
         const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
         // Copied env files whose keys named the main checkout's services, set to the task's own at `new`.
-        const envRewritten = requireTask(ctx, rawId).data.servicesEnvRewritten ?? [];
-        const human = formatStatus(rawId, status, { files: opts.files === true });
-        return {
-          data: { ...status, envRewritten },
-          human:
-            envRewritten.length === 0
-              ? human
-              : `${human}\n${envRewritten.map((r) => `${r.file}: ${r.keys.join(', ')} set to this task's services (they named the main checkout's)`).join('\n')}`,
-        };
+        const task = requireTask(ctx, rawId);
+        const envRewritten = task.data.servicesEnvRewritten ?? [];
+        // Each service's state, and which template (of which seed) a database came from.
+        const services = taskServices(ctx, task);
+        const human = [
+          formatStatus(rawId, status, { files: opts.files === true }),
+          ...envRewritten.map(
+            (r) => `${r.file}: ${r.keys.join(', ')} set to this task's services (they named the main checkout's)`,
+          ),
+          ...(services.length > 0 ? ['services:', ...services.map((s) => `  ${serviceLine(s)}`)] : []),
+        ].join('\n');
+        return { data: { ...status, envRewritten, services }, human };
       }),
     );
 };

@@ -218,10 +218,11 @@ $ warren --json show nope
                                                         // cow: something else is at the path instead of the layer, which is
                                                         // not mounted over it; changed = what that folder holds against the snapshot
   }[];
-  envRewritten: { file: string; keys: string[] }[];     // copied env files whose keys named the main checkout's services, set to the task's own at new
   stale: boolean;                                       // a node_modules does not match its lockfile, or a lockfile changed
   staleLockfiles: { path: string; provisionedFrom: string; now: string | null;
     tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile
+  envRewritten: { file: string; keys: string[] }[];     // copied env files whose keys named the main checkout's services, set to the task's own at new
+  services: ServiceStatus[];                            // as \`show\` lists them: state, URL, and which template (and seed) a database came from
 }`,
     exit: [[0, 'the status was read'], [1, 'no such task, or a layer could not be mounted again'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
@@ -286,7 +287,9 @@ $ warren --json status cart
     }
   ],
   "stale": false,
-  "staleLockfiles": []
+  "staleLockfiles": [],
+  "envRewritten": [],
+  "services": []
 }
 [exit 0]`,
     see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],
