@@ -4,7 +4,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import type { ServiceFact } from './facts.js';
 import { createTaskDatabase, dropTaskDatabases } from './postgres-task.js';
 import { startAndRecord, stopAll } from './service-steps.js';
-import { processFact, serviceDir, servicesOf } from './task-services.js';
+import { processFact } from './processes.js';
+import { serviceDir, servicesOf } from './task-services.js';
 
 /**
  * The merge queue's gate tests the integrated commit against services of its own: a fresh

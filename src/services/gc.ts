@@ -5,7 +5,7 @@ import { objectsOfProject, taskObjectsOn } from './ledger.js';
 import { dropObjects, serverId } from './pg-database.js';
 import { clusterDir, clusterRunning, stopCluster } from './pg-server.js';
 import { currentTemplates, serverFor } from './postgres-task.js';
-import { stopOrphanProcesses } from './task-services.js';
+import { stopOrphanProcesses } from './processes.js';
 
 /**
  * `gc`: what warren made for services that no task holds any more — a process service's

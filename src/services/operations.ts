@@ -12,14 +12,8 @@ import { shellExports, taskVariables } from './env-file.js';
 import { clusterRunning } from './pg-server.js';
 import { serverFor } from './postgres-task.js';
 import { reportCrash, startAndRecord } from './service-steps.js';
-import {
-  serviceConfig,
-  serviceDir,
-  serviceLog,
-  serviceStatuses,
-  stopProcess,
-  type ServiceStatus,
-} from './task-services.js';
+import { stopProcess } from './processes.js';
+import { serviceConfig, serviceDir, serviceLog, serviceStatuses, type ServiceStatus } from './task-services.js';
 
 /** `warren service start|stop|logs ID NAME`, `warren env ID`, and the services `show` lists. */
 

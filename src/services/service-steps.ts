@@ -11,17 +11,8 @@ import { collectServices } from './gc.js';
 import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
 import { userServerUrl } from './pg-server.js';
 import { pgTool } from './pg-sql.js';
-import {
-  checkServicePorts,
-  redisBinary,
-  processDirs,
-  processFact,
-  serviceDir,
-  serviceLog,
-  servicesOf,
-  startProcess,
-  stopProcess,
-} from './task-services.js';
+import { processDirs, processFact, redisBinary, startProcess, stopProcess } from './processes.js';
+import { checkServicePorts, serviceDir, serviceLog, servicesOf } from './task-services.js';
 
 /**
  * The services' steps in a task's life: made at `new` after the port block and before setup
