@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { z } from 'zod';
-import { WarrenError, isWarrenError } from '../errors.js';
+import { WarrenError } from '../errors.js';
 import { branchFacts, deleteBranchIfExists, deleteRefAt, revParse } from '../git/refs.js';
 import { listWorktrees, removeWorktree } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
@@ -8,6 +8,7 @@ import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import { lexists } from '../util/lexists.js';
 import type { ProjectContext } from './context.js';
+import { newTaskFailed } from './create-failed.js';
 import type { CreateOptions, CreateStep } from './types.js';
 import { branchRecord, forgetBranch, recordBranch } from './branch-records.js';
 import { taskTypes, validateTaskId, validateTaskType } from './ids.js';
@@ -347,34 +348,6 @@ export function newTaskSteps(lifecycle: { create: readonly CreateStep<unknown>[]
   ];
 }
 
-/** How a failed `new` or `restore` is told: what was undone, and what is left of the base. */
-export function newTaskFailed(
-  { ctx, data, live, undone }: { ctx: ProjectContext; data: NewTaskData; live: NewTaskLive; undone: string[] },
-  err: unknown,
-): WarrenError {
-  const verb = live.restore ? 'restoring' : 'creating';
-  // The cause is set inside a sentence of ours: its own full stop would make two.
-  const message = errorMessage(err).replace(/\.+$/, '');
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: data.id,
-    kind: 'task.create_failed',
-    level: 'error',
-    message: `${verb} task ${data.id} failed (${message}); undone: ${undone.join(', ') || 'nothing was made'}`,
-    data: { undone },
-  });
-  return new WarrenError(
-    'CREATE_FAILED',
-    `${verb} task ${data.id} failed: ${message}. Undone: ${undone.join(', ') || 'nothing had been made'}; ${baseAfter(live.base, live.sync)}.`,
-    {
-      hint: isWarrenError(err)
-        ? err.hint
-        : `Fix the cause and run \`warren ${live.restore ? 'restore' : 'new'}\` again.`,
-      cause: err,
-    },
-  );
-}
-
 /**
  * `new`. Killed half way, before the task was handed over, it is undone like a failed one (it
  * holds nobody's work), after which the same `new` succeeds; once the task reached its final
@@ -393,12 +366,6 @@ export const NEW: Operation<'new', NewStepName, NewTaskLive> = {
         : did.join('; '),
 };
 
-/** What a failed `new` left of the base: as it was, or fast-forwarded to its upstream (not undone: that is the upstream's history). */
-function baseAfter(base: string, sync: SyncOutcome): string {
-  if (sync.kind !== 'fast-forwarded') return 'the base and the main checkout are as they were';
-  return `${base} stays fast-forwarded to ${sync.upstream} (${sync.to.slice(0, 12)}, from ${sync.from.slice(0, 12)})${sync.checkout ? `, and ${sync.checkout} with it` : ''}`;
-}
-
 /** The base's commit once syncing moved or confirmed it; null when there was nothing to sync. */
 function syncedCommit(sync: SyncOutcome): string | null {
   switch (sync.kind) {
@@ -409,10 +376,6 @@ function syncedCommit(sync: SyncOutcome): string | null {
     default:
       return sync.commit;
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A step found the world not as its earlier steps left it: a bug or another process, never the user's input. */
