@@ -1,7 +1,8 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { WarrenEvent } from '../../src/state/types.js';
-import { ACTIONS, findAction, parseActionRequest } from '../../src/web/actions.js';
+import { parseActionRequest } from '../../src/web/action-request.js';
+import { ACTIONS, findAction } from '../../src/web/actions.js';
 import { provisionOf } from '../../src/web/fleet.js';
 import { listeningIn, portEndpoints } from '../../src/web/endpoints.js';
 import { taskPaths } from '../../src/web/disk.js';
