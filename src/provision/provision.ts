@@ -7,13 +7,12 @@ import { budgetOf, formatBytes } from './modes/budget.js';
 import { keepOutOfStatus } from './modes/exclude.js';
 import { releaseRecords } from './task-mounts.js';
 import { installedFacts, isNodeModules } from './snapshots/installed.js';
+import { provisionCow, staleEvent } from './modes/cow.js';
 import {
   provisionCopies,
   provisionCopy,
-  provisionCow,
   provisionHardlink,
   provisionShare,
-  staleEvent,
   type ModeEnv,
   type ModeOutcome,
 } from './modes/modes.js';
