@@ -4,12 +4,14 @@ import {
   compareNpm,
   comparePackageJson,
   comparePnpm,
+  satisfies,
+} from '../src/provision/snapshots/installed-compare.js';
+import {
   compareYarnBerry,
   compareYarnClassic,
   devirtualize,
   parseYarnClassic,
-  satisfies,
-} from '../src/provision/snapshots/installed-compare.js';
+} from '../src/provision/snapshots/installed-compare-yarn.js';
 import { checkInstalled, installCommand, pickLockfile } from '../src/provision/snapshots/installed.js';
 
 /** The installed tree against its lockfile, on literal file contents (issue 13 §2). */

@@ -3,7 +3,7 @@ import { configSchema } from '../src/config/schema.js';
 import { buildAgentInvocation, CLAUDE_FINAL_SETTINGS, isResumable, type AgentRequest } from '../src/run/agents.js';
 import { commandArgv } from '../src/run/commands.js';
 import { containedArgv, type Containment } from '../src/run/containment.js';
-import { commandCandidates } from '../src/run/execute.js';
+import { commandCandidates } from '../src/run/command-lookup.js';
 import { checkPolicy, type Policy } from '../src/run/policy.js';
 import { findFreeRun } from '../src/run/ports.js';
 import { parseProcNetTcp } from '../src/system/proc.js';

@@ -2,14 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { InstalledFacts } from '../types.js';
-import {
-  compareNpm,
-  comparePackageJson,
-  comparePnpm,
-  compareYarnBerry,
-  compareYarnClassic,
-  type Comparison,
-} from './installed-compare.js';
+import { compareNpm, comparePackageJson, comparePnpm, type Comparison } from './installed-compare.js';
+import { compareYarnBerry, compareYarnClassic } from './installed-compare-yarn.js';
 
 /**
  * Does an installed `node_modules` match the lockfile beside it? Read from the package
