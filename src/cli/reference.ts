@@ -2,6 +2,7 @@ import type { CommandReference } from './reference/shared.js';
 import { TASKS } from './reference/tasks.js';
 import { REMOVAL } from './reference/removal.js';
 import { RUNNING } from './reference/running.js';
+import { REVIEWING } from './reference/reviewing.js';
 import { LANDING } from './reference/landing.js';
 import { INTEGRATIONS } from './reference/integrations.js';
 import { SERVICES } from './reference/services.js';
@@ -35,6 +36,7 @@ export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
   ...TASKS,
   ...REMOVAL,
   ...RUNNING,
+  ...REVIEWING,
   ...LANDING,
   ...INTEGRATIONS,
   ...SERVICES,
