@@ -61,9 +61,15 @@ export async function killWindow(repo: TestRepo, fullMs: number): Promise<{ from
   return { from, to: Math.max(from + 50, Math.round(fullMs * 1.05)) };
 }
 
-/** A run that ended before its kill shows the command is quicker than the window: the window's end comes in to it. */
+/**
+ * A run that ended before its kill shows the command is quicker than the window: the window's
+ * end comes in to it, and so does its start when the run ended before even that (the start-up
+ * it was measured from ran on a busier machine), else no later trial would be killed.
+ */
 export function adapt(window: { from: number; to: number }, run: Spawned): void {
-  if (!run.killed) window.to = Math.max(window.from + 50, Math.min(window.to, Math.round(run.ms * 1.05)));
+  if (run.killed) return;
+  window.from = Math.min(window.from, Math.round(run.ms * 0.5));
+  window.to = Math.max(window.from + 50, Math.min(window.to, Math.round(run.ms * 1.05)));
 }
 
 export interface Trial {
