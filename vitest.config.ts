@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // `npm run test:quick`: notes what its tier leaves out, and says so when the run ends.
     globalSetup: ['test/helpers/quick-summary.ts'],
+    // Each worker's tasks take their ports from a range of its own (WARREN_PORT_RANGE).
+    setupFiles: ['test/helpers/worker-ports.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Tests spawn real git and real processes; two cores here, so keep the pool small.

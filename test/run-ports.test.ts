@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { allocatePorts, precheckPorts } from '../src/run/ports.js';
+import { allocatePorts, portRange, precheckPorts } from '../src/run/ports.js';
 import { openStore } from '../src/composition.js';
 import { unavailable } from './helpers/capabilities.js';
 import { makeRepo, runCli } from './helpers/repo.js';
@@ -82,7 +82,7 @@ describe('port blocks', () => {
         server.listen({ port: p, host: '127.0.0.1', exclusive: true }, () => resolve(p));
       };
       server.on('error', reject);
-      tryPort(20000);
+      tryPort(portRange().first);
     });
     try {
       const made = (await repo.warrenJson('new', 'feat', 'busy')) as unknown as Made;
@@ -114,13 +114,14 @@ describe('port blocks', () => {
           data: {},
         });
       for (const id of ['a', 'b', 'c', 'filler']) task(id);
-      // Start the blocks at a random place in the range, away from the ports other test files' tasks use at once.
-      const offset = 2000 + Math.floor(Math.random() * 8000);
+      // Start the blocks at a random place in this worker's range, away from the ports its other tests' tasks use.
+      const range = portRange();
+      const offset = Math.floor((range.last - range.first) / 3 + Math.random() * ((range.last - range.first) / 3));
       const fill = store.db.prepare(
         "INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, 'p', 'filler', '')",
       );
       store.db.transaction(() => {
-        for (let port = 20000; port < 20000 + offset; port++) fill.run(port);
+        for (let port = range.first; port < range.first + offset; port++) fill.run(port);
       })();
 
       const ahead = await precheckPorts(store, 10);
@@ -143,6 +144,33 @@ describe('port blocks', () => {
       listens.mockRestore();
       store.close();
     }
+  });
+
+  it('WARREN_PORT_RANGE: blocks come from it, its end is said when it is full, and a value that is not a range is refused before anything is made', async () => {
+    const repo = makeRepo();
+    const range = portRange();
+    const narrow = `${range.last - 19}-${range.last}`;
+    const cli = (env: string, ...args: string[]) =>
+      runCli(['--json', ...args], { cwd: repo.root, home: repo.home, env: { WARREN_PORT_RANGE: env } });
+    const first = JSON.parse((await cli(narrow, 'new', 'feat', 'n1')).stdout) as Made['json'];
+    const second = JSON.parse((await cli(narrow, 'new', 'feat', 'n2')).stdout) as Made['json'];
+    expect([first.ports.first, second.ports.first].sort()).toEqual([range.last - 19, range.last - 9]);
+    const full = await cli(narrow, 'new', 'feat', 'n3');
+    expect(full.code).toBe(1);
+    // Found once the task's worktree was being made: that new is undone, and says why.
+    expect(JSON.parse(full.stdout).error.message).toContain(`no block of 10 free ports is left in ${narrow}`);
+    for (const bad of ['20000', '30000-20000', '80-90', 'a-b']) {
+      const r = await cli(bad, 'new', 'feat', 'x');
+      expect(r.code, bad).toBe(2);
+      expect(JSON.parse(r.stdout).error.message).toContain(`WARREN_PORT_RANGE=${JSON.stringify(bad)} is not a range`);
+    }
+    expect(repo.git('branch', '--list', 'feat/x')).toBe('');
+    expect(repo.git('branch', '--list', 'feat/n3')).toBe('');
+    expect(
+      portRows(repo.home)
+        .map((r) => r.task_id)
+        .sort(),
+    ).toEqual([...Array(10).fill('n1'), ...Array(10).fill('n2')]);
   });
 
   it('12 concurrent `warren new` get 12 disjoint blocks', async () => {

@@ -4,7 +4,7 @@ import type { CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { runSteps } from './commands.js';
 import { collectRunLogs } from './log-gc.js';
 import { removeTaskTmp, taskTmpPath } from './task-tmp.js';
-import { allocatePorts, DEFAULT_PORT_COUNT, precheckPorts, releasePorts, type PortCheck } from './ports.js';
+import { allocatePorts, DEFAULT_PORT_COUNT, portRange, precheckPorts, releasePorts, type PortCheck } from './ports.js';
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
@@ -18,6 +18,10 @@ import { assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
 
 export const portsCreate: CreateStep<PortCheck | null> = {
   name: 'ports',
+  // A WARREN_PORT_RANGE that is not a range is refused before anything is made.
+  check: async () => {
+    portRange();
+  },
   prepare: (ctx) => precheckPorts(ctx.store, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT),
   async run(ctx, task, _options, checked) {
     const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;

@@ -14,6 +14,28 @@ import type { Store } from '../state/store.js';
 export const PORT_RANGE = { first: 20000, last: 32767 } as const;
 export const DEFAULT_PORT_COUNT = 10;
 
+/**
+ * The range task blocks come from: `WARREN_PORT_RANGE=FIRST-LAST`, else PORT_RANGE. Another
+ * WARREN_HOME on the machine (another user's, a test's) keeps a registry of its own: a range of
+ * its own keeps its blocks from overlapping this one's. A value that is not a range is refused.
+ */
+export function portRange(env: NodeJS.ProcessEnv = process.env): { first: number; last: number } {
+  const raw = env.WARREN_PORT_RANGE;
+  if (raw === undefined || raw === '') return PORT_RANGE;
+  const m = /^(\d{4,5})-(\d{4,5})$/.exec(raw.trim());
+  const first = Number(m?.[1]);
+  const last = Number(m?.[2]);
+  if (!m || first < 1024 || last > 65535 || last < first)
+    throw new WarrenError(
+      'CONFIG_INVALID',
+      `WARREN_PORT_RANGE=${JSON.stringify(raw)} is not a range of ports FIRST-LAST between 1024 and 65535; nothing was changed.`,
+      {
+        hint: `Set it like \`WARREN_PORT_RANGE=21000-22999\`, or unset it for ${PORT_RANGE.first}-${PORT_RANGE.last}.`,
+      },
+    );
+  return { first, last };
+}
+
 export interface PortBlock {
   first: number;
   count: number;
@@ -23,7 +45,7 @@ export interface PortBlock {
 export function findFreeRun(
   taken: ReadonlySet<number>,
   count: number,
-  range: { first: number; last: number } = PORT_RANGE,
+  range: { first: number; last: number },
 ): number | null {
   let start = range.first;
   while (start + count - 1 <= range.last) {
@@ -76,7 +98,7 @@ export interface PortCheck {
 export async function precheckPorts(store: Store, count: number): Promise<PortCheck | null> {
   await new Promise((resolve) => setImmediate(resolve));
   const taken = new Set((store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port));
-  const first = findFreeRun(taken, count);
+  const first = findFreeRun(taken, count, portRange());
   if (first === null) return null;
   const ports = Array.from({ length: count }, (_, i) => first + i);
   return { block: { first, count }, free: await Promise.all(ports.map((p) => isPortFree(p))) };
@@ -89,6 +111,7 @@ export async function allocatePorts(
   count: number,
   checked: PortCheck | null = null,
 ): Promise<Allocation> {
+  const range = portRange();
   const busy = new Set<number>();
   let reclaimed = 0;
   let ahead = checked;
@@ -101,7 +124,7 @@ export async function allocatePorts(
         (store.db.prepare('SELECT port FROM ports').all() as { port: number }[]).map((r) => r.port),
       );
       for (const p of busy) taken.add(p);
-      const first = findFreeRun(taken, count);
+      const first = findFreeRun(taken, count, range);
       if (first === null) return null;
       const insert = store.db.prepare('INSERT INTO ports (port, project, task_id, allocated_at) VALUES (?, ?, ?, ?)');
       const now = new Date().toISOString();
@@ -112,7 +135,7 @@ export async function allocatePorts(
     if (block === null) {
       throw new WarrenError(
         'PORTS_EXHAUSTED',
-        `no block of ${count} free ports is left in ${PORT_RANGE.first}-${PORT_RANGE.last}; the task was not created.`,
+        `no block of ${count} free ports is left in ${range.first}-${range.last}; the task was not created.`,
         {
           hint: 'Remove finished tasks (`warren rm`), or lower ports.count in warren.yaml.',
         },
