@@ -163,6 +163,10 @@ describe.skipIf(noPostgres)('postgres per task', () => {
 
     const restored = await repo.warren('restore', 'cart');
     expect(restored.code, restored.stderr).toBe(0);
+    // restore says what the database was made from, as new does.
+    expect(restored.stdout).toMatch(
+      new RegExp(`^service db: database ${db} \\(owned by role ${db}\\) from the dump .+ in \\d+ ms$`, 'm'),
+    );
     const after = dump((await envOf(repo, 'cart')).DATABASE_URL ?? '');
     expect(after).toBe(before);
     const show = await repo.warrenJson<{ services: { name: string; from: string }[] }>('show', 'cart');

@@ -23,10 +23,12 @@ export const registerRestore: Register = (program, run) => {
           ignored: ignored.map((i) => ({ ref: i.ref, why: i.why, reason: i.reason })),
         };
         for (const w of data.warnings) env.log(`warren: ${w.level}: ${w.message}`);
+        // What its services were made from (a database from its dump), as `new` says it.
+        const services = data.services.map((m) => `\n${m.message}`).join('');
         const setup = data.log === undefined ? '' : `\nsetup ${data.setupOk ? 'passed' : 'FAILED'}; log ${data.log}`;
         return {
           data,
-          human: `${task.state === 'ready' ? 'restored' : task.state}: ${task.branch} at ${task.path} from ${archive.ref} (archived ${archive.at})${setup}`,
+          human: `${task.state === 'ready' ? 'restored' : task.state}: ${task.branch} at ${task.path} from ${archive.ref} (archived ${archive.at})${services}${setup}`,
           exitCode: task.state === 'ready' ? 0 : 1,
         };
       }),
