@@ -6,10 +6,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BIN, median, tmp, warrenIn } from './lib.js';
 
 const N = Number(process.argv[2] ?? 20);
-const BIN = path.resolve(import.meta.dirname, '../bin/warren.js');
-const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-exec-')));
+const base = tmp('warren-bench-exec-');
 const repo = path.join(base, 'repo');
 const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
 
@@ -24,11 +24,7 @@ fs.writeFileSync(path.join(repo, 'README.md'), '# bench\n');
 git('add', '-A');
 git('commit', '-q', '-m', 'init');
 
-function warren(...args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: repo, env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
+const warren = warrenIn(repo, env);
 warren('new', 'feat', 'plain');
 warren('new', 'feat', 'boxed', '--sandbox', 'bwrap');
 
@@ -45,17 +41,9 @@ for (const args of [
 fs.writeFileSync(path.join(allowRepo, 'warren.yaml'), 'sandbox: { kind: bwrap, allow: ["127.0.0.1:9"] }\n');
 execFileSync('git', ['add', '-A'], { cwd: allowRepo, stdio: 'ignore' });
 execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: allowRepo, stdio: 'ignore' });
-function warrenAllow(...args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: allowRepo, env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
+const warrenAllow = warrenIn(allowRepo, env);
 warrenAllow('new', 'feat', 'allowed');
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 function time(fn) {
   fn(); // warm-up
   const samples = [];

@@ -1,6 +1,6 @@
 // Shared helpers for benchmarks: temp repos, timing, and ratio tables. Benchmarks print ratios
 // against a baseline measured in the same run; they never fail on a slow machine.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +42,22 @@ export function run(cmd, args, opts = {}) {
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolve({ code, stderr }));
   });
+}
+
+/** A bound `warren …` for one repository and environment: runs synchronously, throws with its output on a non-zero exit, returns stdout. */
+export function warrenIn(cwd, env) {
+  return (...args) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
+    return r.stdout;
+  };
+}
+
+/** Milliseconds a synchronous `fn` takes. */
+export function msOf(fn) {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
 export async function time(fn) {

@@ -11,11 +11,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BIN, median, msOf, tmp, warrenIn } from './lib.js';
 
 const SCALE = Number(process.argv[2] ?? 1);
 const N = Number(process.argv[3] ?? 7);
-const BIN = path.resolve(import.meta.dirname, '../bin/warren.js');
-const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-bench-services-')));
+const base = tmp('warren-bench-services-');
 const repo = path.join(base, 'repo');
 const home = path.join(base, 'home');
 const env = { ...process.env, WARREN_HOME: home };
@@ -83,17 +83,7 @@ fs.writeFileSync(path.join(repo, 'warren.yaml'), TEMPLATES_YAML);
 git('add', '-A');
 git('commit', '-q', '-m', 'init');
 
-function warren(...args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: repo, env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
-  return r.stdout;
-}
-function ms(fn) {
-  const t = process.hrtime.bigint();
-  fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const warren = warrenIn(repo, env);
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
 let cluster;
@@ -119,12 +109,12 @@ function adminEnv(database = 'postgres') {
 // Neither way pays for the other's writes: the cluster's dirty buffers are flushed, untimed, first.
 const timed = (fn) => {
   admin('CHECKPOINT');
-  return ms(fn);
+  return msOf(fn);
 };
 
 try {
   warren('trust', '--yes');
-  const first = ms(() => warren('new', 'feat', 'first'));
+  const first = msOf(() => warren('new', 'feat', 'first'));
   const shown = JSON.parse(warren('--json', 'show', 'first'));
   console.log(`templates built and the first task ready in ${first.toFixed(0)} ms`);
   const table = [];
@@ -194,7 +184,7 @@ try {
   warren('trust', '--yes');
   warren('new', 'feat', 'warm');
   const ready = [];
-  for (let i = 0; i < N; i++) ready.push(ms(() => warren('new', 'feat', `t${i}`)));
+  for (let i = 0; i < N; i++) ready.push(msOf(() => warren('new', 'feat', `t${i}`)));
   console.log(
     `\nready task with a database (app), a redis and a dev server (ready by HTTP): warren new, start to exit, median ${median(ready).toFixed(0)} ms of ${N} (${ready.map((x) => x.toFixed(0)).join(', ')})`,
   );
