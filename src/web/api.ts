@@ -54,6 +54,14 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
       );
     return openProjectWith(known.root, { lifecycle: deps.project.lifecycle, store, reporter: deps.project.reporter });
   };
+  /** The task a streaming route follows (`?project=&id=`), or the refusal to answer with. */
+  const taskOf = async (c: Context): Promise<{ ctx: ProjectContext; id: string } | Response> => {
+    try {
+      return { ctx: await projectFor(c.req.query('project')), id: validateTaskId(c.req.query('id') ?? '') };
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  };
 
   app.get('/api/meta', async (c) =>
     c.json({
@@ -167,14 +175,9 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
 
   // The conversation of the task's newest agent run, from its CLI's transcript, followed until the run ends.
   app.get('/api/transcript', async (c) => {
-    let ctx: ProjectContext;
-    let id: string;
-    try {
-      ctx = await projectFor(c.req.query('project'));
-      id = validateTaskId(c.req.query('id') ?? '');
-    } catch (err) {
-      return errorResponse(c, err);
-    }
+    const task = await taskOf(c);
+    if (task instanceof Response) return task;
+    const { ctx, id } = task;
     const first = newestConversation(store, ctx.key, id);
     if (!first)
       return c.json(
@@ -206,14 +209,9 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
 
   // The live log of the task's newest command, followed until its finishing event.
   app.get('/api/log', async (c) => {
-    let ctx: ProjectContext;
-    let id: string;
-    try {
-      ctx = await projectFor(c.req.query('project'));
-      id = validateTaskId(c.req.query('id') ?? '');
-    } catch (err) {
-      return errorResponse(c, err);
-    }
+    const task = await taskOf(c);
+    if (task instanceof Response) return task;
+    const { ctx, id } = task;
     const source = logSource(store.taskEvents(ctx.key, id, 200));
     if (!source) return c.json({ error: { code: 'NO_LOG', message: `task ${id} has no command log yet.` } }, 404);
     const roots = [store.home, ctx.root, ctx.repo.commonDir];
