@@ -106,8 +106,9 @@ describe('warren stopped by a signal', () => {
         'import os, sys, time',
         "line = [l for l in open('/proc/self/status') if l.startswith('SigIgn')][0]",
         "open(os.environ['IGN'], 'w').write(line.split()[1])",
-        "open(os.environ['READY'], 'w').close()",
+        // READY is made inside the try: the test may send SIGINT the moment the file exists.
         'try:',
+        "    open(os.environ['READY'], 'w').close()",
         '    time.sleep(60)',
         'except KeyboardInterrupt:',
         "    open(os.environ['GOT'], 'w').write('KeyboardInterrupt')",
