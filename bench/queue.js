@@ -5,7 +5,8 @@
 //  2. the queue: every `warren land` at once, the default batch (8), all passing (12 only);
 //  3. the queue with one culprit whose failure the gate names (it prints the file that breaks
 //     it, as a test runner names the failing test file): suspects are gated apart first;
-//  4. the queue with one culprit the gate's failure says nothing about: bisection alone.
+//  4. the queue with one culprit the gate's failure says nothing about: bisection alone;
+//  5. the same with `land: { parallel: true }`: bisection gates both halves at once.
 // Wall time from the first `land` to the last outcome, and the gate runs counted from the
 // queue's own events.
 import fs from 'node:fs';
@@ -23,14 +24,14 @@ const GATES = {
 
 const bases = [];
 
-async function setup(name, { tasks, batch, culprit, gate = 'silent' }) {
+async function setup(name, { tasks, batch, culprit, gate = 'silent', parallel = false }) {
   const base = tmp(`warren-bench-queue-${name}-`);
   bases.push(base);
   const repo = makeRepo(path.join(base, 'repo'), 20);
   const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
   fs.writeFileSync(
     path.join(repo, 'warren.yaml'),
-    `verify:\n  - { id: gate, run: "${GATES[gate]}" }\n${batch === undefined ? '' : `land: { batch: ${batch} }\n`}`,
+    `verify:\n  - { id: gate, run: "${GATES[gate]}" }\nland: { ${batch === undefined ? '' : `batch: ${batch}, `}parallel: ${parallel} }\n`,
   );
   sh('git', ['add', '-A'], { cwd: repo });
   sh('git', ['commit', '-q', '-m', 'gate'], { cwd: repo });
@@ -75,9 +76,14 @@ async function serial(tasks, culprit) {
   return { ms: t.ms, runs: gateRuns(env) };
 }
 
-async function queued(tasks, culprit, gate) {
+async function queued(tasks, culprit, gate, parallel = false) {
   // The default batch (land.batch unset: 8).
-  const { repo, env, ids } = await setup(`queue-${tasks}-${gate ?? 'pass'}`, { tasks, culprit, gate });
+  const { repo, env, ids } = await setup(`queue-${tasks}-${gate ?? 'pass'}${parallel ? '-parallel' : ''}`, {
+    tasks,
+    culprit,
+    gate,
+    parallel,
+  });
   const t = await time(() =>
     Promise.all(ids.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))),
   );
@@ -100,11 +106,14 @@ try {
     rows.push({ name: `queue, 1 culprit the failure names (${n.runs} gate runs)`, ms: n.ms });
     const b = await queued(tasks, culprit, 'silent');
     rows.push({ name: `queue, 1 culprit, a silent failure (${b.runs} gate runs)`, ms: b.ms });
+    const p = await queued(tasks, culprit, 'silent', true);
+    rows.push({ name: `queue, 1 culprit, silent, halves at once (${p.runs} gate runs)`, ms: p.ms });
     printTable(`merge queue: ${tasks} tasks, one culprit, gate ≈ ${GATE_S} s, batch 8 (${machine()})`, rows, baseline);
     console.log(`gate runs, culprit named: ${n.order}`);
     console.log(`gate runs, culprit silent: ${b.order}`);
+    console.log(`gate runs, culprit silent, halves at once: ${p.order}`);
     console.log(
-      `goal: one culprit ≤ 0.6× serial: ${(n.ms / s.ms).toFixed(2)}× when the failure names it, ${(b.ms / s.ms).toFixed(2)}× by bisection alone`,
+      `goal: one culprit ≤ 0.6× serial: ${(n.ms / s.ms).toFixed(2)}× when the failure names it, ${(b.ms / s.ms).toFixed(2)}× by bisection alone, ${(p.ms / s.ms).toFixed(2)}× with halves at once`,
     );
   }
 } finally {

@@ -101,8 +101,9 @@ describe('the merge queue', () => {
       expect(fs.existsSync(path.join(repo.root, 'plugins', 'a.js'))).toBe(true);
       expect(fs.existsSync(path.join(repo.root, 'plugins', 'b.js'))).toBe(false);
       expect(ctx.store.getTask(ctx.key, 'b')?.state).toBe('ready');
-      // Together (run 1) failed, then a alone passed and landed, then b alone failed.
-      expect(worked.gateRuns).toBe(3);
+      // Together (run 1) failed, then a alone passed and landed; b on top of a is the tree run 1
+      // failed on, so it bounced with run 1's log, without a third run.
+      expect(worked.gateRuns).toBe(2);
       expect(repo.git('status', '--porcelain')).toBe('');
     },
   );
@@ -123,11 +124,49 @@ describe('the merge queue', () => {
       const worked = await processQueue(ctx);
       const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
       expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
-      expect(worked.gateRuns).toBeLessThanOrEqual(2 * Math.log2(4) + 1);
+      // The batch (fails), q1 + bad (fails), q1 (passes, lands); bad on top of q1 is what the second
+      // run failed on: bounced without gating it again; q2 + q3 (passes). Within 2·log2(4)+1.
+      expect(worked.gateRuns).toBe(4);
       expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
       console.log(
         `bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`,
       );
+    },
+  );
+
+  it(
+    'with `land: { parallel: true }`, gates both halves of a failing batch at once: the passing half lands first, the culprit bounces, in three gate times',
+    { timeout: 240_000 },
+    async () => {
+      // Each gate run writes when it started and ended, to see the runs overlap (each run is in a PID namespace of its own: mktemp, not $$).
+      const marks = tmpDir();
+      const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 1; date +%s%N > $f.end; ! test -e culprit.txt`;
+      const repo = makeRepo({
+        files: { 'warren.yaml': `land: { parallel: true }\nverify:\n  - { id: no-culprit, run: "${gate}" }\n` },
+      });
+      for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
+      const ctx = await project(repo);
+      const before = repo.git('rev-parse', 'main');
+      for (const id of ['q1', 'bad', 'q2', 'q3']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
+      // The batch (fails); q1 + bad (fails) and q2 + q3 (passes, lands) at once; on top of them
+      // q1 + bad is the batch's failed tree again, so split at once: q1 (passes, lands) and bad
+      // (fails) at once. Five runs in three gate times; the half that passed landed first.
+      expect(worked.gateRuns).toBe(5);
+      expect(landedSubjects(repo, before)).toEqual(["q2's work", "q3's work", "q1's work"]);
+      const runs = fs
+        .readdirSync(marks)
+        .filter((f) => f.endsWith('.start'))
+        .map((f) => [f, f.replace(/start$/, 'end')].map((m) => Number(fs.readFileSync(path.join(marks, m), 'utf8'))));
+      expect(runs).toHaveLength(5);
+      const overlapping = runs.flatMap((a, i) => runs.slice(i + 1).filter((b) => a[0]! < b[1]! && b[0]! < a[1]!));
+      expect(overlapping).toHaveLength(2);
+      const bad = listQueue(ctx).entries.find((e) => e.id === 'bad');
+      expect(bad).toMatchObject({ code: 'GATE_FAILED' });
+      expect(bad?.log && fs.existsSync(bad.log)).toBeTruthy();
     },
   );
 

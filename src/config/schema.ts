@@ -188,11 +188,12 @@ export const configSchema = z
     network: z.boolean().optional(),
     ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
     kill_grace: duration.optional(),
-    /** The merge queue: which verify commands gate a land (default: the required ones), and how many tasks are tested together. */
+    /** The merge queue: which verify commands gate a land (default: the required ones), how many tasks are tested together, and whether bisection gates both halves at once. */
     land: z
       .strictObject({
         gate: z.array(id).optional(),
         batch: z.number().int().min(1).max(64).optional(),
+        parallel: z.boolean().optional(),
       })
       .optional(),
     /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */

@@ -71,6 +71,8 @@ export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): Sandbo
   return strictestSandbox([sandboxKindOf(ctx.config), ...tasks.map((t) => sandboxKindFor(ctx, t))]);
 }
 
+let gateSerial = 0;
+
 export async function runGate(
   ctx: ProjectContext,
   commit: string,
@@ -78,7 +80,8 @@ export async function runGate(
   sandbox: SandboxKind,
   onStart: (gateTask: string) => void,
 ): Promise<GateOutcome> {
-  const gateTask = `queue-${Date.now().toString(36)}-${process.pid}`;
+  // Unique within this process too: with `land.parallel` two gates start in the same millisecond.
+  const gateTask = `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   // In the ledger before it exists: only what the ledger names is ever removed as a gate's.
   recordMade(ctx, wsPath, 'integration', gateTask);

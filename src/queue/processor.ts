@@ -3,24 +3,19 @@ import { revParse } from '../git/refs.js';
 import { isAncestor } from '../git/history.js';
 import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
-import type { Task } from '../state/types.js';
 import { lockTask } from '../workspace/locks.js';
-import { advance } from './advance.js';
-import { bounce, extendChain, integrate, type Candidate, type Chain, type Locked } from './chain.js';
-import { gateSandbox, gateSteps, removeStaleGates, runGate } from './gate.js';
-import type { GateSnapshot } from './gate-deps.js';
-import { likelyCulprits } from './suspects.js';
+import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
+import { gateSteps, removeStaleGates } from './gate.js';
 import { joiningTasks } from './joining.js';
-import { activeEntries, getEntry, setGateTask, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
+import { settle } from './settle.js';
+import { activeEntries, getEntry, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
 /**
  * The merge queue's processor. One per repository at a time (the lease); any waiting `land`,
  * `warren queue`, or `warren serve` can be it. It takes up to `land.batch` waiting entries
  * with the same base, integrates them one after another on the base's latest tip (each one
  * squash commit, as `land` builds it), runs the gate once on the result, and advances the base
- * only when it passes. A failing batch is bisected: each half is tried on its own, the half
- * that passes lands, the one that fails is split again until the culprit is alone and bounced.
- * With one culprit in a batch of N that is at most 2·log2(N)+1 gate runs.
+ * only when it passes; a failing batch is bisected (settle.ts).
  */
 
 export const DEFAULT_BATCH = 8;
@@ -198,152 +193,4 @@ async function fillBatch(
     batch.push(...fresh);
     await joined(fresh);
   }
-}
-
-/**
- * Gates `group` (integrated on `base`) and lands what passes, bisecting a failure. False when
- * the base moved under it before anything landed. `failedTree`: a tree the gate failed on in
- * this batch — a group of several whose integration is exactly that tree (a second half whose
- * first half landed, nothing else having moved) is split without running the gate on it again.
- */
-async function settle(
-  ctx: ProjectContext,
-  group: Candidate[],
-  base: string,
-  counter: { gateRuns: number },
-  failedTree: string | null = null,
-): Promise<boolean> {
-  if (group.length === 0) return true;
-  const steps = gateSteps(ctx.config);
-  const last = group[group.length - 1] as Candidate;
-  if (steps.length > 0) {
-    const tasks = group.map((c) => c.entry.taskId);
-    if (group.length > 1 && last.plan.tree === failedTree) {
-      ctx.reporter.line(
-        `warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`,
-      );
-      return bisect(ctx, group, base, counter);
-    }
-    counter.gateRuns++;
-    const sandbox = gateSandbox(
-      ctx,
-      tasks.map((id) => ctx.store.getTask(ctx.key, id)).filter((t): t is Task => t !== null),
-    );
-    ctx.reporter.line(
-      `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox})…`,
-    );
-    let gate: Awaited<ReturnType<typeof runGate>>;
-    try {
-      gate = await runGate(ctx, last.plan.commit, steps, sandbox, (gateTask) =>
-        setGateTask(
-          ctx.store,
-          group.map((c) => c.entry.id),
-          gateTask,
-        ),
-      );
-    } catch (err) {
-      // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
-      for (const c of group) bounce(ctx, c.entry, err, null);
-      return true;
-    }
-    faultPoint('queue', 'gating');
-    const deps = describeSnapshots(gate.snapshots);
-    ctx.store.addEvent({
-      project: ctx.key,
-      kind: 'queue.gate',
-      level: gate.passed ? 'info' : 'warn',
-      message: `gate ${gate.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')} (run ${counter.gateRuns}, sandbox ${sandbox}${deps ? `; ${deps}` : ''}; log ${gate.log})`,
-      data: {
-        tasks,
-        passed: gate.passed,
-        log: gate.log,
-        gateTask: gate.gateTask,
-        run: counter.gateRuns,
-        sandbox,
-        snapshots: gate.snapshots,
-        setupLog: gate.setupLog,
-      },
-    });
-    if (deps) ctx.reporter.line(`warren: merge queue: gate run ${counter.gateRuns} ran with ${deps}`);
-    if (!gate.passed) {
-      if (group.length === 1) {
-        const failed = gate.results
-          .filter((r) => r.exitCode !== 0 || r.timedOut)
-          .map((r) => `${r.id} (${r.reason ?? `exit ${r.exitCode}`})`)
-          .join(', ');
-        bounce(
-          ctx,
-          last.entry,
-          new WarrenError(
-            'GATE_FAILED',
-            gate.setupFailed
-              ? `the integrated tree of ${last.entry.taskId} onto ${base.slice(0, 12)} cannot be set up: setup ${failed} failed in the merge queue's integration workspace; landed, it would break the setup of every task made from the base`
-              : `the gate failed on ${last.entry.taskId} integrated onto ${base.slice(0, 12)}: ${failed}`,
-          ),
-          gate.log,
-        );
-        return true;
-      }
-      const suspects = await likelyCulprits(ctx, group, gate.log);
-      if (suspects.length > 0 && suspects.length < group.length) return isolate(ctx, group, suspects, base, counter);
-      return bisect(ctx, group, base, counter);
-    }
-  }
-  return advance(ctx, group, base);
-}
-
-/**
- * A failing group with likely culprits (suspects.ts): the rest is integrated and gated without
- * them first (bisected in turn if it fails), then the suspects on whatever the base is after it.
- */
-async function isolate(
-  ctx: ProjectContext,
-  group: Candidate[],
-  suspects: Candidate[],
-  base: string,
-  counter: { gateRuns: number },
-): Promise<boolean> {
-  const last = group[group.length - 1] as Candidate;
-  const rest = group.filter((c) => !suspects.includes(c));
-  ctx.reporter.line(
-    `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${suspects.length > 1 ? 'their' : 'its'} own verify failed, or the failure names what ${suspects.length > 1 ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${suspects.length > 1 ? 'them' : 'it'} first…`,
-  );
-  const left = (await integrate(ctx, rest, base)).candidates;
-  if (!(await settle(ctx, left, base, counter))) return false;
-  const now = await revParse(ctx.repo, last.plan.baseRef);
-  if (!now) return true;
-  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter);
-}
-
-/** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
-function describeSnapshots(snapshots: readonly GateSnapshot[]): string {
-  const how = {
-    main: "the main checkout's",
-    reused: 'reused for the integrated',
-    installed: 'installed from the integrated',
-    unmatched: "the main checkout's, not the integrated",
-  } as const;
-  return snapshots
-    .map(
-      (s) =>
-        `${s.path}: ${s.key ? `snapshot ${s.key.slice(0, 12)}` : 'no snapshot'} (${how[s.how]} ${s.lockfile ?? 'lockfile'})`,
-    )
-    .join(', ');
-}
-
-/** A failing group of several: the first half on the same base; the second on whatever the base is after it. */
-async function bisect(
-  ctx: ProjectContext,
-  group: Candidate[],
-  base: string,
-  counter: { gateRuns: number },
-): Promise<boolean> {
-  const last = group[group.length - 1] as Candidate;
-  const half = Math.ceil(group.length / 2);
-  const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
-  if (!(await settle(ctx, left, base, counter))) return false;
-  const now = await revParse(ctx.repo, last.plan.baseRef);
-  if (!now) return true;
-  const right = (await integrate(ctx, group.slice(half), now)).candidates;
-  return settle(ctx, right, now, counter, last.plan.tree);
 }
