@@ -71,7 +71,8 @@ export async function settle(
     return true;
   }
   const suspects = await likelyCulprits(ctx, group, verdict.log);
-  if (suspects.length > 0 && suspects.length < group.length) return isolate(ctx, group, suspects, base, counter);
+  if (suspects.length > 0 && suspects.length < group.length)
+    return isolate(ctx, group, suspects, base, counter, verdict);
   return bisect(ctx, group, base, counter, verdict);
 }
 
@@ -151,7 +152,9 @@ function bounceFailed(ctx: ProjectContext, culprit: Candidate, base: string, fai
 
 /**
  * A failing group with likely culprits (suspects.ts): the rest is integrated and gated without
- * them first (bisected in turn if it fails), then the suspects on whatever the base is after it.
+ * them first (bisected in turn if it fails), then the suspects on whatever the base is after it
+ * — when all the rest landed, that is the group's failed tree again, and a suspect alone on it
+ * bounces without another run.
  */
 async function isolate(
   ctx: ProjectContext,
@@ -159,6 +162,7 @@ async function isolate(
   suspects: Candidate[],
   base: string,
   counter: Counter,
+  failure: Failure,
 ): Promise<boolean> {
   const last = group[group.length - 1] as Candidate;
   const rest = group.filter((c) => !suspects.includes(c));
@@ -169,7 +173,7 @@ async function isolate(
   if (!(await settle(ctx, left, base, counter))) return false;
   const now = await revParse(ctx.repo, last.plan.baseRef);
   if (!now) return true;
-  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter);
+  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter, failure);
 }
 
 /** A failing group of several, split in halves: one after the other, or both at once (`land.parallel`). */
