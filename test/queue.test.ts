@@ -233,6 +233,28 @@ describe('the merge queue', () => {
   );
 
   it(
+    'once the culprit has bounced, the parts still waiting are gated together, not one by one',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({
+        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
+      });
+      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
+      for (const id of ['w1', 'w2', 'w3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      // Culprit first: the batch (fails), bad + w1 (fails), bad alone (fails, bounces), then w1,
+      // w2 + w3 together (passes): 4 runs, where w1 alone and then w2 + w3 would be 5.
+      const ctx = await project(repo);
+      const before = repo.git('rev-parse', 'main');
+      for (const id of ['bad', 'w1', 'w2', 'w3']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
+      expect(worked.gateRuns).toBe(4);
+      expect(landedSubjects(repo, before)).toEqual(["w1's work", "w2's work", "w3's work"]);
+    },
+  );
+
+  it(
     "keeps land's guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins",
     { timeout: 240_000 },
     async () => {

@@ -11,12 +11,15 @@ import { setGateTask } from './store.js';
 import { likelyCulprits } from './suspects.js';
 
 /**
- * Settling an integrated group: the gate on it, and what follows — it lands, or the culprit is
- * found. A failing group is bisected: each half is tried on its own, the half that passes
- * lands, the one that fails is split again until the culprit is alone and bounced. With one
- * culprit in a batch of N that is at most 2·log2(N)+1 gate runs; fewer when the failure points
- * at a suspect (suspects.ts), and the gate never runs twice on a tree it failed on in the batch.
- * With `land.parallel`, both halves are gated at once, each on the same base.
+ * Settling a batch: the gate on its integration, and what follows — it lands, or its culprit is
+ * found. A failing group is split (its likely culprits apart from the rest when the failure
+ * points at some, suspects.ts; else in halves), and the parts are settled one after another in
+ * queue order, each integrated on the base as it is then: a part that passes lands, one that
+ * fails is split again, until a culprit is alone and bounced. Once a culprit has bounced, the
+ * parts still waiting are gated together again (one culprit is the likely case), not one by one.
+ * The gate never runs twice on a tree it failed on in the batch: a part whose integration is
+ * such a tree (the rest of a group on top of its passing first half) is split, or bounced when
+ * alone, at once. With `land.parallel`, a failing group's two halves are gated at the same time.
  */
 
 export interface Counter {
@@ -33,47 +36,110 @@ export interface Failure {
   setupFailed: boolean;
 }
 
+type Verdict = 'passed' | 'bounced' | Failure;
+
 /**
- * Gates `group` (integrated on `base`) and lands what passes, bisecting a failure. False when
- * the base moved under it before anything landed. `known`: a failure of this batch — a group
- * whose integration is exactly its tree (a second half whose first half landed, nothing else
- * having moved) is split, or bounced when alone, without running the gate on it again.
+ * Gates `group` (integrated on `base`) and lands what passes, finding the culprits of a failure.
+ * False when the base moved under it (what is left waits in the queue again).
  */
 export async function settle(
   ctx: ProjectContext,
   group: Candidate[],
   base: string,
   counter: Counter,
-  known: Failure | null = null,
 ): Promise<boolean> {
-  if (group.length === 0) return true;
+  const first = group[0];
+  if (!first) return true;
   if (gateSteps(ctx.config).length === 0) return advance(ctx, group, base);
-  const last = group[group.length - 1] as Candidate;
-  const tasks = group.map((c) => c.entry.taskId);
-  if (known && last.plan.tree === known.tree) {
-    if (group.length === 1) {
-      ctx.reporter.line(
-        `warren: merge queue: ${last.entry.taskId} onto ${base.slice(0, 12)} is the integration the gate failed on in run ${known.run}; bounced without running it again`,
-      );
-      bounceFailed(ctx, last, base, known);
-      return true;
+  const baseRef = first.plan.baseRef;
+  const failures = new Map<string, Failure>();
+  // Parts still to settle, in queue order; the first is `group`, integrated on `base` already.
+  const parts: Candidate[][] = [];
+  let next: { group: Candidate[]; tip: string } | null = { group, tip: base };
+  for (;;) {
+    if (!next) {
+      const part = parts.shift();
+      if (!part) return true;
+      const tip = await revParse(ctx.repo, baseRef);
+      if (!tip) return true;
+      next = { group: (await integrate(ctx, part, tip)).candidates, tip };
     }
-    ctx.reporter.line(
-      `warren: merge queue: ${tasks.join(' + ')} is the integration the gate just failed on; splitting it…`,
-    );
-    return bisect(ctx, group, base, counter, known);
+    const { group: now, tip } = next;
+    next = null;
+    if (now.length === 0) continue;
+    const seen = known(ctx, now, tip, failures);
+    const verdict = seen ?? (await gate(ctx, now, counter));
+    if (verdict === 'bounced') continue;
+    if (verdict === 'passed') {
+      if (!(await advance(ctx, now, tip))) return false;
+      continue;
+    }
+    failures.set(verdict.tree, verdict);
+    if (now.length === 1) {
+      bounceFailed(ctx, now[0] as Candidate, tip, verdict);
+      // The culprit is out: what still waits is gated together.
+      if (parts.length > 1) parts.splice(0, parts.length, parts.flat());
+      continue;
+    }
+    const suspects = seen ? [] : await likelyCulprits(ctx, now, verdict.log);
+    if (suspects.length > 0 && suspects.length < now.length) {
+      isolating(ctx, now, suspects);
+      parts.unshift(
+        now.filter((c) => !suspects.includes(c)),
+        suspects,
+      );
+      continue;
+    }
+    const half = Math.ceil(now.length / 2);
+    const halves: [Candidate[], Candidate[]] = [now.slice(0, half), now.slice(half)];
+    if (!ctx.config.land?.parallel) {
+      parts.unshift(...halves);
+      continue;
+    }
+    const left = await atOnce(ctx, halves, tip, counter, failures);
+    if (left === false) return false;
+    parts.unshift(...left);
   }
-  const verdict = await gate(ctx, group, counter);
-  if (verdict === 'bounced') return true;
-  if (verdict === 'passed') return advance(ctx, group, base);
-  if (group.length === 1) {
-    bounceFailed(ctx, last, base, verdict);
-    return true;
-  }
-  const suspects = await likelyCulprits(ctx, group, verdict.log);
-  if (suspects.length > 0 && suspects.length < group.length)
-    return isolate(ctx, group, suspects, base, counter, verdict);
-  return bisect(ctx, group, base, counter, verdict);
+}
+
+/** The failure already seen on `group`'s integrated tree in this batch, said as it is used; null when the gate has not failed on it. */
+function known(ctx: ProjectContext, group: Candidate[], tip: string, failures: Map<string, Failure>): Failure | null {
+  const last = group[group.length - 1] as Candidate;
+  const failure = failures.get(last.plan.tree);
+  if (!failure) return null;
+  ctx.reporter.line(
+    group.length === 1
+      ? `warren: merge queue: ${last.entry.taskId} onto ${tip.slice(0, 12)} is the integration the gate failed on in run ${failure.run}; bounced without running it again`
+      : `warren: merge queue: ${group.map((c) => c.entry.taskId).join(' + ')} is the integration the gate failed on in run ${failure.run}; splitting it…`,
+  );
+  return failure;
+}
+
+/**
+ * Both halves of a failing group gated at once, each integrated on `tip`. A half that passed
+ * was tested on the base as it is, so it lands (the first half first when both pass); the
+ * parts left to settle are returned, in queue order: the other half (on top of the one that
+ * landed it is the group's failed tree again, split without a run), or both failing halves,
+ * each holding a culprit. False when the base moved under it.
+ */
+async function atOnce(
+  ctx: ProjectContext,
+  halves: [Candidate[], Candidate[]],
+  tip: string,
+  counter: Counter,
+  failures: Map<string, Failure>,
+): Promise<Candidate[][] | false> {
+  ctx.reporter.line(
+    `warren: merge queue: gating ${halves.map((h) => h.map((c) => c.entry.taskId).join(' + ')).join(' and ')} at once…`,
+  );
+  const integrated = await Promise.all(halves.map(async (h) => (await integrate(ctx, h, tip)).candidates));
+  const verdicts: Verdict[] = await Promise.all(
+    integrated.map((h) => (h.length === 0 ? 'bounced' : gate(ctx, h, counter))),
+  );
+  for (const v of verdicts) if (typeof v === 'object') failures.set(v.tree, v);
+  const passed = integrated.findIndex((h, i) => h.length > 0 && verdicts[i] === 'passed');
+  if (passed !== -1 && !(await advance(ctx, integrated[passed] as Candidate[], tip))) return false;
+  return integrated.filter((h, i) => i !== passed && h.length > 0 && verdicts[i] !== 'bounced');
 }
 
 /** The gate once on `group`'s integration, recorded as a `queue.gate` event; `bounced` when it could not run at all. */
@@ -150,88 +216,13 @@ function bounceFailed(ctx: ProjectContext, culprit: Candidate, base: string, fai
   );
 }
 
-/**
- * A failing group with likely culprits (suspects.ts): the rest is integrated and gated without
- * them first (bisected in turn if it fails), then the suspects on whatever the base is after it
- * — when all the rest landed, that is the group's failed tree again, and a suspect alone on it
- * bounces without another run.
- */
-async function isolate(
-  ctx: ProjectContext,
-  group: Candidate[],
-  suspects: Candidate[],
-  base: string,
-  counter: Counter,
-  failure: Failure,
-): Promise<boolean> {
-  const last = group[group.length - 1] as Candidate;
+/** Says that the likely culprits are gated apart from the rest, the rest first. */
+function isolating(ctx: ProjectContext, group: Candidate[], suspects: Candidate[]): void {
   const rest = group.filter((c) => !suspects.includes(c));
+  const many = suspects.length > 1;
   ctx.reporter.line(
-    `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${suspects.length > 1 ? 'their' : 'its'} own verify failed, or the failure names what ${suspects.length > 1 ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${suspects.length > 1 ? 'them' : 'it'} first…`,
+    `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${many ? 'their' : 'its'} own verify failed, or the failure names what ${many ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${many ? 'them' : 'it'} first…`,
   );
-  const left = (await integrate(ctx, rest, base)).candidates;
-  if (!(await settle(ctx, left, base, counter))) return false;
-  const now = await revParse(ctx.repo, last.plan.baseRef);
-  if (!now) return true;
-  return settle(ctx, (await integrate(ctx, suspects, now)).candidates, now, counter, failure);
-}
-
-/** A failing group of several, split in halves: one after the other, or both at once (`land.parallel`). */
-async function bisect(
-  ctx: ProjectContext,
-  group: Candidate[],
-  base: string,
-  counter: Counter,
-  failure: Failure,
-): Promise<boolean> {
-  const last = group[group.length - 1] as Candidate;
-  const half = Math.ceil(group.length / 2);
-  if (ctx.config.land?.parallel)
-    return bisectAtOnce(ctx, [group.slice(0, half), group.slice(half)], base, counter, failure);
-  // The first half on the same base; the second on whatever the base is after it.
-  const left = (await integrate(ctx, group.slice(0, half), base)).candidates;
-  if (!(await settle(ctx, left, base, counter))) return false;
-  const now = await revParse(ctx.repo, last.plan.baseRef);
-  if (!now) return true;
-  const right = (await integrate(ctx, group.slice(half), now)).candidates;
-  return settle(ctx, right, now, counter, failure);
-}
-
-/**
- * Both halves gated at once, each integrated on `base`. A half that passed was tested on the
- * base as it is, so it lands (the first half first when both pass); what is left is integrated
- * on the base after it and settled in turn — the other half on top of the one that landed is
- * the whole group again, the tree that failed, so it is split without a gate run. Two failing
- * halves hold a culprit each: each is bisected on its own failure.
- */
-async function bisectAtOnce(
-  ctx: ProjectContext,
-  halves: [Candidate[], Candidate[]],
-  base: string,
-  counter: Counter,
-  failure: Failure,
-): Promise<boolean> {
-  const baseRef = (halves[0][0] ?? halves[1][0])?.plan.baseRef;
-  if (!baseRef) return true;
-  ctx.reporter.line(
-    `warren: merge queue: gating ${halves.map((h) => h.map((c) => c.entry.taskId).join(' + ')).join(' and ')} at once…`,
-  );
-  const integrated = await Promise.all(halves.map(async (h) => (await integrate(ctx, h, base)).candidates));
-  const verdicts = await Promise.all(
-    integrated.map((h) => (h.length === 0 ? Promise.resolve('bounced' as const) : gate(ctx, h, counter))),
-  );
-  const passed = integrated.findIndex((h, i) => h.length > 0 && verdicts[i] === 'passed');
-  if (passed !== -1 && !(await advance(ctx, integrated[passed] as Candidate[], base))) return false;
-  for (const [i, h] of integrated.entries()) {
-    const verdict = verdicts[i];
-    if (i === passed || h.length === 0 || verdict === 'bounced') continue;
-    const now = await revParse(ctx.repo, baseRef);
-    if (!now) return true;
-    const again = (await integrate(ctx, h, now)).candidates;
-    const known = passed !== -1 ? failure : verdict === 'passed' ? null : (verdict as Failure);
-    if (!(await settle(ctx, again, now, counter, known))) return false;
-  }
-  return true;
 }
 
 /** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
