@@ -8,6 +8,9 @@ export default defineConfig({
     // Each worker's tasks take their ports from a range of its own (WARREN_PORT_RANGE).
     setupFiles: ['test/helpers/worker-ports.ts'],
     testTimeout: 60_000,
+    // expect.poll waits on other processes (a server, a namespace's init, a browser): 1 s, the
+    // default, is too little on a loaded 2-core CI machine.
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 60_000,
     // Tests spawn real git and real processes; two cores here, so keep the pool small.
     pool: 'forks',

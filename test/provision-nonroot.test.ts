@@ -345,11 +345,18 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
       GO: go,
     });
     await waitForFile(ready, undefined, run);
+    // The background sleeps may still be between fork and exec (setsid, the double fork) when READY appears.
+    const sleeping = (): number[] =>
+      pidsWithEnv('WARREN_WORKSPACE', ws).filter((pid) => {
+        try {
+          return ['sleep\x00300\x00', 'sleep\x00301\x00'].includes(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+        } catch {
+          return false;
+        }
+      });
+    await expect.poll(() => sleeping().length, { timeout: 15_000 }).toBe(2);
     const pids = pidsWithEnv('WARREN_WORKSPACE', ws);
-    const sleepers = pids.filter((pid) =>
-      ['sleep\x00300\x00', 'sleep\x00301\x00'].includes(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')),
-    );
-    expect(sleepers).toHaveLength(2);
+    const sleepers = sleeping();
     // Run as nobody itself, not as the namespace's root.
     for (const pid of sleepers) expect(fs.statSync(`/proc/${pid}`).uid).toBe(NOBODY);
     fs.writeFileSync(go, '');
@@ -368,7 +375,7 @@ describe.skipIf(nsUnavailable !== null)('cow in a user namespace (not root)', ()
         'exec',
         'pids',
         '--timeout',
-        '1s',
+        '2s',
         '--',
         'sh',
         '-c',

@@ -138,9 +138,9 @@ describe('the merge queue', () => {
     'with `land: { parallel: true }`, gates both halves of a failing batch at once: the passing half lands first, the culprit bounces, in three gate times',
     { timeout: 240_000 },
     async () => {
-      // Each gate run writes when it started and ended, to see the runs overlap (each run is in a PID namespace of its own: mktemp, not $$).
+      // Each gate run writes when it started and ended, to see the runs overlap (each run is in a PID namespace of its own: mktemp, not $$; 2 s, so that they overlap even when one starts late).
       const marks = tmpDir();
-      const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 1; date +%s%N > $f.end; ! test -e culprit.txt`;
+      const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 2; date +%s%N > $f.end; ! test -e culprit.txt`;
       const repo = makeRepo({
         files: { 'warren.yaml': `land: { parallel: true }\nverify:\n  - { id: no-culprit, run: "${gate}" }\n` },
       });

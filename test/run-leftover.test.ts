@@ -21,6 +21,8 @@ const STAND_IN = `#!/bin/sh
 echo "final answer"
 sleep "$SLEEP_FOR" &
 echo "tmp=$TMPDIR" > "$TMPDIR/seen.txt"
+# The final result is marked once the background process is a sleep (not a shell still between fork and exec).
+while [ "$(cat /proc/$!/comm 2>/dev/null)" != sleep ]; do sleep 0.01; done
 touch "$WARREN_AGENT_DONE"
 wait
 `;

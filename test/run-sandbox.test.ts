@@ -128,7 +128,8 @@ describe.skipIf(noBwrap !== null)('sandbox: bwrap', () => {
     const ready = path.join(made.json.path, 'ready');
     const script =
       'trap "" TERM; setsid sh -c "sleep 300" & sh -c "sleep 300 & wait" & sleep 0.1; touch ready; sleep 300';
-    const run = startCli(['--json', 'exec', 'st', '--timeout', '1s', '--', 'sh', '-c', script], {
+    // 3 s: the tree has started (ready) before the timeout, also on a loaded machine.
+    const run = startCli(['--json', 'exec', 'st', '--timeout', '3s', '--', 'sh', '-c', script], {
       cwd: repo.root,
       home: repo.home,
     });

@@ -43,11 +43,12 @@ const TREES: { name: string; script: string; minProcs: number }[] = [
 ];
 
 describe('warren exec --timeout ends the whole tree', () => {
-  it.each(TREES)('$name: exit 124 within timeout + grace + 0.3s, zero survivors', async ({ script, minProcs }) => {
+  // 2 s: every process of the tree has started (READY) before the timeout, also on a loaded machine.
+  it.each(TREES)('$name: exit 124 within timeout + grace + 1.5s, zero survivors', async ({ script, minProcs }) => {
     const { repo, ws, marks } = await taskRepo('t1');
     const ready = path.join(marks, 'ready');
     const started = Date.now();
-    const run = startCli(['--json', 'exec', 't1', '--timeout', '1s', '--', 'sh', '-c', script], {
+    const run = startCli(['--json', 'exec', 't1', '--timeout', '2s', '--', 'sh', '-c', script], {
       cwd: repo.root,
       home: repo.home,
       env: { READY: ready },
@@ -60,11 +61,12 @@ describe('warren exec --timeout ends the whole tree', () => {
     expect(result.code).toBe(124);
     const json = JSON.parse(result.stdout) as { exitCode: number; timedOut: boolean; durationMs: number; log: string };
     expect(json.timedOut).toBe(true);
-    expect(json.durationMs).toBeLessThanOrEqual(1000 + GRACE_MS + 300);
+    // Node's timers fire late on a loaded machine: the slack is for that; a tree left running would take 300 s.
+    expect(json.durationMs).toBeLessThanOrEqual(2000 + GRACE_MS + 1500);
     // The bound is the supervised run's (durationMs, measured by warren around the spawn). The
     // wall clock adds Node's start-up, which on a loaded CI machine is seconds; it only guards
     // against a hang here.
-    expect(wall).toBeLessThan(1000 + GRACE_MS + 10_000);
+    expect(wall).toBeLessThan(2000 + GRACE_MS + 10_000);
     expect(pids.filter(alive)).toEqual([]);
     expect(pidsWithEnv('WARREN_WORKSPACE', ws)).toEqual([]);
   });

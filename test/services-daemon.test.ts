@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectContainment } from '../src/run/containment.js';
 import { daemonState, startDaemon, stopDaemon } from '../src/services/daemon.js';
+import { isAlive } from '../src/system/proc.js';
 import { tmpDir } from './helpers/repo.js';
 
 /** The daemons services run as: stopped as a whole, recorded or not. */
@@ -25,7 +26,8 @@ describe('service daemons', () => {
     const stopped = await stopDaemon(dir, 1000);
     expect(stopped.survivors).toEqual([]);
     expect(daemonState(dir).state).toBe('stopped');
-    expect(fs.existsSync(`/proc/${record.pid}`)).toBe(false);
+    // Reaped by this process's event loop a moment after it died: gone, or a zombie.
+    expect(isAlive(record.pid)).toBe(false);
   });
 
   it('a recorded daemon stops within its grace, with everything it started', async () => {
@@ -42,7 +44,8 @@ describe('service daemons', () => {
     const started = Date.now();
     const stopped = await stopDaemon(dir, 1000);
     expect(stopped.survivors).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Within the grace, not the 300 s sleeps (the slack is for a loaded machine: no speed claim).
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(daemonState(dir).state).toBe('stopped');
   });
 

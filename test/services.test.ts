@@ -6,6 +6,7 @@ import os from 'node:os';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../src/composition.js';
 import { rewriteDotenv } from '../src/services/env-file.js';
+import { isAlive } from '../src/system/proc.js';
 import { unavailable } from './helpers/capabilities.js';
 import { startCli } from './helpers/procs.js';
 import { makeRepo, runWarren, type TestRepo } from './helpers/repo.js';
@@ -478,19 +479,26 @@ console.log('listening on', port);
     expect((await repo.warren('new', 'feat', 'c')).code).toBe(0);
     const env = await envOf(repo, 'c');
     const webPort = Number(env.WARREN_SERVICE_WEB_PORT);
-    const record = JSON.parse(
-      fs.readFileSync(
-        path.join(
-          repo.home,
-          'services',
-          fs.readdirSync(path.join(repo.home, 'services')).find((d) => d !== 'postgres') ?? '',
-          'c',
-          'web',
-          'daemon.json',
-        ),
-        'utf8',
-      ),
-    ) as { pid: number };
+    /** A service's wrapper process (daemon.json), which warren judges the service alive by. */
+    const wrapperOf = (name: string): number =>
+      (
+        JSON.parse(
+          fs.readFileSync(
+            path.join(
+              repo.home,
+              'services',
+              fs.readdirSync(path.join(repo.home, 'services')).find((d) => d !== 'postgres') ?? '',
+              'c',
+              name,
+              'daemon.json',
+            ),
+            'utf8',
+          ),
+        ) as { pid: number }
+      ).pid;
+    const record = { pid: wrapperOf('web') };
+    // Once a killed service's wrapper has ended (a fixed pause is too short on a loaded machine).
+    const ended = (pid: number) => expect.poll(() => isAlive(pid)).toBe(false);
     // Kill the server process itself (inside the namespace): the service ends by itself.
     const ws = (await repo.warrenJson<{ path: string }>('path', 'c')).json.path;
     const inner = fs
@@ -510,7 +518,7 @@ console.log('listening on', port);
       });
     expect(inner).toHaveLength(1);
     for (const p of inner) process.kill(p, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 500));
+    await ended(record.pid);
     const shown = await repo.warrenJson<{ services: { name: string; state: string }[]; events: { kind: string }[] }>(
       'show',
       'c',
@@ -539,8 +547,9 @@ console.log('listening on', port);
         }
       });
     expect(redis).toHaveLength(1);
+    const redisWrapper = wrapperOf('cache');
     for (const p of redis) process.kill(p, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 300));
+    await ended(redisWrapper);
     const ping = await repo.warren('exec', 'c', '--', 'sh', '-c', 'redis-cli --no-auth-warning -u "$REDIS_URL" PING');
     expect(ping.stdout.trim()).toBe('PONG');
     expect(ping.stderr).toMatch(/service cache \(started .*\) had ended by itself/);

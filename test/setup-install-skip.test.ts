@@ -60,12 +60,10 @@ describe.skipIf(noOverlay !== null)("the README's warren.yaml: `npm ci` over a c
 
     // The first task takes the snapshot (once per lockfile); the second is the everyday cost.
     expect((await repo.warren('new', 'feat', 'first')).code).toBe(0);
-    const started = performance.now();
+    // Not timed here (a loaded CI machine makes any bound flaky; bench/ measures speed): the install is proven skipped.
     const made = await repo.warrenJson<Made>('new', 'feat', 'cart');
-    const ms = performance.now() - started;
     expect(made.code, made.stderr).toBe(0);
     expect(made.json.state).toBe('ready');
-    expect(ms).toBeLessThan(1000);
     expect(made.json.setupSkipped?.map((s) => s.id)).toEqual(['deps']);
     expect(made.json.warnings.map((w) => w.kind)).not.toContain('setup.reinstalls');
     // What does not run adds no risk: the skipped install is not "a package manager" here.

@@ -14,7 +14,12 @@ describe('concurrency', () => {
       ids.map((id) => repo.warrenJson<{ state: string; branch: string; path: string }>('new', 'feat', id)),
     );
     for (const res of results) {
-      expect(res.stderr).not.toMatch(/locked|SQLITE_BUSY|index\.lock/i);
+      // A wait for the state database's write lock, said and then taken, is not a failure (a loaded machine makes one likely).
+      const failures = res.stderr.replace(
+        /^warren: the state database .* is locked by another process; waiting up to .*$/gm,
+        '',
+      );
+      expect(failures).not.toMatch(/locked|SQLITE_BUSY|index\.lock/i);
       expect(res.code).toBe(0);
       expect(res.json.state).toBe('ready');
     }
