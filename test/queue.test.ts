@@ -42,6 +42,29 @@ function landedSubjects(repo: TestRepo, since: string): string[] {
   return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
 }
 
+const NO_CULPRIT = 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n';
+
+/**
+ * Tasks that join the queue in `order` and one processor that works it: `bad` adds culprit.txt
+ * (which fails NO_CULPRIT), each other task a file of its own.
+ */
+async function culpritBatch(order: string[], warrenYaml = NO_CULPRIT) {
+  const repo = makeRepo({ files: { 'warren.yaml': warrenYaml } });
+  for (const id of order)
+    await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks the gate\n' } : { [`${id}.txt`]: `${id}\n` });
+  const ctx = await project(repo);
+  const before = repo.git('rev-parse', 'main');
+  for (const id of order) await queueLand(ctx, id, { wait: false });
+  const worked = await processQueue(ctx);
+  const entries = listQueue(ctx).entries;
+  return {
+    gateRuns: worked.gateRuns,
+    states: Object.fromEntries(entries.map((e) => [e.id, e.state])),
+    bad: entries.find((e) => e.id === 'bad'),
+    landed: landedSubjects(repo, before),
+  };
+}
+
 describe('the merge queue', () => {
   it(
     'lands 12 parallel `warren land`s of disjoint tasks: all of them, one squash commit each, in queue order, the main checkout clean',
@@ -112,25 +135,13 @@ describe('the merge queue', () => {
     'bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs',
     { timeout: 240_000 },
     async () => {
-      const repo = makeRepo({
-        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
-      });
-      for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
-      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
-      // Culprit in the middle of the batch.
-      const ctx = await project(repo);
-      const before = repo.git('rev-parse', 'main');
-      for (const id of ['q1', 'bad', 'q2', 'q3']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
-      // The batch (fails), q1 + bad (fails), q1 (passes, lands); bad on top of q1 is what the second
-      // run failed on: bounced without gating it again; q2 + q3 (passes). Within 2·log2(4)+1.
-      expect(worked.gateRuns).toBe(4);
-      expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
-      console.log(
-        `bisection: one culprit in a batch of 4 took ${worked.gateRuns} gate runs (bound ${2 * Math.log2(4) + 1})`,
-      );
+      // Culprit in the middle of the batch: the batch (fails), q1 + bad (fails), q1 (passes, lands);
+      // bad on top of q1 is what the second run failed on: bounced without gating it again; q2 + q3
+      // (passes). Within 2·log2(4)+1.
+      const run = await culpritBatch(['q1', 'bad', 'q2', 'q3']);
+      expect(run.states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
+      expect(run.gateRuns).toBe(4);
+      expect(run.landed).toEqual(["q1's work", "q2's work", "q3's work"]);
     },
   );
 
@@ -138,25 +149,20 @@ describe('the merge queue', () => {
     'with `land: { parallel: true }`, gates both halves of a failing batch at once: the passing half lands first, the culprit bounces, in three gate times',
     { timeout: 240_000 },
     async () => {
-      // Each gate run writes when it started and ended, to see the runs overlap (each run is in a PID namespace of its own: mktemp, not $$; 2 s, so that they overlap even when one starts late).
+      // Each gate run writes when it started and ended, to see the runs overlap (each run is in a
+      // PID namespace of its own: mktemp, not $$; 2 s, so that they overlap even when one starts late).
       const marks = tmpDir();
       const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 2; date +%s%N > $f.end; ! test -e culprit.txt`;
-      const repo = makeRepo({
-        files: { 'warren.yaml': `land: { parallel: true }\nverify:\n  - { id: no-culprit, run: "${gate}" }\n` },
-      });
-      for (const id of ['q1', 'q2', 'q3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
-      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
-      const ctx = await project(repo);
-      const before = repo.git('rev-parse', 'main');
-      for (const id of ['q1', 'bad', 'q2', 'q3']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
+      const run = await culpritBatch(
+        ['q1', 'bad', 'q2', 'q3'],
+        `land: { parallel: true }\nverify:\n  - { id: no-culprit, run: "${gate}" }\n`,
+      );
+      expect(run.states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
       // The batch (fails); q1 + bad (fails) and q2 + q3 (passes, lands) at once; on top of them
       // q1 + bad is the batch's failed tree again, so split at once: q1 (passes, lands) and bad
       // (fails) at once. Five runs in three gate times; the half that passed landed first.
-      expect(worked.gateRuns).toBe(5);
-      expect(landedSubjects(repo, before)).toEqual(["q2's work", "q3's work", "q1's work"]);
+      expect(run.gateRuns).toBe(5);
+      expect(run.landed).toEqual(["q2's work", "q3's work", "q1's work"]);
       const runs = fs
         .readdirSync(marks)
         .filter((f) => f.endsWith('.start'))
@@ -164,9 +170,8 @@ describe('the merge queue', () => {
       expect(runs).toHaveLength(5);
       const overlapping = runs.flatMap((a, i) => runs.slice(i + 1).filter((b) => a[0]! < b[1]! && b[0]! < a[1]!));
       expect(overlapping).toHaveLength(2);
-      const bad = listQueue(ctx).entries.find((e) => e.id === 'bad');
-      expect(bad).toMatchObject({ code: 'GATE_FAILED' });
-      expect(bad?.log && fs.existsSync(bad.log)).toBeTruthy();
+      expect(run.bad).toMatchObject({ code: 'GATE_FAILED' });
+      expect(run.bad?.log && fs.existsSync(run.bad.log)).toBeTruthy();
     },
   );
 
@@ -215,20 +220,12 @@ describe('the merge queue', () => {
     'splits a second half without gating it again when its integration is the tree that just failed',
     { timeout: 240_000 },
     async () => {
-      const repo = makeRepo({
-        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
-      });
-      for (const id of ['r1', 'r2', 'r3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
-      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
       // Culprit in the second half: the first half passes and lands, and the second half on the new
       // base is exactly what failed — it is split at once (4 runs, not 5).
-      const ctx = await project(repo);
-      for (const id of ['r1', 'r2', 'bad', 'r3']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
+      const run = await culpritBatch(['r1', 'r2', 'bad', 'r3']);
+      expect(run.states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
       // The batch (fails), r1 + r2 (passes), bad alone (fails), r3 alone (passes).
-      expect(worked.gateRuns).toBe(4);
+      expect(run.gateRuns).toBe(4);
     },
   );
 
@@ -236,21 +233,12 @@ describe('the merge queue', () => {
     'once the culprit has bounced, the parts still waiting are gated together, not one by one',
     { timeout: 240_000 },
     async () => {
-      const repo = makeRepo({
-        files: { 'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n' },
-      });
-      await taskWith(repo, 'bad', { 'culprit.txt': 'breaks the gate\n' });
-      for (const id of ['w1', 'w2', 'w3']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
       // Culprit first: the batch (fails), bad + w1 (fails), bad alone (fails, bounces), then w1,
       // w2 + w3 together (passes): 4 runs, where w1 alone and then w2 + w3 would be 5.
-      const ctx = await project(repo);
-      const before = repo.git('rev-parse', 'main');
-      for (const id of ['bad', 'w1', 'w2', 'w3']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
-      expect(worked.gateRuns).toBe(4);
-      expect(landedSubjects(repo, before)).toEqual(["w1's work", "w2's work", "w3's work"]);
+      const run = await culpritBatch(['bad', 'w1', 'w2', 'w3']);
+      expect(run.states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
+      expect(run.gateRuns).toBe(4);
+      expect(run.landed).toEqual(["w1's work", "w2's work", "w3's work"]);
     },
   );
 
@@ -386,7 +374,7 @@ describe('the merge queue', () => {
       const repo = makeRepo({
         files: {
           'shared.txt': 'one\n',
-          'warren.yaml': 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n',
+          'warren.yaml': NO_CULPRIT,
         },
       });
       await taskWith(repo, 'a', { 'shared.txt': 'from a\n', 'culprit.txt': 'breaks the gate\n' });
