@@ -521,14 +521,21 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await newTask(repo, 'one');
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { page } = await openBrowser();
+    // The page's clock is the test's: its 20 s read timeout is run forward instead of waited for.
+    await page.clock.install();
     await page.goto(serve.openUrl);
     await page.locator('tr[data-task="one"]').waitFor();
     // The server hangs (stopped, its socket open): the next read cannot be answered.
     serve.child.kill('SIGSTOP');
     try {
       await page.evaluate("location.hash = '#/task/x/one'");
+      // Not given up before its time…
+      await page.clock.runFor(5_000);
+      expect(await page.locator('#notice').textContent()).not.toMatch(/TIMEOUT/);
+      // …and given up once it has passed.
+      await page.clock.fastForward(16_000);
       await expect
-        .poll(() => page.locator('#notice').textContent(), { timeout: 30_000, interval: 500 })
+        .poll(() => page.locator('#notice').textContent(), { timeout: 30_000, interval: 200 })
         .toMatch(/TIMEOUT.*did not answer \/api\/task within 20 s/);
     } finally {
       serve.child.kill('SIGCONT');
