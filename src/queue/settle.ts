@@ -133,9 +133,14 @@ async function atOnce(
     `warren: merge queue: gating ${halves.map((h) => h.map((c) => c.entry.taskId).join(' + ')).join(' and ')} at once…`,
   );
   const integrated = await Promise.all(halves.map(async (h) => (await integrate(ctx, h, tip)).candidates));
-  const verdicts: Verdict[] = await Promise.all(
-    integrated.map((h) => (h.length === 0 ? 'bounced' : gate(ctx, h, counter))),
+  // Both settle before anything is thrown (a full disk, say): no gate is left running behind the processor.
+  const settled = await Promise.allSettled(
+    integrated.map((h) => (h.length === 0 ? ('bounced' as const) : gate(ctx, h, counter))),
   );
+  const verdicts: Verdict[] = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  });
   for (const v of verdicts) if (typeof v === 'object') failures.set(v.tree, v);
   const passed = integrated.findIndex((h, i) => h.length > 0 && verdicts[i] === 'passed');
   if (passed !== -1 && !(await advance(ctx, integrated[passed] as Candidate[], tip))) return false;
@@ -143,11 +148,7 @@ async function atOnce(
 }
 
 /** The gate once on `group`'s integration, recorded as a `queue.gate` event; `bounced` when it could not run at all. */
-async function gate(
-  ctx: ProjectContext,
-  group: Candidate[],
-  counter: Counter,
-): Promise<'passed' | 'bounced' | Failure> {
+async function gate(ctx: ProjectContext, group: Candidate[], counter: Counter): Promise<Verdict> {
   const steps = gateSteps(ctx.config);
   const last = group[group.length - 1] as Candidate;
   const tasks = group.map((c) => c.entry.taskId);
