@@ -26,15 +26,15 @@ async function project(repo: TestRepo): Promise<ProjectContext> {
 
 /** A task `id` that adds `files` (relative to its workspace) and checkpoints them. */
 async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<string> {
-  const made = await repo.warrenJson<{ path: string }>('new', 'feat', id);
-  expect(made.code, made.stderr).toBe(0);
+  // In process, as the library does it (two CLI processes per task were most of this file's time).
+  const ctx = await project(repo);
+  const task = await createTask(ctx, { type: 'feat', id });
   for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(made.json.path, rel)), { recursive: true });
-    fs.writeFileSync(path.join(made.json.path, rel), content);
+    fs.mkdirSync(path.dirname(path.join(task.path, rel)), { recursive: true });
+    fs.writeFileSync(path.join(task.path, rel), content);
   }
-  const cp = await repo.warren('checkpoint', id, '-m', `${id}'s work`);
-  expect(cp.code, cp.stderr).toBe(0);
-  return made.json.path;
+  await checkpointTask(ctx, id, { message: `${id}'s work` });
+  return task.path;
 }
 
 /** Subjects of the base's commits since `since`, oldest first. */
@@ -150,9 +150,9 @@ describe('the merge queue', () => {
     { timeout: 240_000 },
     async () => {
       // Each gate run writes when it started and ended, to see the runs overlap (each run is in a
-      // PID namespace of its own: mktemp, not $$; 2 s, so that they overlap even when one starts late).
+      // PID namespace of its own: mktemp, not $$; 1.5 s, so that they overlap even when one starts late).
       const marks = tmpDir();
-      const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 2; date +%s%N > $f.end; ! test -e culprit.txt`;
+      const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 1.5; date +%s%N > $f.end; ! test -e culprit.txt`;
       const run = await culpritBatch(
         ['q1', 'bad', 'q2', 'q3'],
         `land: { parallel: true }\nverify:\n  - { id: no-culprit, run: "${gate}" }\n`,

@@ -82,8 +82,8 @@ describe('runBounded', () => {
 
   it('on timeout ends the whole process group, a grandchild included', async () => {
     const pidFile = path.join(tmpDir(), 'pid');
-    // 1.5 s: time for the shell to start and write the pid, also on a loaded machine.
-    const r = await runBounded({ argv: ['sh', '-c', `sleep 30 & echo $! > ${pidFile}; wait`], timeoutMs: 1500 });
+    // 1 s: time for the shell to start and write the pid, also on a loaded machine.
+    const r = await runBounded({ argv: ['sh', '-c', `sleep 30 & echo $! > ${pidFile}; wait`], timeoutMs: 1000 });
     expect(r.timedOut).toBe(true);
     expect(r.signal).toBe('SIGKILL');
     expect(await gone(readPid(pidFile))).toBe(true);
@@ -96,8 +96,8 @@ describe('runBounded', () => {
     const ready = path.join(dir, 'ready');
     const stubborn = await runBounded({
       argv: ['sh', '-c', `trap '' TERM; echo $$ > ${ready}; while :; do sleep 0.05; done`],
-      // 1.5 s: the trap is set before the timeout, also on a loaded machine.
-      timeoutMs: 1500,
+      // 1 s: the trap is set before the timeout, also on a loaded machine.
+      timeoutMs: 1000,
       graceMs: 300,
     });
     expect(stubborn).toMatchObject({ timedOut: true, forced: true, signal: 'SIGKILL' });
