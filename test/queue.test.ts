@@ -243,6 +243,19 @@ describe('the merge queue', () => {
   );
 
   it(
+    'a culprit last in its batch: the rest on top of the first half is split at once, and the culprit on top of the rest is the failed batch (3 runs)',
+    {
+      timeout: 240_000,
+    },
+    async () => {
+      // The batch (fails), z1 + z2 (passes), z3 (passes); bad on top of them is the batch's tree: bounced with run 1's log.
+      const run = await culpritBatch(['z1', 'z2', 'z3', 'bad']);
+      expect(run.states).toEqual({ z1: 'landed', z2: 'landed', z3: 'landed', bad: 'bounced' });
+      expect(run.gateRuns).toBe(3);
+    },
+  );
+
+  it(
     "keeps land's guards inside the queue: hooks changed after joining bounce it; an invalid protected policy refuses before it joins",
     { timeout: 240_000 },
     async () => {

@@ -7,7 +7,7 @@ import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
 import { gateSteps, removeStaleGates } from './gate.js';
 import { joiningTasks } from './joining.js';
-import { settle } from './settle.js';
+import { settle, type Counter } from './settle.js';
 import { activeEntries, getEntry, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
 /**
@@ -109,7 +109,7 @@ async function resume(ctx: ProjectContext): Promise<void> {
  * Takes the entries' task locks and integrates them, the batch filling meanwhile; an entry that
  * cannot take part is bounced alone.
  */
-async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: { gateRuns: number }): Promise<void> {
+async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Counter): Promise<void> {
   const locked: Locked[] = [];
   const lock = (entries: readonly QueueEntry[]): Locked[] => {
     const taken: Locked[] = [];

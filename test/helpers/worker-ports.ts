@@ -1,6 +1,6 @@
 /**
  * vitest's setup for every test file: warren's port blocks from a range of this worker's own
- * (WARREN_PORT_RANGE). Test files run two at a time and every test has a WARREN_HOME of its
+ * (WARREN_PORT_RANGE). Test files run two or three at a time and every test has a WARREN_HOME of its
  * own, so without it two tests' tasks get the same block at once, and their services and dev
  * servers the same ports.
  */
