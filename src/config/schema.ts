@@ -251,6 +251,25 @@ export const userConfigSchema = z.strictObject({
     )
     .optional(),
   /**
+   * Variables of your environment a sandboxed command is also given, beyond warren's short list
+   * (src/run/declared-env.ts): names, or a prefix ending in `*` (`[SSH_AUTH_SOCK, AWS_*]`).
+   * Nothing else of warren's environment reaches the sandbox.
+   */
+  sandbox_env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'a variable name, or a prefix ending in *'))
+    .optional(),
+  /**
+   * Unix sockets a sandboxed command may connect to, by absolute path (your SSH agent's, a
+   * docker socket): bound into the sandbox. None is by default: `/run` and your home are hidden.
+   */
+  sandbox_sockets: z
+    .array(
+      z
+        .string()
+        .refine((p) => p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0'), 'an absolute path'),
+    )
+    .optional(),
+  /**
    * The command the dashboard's "Open in editor" runs, the workspace's path added as its last
    * argument (`[code]`, `[zed]`, `[idea]`): argv, never a shell.
    */

@@ -6,9 +6,8 @@ import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../util/paths.js';
-import { assertContained } from '../workspace/paths.js';
-import { pinned } from '../workspace/pinned.js';
-import { detectContainment } from './containment.js';
+import { boundaryOf } from './boundary.js';
+import type { Containment } from './containment.js';
 import {
   abandonRun,
   closeInterruptedRuns,
@@ -19,22 +18,13 @@ import {
   newRunId,
   type RunKind,
 } from './records.js';
-import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
-import {
-  assertSandboxAvailable,
-  sandboxArgv,
-  sandboxFailureReason,
-  sandboxKindFor,
-  sandboxProfileFor,
-} from './sandbox.js';
+import { sandboxArgv, sandboxFailureReason } from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
-import { assertRunnable, taskEnv } from './task-env.js';
-import { taskTmp, tmpEnv } from './task-tmp.js';
-import { assertSettingsTrusted } from './trust.js';
+import { assertRunnable } from './task-env.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -53,6 +43,10 @@ export interface RunRequest {
   env?: Record<string, string>;
   /** More paths the command may write in a sandbox (an agent's state folder). */
   writable?: readonly string[];
+  /** The user's variables it is also given in a sandbox (an agent's endpoint and key): src/run/boundary.ts. */
+  passEnv?: readonly string[];
+  /** More `127.0.0.1:PORT` it may reach from a sandbox (a seed's template database). */
+  reach?: readonly string[];
   /** An agent's final-result marker (supervisor.ts `final`): `agent` names it in what is said. */
   final?: { file: string; graceMs: number; agent: string };
 }
@@ -85,31 +79,16 @@ export const DEFAULT_GRACE = '2s';
  */
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
-  assertSettingsTrusted(ctx, `Nothing was run; task ${task.id} is as it was.`);
-  assertContained(ctx.root, task.path);
-  // The sandbox's writable git directory is read from the workspace's `.git` file, which its agent
-  // can write: what it names is checked first (WORKSPACE_TAMPERED, nothing run).
-  if (sandboxKindFor(ctx, task) !== 'none') await pinned(ctx, task.path);
-  const base = sandboxProfileFor(ctx, task);
-  const tmp = taskTmp(ctx.store, ctx.key, task.id);
-  const profile =
-    base.kind === 'none' ? base : { ...base, writable: [...base.writable, tmp, ...(request.writable ?? [])] };
-  // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
-  if (policyInPlay(ctx.store.home, ctx.repo.root)) {
-    const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');
-    const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
-    if (policy) checkPolicy(policy, task.id, profile);
-  }
-  await assertSandboxAvailable(profile);
+  const { profile, env, containment, mounts } = await boundaryOf(ctx, task, {
+    ...(request.env ? { env: request.env } : {}),
+    ...(request.passEnv ? { passEnv: request.passEnv } : {}),
+    ...(request.writable ? { writable: request.writable } : {}),
+    ...(request.reach ? { reach: request.reach } : {}),
+  });
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
-  const env = { ...process.env, ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
   assertArgvCarriable(request.argv);
   const command = request.argv[0] ?? '';
   const found = findCommand(command, env.PATH ?? '', task.path);
-
-  const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
-  const mounts: RunMount[] = [];
-  for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
   // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
   // here), where the run looks it up once mounted; anywhere else it is not there at all.
   if (
@@ -117,13 +96,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))
   )
     throw commandNotFound(command);
-  if (mounts.length > 0 && containment.kind === 'process-group') {
-    throw new WarrenError(
-      'PROVISION_FAILED',
-      `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, and commands cannot run in a namespace here (${containment.reason}); nothing was run.`,
-      { hint: `Run \`warren provision ${task.id} --refresh\` to provision them again in a way this machine supports.` },
-    );
-  }
+  assertMountable(task, mounts, containment);
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -180,9 +153,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
         task.path,
         request.argv,
         egress && {
-          socket: egress.socket,
-          insideSocket: egress.insideSocket,
-          forwards: egress.forwards,
+          egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
+          ingressPort: null,
           node: process.execPath,
           bridge: bridgeScript(),
         },
@@ -357,4 +329,14 @@ function tail(file: string): string {
   } catch {
     return '';
   }
+}
+
+/** Layers that exist only in a namespace need one: refused, before anything runs, where the machine makes none. */
+export function assertMountable(task: Task, mounts: readonly RunMount[], containment: Containment): void {
+  if (mounts.length === 0 || containment.kind !== 'process-group') return;
+  throw new WarrenError(
+    'PROVISION_FAILED',
+    `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, and commands cannot run in a namespace here (${containment.reason}); nothing was run.`,
+    { hint: `Run \`warren provision ${task.id} --refresh\` to provision them again in a way this machine supports.` },
+  );
 }

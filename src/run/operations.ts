@@ -13,6 +13,7 @@ import { buildAgentInvocation, isRepositoryAgent, isResumable, leftoverGrace, RE
 import { taskTmp } from './task-tmp.js';
 import { parseDuration } from '../util/duration.js';
 import { sandboxProfileFor } from './sandbox.js';
+import { AGENT_ENV } from './declared-env.js';
 import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { logDir, newRunId } from './records.js';
@@ -158,6 +159,8 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       stdin: invocation.stdin === null ? 'ignore' : { text: invocation.stdin },
       output: ctx.reporter.output,
       env: { ...invocation.env, WARREN_AGENT_DONE: done },
+      // In a sandbox, what reaches its model (its endpoint and key) and nothing else of the user's.
+      passEnv: AGENT_ENV[agent] ?? [],
       writable: resumable ? [home] : [],
       final: { file: done, graceMs, agent },
     });

@@ -78,29 +78,51 @@ export function strictestSandbox(kinds: readonly SandboxKind[]): SandboxKind {
   return kinds.includes('bwrap') ? 'bwrap' : 'none';
 }
 
-export function sandboxProfileFor(ctx: ProjectContext, task: Task): SandboxProfile {
+/** What one process of the task may reach beyond the task's own: the boundary's (src/run/boundary.ts). */
+export interface ReachRequest {
+  /** More `127.0.0.1:PORT` it may reach (the template database a seed fills). */
+  reach?: readonly string[];
+  /** Loopback ports of the task's own that it may not reach through the bridge: a service's own port, on which it listens. */
+  except?: readonly number[];
+}
+
+/**
+ * Folders of the host where the sockets of the user's session live (an SSH agent, the D-Bus
+ * session bus, a docker or podman socket): hidden, since connecting to a socket is not a write
+ * that a read-only `/` refuses. `sandbox_sockets` binds one back by name.
+ */
+const SOCKET_DIRS = ['/run', '/var/run'];
+
+export function sandboxProfileFor(ctx: ProjectContext, task: Task, request: ReachRequest = {}): SandboxProfile {
   const kind = sandboxKindFor(ctx, task);
   const network = kind === 'none' ? true : ctx.config.network === true;
   if (kind === 'none') return { kind, network, allow: null, ...NO_SANDBOX };
   // A task made `--sandbox bwrap` in a project without one takes warren.yaml's allowlist all the same.
   // The task's own services are reached by name (their loopback ports), through the same proxy
   // as an allow list: another task's services are on ports it does not forward.
-  const own = network ? [] : serviceLoopback(ctx, task);
+  const except = new Set((request.except ?? []).map((p) => `127.0.0.1:${p}`));
+  const own = network ? [] : [...serviceLoopback(ctx, task), ...(request.reach ?? [])].filter((a) => !except.has(a));
   const configured = network ? null : egressAllowOf(ctx.config);
-  const allow = own.length > 0 ? [...(configured ?? []), ...own] : configured;
+  const allow = own.length > 0 ? [...new Set([...(configured ?? []), ...own])] : configured;
   const home = process.env.HOME;
   // The main checkout too: its ignored files (a .env) are none of the task's business; git in the
   // workspace needs only its git directory, bound back below.
-  const masked = [home, ctx.store.home, ctx.root, ctx.repo.root].filter(
+  const masked = [home, ctx.store.home, ctx.root, ctx.repo.root, ...socketDirs()].filter(
     (p): p is string => p !== undefined && path.isAbsolute(p) && p !== '/' && fs.existsSync(p),
   );
   const homeEntries =
     home && masked.includes(home) ? (ctx.user.sandbox_home ?? SANDBOX_HOME).map((rel) => path.join(home, rel)) : [];
   // A `share`d path is a link to the main checkout's copy: what it points at is bound back.
   const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.source);
-  const readable = [ctx.repo.commonDir, ...shared, ...homeEntries].filter((p) => fs.existsSync(p));
+  const sockets = ctx.user.sandbox_sockets ?? [];
+  const readable = [ctx.repo.commonDir, ...shared, ...homeEntries, ...sockets].filter((p) => fs.existsSync(p));
   const { writable, pinned } = workspacePaths(ctx.repo.commonDir, task);
   return { kind, network, allow, masked, readable, writable, pinned };
+}
+
+/** /run, and /var/run where it is a folder of its own rather than a link to /run. */
+function socketDirs(): string[] {
+  return SOCKET_DIRS.filter((dir) => fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true);
 }
 
 /**
@@ -157,14 +179,24 @@ export async function assertSandboxAvailable(profile: SandboxProfile): Promise<v
   }
 }
 
-/** The egress proxy of a run with an allowlist, as the sandbox's argv needs it. */
-export interface EgressMount {
-  /** warren's proxy socket on the host, bound into the sandbox at `insideSocket`. */
-  socket: string;
-  insideSocket: string;
-  /** Loopback ports the bridge forwards as they are. */
-  forwards: readonly { host: string; port: number }[];
-  /** node, and the bridge script (bin/egress-bridge.mjs), which runs first inside. */
+/**
+ * The bridge that runs first inside a sandbox without a network of its own (bin/egress-bridge.mjs):
+ * out through warren's egress proxy (an allow list), and in to a service's port (ingress).
+ */
+export interface BridgeSpec {
+  /** warren's egress proxy: its socket on the host, bound into the sandbox at `insideSocket`; null: no way out. */
+  egress: {
+    socket: string;
+    insideSocket: string;
+    /** Loopback ports the bridge forwards as they are. */
+    forwards: readonly { host: string; port: number }[];
+  } | null;
+  /**
+   * A service's port, reached from the host: connections accepted outside (src/run/service-host.ts)
+   * are handed in over the IPC channel the bridge inherits, and carried to this port inside.
+   */
+  ingressPort: number | null;
+  /** node, and the bridge script, bound in by name. */
   node: string;
   bridge: string;
 }
@@ -178,14 +210,14 @@ export interface EgressMount {
  * open a raw device no more than a user can, and nothing it runs can gain a capability back.
  * (With an egress allowlist that forwards a loopback port below 1024, the one capability to
  * bind it in the sandbox's own network namespace is kept.)
- * With an egress allowlist the network stays unshared, and the command runs under the bridge
- * that carries its connections to warren's proxy over the bound socket.
+ * With a bridge the network stays unshared, and the command runs under it: it carries the
+ * command's connections to warren's proxy over the bound socket, and a service's inbound ones in.
  */
 export function sandboxArgv(
   profile: SandboxProfile,
   cwd: string,
   argv: readonly string[],
-  egress: EgressMount | null = null,
+  bridge: BridgeSpec | null = null,
 ): string[] {
   if (profile.kind === 'none') return [...argv];
   const args = [
@@ -199,6 +231,7 @@ export function sandboxArgv(
     '--unshare-uts',
     '--new-session',
   ];
+  const egress = bridge?.egress ?? null;
   // The bridge listens on the allowed loopback ports, as they are, in the sandbox's own network
   // namespace: a port below 1024 needs the one capability to bind it there, and nothing else.
   if (egress && egress.forwards.some((f) => f.port < 1024)) args.push('--cap-add', 'CAP_NET_BIND_SERVICE');
@@ -211,28 +244,20 @@ export function sandboxArgv(
   for (const p of profile.pinned) args.push('--ro-bind', p, p);
   // A mask is read-only once what goes inside it is bound: a write there fails as any write outside does.
   for (const p of profile.masked) args.push('--remount-ro', p);
-  if (egress) {
-    // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
-    args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);
-    args.push(
-      '--bind',
-      egress.socket,
-      egress.insideSocket,
-      '--chdir',
-      cwd,
-      '--',
-      egress.node,
-      egress.bridge,
-      egress.insideSocket,
-    );
-    args.push(
-      egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','),
-      '--',
-      ...argv,
-    );
+  if (!bridge || (!egress && bridge.ingressPort === null)) {
+    args.push('--chdir', cwd, '--', ...argv);
     return args;
   }
-  args.push('--chdir', cwd, '--', ...argv);
+  // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
+  args.push('--ro-bind', bridge.node, bridge.node, '--ro-bind', bridge.bridge, bridge.bridge);
+  if (egress) args.push('--bind', egress.socket, egress.insideSocket);
+  args.push('--chdir', cwd, '--', bridge.node, bridge.bridge, egress ? egress.insideSocket : '-');
+  args.push(
+    !egress || egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','),
+    ...(bridge.ingressPort === null ? [] : ['--ingress', String(bridge.ingressPort)]),
+    '--',
+    ...argv,
+  );
   return args;
 }
 
