@@ -16,7 +16,8 @@ fs.rmSync(path.join(root, 'dist/bundle'), { recursive: true, force: true });
 
 await build({
   absWorkingDir: root,
-  entryPoints: { bin: 'src/cli/bin.ts' },
+  // service-host: what a sandboxed service's daemon runs (src/run/service-host.ts).
+  entryPoints: { bin: 'src/cli/bin.ts', 'service-host': 'src/cli/service-host.ts' },
   outdir: 'dist/bundle',
   bundle: true,
   splitting: true,

@@ -199,7 +199,7 @@ const SERVICE_INIT = initScript({ stdin: 'closed', statusFile: true });
 export const SERVICE_UID = 1000;
 
 /**
- * The argv of a long-running service (src/services/daemon.ts): like a run's, in a PID namespace
+ * The argv of a long-running service (src/run/daemon.ts): like a run's, in a PID namespace
  * of its own where the machine allows it, but with no death signal (it outlives the command
  * that started it; `warren service stop`, `rm` and `gc` end it), and its exit status written to
  * `statusFile`. `notRoot`: when warren is root, the command runs as SERVICE_UID in a user
@@ -211,10 +211,17 @@ export function serviceArgv(
   argv: readonly string[],
   statusFile: string,
   notRoot: boolean,
+  mounts: readonly RunMount[] = [],
 ): string[] {
   const init = ['sh', '-c', SERVICE_INIT, 'warren-service', statusFile, ...argv];
-  if (containment.kind === 'process-group') return init;
+  if (containment.kind === 'process-group') {
+    if (mounts.length > 0)
+      throw new Error('serviceArgv: mounts need a namespace; the caller checks this before spawning');
+    return init;
+  }
+  // The layers are mounted in the service's own mount namespace (unshare --mount-proc makes one), as a run's are.
+  const mount = mountArgv(mounts);
   if (containment.kind === 'user-namespace')
-    return [...USER_PID_NS, ...asUser(containment.uid, containment.gid), ...init];
-  return [...PID_NS, ...(notRoot ? asUser(SERVICE_UID, SERVICE_UID) : []), ...init];
+    return [...USER_PID_NS, ...mount, ...asUser(containment.uid, containment.gid), ...init];
+  return [...PID_NS, ...mount, ...(notRoot ? asUser(SERVICE_UID, SERVICE_UID) : []), ...init];
 }

@@ -7,7 +7,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import { daemonState } from './daemon.js';
+import { daemonState } from '../run/daemon.js';
 import { shellExports, taskVariables } from './env-file.js';
 import { clusterRunning } from './pg-server.js';
 import { serverFor } from './postgres-task.js';

@@ -8,7 +8,7 @@ import { isPortFree } from '../run/ports.js';
 import { runTool } from '../system/tool.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { acquireWaiting } from '../util/lockfile.js';
-import { daemonState, startDaemon, stopDaemon, type Stopped } from './daemon.js';
+import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemon.js';
 import { psql, pgTool, type PgConn } from './pg-sql.js';
 import { logSize, logTail, waitReady } from './ready.js';
 

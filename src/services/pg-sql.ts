@@ -52,7 +52,7 @@ export interface PgConn {
   database: string;
 }
 
-export function pgEnv(conn: PgConn): NodeJS.ProcessEnv {
+export function pgEnv(conn: PgConn): Record<string, string> {
   return {
     PGHOST: conn.host,
     PGPORT: String(conn.port),

@@ -6,7 +6,7 @@ import { WarrenError } from '../errors.js';
 import { revParse } from '../git/refs.js';
 import { treeEntry } from '../git/trees.js';
 import { commandArgv } from '../run/commands.js';
-import { runInTask } from '../run/execute.js';
+import { runInTask, type RunOutcome } from '../run/execute.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import { acquireWaiting } from '../util/lockfile.js';
@@ -26,7 +26,7 @@ import {
   templateComplete,
 } from './pg-database.js';
 import { clusterDir, ensureServer, parseServerUrl, userServerUrl, type PgServer } from './pg-server.js';
-import { PgError, pgUrl, psqlFile } from './pg-sql.js';
+import { pgEnv, pgTool, pgUrl } from './pg-sql.js';
 
 /**
  * A task's PostgreSQL service: its database, cloned from a template at `new` (or filled from
@@ -139,10 +139,36 @@ async function seededTemplate(
     if (await templateComplete(server, template, key)) return { template, key };
     const started = Date.now();
     await buildTemplate(ctx.store, ctx.key, server, template, key, async (conn) => {
+      // The seed is the repository's (an agent may have written it): it runs inside the task's
+      // boundary, as the template's own role, and reaches the server through the sandbox's bridge.
+      const reach = [`${conn.host}:${conn.port}`];
+      const timeout =
+        'run' in seed && seed.timeout
+          ? { timeoutMs: parseDuration(seed.timeout, `services.${name}.seed.timeout`) }
+          : { timeoutMs: 30 * 60_000 };
       if ('sql' in seed) {
-        await psqlFile(conn, seedFile(task, name, seed.sql)).catch((err: unknown) => {
-          throw seedFailed(task, name, err instanceof PgError ? err.message : String(err), null);
+        // psql's own meta-commands (`\!`) are psql's: run there, they reach nothing of the host's.
+        const outcome = await runInTask(ctx, task, {
+          kind: 'setup',
+          label: `seed ${name}`,
+          argv: [
+            pgTool('psql'),
+            '-X',
+            '-q',
+            '-v',
+            'ON_ERROR_STOP=1',
+            '--single-transaction',
+            '-f',
+            seedFile(task, name, seed.sql),
+          ],
+          stdin: 'ignore',
+          output: { stdout: null, stderr: null },
+          env: pgEnv(conn),
+          reach,
+          ...timeout,
+          skipStateCheck: true,
         });
+        if (outcome.exitCode !== 0) throw seedFailed(task, name, psqlFailure(outcome), outcome.log);
         return;
       }
       const url = pgUrl(conn);
@@ -153,7 +179,8 @@ async function seededTemplate(
         stdin: 'ignore',
         output: { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
         env: { [config.env]: url, DATABASE_URL: url },
-        ...(seed.timeout ? { timeoutMs: parseDuration(seed.timeout, `services.${name}.seed.timeout`) } : {}),
+        reach,
+        ...timeout,
         skipStateCheck: true,
       });
       if (outcome.exitCode !== 0)
@@ -170,6 +197,20 @@ async function seededTemplate(
   } finally {
     lock.lock.release();
   }
+}
+
+/** Why psql failed, in its own words: the first lines of its log that say ERROR (else its end), or how the run ended. */
+function psqlFailure(outcome: RunOutcome): string {
+  let text = '';
+  try {
+    text = fs.readFileSync(outcome.log, 'utf8');
+  } catch {
+    // no log: how it ended says it
+  }
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const errors = lines.filter((l) => /\b(ERROR|FATAL)\b/.test(l));
+  const said = (errors.length > 0 ? errors : lines.slice(-3)).slice(0, 3).join(' ');
+  return said || outcome.reason || `exit ${outcome.exitCode ?? outcome.signal}`;
 }
 
 function seedFailed(task: Task, name: string, why: string, log: string | null): WarrenError {

@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { RedisServiceConfig, RunServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { commandArgv } from '../run/commands.js';
-import { detectContainment } from '../run/containment.js';
 import { DEFAULT_GRACE } from '../run/execute.js';
 import { isPortFree } from '../run/ports.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { daemonState, startDaemon, stopDaemon } from './daemon.js';
+import { daemonState, stopDaemon } from '../run/daemon.js';
+import { startServiceInTask } from '../run/service-runner.js';
 import type { ServiceFact } from './facts.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
@@ -78,6 +78,9 @@ export async function startProcess(
       },
     );
   }
+  // redis's working folder: its own, apart from the daemon's record (which a sandbox never sees).
+  const data = path.join(dir, 'data');
+  if (fact.kind === 'redis') fs.mkdirSync(data, { recursive: true, mode: 0o700 });
   const argv =
     fact.kind === 'redis'
       ? [
@@ -91,7 +94,7 @@ export async function startProcess(
           '--appendonly',
           'no',
           '--dir',
-          dir,
+          data,
           '--requirepass',
           fact.password,
           '--daemonize',
@@ -106,17 +109,18 @@ export async function startProcess(
   const from = logSize(log);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.appendFileSync(log, `── warren: starting ${name} (${new Date().toISOString()})\n`, { mode: 0o600 });
-  const record = startDaemon({
+  const { record, ingress } = await startServiceInTask(ctx, task, {
     dir,
     argv,
-    cwd: task.path,
-    env: { ...process.env, ...env, WARREN_PORT: String(fact.port), PORT: String(fact.port), WARREN_SERVICE: name },
     log,
-    containment: await detectContainment(path.join(ctx.store.home, 'cache')),
+    env: { ...env, WARREN_PORT: String(fact.port), PORT: String(fact.port), WARREN_SERVICE: name },
+    port: fact.port,
+    ...(fact.kind === 'redis' ? { writable: [data] } : {}),
   });
   if (!check) return { started: true, readyMs: null };
   const ready = await waitReady({
-    check,
+    // A sandboxed service is reached from the host once its host half listens: a line of its log is not enough.
+    check: ingress && 'log' in check ? { ...check, thenPort: true } : check,
     port: fact.port,
     log,
     logFrom: from,

@@ -6,7 +6,7 @@ import net from 'node:net';
  * the timeout: an HTTP path that answers (any status below 500), a port that accepts a
  * connection, or a line of its log (written after `logFrom`).
  */
-export type ReadyCheck = { http: string } | { port: true } | { log: string };
+export type ReadyCheck = { http: string } | { port: true } | { log: string; thenPort?: true };
 
 export interface ReadyWait {
   check: ReadyCheck;
@@ -33,7 +33,10 @@ export async function waitReady(wait: ReadyWait): Promise<ReadyResult> {
 
 async function passes(wait: ReadyWait): Promise<boolean> {
   const { check } = wait;
-  if ('log' in check) return logSince(wait.log, wait.logFrom).includes(check.log);
+  if ('log' in check) {
+    if (!logSince(wait.log, wait.logFrom).includes(check.log)) return false;
+    return check.thenPort !== true || (wait.port !== null && (await canConnect(wait.port)));
+  }
   if (wait.port === null) return false;
   if ('port' in check) return canConnect(wait.port);
   try {

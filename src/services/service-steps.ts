@@ -4,7 +4,7 @@ import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
-import { daemonState } from './daemon.js';
+import { daemonState } from '../run/daemon.js';
 import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
 import { collectServices } from './gc.js';

@@ -6,7 +6,7 @@ import { DEFAULT_PORT_COUNT, portsOf } from '../run/ports.js';
 import { logDir } from '../run/records.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { daemonState, type DaemonState } from './daemon.js';
+import { daemonState, type DaemonState } from '../run/daemon.js';
 import type { ServiceFact } from './facts.js';
 import { clusterDir, parseServerUrl, userServerUrl } from './pg-server.js';
 import { pgUrl } from './pg-sql.js';

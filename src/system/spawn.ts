@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import type net from 'node:net';
 
 /**
  * The one way warren starts a process: git, system tools (cp, mount, unshare) and a task's
@@ -12,7 +13,13 @@ import fs from 'node:fs';
  * its own `signalTree`.
  */
 
-export type Sink = 'collect' | 'ignore' | ((chunk: Buffer) => void);
+export type Sink = 'collect' | 'ignore' | 'inherit' | ((chunk: Buffer) => void);
+
+/** A channel to a child that is a Node program (fd 3, NODE_CHANNEL_FD): messages, and sockets handed over. */
+export interface Channel {
+  send(message: string, socket?: net.Socket): void;
+  onMessage(listener: (message: unknown) => void): void;
+}
 
 export interface SpawnSpec {
   argv: readonly string[];
@@ -37,6 +44,8 @@ export interface SpawnSpec {
    */
   drainMs?: number;
   onSpawn?: (pid: number) => void;
+  /** Open a channel to the child (a Node program, or one that hands fd 3 on to one). */
+  channel?: boolean;
 }
 
 export interface SpawnResult {
@@ -61,6 +70,8 @@ export interface BoundedProcess {
   /** Ends the tree: SIGTERM, then SIGKILL after the grace; a second call sends SIGKILL at once. */
   stop(): void;
   done: Promise<SpawnResult>;
+  /** With `channel`: the channel to the child. */
+  channel: Channel | null;
 }
 
 export function startBounded(spec: SpawnSpec): BoundedProcess {
@@ -73,6 +84,7 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
     stdin === 'ignore' || stdin === 'inherit' ? stdin : 'pipe',
     sinkStdio(spec.stdout),
     sinkStdio(spec.stderr),
+    ...(spec.channel ? (['ipc'] as const) : []),
   ];
   const child = spawn(file, args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio, detached: group });
   const pid = child.pid;
@@ -164,23 +176,32 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
       void drain(closed, spec.drainMs, child.stdout, child.stderr).then(() => finish(code, signal, null));
     });
   });
-  return { pid, stop, done };
+  const channel: Channel | null = spec.channel
+    ? {
+        send: (message, socket) => {
+          if (child.connected) child.send(message, socket, (err) => err && socket?.destroy());
+          else socket?.destroy();
+        },
+        onMessage: (listener) => child.on('message', listener),
+      }
+    : null;
+  return { pid, stop, done, channel };
 }
 
-/** stdin may be this process's own; stdout and stderr are collected or dropped. */
-type Stdio = ['ignore' | 'inherit' | 'pipe', 'ignore' | 'pipe', 'ignore' | 'pipe'];
+/** stdin may be this process's own; stdout and stderr are collected, dropped or this process's own. */
+type Stdio = ['ignore' | 'inherit' | 'pipe', 'ignore' | 'inherit' | 'pipe', 'ignore' | 'inherit' | 'pipe', ...'ipc'[]];
 
 /** Starts a bounded process and waits for its result. */
 export function runBounded(spec: SpawnSpec): Promise<SpawnResult> {
   return startBounded(spec).done;
 }
 
-function sinkStdio(sink: Sink | undefined): 'pipe' | 'ignore' {
-  return sink === 'ignore' ? 'ignore' : 'pipe';
+function sinkStdio(sink: Sink | undefined): 'pipe' | 'ignore' | 'inherit' {
+  return sink === 'ignore' || sink === 'inherit' ? sink : 'pipe';
 }
 
 function attach(stream: NodeJS.ReadableStream | null, sink: Sink | undefined, into: Buffer[]): void {
-  if (!stream || sink === 'ignore') return;
+  if (!stream || sink === 'ignore' || sink === 'inherit') return;
   if (typeof sink === 'function') stream.on('data', (chunk: Buffer) => sink(chunk));
   else stream.on('data', (chunk: Buffer) => into.push(chunk));
 }
@@ -253,7 +274,7 @@ export function launchDetached(argv: readonly string[], options: { cwd?: string 
 /**
  * Starts a task's service (a database server, a dev server): it outlives this command, in a
  * session of its own, its output appended to `logPath`, its stdin closed. The caller wraps
- * `argv` in the run's containment and stops it by its pid (src/services/daemon.ts); the only
+ * `argv` in the run's containment and stops it by its pid (src/run/daemon.ts); the only
  * other process warren does not bound.
  */
 export function spawnService(

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { spawnService, tryKill } from '../system/spawn.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { procStartTime } from '../util/lockfile.js';
-import { serviceArgv, type Containment, type ContainmentKind } from '../run/containment.js';
+import { serviceArgv, type Containment, type ContainmentKind } from './containment.js';
+import type { RunMount } from '../system/mounts.js';
 import { childrenOf, environOf, isAlive, listPids, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 
 /**
@@ -54,18 +55,28 @@ export interface StartDaemon {
   containment: Containment;
   /** Run as a uid other than 0 when warren is root (containment.ts's serviceArgv). */
   notRoot?: boolean;
+  /** Copy-on-write layers mounted in the daemon's own namespace first (a task's, src/run/boundary.ts). */
+  mounts?: readonly RunMount[];
+  /** The command as configured, for the record (`argv` may be it wrapped in a sandbox's host). */
+  command?: readonly string[];
 }
 
 export function startDaemon(spec: StartDaemon): DaemonRecord {
   fs.mkdirSync(spec.dir, { recursive: true, mode: 0o700 });
   fs.rmSync(path.join(spec.dir, STATUS), { force: true });
-  const argv = serviceArgv(spec.containment, spec.argv, path.join(spec.dir, STATUS), spec.notRoot === true);
+  const argv = serviceArgv(
+    spec.containment,
+    spec.argv,
+    path.join(spec.dir, STATUS),
+    spec.notRoot === true,
+    spec.mounts ?? [],
+  );
   const pid = spawnService(argv, { cwd: spec.cwd, env: { ...spec.env, [MARK]: spec.dir }, logPath: spec.log });
   const record: DaemonRecord = {
     pid,
     procStart: procStartTime(pid),
     startedAt: new Date().toISOString(),
-    argv: [...spec.argv],
+    argv: [...(spec.command ?? spec.argv)],
     log: spec.log,
     containment: spec.containment.kind,
   };
