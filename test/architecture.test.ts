@@ -45,6 +45,25 @@ function importsOf(file: string): Import[] {
 }
 
 const ALL = sources().flatMap(importsOf);
+
+/** Every `import { a, b as c }` of src/, by the file that makes it (relative to src/, with `/`) and the names it imports. */
+function namedImports(): { from: string; names: string[] }[] {
+  return sources().flatMap((file) =>
+    [...fs.readFileSync(file, 'utf8').matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'[^']+'/gm)].map((m) => ({
+      from: path.relative(SRC, file).split(path.sep).join('/'),
+      names: (m[1] ?? '')
+        .split(',')
+        .map(
+          (n) =>
+            n
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0] ?? '',
+        )
+        .filter((n) => n !== ''),
+    })),
+  );
+}
 const top = (p: string): string => p.split(path.sep)[0] ?? p;
 
 /**
@@ -101,6 +120,55 @@ describe('architecture', () => {
       (i) => (i.to === 'node:child_process' || i.to === 'child_process') && i.from !== path.join('system', 'spawn.ts'),
     );
     expect(bad.map((i) => i.from)).toEqual([]);
+  });
+
+  it('one runner starts every process of a task: nothing else supervises a run or starts a service', () => {
+    // src/run/boundary.ts decides what a task's process may see and reach; the runner starts it
+    // there: execute.ts (a bounded run: agent, exec, setup, verify, teardown, hooks, seeds) and
+    // service-runner.ts (a service: a dev server, a redis, the gate's), with service-host.ts, the
+    // service's host half. Anything else that started a task's process would bypass its sandbox.
+    const RUNNER = ['run/execute.ts', 'run/service-runner.ts', 'run/service-host.ts'];
+    const allowed: Record<string, readonly string[]> = {
+      // A run's tree, held and ended: only a run of the runner.
+      supervise: ['run/execute.ts'],
+      // A daemon: a task's service through the runner, or warren's own PostgreSQL server (it runs
+      // none of a task's code; the tasks' SQL runs in it as unprivileged roles).
+      startDaemon: ['run/service-runner.ts', 'services/pg-server.ts'],
+      // The spawn primitive's doors, each named with what it starts.
+      startBounded: ['run/supervisor.ts', 'run/service-host.ts'],
+      runBounded: [
+        'git/exec.ts', // git, with no hook of a workspace's and no fsmonitor
+        'system/tool.ts', // warren's own tools (cp, mount, psql with warren's SQL), argv of warren's
+        'run/containment.ts', // the containment probe: `true` in a namespace
+        'run/sandbox.ts', // `bwrap --version`
+      ],
+      spawnService: ['run/daemon.ts'],
+      spawnDetached: ['cli/commands/queue.ts'], // warren's own queue processor
+      launchDetached: ['workspace/editor.ts'], // the user's editor, from their own config.yaml
+      // warren's own tools on warren's own files; nothing here runs a file of a workspace.
+      runTool: [
+        'system/overlay.ts',
+        'provision/cow-support.ts',
+        'provision/modes/copy.ts',
+        'provision/modes/contain.ts',
+        'checkout/snapshot.ts',
+        'services/pg-server.ts', // initdb, pg_ctl: warren's cluster
+        'services/pg-sql.ts', // psql with SQL warren wrote (identifiers checked, values quoted)
+      ],
+    };
+    const bad = namedImports()
+      .flatMap((i) => i.names.map((name) => ({ ...i, name })))
+      .filter(({ name, from }) => name in allowed && !(allowed[name] ?? []).includes(from))
+      .map(({ name, from }) => `${from} imports ${name}`);
+    expect(bad).toEqual([]);
+    // The runner's own files exist where the table says.
+    for (const file of RUNNER) expect(fs.existsSync(path.join(SRC, file)), file).toBe(true);
+  });
+
+  it('reads every named import: the runner table is not checked against nothing', () => {
+    const names = namedImports();
+    expect(names.some((i) => i.from === 'run/execute.ts' && i.names.includes('supervise'))).toBe(true);
+    expect(names.some((i) => i.from === 'run/service-runner.ts' && i.names.includes('startDaemon'))).toBe(true);
   });
 
   it('the dashboard reads git and the disk through the library, never by itself', () => {

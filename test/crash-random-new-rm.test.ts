@@ -16,6 +16,8 @@ import {
   whatHappened,
 } from './helpers/random-kill.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
+import { unavailable } from './helpers/capabilities.js';
+import { livingDaemons, stopServicesAfter } from './helpers/services.js';
 import { fullTierOnly } from './helpers/tier.js';
 
 /**
@@ -142,6 +144,138 @@ describe.skipIf(fullTierOnly(import.meta.filename, 'the random-kill trials'))('k
       );
       expect(trials.filter((t) => t.op === 'rm' && t.problems.length > 0)).toEqual([]);
       expect(killedSoFar(trials, 'rm')).toBe(scaled(KILLS.rm));
+    },
+  );
+});
+
+/**
+ * The same, with services in the tasks (issue 36: every process of a task through one runner):
+ * a redis and a dev server per task, both in the task's bwrap sandbox (the dev server behind
+ * warren's service host). A kill anywhere in `new` or `rm` must leave no service running for a
+ * task that is gone, and the next commands must leave the task ready with its services, or gone.
+ */
+const SERVICE_KILLS = { new: 20, rm: 15 };
+const noServices =
+  fullTierOnly(import.meta.filename, 'the random-kill trials') ??
+  unavailable(import.meta.filename, 'redis') ??
+  unavailable(import.meta.filename, 'bwrap');
+
+function repoWithServices(): TestRepo {
+  const repo = makeRepo({
+    files: {
+      'README.md': '# kills with services\n',
+      'server.js':
+        "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.WARREN_PORT), '127.0.0.1');\n",
+      'warren.yaml': `sandbox: bwrap
+services:
+  cache: { kind: redis }
+  web: { run: [node, server.js], ready: { port: true, timeout: 30s } }
+`,
+    },
+  });
+  stopServicesAfter(repo.home);
+  return repo;
+}
+
+/** Every service daemon still running under WARREN_HOME belongs to a task that is still listed. */
+async function noServiceOfAGoneTask(repo: TestRepo, problems: string[]): Promise<void> {
+  const live = new Set((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id));
+  const root = path.join(repo.home, 'services');
+  for (const project of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+    for (const id of fs.readdirSync(path.join(root, project)).filter((n) => !n.startsWith('.'))) {
+      if (live.has(id)) continue;
+      const pids = livingDaemons(repo.home, path.join(root, project, id));
+      if (pids.length > 0) problems.push(`service(s) of gone task ${id} still running: pid(s) ${pids.join(', ')}`);
+    }
+  }
+}
+
+describe.skipIf(noServices)('killed at a random instant, with services in the tasks', () => {
+  const trials: Trial[] = [];
+
+  it(
+    `warren new with a redis and a sandboxed dev server, killed ${SERVICE_KILLS.new} times: no service of a gone task runs, and new succeeds`,
+    { timeout: 600_000 },
+    async () => {
+      const repo = repoWithServices();
+      const full = await runKilledAt(repo, ['new', 'feat', 'calibrate'], null);
+      expect(full.code, full.stderr).toBe(0);
+      await ok(repo, 'rm', 'calibrate', '--delete-branch');
+      const window = await killWindow(repo, full.ms);
+      const random = seeded(SEED + 2);
+      for (
+        let n = 0;
+        killedSoFar(trials, 'new') < scaled(SERVICE_KILLS.new) && n < scaled(SERVICE_KILLS.new) * 3;
+        n++
+      ) {
+        const id = `s${n}`;
+        const delayMs = Math.round(window.from + random() * (window.to - window.from));
+        const run = await runKilledAt(repo, ['new', 'feat', id], delayMs);
+        adapt(window, run);
+        const problems: string[] = [];
+        await ok(repo, 'gc');
+        await strays(repo, problems);
+        leftBehind(repo, problems);
+        await noServiceOfAGoneTask(repo, problems);
+        const state = await taskState(repo, id);
+        if (state === null) {
+          const again = await repo.warren('new', 'feat', id);
+          if (again.code !== 0) problems.push(`new again: ${again.stderr.trim()}`);
+        } else if (state !== 'ready') {
+          problems.push(`task ${id} left ${state}`);
+        }
+        if ((await taskState(repo, id)) === 'ready') {
+          const show = await repo.warrenJson<{ services: { name: string; state: string }[] }>('show', id);
+          for (const s of show.json.services ?? [])
+            if (s.state !== 'running') problems.push(`service ${s.name} of ready task ${id} is ${s.state}`);
+        }
+        if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
+        trials.push({ op: 'new', n, delayMs, killed: run.killed, problems });
+        await repo.warren('rm', id, '--delete-branch');
+      }
+      report(
+        'random-kills-new-services',
+        trials.filter((t) => t.op === 'new'),
+      );
+      expect(trials.filter((t) => t.op === 'new' && t.problems.length > 0)).toEqual([]);
+      expect(killedSoFar(trials, 'new')).toBe(scaled(SERVICE_KILLS.new));
+    },
+  );
+
+  it(
+    `warren rm of a task with services, killed ${SERVICE_KILLS.rm} times: removed or removable, no service left running`,
+    { timeout: 600_000 },
+    async () => {
+      const repo = repoWithServices();
+      await ok(repo, 'new', 'feat', 'calibrate');
+      const full = await runKilledAt(repo, ['rm', 'calibrate', '--delete-branch'], null);
+      expect(full.code, full.stderr).toBe(0);
+      const window = await killWindow(repo, full.ms);
+      const random = seeded(SEED + 3);
+      for (let n = 0; killedSoFar(trials, 'rm') < scaled(SERVICE_KILLS.rm) && n < scaled(SERVICE_KILLS.rm) * 3; n++) {
+        const id = `t${n}`;
+        await ok(repo, 'new', 'feat', id);
+        const delayMs = Math.round(window.from + random() * (window.to - window.from));
+        const run = await runKilledAt(repo, ['rm', id, '--delete-branch'], delayMs);
+        adapt(window, run);
+        const problems: string[] = [];
+        await ok(repo, 'gc');
+        if ((await taskState(repo, id)) !== null) {
+          const again = await repo.warren('rm', id, '--delete-branch');
+          if (again.code !== 0) problems.push(`rm again: ${again.stderr.trim()}`);
+        }
+        await strays(repo, problems);
+        leftBehind(repo, problems);
+        await noServiceOfAGoneTask(repo, problems);
+        if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
+        trials.push({ op: 'rm', n, delayMs, killed: run.killed, problems });
+      }
+      report(
+        'random-kills-rm-services',
+        trials.filter((t) => t.op === 'rm'),
+      );
+      expect(trials.filter((t) => t.op === 'rm' && t.problems.length > 0)).toEqual([]);
+      expect(killedSoFar(trials, 'rm')).toBe(scaled(SERVICE_KILLS.rm));
     },
   );
 });

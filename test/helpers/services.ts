@@ -50,8 +50,8 @@ export function warrenObjects(home: string): { databases: string[]; roles: strin
   };
 }
 
-/** Every daemon warren recorded under `home` (services and its PostgreSQL server): pid of each wrapper still alive. */
-export function livingDaemons(home: string): number[] {
+/** Every daemon warren recorded under `home` (services and its PostgreSQL server), or under `dir` of it: pid of each wrapper still alive. */
+export function livingDaemons(home: string, dir = path.join(home, 'services')): number[] {
   const pids: number[] = [];
   const walk = (dir: string): void => {
     let entries: fs.Dirent[];
@@ -70,7 +70,7 @@ export function livingDaemons(home: string): number[] {
       }
     }
   };
-  walk(path.join(home, 'services'));
+  walk(dir);
   return pids;
 }
 
