@@ -37,3 +37,19 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+
+// The dashboard's page shows task-controlled text the way the terminal does, through the same
+// function (src/util/terminal-text.ts): built for the browser, served as /terminal-text.js.
+// The browser platform also makes the build fail if that file ever imports Node.
+fs.rmSync(path.join(root, 'dist/client'), { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { 'terminal-text': 'src/util/terminal-text.ts' },
+  outdir: 'dist/client',
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'chrome100',
+  legalComments: 'none',
+  logLevel: 'warning',
+});

@@ -1,9 +1,10 @@
 // Terminal colours in a log: SGR sequences (ESC [ … m) become classes on spans; every other
 // escape sequence (cursor moves, erasing, window titles) is dropped. The text itself reaches the
-// page only as text nodes (el()). Hand-written rather than a library: the page has no build step
+// page only as text nodes, its other control characters shown as escapes the way the terminal
+// shows a followed log (terminalText's `stream`: newlines, tabs and carriage returns kept). Hand-written rather than a library: the page has no build step
 // and fetches nothing from elsewhere, and the part of SGR that test runners and compilers print
 // (16 colours, bright ones, bold, dim, italic, underline, resets) is this small.
-import { el } from './dom.js';
+import { el, terminalText } from './dom.js';
 
 // CSI (ESC [ params final), OSC (ESC ] … BEL or ESC \), or a two-byte escape.
 // eslint-disable-next-line no-control-regex
@@ -69,10 +70,11 @@ export function ansiParser() {
       text = text.slice(0, cut.index);
     }
     const out = [];
-    const push = (s) => {
-      if (s === '') return;
+    const push = (raw) => {
+      if (raw === '') return;
       const cls = classes();
-      out.push(cls ? el('span', { class: cls }, s) : document.createTextNode(s));
+      const s = document.createTextNode(terminalText(raw, 'stream'));
+      out.push(cls ? el('span', { class: cls }, s) : s);
     };
     let last = 0;
     for (const m of text.matchAll(ESCAPE)) {

@@ -1,6 +1,12 @@
 // warren dashboard client: the one way data enters the page (el), and calls to the server.
 // Every piece of data (branch names, file names, log lines, commit messages, event messages) is
-// hostile text: it reaches the page only through text nodes, never as HTML.
+// hostile text: it reaches the page only through text nodes, never as HTML, and its control
+// characters (an escape, a carriage return, a bidi override) are shown as the terminal shows
+// them (`\x1b`, `\r`, `\u202e`), by the command line's own function (src/util/terminal-text.ts,
+// built by scripts/bundle.js).
+import { terminalText } from './terminal-text.js';
+
+export { terminalText };
 
 /** Where this tab keeps the token once it has taken it out of the address bar. */
 const TOKEN_KEY = 'warren-token';
@@ -26,17 +32,21 @@ const notice = document.getElementById('notice');
 
 // ---- DOM: the one way data enters the page --------------------------------------------------
 
-/** el('td', {class: 'x'}, 'text', child): strings become text nodes; attributes via setAttribute. */
+/**
+ * el('td', {class: 'x'}, 'text', child): strings become text nodes, newlines and tabs kept and
+ * every other control character shown as an escape; attributes via setAttribute (a title, which
+ * the browser shows, made safe the same way).
+ */
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? '' : String(v));
+    else node.setAttribute(k, v === true ? '' : k === 'title' ? terminalText(String(v), 'block') : String(v));
   }
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    node.append(child instanceof Node ? child : document.createTextNode(terminalText(String(child), 'block')));
   }
   return node;
 }

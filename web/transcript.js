@@ -1,6 +1,6 @@
 // The conversation of the task's newest agent run, from its CLI's transcript: prompts, the
 // agent's text, its tool calls and their results, streamed as the agent writes them.
-import { TOKEN, el } from './dom.js';
+import { TOKEN, el, terminalText } from './dom.js';
 
 // The page keeps the newest items of a long conversation; the transcript file has them all.
 const MAX_SHOWN_ITEMS = 1000;
@@ -57,7 +57,9 @@ export function openTranscript(project, id, conversation, container) {
 
   es.addEventListener('meta', (ev) => {
     const m = JSON.parse(ev.data);
-    status.textContent = `${m.agent}${m.session ? ` · session ${m.session}` : ''} · ${m.running ? 'running…' : 'finished'}${m.file ? '' : ' · waiting for its transcript'}`;
+    status.textContent = terminalText(
+      `${m.agent}${m.session ? ` · session ${m.session}` : ''} · ${m.running ? 'running…' : 'finished'}${m.file ? '' : ' · waiting for its transcript'}`,
+    );
   });
   es.addEventListener('items', (ev) => {
     const { items, skipped } = JSON.parse(ev.data);
@@ -86,9 +88,15 @@ export function openTranscript(project, id, conversation, container) {
   });
   es.addEventListener('end', (ev) => {
     const info = JSON.parse(ev.data);
-    status.textContent = `${conversation.agent}${conversation.session ? ` · session ${conversation.session}` : ''} · ${
-      info.replaced ? 'a newer run took its place' : info.missing ? 'finished; its CLI wrote no transcript' : 'finished'
-    }`;
+    status.textContent = terminalText(
+      `${conversation.agent}${conversation.session ? ` · session ${conversation.session}` : ''} · ${
+        info.replaced
+          ? 'a newer run took its place'
+          : info.missing
+            ? 'finished; its CLI wrote no transcript'
+            : 'finished'
+      }`,
+    );
     if (nodes.size === 0 && !info.missing) box.append(el('p', { class: 'muted' }, 'The transcript holds no turns.'));
     es.close();
   });

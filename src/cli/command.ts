@@ -5,6 +5,8 @@ import { assertOwnHome, warrenHome, type OpenOptions } from '../state/db.js';
 import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
+import { terminalText } from '../util/terminal-text.js';
+import { terminalOutput, TerminalOutput } from './terminal-output.js';
 
 /**
  * Where a command's words go and come from, and how warren runs itself: the process's own
@@ -48,7 +50,7 @@ export interface CliEnv {
   /** Human-readable progress and warnings go here (stderr), never into --json stdout. */
   log(line: string): void;
   /** What library calls report through: lines on stderr; a command's output on stdout and stderr (both on stderr with --json). */
-  reporter: Reporter;
+  reporter: CliReporter;
   store(): Store;
   /**
    * The repository, opened once. `lenientConfig`: for commands that need nothing from
@@ -66,7 +68,13 @@ export interface CliEnv {
 /** Handlers return data; the entry point prints it and sets the exit code. */
 export interface CommandResult<T = unknown> {
   data: T;
+  /** What people read; printed through `terminalText` (src/util/terminal-text.ts), never as it is. */
   human: string;
+  /**
+   * How `human` is made safe: `block` (the default) keeps newlines and tabs and shows every other
+   * control character as an escape; `stream`, for a log, also keeps `\r` and colours.
+   */
+  humanLayout?: 'block' | 'stream';
   /** Default 0. A command like `verify` or `exec` may report data and still exit non-zero. */
   exitCode?: number;
 }
@@ -83,11 +91,30 @@ export function openOwnStore(options: OpenOptions = {}): Store {
   return openStore(home, options);
 }
 
-export function cliReporter(io: CliIo, json: boolean): Reporter {
+/** The reporter of the command line, which shares its terminal with the commands it runs. */
+export interface CliReporter extends Reporter {
+  /** Before warren prints its own words: what a command's output left unfinished on a terminal is ended. */
+  settle(): void;
+}
+
+/**
+ * Lines on stderr, made safe to print (their names may be an agent's: see
+ * src/util/terminal-text.ts); a command's output shown live, made safe when it reaches a
+ * terminal (`terminalOutput`).
+ */
+export function cliReporter(io: CliIo, json: boolean): CliReporter {
+  // stdout belongs to the one JSON document under --json.
+  const output = { stdout: terminalOutput(json ? io.stderr : io.stdout), stderr: terminalOutput(io.stderr) };
+  const settle = (): void => {
+    for (const stream of [output.stdout, output.stderr]) if (stream instanceof TerminalOutput) stream.settle();
+  };
   return {
-    line: (text) => io.stderr.write(`${text}\n`),
-    // stdout belongs to the one JSON document under --json.
-    output: { stdout: json ? io.stderr : io.stdout, stderr: io.stderr },
+    line: (text) => {
+      settle();
+      io.stderr.write(`${terminalText(text, 'block')}\n`);
+    },
+    output,
+    settle,
   };
 }
 

@@ -1,5 +1,11 @@
-/** Plain-text tables for people; `--json` is for scripts. */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+import { terminalText } from '../util/terminal-text.js';
+
+/**
+ * Plain-text tables for people; `--json` is for scripts. A cell is one line: a newline or a tab
+ * in a name (a file's, a branch's) is shown as `\n` or `\t`, never a row or a column of its own.
+ */
+export function table(headers: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((r) => r.map((c) => terminalText(c, 'line')));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells

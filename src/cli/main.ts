@@ -2,8 +2,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
+import { terminalStream, terminalText } from '../util/terminal-text.js';
 import { environmentError } from '../state/faults.js';
-import { makeEnv, processIo, type CliEnv, type CliIo, type Handler, type Register } from './command.js';
+import {
+  makeEnv,
+  processIo,
+  type CliEnv,
+  type CliIo,
+  type CommandResult,
+  type Handler,
+  type Register,
+} from './command.js';
 import { checkExecArgv } from './exec-argv.js';
 
 interface Outcome {
@@ -36,9 +45,10 @@ export function buildProgram(
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => io().stdout.write(s),
+      writeOut: (s) => io().stdout.write(terminalText(s, 'block')),
+      // commander's errors quote the arguments given.
       writeErr: (s) => {
-        if (!(typeof json === 'function' ? json() : json)) io().stderr.write(s);
+        if (!(typeof json === 'function' ? json() : json)) io().stderr.write(terminalText(s, 'block'));
       },
     });
   for (const register of commands) register(program, run);
@@ -48,7 +58,10 @@ export function buildProgram(
 
 /**
  * The one place that prints and chooses the exit code: 0 done, 1 refused or failed,
- * 2 bad input (nothing touched), 124 a supervised command timed out.
+ * 2 bad input (nothing touched), 124 a supervised command timed out. What it prints for people
+ * goes through `terminalText` (src/util/terminal-text.ts): file names, branches, commit messages
+ * and logs are an agent's, and none of their control characters reaches the terminal as one.
+ * `--json` prints the exact data (JSON's own escaping covers the controls).
  */
 export async function main(argv: readonly string[], prepared: PreparedMain, io: CliIo = processIo()): Promise<number> {
   const { program, session } = prepared;
@@ -65,6 +78,7 @@ export async function main(argv: readonly string[], prepared: PreparedMain, io: 
   } catch (thrown) {
     const err = environmentError(thrown) ?? thrown;
     recordRefusal(session.env, err, argv);
+    session.env?.reporter.settle();
     return report(io, err, json);
   } finally {
     session.env?.close();
@@ -84,7 +98,8 @@ export function prepareMain(commands: readonly Register[], io: CliIo = processIo
     const env = makeEnv(session.io, path.resolve(session.io.cwd, opts.repo), opts.json === true);
     session.env = env;
     const result = await handler(env);
-    print(session.io, env.json, result.data, result.human);
+    env.reporter.settle();
+    print(session.io, env.json, result);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
   const program = buildProgram(
@@ -114,9 +129,15 @@ function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]
   }
 }
 
-function print(io: CliIo, json: boolean, data: unknown, human: string): void {
-  if (json) io.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
-  else if (human !== '') io.stdout.write(`${human}\n`);
+function print(io: CliIo, json: boolean, result: CommandResult): void {
+  if (json) io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
+  else if (result.human !== '') io.stdout.write(`${humanText(result)}\n`);
+}
+
+function humanText({ human, humanLayout }: CommandResult): string {
+  if (humanLayout !== 'stream') return terminalText(human, 'block');
+  const stream = terminalStream();
+  return stream.write(human) + stream.flush();
 }
 
 function report(io: CliIo, thrown: unknown, json: boolean): number {
@@ -130,7 +151,10 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
   }
   if (err instanceof WarrenError) {
     if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
-    else io.stderr.write(`warren: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    else
+      io.stderr.write(
+        `warren: ${terminalText(err.message, 'block')}\n${err.hint ? `  hint: ${terminalText(err.hint, 'block')}\n` : ''}`,
+      );
     return err.exitCode;
   }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -141,7 +165,7 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
       err instanceof Error ? err.message : String(err),
       'This is a bug in warren; please report it with the command you ran.',
     );
-  else io.stderr.write(`warren: internal error (a bug): ${message}\n`);
+  else io.stderr.write(`warren: internal error (a bug): ${terminalText(message, 'block')}\n`);
   return 1;
 }
 

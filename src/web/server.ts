@@ -68,8 +68,15 @@ const CLIENT_FILES: Record<string, string> = {
   '/favicon.svg': 'image/svg+xml',
 };
 
-function readClient(name: string): string {
-  return fs.readFileSync(new URL(name, CLIENT_DIR), 'utf8');
+/**
+ * What the page shares with the command line: src/util/terminal-text.ts, built for the browser
+ * by scripts/bundle.js, so that a name shows the same on the page as on the terminal.
+ */
+const SHARED_DIR = new URL('../../dist/client/', import.meta.url);
+const SHARED_FILES = ['/terminal-text.js'];
+
+function readClient(name: string, dir = CLIENT_DIR): string {
+  return fs.readFileSync(new URL(name, dir), 'utf8');
 }
 
 export function assertHostPermitted(host: string, allowRemote: boolean): void {
@@ -141,6 +148,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   for (const [file, type] of Object.entries(CLIENT_FILES)) {
     const body = readClient(file.slice(1));
     app.get(file, (c) => c.body(body, 200, { 'Content-Type': type }));
+  }
+  for (const file of SHARED_FILES) {
+    const body = readClient(file.slice(1), SHARED_DIR);
+    app.get(file, (c) => c.body(body, 200, { 'Content-Type': JS }));
   }
   const icon = readClient('favicon.svg');
   app.get('/favicon.ico', (c) => c.body(icon, 200, { 'Content-Type': 'image/svg+xml' }));

@@ -229,8 +229,11 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     const task = await newTask(repo, 'inj');
     const project = projectKey(repo);
     const fileName = '<img src=x onerror="window.pwned=2">.txt';
-    const subject = '<script>window.pwned=3</script> fix';
+    const subject = '<script>window.pwned=3</script> fix \x1b]52;c;ZXZpbA==\x07';
+    // Control characters show as the terminal shows them: escapes, never obeyed or hidden.
+    const controlName = 'ctl\x1b[1A\x1b[2K\u202eevil\u009b.txt';
     fs.writeFileSync(path.join(task.path, fileName), 'x\n');
+    fs.writeFileSync(path.join(task.path, controlName), 'x\n');
     gitIn(task.path, 'add', '-A');
     gitIn(task.path, 'commit', '-q', '-m', subject);
     const hostileBranch = 'feat/<script>window.pwned=4</script>';
@@ -310,7 +313,10 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('#task[data-task="inj"]').waitFor();
     const text = (await page.locator('#task').textContent()) ?? '';
     expect(text).toContain(fileName);
-    expect(text).toContain(subject);
+    expect(text).toContain('<script>window.pwned=3</script> fix \\x1b]52;c;ZXZpbA==\\x07');
+    expect(text).toContain('ctl\\x1b[1A\\x1b[2K\\u202eevil\\x9b.txt');
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
     expect(text).toContain('<script>window.pwned=5</script>');
     await expect(page.locator('table.results td').first().textContent()).resolves.toBe('<b>unit</b>');
     await screenshot(page, 'task-hostile-text');

@@ -1,4 +1,5 @@
 import { checkpointTask } from '../../land/checkpoint.js';
+import { terminalText } from '../../util/terminal-text.js';
 import type { Register } from '../command.js';
 
 export const registerCheckpoint: Register = (program, run) => {
@@ -22,7 +23,9 @@ export const registerCheckpoint: Register = (program, run) => {
         });
         for (const w of r.warnings) env.log(`warren: warn: ${w}`);
         if (r.unstaged.length > 0)
-          env.log(`warren: left provisioned path(s) out of the commit: ${r.unstaged.join(', ')}`);
+          env.log(
+            `warren: left provisioned path(s) out of the commit: ${r.unstaged.map((p) => terminalText(p)).join(', ')}`,
+          );
         const human = r.commit
           ? `committed ${r.commit.slice(0, 12)} on ${r.branch}`
           : `nothing to commit; ${r.branch} stays at ${r.head.slice(0, 12)}`;

@@ -1,5 +1,6 @@
 import { WarrenError } from '../../errors.js';
 import { addComment, listComments, parseFileLine, setCommentState, type Comment } from '../../review/comments.js';
+import { terminalText } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
 import { table } from '../format.js';
@@ -58,7 +59,7 @@ export const registerComments: Register = (program, run) => {
 };
 
 function where(c: Comment): string {
-  return `${c.path}:${c.line}${c.side === 'old' ? ' (removed)' : ''}`;
+  return `${terminalText(c.path)}:${c.line}${c.side === 'old' ? ' (removed)' : ''}`;
 }
 
 function numbers(values: readonly string[]): number[] {

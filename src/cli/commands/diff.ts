@@ -2,6 +2,7 @@ import { WarrenError } from '../../errors.js';
 import { diffTask, type DiffScope, type TaskDiff } from '../../review/diff.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
+import { terminalText } from '../../util/terminal-text.js';
 import { table } from '../format.js';
 
 export const registerDiff: Register = (program, run) => {
@@ -22,6 +23,9 @@ export const registerDiff: Register = (program, run) => {
         const scope: DiffScope = opts.committed ? 'committed' : opts.uncommitted ? 'uncommitted' : 'all';
         const ctx = await env.project();
         const diff = await diffTask(ctx, rawId, { scope, stat: opts.stat === true });
+        // The patch is printed as a block (newlines and tabs kept): git quotes a file name with a
+        // control character in its headers, and the printer shows every other control in it,
+        // and in the changed lines, as an escape (a `\r` hiding the start of a line included).
         return { data: diff, human: opts.stat ? statText(diff) : (diff.patch ?? '').replace(/\n$/, '') };
       }),
     );
@@ -36,8 +40,9 @@ const SCOPE_WORDS: Record<DiffScope, string> = {
 };
 
 function statText(d: TaskDiff): string {
-  const summary = `${d.files.length} file(s) changed, +${d.added} -${d.deleted}: ${d.branch} ${SCOPE_WORDS[d.scope].replace('{base}', d.base)}`;
-  if (d.files.length === 0) return `no changes: ${d.branch} ${SCOPE_WORDS[d.scope].replace('{base}', d.base)}`;
+  const what = `${terminalText(d.branch)} ${SCOPE_WORDS[d.scope].replace('{base}', terminalText(d.base))}`;
+  const summary = `${d.files.length} file(s) changed, +${d.added} -${d.deleted}: ${what}`;
+  if (d.files.length === 0) return `no changes: ${what}`;
   const rows = d.files.map((f) => [
     LETTER[f.status],
     f.binary ? 'bin' : `+${f.added}`,

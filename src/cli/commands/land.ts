@@ -1,6 +1,7 @@
 import { WarrenError } from '../../errors.js';
 import type { PushOutcome } from '../../land/push.js';
 import { landTask, queueLand } from '../../queue/operations.js';
+import { terminalText } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
 import { startQueueWorker } from './queue.js';
@@ -59,11 +60,11 @@ export const registerLand: Register = (program, run) => {
           const r = await landTask(ctx, rawId, { ...common, ...push });
           for (const w of r.warnings) env.log(`warren: warn: ${w}`);
           for (const e of r.exclusions)
-            env.log(`warren: left out ${e.why} ${e.path} (${e.how}); the workspace keeps its copy`);
+            env.log(`warren: left out ${e.why} ${terminalText(e.path)} (${e.how}); the workspace keeps its copy`);
           const lines = [
             `landed ${r.id} on ${r.base} as ${r.commit.slice(0, 12)}${r.rebased ? ` (rebased onto ${r.baseBefore.slice(0, 12)})` : ''}`,
           ];
-          if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.join(', ')}`);
+          if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.map((p) => terminalText(p)).join(', ')}`);
           if (r.checkoutUpdated) lines.push(`${r.checkoutUpdated} follows ${r.base}`);
           if (r.push) lines.push(pushLine(r.push));
           return { data: { state: 'landed', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };

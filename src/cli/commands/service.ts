@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { serviceLogFile, startService, stopService, taskEnvironment } from '../../services/operations.js';
 import type { ServiceStatus } from '../../services/task-services.js';
+import { terminalStream } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
 
@@ -45,16 +47,21 @@ export const registerService: Register = (program, run) => {
         let text = fs.readFileSync(log, 'utf8');
         const n = opts.lines === undefined ? null : Number.parseInt(opts.lines, 10);
         if (n !== null && n >= 0) text = text.trimEnd().split('\n').slice(-n).join('\n');
-        if (!opts.follow || env.json) return { data: { name, log, text }, human: text.trimEnd() };
-        env.io.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
-        await follow(log, fs.statSync(log).size, env.io.stdout);
+        // The service's output, as a terminal would show it with colours, none of its other escape sequences obeyed.
+        if (!opts.follow || env.json)
+          return { data: { name, log, text }, human: text.trimEnd(), humanLayout: 'stream' };
+        const shown = terminalStream();
+        env.io.stdout.write(shown.write(text.endsWith('\n') || text === '' ? text : `${text}\n`));
+        await follow(log, fs.statSync(log).size, (chunk) => env.io.stdout.write(shown.write(chunk)));
+        env.io.stdout.write(shown.flush());
         return { data: { name, log, text }, human: '' };
       }),
     );
 };
 
-/** Prints what is appended to `log` from `from` on, every 200 ms, until SIGINT or SIGTERM. */
-async function follow(log: string, from: number, out: NodeJS.WritableStream): Promise<void> {
+/** Passes on what is appended to `log` from `from` on, every 200 ms, until SIGINT or SIGTERM. */
+async function follow(log: string, from: number, out: (text: string) => void): Promise<void> {
+  const decoder = new StringDecoder('utf8');
   let at = from;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
@@ -70,7 +77,7 @@ async function follow(log: string, from: number, out: NodeJS.WritableStream): Pr
       try {
         const buf = Buffer.alloc(size - at);
         fs.readSync(fd, buf, 0, buf.length, at);
-        out.write(buf);
+        out(decoder.write(buf));
         at = size;
       } finally {
         fs.closeSync(fd);

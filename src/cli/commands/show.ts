@@ -1,3 +1,4 @@
+import { terminalText } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import { showTask } from '../../workspace/tasks.js';
 import { taskServices } from '../../services/operations.js';
@@ -31,19 +32,22 @@ export const registerShow: Register = (program, run) => {
           services,
           events,
         };
+        // One line each: a name or a message (a commit subject an agent wrote) cannot forge another.
         const human = [
           `task    ${task.id} (${task.type})`,
           `state   ${task.state}`,
-          `branch  ${task.branch}`,
-          `base    ${task.base} ${task.baseCommit.slice(0, 12)}`,
-          `path    ${task.path}`,
+          `branch  ${terminalText(task.branch)}`,
+          `base    ${terminalText(task.base)} ${task.baseCommit.slice(0, 12)}`,
+          `path    ${terminalText(task.path)}`,
           `created ${task.createdAt}`,
           ...(services.length > 0
             ? ['', 'services:', ...services.map((s) => `  ${serviceLine(s)}${s.log ? `  log ${s.log}` : ''}`)]
             : []),
           '',
           'events:',
-          ...events.map((e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${e.message}`),
+          ...events.map(
+            (e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${terminalText(e.message)}`,
+          ),
         ].join('\n');
         return { data, human };
       }),

@@ -1,6 +1,7 @@
 import { WarrenError } from '../../errors.js';
 import { newestConversation, readTranscript } from '../../run/transcript.js';
 import { pairResults, type TranscriptItem } from '../../run/transcript-parse.js';
+import { terminalText } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import { requireTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
@@ -48,7 +49,8 @@ function itemText(item: TranscriptItem): string {
           .split('\n')
           .map((l) => `> ${l}`)
           .join('\n');
-  if (item.kind === 'tool') return `▸ ${item.name}  ${item.input}`;
+  // A tool call on one line, whatever its input holds; the rest is printed as a block (src/cli/main.ts).
+  if (item.kind === 'tool') return `▸ ${terminalText(item.name)}  ${terminalText(item.input)}`;
   const lines = item.output === '' ? ['(no output)'] : item.output.split('\n');
   const shown = lines.slice(0, RESULT_LINES);
   if (lines.length > RESULT_LINES) shown.push(`… ${lines.length - RESULT_LINES} more line(s)`);

@@ -1,3 +1,4 @@
+import { terminalText } from '../../util/terminal-text.js';
 import type { PackageChange } from './packages.js';
 import type { TaskStatus } from './status.js';
 
@@ -11,7 +12,8 @@ const SUMMARY_LINES = 50;
 export function formatStatus(id: string, status: TaskStatus, options: { files?: boolean } = {}): string {
   const lines: string[] = [];
   lines.push(status.tracked.length === 0 ? 'tracked: clean' : `tracked: ${status.tracked.length} change(s)`);
-  for (const t of status.tracked.slice(0, 50)) lines.push(`  ${t.code.trim() || '??'} ${t.path}`);
+  // A path, a package's name and version are the agent's: one line each, whatever they hold.
+  for (const t of status.tracked.slice(0, 50)) lines.push(`  ${t.code.trim() || '??'} ${terminalText(t.path)}`);
   let summarised = false;
   for (const p of status.provisioned) {
     const flag = p.affectsAllSharers
@@ -32,12 +34,12 @@ export function formatStatus(id: string, status: TaskStatus, options: { files?: 
       summarised = true;
       for (const k of packages.slice(0, SUMMARY_LINES))
         lines.push(
-          `  ${k.change.padEnd(8)} ${k.name}${versions(k)} (${k.changes} change${k.changes === 1 ? '' : 's'})`,
+          `  ${k.change.padEnd(8)} ${terminalText(k.name)}${terminalText(versions(k))} (${k.changes} change${k.changes === 1 ? '' : 's'})`,
         );
       if (packages.length > SUMMARY_LINES) lines.push(`  … ${packages.length - SUMMARY_LINES} more`);
     } else {
       const shown = options.files ? p.changed : p.changed.slice(0, 20);
-      for (const c of shown) lines.push(`  ${c.change.padEnd(8)} ${c.path}`);
+      for (const c of shown) lines.push(`  ${c.change.padEnd(8)} ${terminalText(c.path)}`);
       if (p.changedCount > shown.length)
         lines.push(`  … ${p.changedCount - shown.length} more (--json lists up to ${p.changed.length})`);
     }
@@ -52,7 +54,10 @@ export function formatStatus(id: string, status: TaskStatus, options: { files?: 
     }
     if (p.writtenThrough)
       lines.push(
-        `  written in place through a hard link (the main checkout changed too): ${p.writtenThrough.slice(0, 10).join(', ')}`,
+        `  written in place through a hard link (the main checkout changed too): ${p.writtenThrough
+          .slice(0, 10)
+          .map((w) => terminalText(w))
+          .join(', ')}`,
       );
   }
   if (summarised) lines.push(`(\`warren status ${id} --files\` lists every changed file)`);
