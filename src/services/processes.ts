@@ -12,6 +12,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, startDaemon, stopDaemon } from './daemon.js';
 import type { ServiceFact } from './facts.js';
+import { redisArgv } from './redis-argv.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
 
@@ -80,25 +81,7 @@ export async function startProcess(
   }
   const argv =
     fact.kind === 'redis'
-      ? [
-          redisBinary(),
-          '--port',
-          String(fact.port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--dir',
-          dir,
-          '--requirepass',
-          fact.password,
-          '--daemonize',
-          'no',
-          '--logfile',
-          '',
-        ]
+      ? redisArgv(redisBinary(), dir, fact.port, fact.password)
       : commandArgv((config as RunServiceConfig).run);
   const check: ReadyCheck | null =
     fact.kind === 'redis' ? { log: 'Ready to accept connections' } : ((config as RunServiceConfig).ready ?? null);
