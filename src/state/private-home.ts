@@ -46,17 +46,18 @@ const PRIVATE_FILES = [
  */
 export function privateHome(home: string): Tightened[] {
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  // A home that is a link is the folder it names; inside it, links are left alone (chmod would follow them).
+  const real = fs.realpathSync(home);
   const uid = process.geteuid?.();
   const own = (st: fs.Stats): boolean => uid === undefined || st.uid === uid;
-  const homeStat = fs.lstatSync(home);
   // Another user's home is not ours to change (and the command line refuses it first).
-  if (!own(homeStat)) return [];
-  createPrivate(path.join(home, STATE));
+  if (!own(fs.lstatSync(real))) return [];
+  createPrivate(path.join(real, STATE));
   const changed: Tightened[] = [];
   const tighten = (rel: string, kind: 'dir' | 'file', mode: number): void => {
-    const file = path.join(home, rel);
+    const file = path.join(real, rel);
     const st = fs.lstatSync(file, { throwIfNoEntry: false });
-    // A link is left alone (chmod would follow it); only what others can read or enter is changed.
+    // Only what others can read or enter is changed.
     if (!st || !own(st) || (kind === 'dir' ? !st.isDirectory() : !st.isFile()) || (st.mode & 0o077) === 0) return;
     try {
       fs.chmodSync(file, mode);
@@ -65,7 +66,7 @@ export function privateHome(home: string): Tightened[] {
       if (['ENOENT', 'EROFS'].includes((err as NodeJS.ErrnoException).code ?? '')) return;
       throw err;
     }
-    changed.push({ path: file, was: st.mode & 0o777, now: mode });
+    changed.push({ path: path.join(home, rel), was: st.mode & 0o777, now: mode });
   };
   for (const rel of PRIVATE_DIRS) tighten(rel, 'dir', 0o700);
   for (const rel of PRIVATE_FILES) tighten(rel, 'file', 0o600);
