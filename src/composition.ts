@@ -34,9 +34,11 @@ import { warrenHome } from './state/home.js';
 import type { EventKind, Payload } from './state/events.js';
 import type { FactReaders } from './state/facts.js';
 import type { OpenOptions } from './state/db.js';
+import type { Tightened } from './state/private-home.js';
 import { Store } from './state/store.js';
 import { DASHBOARD_EVENTS } from './web/events.js';
 import { WORKSPACE_EVENTS } from './workspace/events.js';
+import { recordMadePrivate } from './workspace/home-private.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
 import { archiveGc } from './workspace/archive.js';
 import { NEW } from './workspace/create.js';
@@ -105,9 +107,17 @@ export const EVENT_KINDS = Object.keys({
   ...DASHBOARD_EVENTS,
 } satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
 
+export interface StoreOptions extends OpenOptions {
+  /** Told, once, what of WARREN_HOME was made private as it opened (the line the command line prints); also an event. */
+  onNotice?: (message: string) => void;
+}
+
 /** The state under `home` (default `$WARREN_HOME`), read with every feature's facts. */
-export function openStore(home: string = warrenHome(), options: OpenOptions = {}): Store {
-  return new Store(home, FACT_READERS, options);
+export function openStore(home: string = warrenHome(), options: StoreOptions = {}): Store {
+  let changed: readonly Tightened[] = [];
+  const store = new Store(home, FACT_READERS, { ...options, onPrivate: (c) => (changed = c) });
+  if (changed.length > 0) options.onNotice?.(`warren: warn: ${recordMadePrivate(store, changed)}`);
+  return store;
 }
 
 /**

@@ -135,9 +135,9 @@ export const ERROR_DOCS = {
   },
   OUT_OF_SCOPE: {
     meaning:
-      'An MCP session that serves one task (`warren mcp --task ID`, or any `warren mcp` started inside a command warren runs for a task, which inherits `WARREN_TASK_ID`) was asked about another task, or to create one. Nothing was done.',
+      "An MCP session that serves one task (`warren mcp --task ID`; any `warren mcp` started inside a command warren runs for a task, which inherits `WARREN_TASK_ID`; or one started in a task's workspace, a folder in it included) was asked about another task, or to create one; or `warren mcp` was started in one task's command or workspace and told to serve another (`--task`, `--repo`), and did not start. Nothing was done.",
     action:
-      'Ask about the task the session serves. To drive every task, start `warren mcp` yourself, outside any task (`warren help agents` says what such a session can do).',
+      'Ask about the task the session serves. To drive every task, or another one, start `warren mcp` yourself outside any task — its command and its workspace, in the main checkout say (`warren help agents` says what such a session can do).',
   },
   WORKSPACE_MOUNTED: {
     meaning:

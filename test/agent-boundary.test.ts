@@ -8,7 +8,7 @@ import { unavailable } from './helpers/capabilities.js';
 import { nobodyRepo, type NobodyRepo } from './helpers/nobody.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, gitIn, makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { BIN, gitIn, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * The agent is the attacker. A scripted hostile agent — shell scripts run through the real CLI,
@@ -401,11 +401,16 @@ describe.skipIf(noBwrap !== null)('the gate an agent cannot talk its way past', 
 });
 
 /** An MCP client of `warren mcp ...args`, the real server process. */
-async function mcpClient(repo: TestRepo, args: string[] = [], env: Record<string, string> = {}): Promise<Client> {
+async function mcpClient(
+  repo: TestRepo,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  cwd = repo.root,
+): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, 'mcp', ...args],
-    cwd: repo.root,
+    cwd,
     env: { ...(process.env as Record<string, string>), WARREN_HOME: repo.home, ...env },
     stderr: 'pipe',
   });
@@ -468,6 +473,54 @@ describe('an agent that drives warren over MCP', () => {
     expect((JSON.parse(listed.content[0]?.text ?? '[]') as { id: string }[]).map((t) => t.id)).toEqual(['a']);
     const own = await callTool(client, 'exec', { command: ['sh', '-c', 'echo in $WARREN_TASK_ID'] });
     expect(own.data.output).toBe('in a\n');
+  });
+
+  it("a `warren mcp` started in task a's workspace (a folder inside it) serves a alone, as --task a does; --task b or --repo into b from there is refused at start", async () => {
+    const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+    for (const id of ['a', 'b']) expect((await repo.warren('new', 'feat', id)).code).toBe(0);
+    const paths = new Map<string, string>();
+    for (const id of ['a', 'b']) paths.set(id, (await repo.warrenJson<{ path: string }>('path', id)).json.path);
+    const ws = (id: string): string => paths.get(id) ?? '';
+    const inside = path.join(ws('a'), 'src', 'deep');
+    fs.mkdirSync(inside, { recursive: true });
+    const marker = path.join(repo.home, 'marker-in-b');
+    // Claude Code started by hand in the workspace, running the repository's `warren mcp`: no --task, no WARREN_TASK_ID.
+    const client = await mcpClient(repo, [], { WARREN_TASK_ID: '' }, inside);
+    const tries: [string, Record<string, unknown>][] = [
+      ['exec', { id: 'b', command: ['touch', marker] }],
+      ['new', { type: 'feat', id: 'c' }],
+      ['rm', { id: 'b' }],
+    ];
+    for (const [tool, args] of tries) {
+      const r = await callTool(client, tool, args);
+      const held = r.isError && r.data.error?.code === 'OUT_OF_SCOPE';
+      outcomes.push({
+        who: 'root',
+        klass: 'scope',
+        name: `mcp in a's workspace: ${tool} ${JSON.stringify(args)}`,
+        held,
+      });
+      expect(r.data.error?.code, `${tool}: ${JSON.stringify(r.data)}`).toBe('OUT_OF_SCOPE');
+      expect(r.data.error?.message).toMatch(/serves task a only.*Nothing was done/);
+    }
+    expect(fs.existsSync(marker)).toBe(false);
+    expect((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id)).toEqual(['a', 'b']);
+    const own = await callTool(client, 'exec', { command: ['sh', '-c', 'echo in $WARREN_TASK_ID'] });
+    expect(own.data.output).toBe('in a\n');
+
+    // Pointed at b from a's workspace (by --task, or by --repo through a link into b): refused, nothing served.
+    const link = path.join(tmpDir('warren-link-'), 'to-b');
+    fs.symlinkSync(ws('b'), link);
+    for (const [args, cwd] of [
+      [['--json', 'mcp', '--task', 'b'], inside],
+      [['--json', '--repo', link, 'mcp'], ws('a')],
+    ] as const) {
+      const r = await runCli(args, { cwd, home: repo.home, env: { WARREN_TASK_ID: '' } });
+      const held = r.code === 1 && /"OUT_OF_SCOPE"/.test(r.stdout);
+      outcomes.push({ who: 'root', klass: 'scope', name: `warren ${args.join(' ')} in a's workspace`, held });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect((JSON.parse(r.stdout) as { error: { code: string } }).error.code).toBe('OUT_OF_SCOPE');
+    }
   });
 
   it('a `warren mcp` that an agent starts inside a command warren runs for task a is scoped to a', async () => {

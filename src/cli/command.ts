@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { openProject, openStore } from '../composition.js';
-import { assertOwnHome, warrenHome, type OpenOptions } from '../state/db.js';
+import { openProject, openStore, type StoreOptions } from '../composition.js';
+import { assertOwnHome, warrenHome } from '../state/db.js';
 import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
@@ -85,7 +85,7 @@ export type Handler = (env: CliEnv) => Promise<CommandResult>;
 export type Register = (program: Command, run: (handler: Handler) => Promise<void>) => void;
 
 /** The state under WARREN_HOME, refused (HOME_NOT_OWNED) when it belongs to another user. */
-export function openOwnStore(options: OpenOptions = {}): Store {
+export function openOwnStore(options: StoreOptions = {}): Store {
   const home = warrenHome();
   assertOwnHome(home);
   return openStore(home, options);
@@ -131,7 +131,7 @@ export function makeEnv(io: CliIo, repoDir: string, json: boolean): CliEnv {
     reporter,
     log: reporter.line,
     store() {
-      store ??= openOwnStore({ onWait: reporter.line });
+      store ??= openOwnStore({ onWait: reporter.line, onNotice: reporter.line });
       return store;
     },
     project(options = {}) {

@@ -40,8 +40,9 @@ export interface McpOptions {
   store: () => Store;
   version: string;
   /**
-   * The one task this session serves (`warren mcp --task ID`, or the task of the command warren
-   * runs that started it): every other task, and `new`, are refused (OUT_OF_SCOPE). Null: all.
+   * The one task this session serves (`warren mcp --task ID`, the task of the command warren
+   * runs that started it, or the task whose workspace it started in): every other task, and
+   * `new`, are refused (OUT_OF_SCOPE). Null: all.
    */
   task?: string | null;
 }
@@ -84,7 +85,7 @@ function inScope<A>(scope: string, name: string, args: A): A {
       'OUT_OF_SCOPE',
       `this MCP session serves task ${scope} only; ${name === 'new' ? 'it creates no task' : `task ${String(given)} is not its to ${name}`}. Nothing was done.`,
       {
-        hint: 'Ask about the task this session serves; to drive every task, start `warren mcp` yourself, outside any task.',
+        hint: 'Ask about the task this session serves; to drive every task, start `warren mcp` yourself, outside any task (its command and its workspace).',
         details: { scope, tool: name },
       },
     );

@@ -47,8 +47,7 @@ export async function writeEnvFile(ctx: ProjectContext, task: Task): Promise<str
   if (st?.isFile() && fs.readFileSync(file, 'utf8') === text) return null;
   // Never through a link the task's agent left there.
   if (st && !st.isFile()) fs.rmSync(file, { force: true });
-  writeFileAtomic(file, text);
-  fs.chmodSync(file, 0o600);
+  writeFileAtomic(file, text, { mode: 0o600 });
   await keepOutOfGit(ctx);
   ctx.store.addEvent({
     project: ctx.key,

@@ -205,8 +205,7 @@ async function initCluster(dir: string): Promise<ClusterFile> {
     ].join('\n'),
   );
   const cluster: ClusterFile = { port: await freePort(), password };
-  writeFileAtomic(path.join(dir, 'cluster.json'), `${JSON.stringify(cluster)}\n`);
-  fs.chmodSync(path.join(dir, 'cluster.json'), 0o600);
+  writeFileAtomic(path.join(dir, 'cluster.json'), `${JSON.stringify(cluster)}\n`, { mode: 0o600 });
   fs.renameSync(data, path.join(dir, 'data'));
   return cluster;
 }
@@ -279,7 +278,7 @@ async function startCluster(dir: string, cluster: ClusterFile): Promise<PgServer
     if (/could not bind|Address already in use/.test(tail) && attempt < 3) {
       tried.add(cluster.port);
       cluster.port = await freePort(tried);
-      writeFileAtomic(path.join(dir, 'cluster.json'), `${JSON.stringify(cluster)}\n`);
+      writeFileAtomic(path.join(dir, 'cluster.json'), `${JSON.stringify(cluster)}\n`, { mode: 0o600 });
       continue;
     }
     throw new WarrenError(

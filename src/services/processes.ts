@@ -12,6 +12,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, stopDaemon } from '../run/daemon.js';
 import { startServiceInTask } from '../run/service-runner.js';
 import type { ServiceFact } from './facts.js';
+import { redisArgv } from './redis-argv.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
 
@@ -78,30 +79,12 @@ export async function startProcess(
       },
     );
   }
-  // redis's working folder: its own, apart from the daemon's record (which a sandbox never sees).
+  // redis's working folder and its configuration (its password): apart from the daemon's record, which a sandbox never sees.
   const data = path.join(dir, 'data');
   if (fact.kind === 'redis') fs.mkdirSync(data, { recursive: true, mode: 0o700 });
   const argv =
     fact.kind === 'redis'
-      ? [
-          redisBinary(),
-          '--port',
-          String(fact.port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--dir',
-          data,
-          '--requirepass',
-          fact.password,
-          '--daemonize',
-          'no',
-          '--logfile',
-          '',
-        ]
+      ? redisArgv(redisBinary(), data, fact.port, fact.password)
       : commandArgv((config as RunServiceConfig).run);
   const check: ReadyCheck | null =
     fact.kind === 'redis' ? { log: 'Ready to accept connections' } : ((config as RunServiceConfig).ready ?? null);

@@ -6,6 +6,7 @@ import { WarrenError, isWarrenError } from '../errors.js';
 import { parseDuration } from '../util/duration.js';
 import { environmentError, guardDb, locked, stateError } from './faults.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { privateHome, type Tightened } from './private-home.js';
 
 export type Db = Database.Database;
 
@@ -74,6 +75,11 @@ export function assertOwnHome(home: string): void {
 export interface OpenOptions {
   /** Told once, when the database is locked by another process, before warren waits for it. */
   onWait?: (message: string) => void;
+  /**
+   * Told what of WARREN_HOME was made private as it opened (src/state/private-home.ts): a home
+   * made by an older warren, or opened up since. Not called when nothing was changed.
+   */
+  onPrivate?: (changed: readonly Tightened[]) => void;
 }
 
 /** How long a lock is waited for in silence before warren says it is waiting. */
@@ -91,6 +97,7 @@ export function stateTimeoutMs(): number {
  * that is still held after a second is said (`onWait`), then waited for up to
  * `WARREN_STATE_TIMEOUT`; a full disk, a read-only file system or a lock that outlasts the wait
  * is a WarrenError naming the file (src/state/faults.ts), at the open and at every statement.
+ * `home` is 0700 and the database 0600, made so first if they were not (`onPrivate`).
  */
 export function openDb(
   home = warrenHome(),
@@ -100,8 +107,9 @@ export function openDb(
   const file = path.join(home, 'state.db');
   const waitMs = stateTimeoutMs();
   const quietMs = Math.min(TELL_AFTER_MS, waitMs);
+  let changed: Tightened[];
   try {
-    fs.mkdirSync(home, { recursive: true });
+    changed = privateHome(home);
   } catch (err) {
     throw environmentError(err) ?? err;
   }
@@ -125,6 +133,7 @@ export function openDb(
     raw.close();
     throw err;
   }
+  if (changed.length > 0) options.onPrivate?.(changed);
   return db;
 }
 

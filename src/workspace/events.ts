@@ -3,7 +3,7 @@ import type { RemoveFailure } from '../system/remove-tree.js';
 import type { LockHolder } from '../util/lockfile.js';
 import type { SyncOutcome } from './sync.js';
 
-/** The workspace core's events: a task made, removed, archived; the base fast-forwarded; locks taken over; gc; refusals; interrupted operations repaired. */
+/** The workspace core's events: a task made, removed, archived; the base fast-forwarded; locks taken over; gc; refusals; interrupted operations repaired; WARREN_HOME made private. */
 export const WORKSPACE_EVENTS = {
   'task.created': payload<{
     branch: string;
@@ -41,6 +41,8 @@ export const WORKSPACE_EVENTS = {
     kept: { path: string; kind: string; reason: string }[];
   }>(),
   refused: payload<{ code: string; command: string }>(),
+  /** WARREN_HOME (or a file in it that holds secrets) could be read by other users, and was made private: modes as octal, `0755` → `0700`. */
+  'home.made_private': payload<{ home: string; changed: { path: string; was: string; now: string }[] }>(),
   'intent.recovered': payload<{ op: string; step: string; outcome: string; startedAt: string }>(),
   'intent.recovery_failed': payload<{ op: string; step: string; outcome: string; startedAt: string }>(),
 };

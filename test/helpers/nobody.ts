@@ -54,7 +54,9 @@ export function nobodyRepo(fill: (root: string) => void): NobodyRepo {
   fs.chmodSync(base, 0o755);
   const root = path.join(base, 'app');
   const home = path.join(base, 'home');
-  for (const d of [root, home]) fs.mkdirSync(d);
+  // WARREN_HOME as warren makes it (0700): a 0755 one is made private on first use, saying so.
+  fs.mkdirSync(root);
+  fs.mkdirSync(home, { mode: 0o700 });
   gitIn(root, 'init', '-q', '-b', 'main');
   gitIn(root, 'config', 'user.email', 'test@example.invalid');
   gitIn(root, 'config', 'user.name', 'Warren Test');

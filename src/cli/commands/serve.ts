@@ -34,7 +34,7 @@ export const registerServe: Register = (program, run) => {
     .action((opts: { port: string; host: string; allowRemote?: boolean }) =>
       run(async (env) => {
         const port = parsePort(opts.port);
-        const store = openOwnStore();
+        const store = openOwnStore({ onNotice: env.log });
         try {
           // The dashboard's own calls report nothing on this terminal: runs have their logs, warnings their events.
           const project = await openProject(env.repoDir, { store, reporter: SILENT });

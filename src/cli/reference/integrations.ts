@@ -105,9 +105,13 @@ warren: --host 0.0.0.0 is not a loopback address; the dashboard can remove works
     json: "// none: stdout carries the MCP protocol (JSON-RPC over stdio). Each tool answers with the JSON the CLI prints; a refusal is a tool error whose text is the CLI's --json error.",
     exit: [
       [0, 'the client closed stdin (calls already sent are answered first)'],
+      [
+        1,
+        "refused before serving (`OUT_OF_SCOPE`): started in one task's workspace or command, and `--task` (or `--repo`) names another",
+      ],
       [2, 'refused before serving: not a repository, `WARREN_HOME` of another user'],
     ],
-    errors: ['NOT_A_REPO', 'HOME_NOT_OWNED'],
+    errors: ['NOT_A_REPO', 'HOME_NOT_OWNED', 'OUT_OF_SCOPE'],
     example:
       '$ printf \'%s\\n\' \'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}\' \'{"jsonrpc":"2.0","method":"notifications/initialized"}\' \'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list","arguments":{}}}\' \'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm","arguments":{"id":"nope"}}}\' | warren mcp\n{"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"warren","version":"0.1.0"}},"jsonrpc":"2.0","id":1}\n{"result":{"content":[{"type":"text","text":"{\\n  \\"error\\": {\\n    \\"code\\": \\"TASK_NOT_FOUND\\",\\n    \\"message\\": \\"no task nope in this repository; nothing was changed.\\",\\n    \\"hint\\": \\"See `warren list`.\\"\\n  }\\n}"}],"isError":true},"jsonrpc":"2.0","id":3}\n{"result":{"content":[{"type":"text","text":"[\\n  {\\n    \\"id\\": \\"cart\\",\\n    \\"type\\": \\"feat\\",\\n    \\"branch\\": \\"feat/cart\\",\\n    \\"path\\": \\"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/cart\\",\\n    \\"base\\": \\"main\\",\\n    \\"state\\": \\"ready\\",\\n    \\"createdAt\\": \\"2026-11-30T21:12:32.391Z\\"\\n  }\\n]"}]},"jsonrpc":"2.0","id":2}\n[exit 0]\n$ claude mcp add warren -- warren mcp        # register it with Claude Code (in the repository)\nAdded stdio MCP server warren with command: warren mcp to local config\n$ codex mcp add warren -- warren --repo /path/to/repo mcp     # with Codex (global: name the repository)\nAdded global MCP server \'warren\'.',
     see: [
