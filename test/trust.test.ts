@@ -7,7 +7,6 @@ import {
   changedCommands,
   changedSettings,
   commandsHash,
-  NO_FILES,
   removedCommands,
   repoCommands,
   trustedSet,
@@ -120,6 +119,7 @@ describe('the command set (pure)', () => {
  * One sample change per key or field: a key added to the table without one fails here.
  */
 describe('the trust rule: which keys count (pure)', () => {
+  const NO_FILES: TrustedFiles = { policySha256: null, worktreeInclude: null };
   interface Doc {
     setup: [{ id: string; run: string; timeout?: string; gate?: boolean }];
     verify: [

@@ -7,7 +7,7 @@ import type { PostgresServiceConfig, RedisServiceConfig, RunServiceConfig, Warre
  * schema does not compile until it is classified here. (A table of its own, not in schema.ts:
  * the schema loads zod, which warren loads only when a file must be validated.)
  *
- * - `'setting'`: counted by its value, as it acts (config/trust.ts `configSettings`);
+ * - `'setting'`: counted by its value, as it acts (config/trust.ts `securitySettings`);
  * - `'commands'`: its entries are commands, counted by what they run; each field of an entry is
  *   classified in COMMAND_FIELD_TRUST;
  * - `{ keys }`: an object whose keys are classified one by one (`land.gate`);

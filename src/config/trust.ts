@@ -102,8 +102,6 @@ export interface TrustedFiles {
   worktreeInclude: string | null;
 }
 
-export const NO_FILES: TrustedFiles = { policySha256: null, worktreeInclude: null };
-
 /**
  * The settings of the set: every key of warren.yaml that trust-rule.ts counts by its value, in
  * its table's order, then the policy and `.worktreeinclude`. Each is present only when it acts
@@ -155,7 +153,7 @@ const AS_IT_ACTS: Record<string, (config: WarrenConfig) => unknown> = {
 };
 
 /** `.worktreeinclude`'s patterns as git reads them: blank lines and `#` comments select nothing. Pure. */
-export function includePatterns(text: string | null): string[] | undefined {
+function includePatterns(text: string | null): string[] | undefined {
   if (text === null) return undefined;
   const patterns = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
   return patterns.length > 0 ? patterns : undefined;

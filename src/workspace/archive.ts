@@ -272,7 +272,7 @@ const GONE_AFTER_MS = 10 * 60_000;
  * trusted: a landed `keep: 1s` deletes nothing before `warren trust`. A longer keep needs no
  * trust: keeping loses nothing. `untrusted` says why an archive past warren.yaml's keep stays.
  */
-export function archiveKeep(ctx: ProjectContext): { ms: number; configuredMs: number; untrusted: string | null } {
+function archiveKeep(ctx: ProjectContext): { ms: number; configuredMs: number; untrusted: string | null } {
   const configured = ctx.config.archive?.keep ?? DEFAULT_ARCHIVE_KEEP;
   const configuredMs = parseDuration(configured, 'archive.keep');
   const recorded = recordedSetting(ctx.store.getTrust(ctx.key)?.commands, 'archive') as { keep?: unknown } | undefined;
