@@ -557,8 +557,9 @@ describe('an agent that drives warren over MCP', () => {
 });
 
 /**
- * An agent's edit to warren.yaml's security settings: the land goes ahead, flagged; after it,
- * nothing runs in a task, and nothing lands, until the user trusts the change.
+ * An agent's edit to warren.yaml's trusted settings (or to .worktreeinclude): the land goes
+ * ahead, flagged; after it, no task is made, nothing runs in a task, and nothing lands, until
+ * the user trusts the change.
  */
 describe("an agent's change to warren.yaml's security settings", () => {
   it.each([
@@ -587,24 +588,60 @@ describe("an agent's change to warren.yaml's security settings", () => {
       flag: /land\.gate: \["test"\] → \[\]/,
     },
     {
+      name: 'the gate emptied by required: false',
+      before: 'verify:\n  - { id: test, run: "true" }\n',
+      after: 'verify:\n  - { id: test, run: "true", required: false }\n',
+      flag: /land\.gate: \(unset\) → \[\]/,
+    },
+    {
       name: 'sandbox.allow widened',
       before: 'sandbox: { kind: bwrap, allow: ["api.example.com"] }\n',
       after: 'sandbox: { kind: bwrap, allow: ["api.example.com", "*.evil.example"] }\n',
       flag: /sandbox: .*evil/,
     },
-  ])('$name: flagged at land, then nothing runs or lands until `warren trust`', async ({ before, after, flag }) => {
-    const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': before } });
+    {
+      name: "provision shares the user's .env",
+      before: '',
+      after: 'provision: [{ path: .env, mode: share }]\n',
+      flag: /provision: \(unset\) → \[\{"path":".env","mode":"share"\}\]/,
+    },
+    {
+      name: 'a .worktreeinclude naming .env',
+      before: '',
+      after: '',
+      include: '.env\n',
+      flag: /\.worktreeinclude: \(unset\) → \[".env"\]/,
+    },
+    {
+      name: 'archive.keep: 1s',
+      before: '',
+      after: 'archive: { keep: 1s }\n',
+      flag: /archive: \(unset\) → \{"keep":"1s"\}/,
+    },
+  ])('$name: flagged at land, then nothing is made, runs or lands until `warren trust`', async (row) => {
+    const { before, after, flag } = row;
+    const include = 'include' in row ? row.include : undefined;
+    const repo = makeRepo({ files: { 'README.md': '# main\n', '.gitignore': '.env\n', 'warren.yaml': before } });
+    fs.writeFileSync(path.join(repo.root, '.env'), `${SECRET('env')}\n`);
     const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
     expect(made.code, made.stderr).toBe(0);
+    const next = await repo.warrenJson<{ path: string }>('new', 'feat', 'next', '--no-setup');
+    expect(next.code, next.stderr).toBe(0);
     fs.writeFileSync(path.join(made.json.path, 'warren.yaml'), after);
+    if (include !== undefined) fs.writeFileSync(path.join(made.json.path, '.worktreeinclude'), include);
     expect((await repo.warren('checkpoint', 'agent', '-m', 'settings')).code).toBe(0);
     const landed = await repo.warren('land', 'agent');
     expect(landed.code, landed.stderr).toBe(0);
     expect(landed.stderr).toMatch(/changes warren\.yaml's security settings/);
     expect(landed.stderr).toMatch(flag);
 
-    const next = await repo.warrenJson<{ path: string }>('new', 'feat', 'next', '--no-setup');
-    expect(next.code, next.stderr).toBe(0);
+    // A new task would be made as the new settings say (its provisioned paths among them).
+    const third = await repo.warrenJson<{ error: { code: string; message: string } }>(
+      'new',
+      'feat',
+      'third',
+      '--no-setup',
+    );
     const marker = path.join(next.json.path, 'ran');
     const exec = await repo.warrenJson<{ error: { code: string; message: string } }>(
       'exec',
@@ -616,14 +653,25 @@ describe("an agent's change to warren.yaml's security settings", () => {
     fs.writeFileSync(path.join(next.json.path, 'next.txt'), 'next\n');
     const cp = await repo.warren('checkpoint', 'next', '-m', 'next');
     const land = await repo.warrenJson<{ error: { code: string } }>('land', 'next');
+    const tasks = (await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id);
     const held =
-      exec.code === 1 && exec.json.error.code === 'UNTRUSTED_COMMANDS' && !fs.existsSync(marker) && land.code === 1;
+      third.code === 1 &&
+      !tasks.includes('third') &&
+      exec.code === 1 &&
+      exec.json.error.code === 'UNTRUSTED_COMMANDS' &&
+      !fs.existsSync(marker) &&
+      land.code === 1;
     outcomes.push({
       who: 'root',
       klass: 'settings',
       name: `a landed ${String(flag)} weakens the next task silently`,
       held,
     });
+    expect(third.json.error?.code, third.stdout).toBe('UNTRUSTED_COMMANDS');
+    expect(third.json.error.message).toMatch(
+      /changed its security settings since you trusted them.*Nothing was created/,
+    );
+    expect(tasks).not.toContain('third');
     expect(exec.json.error?.code, exec.stdout).toBe('UNTRUSTED_COMMANDS');
     expect(exec.json.error.message).toMatch(/changed its security settings since you trusted them/);
     expect(fs.existsSync(marker)).toBe(false);

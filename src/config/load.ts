@@ -5,6 +5,8 @@ import { writeFileAtomic } from '../util/atomic.js';
 import type { UserConfig, WarrenConfig } from './schema.js';
 
 export const CONFIG_FILE = 'warren.yaml';
+/** Ignored paths to copy into every workspace, as git's patterns (provision/modes/include.ts); counted in the trusted set. */
+export const WORKTREEINCLUDE = '.worktreeinclude';
 /** The user's own settings, under WARREN_HOME: what a repository may not decide (docs/configuration.md). */
 export const USER_CONFIG_FILE = 'config.yaml';
 

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_CONFIG } from './load.js';
 import type { WarrenConfig } from './schema.js';
+import { CONFIG_TRUST } from './trust-rule.js';
 
 /**
- * The commands a repository's warren.yaml makes warren run — setup, verify, teardown and its
- * own agents — and the settings that bound them: the sandbox (and its allow list), the network,
- * the protected paths, the gate and the signed run policy. A freshly cloned repository is
- * someone else's word, and a landed task's warren.yaml is its agent's: these count only once
- * the user has trusted this exact set (src/run/trust.ts). This module is the pure part: the set
- * in one canonical form, its hash, and what differs from a set trusted before.
+ * The commands a repository's warren.yaml makes warren run — setup, verify, teardown, its own
+ * agents and services — and every setting that changes what a later task sees or keeps: each
+ * key of warren.yaml as its rule says (trust-rule.ts: trusted unless shown free), with the
+ * signed run policy and `.worktreeinclude` beside it. A freshly cloned repository is someone
+ * else's word, and a landed task's warren.yaml is its agent's: these count only once the user
+ * has trusted this exact set (src/run/trust.ts). This module is the pure part: the set in one
+ * canonical form, its hash, and what differs from a set trusted before.
  */
 
 export type RepoCommandKind = 'setup' | 'verify' | 'teardown' | 'agent' | 'service' | 'setting';
@@ -24,6 +27,8 @@ export interface RepoCommand {
   run: string | string[];
   /** Agents only: how the prompt reaches the command. */
   prompt?: 'argv' | 'stdin' | 'file';
+  /** Services only, when not the kind's own: the variable the task's commands find its URL in. */
+  env?: string;
 }
 
 /** Bump when the canonical form changes: every trust recorded before is then asked for again. */
@@ -62,8 +67,10 @@ function serviceCommands(config: WarrenConfig): RepoCommand[] {
   return Object.entries(config.services ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, s]): RepoCommand => {
-      if (s.kind === 'run') return { kind: 'service', id: name, run: typeof s.run === 'string' ? s.run : [...s.run] };
-      if (s.kind === 'redis') return { kind: 'service', id: name, run: JSON.stringify({ kind: 'redis' }) };
+      const env = s.env !== undefined && s.env !== SERVICE_ENV[s.kind] ? { env: s.env } : {};
+      if (s.kind === 'run')
+        return { kind: 'service', id: name, run: typeof s.run === 'string' ? s.run : [...s.run], ...env };
+      if (s.kind === 'redis') return { kind: 'service', id: name, run: JSON.stringify({ kind: 'redis' }), ...env };
       const seed = s.seed && 'run' in s.seed ? { run: s.seed.run, inputs: s.seed.inputs ?? [] } : s.seed;
       return {
         kind: 'service',
@@ -73,32 +80,88 @@ function serviceCommands(config: WarrenConfig): RepoCommand[] {
           ...(s.template ? { template: s.template } : {}),
           ...(seed ? { seed } : {}),
         }),
+        ...env,
       };
     });
 }
 
+/** The variable each kind's URL is in unless `env:` says otherwise (the schema's defaults). */
+const SERVICE_ENV: Record<'postgres' | 'redis' | 'run', string | undefined> = {
+  postgres: 'DATABASE_URL',
+  redis: 'REDIS_URL',
+  run: undefined,
+};
+
 /**
- * The security-relevant settings, each present only when warren.yaml sets it (a deleted key
- * changes the set as much as an edited one): `sandbox` (its allow list included), `network`,
- * `protected`, `land.gate`, and the run policy (warren.policy.yaml, by its sha256).
+ * The files beside warren.yaml that the set counts: the signed run policy (warren.policy.yaml,
+ * by its sha256) and `.worktreeinclude` (its text; null when it is absent or not a plain file,
+ * which provisioning does not read).
  */
-export function securitySettings(config: WarrenConfig, policySha256: string | null): RepoCommand[] {
-  // Each as it acts: `sandbox: none` is no sandbox, as is no key; `network: false` is the default.
-  const settings: [string, unknown][] = [
-    ['sandbox', config.sandbox === 'none' ? undefined : config.sandbox],
-    ['network', config.network === true ? true : undefined],
-    ['protected', config.protected.length > 0 ? config.protected : undefined],
-    ['land.gate', config.land?.gate],
-    ['policy', policySha256 === null ? undefined : `warren.policy.yaml sha256 ${policySha256}`],
-  ];
+export interface TrustedFiles {
+  policySha256: string | null;
+  worktreeInclude: string | null;
+}
+
+/**
+ * The settings of the set: every key of warren.yaml that trust-rule.ts counts by its value, in
+ * its table's order, then the policy and `.worktreeinclude`. Each is present only when it acts
+ * otherwise than warren's default (a deleted key changes the set as much as an edited one).
+ */
+export function securitySettings(config: WarrenConfig, files: TrustedFiles): RepoCommand[] {
+  const settings: [string, unknown][] = [];
+  for (const [key, rule] of Object.entries(CONFIG_TRUST)) {
+    if (rule === 'setting') settings.push([key, asItActs(key, config)]);
+    else if (typeof rule === 'object' && 'keys' in rule)
+      for (const [sub, subRule] of Object.entries(rule.keys))
+        if (subRule === 'setting') settings.push([`${key}.${sub}`, asItActs(`${key}.${sub}`, config)]);
+  }
+  settings.push(
+    ['policy', files.policySha256 === null ? undefined : `warren.policy.yaml sha256 ${files.policySha256}`],
+    ['.worktreeinclude', includePatterns(files.worktreeInclude)],
+  );
   return settings
     .filter(([, value]) => value !== undefined)
     .map(([id, value]) => ({ kind: 'setting', id, run: JSON.stringify(value) }));
 }
 
+/** A setting as it acts, or undefined when it acts as warren's default (no key, `[]`, `{}`, the schema's default). */
+function asItActs(id: string, config: WarrenConfig): unknown {
+  const special = AS_IT_ACTS[id];
+  if (special) return special(config);
+  const [key, sub] = id.split('.') as [keyof WarrenConfig, string | undefined];
+  const value: unknown = sub === undefined ? config[key] : (config[key] as Record<string, unknown> | undefined)?.[sub];
+  if (value === undefined) return undefined;
+  if (sub === undefined && JSON.stringify(value) === JSON.stringify(DEFAULT_CONFIG[key])) return undefined;
+  if (Array.isArray(value) && value.length === 0) return undefined;
+  if (typeof value === 'object' && value !== null && Object.values(value).every((v) => v === undefined))
+    return undefined;
+  return value;
+}
+
+/** Settings whose default is not what the schema fills in. */
+const AS_IT_ACTS: Record<string, (config: WarrenConfig) => unknown> = {
+  // `network: false` is the default.
+  network: (config) => (config.network === true ? true : undefined),
+  // An empty gate is no gate, not the default. Without `land.gate`, the gate is the required
+  // verify commands: counted when one is not required (all of them are every verify command,
+  // which the commands count already).
+  'land.gate': (config) =>
+    config.land?.gate ??
+    (config.verify.some((v) => v.required === false)
+      ? config.verify.filter((v) => v.required !== false).map((v) => v.id)
+      : undefined),
+};
+
+/** `.worktreeinclude`'s patterns as git reads them: blank lines and `#` comments select nothing. Pure. */
+function includePatterns(text: string | null): string[] | undefined {
+  if (text === null) return undefined;
+  const patterns = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  return patterns.length > 0 ? patterns : undefined;
+}
+
 /** The whole set a user trusts: the commands, then the settings. */
-export function trustedSet(config: WarrenConfig, policySha256: string | null): RepoCommand[] {
-  return [...repoCommands(config), ...securitySettings(config, policySha256)];
+export function trustedSet(config: WarrenConfig, files: TrustedFiles): RepoCommand[] {
+  return [...repoCommands(config), ...securitySettings(config, files)];
 }
 
 /** sha256 of the canonical form, hex. */
@@ -110,14 +173,23 @@ export function commandsHash(commands: readonly RepoCommand[]): string {
 
 /** Fixed key order, so equal commands serialise equally. */
 function canonical(c: RepoCommand): RepoCommand {
-  return { kind: c.kind, id: c.id, run: c.run, ...(c.prompt ? { prompt: c.prompt } : {}) };
+  return {
+    kind: c.kind,
+    id: c.id,
+    run: c.run,
+    ...(c.prompt ? { prompt: c.prompt } : {}),
+    ...(c.env ? { env: c.env } : {}),
+  };
 }
 
 /** One line a person can read: `setup deps: npm ci`, `agent fake: ["node","agent.js"] (prompt on stdin)`. */
 export function describeCommand(c: RepoCommand): string {
   if (c.kind === 'setting') return `setting ${c.id}: ${typeof c.run === 'string' ? c.run : JSON.stringify(c.run)}`;
   const run = typeof c.run === 'string' ? c.run : JSON.stringify(c.run);
-  return `${c.kind} ${c.id}: ${run}${c.prompt ? ` (prompt ${c.prompt === 'argv' ? 'as the last argument' : c.prompt === 'stdin' ? 'on stdin' : 'in a file'})` : ''}`;
+  const prompt = c.prompt
+    ? ` (prompt ${c.prompt === 'argv' ? 'as the last argument' : c.prompt === 'stdin' ? 'on stdin' : 'in a file'})`
+    : '';
+  return `${c.kind} ${c.id}: ${run}${prompt}${c.env ? ` (its URL in $${c.env})` : ''}`;
 }
 
 /** The commands of `now` that are new or different from the set trusted before (pure). */
@@ -132,6 +204,18 @@ export function removedCommands(now: readonly RepoCommand[], before: unknown): R
   if (!Array.isArray(before)) return [];
   const ids = new Set(now.map((c) => `${c.kind}\0${c.id}`));
   return (before as RepoCommand[]).filter((c) => c.kind !== 'setting' && !ids.has(`${c.kind}\0${c.id}`));
+}
+
+/** Pure: a setting's value in a set recorded before, or undefined when that set did not have it. */
+export function recordedSetting(before: unknown, id: string): unknown {
+  if (!Array.isArray(before)) return undefined;
+  const found = (before as RepoCommand[]).find((c) => c.kind === 'setting' && c.id === id);
+  if (typeof found?.run !== 'string') return undefined;
+  try {
+    return JSON.parse(found.run) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Pure: the settings of `now` that differ from those trusted before, each as `key: before → now` (`(unset)` when absent). */

@@ -1,4 +1,5 @@
 import { WarrenError } from '../errors.js';
+import { assertSettingsTrusted } from '../run/trust.js';
 import type { Task } from '../state/types.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -41,7 +42,11 @@ export async function provisionTask(
   return withTaskLock(ctx, id, options.refresh ? 'provision --refresh' : 'provision', async () => {
     const task = requireTask(ctx, id);
     assertContained(ctx.root, task.path);
-    if (options.refresh) return { refreshed: true, ...(await refresh(ctx, task)) };
+    if (options.refresh) {
+      // Provisioned again as warren.yaml and .worktreeinclude say now: only as the user trusted them.
+      assertSettingsTrusted(ctx, `Nothing was provisioned again; task ${id} is as it was.`);
+      return { refreshed: true, ...(await refresh(ctx, task)) };
+    }
     const remounted = await ensureMounted(ctx, task);
     const replaced = replacedRecords(task).map(({ record, replacement }) =>
       describeReplacement(record.path, replacement),

@@ -8,7 +8,7 @@ import { allocatePorts, DEFAULT_PORT_COUNT, portRange, precheckPorts, releasePor
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
-import { assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
+import { assertSettingsTrusted, assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
@@ -78,8 +78,10 @@ export const setupCreate: CreateStep = {
   name: 'setup',
   // A fresh clone's setup runs only once the user trusted it: refused before anything is made.
   async check(ctx, options) {
-    // A repository with security settings and no command: they are pinned now, so that a task's change to them is noticed.
+    // A repository with no command: its settings are pinned now, so that a task's change to them is noticed.
     pinSettingsOnFirstUse(ctx);
+    // A new task is made as the settings say (its root, checkout, provisioned paths, ports), even with --no-setup.
+    assertSettingsTrusted(ctx, 'Nothing was created.');
     if (options.setup !== false && ctx.config.setup.length > 0) {
       assertTrusted(
         ctx,

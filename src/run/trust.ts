@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { WORKTREEINCLUDE } from '../config/load.js';
 import {
   changedCommands,
   changedSettings,
@@ -12,6 +13,7 @@ import {
   trustedSet,
   type RepoCommand,
   type RepoCommandKind,
+  type TrustedFiles,
 } from '../config/trust.js';
 import { WarrenError } from '../errors.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -25,11 +27,14 @@ import { POLICY_FILE } from './policy-file.js';
  * changed set — a pull, or a task that landed an edited warren.yaml — needs trust again.
  * The set is read from the main checkout's warren.yaml, the one the commands come from.
  *
- * The security settings (config/trust.ts `securitySettings`) are in the set too: an agent whose
- * task lands `sandbox: none` must not get the next task run unsandboxed. They run nothing, so a
- * repository with settings and no command needs no trust on first use — its first `warren new`
- * pins them — but once pinned or trusted, a changed setting refuses every command warren would
- * run in a task (`warren exec` included) and every land, until the user trusts it.
+ * The settings (config/trust.ts `securitySettings`, as config/trust-rule.ts classifies
+ * warren.yaml's keys, with the run policy and `.worktreeinclude`) are in the set too: an agent
+ * whose task lands `sandbox: none` must not get the next task run unsandboxed, nor one that lands
+ * `provision: [{path: .env, mode: share}]` the user's secrets in the next task. They run nothing,
+ * so a repository with no command needs no trust on first use — its first `warren new` pins its
+ * settings (none set is pinned too) — but once pinned or trusted, a changed setting refuses
+ * every new task, every command warren would run in a task (`warren exec` included) and every
+ * land, until the user trusts it.
  */
 
 export interface TrustState {
@@ -50,7 +55,7 @@ export interface TrustState {
 
 export function trustState(ctx: ProjectContext): TrustState {
   const runnable = repoCommands(ctx.config);
-  const commands = trustedSet(ctx.config, policySha256(ctx.repo.root));
+  const commands = trustedSet(ctx.config, trustedFiles(ctx.repo.root));
   const hash = commandsHash(commands);
   const record = ctx.store.getTrust(ctx.key);
   const settingsChanged = record ? changedSettings(commands, record.commands) : [];
@@ -67,8 +72,13 @@ export function trustState(ctx: ProjectContext): TrustState {
   };
 }
 
+/** The files beside warren.yaml that the set counts, as the main checkout has them. */
+export function trustedFiles(repoRoot: string): TrustedFiles {
+  return { policySha256: policySha256(repoRoot), worktreeInclude: worktreeInclude(repoRoot) };
+}
+
 /** sha256 of the repository's signed run policy, or null when it has none. */
-export function policySha256(repoRoot: string): string | null {
+function policySha256(repoRoot: string): string | null {
   try {
     return createHash('sha256')
       .update(fs.readFileSync(path.join(repoRoot, POLICY_FILE)))
@@ -78,20 +88,29 @@ export function policySha256(repoRoot: string): string | null {
   }
 }
 
+/** `.worktreeinclude`'s text as provisioning reads it: a plain file only (a link is not read). */
+function worktreeInclude(repoRoot: string): string | null {
+  const file = path.join(repoRoot, WORKTREEINCLUDE);
+  try {
+    return fs.lstatSync(file).isFile() ? fs.readFileSync(file, 'utf8') : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * A repository with security settings and no command (so no trust record yet) has them pinned
- * as they are when its first task is made: from then on a change is noticed. Returns whether it
- * recorded.
+ * A repository with no command (so no trust record yet) has its settings pinned as they are
+ * when its first task is made — none set is pinned too: from then on a change is noticed.
+ * Returns whether it recorded.
  */
 export function pinSettingsOnFirstUse(ctx: ProjectContext): boolean {
   if (ctx.store.getTrust(ctx.key) !== null || repoCommands(ctx.config).length > 0) return false;
-  const settings = securitySettings(ctx.config, policySha256(ctx.repo.root));
-  if (settings.length === 0) return false;
+  const settings = securitySettings(ctx.config, trustedFiles(ctx.repo.root));
   ctx.store.setTrust(ctx.key, commandsHash(settings), settings);
   ctx.store.addEvent({
     project: ctx.key,
     kind: 'trust.recorded',
-    message: `pinned warren.yaml's security settings on first use: ${settings.map(describeCommand).join('; ')}; a change to them needs \`warren trust\``,
+    message: `pinned warren.yaml's security settings on first use: ${settings.length > 0 ? settings.map(describeCommand).join('; ') : 'none set'}; a change to them needs \`warren trust\``,
     data: { hash: commandsHash(settings), commands: settings.map(describeCommand) },
   });
   return true;

@@ -1,3 +1,4 @@
+import { recordedSetting } from '../config/trust.js';
 import { WarrenError } from '../errors.js';
 import { moveCheckout } from '../git/index-ops.js';
 import { createRef, deleteRefAt, refsUnder, treeOf } from '../git/refs.js';
@@ -265,20 +266,50 @@ export async function populateFromArchive(ctx: ProjectContext, wsPath: string, a
 const GONE_AFTER_MS = 10 * 60_000;
 
 /**
- * `gc`: archives older than `archive: { keep }` (default 14 days) are deleted, each listed; a
- * ref warren did not make (or that moved, or is dated in the future) is kept and listed with
- * why, and does not stop the others. A record whose ref is gone is forgotten.
+ * How long gc keeps an archive: the longer of warren.yaml's `archive.keep` and the one the user
+ * last trusted (run/trust.ts; warren's default when none was). `archive` is in the trusted set,
+ * and gc is the user's own command, so it neither refuses nor acts on a keep the user has not
+ * trusted: a landed `keep: 1s` deletes nothing before `warren trust`. A longer keep needs no
+ * trust: keeping loses nothing. `untrusted` says why an archive past warren.yaml's keep stays.
+ */
+function archiveKeep(ctx: ProjectContext): { ms: number; configuredMs: number; untrusted: string | null } {
+  const configured = ctx.config.archive?.keep ?? DEFAULT_ARCHIVE_KEEP;
+  const configuredMs = parseDuration(configured, 'archive.keep');
+  const recorded = recordedSetting(ctx.store.getTrust(ctx.key)?.commands, 'archive') as { keep?: unknown } | undefined;
+  const trusted = typeof recorded?.keep === 'string' ? recorded.keep : DEFAULT_ARCHIVE_KEEP;
+  let trustedMs: number;
+  try {
+    trustedMs = parseDuration(trusted, 'archive.keep');
+  } catch {
+    trustedMs = parseDuration(DEFAULT_ARCHIVE_KEEP);
+  }
+  if (trustedMs <= configuredMs) return { ms: configuredMs, configuredMs, untrusted: null };
+  return {
+    ms: trustedMs,
+    configuredMs,
+    untrusted: `warren.yaml's archive.keep (${configured}) is not the one you trusted (${trusted}): gc keeps archives ${trusted} until you review it with \`warren trust\``,
+  };
+}
+
+/**
+ * `gc`: archives older than `archive: { keep }` (default 14 days; see archiveKeep) are deleted,
+ * each listed; a ref warren did not make (or that moved, or is dated in the future) is kept and
+ * listed with why, and does not stop the others. A record whose ref is gone is forgotten.
  */
 export const archiveGc: GcStep = {
   name: 'archives',
   async collect(ctx, now = new Date()): Promise<GcCollected> {
-    const keep = ctx.config.archive?.keep ?? DEFAULT_ARCHIVE_KEEP;
-    const keepMs = parseDuration(keep, 'archive.keep');
+    const keep = archiveKeep(ctx);
     const removed: GcCollected['removed'] = [];
     const kept: GcCollected['kept'] = [];
     const scan = await scanArchives(ctx, undefined, now);
     for (const a of scan.archives) {
-      if (now.getTime() - Date.parse(a.at) < keepMs) continue;
+      const age = now.getTime() - Date.parse(a.at);
+      if (age < keep.ms) {
+        if (keep.untrusted !== null && age >= keep.configuredMs)
+          kept.push({ kind: 'archive', path: a.ref, reason: keep.untrusted });
+        continue;
+      }
       if (await deleteRefAt(ctx.repo, a.ref, a.commit)) {
         forgetArchive(ctx, a.ref, a.commit);
         removed.push({ kind: 'archive', action: 'delete-ref', id: a.id, path: a.ref, branch: a.branch });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { commandsHash, trustedSet } from '../../src/config/trust.js';
-import { policySha256 } from '../../src/run/trust.js';
+import { trustedFiles } from '../../src/run/trust.js';
 import { parseConfig } from '../../src/config/validate.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { openStore } from '../../src/composition.js';
@@ -50,7 +50,7 @@ export interface TestRepo {
   /** Same, and parses --json stdout. */
   warrenJson<T = Record<string, unknown>>(...args: string[]): Promise<CliResult & { json: T }>;
   git(...args: string[]): string;
-  /** Writes a file; writing warren.yaml in a trusted repository (the default) trusts its commands too. */
+  /** Writes a file; writing warren.yaml or .worktreeinclude in a trusted repository (the default) trusts the set too. */
   write(rel: string, content: string): void;
   commit(message: string): string;
   /** Records this user's trust in warren.yaml's commands as they are now, as `warren trust --yes` would. */
@@ -109,7 +109,7 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
     write(rel, content) {
       fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       fs.writeFileSync(path.join(root, rel), content);
-      if (trusted && rel === 'warren.yaml') trustRepo(root, home);
+      if (trusted && (rel === 'warren.yaml' || rel === '.worktreeinclude')) trustRepo(root, home);
     },
     trust: () => trustRepo(root, home),
     commit(message) {
@@ -122,20 +122,26 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
 }
 
 /**
- * Trusts the commands of `root`'s warren.yaml for `home`'s user, as `warren trust --yes` does;
- * nothing when there is no file, it is invalid, or it defines no commands.
+ * Trusts the set of `root`'s warren.yaml (its commands and settings, .worktreeinclude included)
+ * for `home`'s user, as `warren trust --yes` does; nothing when the file is invalid, or when it
+ * sets nothing and nothing was trusted or pinned before.
  */
 export function trustRepo(root: string, home: string): void {
   let commands;
   try {
-    commands = trustedSet(parseConfig(fs.readFileSync(path.join(root, 'warren.yaml'), 'utf8')), policySha256(root));
+    const file = path.join(root, 'warren.yaml');
+    const yaml = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    commands = trustedSet(parseConfig(yaml), trustedFiles(root));
   } catch {
     return;
   }
-  if (commands.length === 0) return;
+  // Nothing set and no database yet: nothing can have been trusted or pinned.
+  if (commands.length === 0 && !fs.existsSync(path.join(home, 'state.db'))) return;
   const store = openStore(home);
   try {
-    store.setTrust(projectKey(root, fs.realpathSync(path.join(root, '.git'))), commandsHash(commands), commands);
+    const key = projectKey(root, fs.realpathSync(path.join(root, '.git')));
+    if (commands.length === 0 && store.getTrust(key) === null) return;
+    store.setTrust(key, commandsHash(commands), commands);
   } finally {
     store.close();
   }

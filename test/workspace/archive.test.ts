@@ -221,6 +221,42 @@ describe('rm --discard and restore', () => {
     ]);
   });
 
+  it('gc never acts on an archive.keep the user has not trusted: a landed keep of 30m keeps archives the trusted time, saying so, until `warren trust`', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': '' } });
+    const ws = await newTask(repo, 'K-1');
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'discarded a minute ago\n');
+    const discarded = await repo.warrenJson<{ archive: string }>('rm', 'K-1', '--discard');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    // An hour old: past the keep an agent landed (the archive just made is not), well inside the default the user trusted (14d).
+    const [archived] = (await repo.warrenJson<Archived[]>('list', '--archived')).json;
+    const hourOld = `refs/warren/archive/K-1/${archiveStamp(new Date(Date.now() - 3_600_000))}`;
+    repo.git('update-ref', hourOld, archived?.commit ?? '');
+    expect(recordArchive(await project(repo), 'K-1', hourOld, archived?.commit ?? '')).toBe(true);
+    // What a landed task leaves in the main checkout, not trusted by the user.
+    fs.writeFileSync(path.join(repo.root, 'warren.yaml'), 'archive: { keep: 30m }\n');
+
+    const gc = await repo.warrenJson<{
+      removed: { kind: string }[];
+      kept: { kind: string; path: string; reason: string }[];
+    }>('gc');
+    expect(gc.code, gc.stderr).toBe(0);
+    expect(gc.json.removed.filter((r) => r.kind === 'archive')).toEqual([]);
+    expect(gc.json.kept.filter((k) => k.kind === 'archive')).toEqual([
+      {
+        kind: 'archive',
+        path: hourOld,
+        reason: expect.stringMatching(
+          /archive\.keep \(30m\) is not the one you trusted \(14d\).*`warren trust`/,
+        ) as string,
+      },
+    ]);
+    expect((await repo.warrenJson<Archived[]>('list', '--archived')).json.map((a) => a.ref)).toContain(hourOld);
+
+    expect((await repo.warren('trust', '--yes')).code).toBe(0);
+    const trusted = await repo.warrenJson<{ removed: { kind: string; path?: string }[] }>('gc');
+    expect(trusted.json.removed.filter((r) => r.kind === 'archive').map((r) => r.path)).toContain(hourOld);
+  });
+
   it('restores the archive warren recorded, not a forged one dated 2099; the forged ref is listed as ignored, and gc keeps it and goes on', async () => {
     const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'archive: { keep: 2d }\n' } });
     const ws = await newTask(repo, 'F-1');

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { WORKTREEINCLUDE } from '../../config/load.js';
 import type { ProvisionMode } from '../../config/schema.js';
 import { checkIgnored, listTracked, listUntracked, trackedAmong } from '../../git/status.js';
 import { lexists } from '../../util/lexists.js';
@@ -9,8 +10,6 @@ import { selectIncluded } from './include.js';
 import { expandGlob, isGlob } from './glob.js';
 import { detectWorkspace } from './workspaces.js';
 import type { ProvisionItem, ProvisionSkip } from '../types.js';
-
-export const WORKTREEINCLUDE = '.worktreeinclude';
 
 /**
  * Normalizes a configured path, or says why it is unsafe. Threat: a path in a checked-in
