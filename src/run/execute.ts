@@ -53,6 +53,8 @@ export interface RunRequest {
   env?: Record<string, string>;
   /** More paths the command may write in a sandbox (an agent's state folder). */
   writable?: readonly string[];
+  /** More paths the command may read in a sandbox (the main checkout's hooks folder, for a git hook). */
+  readable?: readonly string[];
   /** An agent's final-result marker (supervisor.ts `final`): `agent` names it in what is said. */
   final?: { file: string; graceMs: number; agent: string };
 }
@@ -93,7 +95,13 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const base = sandboxProfileFor(ctx, task);
   const tmp = taskTmp(ctx.store, ctx.key, task.id);
   const profile =
-    base.kind === 'none' ? base : { ...base, writable: [...base.writable, tmp, ...(request.writable ?? [])] };
+    base.kind === 'none'
+      ? base
+      : {
+          ...base,
+          readable: [...base.readable, ...(request.readable ?? [])],
+          writable: [...base.writable, tmp, ...(request.writable ?? [])],
+        };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');

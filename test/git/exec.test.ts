@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { git, gitEnv } from '../../src/git/exec.js';
+import { pinWorktree } from '../../src/git/worktree.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
 
 /** A zombie is dead: killed, merely not yet reaped (PID 1 here may never reap orphans). */
@@ -67,5 +68,29 @@ describe('the git seam', () => {
     });
     expect(res.exitCode).not.toBe(0);
     expect(fs.existsSync(path.join(repo.root, 'pwned'))).toBe(false);
+  });
+
+  it('runs no hook in a pinned workspace, nor when told to: not reference-transaction, not post-checkout, not pre-commit', async () => {
+    const repo = makeRepo();
+    const ran = path.join(tmpDir('warren-hooks-'), 'ran');
+    for (const hook of ['reference-transaction', 'post-checkout', 'pre-commit', 'post-commit'])
+      fs.writeFileSync(path.join(repo.root, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> ${ran}\n`, {
+        mode: 0o755,
+      });
+    const ws = path.join(path.dirname(repo.root), 'ws');
+    await git(['worktree', 'add', '-q', '-b', 'feat/x', ws], { cwd: repo.root, noHooks: true });
+    const wt = await pinWorktree(
+      repo.git('rev-parse', '--path-format=absolute', '--git-common-dir'),
+      path.join(repo.root, '.git', 'hooks'),
+      ws,
+    );
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'a\n');
+    await git(['add', 'a.txt'], { cwd: wt });
+    await git(['commit', '-q', '-m', 'a'], { cwd: wt });
+    await git(['checkout', '-q', '-b', 'feat/y'], { cwd: wt });
+    expect(fs.existsSync(ran), fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : '').toBe(false);
+    // The same call in the main checkout, hooks on: they run (the test would see them).
+    await git(['update-ref', 'refs/heads/z', 'HEAD'], { cwd: repo.root });
+    expect(fs.readFileSync(ran, 'utf8')).toContain('reference-transaction');
   });
 });
