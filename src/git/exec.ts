@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
 import { runBounded } from '../system/spawn.js';
 import { classifyGitStderr } from './errors.js';
+import { assertNoLinks } from './git-dir-links.js';
 
 /**
  * The only place that spawns git, and only the modules beside it call it: the rest of warren
@@ -99,7 +100,8 @@ const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'];
 /**
  * In a pinned workspace, git is given its directories (the `.git` file and `commondir` are not
  * read), runs no hook and no fsmonitor (a `config.worktree` that sets a key that runs a program
- * was refused when pinned).
+ * was refused when pinned), and first its git directory is checked for links git would write
+ * through (git-dir-links.ts).
  */
 function inWorktree(
   where: Where,
@@ -107,6 +109,7 @@ function inWorktree(
   noHooks: boolean,
 ): { args: string[]; env: Record<string, string> } {
   if (typeof where === 'string') return { args: noHooks ? [...NO_HOOKS, ...args] : [...args], env: {} };
+  assertNoLinks(where.path, where.gitDir);
   return {
     args: ['-c', 'core.fsmonitor=false', ...NO_HOOKS, ...args],
     env: { GIT_DIR: where.gitDir, GIT_COMMON_DIR: where.commonDir, GIT_WORK_TREE: where.path },
