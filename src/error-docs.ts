@@ -129,9 +129,9 @@ export const ERROR_DOCS = {
   },
   WORKSPACE_TAMPERED: {
     meaning:
-      "What git would follow from a workspace is not what warren made: its `.git` file names another git directory, its git directory's `commondir` or `gitdir` another repository or path, or its `config.worktree` sets a key that runs a program (`core.fsmonitor`, `core.hooksPath`, a filter, a credential helper…). Something in the workspace (its agent) wrote it. warren runs no git there, so the program never runs; nothing was changed.",
+      "What git would follow from a workspace is not what warren made: its `.git` file names another git directory, its git directory's `commondir` or `gitdir` another repository or path, or its `config.worktree` sets a key that runs a program (`core.fsmonitor`, `core.hooksPath`, a filter, a credential helper…); or its git directory holds a link (or a fifo) where git writes by name (`COMMIT_EDITMSG`, `logs/HEAD`…), which would make git write outside it. Something in the workspace (its agent) wrote it. warren runs no git there, so the program never runs and nothing is written through the link; nothing was changed.",
     action:
-      'Look at the file the message names and put back what git made (the message says what), or remove the key; if you do not trust the workspace, remove it with `git worktree remove --force PATH` and `warren gc`.',
+      'Look at the file the message names and put back what git made (the message says what), remove the key, or remove the link (its target is left as it is); if you do not trust the workspace, remove it with `git worktree remove --force PATH` and `warren gc`.',
   },
   OUT_OF_SCOPE: {
     meaning:

@@ -375,6 +375,140 @@ describe.skipIf(noBwrap !== null)("warren's own writes follow no link the agent 
   });
 });
 
+/**
+ * `warren checkpoint` after a hostile agent, as root and as uid 65534. The main checkout's
+ * pre-commit calls `npm run lint`: the agent's package.json says what that runs, which must run
+ * in its sandbox, never on the host. And the agent's git directory is writable in its sandbox:
+ * a link it leaves where git writes by name (COMMIT_EDITMSG, logs/HEAD) must not make the user's
+ * checkpoint rewrite the link's target.
+ */
+interface CheckpointArena {
+  who: string;
+  workspace: string;
+  gitDir: string;
+  /** A folder of the user's on the host, outside the workspace: the agent's script writes a marker there if it can. */
+  outside: string;
+  /** A file of the user's outside the workspace (their authorized_keys, /etc/passwd): it must stay as it is. */
+  sentinel: string;
+  /** Runs `script` in the task's sandbox. */
+  agent(script: string): Promise<void>;
+  warren(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+const PACKAGE = (lint: string) => `${JSON.stringify({ name: 'app', private: true, scripts: { lint } })}\n`;
+const LINT_HOOK = '#!/bin/sh\nnpm run lint\n';
+const SENTINEL = 'user:x:1000:1000::/home/user:/bin/sh\n';
+
+async function rootCheckpointArena(): Promise<CheckpointArena> {
+  const repo = makeRepo({
+    files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\n', 'package.json': PACKAGE('true') },
+  });
+  fs.writeFileSync(path.join(repo.root, '.git/hooks/pre-commit'), LINT_HOOK, { mode: 0o755 });
+  const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
+  expect(made.code, made.stderr).toBe(0);
+  const outside = tmpDir('warren-host-');
+  const sentinel = path.join(outside, 'passwd');
+  fs.writeFileSync(sentinel, SENTINEL);
+  return {
+    who: 'root',
+    workspace: made.json.path,
+    gitDir: gitDirOf(made.json.path),
+    outside,
+    sentinel,
+    async agent(script) {
+      const r = await repo.warren('exec', 'agent', '--', 'sh', '-c', script);
+      expect(r.code, r.stderr).toBe(0);
+    },
+    warren: (...args) => repo.warren(...args),
+  };
+}
+
+function nobodyCheckpointArena(): CheckpointArena {
+  const repo = nobodyRepo((root) => {
+    fs.writeFileSync(path.join(root, 'README.md'), '# main\n');
+    fs.writeFileSync(path.join(root, 'warren.yaml'), 'sandbox: bwrap\n');
+    fs.writeFileSync(path.join(root, 'package.json'), PACKAGE('true'));
+    fs.writeFileSync(path.join(root, '.git/hooks/pre-commit'), LINT_HOOK, { mode: 0o755 });
+  });
+  const made = repo.json<{ path: string }>(['new', 'feat', 'agent']);
+  const outside = path.join(repo.base, 'outside');
+  fs.mkdirSync(outside);
+  const sentinel = path.join(outside, 'authorized_keys');
+  fs.writeFileSync(sentinel, SENTINEL);
+  fs.chownSync(outside, 65534, 65534);
+  fs.chownSync(sentinel, 65534, 65534);
+  return {
+    who: 'uid 65534',
+    workspace: made.path,
+    gitDir: gitDirOf(made.path),
+    outside,
+    sentinel,
+    agent(script) {
+      const r = repo.warren(['exec', 'agent', '--', 'sh', '-c', script]);
+      expect(r.code, r.stderr).toBe(0);
+      return Promise.resolve();
+    },
+    warren: (...args) => Promise.resolve(repo.warren(args)),
+  };
+}
+
+describe.skipIf(noBwrap !== null)('warren checkpoint after a hostile agent', () => {
+  const arenas: [string, string | null, () => Promise<CheckpointArena> | CheckpointArena][] = [
+    ['root', null, rootCheckpointArena],
+    ['uid 65534', noNobody, nobodyCheckpointArena],
+  ];
+  for (const [who, skip, open] of arenas) {
+    describe.skipIf(skip !== null)(`as ${who}`, () => {
+      it("the main checkout's pre-commit runs the agent's `npm run lint` in the sandbox, not on the host", async () => {
+        const a = await open();
+        const marker = path.join(a.outside, 'ran-on-the-host');
+        const inside = path.join(a.workspace, '.lint-ran');
+        fs.writeFileSync(
+          path.join(a.workspace, 'package.json'),
+          PACKAGE(`touch ${inside}; echo pwned > ${marker}; true`),
+        );
+        const r = await a.warren('--json', 'checkpoint', 'agent', '-m', 'work');
+        const held = !fs.existsSync(marker);
+        outcomes.push({ who, klass: 'checkpoint', name: "the pre-commit hook runs the agent's npm script", held });
+        expect(held, "the agent's lint script ran on the host").toBe(true);
+        expect(fs.existsSync(inside), `the hook did not run: ${r.stderr}`).toBe(true);
+        expect(r.code, r.stdout + r.stderr).toBe(0);
+      });
+
+      it.each([
+        { name: 'COMMIT_EDITMSG and logs/HEAD made links to a file of the user, before the checkpoint', during: false },
+        { name: 'COMMIT_EDITMSG made a link by the npm script the pre-commit hook runs', during: true },
+      ])('$name: the file stays as it was, and the checkpoint is refused (WORKSPACE_TAMPERED)', async ({ during }) => {
+        const a = await open();
+        const plant = `ln -sf ${a.sentinel} ${a.gitDir}/COMMIT_EDITMSG`;
+        if (during) {
+          fs.writeFileSync(path.join(a.workspace, 'package.json'), PACKAGE(plant));
+        } else {
+          await a.agent(`${plant} && rm -f ${a.gitDir}/logs/HEAD && ln -s ${a.sentinel} ${a.gitDir}/logs/HEAD`);
+          fs.writeFileSync(path.join(a.workspace, 'work.txt'), 'work\n');
+        }
+        const r = await a.warren('--json', 'checkpoint', 'agent', '-m', 'work');
+        const held = fs.readFileSync(a.sentinel, 'utf8') === SENTINEL;
+        outcomes.push({
+          who,
+          klass: 'checkpoint',
+          name: during
+            ? 'git writes through a link at COMMIT_EDITMSG that the hook planted'
+            : 'git writes through links at COMMIT_EDITMSG and logs/HEAD',
+          held,
+        });
+        expect(held, 'the checkpoint wrote through the link').toBe(true);
+        expect(r.code, r.stdout).toBe(1);
+        const error = (JSON.parse(r.stdout) as { error: { code: string; message: string; hint: string } }).error;
+        expect(error.code).toBe('WORKSPACE_TAMPERED');
+        expect(error.message).toContain(`${a.gitDir}/COMMIT_EDITMSG is a link to ${a.sentinel}`);
+        expect(error.message).toMatch(/nothing was changed/);
+        expect(error.hint).toContain(`rm ${a.gitDir}/COMMIT_EDITMSG`);
+      });
+    });
+  }
+});
+
 /** Past the gate: what an agent's branch can make the merge queue run, and with what. */
 describe.skipIf(noBwrap !== null)('the gate an agent cannot talk its way past', () => {
   it('a task made --sandbox bwrap has its own edited test run by the gate in bwrap, where warren.yaml names no sandbox', async () => {

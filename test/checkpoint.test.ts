@@ -3,7 +3,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/composition.js';
 import { newTask, writeIn } from './helpers/land.js';
+import { unavailable } from './helpers/capabilities.js';
 import { gitIn, makeRepo, tmpDir } from './helpers/repo.js';
+
+const noBwrap = unavailable(import.meta.filename, 'bwrap');
 
 interface CheckpointJson {
   commit: string | null;
@@ -154,6 +157,173 @@ describe('warren checkpoint', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('warren: warn: the pre-commit and commit-msg hooks were skipped (--no-verify)');
     expect(gitIn(ws, 'show', '--name-only', '--format=', 'HEAD')).toBe('feature.js');
+  });
+});
+
+/** A commit hook of the main checkout's that logs its name, arguments and git's variables to `log`, then runs `body`. */
+function commitHook(root: string, name: string, log: string, body = '', mode = 0o755): void {
+  fs.writeFileSync(
+    path.join(root, '.git', 'hooks', name),
+    `#!/bin/sh\necho "${name} $*" >> ${log}\necho "  index=$GIT_INDEX_FILE author=$GIT_AUTHOR_NAME date=$GIT_AUTHOR_DATE dir=$GIT_DIR" >> ${log}\n${body}\n`,
+    { mode },
+  );
+}
+
+describe('the commit hooks, as git commit runs them', () => {
+  it("in git's order, with its arguments and variables; a commit-msg that edits the message is honoured; post-commit after", async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n' } });
+    const log = path.join(tmpDir('warren-hooks-'), 'log');
+    commitHook(repo.root, 'pre-commit', log);
+    commitHook(repo.root, 'prepare-commit-msg', log, 'echo "prepared: $(cat "$1")" >> ' + log);
+    commitHook(
+      repo.root,
+      'commit-msg',
+      log,
+      'printf "feat: %s\\n\\nSigned-off-by: hook\\n" "$(cat "$1")" > "$1.new" && mv "$1.new" "$1"',
+    );
+    commitHook(repo.root, 'post-commit', log, `git log -1 --format=%s >> ${log}`);
+    const ws = await newTask(repo, 'H-1');
+    const gitDir = gitIn(ws, 'rev-parse', '--absolute-git-dir');
+    writeIn(ws, 'feature.js', 'export {};\n');
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'H-1', '-m', 'a feature');
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(gitIn(ws, 'log', '-1', '--format=%B', 'HEAD')).toBe('feat: a feature\n\nSigned-off-by: hook');
+    const date = gitIn(ws, 'log', '-1', '--format=%ad', '--date=raw', 'HEAD');
+    const lines = fs.readFileSync(log, 'utf8').split('\n');
+    const variables = `  index=${gitDir}/index author=Warren Test date=@${date} dir=${gitDir}`;
+    expect(lines.map((l) => l.replace(/\/COMMIT_EDITMSG-[0-9a-f]+/g, '/MSG'))).toEqual([
+      'pre-commit ',
+      variables,
+      expect.stringMatching(/^prepare-commit-msg \/.*\/tmp\/MSG message$/),
+      variables,
+      'prepared: a feature',
+      expect.stringMatching(/^commit-msg \/.*\/tmp\/MSG$/),
+      variables,
+      'post-commit ',
+      variables,
+      'feat: a feature',
+      '',
+    ]);
+    // The message file was the task's, in its TMPDIR, and is gone.
+    const msgFile = /^commit-msg (\S+)$/m.exec(fs.readFileSync(log, 'utf8'))?.[1] ?? '';
+    expect(msgFile.startsWith(path.join(repo.home, 'logs'))).toBe(true);
+    expect(fs.existsSync(msgFile)).toBe(false);
+    // Each hook was a run of the task's, with its log.
+    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>(
+      'show',
+      'H-1',
+      '--events',
+      '50',
+    );
+    const started = shown.json.events.filter((e) => e.kind === 'run.started').map((e) => e.message.split(' (')[0]);
+    expect(started).toEqual([
+      'hook pre-commit started',
+      'hook prepare-commit-msg started',
+      'hook commit-msg started',
+      'hook post-commit started',
+    ]);
+  });
+
+  it('a pre-commit that fails refuses, everything staged; --no-verify skips pre-commit and commit-msg, not the others; a hook that is not executable is skipped', async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n' } });
+    const log = path.join(tmpDir('warren-hooks-'), 'log');
+    commitHook(repo.root, 'pre-commit', log, 'echo "lint: 2 problems" >&2; exit 1');
+    commitHook(repo.root, 'commit-msg', log, 'exit 1');
+    commitHook(repo.root, 'prepare-commit-msg', log, '', 0o644);
+    commitHook(repo.root, 'post-commit', log);
+    const ws = await newTask(repo, 'H-2');
+    writeIn(ws, 'feature.js', 'export {};\n');
+    const head = gitIn(ws, 'rev-parse', 'HEAD');
+    const refused = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+      'checkpoint',
+      'H-2',
+      '-m',
+      'f',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe('COMMAND_FAILED');
+    expect(refused.json.error.message).toContain(
+      'the pre-commit hook refused the checkpoint of H-2 (exit 1): lint: 2 problems',
+    );
+    expect(refused.json.error.message).toContain('the changes are staged in the workspace, and no file was lost');
+    expect(refused.stderr).toContain('lint: 2 problems'); // the hook's output, shown as git shows it
+    expect(gitIn(ws, 'rev-parse', 'HEAD')).toBe(head);
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('A  feature.js');
+
+    fs.writeFileSync(log, '');
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'H-2', '-m', 'f', '--no-verify');
+    expect(r.code, r.stdout).toBe(0);
+    expect(
+      fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith(' ')),
+    ).toEqual(['post-commit ', '']);
+    expect(gitIn(ws, 'show', '--name-only', '--format=', 'HEAD')).toBe('feature.js');
+    const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>(
+      'show',
+      'H-2',
+      '--events',
+      '50',
+    );
+    expect(shown.json.events.filter((e) => e.kind === 'checkpoint.hook_ignored').map((e) => e.message)).toEqual([
+      expect.stringMatching(/the prepare-commit-msg hook .* was ignored because it is not executable/),
+    ]);
+  });
+});
+
+describe.skipIf(noBwrap !== null)('the commit hooks of a sandboxed task', () => {
+  it("husky's layout (core.hooksPath .husky/_ in the main checkout): the main checkout's .husky/pre-commit runs, in the sandbox", async () => {
+    const repo = makeRepo({
+      files: {
+        'README.md': '# r\n',
+        'warren.yaml': 'sandbox: bwrap\n',
+        '.gitignore': '.husky/_\n',
+        '.husky/pre-commit': 'touch .ran-main\n',
+      },
+    });
+    // As husky 9 makes it: each hook in .husky/_ runs the script of its name in .husky.
+    fs.mkdirSync(path.join(repo.root, '.husky', '_'));
+    fs.writeFileSync(
+      path.join(repo.root, '.husky', '_', 'pre-commit'),
+      '#!/bin/sh\nsh -e "$(dirname "$(dirname "$0")")/$(basename "$0")" "$@"\n',
+      { mode: 0o755 },
+    );
+    repo.git('config', 'core.hooksPath', '.husky/_');
+    const ws = await newTask(repo, 'H-3');
+    writeIn(ws, '.husky/pre-commit', 'touch .ran-agent\n'); // the agent's own copy: not the one that runs
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'H-3', '-m', 'work');
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(fs.existsSync(path.join(ws, '.ran-main'))).toBe(true);
+    expect(fs.existsSync(path.join(ws, '.ran-agent'))).toBe(false);
+  });
+
+  it("a pre-commit that writes git's object store (lint-staged's git add) is refused with why, and --no-verify as the way on", async () => {
+    const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'sandbox: bwrap\n' } });
+    fs.writeFileSync(
+      path.join(repo.root, '.git', 'hooks', 'pre-commit'),
+      '#!/bin/sh\necho fixed >> a.txt && git add a.txt\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const ws = await newTask(repo, 'H-4');
+    writeIn(ws, 'a.txt', 'work\n');
+    const refused = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+      'checkpoint',
+      'H-4',
+      '-m',
+      'work',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe('COMMAND_FAILED');
+    expect(refused.json.error.message).toMatch(
+      /the pre-commit hook failed in task H-4's sandbox .*: it wrote to git's object store or refs, which the sandbox keeps read-only/,
+    );
+    expect(refused.json.error.hint).toContain('`warren checkpoint H-4 --no-verify`');
+    expect(gitIn(ws, 'status', '--porcelain')).toBe('AM a.txt');
+    const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'H-4', '-m', 'work', '--no-verify');
+    expect(r.code, r.stdout).toBe(0);
   });
 });
 

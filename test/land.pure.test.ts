@@ -1,9 +1,15 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { composeBinds } from '../src/audit/compose.js';
 import { compareFingerprints, describeDrift, type Fingerprint } from '../src/land/fingerprint.js';
 import { parseNameStatusZ } from '../src/git/parse.js';
 import { classifyExclusions, compilePolicy, globProblem } from '../src/land/protected.js';
 import { isWarrenError } from '../src/errors.js';
+import { hookFolders, MESSAGE_CAP, readMessageFile } from '../src/land/commit-hooks.js';
+import type { Task } from '../src/state/types.js';
+import { tmpDir } from './helpers/repo.js';
 
 describe('protected-path globs', () => {
   it.each([
@@ -144,4 +150,43 @@ volumes:
       expect(composeBinds(text, '/repo')).toEqual([]);
     },
   );
+});
+
+describe('what a sandboxed commit hook may read', () => {
+  const common = '/repo/.git';
+  const main = '/repo';
+  const hidden = ['/home/u', '/home/u/.warren', '/home/u/.warren/worktrees'];
+  it.each([
+    ['git’s own hooks folder: already readable', '/repo/.git/hooks', []],
+    ["husky's .husky/_: the folder that holds it too", '/repo/.husky/_', ['/repo/.husky']],
+    ['a hooks folder at the top of the main checkout', '/repo/.githooks', ['/repo/.githooks']],
+    ['a folder of its own elsewhere', '/opt/hooks', ['/opt/hooks']],
+    ['the main checkout itself: never', '/repo', []],
+    ['a folder that holds the home folder: never', '/home', []],
+    ['/: never', '/', []],
+    ['a folder in the home folder', '/home/u/hooks', ['/home/u/hooks']],
+  ] as const)('%s', (_, hooksDir, expected) => {
+    expect(hookFolders(hooksDir, common, main, hidden)).toEqual(expected);
+  });
+});
+
+describe('the message file, read back after the hooks', () => {
+  const task = { id: 'T-1' } as Task;
+  it('reads a regular file', () => {
+    const file = path.join(tmpDir(), 'msg');
+    fs.writeFileSync(file, 'feat: x\n');
+    expect(readMessageFile({ task }, file)).toBe('feat: x\n');
+  });
+
+  it.each([
+    ['a link to a file of the host', (file: string) => fs.symlinkSync('/etc/hostname', file), /a link/],
+    ['a fifo (no writer: reading would block)', (file: string) => execFileSync('mkfifo', [file]), /not a regular file/],
+    ['a folder', (file: string) => fs.mkdirSync(file), /not a regular file/],
+    ['over the cap', (file: string) => fs.writeFileSync(file, Buffer.alloc(MESSAGE_CAP + 1, 'a')), /over/],
+    ['deleted', () => undefined, /deleted/],
+  ])('refuses %s', (_, make, why) => {
+    const file = path.join(tmpDir(), 'msg');
+    make(file);
+    expect(() => readMessageFile({ task }, file)).toThrow(why);
+  });
 });

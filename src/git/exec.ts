@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
 import { runBounded } from '../system/spawn.js';
 import { classifyGitStderr } from './errors.js';
+import { assertNoLinks } from './git-dir-links.js';
 
 /**
  * The only place that spawns git, and only the modules beside it call it: the rest of warren
@@ -19,7 +20,10 @@ export interface Worktree {
   gitDir: string;
   /** The repository's common git directory. */
   commonDir: string;
-  /** The hooks a commit there runs: the main checkout's, as git resolves them there. */
+  /**
+   * The main checkout's hooks, as git resolves them there: the ones `checkpoint` runs, inside the
+   * task's boundary (src/land/commit-hooks.ts). git itself runs none in a pinned workspace.
+   */
   hooksDir: string;
 }
 
@@ -39,6 +43,8 @@ export interface GitOptions {
   /** Return a non-zero result instead of throwing. */
   allowFailure?: boolean;
   env?: Record<string, string>;
+  /** Run no hook (a call in a pinned workspace never runs one): for `git worktree add` of a workspace. */
+  noHooks?: boolean;
 }
 
 export interface GitResult {
@@ -83,20 +89,35 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /**
- * In a pinned workspace, git is given its directories (the `.git` file and `commondir` are not
- * read) and the keys that would run a program of the workspace's are the main checkout's: no
- * fsmonitor, and its hooks. (A `config.worktree` that sets such a key was refused when pinned.)
+ * No hook runs: git looks for `/dev/null/<hook>`, which cannot exist (git 2.39 and later take it
+ * without a word). A hook run in a workspace runs on the host, as the user, in a folder the
+ * agent writes: the main checkout's pre-commit that calls `npm run lint` would run the agent's
+ * package.json script outside its sandbox. `checkpoint` runs the commit hooks itself, through
+ * the task's boundary (src/land/commit-hooks.ts).
  */
-function inWorktree(where: Where, args: readonly string[]): { args: string[]; env: Record<string, string> } {
-  if (typeof where === 'string') return { args: [...args], env: {} };
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'];
+
+/**
+ * In a pinned workspace, git is given its directories (the `.git` file and `commondir` are not
+ * read), runs no hook and no fsmonitor (a `config.worktree` that sets a key that runs a program
+ * was refused when pinned), and first its git directory is checked for links git would write
+ * through (git-dir-links.ts).
+ */
+function inWorktree(
+  where: Where,
+  args: readonly string[],
+  noHooks: boolean,
+): { args: string[]; env: Record<string, string> } {
+  if (typeof where === 'string') return { args: noHooks ? [...NO_HOOKS, ...args] : [...args], env: {} };
+  assertNoLinks(where.path, where.gitDir);
   return {
-    args: ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${where.hooksDir}`, ...args],
+    args: ['-c', 'core.fsmonitor=false', ...NO_HOOKS, ...args],
     env: { GIT_DIR: where.gitDir, GIT_COMMON_DIR: where.commonDir, GIT_WORK_TREE: where.path },
   };
 }
 
 export async function git(rawArgs: readonly string[], options: GitOptions): Promise<GitResult> {
-  const { args, env } = inWorktree(options.cwd, rawArgs);
+  const { args, env } = inWorktree(options.cwd, rawArgs, options.noHooks === true);
   const argv = ['git', ...args];
   const timeoutMs = options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS;
   const cwd = folderOf(options.cwd);

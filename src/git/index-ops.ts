@@ -27,18 +27,34 @@ export async function hasStagedChanges(worktree: Where): Promise<boolean> {
   return result.exitCode !== 0;
 }
 
-/** `git commit` of what is staged; the result, failed or not (a hook may refuse it). */
-export function commitStaged(
-  worktree: Where,
-  message: string,
-  options: { noVerify?: boolean } = {},
-): Promise<GitResult> {
-  // --no-verify: the pre-commit and commit-msg hooks do not run.
-  return git(['commit', '-q', ...(options.noVerify ? ['--no-verify'] : []), '-F', '-'], {
+/**
+ * `git commit` of what is staged, as `author` (the identity and date the commit hooks were
+ * given); the result, failed or not. In a pinned workspace git runs no hook (src/git/exec.ts):
+ * `checkpoint` ran them before, and runs post-commit after.
+ */
+export function commitStaged(worktree: Where, message: string, author: Record<string, string>): Promise<GitResult> {
+  return git(['commit', '-q', '--no-verify', '-F', '-'], {
     cwd: worktree,
     input: message,
     allowFailure: true,
+    env: author,
   });
+}
+
+/**
+ * `GIT_AUTHOR_NAME`, `GIT_AUTHOR_EMAIL` and `GIT_AUTHOR_DATE` (`@SECONDS ±ZONE`) as git exports
+ * them to a commit's hooks, from `git var GIT_AUTHOR_IDENT` (which honours the same variables).
+ */
+export async function authorEnv(worktree: Where): Promise<Record<string, string>> {
+  const ident = (await git(['var', 'GIT_AUTHOR_IDENT'], { cwd: worktree })).stdout.trim();
+  const m = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(ident);
+  if (!m) throw new Error(`git var GIT_AUTHOR_IDENT said ${JSON.stringify(ident)}: not NAME <EMAIL> SECONDS ZONE`);
+  return { GIT_AUTHOR_NAME: m[1] ?? '', GIT_AUTHOR_EMAIL: m[2] ?? '', GIT_AUTHOR_DATE: `@${m[3]} ${m[4]}` };
+}
+
+/** `git --exec-path`: where git's own programs are, as git exports it (`GIT_EXEC_PATH`) to its hooks. */
+export async function gitExecPath(): Promise<string> {
+  return (await git(['--exec-path'], { cwd: '/' })).stdout.trim();
 }
 
 /** The commit a worktree's HEAD points at. */
@@ -177,14 +193,6 @@ export function checkoutEmptyWorktree(worktree: Where): Promise<GitResult> {
   return git(['reset', '--hard', '--no-recurse-submodules', '--quiet'], {
     cwd: worktree,
     timeoutMs: 30 * 60_000,
-    allowFailure: true,
-  });
-}
-
-/** The post-checkout hook, with the arguments `git worktree add` gives it (none installed: nothing runs). */
-export function runPostCheckoutHook(worktree: Where, commit: string): Promise<GitResult> {
-  return git(['hook', 'run', '--ignore-missing', 'post-checkout', '--', '0'.repeat(commit.length), commit, '1'], {
-    cwd: worktree,
     allowFailure: true,
   });
 }

@@ -98,7 +98,7 @@ export async function changedPathCount(repo: Repository, from: string, to: strin
   return r.stdout.split('\0').filter((p) => p !== '').length;
 }
 
-/** `git worktree add --no-checkout -b BRANCH PATH COMMIT` (or `--detach` without a branch): the records, no files. */
+/** `git worktree add --no-checkout -b BRANCH PATH COMMIT` (or `--detach` without a branch): the records, no files, no hook. */
 export function addEmptyWorktree(
   repo: Repository,
   branch: string | null,
@@ -109,6 +109,7 @@ export function addEmptyWorktree(
   return git(['worktree', 'add', '--quiet', '--no-checkout', ...how, '--', wsPath, commit], {
     cwd: repo.root,
     allowFailure: true,
+    noHooks: true,
   });
 }
 

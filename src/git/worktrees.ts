@@ -10,11 +10,16 @@ export async function listWorktrees(repo: Repository): Promise<WorktreeEntry[]> 
   return parseWorktreeList(result.stdout);
 }
 
-/** `git worktree add -b BRANCH PATH COMMIT`; the result, failed or not (the caller retries transient failures). */
+/**
+ * `git worktree add -b BRANCH PATH COMMIT`; the result, failed or not (the caller retries
+ * transient failures). No hook runs: git would run the post-checkout hook in the new workspace,
+ * on the host (what prepares a workspace is warren.yaml's `setup:`, which runs in its sandbox).
+ */
 export function addWorktree(repo: Repository, branch: string, wsPath: string, commit: string): Promise<GitResult> {
   return git(['worktree', 'add', '--quiet', '-b', branch, '--', wsPath, commit], {
     cwd: repo.root,
     allowFailure: true,
+    noHooks: true,
   });
 }
 
@@ -74,7 +79,11 @@ export async function pruneWorktrees(repo: Repository, spare: ReadonlySet<string
   return held;
 }
 
-/** A detached worktree at `commit` (no branch): the merge queue's integration workspaces. */
+/** A detached worktree at `commit` (no branch): the merge queue's integration workspaces. No hook runs (as `addWorktree`). */
 export function addDetachedWorktree(repo: Repository, wsPath: string, commit: string): Promise<GitResult> {
-  return git(['worktree', 'add', '--quiet', '--detach', '--', wsPath, commit], { cwd: repo.root, allowFailure: true });
+  return git(['worktree', 'add', '--quiet', '--detach', '--', wsPath, commit], {
+    cwd: repo.root,
+    allowFailure: true,
+    noHooks: true,
+  });
 }

@@ -17,6 +17,8 @@ import { configuredHooksPath, pinned } from '../workspace/pinned.js';
 import type { Worktree } from '../git/worktree.js';
 import { withTaskLock } from '../workspace/locks.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
+import { prepareCommitHooks, runHooksBeforeCommit, runPostCommit } from './commit-hooks.js';
+import type { GitResult } from '../git/exec.js';
 import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
@@ -25,7 +27,7 @@ import { loadTask } from './task.js';
 export interface CheckpointOptions {
   message?: string;
   acceptHooks?: boolean;
-  /** Skip the pre-commit and commit-msg hooks (`git commit --no-verify`): for hooks that cannot run in a worktree. */
+  /** Skip the pre-commit and commit-msg hooks (as `git commit --no-verify`): for hooks that cannot run in a worktree or in the sandbox. */
   noVerify?: boolean;
 }
 
@@ -104,6 +106,24 @@ export async function checkpointTask(
   });
 }
 
+/** Takes provisioned paths staged by hand (or by a hook) back out of the index, with an event. */
+async function unstageProvisioned(ctx: ProjectContext, id: string, live: CheckpointLive): Promise<void> {
+  const staged = await stagedNames(live.wt);
+  const found = live.provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
+  if (found.length === 0) return;
+  // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
+  await unstage(live.wt, found);
+  live.unstaged.push(...found.filter((p) => !live.unstaged.includes(p)));
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: id,
+    kind: 'checkpoint.unstaged_provisioned',
+    level: 'warn',
+    message: `took provisioned path(s) ${found.join(', ')} out of the index; warren's own paths are never committed`,
+    data: { paths: found },
+  });
+}
+
 /** The paths among `paths` that git does not ignore in `cwd` (e.g. a `share` symlink under a `dir/` pattern). */
 async function notIgnored(cwd: Worktree, paths: readonly string[]): Promise<string[]> {
   const ignored = await checkIgnored(cwd, paths);
@@ -142,9 +162,9 @@ export interface CheckpointLive {
   /** Provisioned paths someone had staged by hand, taken back out. */
   unstaged: string[];
   warnings: string[];
-  /** git refused the commit (a hook): what was staged stays staged, as `git commit` leaves it. */
+  /** A hook (or git) refused the commit: what was staged stays staged, as `git commit` leaves it. */
   refused: boolean;
-  /** The workspace, pinned: git there is given its directories, and runs the main checkout's hooks. */
+  /** The workspace, pinned: git there is given its directories and runs no hook; `hooksDir` holds the hooks checkpoint runs. */
   wt: Worktree;
 }
 
@@ -162,20 +182,7 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
       async run({ ctx, data, live }) {
         await stageAll(live.wt, live.excluded);
         // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
-        const staged = await stagedNames(live.wt);
-        live.unstaged = live.provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
-        if (live.unstaged.length > 0) {
-          // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
-          await unstage(live.wt, live.unstaged);
-          ctx.store.addEvent({
-            project: ctx.key,
-            taskId: data.id,
-            kind: 'checkpoint.unstaged_provisioned',
-            level: 'warn',
-            message: `took provisioned path(s) ${live.unstaged.join(', ')} out of the index; warren's own paths are never committed`,
-            data: { paths: live.unstaged },
-          });
-        }
+        await unstageProvisioned(ctx, data.id, live);
         const task = loadTask(ctx, data.id);
         const { current, drift } = live.fingerprint;
         live.warnings.push(...recordDrift(ctx, task, 'checkpoint', current, drift, live.acceptHooks));
@@ -193,18 +200,39 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
       name: 'committed',
       async run({ ctx, data, live }) {
         if (data.nothing) return;
-        const result = await commitStaged(live.wt, data.message, { noVerify: live.noVerify });
+        const hooks = await prepareCommitHooks(ctx, loadTask(ctx, data.id), live.wt);
+        let result: GitResult;
+        try {
+          // The hooks run inside the task's boundary; the commit is then made here, with git's own hooks off.
+          const message = await runHooksBeforeCommit(hooks, data.message, live.noVerify);
+          await unstageProvisioned(ctx, data.id, live); // a pre-commit may have staged one
+          result = await commitStaged(live.wt, message, hooks.author);
+        } catch (err) {
+          // Refused by a hook, or a link planted in the git directory meanwhile: what is staged stays staged.
+          if (!(err instanceof WarrenError) || (err.code !== 'COMMAND_FAILED' && err.code !== 'WORKSPACE_TAMPERED')) {
+            throw err;
+          }
+          live.refused = true;
+          if (err.code === 'COMMAND_FAILED') throw err;
+          throw new WarrenError(
+            err.code,
+            `${err.message} (The checkpoint had staged the changes before its hooks ran: they stay staged, and nothing was committed.)`,
+            { ...(err.hint ? { hint: err.hint } : {}), details: err.details },
+          );
+        }
         if (result.exitCode !== 0) {
           live.refused = true;
           throw new WarrenError(
             'COMMAND_FAILED',
-            `git commit in ${data.path} failed (a hook may have refused it): ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
+            `git commit in ${data.path} failed: ${result.stderr.trim() || `exit ${result.exitCode}`}. The changes are staged in the workspace; no file was lost.`,
             {
-              hint: `Fix what the hook or git reports, then run \`warren checkpoint ${data.id}\` again. A hook that cannot run in a worktree (one that reads .git as a folder fails with ENOTDIR: in a worktree .git is a file) is skipped by \`warren checkpoint ${data.id} --no-verify\`.`,
+              hint: `Fix what git reports, then run \`warren checkpoint ${data.id}\` again.`,
               details: { stderr: result.stderr },
             },
           );
         }
+        const postCommit = await runPostCommit(hooks);
+        if (postCommit) live.warnings.push(postCommit);
         if (live.noVerify) {
           const warning = `the pre-commit and commit-msg hooks were skipped (--no-verify) for this checkpoint of ${data.id}`;
           ctx.store.addEvent({

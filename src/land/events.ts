@@ -25,9 +25,13 @@ export const LANDING_EVENTS = {
   'hooks.missing': payload<{ hooksPath: string; hooksDir: string }>(),
   checkpoint: payload<{ commit: string }>(),
   'checkpoint.nothing': payload<{ head: string }>(),
-  /** `checkpoint --no-verify`: git's pre-commit and commit-msg hooks did not run. */
+  /** `checkpoint --no-verify`: the pre-commit and commit-msg hooks did not run. */
   'checkpoint.no_verify': payload<Record<string, never>>(),
   'checkpoint.unstaged_provisioned': payload<{ paths: string[] }>(),
+  /** A commit hook of the main checkout that is there but not executable: skipped, as git skips it. */
+  'checkpoint.hook_ignored': payload<{ hook: string; file: string }>(),
+  /** A commit hook that could not be started after the commit was made (post-commit). */
+  'checkpoint.hook_not_run': payload<{ hook: string }>(),
 };
 
 declare module '../state/events.js' {

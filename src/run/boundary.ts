@@ -43,6 +43,8 @@ export interface BoundaryRequest {
   passEnv?: readonly string[];
   /** More paths it may write in a sandbox (an agent's state folder). */
   writable?: readonly string[];
+  /** More paths it may read in a sandbox (the main checkout's hooks folder, for a git hook). */
+  readable?: readonly string[];
   /** More `127.0.0.1:PORT` it may reach from a sandbox (the template database a seed fills). */
   reach?: readonly string[];
   /** The task's own loopback ports it does not reach through the bridge (a service's own, where it listens). */
@@ -58,7 +60,13 @@ export async function boundaryOf(ctx: ProjectContext, task: Task, request: Bound
   const base = sandboxProfileFor(ctx, task, { reach: request.reach ?? [], except: request.except ?? [] });
   const tmp = taskTmp(ctx.store, ctx.key, task.id);
   const profile =
-    base.kind === 'none' ? base : { ...base, writable: [...base.writable, tmp, ...(request.writable ?? [])] };
+    base.kind === 'none'
+      ? base
+      : {
+          ...base,
+          readable: [...base.readable, ...(request.readable ?? [])],
+          writable: [...base.writable, tmp, ...(request.writable ?? [])],
+        };
   // Loaded only when a policy or key is there: its YAML and schema parsers take ~100 ms to load.
   if (policyInPlay(ctx.store.home, ctx.repo.root)) {
     const { loadVerifiedPolicy, checkPolicy } = await import('./policy.js');

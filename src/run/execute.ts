@@ -43,6 +43,8 @@ export interface RunRequest {
   env?: Record<string, string>;
   /** More paths the command may write in a sandbox (an agent's state folder). */
   writable?: readonly string[];
+  /** More paths the command may read in a sandbox (the main checkout's hooks folder, for a git hook). */
+  readable?: readonly string[];
   /** The user's variables it is also given in a sandbox (an agent's endpoint and key): src/run/boundary.ts. */
   passEnv?: readonly string[];
   /** More `127.0.0.1:PORT` it may reach from a sandbox (a seed's template database). */
@@ -83,6 +85,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ...(request.env ? { env: request.env } : {}),
     ...(request.passEnv ? { passEnv: request.passEnv } : {}),
     ...(request.writable ? { writable: request.writable } : {}),
+    ...(request.readable ? { readable: request.readable } : {}),
     ...(request.reach ? { reach: request.reach } : {}),
   });
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');

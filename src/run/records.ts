@@ -6,7 +6,8 @@ import type { SuperviseResult } from './supervisor.js';
 
 /** The `runs` table (migration 002-runs): one row per supervised command. */
 
-export type RunKind = 'exec' | 'agent' | 'setup' | 'verify' | 'teardown';
+/** `hook`: a git commit hook of the main checkout's, run by `checkpoint` inside the task's boundary. */
+export type RunKind = 'exec' | 'agent' | 'setup' | 'verify' | 'teardown' | 'hook';
 
 export interface RunRecord {
   id: string;

@@ -47,6 +47,8 @@ const RUNNABLE: Record<RunKind, readonly TaskState[]> = {
   verify: ['ready', 'landed'],
   setup: ['creating', 'ready', 'setup_failed', 'landed'],
   teardown: ['removing', 'ready', 'setup_failed', 'landed'],
+  // Wherever `checkpoint` may commit (src/land/task.ts).
+  hook: ['ready', 'setup_failed', 'landed'],
 };
 
 export function assertRunnable(task: Task, kind: RunKind): void {

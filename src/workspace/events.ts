@@ -15,6 +15,8 @@ export const WORKSPACE_EVENTS = {
     restored?: { archive: string; tip: string };
   }>(),
   'task.create_failed': payload<{ undone: string[] }>(),
+  /** The main checkout's post-checkout hook, which `git worktree add` would have run on the host, did not run. */
+  'task.hook_not_run': payload<{ hook: string }>(),
   'task.removed': payload<{ branchDeleted: boolean; unlandedCommits: number; folderMissing?: true }>(),
   'task.archived': payload<{
     archive: string;

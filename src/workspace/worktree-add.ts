@@ -1,14 +1,15 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { classifyGitStderr, isTransientGitFailure } from '../git/errors.js';
-import { checkoutEmptyWorktree, indexEntryCount, runPostCheckoutHook } from '../git/index-ops.js';
+import { checkoutEmptyWorktree, indexEntryCount } from '../git/index-ops.js';
 import { addEmptyWorktree } from '../git/snapshot.js';
 import { branchExists, deleteBranchIfExists } from '../git/refs.js';
 import { addWorktree, listWorktrees, removeWorktree } from '../git/worktrees.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from './context.js';
 import { type LockTiming, withRepoLock } from './locks.js';
-import { pinned } from './pinned.js';
+import { mainHooksDir, pinned } from './pinned.js';
 
 /**
  * At or above this many tracked files (the main checkout's index), the worktree's files are
@@ -22,8 +23,8 @@ export const CHECKOUT_OUTSIDE_LOCK_MIN_FILES = 1000;
  * `git worktree add` under the repository lock, retried on transient failures. A failed attempt
  * can leave its new branch behind; that branch is deleted before the next try. In a large
  * repository only the records are made under the lock (`--no-checkout`); the files are then
- * written outside it — each worktree has its own index, so checkouts need not take turns — and
- * the post-checkout hook runs as `git worktree add` would have run it.
+ * written outside it — each worktree has its own index, so checkouts need not take turns. No git
+ * hook runs (post-checkout would run on the host, in the new workspace): see `postCheckoutHook`.
  */
 export async function addTaskWorktree(
   ctx: ProjectContext,
@@ -72,18 +73,30 @@ export async function addTaskWorktree(
     timing,
   );
   if (!outside) return;
-  const wt = await pinned(ctx, wsPath);
-  for (const step of [() => checkoutEmptyWorktree(wt), () => runPostCheckoutHook(wt, baseCommit)]) {
-    const result = await step();
-    if (result.exitCode !== 0) {
-      throw new WarrenError(
-        'CREATE_FAILED',
-        `${result.argv.join(' ')} failed in the new worktree: ${result.stderr.trim()}`,
-        {
-          details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
-        },
-      );
-    }
+  const result = await checkoutEmptyWorktree(await pinned(ctx, wsPath));
+  if (result.exitCode !== 0) {
+    throw new WarrenError(
+      'CREATE_FAILED',
+      `${result.argv.join(' ')} failed in the new worktree: ${result.stderr.trim()}`,
+      {
+        details: { argv: result.argv, exitCode: result.exitCode, stderr: result.stderr },
+      },
+    );
+  }
+}
+
+/**
+ * The main checkout's post-checkout hook when it would run (a file, executable), else null. `git
+ * worktree add` would run it in the new workspace, on the host, as the user; warren's makes the
+ * worktree with hooks off (src/git/worktrees.ts), and `new` says that it did not run.
+ */
+export async function postCheckoutHook(ctx: ProjectContext): Promise<string | null> {
+  const hook = path.join(await mainHooksDir(ctx), 'post-checkout');
+  try {
+    fs.accessSync(hook, fs.constants.X_OK);
+    return fs.statSync(hook).isFile() ? hook : null;
+  } catch {
+    return null;
   }
 }
 

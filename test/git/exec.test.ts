@@ -1,9 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isWarrenError } from '../../src/errors.js';
+import { isWarrenError, WarrenError } from '../../src/errors.js';
 import { git, gitEnv } from '../../src/git/exec.js';
+import { pinWorktree } from '../../src/git/worktree.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
+import { assertNoLinks, oddEntries } from '../../src/git/git-dir-links.js';
 
 /** A zombie is dead: killed, merely not yet reaped (PID 1 here may never reap orphans). */
 function alive(pid: number): boolean {
@@ -67,5 +70,81 @@ describe('the git seam', () => {
     });
     expect(res.exitCode).not.toBe(0);
     expect(fs.existsSync(path.join(repo.root, 'pwned'))).toBe(false);
+  });
+
+  it('runs no hook in a pinned workspace, nor when told to: not reference-transaction, not post-checkout, not pre-commit', async () => {
+    const repo = makeRepo();
+    const ran = path.join(tmpDir('warren-hooks-'), 'ran');
+    for (const hook of ['reference-transaction', 'post-checkout', 'pre-commit', 'post-commit'])
+      fs.writeFileSync(path.join(repo.root, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> ${ran}\n`, {
+        mode: 0o755,
+      });
+    const ws = path.join(path.dirname(repo.root), 'ws');
+    await git(['worktree', 'add', '-q', '-b', 'feat/x', ws], { cwd: repo.root, noHooks: true });
+    const wt = await pinWorktree(
+      repo.git('rev-parse', '--path-format=absolute', '--git-common-dir'),
+      path.join(repo.root, '.git', 'hooks'),
+      ws,
+    );
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'a\n');
+    await git(['add', 'a.txt'], { cwd: wt });
+    await git(['commit', '-q', '-m', 'a'], { cwd: wt });
+    await git(['checkout', '-q', '-b', 'feat/y'], { cwd: wt });
+    expect(fs.existsSync(ran), fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : '').toBe(false);
+    // The same call in the main checkout, hooks on: they run (the test would see them).
+    await git(['update-ref', 'refs/heads/z', 'HEAD'], { cwd: repo.root });
+    expect(fs.readFileSync(ran, 'utf8')).toContain('reference-transaction');
+  });
+});
+
+/** A worktree's private git directory as git makes it, then with what an agent could leave there. */
+function gitDir(): string {
+  const dir = tmpDir('warren-gitdir-');
+  fs.mkdirSync(path.join(dir, 'logs'));
+  for (const f of ['HEAD', 'ORIG_HEAD', 'index', 'commondir', 'gitdir', 'COMMIT_EDITMSG', 'logs/HEAD'])
+    fs.writeFileSync(path.join(dir, f), 'x\n');
+  return dir;
+}
+
+describe('links in a git directory', () => {
+  it('finds none where git made only files and folders', () => {
+    expect(oddEntries(gitDir())).toEqual([]);
+  });
+
+  it('finds every link (at any depth, dangling or not, to a file or a folder) and a fifo, following none', () => {
+    const dir = gitDir();
+    const outside = tmpDir('warren-outside-');
+    fs.rmSync(path.join(dir, 'COMMIT_EDITMSG'));
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'COMMIT_EDITMSG'));
+    fs.rmSync(path.join(dir, 'logs/HEAD'));
+    fs.symlinkSync(path.join(outside, 'missing'), path.join(dir, 'logs/HEAD'));
+    fs.mkdirSync(path.join(dir, 'logs/refs/bisect'), { recursive: true });
+    fs.symlinkSync(outside, path.join(dir, 'logs/refs/bisect/x'));
+    fs.writeFileSync(path.join(outside, 'inner'), 'not to be walked\n');
+    execFileSync('mkfifo', [path.join(dir, 'MERGE_MSG')]);
+    expect(oddEntries(dir).sort((a, b) => (a.path < b.path ? -1 : 1))).toEqual([
+      { path: path.join(dir, 'COMMIT_EDITMSG'), what: 'a link to /etc/passwd' },
+      { path: path.join(dir, 'MERGE_MSG'), what: 'a fifo' },
+      { path: path.join(dir, 'logs/HEAD'), what: `a link to ${path.join(outside, 'missing')}` },
+      { path: path.join(dir, 'logs/refs/bisect/x'), what: `a link to ${outside}` },
+    ]);
+  });
+
+  it('refuses with WORKSPACE_TAMPERED, naming the link and its removal, nothing changed', () => {
+    const dir = gitDir();
+    fs.rmSync(path.join(dir, 'COMMIT_EDITMSG'));
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'COMMIT_EDITMSG'));
+    let thrown: unknown;
+    try {
+      assertNoLinks('/ws', dir);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(WarrenError);
+    const err = thrown as WarrenError;
+    expect(err.code).toBe('WORKSPACE_TAMPERED');
+    expect(err.message).toContain(`${dir}/COMMIT_EDITMSG is a link to /etc/passwd`);
+    expect(err.message).toContain('nothing was changed');
+    expect(err.hint).toContain(`rm ${dir}/COMMIT_EDITMSG`);
   });
 });

@@ -145,8 +145,9 @@ describe('nothing silent, nothing misleading', () => {
     gitIn(other, 'add', '-A');
     gitIn(other, 'commit', '-q', '-m', 'upstream 2');
     gitIn(other, 'push', '-q', 'origin', 'main');
-    const hook = path.join(repo.root, '.git', 'hooks', 'post-checkout');
-    fs.writeFileSync(hook, '#!/bin/sh\nexit 3\n', { mode: 0o755 }); // makes git worktree add fail
+    // git cannot lock the new branch's ref: `git worktree add -b feat/F-2` fails after the sync.
+    fs.mkdirSync(path.join(repo.root, '.git', 'refs', 'heads', 'feat'), { recursive: true });
+    fs.writeFileSync(path.join(repo.root, '.git', 'refs', 'heads', 'feat', 'F-2.lock'), '');
     const failed = await repo.warrenJson<Refusal>('new', 'feat', 'F-2');
     expect(failed.json.error.code).toBe('CREATE_FAILED');
     expect(failed.json.error.message).toContain(

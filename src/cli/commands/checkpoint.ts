@@ -5,13 +5,15 @@ import type { Register } from '../command.js';
 export const registerCheckpoint: Register = (program, run) => {
   program
     .command('checkpoint')
-    .description("commit everything in the workspace on its branch (never warren's provisioned paths)")
+    .description(
+      "commit everything in the workspace on its branch (never warren's provisioned paths); the repository's commit hooks run as commands of the task (in its sandbox, when it has one)",
+    )
     .argument('<id>')
     .option('-m, --message <msg>', 'commit message (default: "checkpoint: ID TIME")')
     .option('--accept-hooks', 'go ahead although the git hooks changed since the task began')
     .option(
       '--no-verify',
-      "skip git's pre-commit and commit-msg hooks (for a hook that cannot run in a worktree, where .git is a file)",
+      "skip the pre-commit and commit-msg hooks (for a hook that cannot run in a worktree, where .git is a file, or in the sandbox, where git's object store is read-only)",
     )
     .action((id: string, opts: { message?: string; acceptHooks?: boolean; verify?: boolean }) =>
       run(async (env) => {

@@ -12,10 +12,21 @@ export const LANDING: Readonly<Record<string, CommandReference>> = {
 }`,
     exit: [
       [0, 'committed, or nothing to commit'],
-      [1, 'refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit'],
+      [
+        1,
+        "refused: the hooks changed (`--accept-hooks`), the lock is held, a hook refused the commit (the hooks run as commands of the task, in its sandbox), a link in the workspace's git directory",
+      ],
       TASK_EXIT_2,
     ],
-    errors: ['HOOKS_CHANGED', 'LOCK_HELD', 'COMMAND_FAILED', 'TASK_STATE', 'OWNERSHIP_MISMATCH', 'TASK_NOT_FOUND'],
+    errors: [
+      'HOOKS_CHANGED',
+      'LOCK_HELD',
+      'COMMAND_FAILED',
+      'WORKSPACE_TAMPERED',
+      'TASK_STATE',
+      'OWNERSHIP_MISMATCH',
+      'TASK_NOT_FOUND',
+    ],
     example: `$ warren checkpoint cart -m 'a cart'
 committed fff96d64a3f4 on feat/cart
 [exit 0]
@@ -35,6 +46,7 @@ $ warren --json checkpoint cart
     see: [
       ['Landing', '../design/landing.md'],
       ['The shared parts of git, watched', '../design/landing.md#the-shared-parts-of-git-watched'],
+      ["The commit hooks run inside the task's boundary", '../design/trust.md#what-an-agent-can-and-cannot-do'],
     ],
   },
   land: {
