@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../state/store.js';
 import { WarrenError } from '../errors.js';
 import { forgetObject, isRecorded, recordObject } from './ledger.js';
-import { pgDump, pgIdent, pgLiteral, psql, psqlFile, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
+import { pgDump, pgIdent, pgLiteral, pgLoad, psql, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
 import type { PgServer } from './pg-server.js';
 
 /**
@@ -219,12 +219,23 @@ export async function dropObjects(store: Store, server: PgServer, name: string):
   forgetObject(store, sid, 'role', name);
 }
 
-/** A plain SQL dump of database `name`, as the admin role. */
-export async function dumpDatabase(server: PgServer, name: string, file: string): Promise<void> {
-  await pgDump(onDatabase(server, name), file);
+/**
+ * A plain SQL dump of task database `name`, taken as its own role (`password`, the one warren
+ * recorded: set again first, in case the task changed it), never as the admin role: whatever the
+ * task's objects make pg_dump run (a table swapped for a view between its reads, CVE-2024-7348)
+ * runs with the task's own rights.
+ */
+export async function dumpDatabase(server: PgServer, name: string, password: string, file: string): Promise<void> {
+  await psql(server.admin, `ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)}`);
+  await pgDump(roleConn(server, name, password, name), file);
 }
 
-/** Database `name` (owned by its role, as cloneDatabase makes it) filled from a dump made by dumpDatabase. */
+/**
+ * Database `name` made empty and owned by its role (as cloneDatabase makes it), then filled from
+ * a dump by that role, never by the admin: the dump is the task's data, and whatever it runs — a
+ * CHECK, an index expression or a materialized view calling a function of the task's — runs
+ * with the task role's rights.
+ */
 export async function restoreDatabase(
   store: Store,
   server: PgServer,
@@ -232,5 +243,5 @@ export async function restoreDatabase(
   dump: string,
 ): Promise<void> {
   await cloneDatabase(store, server, { ...spec, template: 'template0', templateRole: null });
-  await psqlFile(onDatabase(server, spec.name), dump);
+  await pgLoad(roleConn(server, spec.name, spec.password, spec.name), dump);
 }
