@@ -25,6 +25,7 @@ import {
   serverId,
   templateComplete,
 } from './pg-database.js';
+import { resolveLimits } from './pg-limits.js';
 import { clusterDir, ensureServer, parseServerUrl, userServerUrl, type PgServer } from './pg-server.js';
 import { PgError, pgUrl, psqlFile } from './pg-sql.js';
 
@@ -211,7 +212,7 @@ export async function createTaskDatabase(
   config: PostgresServiceConfig,
   restoreAt: string | undefined,
 ): Promise<ServiceFact> {
-  const server = await serverFor(ctx, task.id);
+  const server = await limitedServer(ctx, task, name, config);
   const database = taskDbName(ctx.key, task.id, name);
   const password = randomBytes(18).toString('hex');
   const started = Date.now();
@@ -261,6 +262,32 @@ export async function createTaskDatabase(
     data: { name, database, from: what, ms: Date.now() - started },
   });
   return fact;
+}
+
+/**
+ * The server, with the limits this service's roles get (the template's, the task's, the gate's):
+ * what warren.yaml asks, held to the user's caps; a request above a cap is a warning event.
+ */
+async function limitedServer(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  config: PostgresServiceConfig,
+): Promise<PgServer> {
+  const server = await serverFor(ctx, task.id);
+  const { limits, capped } = resolveLimits(ctx.user.postgres?.limits, config.limits);
+  if (capped.length > 0) {
+    const what = capped.map((c) => `${c.key} ${c.asked}${c.key === 'connections' ? '' : ' ms'} (cap ${c.cap})`);
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'service.limits_capped',
+      level: 'warn',
+      message: `service ${name}: warren.yaml asks for more than your PostgreSQL caps allow (${what.join(', ')}); its role gets the caps (postgres.limits in $WARREN_HOME/config.yaml raises them)`,
+      data: { name, capped },
+    });
+  }
+  return { ...server, roles: limits };
 }
 
 function dumpRefused(task: Task, name: string, dump: string, role: string, err: PgError): WarrenError {
