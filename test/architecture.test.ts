@@ -153,7 +153,7 @@ describe('architecture', () => {
         'provision/modes/contain.ts',
         'checkout/snapshot.ts',
         'services/pg-server.ts', // initdb, pg_ctl: warren's cluster
-        'services/pg-sql.ts', // psql with SQL warren wrote (identifiers checked, values quoted)
+        'services/pg-sql.ts', // psql with SQL warren wrote; pg_dump, and its dump loaded back, as the task's own role
       ],
     };
     const bad = namedImports()

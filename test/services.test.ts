@@ -82,6 +82,8 @@ describe.skipIf(noPostgres)('postgres per task', () => {
     expect(template).toMatch(/^warren_tpl_/);
     const built = adminSql(repo.home, 'SELECT 1');
     expect(built).toBe('1');
+    // The template's role, as every role warren makes, has its share of the server.
+    expect(adminSql(repo.home, `SELECT rolconnlimit FROM pg_roles WHERE rolname = '${template}'`)).toBe('20');
 
     // A migration and writes in t0, through the command warren runs for it.
     const migrate = await repo.warren(
@@ -186,6 +188,8 @@ ${pgBin('psql')} -XAt "$DATABASE_URL" -c "ALTER TABLE items ADD COLUMN IF NOT EX
 echo "$DATABASE_URL" > ${seen}
 n=$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT count(*) FROM items WHERE migrated")
 test "$n" = 2
+# The gate's role has its share of the server, as a task's has.
+test "$(${pgBin('psql')} -XAt "$DATABASE_URL" -c "SELECT rolconnlimit FROM pg_roles WHERE rolname = current_user")" = 20
 ${pgBin('psql')} -XAt "$DATABASE_URL" -c "INSERT INTO items (name) VALUES ('written by the gate')"
 `,
     });

@@ -60,6 +60,17 @@ const readySchema = z.union(
   { error: 'expected { http: /PATH }, { port: true } or { log: TEXT }, each with an optional timeout' },
 );
 const startSchema = z.enum(['always', 'on-demand']);
+/**
+ * What a task's (and its template's, and the gate's) PostgreSQL role may take of the server:
+ * src/services/pg-limits.ts. In warren.yaml, what the repository asks for; in the user's
+ * config.yaml, the most any repository gets.
+ */
+const pgLimits = z.strictObject({
+  connections: z.number().int().min(1).max(10_000).optional(),
+  statement_timeout: duration.optional(),
+  idle_in_transaction_timeout: duration.optional(),
+});
+export type PgLimitsConfig = z.infer<typeof pgLimits>;
 const postgresService = z.strictObject({
   kind: z.literal('postgres'),
   /** Clone this existing database (of the user's server, or warren's own). */
@@ -76,6 +87,8 @@ const postgresService = z.strictObject({
     .optional(),
   env: envName.default('DATABASE_URL'),
   start: startSchema.default('always'),
+  /** What the database's role may take of the server, within the user's caps. */
+  limits: pgLimits.optional(),
 });
 const redisService = z.strictObject({
   kind: z.literal('redis'),
@@ -275,10 +288,20 @@ export const userConfigSchema = z.strictObject({
    */
   editor: z.array(z.string().min(1)).min(1).optional(),
   /**
-   * A PostgreSQL server of the user's in place of warren's own cluster: a role that may create
-   * databases and roles (`postgres://USER:PASSWORD@HOST:PORT/postgres`). WARREN_POSTGRES_URL overrides it.
+   * `url`: a PostgreSQL server of the user's in place of warren's own cluster: a role that may
+   * create databases and roles (`postgres://USER:PASSWORD@HOST:PORT/postgres`).
+   * WARREN_POSTGRES_URL overrides it. `limits`: the most a repository's task role may take of
+   * the server (whichever it is).
    */
-  postgres: z.strictObject({ url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL') }).optional(),
+  postgres: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+        .optional(),
+      limits: pgLimits.optional(),
+    })
+    .optional(),
 });
 
 export type UserConfig = z.infer<typeof userConfigSchema>;

@@ -103,6 +103,9 @@ export const COMMAND_FIELD_TRUST = {
     run: 'command',
     // The variable the task's commands find the service's URL in: which one is what they see.
     env: 'command',
+    // How much of the shared server a task's role may take (connections, statement timeouts): a
+    // landed change would let the next task starve the others' databases, up to the user's caps.
+    limits: 'command',
     start: {
       free: "when a counted service starts (with the task, or at its first `warren service start`): it runs the same thing in the task's sandbox either way",
     },

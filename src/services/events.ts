@@ -18,6 +18,8 @@ export const SERVICE_EVENTS = {
   'service.database_dumped': payload<{ name: string; database: string; file: string }>(),
   'service.template_built': payload<{ name: string; template: string; seed: string; ms: number }>(),
   'service.server_restarted': payload<{ message: string }>(),
+  /** warren.yaml asked more for a database's role than the user's caps (postgres.limits) allow: it got the caps. */
+  'service.limits_capped': payload<{ name: string; capped: { key: string; asked: number; cap: number }[] }>(),
   'service.env_written': payload<{ file: string; keys: string[] }>(),
   'service.env_rewritten': payload<{ file: string; keys: string[] }>(),
   'service.gc': payload<{ dropped: string[]; stopped: string[] }>(),

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../state/store.js';
 import { WarrenError } from '../errors.js';
 import { forgetObject, isRecorded, recordObject } from './ledger.js';
-import { pgDump, pgIdent, pgLiteral, psql, psqlFile, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
+import { endSessionsSql, roleLimitsSql, type RoleLimits } from './pg-limits.js';
+import { PgError, pgDump, pgIdent, pgLiteral, pgLoad, psql, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
 import type { PgServer } from './pg-server.js';
 
 /**
@@ -11,7 +12,7 @@ import type { PgServer } from './pg-server.js';
  * dropped with it and checked gone. Every database and role is in the ledger before it exists.
  */
 
-export function serverId(server: PgServer): string {
+export function serverId(server: Pick<PgServer, 'kind' | 'admin'>): string {
   return server.kind === 'warren' ? 'warren' : `${server.admin.host}:${server.admin.port}`;
 }
 
@@ -35,16 +36,18 @@ export async function roleExists(server: PgServer, name: string): Promise<boolea
 
 /** A role that logs in with `password` and may do nothing beyond what its databases allow. */
 async function ensureRole(server: PgServer, name: string, password: string): Promise<void> {
-  await psql(server.admin, roleSql(name, password));
+  await psql(server.admin, roleSql(name, password, server.roles));
 }
 
-function roleSql(name: string, password: string): string {
+/** The one place warren makes a role: with the server's limits for it (pg-limits.ts). */
+function roleSql(name: string, password: string, limits: RoleLimits): string {
   return `DO $$ BEGIN
        IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}) THEN
          ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
        ELSE
          CREATE ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)} NOSUPERUSER NOCREATEDB NOCREATEROLE;
        END IF;
+       ${roleLimitsSql(name, limits)}
      END $$;`;
 }
 
@@ -153,7 +156,7 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
     server.admin,
     [
       `DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE);`,
-      roleSql(spec.name, spec.password),
+      roleSql(spec.name, spec.password, server.roles),
       `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy};`,
     ].join('\n'),
     { timeoutMs: 30 * 60_000 },
@@ -199,14 +202,16 @@ END $$;`;
 }
 
 /**
- * Drops database and role `name` (its sessions ended first), checks both are gone, and only
- * then forgets them: a drop that failed leaves the records, for the next `rm` or `gc`.
+ * Drops database and role `name` (its sessions ended first: the role may log in no more, and
+ * every session of it is terminated, on any database), checks both are gone, and only then
+ * forgets them: a drop that failed leaves the records, for the next `rm` or `gc`.
  */
 export async function dropObjects(store: Store, server: PgServer, name: string): Promise<void> {
   const [db, role] = (
     await psql(
       server.admin,
-      `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE);
+      `${endSessionsSql(name, { nologin: true })}
+       DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE);
        DROP ROLE IF EXISTS ${pgIdent(name)};
        SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(name)}),
               (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(name)});`,
@@ -219,12 +224,31 @@ export async function dropObjects(store: Store, server: PgServer, name: string):
   forgetObject(store, sid, 'role', name);
 }
 
-/** A plain SQL dump of database `name`, as the admin role. */
-export async function dumpDatabase(server: PgServer, name: string, file: string): Promise<void> {
-  await pgDump(onDatabase(server, name), file);
+/**
+ * A plain SQL dump of task database `name`, taken as its own role (`password`, the one warren
+ * recorded: set again first, in case the task changed it), never as the admin role: whatever the
+ * task's objects make pg_dump run (a table swapped for a view between its reads, CVE-2024-7348)
+ * runs with the task's own rights. A dump refused for the role's connection limit (the task's
+ * sessions hold every one) ends those sessions and is tried once more: the task is being removed.
+ */
+export async function dumpDatabase(server: PgServer, name: string, password: string, file: string): Promise<void> {
+  await psql(server.admin, `ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)}`);
+  const conn = roleConn(server, name, password, name);
+  try {
+    await pgDump(conn, file);
+  } catch (err) {
+    if (!(err instanceof PgError) || !/too many connections for role/.test(err.message)) throw err;
+    await psql(server.admin, endSessionsSql(name, { nologin: false }));
+    await pgDump(conn, file);
+  }
 }
 
-/** Database `name` (owned by its role, as cloneDatabase makes it) filled from a dump made by dumpDatabase. */
+/**
+ * Database `name` made empty and owned by its role (as cloneDatabase makes it), then filled from
+ * a dump by that role, never by the admin: the dump is the task's data, and whatever it runs — a
+ * CHECK, an index expression or a materialized view calling a function of the task's — runs
+ * with the task role's rights.
+ */
 export async function restoreDatabase(
   store: Store,
   server: PgServer,
@@ -232,5 +256,5 @@ export async function restoreDatabase(
   dump: string,
 ): Promise<void> {
   await cloneDatabase(store, server, { ...spec, template: 'template0', templateRole: null });
-  await psqlFile(onDatabase(server, spec.name), dump);
+  await pgLoad(roleConn(server, spec.name, spec.password, spec.name), dump);
 }

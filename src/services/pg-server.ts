@@ -9,6 +9,7 @@ import { runTool } from '../system/tool.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { acquireWaiting } from '../util/lockfile.js';
 import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemon.js';
+import { resolveLimits, type RoleLimits } from './pg-limits.js';
 import { psql, pgTool, type PgConn } from './pg-sql.js';
 import { logSize, logTail, waitReady } from './ready.js';
 
@@ -34,7 +35,12 @@ export interface PgServer {
   /** Where a task's commands connect (TCP). */
   host: string;
   port: number;
+  /** What each role warren makes on it may take of it: the user's defaults, or a service's own (createTaskDatabase). */
+  roles: RoleLimits;
 }
+
+/** A server's address, before the roles' limits are known. */
+type Endpoint = Omit<PgServer, 'roles'>;
 
 export interface ServerReady {
   server: PgServer;
@@ -58,7 +64,7 @@ export function userServerUrl(user: UserConfig): string | null {
   return process.env.WARREN_POSTGRES_URL || user.postgres?.url || null;
 }
 
-export function parseServerUrl(url: string): PgServer {
+export function parseServerUrl(url: string): Endpoint {
   let u: URL;
   try {
     u = new URL(url);
@@ -86,8 +92,9 @@ export function parseServerUrl(url: string): PgServer {
 /** The server to use, started when it is warren's own and not running. */
 export async function ensureServer(home: string, user: UserConfig): Promise<ServerReady> {
   const url = userServerUrl(user);
+  const roles = resolveLimits(user.postgres?.limits, undefined).limits;
   if (url) {
-    const server = parseServerUrl(url);
+    const server = { ...parseServerUrl(url), roles };
     try {
       await psql(server.admin, 'SELECT 1');
     } catch (err) {
@@ -115,19 +122,19 @@ export async function ensureServer(home: string, user: UserConfig): Promise<Serv
     const made = fs.existsSync(path.join(dir, 'data', 'PG_VERSION')) && fs.existsSync(path.join(dir, 'cluster.json'));
     const cluster = made ? readCluster(dir) : await initCluster(dir);
     const state = daemonState(path.join(dir, 'daemon'));
-    const server = ownServer(dir, cluster);
+    const server = { ...ownServer(dir, cluster), roles };
     if (state.state === 'running') return { server, restarted: null };
     const restarted =
       state.state === 'exited'
         ? `warren's PostgreSQL server had stopped by itself (${state.exitCode === null ? 'killed' : `exit ${state.exitCode}`}); it was started again (log ${path.join(dir, 'postgres.log')})`
         : null;
-    return { server: await startCluster(dir, cluster), restarted };
+    return { server: { ...(await startCluster(dir, cluster)), roles }, restarted };
   } finally {
     lock.lock.release();
   }
 }
 
-function ownServer(dir: string, cluster: ClusterFile): PgServer {
+function ownServer(dir: string, cluster: ClusterFile): Endpoint {
   return {
     kind: 'warren',
     admin: {
@@ -218,7 +225,7 @@ async function freePort(avoid = new Set<number>()): Promise<number> {
   });
 }
 
-async function startCluster(dir: string, cluster: ClusterFile): Promise<PgServer> {
+async function startCluster(dir: string, cluster: ClusterFile): Promise<Endpoint> {
   const containment = await detectContainment(path.join(dir, '..', '..', 'cache'));
   if (containment.kind === 'process-group' && isRoot()) {
     throw new WarrenError(

@@ -106,23 +106,30 @@ export async function psqlRetryingConcurrent(conn: PgConn, sql: string, attempts
   }
 }
 
-/** Runs a SQL file of the repository as `conn`'s role. */
-export async function psqlFile(conn: PgConn, file: string, timeoutMs = 30 * 60_000): Promise<void> {
-  const result = await runTool(
-    [pgTool('psql'), '-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-f', file],
-    { env: pgEnv(conn), timeoutMs },
-  );
-  if (result.exitCode !== 0) throw new PgError(result, `\\i ${file}`);
-}
-
-/** A plain-SQL dump of `conn`'s database into `file` (0600): what `rm --discard` keeps. */
+/**
+ * A plain-SQL dump of `conn`'s database into `file` (0600): what `rm --discard` keeps. Without
+ * owners: whoever loads it (pgLoad) owns what it makes.
+ */
 export async function pgDump(conn: PgConn, file: string): Promise<void> {
   fs.writeFileSync(file, '', { mode: 0o600 });
-  const result = await runTool([pgTool('pg_dump'), '--no-password', '-f', file], {
+  const result = await runTool([pgTool('pg_dump'), '--no-password', '--no-owner', '-f', file], {
     env: pgEnv(conn),
     timeoutMs: 60 * 60_000,
   });
   if (result.exitCode !== 0) throw new PgError(result, 'pg_dump');
+}
+
+/**
+ * Loads a plain-SQL dump (pgDump's) into `conn`'s database as `conn`'s role, in one transaction.
+ * The role's statement_timeout does not cut a long COPY short (the load is warren's, bounded by
+ * `timeoutMs`); psql meta-commands in the file are refused by pg_dump's own `\restrict` line.
+ */
+export async function pgLoad(conn: PgConn, file: string, timeoutMs = 30 * 60_000): Promise<void> {
+  const result = await runTool(
+    [pgTool('psql'), '-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-f', file],
+    { env: { ...pgEnv(conn), PGOPTIONS: '-c statement_timeout=0' }, timeoutMs },
+  );
+  if (result.exitCode !== 0) throw new PgError(result, `\\i ${file}`);
 }
 
 /** An identifier warren made or validated, double-quoted. */

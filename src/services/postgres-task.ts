@@ -25,8 +25,9 @@ import {
   serverId,
   templateComplete,
 } from './pg-database.js';
+import { resolveLimits } from './pg-limits.js';
 import { clusterDir, ensureServer, parseServerUrl, userServerUrl, type PgServer } from './pg-server.js';
-import { pgEnv, pgTool, pgUrl } from './pg-sql.js';
+import { PgError, pgEnv, pgTool, pgUrl } from './pg-sql.js';
 
 /**
  * A task's PostgreSQL service: its database, cloned from a template at `new` (or filled from
@@ -252,7 +253,7 @@ export async function createTaskDatabase(
   config: PostgresServiceConfig,
   restoreAt: string | undefined,
 ): Promise<ServiceFact> {
-  const server = await serverFor(ctx, task.id);
+  const server = await limitedServer(ctx, task, name, config);
   const database = taskDbName(ctx.key, task.id, name);
   const password = randomBytes(18).toString('hex');
   const started = Date.now();
@@ -261,7 +262,9 @@ export async function createTaskDatabase(
   let from: Extract<ServiceFact, { kind: 'postgres' }>['from'];
   try {
     if (dump) {
-      await restoreDatabase(ctx.store, server, base, dump);
+      await restoreDatabase(ctx.store, server, base, dump).catch((err: unknown) => {
+        throw err instanceof PgError ? dumpRefused(task, name, dump, database, err) : err;
+      });
       from = { kind: 'dump', file: dump };
     } else if (config.template) {
       await cloneDatabase(ctx.store, server, { ...base, template: config.template, templateRole: null });
@@ -300,6 +303,43 @@ export async function createTaskDatabase(
     data: { name, database, from: what, ms: Date.now() - started },
   });
   return fact;
+}
+
+/**
+ * The server, with the limits this service's roles get (the template's, the task's, the gate's):
+ * what warren.yaml asks, held to the user's caps; a request above a cap is a warning event.
+ */
+async function limitedServer(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  config: PostgresServiceConfig,
+): Promise<PgServer> {
+  const server = await serverFor(ctx, task.id);
+  const { limits, capped } = resolveLimits(ctx.user.postgres?.limits, config.limits);
+  if (capped.length > 0) {
+    const what = capped.map((c) => `${c.key} ${c.asked}${c.key === 'connections' ? '' : ' ms'} (cap ${c.cap})`);
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'service.limits_capped',
+      level: 'warn',
+      message: `service ${name}: warren.yaml asks for more than your PostgreSQL caps allow (${what.join(', ')}); its role gets the caps (postgres.limits in $WARREN_HOME/config.yaml raises them)`,
+      data: { name, capped },
+    });
+  }
+  return { ...server, roles: limits };
+}
+
+function dumpRefused(task: Task, name: string, dump: string, role: string, err: PgError): WarrenError {
+  return new WarrenError(
+    'SERVICE_FAILED',
+    `service ${name} of task ${task.id}: the dump ${dump} could not be loaded as the task's own role ${role} (${err.message}); the dump is kept as it was.`,
+    {
+      hint: "A dump is loaded with the task role's rights, never a superuser's: what it needs beyond them (an untrusted extension, a file or program of the server) is refused. Fix the dump, or restore without the database (`warren restore` after moving the dump away).",
+      cause: err,
+    },
+  );
 }
 
 /** The servers a task's ledgered objects are on, reachable now: warren's own (started), or the user's when it is the one named now. */
@@ -354,7 +394,21 @@ export async function dumpTaskDatabases(ctx: ProjectContext, task: Task, stamp: 
     const dir = path.join(archiveDir(ctx, task.id), stamp);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${name}.sql`);
-    await dumpDatabase(server, fact.database, file);
+    try {
+      await dumpDatabase(server, fact.database, fact.password, file);
+    } catch (err) {
+      // Half a dump is no dump: restore would take it for the database.
+      fs.rmSync(file, { force: true });
+      if (!(err instanceof PgError)) throw err;
+      throw new WarrenError(
+        'SERVICE_FAILED',
+        `service ${name} of task ${task.id}: its database ${fact.database} could not be dumped as the task's own role (${err.message}); nothing was removed.`,
+        {
+          hint: "A dump is taken with the task role's rights, never a superuser's: it must be able to read all of its database. Fix what the message names, or save the task's work and `warren rm` it without --discard.",
+          cause: err,
+        },
+      );
+    }
     files.push(file);
     ctx.store.addEvent({
       project: ctx.key,
