@@ -20,6 +20,7 @@ import { reviewRemove } from './review/review-steps.js';
 import { SERVICE_EVENTS } from './services/events.js';
 import { SERVICE_FACTS } from './services/facts.js';
 import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from './services/service-steps.js';
+import { servicesAfterRun } from './services/pg-sessions.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
 import { CHECKOUT_FACTS } from './checkout/facts.js';
@@ -65,6 +66,8 @@ export const LIFECYCLE: Lifecycle = {
   gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [checkoutBeforeRun, provisionBeforeRun, servicesBeforeRun],
+  // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).
+  afterRun: [servicesAfterRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.

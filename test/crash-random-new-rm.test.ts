@@ -154,7 +154,7 @@ describe.skipIf(fullTierOnly(import.meta.filename, 'the random-kill trials'))('k
  * warren's service host). A kill anywhere in `new` or `rm` must leave no service running for a
  * task that is gone, and the next commands must leave the task ready with its services, or gone.
  */
-const SERVICE_KILLS = { new: 20, rm: 15 };
+const SERVICE_KILLS = { new: 15, rm: 10 };
 const noServices =
   fullTierOnly(import.meta.filename, 'the random-kill trials') ??
   unavailable(import.meta.filename, 'redis') ??

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { loopbackConnections, orphanSessions } from '../src/services/pg-sessions.js';
 import { parseConfig, parseUserConfig } from '../src/config/validate.js';
 import { isWarrenError } from '../src/errors.js';
 import { CAPS, DEFAULT_LIMITS, resolveLimits } from '../src/services/pg-limits.js';
@@ -100,6 +101,29 @@ describe("a database role's limits: what warren.yaml asks, held to the user's ca
     expect(() => parseUserConfig('postgres: { limits: { connections: -1 } }\n', 'config.yaml')).toThrow(
       /postgres\.limits\.connections/,
     );
+  });
+});
+
+describe('sessions whose client has gone (pure)', () => {
+  const TABLE = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:3C8C 0100007F:C350 08 00000000:00000000 00:00000000 00000000  1000        0 1 1 0
+   1: 0100007F:3C8C 0100007F:C351 01 00000000:00000000 00:00000000 00000000  1000        0 2 1 0
+   2: 0100007F:C351 0100007F:3C8C 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0
+   3: 0A000001:3C8C 0100007F:C352 08 00000000:00000000 00:00000000 00000000  1000        0 4 1 0
+`;
+  it('reads loopback connections, and ends a session whose server end is CLOSE_WAIT or gone, never an established one', () => {
+    const conns = loopbackConnections(TABLE);
+    expect(conns).toEqual([
+      { local: 15500, remote: 50000, state: '08' },
+      { local: 15500, remote: 50001, state: '01' },
+      { local: 50001, remote: 15500, state: '01' },
+    ]);
+    const sessions = [
+      { pid: 1, clientPort: 50000 },
+      { pid: 2, clientPort: 50001 },
+      { pid: 3, clientPort: 50002 },
+    ];
+    expect(orphanSessions(sessions, 15500, conns)).toEqual([1, 3]);
   });
 });
 
@@ -245,4 +269,33 @@ describe.skipIf(noPostgres)("a task's database is data, and no task starves anot
     await Promise.all(exited);
     expect(sessionsOf(repo, a)).toBe(0);
   }, 180_000);
+
+  it('a session that turns off the check on its client still ends with its run; one whose client lives on is left alone', async () => {
+    const repo = dbRepo('services:\n  db: { kind: postgres }\n');
+    expect((await repo.warren('new', 'feat', 'a')).code).toBe(0);
+    const aUrl = await urlOf(repo, 'a');
+    const a = new URL(aUrl).username;
+    const psql = pgBin('psql');
+    // A client of a's role outside any run (a dev server's pool would be one): alive throughout.
+    const holder = spawn(psql, ['-X', aUrl, '-c', 'SELECT pg_sleep(600) -- holder'], { stdio: 'ignore' });
+    onTestFinished(() => void holder.kill('SIGKILL'));
+    await expect.poll(() => sessionsOf(repo, a, "query LIKE '%-- holder%'")).toBe(1);
+    // The run's client turns the role's settings off, as a session may, and sleeps; the run ends by its timeout.
+    const ended = await repo.warren(
+      'exec',
+      'a',
+      '--timeout',
+      '3s',
+      '--',
+      'sh',
+      '-c',
+      `${psql} -X "$DATABASE_URL" -c 'SET client_connection_check_interval = 0' -c 'SET statement_timeout = 0' -c 'SELECT pg_sleep(600) -- run'`,
+    );
+    expect(ended.code).toBe(124);
+    // Ended by warren once the run was over (not by pg_sleep's 600 s, which the session made the only end).
+    await expect.poll(() => sessionsOf(repo, a, "query LIKE '%-- run%'"), { timeout: 10_000 }).toBe(0);
+    expect(sessionsOf(repo, a, "query LIKE '%-- holder%'")).toBe(1);
+    const events = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
+    expect(events.json.events.map((e) => e.kind)).toContain('service.sessions_ended');
+  }, 120_000);
 });

@@ -199,6 +199,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     throw err;
   } finally {
     await egress?.close();
+    // The run's processes are gone (and its proxy's connections): what it left elsewhere goes too.
+    for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }
   const logTail = result.exitCode === 0 ? '' : tail(log);
   const notStarted = mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null;

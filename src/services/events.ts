@@ -20,6 +20,8 @@ export const SERVICE_EVENTS = {
   'service.server_restarted': payload<{ message: string }>(),
   /** warren.yaml asked more for a database's role than the user's caps (postgres.limits) allow: it got the caps. */
   'service.limits_capped': payload<{ name: string; capped: { key: string; asked: number; cap: number }[] }>(),
+  /** After a run: sessions of the task's role whose client had gone (a run's), ended. */
+  'service.sessions_ended': payload<{ name: string; role: string; pids: number[] }>(),
   'service.env_written': payload<{ file: string; keys: string[] }>(),
   'service.env_rewritten': payload<{ file: string; keys: string[] }>(),
   'service.gc': payload<{ dropped: string[]; stopped: string[] }>(),

@@ -136,6 +136,15 @@ export interface BeforeRunStep {
   run(ctx: ProjectContext, task: Task): Promise<readonly RunMount[]>;
 }
 
+/**
+ * After any command of a task has ended, its processes gone: what a feature cleans up of the run
+ * (a database session its client left behind). Problems are said, never thrown: the run has ended.
+ */
+export interface AfterRunStep {
+  name: string;
+  run(ctx: ProjectContext, task: Task): Promise<void>;
+}
+
 /** One section of `warren audit ID`, owned by the feature that knows the facts. */
 export interface AuditSection {
   name: string;
@@ -147,6 +156,8 @@ export interface Lifecycle {
   remove: readonly RemoveStep[];
   gc: readonly GcStep[];
   beforeRun: readonly BeforeRunStep[];
+  /** Absent: nothing to clean up after a run. */
+  afterRun?: readonly AfterRunStep[];
   audit: readonly AuditSection[];
   /** Replaces the plain `git worktree add` when it can; absent, every worktree is a plain one. */
   checkout?: CheckoutStep;
