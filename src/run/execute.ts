@@ -30,6 +30,7 @@ import {
 } from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
+import { sandboxMapsRoot, Staging } from './sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable, taskEnv } from './task-env.js';
@@ -100,7 +101,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
     if (policy) checkPolicy(policy, task.id, profile);
   }
-  await assertSandboxAvailable(profile);
+  await assertSandboxAvailable(profile, ctx.store.home);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const env = { ...process.env, ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
   assertArgvCarriable(request.argv);
@@ -174,6 +175,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
     egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
+    const staging = profile.kind !== 'none' && sandboxMapsRoot() ? new Staging() : null;
     result = await supervise({
       argv: sandboxArgv(
         profile,
@@ -186,6 +188,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
           node: process.execPath,
           bridge: bridgeScript(),
         },
+        staging,
       ),
       cwd: task.path,
       env,
@@ -198,6 +201,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       sandboxed: profile.kind !== 'none',
       mounts,
       command,
+      ...(staging ? { staged: staging.sources } : {}),
       ...(request.final ? { final: finalWatch(ctx, task, runId, request.final) } : {}),
     });
   } catch (err) {
@@ -226,7 +230,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     await egress?.close();
   }
   const logTail = result.exitCode === 0 ? '' : tail(log);
-  const notStarted = mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null;
+  // The mount step, or (as root, in a sandbox) the step that makes its clones, says why the command did not start.
+  const notStarted =
+    mounts.length > 0 || (profile.kind !== 'none' && sandboxMapsRoot())
+      ? mountFailureReason(result.exitCode, logTail)
+      : null;
   const failure = notStarted ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
   finishRun(ctx.store, runId, result, reason);

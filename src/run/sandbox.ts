@@ -6,6 +6,7 @@ import { runBounded } from '../system/spawn.js';
 import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, type Staging } from './sandbox-uid.js';
 
 export const SANDBOX_KINDS = ['none', 'bwrap'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
@@ -136,7 +137,12 @@ function workspacePaths(commonDir: string, task: Task): { writable: string[]; pi
 /** Whether bwrap runs, per PATH it is found on. */
 const bwrapRuns = new Map<string, boolean>();
 
-export async function assertSandboxAvailable(profile: SandboxProfile): Promise<void> {
+/**
+ * Refuses, before anything runs, a bwrap sandbox this machine cannot give: bwrap missing, or (as
+ * root) one whose root would be root outside (sandbox-uid.ts). Never a quiet sandbox as uid 0:
+ * the task asked for a sandbox, and root's files and sockets would be open to it.
+ */
+export async function assertSandboxAvailable(profile: SandboxProfile, home: string): Promise<void> {
   if (profile.kind === 'none') return;
   const where = process.env.PATH ?? '';
   let runs = bwrapRuns.get(where);
@@ -153,6 +159,15 @@ export async function assertSandboxAvailable(profile: SandboxProfile): Promise<v
       {
         hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',
       },
+    );
+  }
+  if (!sandboxMapsRoot()) return;
+  const problem = await sandboxUidProblem(home);
+  if (problem !== null) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `this task runs in a bwrap sandbox, and as root the sandbox's root must be another uid outside, which it cannot be here: ${problem}; nothing was run.`,
+      { hint: sandboxUidHint() },
     );
   }
 }
@@ -180,14 +195,19 @@ export interface EgressMount {
  * bind it in the sandbox's own network namespace is kept.)
  * With an egress allowlist the network stays unshared, and the command runs under the bridge
  * that carries its connections to warren's proxy over the bound socket.
+ * With `staging` (warren is root), that root is not root outside: each bound path is bound from
+ * the clone `staging` names for it, which maps its owner to the sandbox's uid (sandbox-uid.ts).
  */
 export function sandboxArgv(
   profile: SandboxProfile,
   cwd: string,
   argv: readonly string[],
   egress: EgressMount | null = null,
+  staging: Staging | null = null,
 ): string[] {
   if (profile.kind === 'none') return [...argv];
+  // As root, every bound path comes from its idmapped clone (sandbox-uid.ts); a path the agent can change is never followed.
+  const from = (p: string, follow: boolean): string => staging?.source(p, follow) ?? p;
   const args = [
     'bwrap',
     '--die-with-parent',
@@ -206,17 +226,17 @@ export function sandboxArgv(
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
   // Masks first, then what is bound back over them; a path under /tmp is bound over the private /tmp too.
   for (const p of profile.masked) args.push('--tmpfs', p);
-  for (const p of profile.readable) args.push('--ro-bind', p, p);
-  for (const p of profile.writable) args.push('--bind', p, p);
-  for (const p of profile.pinned) args.push('--ro-bind', p, p);
+  for (const p of profile.readable) args.push('--ro-bind', from(p, true), p);
+  for (const p of profile.writable) args.push('--bind', from(p, false), p);
+  for (const p of profile.pinned) args.push('--ro-bind', from(p, false), p);
   // A mask is read-only once what goes inside it is bound: a write there fails as any write outside does.
   for (const p of profile.masked) args.push('--remount-ro', p);
   if (egress) {
     // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
-    args.push('--ro-bind', egress.node, egress.node, '--ro-bind', egress.bridge, egress.bridge);
+    args.push('--ro-bind', from(egress.node, true), egress.node, '--ro-bind', from(egress.bridge, true), egress.bridge);
     args.push(
       '--bind',
-      egress.socket,
+      from(egress.socket, false),
       egress.insideSocket,
       '--chdir',
       cwd,
