@@ -264,6 +264,7 @@ describe('containedArgv', () => {
     fsType: 'overlay',
     options: 'userxattr,lowerdir=/l,upperdir=/u,workdir=/w',
     target: '/ws/node_modules',
+    layers: { lower: '/l', upper: '/u', work: '/w' },
   };
   const initOf = (argv: string[]): number => argv.indexOf('warren-init');
 

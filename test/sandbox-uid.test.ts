@@ -5,7 +5,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { SANDBOX_UID } from '../src/run/sandbox-uid.js';
 import { unavailable } from './helpers/capabilities.js';
 import { alive, pidsWithEnv, startCli, waitForFile } from './helpers/procs.js';
-import { gitIn, makeRepo, runWarren, tmpDir } from './helpers/repo.js';
+import { gitIn, makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { makeNodeModules, treeDigest, unmountUnder } from './helpers/tree.js';
 
 /**
  * As root, the sandbox's root is not root outside (src/run/sandbox-uid.ts): what only root may
@@ -15,6 +16,7 @@ import { gitIn, makeRepo, runWarren, tmpDir } from './helpers/repo.js';
  */
 
 const noBwrap = unavailable(import.meta.filename, 'bwrap');
+const noOverlay = unavailable(import.meta.filename, 'overlay-root');
 const notRoot = process.getuid?.() === 0 ? null : 'not root: the sandbox maps root only when warren is root';
 
 /** A folder outside every mask (not /tmp: the sandbox has one of its own), 0755 so that only each entry's own mode counts. */
@@ -181,3 +183,128 @@ describe.skipIf(noBwrap !== null || notRoot !== null)("as root, the sandbox's ro
     expect(fs.existsSync(marker)).toBe(false);
   });
 });
+
+interface Layer {
+  path: string;
+  mode: string;
+  method: string;
+  namespaced?: boolean;
+  upper: string;
+}
+type Shown = {
+  data: { provision: Layer[]; checkout?: { mode: string } };
+  events: { kind: string; message: string }[];
+};
+
+/** A repository with a node_modules provisioned cow, and `yaml` besides. */
+function cowRepo(yaml: string, extra: Record<string, string> = {}): TestRepo {
+  const repo = makeRepo({
+    files: {
+      '.gitignore': 'node_modules/\n',
+      'package.json': '{"name":"app","dependencies":{"left-pad":"1.3.0","dep":"2.0.0"}}\n',
+      'package-lock.json': '{"lockfileVersion":3,"packages":{}}\n',
+      'warren.yaml': `${yaml}provision:\n  - { path: node_modules, mode: cow }\n`,
+      ...extra,
+    },
+  });
+  makeNodeModules(repo.root);
+  // Registered after makeRepo's cleanup, so it runs first: a mounted folder cannot be deleted.
+  onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+  return repo;
+}
+
+function mountedOnHost(p: string): boolean {
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === p);
+}
+
+/** An npm-install-like change in the layer: a file patched, a package replaced wholesale. */
+const NPM_LIKE =
+  'echo patched > node_modules/left-pad/index.js && rm -r node_modules/dep && mkdir node_modules/dep && echo \'{"version":"3.0.0"}\' > node_modules/dep/package.json';
+
+describe.skipIf(noBwrap !== null || notRoot !== null || noOverlay !== null)(
+  "as root, a sandboxed task's copy-on-write layers",
+  () => {
+    it("are mounted in each command's own namespace, from idmapped layers: the sandbox writes them, the upper layer is root's", async () => {
+      const repo = cowRepo('sandbox: bwrap\n');
+      const mainBefore = treeDigest(path.join(repo.root, 'node_modules'));
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
+      expect(made.code, made.stderr).toBe(0);
+      const shown = (await repo.warrenJson<Shown>('show', 'a', '--events', '50')).json;
+      const layer = shown.data.provision[0];
+      expect(layer).toMatchObject({ path: 'node_modules', mode: 'cow', namespaced: true });
+      expect(shown.events.find((e) => e.kind === 'provision.namespaced')?.message).toMatch(
+        /as root: this task's bwrap sandbox runs as uid/,
+      );
+      const nm = path.join(made.json.path, 'node_modules');
+      expect(mountedOnHost(nm)).toBe(false);
+
+      const wrote = await repo.warren('exec', 'a', '--', 'sh', '-c', NPM_LIKE);
+      expect(wrote.code, wrote.stderr).toBe(0);
+      const upper = layer?.upper ?? '';
+      for (const rel of ['left-pad/index.js', 'dep', 'dep/package.json']) {
+        const st = fs.statSync(path.join(upper, rel));
+        expect({ rel, uid: st.uid, gid: st.gid }).toEqual({ rel, uid: 0, gid: 0 });
+      }
+      // The next command sees the change; the main checkout's copy is as it was.
+      const read = await repo.warrenJson<{ log: string }>('exec', 'a', '--', 'cat', 'node_modules/left-pad/index.js');
+      expect(read.code, read.stderr).toBe(0);
+      expect(fs.readFileSync(read.json.log, 'utf8')).toContain('patched');
+      expect(treeDigest(path.join(repo.root, 'node_modules'))).toBe(mainBefore);
+      const status = await repo.warrenJson<{ provisioned: { path: string; changed: { path: string }[] }[] }>(
+        'status',
+        'a',
+      );
+      expect(status.json.provisioned[0]?.changed.map((c) => c.path)).toContain('node_modules/left-pad/index.js');
+    });
+
+    it("a layer mounted for everyone (made before the task's sandbox was bwrap) is refused, naming it; --refresh makes it one the sandbox can write", async () => {
+      const repo = cowRepo('');
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
+      expect(made.code, made.stderr).toBe(0);
+      const nm = path.join(made.json.path, 'node_modules');
+      expect(mountedOnHost(nm)).toBe(true);
+      repo.write('warren.yaml', 'sandbox: bwrap\nprovision:\n  - { path: node_modules, mode: cow }\n');
+      const refused = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+        'exec',
+        'a',
+        '--',
+        'sh',
+        '-c',
+        NPM_LIKE,
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.json.error.code).toBe('SANDBOX_UNAVAILABLE');
+      expect(refused.json.error.message).toContain(`${nm} is a copy-on-write overlay mounted for every process`);
+      expect(refused.json.error.hint).toContain('warren provision a --refresh');
+      expect(fs.readFileSync(path.join(nm, 'left-pad/index.js'), 'utf8')).not.toContain('patched');
+
+      const refreshed = await repo.warren('provision', 'a', '--refresh');
+      expect(refreshed.code, refreshed.stderr).toBe(0);
+      expect(mountedOnHost(nm)).toBe(false);
+      const wrote = await repo.warren('exec', 'a', '--', 'sh', '-c', NPM_LIKE);
+      expect(wrote.code, wrote.stderr).toBe(0);
+    });
+
+    it('checkout: cow gives a sandboxed task a plain checkout, saying why; a task without a sandbox still gets its cow one', async () => {
+      const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'checkout: cow\nsandbox: bwrap\n' } });
+      onTestFinished(() => unmountUnder(path.dirname(repo.root)));
+      const boxed = await repo.warrenJson<{ path: string }>('new', 'feat', 'boxed');
+      expect(boxed.code, boxed.stderr).toBe(0);
+      const shown = (await repo.warrenJson<Shown>('show', 'boxed', '--events', '50')).json;
+      expect(shown.data.checkout).toBeUndefined();
+      expect(shown.events.find((e) => e.kind === 'checkout.fallback')?.message).toMatch(
+        /checkout: cow fell back to git worktree add because as root, a bwrap task's commands run as uid \d+/,
+      );
+      const wrote = await repo.warren('exec', 'boxed', '--', 'sh', '-c', 'echo agent > README.md');
+      expect(wrote.code, wrote.stderr).toBe(0);
+      expect(gitIn(boxed.json.path, 'status', '--porcelain')).toBe('M README.md');
+
+      const open = await repo.warrenJson<{ path: string }>('new', 'feat', 'open', '--sandbox', 'none');
+      expect(open.code, open.stderr).toBe(0);
+      expect((await repo.warrenJson<Shown>('show', 'open')).json.data.checkout).toMatchObject({ mode: 'cow' });
+    });
+  },
+);

@@ -176,9 +176,11 @@ export function containedArgv(
   staged: readonly StagedSource[] = [],
 ): string[] {
   if (staged.length > 0) {
-    if (!sandboxed || mounts.length > 0)
-      throw new Error('containedArgv: staged clones are for a sandbox, whose layers the sandbox mounts itself');
-    const stage = ['unshare', '--mount', '--', ...stageArgv(staged)];
+    if (!sandboxed) throw new Error('containedArgv: staged clones are for a sandbox');
+    // The layers (already on the clones: Staging.mount) are mounted as the sandbox's uid, in a mount
+    // namespace of its own; the command is looked up by bwrap, inside, where they are seen.
+    const layers = mounts.length > 0 ? ['unshare', '--mount', '--', ...mountArgv(mounts, '')] : [];
+    const stage = ['unshare', '--mount', '--', ...stageArgv(staged), ...layers];
     // bwrap --unshare-pid brings its own PID namespace; the death signal is set again after the uid changes.
     return containment.kind === 'process-group'
       ? [...stage, ...argv]

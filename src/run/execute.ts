@@ -22,6 +22,7 @@ import {
 import { policyInPlay } from './policy-file.js';
 import { mountFailureReason } from './run-mounts.js';
 import {
+  assertMappable,
   assertSandboxAvailable,
   sandboxArgv,
   sandboxFailureReason,
@@ -111,6 +112,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
   const mounts: RunMount[] = [];
   for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
+  assertMappable(profile, task.id);
   // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
   // here), where the run looks it up once mounted; anywhere else it is not there at all.
   if (
@@ -176,20 +178,21 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
     egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
     const staging = profile.kind !== 'none' && sandboxMapsRoot() ? new Staging() : null;
+    const argv = sandboxArgv(
+      profile,
+      task.path,
+      request.argv,
+      egress && {
+        socket: egress.socket,
+        insideSocket: egress.insideSocket,
+        forwards: egress.forwards,
+        node: process.execPath,
+        bridge: bridgeScript(),
+      },
+      staging,
+    );
     result = await supervise({
-      argv: sandboxArgv(
-        profile,
-        task.path,
-        request.argv,
-        egress && {
-          socket: egress.socket,
-          insideSocket: egress.insideSocket,
-          forwards: egress.forwards,
-          node: process.execPath,
-          bridge: bridgeScript(),
-        },
-        staging,
-      ),
+      argv,
       cwd: task.path,
       env,
       stdin: request.stdin,
@@ -199,7 +202,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       output: request.output,
       containment,
       sandboxed: profile.kind !== 'none',
-      mounts,
+      // As root in a sandbox, the layers are mounted from clones too, once the workspace's is named (sandboxArgv).
+      mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
       ...(staging ? { staged: staging.sources } : {}),
       ...(request.final ? { final: finalWatch(ctx, task, runId, request.final) } : {}),

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { runBounded } from '../system/spawn.js';
 import { isInside } from '../util/paths.js';
-import { MOUNT_FAILED_STATUS } from './run-mounts.js';
+import { mountsUnder, type MountEntry } from '../system/mounts.js';
+import { isOverlayMount, overlayOptions } from '../system/overlay.js';
+import { MOUNT_FAILED_STATUS, type RunMount } from './run-mounts.js';
 
 /**
  * As root, the sandbox's uid 0 is not root outside. bwrap run by root maps the sandbox's uid 0
@@ -58,6 +60,27 @@ export class Staging {
     const at = path.join(STAGE_DIR, String(this.sources.length));
     this.sources.push({ path: p, at, follow });
     return at;
+  }
+
+  /**
+   * A copy-on-write layer the run mounts (as root, only for a sandbox: provisioning makes them so),
+   * made from idmapped clones of its layers, on its place in the workspace's clone. It is
+   * mounted as the sandbox's uid, in a user namespace (`userxattr`), before bwrap binds the
+   * workspace: its files are the sandbox's inside, root's on disk.
+   */
+  mount(m: RunMount): RunMount {
+    const { lower, upper, work } = m.layers;
+    const target = this.locate(m.target);
+    // Overlay wants upper and work on one mount: their common folder is cloned as one.
+    if (target === null || path.dirname(upper) !== path.dirname(work))
+      throw new Error(`Staging.mount: ${m.target} is in no bound path, or its upper and work layers are apart`);
+    const layers = this.source(path.dirname(upper), false);
+    const staged = {
+      lower: this.source(lower, false),
+      upper: path.join(layers, path.basename(upper)),
+      work: path.join(layers, path.basename(work)),
+    };
+    return { ...m, options: overlayOptions(staged.lower, staged.upper, staged.work, true), target, layers: staged };
   }
 
   /** Where `p`, inside a staged path, is found among the clones; null when it is in none of them. */
@@ -139,6 +162,19 @@ export function stageArgv(sources: readonly StagedSource[], uid = SANDBOX_UID): 
     ...sources.flatMap((s) => [s.follow ? 'f' : 'n', s.path, s.at]),
     '--',
   ];
+}
+
+/**
+ * The overlays mounted for every process (root's cow layers and checkouts) at or below what the
+ * sandbox writes: overlayfs has no idmapped mounts, so none of them can be given to the
+ * sandbox's uid. Pure given the mount table.
+ */
+export function unmappableMounts(writable: readonly string[], table: readonly MountEntry[]): string[] {
+  return writable.flatMap((p) =>
+    mountsUnder(table, p)
+      .filter(isOverlayMount)
+      .map((m) => m.mountPoint),
+  );
 }
 
 /** Whether the sandbox maps its root to SANDBOX_UID: when warren runs as root. */

@@ -6,7 +6,8 @@ import { runBounded } from '../system/spawn.js';
 import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, type Staging } from './sandbox-uid.js';
+import { readMounts } from '../system/mounts.js';
+import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, unmappableMounts, type Staging } from './sandbox-uid.js';
 
 export const SANDBOX_KINDS = ['none', 'bwrap'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
@@ -168,6 +169,26 @@ export async function assertSandboxAvailable(profile: SandboxProfile, home: stri
       'SANDBOX_UNAVAILABLE',
       `this task runs in a bwrap sandbox, and as root the sandbox's root must be another uid outside, which it cannot be here: ${problem}; nothing was run.`,
       { hint: sandboxUidHint() },
+    );
+  }
+}
+
+/**
+ * As root, refuses a sandbox whose writable paths hold an overlay mounted for every process
+ * (root's cow layers and checkouts, made before the task's sandbox was bwrap): the sandbox's
+ * uid could not be given them. Checked once the run's `beforeRun` steps have mounted again what
+ * a reboot took off.
+ */
+export function assertMappable(profile: SandboxProfile, taskId: string): void {
+  if (profile.kind === 'none' || !sandboxMapsRoot()) return;
+  const overlays = unmappableMounts(profile.writable, readMounts());
+  if (overlays.length > 0) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `this task runs in a bwrap sandbox, whose root is another uid outside when warren is root, and ${overlays.join(', ')} is a copy-on-write overlay mounted for every process, which cannot be mapped to that uid (overlayfs has no idmapped mounts); nothing was run.`,
+      {
+        hint: `Run \`warren provision ${taskId} --refresh\`: as root, a sandboxed task's copy-on-write layers are mounted in each command's own namespace instead. A copy-on-write checkout stays one: make the task again (a sandboxed task's checkout is then a plain one), or set \`sandbox: none\`.`,
+      },
     );
   }
 }
