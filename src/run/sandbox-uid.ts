@@ -94,10 +94,22 @@ export class Staging {
 }
 
 /**
- * perl (Essential in Debian) for the system calls no command of util-linux 2.38 makes:
- * open_tree, mount_setattr and move_mount (numbered alike on every architecture), and unshare,
- * setns, prctl and mount (x86_64's, and the generic table's). Run as root in the run's own mount
- * namespace, with `UID STAGE [f|n PATH AT]... -- COMMAND...`:
+ * The system calls the step makes that are numbered per architecture, by `process.arch`:
+ * unshare, setns, prctl, mount, setgroups, setresgid, setresuid (x86_64's table, and the generic
+ * one of arm64, riscv64 and loongarch64). open_tree, move_mount and mount_setattr are numbered
+ * alike everywhere (428, 429, 442).
+ */
+const SYSCALLS: Readonly<Record<string, readonly number[]>> = {
+  x64: [272, 308, 157, 165, 116, 119, 117],
+  arm64: [97, 268, 167, 40, 159, 149, 147],
+  riscv64: [97, 268, 167, 40, 159, 149, 147],
+  loong64: [97, 268, 167, 40, 159, 149, 147],
+};
+
+/**
+ * perl (Essential in Debian; strict alone: POSIX costs 28 ms to load, warnings 7) for
+ * the system calls no command of util-linux 2.38 makes. Run as root in the run's own mount
+ * namespace, with `UID STAGE NUMBERS... [f|n PATH AT]... -- COMMAND...`:
  * 1. a child makes a user namespace; root writes its maps, `0 UID 1`, and keeps a handle on it;
  * 2. each PATH is cloned with what is mounted below it (`f`: followed if it is a link; `n`: a
  *    link is refused) and idmapped through that namespace (its root-owned files are UID's);
@@ -106,17 +118,15 @@ export class Staging {
  *    death signal again (a change of uid clears it) and runs COMMAND.
  * Any step that fails says which and why, on one line, and exits STAGE_FAILED_STATUS.
  */
-const STAGE_SCRIPT = String.raw`use strict; use warnings; use POSIX ();
-my ($uid, $stage) = (shift @ARGV, shift @ARGV);
+const STAGE_SCRIPT = String.raw`use strict;
+my ($uid, $stage) = splice @ARGV, 0, 2;
+my ($UNSHARE, $SETNS, $PRCTL, $MOUNT, $SETGROUPS, $SETRESGID, $SETRESUID) = map { 0 + $_ } splice @ARGV, 0, 7;
 sub fail { print STDERR "${STAGE_MARK} as uid $uid: $_[0]; the command was not run\n"; exit ${STAGE_FAILED_STATUS} }
-my $arch = (POSIX::uname())[4];
-my %nr = (x86_64 => [272, 308, 157, 165], aarch64 => [97, 268, 167, 40], riscv64 => [97, 268, 167, 40], loongarch64 => [97, 268, 167, 40]);
-my ($UNSHARE, $SETNS, $PRCTL, $MOUNT) = @{$nr{$arch} // fail("no system call numbers for $arch")};
 my @src; while (@ARGV && $ARGV[0] ne '--') { push @src, [splice @ARGV, 0, 3] } shift @ARGV;
 my $ppid = getppid();
 pipe(my $r, my $w) && pipe(my $r2, my $w2) or fail("pipe: $!");
 my $pid = fork() // fail("fork: $!");
-if (!$pid) { close $r; close $w2; syswrite $w, syscall($UNSHARE, 0x10000000) == 0 ? 'u' : "unshare: $!"; sysread $r2, my $x, 1; POSIX::_exit(0) }
+if (!$pid) { close $r; close $w2; syswrite $w, syscall($UNSHARE, 0x10000000) == 0 ? 'u' : "unshare: $!"; sysread $r2, my $x, 1; exit 0 }
 close $w; close $r2;
 my $said = ''; sysread $r, $said, 200;
 $said eq 'u' or fail("a user namespace: " . ($said || 'the child said nothing'));
@@ -141,11 +151,11 @@ for (@fd) {
   my ($fd, $at, $dir) = @$_;
   ($dir ? mkdir($at) : open(my $f, '>', $at)) or fail("$at: $!");
   syscall(429, $fd, $none, -100, $at, 0x4) == 0 or fail("$at: move_mount: $!");
-  POSIX::close($fd);
 }
 syscall($SETNS, fileno $ns, 0x10000000) == 0 or fail("entering the user namespace: $!");
 close $ns;
-$) = '0 0'; POSIX::setgid(0) && POSIX::setuid(0) or fail("becoming its uid 0: $!");
+syscall($SETGROUPS, 0, 0) == 0 && syscall($SETRESGID, 0, 0, 0) == 0 && syscall($SETRESUID, 0, 0, 0) == 0
+  or fail("becoming its uid 0: $!");
 syscall($PRCTL, 1, 9) == 0 or fail("prctl: $!");
 getppid() == $ppid or exit ${STAGE_FAILED_STATUS};
 exec { $ARGV[0] } @ARGV or fail("$ARGV[0]: $!");
@@ -153,12 +163,16 @@ exec { $ARGV[0] } @ARGV or fail("$ARGV[0]: $!");
 
 /** The argv prefix that stages `sources` and runs what follows it as the sandbox's uid (in a mount namespace of its own). */
 export function stageArgv(sources: readonly StagedSource[], uid = SANDBOX_UID): string[] {
+  const numbers = SYSCALLS[process.arch];
+  if (!numbers)
+    throw new Error(`stageArgv: no system call numbers for ${process.arch} (sandboxUidProblem says so first)`);
   return [
     'perl',
     '-e',
     STAGE_SCRIPT,
     String(uid),
     STAGE_DIR,
+    ...numbers.map(String),
     ...sources.flatMap((s) => [s.follow ? 'f' : 'n', s.path, s.at]),
     '--',
   ];
@@ -227,6 +241,8 @@ export async function sandboxUidProblem(home: string): Promise<string | null> {
   const holder = uidHolder(SANDBOX_UID, readIdFiles());
   if (holder !== null)
     return `uid ${SANDBOX_UID}, which the sandbox's root is outside, is already ${holder}, who would share its files with the sandbox`;
+  if (!SYSCALLS[process.arch])
+    return `warren knows the system call numbers it needs for ${Object.keys(SYSCALLS).join(', ')}, not ${process.arch}`;
   const where = process.env.PATH ?? '';
   const known = probed.get(where);
   if (known !== undefined) return known;
