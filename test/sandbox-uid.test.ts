@@ -258,6 +258,10 @@ describe.skipIf(noBwrap !== null || notRoot !== null || noOverlay !== null)(
         'a',
       );
       expect(status.json.provisioned[0]?.changed.map((c) => c.path)).toContain('node_modules/left-pad/index.js');
+      // Nothing to unmount on the host: rm deletes the layers as it would a user's namespaced ones.
+      const removed = await repo.warren('rm', 'a', '--discard');
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(fs.existsSync(path.dirname(upper))).toBe(false);
     });
 
     it("a layer mounted for everyone (made before the task's sandbox was bwrap) is refused, naming it; --refresh makes it one the sandbox can write", async () => {
