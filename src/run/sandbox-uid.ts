@@ -112,7 +112,9 @@ const SYSCALLS: Readonly<Record<string, readonly number[]>> = {
  * namespace, with `UID STAGE NUMBERS... [f|n PATH AT]... -- COMMAND...`:
  * 1. a child makes a user namespace; root writes its maps, `0 UID 1`, and keeps a handle on it;
  * 2. each PATH is cloned with what is mounted below it (`f`: followed if it is a link; `n`: a
- *    link is refused) and idmapped through that namespace (its root-owned files are UID's);
+ *    link is refused, and not followed: one put there meanwhile is cloned as the link itself,
+ *    which bwrap resolves to its target as it is, not idmapped) and idmapped through that
+ *    namespace (its root-owned files are UID's);
  * 3. a tmpfs goes on STAGE, and each clone on its AT there;
  * 4. it enters the namespace, becomes its uid and gid 0 (UID outside, no other group), sets the
  *    death signal again (a change of uid clears it) and runs COMMAND.
@@ -139,6 +141,7 @@ close $w2; waitpid $pid, 0;
 my $none = ''; my @fd;
 for (@src) {
   my ($how, $p, $at) = @$_;
+  $how eq 'n' && -l $p and fail("$p is a symbolic link");
   my $fd = syscall(428, -100, $p, 0x1 | 0x80000 | 0x8000 | ($how eq 'n' ? 0x100 : 0));
   $fd >= 0 or fail("$p: open_tree: $!");
   my $attr = pack('QQQQ', 0x100000, 0, 0, fileno $ns);
