@@ -223,8 +223,10 @@ export const ERROR_DOCS = {
       'Follow the hint: sign the policy again with `warren policy sign`, create the task with the sandbox the rule asks for, or `warren policy keygen` (`--force` to replace a key).',
   },
   SANDBOX_UNAVAILABLE: {
-    meaning: 'The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here. Nothing was run.',
-    action: 'Install bubblewrap (`apt-get install bubblewrap`), or set `sandbox: none`.',
+    meaning:
+      "The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here; or warren is root and the sandbox's root cannot be another uid outside (no perl, no idmapped mounts on this kernel or file system, the uid taken), or the task's copy-on-write layers are overlays mounted for every process, which that uid cannot be given. Nothing was run.",
+    action:
+      'Install bubblewrap (`apt-get install bubblewrap`); as root, do what the hint says (perl, a kernel with idmapped mounts, `warren provision ID --refresh`), run warren as a user who is not root, or set `sandbox: none`.',
   },
   SANDBOX_REQUIRED: {
     meaning:

@@ -141,6 +141,7 @@ describe('architecture', () => {
         'system/tool.ts', // warren's own tools (cp, mount, psql with warren's SQL), argv of warren's
         'run/containment.ts', // the containment probe: `true` in a namespace
         'run/sandbox.ts', // `bwrap --version`
+        'run/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
       ],
       spawnService: ['run/daemon.ts'],
       spawnDetached: ['cli/commands/queue.ts'], // warren's own queue processor

@@ -10,6 +10,7 @@ import { parseProcNetTcp } from '../src/system/proc.js';
 import { MOUNT_FAILED_STATUS, mountFailureReason, NOT_FOUND_STATUS, type RunMount } from '../src/run/run-mounts.js';
 import { classifyRisk } from '../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../src/run/sandbox.js';
+import { SANDBOX_UID, Staging, uidHolder } from '../src/run/sandbox-uid.js';
 import { assertRunnable, dbNameFor } from '../src/run/task-env.js';
 import type { Task, TaskState } from '../src/state/types.js';
 
@@ -218,6 +219,36 @@ describe('sandbox', () => {
     expect(sandboxArgv({ ...profile, network: true }, '/w/ws', ['x'])).not.toContain('--unshare-net');
     expect(sandboxArgv(none, '/w', ['x'])).toEqual(['x']);
   });
+  it('as root, each bound path is bound from its clone under /tmp, in order; a path the agent can change is not followed', () => {
+    const staging = new Staging();
+    const argv = sandboxArgv(profile, '/w/ws', ['x'], null, staging).join(' ');
+    expect(staging.sources).toEqual([
+      { path: '/tmp/repo', at: '/tmp/0', follow: true },
+      { path: '/home/me/.gitconfig', at: '/tmp/1', follow: true },
+      { path: '/w/ws', at: '/tmp/2', follow: false },
+      { path: '/w/ws/.git', at: '/tmp/3', follow: false },
+    ]);
+    expect(argv).toContain(
+      '--ro-bind /tmp/0 /tmp/repo --ro-bind /tmp/1 /home/me/.gitconfig --bind /tmp/2 /w/ws --ro-bind /tmp/3 /w/ws/.git',
+    );
+    // The masks and / stay what they are: only what is bound back comes from a clone.
+    expect(argv).toContain('--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /home/me --tmpfs /w');
+    expect(staging.locate('/w/ws/node_modules')).toBe('/tmp/2/node_modules');
+    expect(staging.locate('/w/ws/.git')).toBe('/tmp/3');
+    expect(staging.locate('/elsewhere')).toBeNull();
+  });
+  it("the sandbox's uid is nobody's here: a user, a group, or a subordinate range that holds it is named", () => {
+    const files = {
+      '/etc/passwd': `root:x:0:0:root:/root:/bin/sh\n# a comment\nalice:x:1000:1000::/home/alice:/bin/sh\n`,
+      '/etc/subuid': `alice:100000:65536\n`,
+    };
+    expect(uidHolder(SANDBOX_UID, files)).toBeNull();
+    expect(uidHolder(1000, files)).toBe('alice in /etc/passwd');
+    expect(uidHolder(165535, files)).toBe('alice in /etc/subuid');
+    expect(uidHolder(165536, files)).toBeNull();
+    expect(uidHolder(SANDBOX_UID, { '/etc/subgid': `bob:${SANDBOX_UID - 10}:65536\n` })).toBe('bob in /etc/subgid');
+    expect(uidHolder(SANDBOX_UID, { '/etc/group': `warren:x:${SANDBOX_UID}:\n` })).toBe('warren in /etc/group');
+  });
   it('failure reasons come from the log only under a sandbox', () => {
     expect(sandboxFailureReason(profile, "touch: cannot touch '/x': Read-only file system")).toMatch(/write outside/);
     expect(sandboxFailureReason(profile, 'connect ECONNREFUSED 127.0.0.1:5432')).toMatch(/network/);
@@ -233,6 +264,7 @@ describe('containedArgv', () => {
     fsType: 'overlay',
     options: 'userxattr,lowerdir=/l,upperdir=/u,workdir=/w',
     target: '/ws/node_modules',
+    layers: { lower: '/l', upper: '/u', work: '/w' },
   };
   const initOf = (argv: string[]): number => argv.indexOf('warren-init');
 
@@ -294,6 +326,33 @@ describe('containedArgv', () => {
     ]);
     expect(argv).not.toContain('--pid');
     expect(argv.slice(-7)).toEqual(['unshare', '--user', '--map-user=1000', '--map-group=100', '--', 'bwrap', 'x']);
+  });
+
+  it("root in a sandbox: the clones are made in a mount namespace of the run's own, then bwrap runs as the sandbox's uid", () => {
+    const staged = [{ path: '/w/ws', at: '/tmp/0', follow: false }];
+    const argv = containedArgv(root, ['bwrap', 'x'], true, [], '', staged);
+    expect(argv.slice(0, 9)).toEqual([
+      'setpriv',
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
+      '--mount',
+      '--',
+      'perl',
+      '-e',
+    ]);
+    expect(argv.slice(10, 12)).toEqual([String(SANDBOX_UID), '/tmp']);
+    // Then this architecture's numbers of the seven system calls that differ, then each path.
+    expect(argv.slice(12, 19).every((n) => /^\d+$/.test(n))).toBe(true);
+    expect(argv.slice(19)).toEqual(['n', '/w/ws', '/tmp/0', '--', 'bwrap', 'x']);
+    expect(argv).not.toContain('--pid');
+    expect(
+      containedArgv({ kind: 'process-group', reason: '' }, ['bwrap', 'x'], true, [], '', staged).slice(0, 3),
+    ).toEqual(['unshare', '--mount', '--']);
+    const log =
+      "warren: could not mount the sandbox's paths as uid 1: /w/ws: an idmapped mount: Invalid argument; the command was not run\n";
+    expect(mountFailureReason(MOUNT_FAILED_STATUS, log)).toBe(log.slice('warren: '.length).trim());
   });
 
   it('the process group cannot carry mounts (the caller refuses first); a mount failure reads back from the log', () => {

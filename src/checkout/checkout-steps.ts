@@ -8,6 +8,7 @@ import {
   wantsCow,
 } from './cow.js';
 import { collectCheckoutGarbage } from './collect.js';
+import { sandboxKindFor } from '../run/sandbox.js';
 
 /** Copy-on-write checkouts' steps in a workspace's life: make, remove, gc, and before a run. */
 
@@ -18,7 +19,14 @@ export const checkoutCreate: CheckoutStep = {
     if (!wanted.cow) return false;
     const outcome = await addCowCheckout(
       ctx,
-      { id: task.id, branch: task.branch, path: task.path, commit: task.baseCommit, record: true },
+      {
+        id: task.id,
+        branch: task.branch,
+        path: task.path,
+        commit: task.baseCommit,
+        record: true,
+        sandbox: sandboxKindFor(ctx, task),
+      },
       (line) => ctx.reporter.line(line),
     );
     if (outcome.made) return true;

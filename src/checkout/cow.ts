@@ -5,7 +5,8 @@ import { classifyGitStderr } from '../git/errors.js';
 import { deleteBranchIfExists } from '../git/refs.js';
 import { addEmptyWorktree, setWorktreeConfig } from '../git/snapshot.js';
 import { listWorktrees, removeWorktree } from '../git/worktrees.js';
-import { overlaySupport } from '../provision/cow-support.js';
+import { layersForSandbox, overlaySupport, SANDBOXED_CHECKOUT } from '../provision/cow-support.js';
+import type { SandboxKind } from '../run/sandbox.js';
 import { checkLayerPaths, deadMount, mountOverlay, overlayAt, unmount } from '../system/overlay.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -54,6 +55,8 @@ export interface CheckoutRequest {
   commit: string;
   /** Record the facts on the task row (a task has one; a queue gate does not). */
   record: boolean;
+  /** The sandbox the workspace's commands run in: as root, a bwrap one gets no cow checkout (cow-support.ts). */
+  sandbox: SandboxKind;
 }
 
 export type CheckoutOutcome = { made: true; facts: CheckoutFacts } | { made: false; reason: string | null };
@@ -78,6 +81,7 @@ export async function addCowCheckout(
   const started = Date.now();
   const support = await overlaySupport(ctx.store.home);
   if (!support.ok) return { made: false, reason: support.reason };
+  if (layersForSandbox(req.sandbox)) return { made: false, reason: SANDBOXED_CHECKOUT };
   if (support.how === 'namespaced') {
     return {
       made: false,

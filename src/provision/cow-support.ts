@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { detectContainment } from '../run/containment.js';
+import type { SandboxKind } from '../run/sandbox.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
 import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
@@ -71,6 +73,20 @@ async function findSupport(home: string): Promise<OverlaySupport> {
   if (!recalled && found.ok) remember(cacheDir, 'overlay', key, found);
   return found;
 }
+
+/**
+ * As root, whether the cow layers and checkout of a task whose commands run in `sandbox` must be
+ * ones the sandbox can be given: a bwrap sandbox runs as another uid outside
+ * (src/run/sandbox-uid.ts), and an overlay mounted for everyone shows root's files, which
+ * overlayfs cannot map to it. Its layers are then mounted in each command's own namespace (as a
+ * user's without fuse are), and its checkout is a plain one.
+ */
+export function layersForSandbox(sandbox: SandboxKind): boolean {
+  return sandboxMapsRoot() && sandbox === 'bwrap';
+}
+
+/** Why a checkout for such a task is not a cow one. */
+export const SANDBOXED_CHECKOUT = `as root, a bwrap task's commands run as uid ${SANDBOX_UID}, and a copy-on-write checkout is an overlay every process sees, whose files (root's) overlayfs cannot map to that uid`;
 
 function isSupport(v: unknown): v is OverlaySupport {
   if (typeof v !== 'object' || v === null) return false;

@@ -20,6 +20,7 @@ import { relocateRecords } from './relocate/relocate.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { overlaySupport } from './cow-support.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
 
 export interface ProvisionResult {
@@ -138,7 +139,10 @@ export async function provisionPaths(
   }
   const namespaced = records.filter((r) => r.namespaced).map((r) => r.path);
   if (namespaced.length > 0) {
-    const message = `${namespaced.join(', ')}: a copy-on-write layer in a user namespace (not root), visible only to commands run through warren (exec, run, setup, verify); tools outside warren (an editor, a shell) see an empty folder. \`warren exec ${task.id} -- $SHELL\` opens a shell that sees it.${await whyNotFuse(ctx)}`;
+    const why = sandboxMapsRoot()
+      ? `as root: this task's bwrap sandbox runs as uid ${SANDBOX_UID}, which a layer mounted for everyone could not be given`
+      : 'not root';
+    const message = `${namespaced.join(', ')}: a copy-on-write layer in a user namespace (${why}), visible only to commands run through warren (exec, run, setup, verify); tools outside warren (an editor, a shell) see an empty folder. \`warren exec ${task.id} -- $SHELL\` opens a shell that sees it.${await whyNotFuse(ctx)}`;
     event('provision.namespaced', 'info', message, { paths: namespaced });
     progress(`warren: ${message}`);
   }

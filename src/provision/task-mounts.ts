@@ -190,7 +190,12 @@ export function runMounts(task: Task): RunMount[] {
         'PROVISION_FAILED',
         `${r.path}'s copy-on-write layer cannot be mounted: ${checked.error}; nothing was run.`,
       );
-    mounts.push({ fsType: 'overlay', options: overlayOptions(r.lower, r.upper, r.work, true), target });
+    mounts.push({
+      fsType: 'overlay',
+      options: overlayOptions(r.lower, r.upper, r.work, true),
+      target,
+      layers: { lower: r.lower, upper: r.upper, work: r.work },
+    });
   }
   return mounts;
 }

@@ -87,7 +87,7 @@ export async function runGate(
   recordMade(ctx, wsPath, 'integration', gateTask);
   fs.mkdirSync(ctx.root, { recursive: true });
   // `checkout: cow` makes the integration workspace copy-on-write too; else, or where it cannot, a plain detached worktree.
-  const checkout = await gateCheckout(ctx, gateTask, wsPath, commit);
+  const checkout = await gateCheckout(ctx, gateTask, wsPath, commit, sandbox);
   if (!checkout) {
     const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
     if (made.exitCode !== 0)
@@ -207,11 +207,12 @@ async function gateCheckout(
   gateTask: string,
   wsPath: string,
   commit: string,
+  sandbox: SandboxKind,
 ): Promise<CheckoutFacts | null> {
   if (!wantsCow(ctx).cow) return null;
   const outcome = await addCowCheckout(
     ctx,
-    { id: gateTask, branch: null, path: wsPath, commit, record: false },
+    { id: gateTask, branch: null, path: wsPath, commit, record: false, sandbox },
     () => undefined,
   );
   if (outcome.made) return outcome.facts;

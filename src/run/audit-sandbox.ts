@@ -1,5 +1,6 @@
 import type { AuditSection } from '../workspace/types.js';
 import { sandboxProfileFor } from './sandbox.js';
+import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
 
 /**
  * `warren audit ID`, section "sandbox": what a command of the task can see and write when it
@@ -25,6 +26,9 @@ export const sandboxAudit: AuditSection = {
         : 'no network: a loopback of its own';
     const lines = [
       'bwrap: no capability, a user namespace of its own, the root file system read-only',
+      ...(sandboxMapsRoot()
+        ? [`uid: ${SANDBOX_UID} outside (warren is root): to root's files and sockets it is "other"`]
+        : []),
       `network: ${network}`,
       ...profile.masked.map((p) => `hidden:   ${p} (an empty folder inside)`),
       ...profile.readable.map((p) => `read:     ${p}`),

@@ -7,7 +7,13 @@ import { pinned } from '../workspace/pinned.js';
 import { detectContainment, type Containment } from './containment.js';
 import { pickEnv, SANDBOX_ENV } from './declared-env.js';
 import { policyInPlay } from './policy-file.js';
-import { assertSandboxAvailable, sandboxKindFor, sandboxProfileFor, type SandboxProfile } from './sandbox.js';
+import {
+  assertMappable,
+  assertSandboxAvailable,
+  sandboxKindFor,
+  sandboxProfileFor,
+  type SandboxProfile,
+} from './sandbox.js';
 import { taskEnv } from './task-env.js';
 import { taskTmp, tmpEnv } from './task-tmp.js';
 import { assertSettingsTrusted } from './trust.js';
@@ -73,7 +79,7 @@ export async function boundaryOf(ctx: ProjectContext, task: Task, request: Bound
     const policy = loadVerifiedPolicy(ctx.store.home, ctx.repo.root);
     if (policy) checkPolicy(policy, task.id, profile);
   }
-  await assertSandboxAvailable(profile);
+  await assertSandboxAvailable(profile, ctx.store.home);
   const own = { ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
   const env =
     profile.kind === 'none'
@@ -85,5 +91,7 @@ export async function boundaryOf(ctx: ProjectContext, task: Task, request: Bound
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
   const mounts: RunMount[] = [];
   for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
+  // As root, what the sandbox writes must be mappable to its uid (no overlay mounted for every process there).
+  assertMappable(profile, task.id);
   return { profile, env, containment, mounts, tmp };
 }

@@ -2,6 +2,7 @@ import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { runBounded } from '../system/spawn.js';
 import { hasProc } from '../system/proc.js';
 import { mountArgv, type RunMount } from './run-mounts.js';
+import { stageArgv, type StagedSource } from './sandbox-uid.js';
 
 /**
  * How a run's process tree is held together so that it can be ended as a whole.
@@ -162,7 +163,9 @@ function initScript(o: { stdin: 'handed-over' | 'closed'; statusFile: boolean })
 /**
  * The argv that runs `argv` (already sandbox-wrapped, if at all) under this containment, with
  * `mounts` made first in the run's own mount namespace (visible to the command only), and
- * `command` (the user's, before any sandbox wrapping) looked up there once they are.
+ * `command` (the user's, before any sandbox wrapping) looked up there once they are. With
+ * `staged` (root, in a sandbox: sandbox-uid.ts), the clones the sandbox binds are made first,
+ * in a mount namespace of the run's own, and the rest runs as the sandbox's uid.
  */
 export function containedArgv(
   containment: Containment,
@@ -170,7 +173,19 @@ export function containedArgv(
   sandboxed: boolean,
   mounts: readonly RunMount[] = [],
   command = '',
+  staged: readonly StagedSource[] = [],
 ): string[] {
+  if (staged.length > 0) {
+    if (!sandboxed) throw new Error('containedArgv: staged clones are for a sandbox');
+    // The layers (already on the clones: Staging.mount) are mounted as the sandbox's uid, in a mount
+    // namespace of its own; the command is looked up by bwrap, inside, where they are seen.
+    const layers = mounts.length > 0 ? ['unshare', '--mount', '--', ...mountArgv(mounts, '')] : [];
+    const stage = ['unshare', '--mount', '--', ...stageArgv(staged), ...layers];
+    // bwrap --unshare-pid brings its own PID namespace; the death signal is set again after the uid changes.
+    return containment.kind === 'process-group'
+      ? [...stage, ...argv]
+      : ['setpriv', '--pdeathsig', 'KILL', '--', ...stage, ...argv];
+  }
   if (containment.kind === 'process-group') {
     if (mounts.length > 0)
       throw new Error('containedArgv: mounts need a namespace; the caller checks this before spawning');

@@ -22,6 +22,7 @@ import { mountFailureReason } from './run-mounts.js';
 import { sandboxArgv, sandboxFailureReason } from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
+import { sandboxMapsRoot, Staging } from './sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
@@ -150,18 +151,21 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
     egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
+    const staging = profile.kind !== 'none' && sandboxMapsRoot() ? new Staging() : null;
+    const argv = sandboxArgv(
+      profile,
+      task.path,
+      request.argv,
+      egress && {
+        egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
+        ingressPort: null,
+        node: process.execPath,
+        bridge: bridgeScript(),
+      },
+      staging,
+    );
     result = await supervise({
-      argv: sandboxArgv(
-        profile,
-        task.path,
-        request.argv,
-        egress && {
-          egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
-          ingressPort: null,
-          node: process.execPath,
-          bridge: bridgeScript(),
-        },
-      ),
+      argv,
       cwd: task.path,
       env,
       stdin: request.stdin,
@@ -171,8 +175,10 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       output: request.output,
       containment,
       sandboxed: profile.kind !== 'none',
-      mounts,
+      // As root in a sandbox, the layers are mounted from clones too, once the workspace's is named (sandboxArgv).
+      mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
+      ...(staging ? { staged: staging.sources } : {}),
       ...(request.final ? { final: finalWatch(ctx, task, runId, request.final) } : {}),
     });
   } catch (err) {
@@ -203,7 +209,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }
   const logTail = result.exitCode === 0 ? '' : tail(log);
-  const notStarted = mounts.length > 0 ? mountFailureReason(result.exitCode, logTail) : null;
+  // The mount step, or (as root, in a sandbox) the step that makes its clones, says why the command did not start.
+  const notStarted =
+    mounts.length > 0 || (profile.kind !== 'none' && sandboxMapsRoot())
+      ? mountFailureReason(result.exitCode, logTail)
+      : null;
   const failure = notStarted ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
   finishRun(ctx.store, runId, result, reason);

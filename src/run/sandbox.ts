@@ -6,6 +6,8 @@ import { runBounded } from '../system/spawn.js';
 import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { readMounts } from '../system/mounts.js';
+import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, unmappableMounts, type Staging } from './sandbox-uid.js';
 
 export const SANDBOX_KINDS = ['none', 'bwrap'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
@@ -158,7 +160,12 @@ function workspacePaths(commonDir: string, task: Task): { writable: string[]; pi
 /** Whether bwrap runs, per PATH it is found on. */
 const bwrapRuns = new Map<string, boolean>();
 
-export async function assertSandboxAvailable(profile: SandboxProfile): Promise<void> {
+/**
+ * Refuses, before anything runs, a bwrap sandbox this machine cannot give: bwrap missing, or (as
+ * root) one whose root would be root outside (sandbox-uid.ts). Never a quiet sandbox as uid 0:
+ * the task asked for a sandbox, and root's files and sockets would be open to it.
+ */
+export async function assertSandboxAvailable(profile: SandboxProfile, home: string): Promise<void> {
   if (profile.kind === 'none') return;
   const where = process.env.PATH ?? '';
   let runs = bwrapRuns.get(where);
@@ -174,6 +181,35 @@ export async function assertSandboxAvailable(profile: SandboxProfile): Promise<v
       'this task runs in a bwrap sandbox but bubblewrap (bwrap) is not installed or cannot run here; nothing was run.',
       {
         hint: 'Install it (apt-get install bubblewrap), or set `sandbox: none` for this project.',
+      },
+    );
+  }
+  if (!sandboxMapsRoot()) return;
+  const problem = await sandboxUidProblem(home);
+  if (problem !== null) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `this task runs in a bwrap sandbox, and as root the sandbox's root must be another uid outside, which it cannot be here: ${problem}; nothing was run.`,
+      { hint: sandboxUidHint() },
+    );
+  }
+}
+
+/**
+ * As root, refuses a sandbox whose writable paths hold an overlay mounted for every process
+ * (root's cow layers and checkouts, made before the task's sandbox was bwrap): the sandbox's
+ * uid could not be given them. Checked once the run's `beforeRun` steps have mounted again what
+ * a reboot took off.
+ */
+export function assertMappable(profile: SandboxProfile, taskId: string): void {
+  if (profile.kind === 'none' || !sandboxMapsRoot()) return;
+  const overlays = unmappableMounts(profile.writable, readMounts());
+  if (overlays.length > 0) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `this task runs in a bwrap sandbox, whose root is another uid outside when warren is root, and ${overlays.join(', ')} is a copy-on-write overlay mounted for every process, which cannot be mapped to that uid (overlayfs has no idmapped mounts); nothing was run.`,
+      {
+        hint: `Run \`warren provision ${taskId} --refresh\`: as root, a sandboxed task's copy-on-write layers are mounted in each command's own namespace instead. A copy-on-write checkout stays one: make the task again (a sandboxed task's checkout is then a plain one), or set \`sandbox: none\`.`,
       },
     );
   }
@@ -212,14 +248,19 @@ export interface BridgeSpec {
  * bind it in the sandbox's own network namespace is kept.)
  * With a bridge the network stays unshared, and the command runs under it: it carries the
  * command's connections to warren's proxy over the bound socket, and a service's inbound ones in.
+ * With `staging` (warren is root), that root is not root outside: each bound path is bound from
+ * the clone `staging` names for it, which maps its owner to the sandbox's uid (sandbox-uid.ts).
  */
 export function sandboxArgv(
   profile: SandboxProfile,
   cwd: string,
   argv: readonly string[],
   bridge: BridgeSpec | null = null,
+  staging: Staging | null = null,
 ): string[] {
   if (profile.kind === 'none') return [...argv];
+  // As root, every bound path comes from its idmapped clone (sandbox-uid.ts); a path the agent can change is never followed.
+  const from = (p: string, follow: boolean): string => staging?.source(p, follow) ?? p;
   const args = [
     'bwrap',
     '--die-with-parent',
@@ -239,9 +280,9 @@ export function sandboxArgv(
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
   // Masks first, then what is bound back over them; a path under /tmp is bound over the private /tmp too.
   for (const p of profile.masked) args.push('--tmpfs', p);
-  for (const p of profile.readable) args.push('--ro-bind', p, p);
-  for (const p of profile.writable) args.push('--bind', p, p);
-  for (const p of profile.pinned) args.push('--ro-bind', p, p);
+  for (const p of profile.readable) args.push('--ro-bind', from(p, true), p);
+  for (const p of profile.writable) args.push('--bind', from(p, false), p);
+  for (const p of profile.pinned) args.push('--ro-bind', from(p, false), p);
   // A mask is read-only once what goes inside it is bound: a write there fails as any write outside does.
   for (const p of profile.masked) args.push('--remount-ro', p);
   if (!bridge || (!egress && bridge.ingressPort === null)) {
@@ -249,8 +290,8 @@ export function sandboxArgv(
     return args;
   }
   // node and the bridge are bound in by name: under /tmp (a clone there) the private /tmp would hide them.
-  args.push('--ro-bind', bridge.node, bridge.node, '--ro-bind', bridge.bridge, bridge.bridge);
-  if (egress) args.push('--bind', egress.socket, egress.insideSocket);
+  args.push('--ro-bind', from(bridge.node, true), bridge.node, '--ro-bind', from(bridge.bridge, true), bridge.bridge);
+  if (egress) args.push('--bind', from(egress.socket, false), egress.insideSocket);
   args.push('--chdir', cwd, '--', bridge.node, bridge.bridge, egress ? egress.insideSocket : '-');
   args.push(
     !egress || egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','),

@@ -4,6 +4,9 @@ import { startBounded, tryKill } from '../system/spawn.js';
 import { childrenOf, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { sandboxArgv, type SandboxProfile } from './sandbox.js';
+import { mountArgv } from './run-mounts.js';
+import { stageArgv, Staging } from './sandbox-uid.js';
+import type { RunMount } from '../system/mounts.js';
 
 /**
  * The host's half of a sandboxed service (src/run/service-runner.ts): warren's own program, the
@@ -27,6 +30,11 @@ export interface ServiceHostSpec {
   /** The service's own port: reached from the host through this process when the sandbox has no network. */
   port: number | null;
   node: string;
+  /**
+   * As root, the sandbox's root is another uid outside (sandbox-uid.ts): its paths are bound from
+   * idmapped clones, and the task's copy-on-write layers mounted from clones of theirs, here.
+   */
+  stage: { mounts: RunMount[] } | null;
 }
 
 export function readServiceHostSpec(file: string): ServiceHostSpec {
@@ -49,7 +57,8 @@ async function main(specFile: string, say: Say): Promise<number> {
   }
   const ingressPort = spec.port !== null && !spec.profile.network ? spec.port : null;
   const bridged = egress !== null || ingressPort !== null;
-  const argv = sandboxArgv(
+  const staging = spec.stage ? new Staging() : null;
+  const sandboxed = sandboxArgv(
     spec.profile,
     spec.cwd,
     spec.argv,
@@ -61,7 +70,21 @@ async function main(specFile: string, say: Say): Promise<number> {
           bridge: bridgeScript(),
         }
       : null,
+    staging,
   );
+  // As a run's (containment.ts): the clones made and the layers mounted in a mount namespace of
+  // the service's own, then the rest as the sandbox's uid.
+  const layers = staging && spec.stage ? spec.stage.mounts.map((m) => staging.mount(m)) : [];
+  const argv = staging
+    ? [
+        'unshare',
+        '--mount',
+        '--',
+        ...stageArgv(staging.sources),
+        ...(layers.length > 0 ? ['unshare', '--mount', '--', ...mountArgv(layers, '')] : []),
+        ...sandboxed,
+      ]
+    : sandboxed;
   const child = startBounded({
     argv,
     cwd: spec.cwd,

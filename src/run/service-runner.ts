@@ -7,6 +7,7 @@ import { startDaemon, type DaemonRecord } from './daemon.js';
 import { boundaryOf } from './boundary.js';
 import { assertMountable } from './execute.js';
 import type { ServiceHostSpec } from './service-host.js';
+import { sandboxMapsRoot } from './sandbox-uid.js';
 
 /**
  * The runner's other half (src/run/execute.ts runs a bounded command): a process that outlives
@@ -47,6 +48,8 @@ export async function startServiceInTask(
   assertMountable(task, boundary.mounts, boundary.containment);
   fs.mkdirSync(request.dir, { recursive: true, mode: 0o700 });
   let argv = [...request.argv];
+  // As root in a sandbox, the layers are mounted by the service host, from clones (sandbox-uid.ts).
+  const staged = boundary.profile.kind !== 'none' && sandboxMapsRoot();
   if (boundary.profile.kind !== 'none') {
     const spec: ServiceHostSpec = {
       profile: boundary.profile,
@@ -54,6 +57,7 @@ export async function startServiceInTask(
       argv: [...request.argv],
       port: request.port,
       node: process.execPath,
+      stage: staged ? { mounts: boundary.mounts } : null,
     };
     const specFile = path.join(request.dir, 'sandbox.json');
     writeFileAtomic(specFile, `${JSON.stringify(spec)}\n`);
@@ -67,7 +71,7 @@ export async function startServiceInTask(
     env: boundary.env,
     log: request.log,
     containment: boundary.containment,
-    mounts: boundary.mounts,
+    mounts: staged ? [] : boundary.mounts,
   });
   // Reached from the host through the service host, which listens only once the service accepts inside.
   return { record, ingress: boundary.profile.kind !== 'none' && !boundary.profile.network && request.port !== null };

@@ -4,6 +4,7 @@ import { startBounded, tryKill } from '../system/spawn.js';
 import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
 import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 import type { RunMount } from './run-mounts.js';
+import type { StagedSource } from './sandbox-uid.js';
 import type { RunOutput } from '../workspace/reporter.js';
 
 /**
@@ -33,6 +34,8 @@ export interface SuperviseSpec {
   mounts?: readonly RunMount[];
   /** The command as given (argv[0] before any sandbox wrapping): looked up after the mounts, where they are seen. */
   command?: string;
+  /** As root in a sandbox: the clones its bound paths are bound from, made before it starts (sandbox-uid.ts). */
+  staged?: readonly StagedSource[];
   /**
    * An agent's final-result marker: once `file` exists while the command still runs, only what
    * it left behind keeps it alive. `onLeftover` is told at once (with those processes), and
@@ -89,7 +92,14 @@ function commOf(pid: number): string {
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
-  const argv = containedArgv(spec.containment, spec.argv, spec.sandboxed, spec.mounts ?? [], spec.command);
+  const argv = containedArgv(
+    spec.containment,
+    spec.argv,
+    spec.sandboxed,
+    spec.mounts ?? [],
+    spec.command,
+    spec.staged ?? [],
+  );
   const logFd = fs.openSync(spec.logPath, 'a', 0o600);
   let canceledBy: SuperviseResult['canceledBy'] = null;
   const echo = { ...spec.output };

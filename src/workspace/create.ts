@@ -175,7 +175,8 @@ const rowInserted: NewStep = {
       base: live.base,
       baseCommit: data.baseCommit,
       state: 'creating',
-      data: {},
+      // The task's own sandbox from the start: how its checkout and layers are made depends on it (as root).
+      data: live.options.sandbox ? { sandbox: live.options.sandbox } : {},
     });
   },
   async undo({ ctx, data }) {

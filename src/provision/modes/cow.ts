@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeTree } from '../../system/remove-tree.js';
-import { overlaySupport } from '../cow-support.js';
+import { layersForSandbox, overlaySupport } from '../cow-support.js';
+import { sandboxKindFor } from '../../run/sandbox.js';
 import { layerDirs } from '../layout.js';
 import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt } from '../../system/overlay.js';
 import { installCommand, installedFacts, isNodeModules } from '../snapshots/installed.js';
@@ -90,7 +91,10 @@ export async function provisionCow(env: ModeEnv, item: ProvisionItem, dst: strin
     fs.mkdirSync(upper, { recursive: true });
     fs.mkdirSync(work, { recursive: true });
     fs.mkdirSync(dst, { recursive: true });
-    const namespaced = support.ok && support.how === 'namespaced';
+    // As root, a sandboxed task's layer too: the sandbox runs as another uid, which root's overlay
+    // (no idmapped mounts) cannot be given; one mounted in each command's namespace can (sandbox-uid.ts).
+    const forSandbox = support.ok && support.how === 'global' && layersForSandbox(sandboxKindFor(env.ctx, env.task));
+    const namespaced = (support.ok && support.how === 'namespaced') || forSandbox;
     const fuse = support.ok && support.how === 'fuse';
     // Namespaced, each run makes the mount; what can be checked now is that its options can carry the paths.
     const mounted = namespaced
