@@ -87,6 +87,23 @@ function getJson<T>(port: number | string): Promise<T> {
   });
 }
 
+/** The real uid (outside) of each `node server.js` of a service under `home` (found by the daemon's mark in its environment). */
+function serverUids(home: string): number[] {
+  const uids: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (cmd[0] !== 'node' || cmd[1] !== 'server.js') continue;
+      if (!fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`WARREN_DAEMON=${home}`)) continue;
+      const uid = /^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      if (uid !== undefined) uids.push(Number(uid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return uids;
+}
+
 async function webPort(repo: TestRepo, id: string): Promise<number> {
   const env = (await repo.warrenJson<{ env: Record<string, string> }>('env', id)).json.env;
   return Number(env.WARREN_SERVICE_WEB_PORT);
@@ -112,6 +129,12 @@ services:
     const held = !fs.existsSync(path.join(marks, 'server-ran-on-the-host')) && seen.wrote !== 'yes';
     record('root', 'services', "a task's dev server runs the agent's server.js on the host", held);
     expect(held, JSON.stringify(seen)).toBe(true);
+    // As root, the server's uid 0 is another uid outside (src/run/sandbox-uid.ts), as a command's is.
+    const uids = serverUids(repo.home);
+    expect(uids.length).toBeGreaterThan(0);
+    const notRoot = uids.every((u) => u !== 0);
+    record('root', 'services', "a task's dev server is uid 0 outside", notRoot);
+    expect(uids).not.toContain(0);
   }, 120_000);
 
   it('sees only its declared environment: no variable of warren’s own, no agent socket', async () => {
