@@ -154,7 +154,7 @@ describe.skipIf(fullTierOnly(import.meta.filename, 'the random-kill trials'))('k
  * warren's service host). A kill anywhere in `new` or `rm` must leave no service running for a
  * task that is gone, and the next commands must leave the task ready with its services, or gone.
  */
-const SERVICE_KILLS = { new: 15, rm: 10 };
+const SERVICE_KILLS = { new: 10, rm: 8 };
 const noServices =
   fullTierOnly(import.meta.filename, 'the random-kill trials') ??
   unavailable(import.meta.filename, 'redis') ??
@@ -195,7 +195,7 @@ describe.skipIf(noServices)('killed at a random instant, with services in the ta
 
   it(
     `warren new with a redis and a sandboxed dev server, killed ${SERVICE_KILLS.new} times: no service of a gone task runs, and new succeeds`,
-    { timeout: 600_000 },
+    { timeout: 900_000 },
     async () => {
       const repo = repoWithServices();
       const full = await runKilledAt(repo, ['new', 'feat', 'calibrate'], null);
@@ -244,7 +244,7 @@ describe.skipIf(noServices)('killed at a random instant, with services in the ta
 
   it(
     `warren rm of a task with services, killed ${SERVICE_KILLS.rm} times: removed or removable, no service left running`,
-    { timeout: 600_000 },
+    { timeout: 900_000 },
     async () => {
       const repo = repoWithServices();
       await ok(repo, 'new', 'feat', 'calibrate');

@@ -98,8 +98,8 @@ describe.skipIf(noRedis)('another local user (uid 65534) reads no secret of a ta
       expect(holding, 'command lines holding a password').toEqual([]);
     }
 
-    // redis took its password from its file (0600 in its own folder): without it, refused; with it, served.
-    expect(mode(path.join(dir ?? '', 'redis.conf'))).toBe('0600');
+    // redis took its password from its file (0600, beside its data in its own folder): without it, refused; with it, served.
+    expect(mode(path.join(dir ?? '', 'data', 'redis.conf'))).toBe('0600');
     const port = String(cache.port);
     expect(spawnSync('redis-cli', ['-p', port, 'PING'], { encoding: 'utf8' }).stdout).toMatch(/NOAUTH/);
     const ping = await repo.warren('exec', 'a', '--', 'sh', '-c', 'redis-cli --no-auth-warning -u "$REDIS_URL" PING');
