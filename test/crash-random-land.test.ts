@@ -9,6 +9,7 @@ import {
   killWindow,
   killedSoFar,
   leftBehind,
+  noServiceOfAGoneTask,
   noCommitLost,
   reachable,
   report,
@@ -20,6 +21,8 @@ import {
   whatHappened,
 } from './helpers/random-kill.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
+import { unavailable } from './helpers/capabilities.js';
+import { stopServicesAfter } from './helpers/services.js';
 import { fullTierOnly } from './helpers/tier.js';
 
 /**
@@ -162,6 +165,79 @@ describe.skipIf(fullTierOnly(import.meta.filename, 'the random-kill trials'))('k
       } finally {
         store.close();
       }
+    },
+  );
+});
+
+/**
+ * The same for `land` with services in the tasks (issue 36): the gate starts the integrated
+ * commit's redis and dev server, in the gate's bwrap sandbox, before verify. A kill anywhere must
+ * leave no gate's service running once the next commands ran, and the task landed exactly once.
+ */
+const LAND_SERVICE_KILLS = 8;
+const noServices =
+  fullTierOnly(import.meta.filename, 'the random-kill trials') ??
+  unavailable(import.meta.filename, 'redis') ??
+  unavailable(import.meta.filename, 'bwrap');
+
+describe.skipIf(noServices)('killed at a random instant, with services in the gate', () => {
+  it(
+    `warren land with a redis and a sandboxed dev server in the gate, killed ${LAND_SERVICE_KILLS} times: landed once, no gate's service left running`,
+    { timeout: 900_000 },
+    async () => {
+      const repo = makeRepo({
+        files: {
+          'README.md': '# kills with services\n',
+          'server.js':
+            "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.WARREN_PORT), '127.0.0.1');\n",
+          'warren.yaml': `sandbox: bwrap
+services:
+  cache: { kind: redis, start: always }
+  web: { run: [node, server.js], ready: { port: true, timeout: 30s }, start: always }
+verify:
+  - { id: test, run: "true" }
+`,
+        },
+      });
+      stopServicesAfter(repo.home);
+      await taskWithWork(repo, 'calibrate');
+      const full = await runKilledAt(repo, ['land', 'calibrate'], null);
+      expect(full.code, full.stderr).toBe(0);
+      await ok(repo, 'rm', 'calibrate', '--delete-branch');
+      const window = await killWindow(repo, full.ms);
+      const random = seeded(SEED + 4);
+      const trials: Trial[] = [];
+      for (
+        let n = 0;
+        killedSoFar(trials, 'land') < scaled(LAND_SERVICE_KILLS) && n < scaled(LAND_SERVICE_KILLS) * 3;
+        n++
+      ) {
+        const id = `g${n}`;
+        await taskWithWork(repo, id);
+        const before = reachable(repo.root);
+        const delayMs = Math.round(window.from + random() * (window.to - window.from));
+        const run = await runKilledAt(repo, ['land', id], delayMs);
+        adapt(window, run);
+        const problems: string[] = [];
+        await ok(repo, 'gc');
+        if ((await stateOf(repo, id)) !== 'landed') {
+          const again = await repo.warren('land', id);
+          if (again.code !== 0) problems.push(`land again: ${again.stderr.trim()}`);
+        }
+        landedOnce(repo, id, problems);
+        noCommitLost(repo.root, before, problems);
+        await strays(repo, problems);
+        leftBehind(repo, problems);
+        const removed = await repo.warren('rm', id, '--delete-branch');
+        if (removed.code !== 0) problems.push(`rm of the landed task: ${removed.stderr.trim()}`);
+        await ok(repo, 'gc');
+        await noServiceOfAGoneTask(repo, problems);
+        if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
+        trials.push({ op: 'land', n, delayMs, killed: run.killed, problems });
+      }
+      report('random-kills-land-services', trials);
+      expect(trials.filter((t) => t.problems.length > 0)).toEqual([]);
+      expect(killedSoFar(trials, 'land')).toBe(scaled(LAND_SERVICE_KILLS));
     },
   );
 });

@@ -7,6 +7,7 @@ import {
   killWindow,
   killedSoFar,
   leftBehind,
+  noServiceOfAGoneTask,
   report,
   runKilledAt,
   scaled,
@@ -17,7 +18,7 @@ import {
 } from './helpers/random-kill.js';
 import { makeRepo, type TestRepo } from './helpers/repo.js';
 import { unavailable } from './helpers/capabilities.js';
-import { livingDaemons, stopServicesAfter } from './helpers/services.js';
+import { stopServicesAfter } from './helpers/services.js';
 import { fullTierOnly } from './helpers/tier.js';
 
 /**
@@ -175,19 +176,6 @@ services:
   });
   stopServicesAfter(repo.home);
   return repo;
-}
-
-/** Every service daemon still running under WARREN_HOME belongs to a task that is still listed. */
-async function noServiceOfAGoneTask(repo: TestRepo, problems: string[]): Promise<void> {
-  const live = new Set((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id));
-  const root = path.join(repo.home, 'services');
-  for (const project of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-    for (const id of fs.readdirSync(path.join(root, project)).filter((n) => !n.startsWith('.'))) {
-      if (live.has(id)) continue;
-      const pids = livingDaemons(repo.home, path.join(root, project, id));
-      if (pids.length > 0) problems.push(`service(s) of gone task ${id} still running: pid(s) ${pids.join(', ')}`);
-    }
-  }
 }
 
 describe.skipIf(noServices)('killed at a random instant, with services in the tasks', () => {

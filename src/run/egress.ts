@@ -153,13 +153,15 @@ export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 export async function startEgressProxy(
   allow: readonly string[],
   onRefused: (host: string, port: number, via: 'connect' | 'http', reason: string) => void,
+  /** Where its folder goes (default: this process's temporary folder); a unix socket's path holds at most 107 bytes. */
+  parent: string = os.tmpdir(),
 ): Promise<EgressProxy> {
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
   // This user's alone: the folder 0700 (mkdtemp's mode, whatever the umask) and the socket 0600,
   // so that another user of this machine cannot send traffic out as this task.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-egress-'));
+  const dir = fs.mkdtempSync(path.join(parent, 'warren-egress-'));
   const socket = path.join(dir, 'proxy.sock');
   const seen = new Set<string>();
   const sockets = new Set<net.Socket>();

@@ -30,6 +30,8 @@ export interface ServiceHostSpec {
   /** The service's own port: reached from the host through this process when the sandbox has no network. */
   port: number | null;
   node: string;
+  /** Where the egress proxy's socket goes: warren's temporary folder, not the task's (whose path may be too long for a socket). */
+  tmp: string;
   /**
    * As root, the sandbox's root is another uid outside (sandbox-uid.ts): its paths are bound from
    * idmapped clones, and the task's copy-on-write layers mounted from clones of theirs, here.
@@ -51,8 +53,10 @@ async function main(specFile: string, say: Say): Promise<number> {
   const spec = readServiceHostSpec(specFile);
   let egress: EgressProxy | null = null;
   if (spec.profile.allow) {
-    egress = await startEgressProxy(spec.profile.allow, (host, port, _via, reason) =>
-      say(`sandbox: the service tried to reach ${host}:${port}; refused: ${reason}`),
+    egress = await startEgressProxy(
+      spec.profile.allow,
+      (host, port, _via, reason) => say(`sandbox: the service tried to reach ${host}:${port}; refused: ${reason}`),
+      spec.tmp,
     );
   }
   const ingressPort = spec.port !== null && !spec.profile.network ? spec.port : null;

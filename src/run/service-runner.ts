@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Task } from '../state/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
@@ -57,6 +58,7 @@ export async function startServiceInTask(
       argv: [...request.argv],
       port: request.port,
       node: process.execPath,
+      tmp: os.tmpdir(),
       stage: staged ? { mounts: boundary.mounts } : null,
     };
     const specFile = path.join(request.dir, 'sandbox.json');

@@ -6,6 +6,7 @@ import { openStore } from '../../src/composition.js';
 import { readMounts } from '../../src/system/mounts.js';
 import { isHolderAlive, readHolder } from '../../src/util/lockfile.js';
 import { BIN, gitIn, type TestRepo } from './repo.js';
+import { livingDaemons } from './services.js';
 
 /**
  * Kills at random instants, not only at the named fault points: a real `warren` process is
@@ -152,5 +153,19 @@ export function whatHappened(repo: TestRepo, id: string, stderr: string): string
     return `(task ${id}; killed command's stderr: ${JSON.stringify(stderr.trim())}; last events, newest first: ${rows.map((r) => `${r.kind}${r.task ? ` ${r.task}` : ''}: ${r.message}`).join(' | ')})`;
   } finally {
     store.close();
+  }
+}
+
+/** Every service daemon still running under WARREN_HOME belongs to a task that is still listed. */
+export async function noServiceOfAGoneTask(repo: TestRepo, problems: string[]): Promise<void> {
+  const live = new Set((await repo.warrenJson<{ id: string }[]>('list')).json.map((t) => t.id));
+  const root = path.join(repo.home, 'services');
+  // services/postgres is warren's own server, no task's (src/services/pg-server.ts clusterDir).
+  for (const project of fs.existsSync(root) ? fs.readdirSync(root).filter((p) => p !== 'postgres') : []) {
+    for (const id of fs.readdirSync(path.join(root, project)).filter((n) => !n.startsWith('.'))) {
+      if (live.has(id)) continue;
+      const pids = livingDaemons(repo.home, path.join(root, project, id));
+      if (pids.length > 0) problems.push(`service(s) of gone task ${id} still running: pid(s) ${pids.join(', ')}`);
+    }
   }
 }
