@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { startBounded, tryKill } from '../system/spawn.js';
 import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
-import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
+import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace, processTree } from '../system/proc.js';
+import { describeProcess, leftoversIn } from './leftovers.js';
 import type { RunMount } from './run-mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 
@@ -35,10 +36,17 @@ export interface SuperviseSpec {
   command?: string;
   /**
    * An agent's final-result marker: once `file` exists while the command still runs, only what
-   * it left behind keeps it alive. `onLeftover` is told at once (with those processes), and
-   * the run is ended after `graceMs`.
+   * it left behind keeps it alive, and the run is ended after `graceMs`. `onLeftover` is told
+   * (once, with those processes and the time left) when processes other than the agent's own
+   * chain (`argv`, the agent's command line: leftovers.ts) are still alive a settle period later;
+   * an agent that is merely finishing — Claude Code's Stop hook runs before it exits — is not.
    */
-  final?: { file: string; graceMs: number; onLeftover(processes: string[]): void };
+  final?: {
+    file: string;
+    graceMs: number;
+    argv: readonly string[];
+    onLeftover(processes: string[], remainingMs: number): void;
+  };
 }
 
 export interface SuperviseResult {
@@ -60,32 +68,19 @@ export interface SuperviseResult {
   survivors: number[];
   /** The command had given its final result and was ended after the grace (`final`), its leftovers with it. */
   endedAfterFinal: boolean;
+  /** The processes `final.onLeftover` was told of (`PID NAME`); empty when none were. */
+  leftovers: string[];
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-/** How often a run with a final-result marker looks for it. */
+/** How often a run with a final-result marker looks for it, and then for what the agent left. */
 const FINAL_POLL_MS = 200;
-
-/** The processes under `root` (not itself), as `PID NAME`, for people. */
-function describeTree(root: number): string[] {
-  const out: string[] = [];
-  const visit = (pid: number, depth: number): void => {
-    for (const kid of childrenOf(pid)) {
-      out.push(`${kid} ${commOf(kid)}`);
-      if (depth < 20) visit(kid, depth + 1);
-    }
-  };
-  visit(root, 0);
-  return out;
-}
-
-function commOf(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '?';
-  }
-}
+/**
+ * How long a process other than the agent's own must outlive the final result to be called a
+ * leftover (at most half the grace): Claude Code takes up to a second or so to exit after its
+ * Stop hook, and a hook's own shell is gone in moments.
+ */
+const FINAL_SETTLE_MS = 2000;
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
@@ -117,6 +112,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   let watch: NodeJS.Timeout | undefined;
   let graceTimer: NodeJS.Timeout | undefined;
   let endedAfterFinal = false;
+  let leftovers: string[] = [];
   const namespace = (): number | null => {
     if (nsInode !== null || rootPid === undefined || containment === 'process-group') return nsInode;
     const own = pidNamespaceOf(process.pid);
@@ -158,14 +154,33 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
     stopRun = () => proc.stop();
     if (spec.final) {
       const final = spec.final;
-      watch = setInterval(() => {
-        if (!fs.existsSync(final.file)) return;
+      const settleMs = Math.min(FINAL_SETTLE_MS, final.graceMs / 2);
+      let finalAt: number | null = null;
+      // When each process other than the agent's own was first seen after the final result.
+      const firstSeen = new Map<number, number>();
+      const sayLeftovers = (atEnd: boolean): void => {
+        if (finalAt === null || leftovers.length > 0 || rootPid === undefined) return;
+        const now = Date.now();
+        const left = leftoversIn(processTree(rootPid), final.argv);
+        for (const pid of firstSeen.keys()) if (!left.some((p) => p.pid === pid)) firstSeen.delete(pid);
+        for (const p of left) if (!firstSeen.has(p.pid)) firstSeen.set(p.pid, now);
+        const settled = left.some((p) => now - (firstSeen.get(p.pid) ?? now) >= settleMs);
+        if (!settled && !(atEnd && left.length > 0)) return;
         clearInterval(watch);
-        final.onLeftover(rootPid === undefined ? [] : describeTree(rootPid));
-        graceTimer = setTimeout(() => {
-          endedAfterFinal = true;
-          proc.stop();
-        }, final.graceMs);
+        leftovers = left.map(describeProcess);
+        final.onLeftover(leftovers, Math.max(0, finalAt + final.graceMs - now));
+      };
+      watch = setInterval(() => {
+        if (finalAt === null) {
+          if (!fs.existsSync(final.file)) return;
+          finalAt = Date.now();
+          graceTimer = setTimeout(() => {
+            sayLeftovers(true);
+            endedAfterFinal = true;
+            proc.stop();
+          }, final.graceMs);
+        }
+        sayLeftovers(false);
       }, FINAL_POLL_MS);
     }
     for (const sig of FORWARDED) {
@@ -195,6 +210,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       containment,
       survivors: findSurvivors(containment, nsInode, rootPid),
       endedAfterFinal,
+      leftovers,
     };
   } finally {
     clearInterval(watch);
