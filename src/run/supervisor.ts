@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { startBounded, tryKill } from '../system/spawn.js';
 import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
-import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace, processTree } from '../system/proc.js';
-import { describeProcess, leftoversIn } from './leftovers.js';
+import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
+import { watchFinal, type FinalSpec, type FinalWatch } from './final-watch.js';
 import type { RunMount } from './run-mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 
@@ -41,12 +41,7 @@ export interface SuperviseSpec {
    * chain (`argv`, the agent's command line: leftovers.ts) are still alive a settle period later;
    * an agent that is merely finishing — Claude Code's Stop hook runs before it exits — is not.
    */
-  final?: {
-    file: string;
-    graceMs: number;
-    argv: readonly string[];
-    onLeftover(processes: string[], remainingMs: number): void;
-  };
+  final?: FinalSpec;
 }
 
 export interface SuperviseResult {
@@ -73,14 +68,6 @@ export interface SuperviseResult {
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-/** How often a run with a final-result marker looks for it, and then for what the agent left. */
-const FINAL_POLL_MS = 200;
-/**
- * How long a process other than the agent's own must outlive the final result to be called a
- * leftover (at most half the grace): Claude Code takes up to a second or so to exit after its
- * Stop hook, and a hook's own shell is gone in moments.
- */
-const FINAL_SETTLE_MS = 2000;
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
@@ -109,10 +96,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
 
   let rootPid: number | undefined;
   let nsInode: number | null = null;
-  let watch: NodeJS.Timeout | undefined;
-  let graceTimer: NodeJS.Timeout | undefined;
-  let endedAfterFinal = false;
-  let leftovers: string[] = [];
+  let finalWatch: FinalWatch | undefined;
   const namespace = (): number | null => {
     if (nsInode !== null || rootPid === undefined || containment === 'process-group') return nsInode;
     const own = pidNamespaceOf(process.pid);
@@ -152,37 +136,12 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       onSpawn: (pid) => (rootPid = pid),
     });
     stopRun = () => proc.stop();
-    if (spec.final) {
-      const final = spec.final;
-      const settleMs = Math.min(FINAL_SETTLE_MS, final.graceMs / 2);
-      let finalAt: number | null = null;
-      // When each process other than the agent's own was first seen after the final result.
-      const firstSeen = new Map<number, number>();
-      const sayLeftovers = (atEnd: boolean): void => {
-        if (finalAt === null || leftovers.length > 0 || rootPid === undefined) return;
-        const now = Date.now();
-        const left = leftoversIn(processTree(rootPid), final.argv);
-        for (const pid of firstSeen.keys()) if (!left.some((p) => p.pid === pid)) firstSeen.delete(pid);
-        for (const p of left) if (!firstSeen.has(p.pid)) firstSeen.set(p.pid, now);
-        const settled = left.some((p) => now - (firstSeen.get(p.pid) ?? now) >= settleMs);
-        if (!settled && !(atEnd && left.length > 0)) return;
-        clearInterval(watch);
-        leftovers = left.map(describeProcess);
-        final.onLeftover(leftovers, Math.max(0, finalAt + final.graceMs - now));
-      };
-      watch = setInterval(() => {
-        if (finalAt === null) {
-          if (!fs.existsSync(final.file)) return;
-          finalAt = Date.now();
-          graceTimer = setTimeout(() => {
-            sayLeftovers(true);
-            endedAfterFinal = true;
-            proc.stop();
-          }, final.graceMs);
-        }
-        sayLeftovers(false);
-      }, FINAL_POLL_MS);
-    }
+    if (spec.final)
+      finalWatch = watchFinal(
+        spec.final,
+        () => rootPid,
+        () => proc.stop(),
+      );
     for (const sig of FORWARDED) {
       const handler = (): void => {
         canceledBy ??= sig;
@@ -209,12 +168,11 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       durationMs: ended - run.startedAt,
       containment,
       survivors: findSurvivors(containment, nsInode, rootPid),
-      endedAfterFinal,
-      leftovers,
+      endedAfterFinal: finalWatch?.endedAfterFinal ?? false,
+      leftovers: finalWatch?.leftovers ?? [],
     };
   } finally {
-    clearInterval(watch);
-    clearTimeout(graceTimer);
+    finalWatch?.close();
     for (const { sig, handler } of handlers) process.off(sig, handler);
     for (const stream of ['stdout', 'stderr'] as const) spec.output[stream]?.off('error', onError[stream]);
     fs.closeSync(logFd);
