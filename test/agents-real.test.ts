@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGENT_CLI_BIN, unavailable, type CapabilityName } from './helpers/capabilities.js';
-import { COMMAND, FINAL, NOTE, startModelServer, type ModelServer } from './helpers/model-server.js';
+import { pointAt, REAL_AGENTS, warrenHomeFor } from './helpers/agent-cli.js';
+import { COMMAND, FINAL, NOTE, startModelServer } from './helpers/model-server.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from './helpers/repo.js';
 
 /**
@@ -12,8 +13,6 @@ import { makeRepo, runCli, tmpDir, type CliResult } from './helpers/repo.js';
  * turn through each CLI's own tools: write `agent-note.txt`, run `pwd > ran-in.txt`, finish.
  * Then `warren run --resume` continues the same conversation.
  */
-
-type Agent = 'claude' | 'codex' | 'gemini';
 
 /** Every path under `dir` with its content (files) — `.git` left out where named. */
 function listFiles(dir: string, skip: readonly string[] = []): string[] {
@@ -40,41 +39,7 @@ interface RunJson {
   reason: string | null;
 }
 
-/** What each CLI needs to reach the scripted server: environment, or the user's own config (copied into the task's state folder by warren). */
-function pointAt(agent: Agent, server: ModelServer, userHome: string): Record<string, string> {
-  if (agent === 'claude') return { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'scripted' };
-  if (agent === 'gemini') return { GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'scripted' };
-  fs.mkdirSync(path.join(userHome, '.codex'));
-  fs.writeFileSync(
-    path.join(userHome, '.codex', 'config.toml'),
-    [
-      'model_provider = "scripted"',
-      '[model_providers.scripted]',
-      'name = "scripted"',
-      `base_url = "${server.url}/v1"`,
-      'env_key = "OPENAI_API_KEY"',
-      'wire_api = "responses"',
-      '',
-    ].join('\n'),
-  );
-  return { OPENAI_API_KEY: 'scripted' };
-}
-
-/**
- * Codex refuses to set up its own sandbox's helpers under the system temp folder ("Refusing to
- * create helper binaries under temporary dir"), and its state folder lives under WARREN_HOME:
- * its WARREN_HOME is made under /var/tmp, as a real ~/.warren would be outside /tmp.
- */
-function warrenHomeFor(agent: Agent, fallback: string): string {
-  if (agent !== 'codex') return fallback;
-  const dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/warren-codex-home-'));
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const AGENTS: Agent[] = ['claude', 'codex', 'gemini'];
-
-for (const agent of AGENTS) {
+for (const agent of REAL_AGENTS) {
   const missing = unavailable(import.meta.filename, `${agent}-cli` as CapabilityName);
   describe.skipIf(missing !== null)(`warren run --agent ${agent}: the real CLI against a scripted model server`, () => {
     it(

@@ -93,6 +93,54 @@ describe('agents that leave processes behind', () => {
     },
   );
 
+  it(
+    'an agent still finishing after its final result (a hook shell, its own exit) is not warned about',
+    { timeout: 60_000 },
+    async () => {
+      const bin = tmpDir('warren-finishing-bin-');
+      // As Claude Code does: its Stop hook (a shell) touches the marker, then it takes a while to exit.
+      const finishing = [
+        `#!${process.execPath}`,
+        "const { execFileSync } = require('node:child_process');",
+        "console.log('final answer');",
+        "execFileSync('sh', ['-c', 'touch \"$WARREN_AGENT_DONE\"; sleep 0.3']);",
+        'setTimeout(() => process.exit(0), Number(process.env.EXIT_AFTER));',
+        '',
+      ].join('\n');
+      fs.writeFileSync(path.join(bin, 'finishing-agent'), finishing, { mode: 0o755 });
+      const repo = makeRepo({
+        files: {
+          'warren.yaml': [
+            'agents:',
+            '  finishing: { command: [finishing-agent, --quiet], prompt: stdin, leftover_grace: 10s }',
+            '  stuck: { command: [finishing-agent, --stuck], prompt: stdin, leftover_grace: 1s }',
+            '',
+          ].join('\n'),
+        },
+      });
+      const before = process.env.PATH;
+      process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
+      onTestFinished(() => {
+        process.env.PATH = before;
+        delete process.env.EXIT_AFTER;
+      });
+      const { ctx, lines } = await project(repo);
+      await createTask(ctx, { type: 'feat', id: 'a' });
+      // It exits on its own 3 s after its final result: nothing of it is a leftover, however long the machine takes.
+      process.env.EXIT_AFTER = '3000';
+      const quiet = await runAgent(ctx, 'a', { agent: 'finishing', prompt: 'do it', timeoutMs: 60_000 });
+      expect(quiet).toMatchObject({ exitCode: 0, endedAfterFinal: false, reason: null, leftovers: [] });
+      expect(fs.readFileSync(quiet.log, 'utf8')).toContain('final answer');
+      // It does not exit at all: ended after its grace, and said so as what it is, not as leftovers.
+      process.env.EXIT_AFTER = '600000';
+      const stuck = await runAgent(ctx, 'a', { agent: 'stuck', prompt: 'do it', timeoutMs: 60_000 });
+      expect(stuck).toMatchObject({ exitCode: 0, endedAfterFinal: true, leftovers: [] });
+      expect(stuck.reason).toBe('stuck gave its final result but had not exited 1s later; warren ended it');
+      expect(ctx.store.eventsSince(0).filter((e) => e.kind === 'agent.leftover')).toEqual([]);
+      expect(lines.filter((l) => l.startsWith('warren: warn:'))).toEqual([]);
+    },
+  );
+
   it('every command of a task gets a TMPDIR of its own, removed with the task', { timeout: 60_000 }, async () => {
     const repo = makeRepo({
       files: {

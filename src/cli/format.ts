@@ -15,6 +15,19 @@ export function table(headers: readonly string[], cells: readonly (readonly stri
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
+/**
+ * The first line of `text` that is not blank, at most `max` characters (cut with `…`), and
+ * whether anything was left out: for a table cell whose text may be a stack trace. Pure.
+ */
+export function firstLine(text: string, max: number): { line: string; cut: boolean } {
+  const lines = text.split(/\r?\n/);
+  const at = lines.findIndex((l) => l.trim() !== '');
+  const first = (lines[at] ?? '').trimEnd();
+  const rest = at >= 0 && lines.slice(at + 1).some((l) => l.trim() !== '');
+  if (first.length <= max) return { line: first, cut: rest };
+  return { line: `${first.slice(0, max - 1)}…`, cut: true };
+}
+
 export function age(iso: string, now = Date.now()): string {
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
   if (s < 60) return `${s}s`;

@@ -1,3 +1,4 @@
+import type { ProvisionMode } from '../config/schema.js';
 import { payload, type PayloadsOf } from '../state/events.js';
 import type { OutsideLink, ProvisionRecord, ProvisionSkip, StrippedEntry } from './types.js';
 
@@ -27,6 +28,8 @@ export const PROVISION_EVENTS = {
   'provision.not_isolated': payload<{ path: string; left: { path: string; why: string }[] }>(),
   'provision.outside_links': payload<{ path: string; links: OutsideLink[] }>(),
   'provision.stripped': payload<{ path: string; entries: StrippedEntry[] }>(),
+  /** Ignored paths the project's tooling reads, in the main checkout and provisioned by nothing: said once per repository (hint.ts). */
+  'provision.hint': payload<{ paths: { path: string; mode: ProvisionMode }[]; lines: string[] }>(),
   /** The main checkout's install did not match its lockfile: no snapshot under that key; what the workspace got instead. */
   'provision.install_stale': payload<{ path: string; lockfile: string | null; why: string; used: string }>(),
 };

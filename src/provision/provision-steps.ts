@@ -2,6 +2,7 @@ import type { AuditSection, BeforeRunStep, CreateStep, GcStep, RemoveStep } from
 import { formatBytes } from './modes/budget.js';
 import { collectProvisionGarbage } from './snapshots/collect.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './task-mounts.js';
+import { hintUnprovisioned } from './hint.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
@@ -14,6 +15,7 @@ export const provisionCreate: CreateStep<Sources> = {
   prepare: (ctx) => resolveSources(ctx),
   async run(ctx, task, _options, sources) {
     await provisionPaths(ctx, task, sources);
+    await hintUnprovisioned(ctx, task, sources);
   },
 };
 

@@ -66,6 +66,8 @@ export interface RunOutcome {
   reason: string | null;
   /** An agent that had given its final result was ended, with what it left running, after the grace. */
   endedAfterFinal: boolean;
+  /** What the agent was said to have left running after its final result (`PID NAME`); empty when nothing was. */
+  leftovers: string[];
   /**
    * The reason is the line the run's mount step wrote before it stopped (a layer that could not
    * be mounted, a command not found where the layers are mounted; the command was not started):
@@ -179,7 +181,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
       ...(staging ? { staged: staging.sources } : {}),
-      ...(request.final ? { final: finalWatch(ctx, task, runId, request.final) } : {}),
+      ...(request.final ? { final: finalWatch(ctx, task, runId, request.argv, request.final) } : {}),
     });
   } catch (err) {
     // The command could not be started or watched: its run is closed with why, never left "running".
@@ -251,23 +253,30 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     reason,
     reasonInOutput: reason !== null && reason === notStarted,
     endedAfterFinal: result.endedAfterFinal,
+    leftovers: result.leftovers,
   };
 }
 
-/** What is said the moment an agent's final result is in while its leftovers keep it running. */
+/**
+ * What is said once an agent's final result is in and processes it left (never its own: the
+ * supervisor tells them apart, and waits for them to outlive a settle period) keep it running.
+ */
 function finalWatch(
   ctx: ProjectContext,
   task: Task,
   runId: string,
+  argv: readonly string[],
   final: NonNullable<RunRequest['final']>,
 ): NonNullable<Parameters<typeof supervise>[0]['final']> {
   return {
     file: final.file,
     graceMs: final.graceMs,
-    onLeftover(processes) {
+    argv,
+    onLeftover(processes, remainingMs) {
       const listed =
         processes.slice(0, 5).join(', ') + (processes.length > 5 ? `, and ${processes.length - 5} more` : '');
-      const message = `${final.agent} gave its final result, but processes it left keep it running (${listed || 'none seen'}); warren ends them in ${final.graceMs / 1000}s (agents.${final.agent}.leftover_grace). A process meant to outlive the run belongs in a task service.`;
+      const when = remainingMs > 0 ? `in ${Math.ceil(remainingMs / 1000)}s` : 'now';
+      const message = `${final.agent} gave its final result, but processes it left keep it running (${listed}); warren ends them ${when} (agents.${final.agent}.leftover_grace). A process meant to outlive the run belongs in a task service.`;
       ctx.store.addEvent({
         project: ctx.key,
         taskId: task.id,

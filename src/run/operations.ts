@@ -171,7 +171,10 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
           ...ran,
           exitCode: 0,
           signal: null,
-          reason: `${agent} gave its final result; the processes it left were ended after ${graceMs / 1000}s`,
+          reason:
+            ran.leftovers.length > 0
+              ? `${agent} gave its final result; the processes it left were ended after ${graceMs / 1000}s`
+              : `${agent} gave its final result but had not exited ${graceMs / 1000}s later; warren ended it`,
         }
       : ran;
     const session = resumable

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { startBounded, tryKill } from '../system/spawn.js';
 import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
 import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
+import { watchFinal, type FinalSpec, type FinalWatch } from './final-watch.js';
 import type { RunMount } from './run-mounts.js';
 import type { StagedSource } from './sandbox-uid.js';
 import type { RunOutput } from '../workspace/reporter.js';
@@ -38,10 +39,12 @@ export interface SuperviseSpec {
   staged?: readonly StagedSource[];
   /**
    * An agent's final-result marker: once `file` exists while the command still runs, only what
-   * it left behind keeps it alive. `onLeftover` is told at once (with those processes), and
-   * the run is ended after `graceMs`.
+   * it left behind keeps it alive, and the run is ended after `graceMs`. `onLeftover` is told
+   * (once, with those processes and the time left) when processes other than the agent's own
+   * chain (`argv`, the agent's command line: leftovers.ts) are still alive a settle period later;
+   * an agent that is merely finishing — Claude Code's Stop hook runs before it exits — is not.
    */
-  final?: { file: string; graceMs: number; onLeftover(processes: string[]): void };
+  final?: FinalSpec;
 }
 
 export interface SuperviseResult {
@@ -63,32 +66,11 @@ export interface SuperviseResult {
   survivors: number[];
   /** The command had given its final result and was ended after the grace (`final`), its leftovers with it. */
   endedAfterFinal: boolean;
+  /** The processes `final.onLeftover` was told of (`PID NAME`); empty when none were. */
+  leftovers: string[];
 }
 
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-/** How often a run with a final-result marker looks for it. */
-const FINAL_POLL_MS = 200;
-
-/** The processes under `root` (not itself), as `PID NAME`, for people. */
-function describeTree(root: number): string[] {
-  const out: string[] = [];
-  const visit = (pid: number, depth: number): void => {
-    for (const kid of childrenOf(pid)) {
-      out.push(`${kid} ${commOf(kid)}`);
-      if (depth < 20) visit(kid, depth + 1);
-    }
-  };
-  visit(root, 0);
-  return out;
-}
-
-function commOf(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '?';
-  }
-}
 
 export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
   const containment = spec.containment.kind;
@@ -124,9 +106,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
 
   let rootPid: number | undefined;
   let nsInode: number | null = null;
-  let watch: NodeJS.Timeout | undefined;
-  let graceTimer: NodeJS.Timeout | undefined;
-  let endedAfterFinal = false;
+  let finalWatch: FinalWatch | undefined;
   const namespace = (): number | null => {
     if (nsInode !== null || rootPid === undefined || containment === 'process-group') return nsInode;
     const own = pidNamespaceOf(process.pid);
@@ -166,18 +146,12 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       onSpawn: (pid) => (rootPid = pid),
     });
     stopRun = () => proc.stop();
-    if (spec.final) {
-      const final = spec.final;
-      watch = setInterval(() => {
-        if (!fs.existsSync(final.file)) return;
-        clearInterval(watch);
-        final.onLeftover(rootPid === undefined ? [] : describeTree(rootPid));
-        graceTimer = setTimeout(() => {
-          endedAfterFinal = true;
-          proc.stop();
-        }, final.graceMs);
-      }, FINAL_POLL_MS);
-    }
+    if (spec.final)
+      finalWatch = watchFinal(
+        spec.final,
+        () => rootPid,
+        () => proc.stop(),
+      );
     for (const sig of FORWARDED) {
       const handler = (): void => {
         canceledBy ??= sig;
@@ -204,11 +178,11 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       durationMs: ended - run.startedAt,
       containment,
       survivors: findSurvivors(containment, nsInode, rootPid),
-      endedAfterFinal,
+      endedAfterFinal: finalWatch?.endedAfterFinal ?? false,
+      leftovers: finalWatch?.leftovers ?? [],
     };
   } finally {
-    clearInterval(watch);
-    clearTimeout(graceTimer);
+    finalWatch?.close();
     for (const { sig, handler } of handlers) process.off(sig, handler);
     for (const stream of ['stdout', 'stderr'] as const) spec.output[stream]?.off('error', onError[stream]);
     fs.closeSync(logFd);

@@ -218,6 +218,16 @@ export class Store {
     return rows.map(toEvent);
   }
 
+  /** A project's events of one kind, whatever task they are of, oldest first: at most `limit` of the newest. */
+  projectEvents(project: string, kind: string, limit = 100): WarrenEvent[] {
+    const rows = this.db
+      .prepare(
+        'SELECT * FROM (SELECT * FROM events WHERE project = ? AND kind = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+      )
+      .all(project, kind, limit) as EventRow[];
+    return rows.map(toEvent);
+  }
+
   lastEventSeq(): number {
     const row = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
     return row.seq ?? 0;

@@ -154,3 +154,41 @@ export function listeningSocketsSeenBy(pid: number): ListeningSocket[] {
   }
   return out;
 }
+
+/** A process under a root, with what tells one process from another: its name and command line. */
+export interface TreeProcess {
+  pid: number;
+  /** The kernel's name for it (/proc/PID/comm: at most 15 characters). */
+  comm: string;
+  /** Its arguments (/proc/PID/cmdline); empty when unreadable (gone, or a kernel thread). */
+  cmdline: string[];
+  children: TreeProcess[];
+}
+
+/** Every process under `root` (not itself), as a tree; a process gone meanwhile is left out or kept with what was read. */
+export function processTree(root: number, depth = 20): TreeProcess[] {
+  return childrenOf(root).map((pid) => ({
+    pid,
+    comm: commOf(pid),
+    cmdline: cmdlineOf(pid),
+    children: depth > 0 ? processTree(pid, depth - 1) : [],
+  }));
+}
+
+export function commOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
+function cmdlineOf(pid: number): string[] {
+  try {
+    const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // NUL-terminated arguments: the last split element is the empty string after the final NUL.
+    return raw === '' ? [] : raw.replace(/\0$/, '').split('\0');
+  } catch {
+    return [];
+  }
+}

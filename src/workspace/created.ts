@@ -21,6 +21,11 @@ export interface CreatedSummary {
   warnings: { kind: string; level: string; message: string }[];
   /** What was made for the task's services (a template built, its database, a process started), in words. */
   services: { kind: string; message: string }[];
+  /**
+   * Ignored paths of the main checkout that nothing provisions (node_modules, a venv, `.env`), and
+   * the `provision:` lines that would: present the one time a repository is told (also a warning).
+   */
+  provisionHint?: { paths: { path: string; mode: string }[]; lines: string[] };
 }
 
 /** The services' events that say what `new` made: the rest (a crash, a failure) are warnings. */
@@ -35,6 +40,7 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
   const services = recent
     .filter((e) => e.level === 'info' && MADE.has(e.kind))
     .map((e) => ({ kind: e.kind, message: e.message }));
+  const hint = recent.find((e) => e.kind === 'provision.hint');
   const { ports, risk, setup } = task.data;
   return {
     id: task.id,
@@ -50,5 +56,6 @@ export function createdSummary(ctx: ProjectContext, task: Task, sinceSeq: number
     ...(setup?.skipped ? { setupSkipped: setup.skipped } : {}),
     warnings,
     services,
+    ...(hint?.kind === 'provision.hint' ? { provisionHint: { paths: hint.data.paths, lines: hint.data.lines } } : {}),
   };
 }

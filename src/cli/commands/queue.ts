@@ -1,8 +1,9 @@
-import { leaveQueue, listQueue, workQueue } from '../../queue/operations.js';
+import { leaveQueue, listQueue, workQueue, type QueueListing } from '../../queue/operations.js';
 import { spawnDetached } from '../../system/spawn.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import type { Register } from '../command.js';
-import { age, table } from '../format.js';
+import { terminalText } from '../../util/terminal-text.js';
+import { age, firstLine, table } from '../format.js';
 
 /** A background `warren queue work` for this repository, when nobody works its queue. */
 export function startQueueWorker(ctx: ProjectContext, self: readonly string[]): void {
@@ -25,23 +26,7 @@ export const registerQueue: Register = (program, run) => {
           startQueueWorker(ctx, env.io.self);
           env.log('warren: nobody was working the merge queue; started a background warren to resume it');
         }
-        const human =
-          listing.entries.length === 0
-            ? 'the merge queue is empty'
-            : table(
-                ['POS', 'ID', 'STATE', 'SINCE', 'DETAIL'],
-                listing.entries.map((e) => [
-                  e.position === null ? '-' : String(e.position),
-                  e.id,
-                  e.state,
-                  `${age(e.since)} ago`,
-                  e.state === 'landed'
-                    ? (e.commit ?? '').slice(0, 12)
-                    : e.state === 'bounced'
-                      ? `${e.code ?? ''}: ${e.reason ?? ''}`
-                      : '',
-                ]),
-              );
+        const human = listing.entries.length === 0 ? 'the merge queue is empty' : queueTable(listing.entries);
         return { data: listing.entries, human };
       }),
     );
@@ -71,3 +56,30 @@ export const registerQueue: Register = (program, run) => {
     );
   queue.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
 };
+
+/** How much of a bounce's reason fits its row. */
+const REASON_WIDTH = 100;
+
+/**
+ * `warren queue` for people: one row per entry, whatever its reason holds (a stack trace, a
+ * gate's output), cut to its first line with a pointer to the rest; below the table, where each
+ * bounced entry's gate log is. `--json` carries every reason whole. Pure.
+ */
+export function queueTable(entries: QueueListing['entries'], now = Date.now()): string {
+  const rows = entries.map((e) => [
+    e.position === null ? '-' : String(e.position),
+    e.id,
+    e.state,
+    `${age(e.since, now)} ago`,
+    e.state === 'landed' ? (e.commit ?? '').slice(0, 12) : e.state === 'bounced' ? bounceCell(e) : '',
+  ]);
+  const logs = entries
+    .filter((e) => e.state === 'bounced' && e.log)
+    .map((e) => `${e.id}: the gate's log is ${terminalText(e.log ?? '')}`);
+  return [table(['POS', 'ID', 'STATE', 'SINCE', 'DETAIL'], rows), ...(logs.length > 0 ? ['', ...logs] : [])].join('\n');
+}
+
+function bounceCell(e: QueueListing['entries'][number]): string {
+  const { line, cut } = firstLine(`${e.code ?? ''}: ${e.reason ?? ''}`, REASON_WIDTH);
+  return cut ? `${line} [more: warren show ${e.id}]` : line;
+}

@@ -14,6 +14,7 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
   setupSkipped?: { id: string; why: string }[];  // install steps skipped: the provisioned tree matched the lockfile
   warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
   services: { kind: string; message: string }[];  // what was made for services: template, database, process started
+  provisionHint?: { paths: { path: string; mode: string }[]; lines: string[] };  // ignored node_modules/.env/venv nothing provisions: once per repository
 }`,
     exit: [
       [0, 'the task is `ready`'],
