@@ -55,6 +55,8 @@ export interface BoundaryRequest {
   reach?: readonly string[];
   /** The task's own loopback ports it does not reach through the bridge (a service's own, where it listens). */
   except?: readonly number[];
+  /** It is a service of the task: the before-run steps that start services do not run for it. */
+  service?: boolean;
 }
 
 export async function boundaryOf(ctx: ProjectContext, task: Task, request: BoundaryRequest = {}): Promise<Boundary> {
@@ -90,7 +92,10 @@ export async function boundaryOf(ctx: ProjectContext, task: Task, request: Bound
         };
   const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
   const mounts: RunMount[] = [];
-  for (const step of ctx.lifecycle.beforeRun) mounts.push(...(await step.run(ctx, task)));
+  for (const step of ctx.lifecycle.beforeRun) {
+    if (request.service && step.beforeServices === false) continue;
+    mounts.push(...(await step.run(ctx, task)));
+  }
   // As root, what the sandbox writes must be mappable to its uid (no overlay mounted for every process there).
   assertMappable(profile, task.id);
   return { profile, env, containment, mounts, tmp };

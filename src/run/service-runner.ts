@@ -45,6 +45,7 @@ export async function startServiceInTask(
     env: request.env,
     except: request.port === null ? [] : [request.port],
     writable: request.writable ?? [],
+    service: true,
   });
   assertMountable(task, boundary.mounts, boundary.containment);
   fs.mkdirSync(request.dir, { recursive: true, mode: 0o700 });

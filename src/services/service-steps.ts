@@ -124,6 +124,9 @@ export const servicesRemove: RemoveStep = {
  */
 export const servicesBeforeRun: BeforeRunStep = {
   name: 'services',
+  // A service starting (src/run/service-runner.ts) goes through the task's boundary, whose
+  // before-run steps would start a crashed redis again from inside that start: not this step.
+  beforeServices: false,
   async run(ctx, task) {
     const facts = task.data.services;
     if (!facts) return [];

@@ -134,6 +134,8 @@ export interface GcStep {
 export interface BeforeRunStep {
   name: string;
   run(ctx: ProjectContext, task: Task): Promise<readonly RunMount[]>;
+  /** Run before a service of the task starts, too (default); false for a step that starts services itself. */
+  beforeServices?: boolean;
 }
 
 /**
