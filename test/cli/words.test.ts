@@ -152,3 +152,47 @@ describe('the version', () => {
     expect(shorts).not.toContain('-v');
   });
 });
+
+describe('a task ID that names no task is bad input: exit 2, TASK_NOT_FOUND, for every command that takes one', () => {
+  /** What each command needs besides the ID to get as far as looking the task up. */
+  const rest: Record<string, string[]> = {
+    exec: ['--', 'true'],
+    run: ['--agent', 'claude', '--prompt', 'hi'],
+    comment: ['a.txt:1', 'hi'],
+    'service start': ['web'],
+    'service stop': ['web'],
+    'service logs': ['web'],
+  };
+  const program = buildProgram(COMMANDS, async () => undefined);
+  // `new` makes the task it names.
+  const taking = commandDocs(program)
+    .filter((d) => d.command.registeredArguments[0]?.name() === 'id' && d.name !== 'new')
+    .map((d) => d.name);
+
+  it('covers every such command', () => {
+    expect(taking.length).toBeGreaterThan(15);
+    for (const name of Object.keys(rest)) expect(taking).toContain(name);
+  });
+
+  it('each exits 2 with TASK_NOT_FOUND, said as every refusal is', async () => {
+    const repo = makeRepo();
+    for (const name of taking) {
+      const args = [...name.split(' '), 'nosuch', ...(rest[name] ?? [])];
+      const json = await repo.warrenJson<Refusal>(...args);
+      expect(json.json.error.code, `${name}: ${json.stdout}`).toBe('TASK_NOT_FOUND');
+      expect(json.code, name).toBe(2);
+      const human = await repo.warren(...args);
+      expect(human.code, name).toBe(2);
+      expect(human.stderr, name).toMatch(/^warren: no (task|archive of task) nosuch /);
+    }
+  });
+
+  it('and so is an agent or a service that is not there', async () => {
+    const repo = makeRepo();
+    expect((await repo.warrenJson<Refusal>('new', 'feat', 'one')).code).toBe(0);
+    const agent = await repo.warrenJson<Refusal>('run', 'one', '--agent', 'nosuch', '--prompt', 'hi');
+    expect([agent.code, agent.json.error.code]).toEqual([2, 'AGENT_UNKNOWN']);
+    const service = await repo.warrenJson<Refusal>('service', 'start', 'one', 'nosuch');
+    expect([service.code, service.json.error.code]).toEqual([2, 'SERVICE_UNKNOWN']);
+  });
+});

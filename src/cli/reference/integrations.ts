@@ -197,8 +197,11 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
     json: '// as rm',
     exit: [
       [0, 'removed'],
-      [1, 'refused, nothing removed: work would be lost, or the path is not a warren workspace of this repository'],
-      [2, 'a payload that is not JSON, is over 1 MiB, or names no worktree_path'],
+      [1, 'refused, nothing removed: work would be lost'],
+      [
+        2,
+        'a payload that is not JSON, is over 1 MiB, or names no worktree_path, or a path that is not a warren workspace of this repository',
+      ],
     ],
     errors: ['WORKSPACE_DIRTY', 'TASK_NOT_FOUND', 'LOCK_HELD', 'USAGE'],
     example: `$ echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login"}' | warren hook claude-remove
