@@ -15,7 +15,8 @@ export const ERROR_DOCS = {
   USAGE: {
     meaning:
       "The command line was wrong: an unknown command or option, a missing argument, both or neither of `--prompt`/`--prompt-file`, a port that is not a number, no command after `--`, a remote name that is not valid or does not exist. The dashboard's HTTP API uses it for a request it cannot take. Nothing was touched.",
-    action: 'Read the message; `warren COMMAND --help` lists the arguments and options.',
+    action:
+      'Read the message, its hint (the command or option you may have meant) and the usage line under it (`details.usage` with `--json`); `warren help COMMAND` shows every argument and option.',
   },
   ID_INVALID: {
     meaning:

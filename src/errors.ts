@@ -16,9 +16,12 @@ export const ERROR_CODES = {
   PATH_UNSAFE: 2,
   NOT_A_REPO: 2,
   HOME_NOT_OWNED: 2,
+  // a name given that names nothing warren has (a task, an agent, a task's service): bad input too
+  TASK_NOT_FOUND: 2,
+  AGENT_UNKNOWN: 2,
+  SERVICE_UNKNOWN: 2,
   // refusals and failures
   TASK_EXISTS: 1,
-  TASK_NOT_FOUND: 1,
   TASK_STATE: 1,
   BRANCH_EXISTS: 1,
   BRANCH_UNLANDED: 1,
@@ -50,7 +53,6 @@ export const ERROR_CODES = {
   SANDBOX_UNAVAILABLE: 1,
   SANDBOX_REQUIRED: 1,
   PORTS_EXHAUSTED: 1,
-  AGENT_UNKNOWN: 1,
   UNTRUSTED_COMMANDS: 1,
   AGENT_NO_SESSION: 1,
   COMMAND_FAILED: 1,
@@ -60,7 +62,6 @@ export const ERROR_CODES = {
   READ_ONLY: 1,
   STATE_LOCKED: 1,
   STATE_UNAVAILABLE: 1,
-  SERVICE_UNKNOWN: 1,
   SERVICE_FAILED: 1,
   SERVICE_UNAVAILABLE: 1,
   // git failures, classified from stderr by src/git/errors.ts

@@ -157,8 +157,10 @@ describe('what the docs quote', () => {
     const repo = makeRepo();
     for (const [command, args] of [['show', ['show', 'nope']]] as const) {
       const real = await repo.warren('--json', ...args);
-      expect(real.code).toBe(1);
-      expect(COMMAND_REFERENCE[command]?.example).toContain(`$ warren --json ${args.join(' ')}\n${real.stdout}`);
+      expect(real.code).toBe(2); // an unknown task is bad input
+      expect(COMMAND_REFERENCE[command]?.example).toContain(
+        `$ warren --json ${args.join(' ')}\n${real.stdout}[exit ${real.code}]`,
+      );
     }
   });
 
@@ -179,10 +181,10 @@ describe('warren help: the pages an installed warren carries', () => {
 
   it('prints a shipped page by topic, and every `warren help X` a message or hint names is one', async () => {
     const repo = makeRepo();
-    const page = await repo.warren('help', 'configuration');
+    const page = await repo.warrenJson<{ text: string }>('help', 'configuration');
     expect(page.code).toBe(0);
-    expect(page.stdout).toBe(fs.readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8'));
-    expect((await repo.warren('help', 'hooks', 'install')).stdout).toContain('# `warren hooks install`');
+    expect(page.json.text).toBe(fs.readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8'));
+    expect((await repo.warren('help', 'hooks', 'install')).stdout).toContain('`warren hooks install`\n=====');
     expect((await repo.warren('help', 'nope')).code).toBe(2);
     const topics = helpTopics(root);
     const named = new Set<string>();

@@ -25,7 +25,7 @@ describe('warren path', () => {
     expect(human.stdout).toBe(`${ws}\n`);
     expect((await repo.warrenJson<{ path: string }>('path', 'P-1')).json).toEqual({ path: ws });
     const missing = await repo.warrenJson<Err>('path', 'nope');
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.json.error.code).toBe('TASK_NOT_FOUND');
     expect((await repo.warren('path', '../x')).code).toBe(2);
   });

@@ -147,7 +147,7 @@ describe('warren run --agent: the prompt reaches the agent exactly as given', ()
     expect(recorded(record, 'claude').stdin).toBe('-line one\n"two"\n');
 
     const unknown = await w('--json', 'run', 'pf', '--agent', 'nobody', '--prompt', 'x');
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     const error = (JSON.parse(unknown.stdout) as { error: { code: string; hint: string } }).error;
     expect(error.code).toBe('AGENT_UNKNOWN');
     expect(error.hint).toContain('claude');

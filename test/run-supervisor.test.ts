@@ -251,7 +251,7 @@ describe('the recorded run', () => {
     const cases: [string[], number, string][] = [
       [['exec', 'm1', '--', 'no-such-command-xyz'], 1, 'COMMAND_FAILED'],
       [['exec', 'm1', '--timeout', '5', '--', 'true'], 2, 'DURATION_INVALID'],
-      [['exec', 'nope', '--', 'true'], 1, 'TASK_NOT_FOUND'],
+      [['exec', 'nope', '--', 'true'], 2, 'TASK_NOT_FOUND'],
       [['exec', '-bad', '--', 'true'], 2, 'USAGE'],
     ];
     for (const [args, code, errorCode] of cases) {
@@ -351,7 +351,7 @@ describe('a closed output pipe', () => {
       ['$W --json exec p2 -- seq 1 5 | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
       ['$W --json list | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
       ['$W list | true; echo "warren exited ${PIPESTATUS[0]}"', 0],
-      ['$W --json show nope | true; echo "warren exited ${PIPESTATUS[0]}"', 1],
+      ['$W --json show nope | true; echo "warren exited ${PIPESTATUS[0]}"', 2],
       // Both streams closed: the command's output (on stderr with --json) has nowhere to go, so the run ends.
       ['$W --json exec p2 -- seq 1 200000 2>&1 | head -c 1 >/dev/null; echo "warren exited ${PIPESTATUS[0]}"', 141],
     ] as const) {

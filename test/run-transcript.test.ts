@@ -137,7 +137,7 @@ describe('warren transcript', () => {
       code: 'AGENT_NO_SESSION',
       message: 'task bare has no run of claude, codex or gemini, whose conversations warren can read.',
     });
-    expect((await repo.warrenJson('transcript', 'nope')).code).toBe(1);
+    expect((await repo.warrenJson('transcript', 'nope')).code).toBe(2);
   });
 
   it('puts each tool result under its call', () => {

@@ -1,8 +1,9 @@
-import type { Argument, Command, Option } from 'commander';
+import type { Command, Option } from 'commander';
 import { ERROR_DOCS } from '../error-docs.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { COMMAND_REFERENCE, EXAMPLE_SETUP, EXIT_STATUSES, type CommandReference } from './reference.js';
 import { REMOVED_COMMANDS, type RemovedCommand } from './reference/removed.js';
+import { argumentUsage, synopsis as synopsisOf, visibleOptions } from './usage.js';
 
 /**
  * Renders the command reference (docs/commands/) and docs/errors.md from the commander
@@ -78,22 +79,8 @@ function cell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
-function argumentUsage(arg: Argument): string {
-  const name = `${arg.name()}${arg.variadic ? '...' : ''}`;
-  return arg.required ? `<${name}>` : `[${name}]`;
-}
-
-function visibleOptions(cmd: Command): Option[] {
-  return cmd.options.filter((o) => !o.hidden);
-}
-
-/** A variadic last argument holds a command with its own options: it goes after `--`. */
 export function synopsis(doc: CommandDoc): string {
-  const opts = visibleOptions(doc.command).map((o) =>
-    o.mandatory ? o.flags.replace(/^-\w, /, '') : `[${o.flags.replace(/^-\w, /, '')}]`,
-  );
-  const args = doc.command.registeredArguments.map((a) => (a.variadic ? `-- ${argumentUsage(a)}` : argumentUsage(a)));
-  return ['warren [--repo <dir>] [--json]', doc.name, ...opts, ...args].join(' ');
+  return synopsisOf(doc.name, doc.command);
 }
 
 function optionDefault(o: Option): string {
@@ -227,6 +214,8 @@ export function renderIndex(program: Command, docs: readonly CommandDoc[]): stri
     '',
     ...optionRows(visibleOptions(program)),
     '',
+    '`-v` prints the version too, as `-V` does.',
+    '',
     'With `--json`, stdout holds exactly one JSON document and nothing else. A refusal is JSON on stdout too,',
     '`{"error": {"code", "message", "hint"?, "details"?}}`, with the same exit status; the codes are in',
     "[errors.md](../errors.md). Progress, warnings and a supervised command's own output go to stderr.",
@@ -238,6 +227,13 @@ export function renderIndex(program: Command, docs: readonly CommandDoc[]): stri
     '| status | meaning |',
     '|---|---|',
     ...EXIT_STATUSES.map(([status, meaning]) => `| ${status} | ${cell(meaning)} |`),
+    '',
+    'A usage error (an unknown command or option, a missing argument) is said as every refusal is: on',
+    'stderr `warren: MESSAGE`, then a `hint:` line (with the command or option you may have meant) and a',
+    "`usage:` line, the command's synopsis; with `--json`, `details.usage` holds that line.",
+    '',
+    'A task ID that names no task is bad input too (`TASK_NOT_FOUND`, exit 2), as is an agent or a service',
+    'that is not there.',
     '',
     'Every command that opens the repository can also exit 2 with [`NOT_A_REPO`](../errors.md#not_a_repo),',
     '[`CONFIG_INVALID`](../errors.md#config_invalid) or [`HOME_NOT_OWNED`](../errors.md#home_not_owned).',

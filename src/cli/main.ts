@@ -14,6 +14,7 @@ import {
   type Register,
 } from './command.js';
 import { checkExecArgv } from './exec-argv.js';
+import { isCleanExit, usageError, usageLine } from './usage.js';
 
 interface Outcome {
   exitCode: number;
@@ -26,33 +27,40 @@ export type Runner = (handler: Handler) => Promise<void>;
  * The command line as commander objects: the given commands (src/cli/commands/all.ts: every
  * one), their options, arguments and defaults. `main` runs it; the docs generator
  * (scripts/docs.js) walks the whole of it with a runner that never runs.
- * `json` only silences commander's own error output, so that --json stdout stays one document
- * (asked when commander writes: a program built before its arguments are known asks then).
+ * Commander prints none of its own errors: each becomes a `USAGE` refusal, printed by `main` in
+ * the one form every refusal has, with the usage line of the command it concerns (src/cli/usage.ts).
  */
-export function buildProgram(
-  commands: readonly Register[],
-  run: Runner,
-  json: boolean | (() => boolean) = false,
-  io: () => CliIo = processIo,
-): Command {
+export function buildProgram(commands: readonly Register[], run: Runner, io: () => CliIo = processIo): Command {
+  const version = readVersion();
   const program = new Command('warren')
     .description('One task, one git worktree: run many coding agents on one repository, safely.')
-    .version(readVersion(), '-V, --version')
+    .version(version, '-V, --version')
+    // `-v` too, as most tools have it (no command of warren's takes a -v of its own).
+    .addOption(new Option('-v').hideHelp())
+    .on('option:v', () => {
+      io().stdout.write(`${version}\n`);
+      throw new CommanderError(0, 'commander.version', version);
+    })
     .addOption(
       new Option('--repo <dir>', 'the repository (any folder inside it)').default('.', 'the current directory'),
     )
     .option('--json', 'print exactly one JSON document on stdout')
     .showHelpAfterError(false)
-    .exitOverride()
     .configureOutput({
       writeOut: (s) => io().stdout.write(terminalText(s, 'block')),
-      // commander's errors quote the arguments given.
-      writeErr: (s) => {
-        if (!(typeof json === 'function' ? json() : json)) io().stderr.write(terminalText(s, 'block'));
-      },
+      writeErr: () => undefined,
     });
   for (const register of commands) register(program, run);
-  program.commands.forEach((cmd) => cmd.exitOverride().configureOutput(program.configureOutput()));
+  const withEvery = (cmd: Command): void => {
+    // Which command the parser was at when it refused: its usage line goes with the refusal.
+    cmd.exitOverride((err) => {
+      if (!isCleanExit(err)) throw usageError(err, cmd);
+      throw err;
+    });
+    cmd.configureOutput(program.configureOutput());
+    cmd.commands.forEach(withEvery);
+  };
+  withEvery(program);
   return program;
 }
 
@@ -76,7 +84,7 @@ export async function main(argv: readonly string[], prepared: PreparedMain, io: 
     await program.parseAsync([...argv], { from: 'user' });
     return session.outcome.exitCode;
   } catch (thrown) {
-    const err = environmentError(thrown) ?? thrown;
+    const err = withUsage(environmentError(thrown) ?? thrown, session.command);
     recordRefusal(session.env, err, argv);
     session.env?.reporter.settle();
     return report(io, err, json);
@@ -88,7 +96,15 @@ export async function main(argv: readonly string[], prepared: PreparedMain, io: 
 /** The command line built of the given commands, waiting for one command's arguments (`main` runs it, once). */
 export interface PreparedMain {
   program: Command;
-  session: { json: boolean; outcome: Outcome; env: CliEnv | null; io: CliIo; argv: readonly string[] };
+  session: {
+    json: boolean;
+    outcome: Outcome;
+    env: CliEnv | null;
+    io: CliIo;
+    argv: readonly string[];
+    /** The command whose action runs: a USAGE refusal from it carries its usage line. */
+    command?: Command;
+  };
 }
 
 export function prepareMain(commands: readonly Register[], io: CliIo = processIo()): PreparedMain {
@@ -102,13 +118,21 @@ export function prepareMain(commands: readonly Register[], io: CliIo = processIo
     print(session.io, env.json, result);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
-  const program = buildProgram(
-    commands,
-    run,
-    () => session.json,
-    () => session.io,
-  );
+  const program = buildProgram(commands, run, () => session.io);
+  program.hook('preAction', (_program, command) => {
+    session.command = command;
+  });
   return { program, session };
+}
+
+/** A USAGE refusal of a command's own (a bad combination of options) with the command's usage line, like commander's. */
+function withUsage(err: unknown, command: Command | undefined): unknown {
+  if (!(err instanceof WarrenError) || err.code !== 'USAGE' || !command || err.details?.usage !== undefined) return err;
+  return new WarrenError(err.code, err.message, {
+    ...(err.hint === undefined ? {} : { hint: err.hint }),
+    cause: err.cause,
+    details: { ...err.details, usage: usageLine(command) },
+  });
 }
 
 /** Every refusal is an event too, against the project (and task) it concerns, once one was opened. */
@@ -143,18 +167,16 @@ function humanText({ human, humanLayout }: CommandResult): string {
 function report(io: CliIo, thrown: unknown, json: boolean): number {
   // A full disk or a read-only file system is the machine's refusal, not a bug: said as one.
   const err = environmentError(thrown) ?? thrown;
-  if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
-    const message = err.message.replace(/^error: /, '');
-    if (json) writeJsonError(io, 'USAGE', message, 'Run `warren --help` for the commands and options.');
-    return 2;
-  }
+  // Help or the version, printed; commander's refusals reached here as WarrenErrors (src/cli/usage.ts).
+  if (err instanceof CommanderError) return isCleanExit(err) ? 0 : 2;
   if (err instanceof WarrenError) {
     if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
-    else
+    else {
+      const usage = err.details?.usage;
       io.stderr.write(
-        `warren: ${terminalText(err.message, 'block')}\n${err.hint ? `  hint: ${terminalText(err.hint, 'block')}\n` : ''}`,
+        `warren: ${terminalText(err.message, 'block')}\n${err.hint ? `  hint: ${terminalText(err.hint, 'block')}\n` : ''}${typeof usage === 'string' ? `  usage: ${usage}\n` : ''}`,
       );
+    }
     return err.exitCode;
   }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);

@@ -63,7 +63,7 @@ describe('agents from the dashboard API', () => {
     const repo = makeRepo({ files: { 'README.md': '# t\n', 'warren.yaml': YAML }, trusted: false });
     const { post } = await serve(repo);
     const unknown = await post('agent', { options: { agent: 'nope', prompt: 'x', id: 'u1' } });
-    expect(unknown.status).toBe(409);
+    expect(unknown.status).toBe(400); // bad input, as the CLI's exit 2
     expect(unknown.body.error?.code).toBe('AGENT_UNKNOWN');
     const untrusted = await post('agent', { options: { agent: 'echo-agent', prompt: 'x', id: 'u2' } });
     expect(untrusted.body.error?.code).toBe('UNTRUSTED_COMMANDS');

@@ -172,7 +172,7 @@ describe('rm --discard and restore', () => {
   it('refuses what it cannot do and changes nothing: no archive, the ID taken, the branch made again meanwhile', async () => {
     const repo = makeRepo();
     const none = await repo.warrenJson<Err>('restore', 'nope');
-    expect(none.code).toBe(1);
+    expect(none.code).toBe(2);
     expect(none.json.error.code).toBe('TASK_NOT_FOUND');
 
     const ws = await newTask(repo, 'D-2');

@@ -74,7 +74,7 @@ describe('refusals that name the real cause', () => {
 describe('warren show', () => {
   it('lists no "no task X" refusals from before the task existed', async () => {
     const repo = makeRepo();
-    expect((await repo.warren('show', 'later')).code).toBe(1);
+    expect((await repo.warren('show', 'later')).code).toBe(2);
     expect((await repo.warren('new', 'feat', 'later')).code).toBe(0);
     const shown = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'later');
     expect(shown.json.events.map((e) => e.kind)).toContain('task.created');

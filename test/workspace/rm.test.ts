@@ -101,7 +101,7 @@ describe('warren rm', () => {
   it('refuses an unknown task', async () => {
     const repo = makeRepo();
     const res = await repo.warrenJson<Err>('rm', 'nope');
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.json.error.code).toBe('TASK_NOT_FOUND');
   });
 

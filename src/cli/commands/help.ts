@@ -4,10 +4,12 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { WarrenError } from '../../errors.js';
 import type { Register } from '../command.js';
+import { markdownForTerminal } from '../markdown-text.js';
 
 /**
  * `warren help [TOPIC]`: a command's usage, or one page of the documentation shipped in the
  * package (`docs/**\/*.md`), so that an installed warren's hints can point at pages its user has.
+ * A page is shown as text for a terminal (src/cli/markdown-text.ts); `--json` has its Markdown.
  */
 
 /** The package's root: the folder above this file (src/ or the bundle in dist/) that holds package.json. */
@@ -48,7 +50,7 @@ export const registerHelp: Register = (program, run) => {
   program
     .command('help')
     .description(
-      "a command's usage, or a page of the documentation shipped with warren (e.g. `warren help configuration`)",
+      "a command's usage, or a page of the documentation shipped with warren as text for a terminal (e.g. `warren help configuration`)",
     )
     .argument('[topic...]', 'a command (`new`, `hooks install`) or a page: configuration, agents, errors, execution, …')
     .action((words: string[]) =>
@@ -69,7 +71,10 @@ export const registerHelp: Register = (program, run) => {
             hint: `Run \`warren help\` for the commands; ${list}.`,
           });
         const text = fs.readFileSync(path.join(root, page), 'utf8');
-        return { data: { topic, file: path.join(root, page), text }, human: text.trimEnd() };
+        const byFile = new Map([...topics].map(([t, file]) => [file, t]));
+        byFile.set('docs/commands/README.md', '');
+        const human = markdownForTerminal(text, { page, topicOf: (file) => byFile.get(file) ?? null });
+        return { data: { topic, file: path.join(root, page), text }, human };
       }),
     );
 };

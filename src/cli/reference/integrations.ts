@@ -197,8 +197,11 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
     json: '// as rm',
     exit: [
       [0, 'removed'],
-      [1, 'refused, nothing removed: work would be lost, or the path is not a warren workspace of this repository'],
-      [2, 'a payload that is not JSON, is over 1 MiB, or names no worktree_path'],
+      [1, 'refused, nothing removed: work would be lost'],
+      [
+        2,
+        'a payload that is not JSON, is over 1 MiB, or names no worktree_path, or a path that is not a warren workspace of this repository',
+      ],
     ],
     errors: ['WORKSPACE_DIRTY', 'TASK_NOT_FOUND', 'LOCK_HELD', 'USAGE'],
     example: `$ echo '{"hook_event_name":"WorktreeRemove","worktree_path":"/tmp/warren-docs-agents/home/worktrees/shop-1061e4e954/fix-login"}' | warren hook claude-remove
@@ -212,20 +215,22 @@ removed fix-login; kept branch feat/fix-login
   },
   help: {
     json: `{ topics: string[] }                     // no topic: every page's name
-{ topic: string; file: string; text: string }   // a page: its file in the package, and its text (markdown)
+{ topic: string; file: string; text: string }   // a page: its file in the package, and its text (Markdown, as the file has it)
 { topic: string; usage: string }                // a command without a page: its usage`,
     exit: [
       [0, 'the page, the usage or the list is printed'],
       [2, 'no command or page of that name'],
     ],
     errors: ['USAGE'],
-    example: `$ warren help configuration | head -3
-# Configuration: \`warren.yaml\`
+    example: `$ warren help configuration | head -4
+Configuration: \`warren.yaml\`
+============================
 
 Checked in at the repository root. Every key is optional; a repository without the file gets
 $ warren help nope
 warren: no command or page named "nope".
-  hint: Run \`warren help\` for the commands; pages: agents, benchmarks, checkouts, configuration, contributing, dashboard, design/trust, errors, execution, landing, merge-queue, provisioning, review, testing, workspaces; or a command's name for its page.
+  hint: Run \`warren help\` for the commands; pages: agents, benchmarks, checkouts, configuration, contributing, dashboard, design/trust, errors, execution, landing, merge-queue, provisioning, review, services, testing, workspaces; or a command's name for its page.
+  usage: warren [--repo <dir>] [--json] help [topic...]
 [exit 2]`,
     see: [['Documentation', '../../README.md#documentation']],
   },

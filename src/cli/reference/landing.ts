@@ -219,7 +219,7 @@ POS  ID    STATE    SINCE   DETAIL
   },
   audit: {
     json: `{ id: string; path: string; sections: { name: 'git' | 'hooks' | 'provisioning' | 'ports' | 'compose'; data: unknown }[] }`,
-    exit: [[0, 'the report was read (it changes nothing)'], [1, 'no such task'], TASK_EXIT_2],
+    exit: [[0, 'the report was read (it changes nothing)'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE'],
     example: `$ warren audit login
 audit of task login (fix/login) at /tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login

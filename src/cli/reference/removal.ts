@@ -251,7 +251,7 @@ $ warren --json gc
 //                    relocation?: { from, aliases?, to, checked, rewritten: { path, sha256 }[], left: { path, why }[] } }`,
     exit: [
       [0, 'everything is in place (or provisioned again)'],
-      [1, 'refused or failed: no such task, the lock is held, a mount or copy failed'],
+      [1, 'refused or failed: the lock is held, a mount or copy failed'],
       TASK_EXIT_2,
     ],
     errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE'],

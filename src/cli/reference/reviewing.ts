@@ -14,10 +14,10 @@ export const REVIEWING: Readonly<Record<string, CommandReference>> = {
 }`,
     exit: [
       [0, 'recorded'],
-      [1, 'no such task, or its workspace resolves somewhere else'],
+      [1, 'its workspace resolves somewhere else'],
       [
         2,
-        'bad input: not FILE:LINE, a path outside the workspace (or leaving it through a symlink), a line in neither the diff nor the file, an empty comment',
+        'bad input: no such task, not FILE:LINE, a path outside the workspace (or leaving it through a symlink), a line in neither the diff nor the file, an empty comment',
       ],
     ],
     errors: ['USAGE', 'TASK_NOT_FOUND', 'PATH_ESCAPE'],
@@ -48,8 +48,7 @@ $ warren --json comment cart app.js:1 'say hello to the cart'
 { id; taskId; path; line; side; body; hunk; state: 'open' | 'resolved'; createdAt; resolvedAt; sentRun }[]`,
     exit: [
       [0, 'listed (and changed)'],
-      [1, 'no such task'],
-      [2, "bad input: a comment number that is not the task's"],
+      [2, "bad input: no such task, a comment number that is not the task's"],
     ],
     errors: ['USAGE', 'TASK_NOT_FOUND'],
     example: `$ warren comments cart

@@ -83,11 +83,11 @@ warren: \`warren exec\` would read "-la" as its own option, not as part of the c
       [141, "warren's output closed, and warren ended the agent (as `exec`)"],
       [
         1,
-        'refused before anything ran: an unknown agent, an agent of warren.yaml not trusted yet, no conversation to `--resume`, `--review` with no open comment, the task locked or in the wrong state, the policy or sandbox refused',
+        'refused before anything ran: an agent of warren.yaml not trusted yet, no conversation to `--resume`, `--review` with no open comment, the task locked or in the wrong state, the policy or sandbox refused',
       ],
       [
         2,
-        'bad input: more than one of `--prompt`, `--prompt-file` and `--review`, or none without `--resume` (which then sends "continue"), neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
+        'bad input: no such task or agent, more than one of `--prompt`, `--prompt-file` and `--review`, or none without `--resume` (which then sends "continue"), neither `--agent` nor `--resume`, an unreadable prompt file, a prompt with a NUL byte for an agent that takes it in argv, an invalid `--timeout`',
       ],
     ],
     errors: [
@@ -108,7 +108,7 @@ warren: \`warren exec\` would read "-la" as its own option, not as part of the c
 $ warren run cart --agent nope --prompt hi
 warren: no agent named "nope"; nothing was run.
   hint: Use one of aider, claude, codex, echo-agent, gemini, or add it under \`agents:\` in warren.yaml.
-[exit 1]
+[exit 2]
 $ warren --json run cart --agent claude --prompt "Add a cart, then show where you are."   # the real claude 2.1.328, against a scripted model server
 scripted turn done
 {
@@ -169,7 +169,7 @@ $ warren comments cart
 }`,
     exit: [
       [0, 'the task has a run of claude, codex or gemini (its transcript may not be written yet)'],
-      [1, 'no such task, or no agent run whose conversation warren can read (`AGENT_NO_SESSION`)'],
+      [1, 'no agent run whose conversation warren can read (`AGENT_NO_SESSION`)'],
       TASK_EXIT_2,
     ],
     errors: ['TASK_NOT_FOUND', 'AGENT_NO_SESSION', 'ID_INVALID'],

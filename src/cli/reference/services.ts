@@ -15,7 +15,7 @@ export const SERVICES: Readonly<Record<string, CommandReference>> = {
       [0, 'the service is running (and ready, when it has a readiness check)'],
       [
         1,
-        'no such task or service, the service did not become ready (it was stopped; the message ends with its log), or its server is not installed',
+        'the service did not become ready (it was stopped; the message ends with its log), or its server is not installed',
       ],
       TASK_EXIT_2,
     ],
@@ -26,14 +26,14 @@ web  run  running  http://127.0.0.1:20009  (log /tmp/warren-docs-iqVKjQ/home/log
 $ warren service start cart nope
 warren: task cart has no service "nope"; nothing was changed.
   hint: Its services: db, cache, web.
-[exit 1]`,
+[exit 2]`,
     see: [['Services', '../design/services.md']],
   },
   'service stop': {
     json: `as \`service start\``,
     exit: [
       [0, 'the service is stopped (SIGTERM, then SIGKILL after kill_grace; nothing of it is left)'],
-      [1, 'no such task or service, or a database (it goes with the task, not alone)'],
+      [1, 'a database (it goes with the task, not alone)'],
       TASK_EXIT_2,
     ],
     errors: ['SERVICE_UNKNOWN', 'SERVICE_FAILED'],
@@ -44,7 +44,7 @@ web  run  stopped  http://127.0.0.1:20009  (log /tmp/warren-docs-iqVKjQ/home/log
   },
   'service logs': {
     json: `{ name: string; log: string; text: string }`,
-    exit: [[0, 'the log was printed'], [1, 'no such task or service, or it never started'], TASK_EXIT_2],
+    exit: [[0, 'the log was printed'], [1, 'it never started'], TASK_EXIT_2],
     errors: ['SERVICE_UNKNOWN', 'SERVICE_FAILED'],
     example: `$ warren service logs cart cache --lines 1
 2:M 06 Dec 2026 03:40:44.733 * Ready to accept connections
@@ -53,7 +53,7 @@ web  run  stopped  http://127.0.0.1:20009  (log /tmp/warren-docs-iqVKjQ/home/log
   },
   env: {
     json: `{ env: Record<string, string> }   // WARREN_TASK_ID, WARREN_PORT…, and each service's variables`,
-    exit: [[0, 'printed'], [1, 'no such task'], TASK_EXIT_2],
+    exit: [[0, 'printed'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
     example: `$ warren env cart
 export WARREN_TASK_ID='cart'

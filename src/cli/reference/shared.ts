@@ -22,4 +22,7 @@ export interface CommandReference {
 }
 
 /** Exit status 2 as most task commands have it. */
-export const TASK_EXIT_2 = [2, 'bad input (an invalid ID, an unknown option); nothing was touched'] as const;
+export const TASK_EXIT_2 = [
+  2,
+  'bad input (an invalid ID, no such task, an unknown option); nothing was touched',
+] as const;

@@ -170,7 +170,7 @@ $ warren --json list --archived
   }[];
   events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
 }`,
-    exit: [[0, 'the task exists'], [1, 'no such task (`TASK_NOT_FOUND`)'], TASK_EXIT_2],
+    exit: [[0, 'the task exists'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
     example: `$ warren show cart --events 5
 task    cart (feat)
@@ -195,7 +195,7 @@ $ warren --json show nope
     "hint": "See \`warren list\`."
   }
 }
-[exit 1]`,
+[exit 2]`,
     see: [['Task states and events', '../design/workspaces.md#list-and-show']],
   },
   status: {
@@ -225,7 +225,7 @@ $ warren --json show nope
   envRewritten: { file: string; keys: string[] }[];     // copied env files whose keys named the main checkout's services, set to the task's own at new
   services: ServiceStatus[];                            // as \`show\` lists them: state, URL, and which template (and seed) a database came from
 }`,
-    exit: [[0, 'the status was read'], [1, 'no such task, or a layer could not be mounted again'], TASK_EXIT_2],
+    exit: [[0, 'the status was read'], [1, 'a layer could not be mounted again'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
     example: `$ warren status cart
 tracked: 2 change(s)
@@ -297,11 +297,7 @@ $ warren --json status cart
   },
   path: {
     json: `{ path: string }   // the workspace, canonical (symlinks resolved)`,
-    exit: [
-      [0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'],
-      [1, 'no such task'],
-      TASK_EXIT_2,
-    ],
+    exit: [[0, 'the task exists (its path is printed even if the folder is gone: see `warren scan`)'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'ID_INVALID'],
     example: `$ warren path cart
 /tmp/warren-docs-iqVKjQ/home/worktrees/shop-07830bb079/cart
@@ -331,8 +327,8 @@ $ warren --json path login
 }`,
     exit: [
       [0, 'the diff was read (no changes is not a failure)'],
-      [1, 'no such task; the workspace is gone (only `--committed` can be shown)'],
-      [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID'],
+      [1, 'the workspace is gone (only `--committed` can be shown)'],
+      [2, 'bad input: both `--committed` and `--uncommitted`, an invalid ID, no such task'],
     ],
     errors: ['TASK_NOT_FOUND', 'OWNERSHIP_MISMATCH', 'USAGE'],
     example: `$ warren diff cart --stat
