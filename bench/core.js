@@ -40,7 +40,7 @@ export async function benchCore() {
  * this repository's worktrees) with this checkout's node_modules; null, saying why, when it
  * cannot be built here.
  */
-function buildRevision(rev, dir) {
+export function buildRevision(rev, dir) {
   if (rev === 'none') return null;
   try {
     fs.mkdirSync(dir, { recursive: true });

@@ -7,9 +7,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const BENCHES = ['core', 'exec', 'provision', 'queue', 'mcp', 'diff', 'relocate', 'bigrepo', 'services'].filter(
-  (name) => fs.existsSync(path.join(here, `${name}.js`)),
-);
+const BENCHES = [
+  'core',
+  'exec',
+  'provision',
+  'queue',
+  'mcp',
+  'diff',
+  'relocate',
+  'bigrepo',
+  'services',
+  'fleet',
+].filter((name) => fs.existsSync(path.join(here, `${name}.js`)));
 const only = process.argv[2];
 if (only && !BENCHES.includes(only)) {
   console.error(`no benchmark "${only}"; there are: ${BENCHES.join(', ')}`);

@@ -5,6 +5,52 @@ export function stateBadge(state) {
   return el('span', { class: `badge state-${state.replace(/[^a-z_]/g, '')}` }, state);
 }
 
+/** A grey bar where a value is still being read. */
+export function skeleton(kind = 'short') {
+  return el('span', { class: `skeleton ${kind}`, 'aria-hidden': 'true' });
+}
+
+/**
+ * The state as the page shows it: what runs in the task now (`agent running`, `verifying`), else
+ * its recorded state; beside it, its place in the merge queue, and what the page itself is
+ * waiting for (`Verify…`).
+ */
+export function stateCell(t, busy) {
+  const running = t.shownState !== t.state;
+  return [
+    running
+      ? el(
+          'span',
+          { class: 'badge state-running', 'data-state': t.state },
+          el('span', { class: 'spinner', 'aria-hidden': 'true' }),
+          t.shownState,
+        )
+      : stateBadge(t.state),
+    queueBadge(t.queue),
+    busy
+      ? el('span', { class: 'badge busy' }, el('span', { class: 'spinner', 'aria-hidden': 'true' }), `${busy}…`)
+      : null,
+  ];
+}
+
+/** The task's place in the merge queue, or why it bounced from it. */
+export function queueBadge(q) {
+  if (!q || q.state === 'landed' || q.state === 'removed') return null;
+  if (q.state === 'bounced')
+    return el('span', { class: 'badge bad', title: q.reason ?? '' }, `bounced: ${q.code ?? ''}`);
+  return el('span', { class: 'badge running' }, q.state === 'testing' ? 'queue: testing' : `queue #${q.position}`);
+}
+
+/** A landed task: the commit its work became on the base, instead of its drift. */
+export function landedCell(landed) {
+  return el(
+    'span',
+    { class: 'landed', title: `landed on ${landed.base} ${landed.at}` },
+    'landed as ',
+    el('code', {}, landed.commit.slice(0, 12)),
+  );
+}
+
 export function provisionCell(list) {
   if (!list.length) return el('span', { class: 'muted' }, '—');
   return list.map((p) =>
@@ -19,35 +65,42 @@ export function provisionCell(list) {
   );
 }
 
-/** The task's port block, and a link for each port something listens on (a dev server), services alike. */
+/**
+ * The task's port block, and what listens on it by name: its services (`web :20048`, a link when a
+ * browser can open it), then the other ports something listens on (`:20049`).
+ */
 export function portsCell(ports, endpoints = []) {
-  if (ports === null || ports === undefined) return el('span', { class: 'muted' }, '—');
+  if ((ports === null || ports === undefined) && endpoints.length === 0) return el('span', { class: 'muted' }, '—');
   const range =
-    typeof ports.first === 'number' && typeof ports.count === 'number'
+    ports && typeof ports.first === 'number' && typeof ports.count === 'number'
       ? `${ports.first}–${ports.first + ports.count - 1}`
-      : '?';
+      : null;
   return el(
     'span',
     { class: 'ports' },
-    el('span', { class: 'muted' }, range),
-    endpoints.map((e) =>
-      el(
-        'a',
-        {
-          class: `endpoint${e.listening === null ? ' unknown' : ''}`,
-          'data-port': String(e.port),
-          href: e.url,
-          target: '_blank',
-          rel: 'noopener noreferrer',
-          title: e.listening === null ? 'whether something listens here cannot be told' : `${e.name}: listening`,
-        },
-        `${e.kind === 'service' ? e.name : ':' + e.port}`,
-      ),
-    ),
+    range ? el('span', { class: 'muted range' }, range) : null,
+    endpoints.map((e) => {
+      const named = e.kind === 'service';
+      const label = named ? [el('span', { class: 'name' }, e.name), ` :${e.port}`] : `:${e.port}`;
+      const title =
+        e.listening === null
+          ? `${e.name}: whether something listens here cannot be told`
+          : `${e.name}: ${e.listening ? 'listening' : 'not listening'}`;
+      const attrs = {
+        class: `endpoint${named ? ' service' : ''}${e.listening === null ? ' unknown' : e.listening ? '' : ' down'}`,
+        'data-port': String(e.port),
+        ...(named ? { 'data-service': e.name } : {}),
+        title,
+      };
+      return e.url
+        ? el('a', { ...attrs, href: e.url, target: '_blank', rel: 'noopener noreferrer' }, label)
+        : el('span', attrs, label);
+    }),
   );
 }
 
-export function lastRunCell(run) {
+/** The newest run; `quiet` (a landed task) shows it as history, without a red or green badge. */
+export function lastRunCell(run, quiet = false) {
   if (!run) return el('span', { class: 'muted' }, '—');
   const parts = [];
   if (run.running) parts.push(el('span', { class: 'badge running' }, 'running'));
@@ -68,16 +121,24 @@ export function lastRunCell(run) {
     parts.push(el('span', { class: `badge ${run.exitCode === 0 ? 'good' : 'bad'}` }, `exit ${run.exitCode}`));
   else parts.push(el('span', { class: 'badge' }, run.kind));
   if (typeof run.durationMs === 'number') parts.push(` ${duration(run.durationMs)}`);
-  return el('span', { title: run.command ?? run.message }, parts);
+  if (quiet) for (const b of parts) if (b instanceof Node && b.nodeType === Node.ELEMENT_NODE) b.className = 'quiet';
+  return el('span', { title: run.command ?? run.message, class: quiet ? 'muted' : '' }, parts);
 }
 
-/** The task's latest verify: green when it passed, red naming the failed commands when a required one failed. */
-export function verifyCell(v) {
+/**
+ * The task's latest verify: green when it passed, red naming the failed commands when a required
+ * one failed. `quiet` (a landed task): history, without a red or green badge — the work landed.
+ */
+export function verifyCell(v, quiet = false) {
   if (!v) return el('span', { class: 'muted' }, '—');
   const failed = v.failed.map((f) => `${f.id}${f.required ? '' : ' (optional)'}`);
   return el(
     'span',
-    { class: `badge ${v.passed ? 'good' : 'bad'}`, 'data-verify': v.passed ? 'passed' : 'failed', title: v.at },
+    {
+      class: quiet ? 'quiet muted' : `badge ${v.passed ? 'good' : 'bad'}`,
+      'data-verify': v.passed ? 'passed' : 'failed',
+      title: v.at,
+    },
     v.passed ? `passed${failed.length ? ` (${failed.join(', ')} failed)` : ''}` : `failed: ${failed.join(', ')}`,
   );
 }
@@ -110,8 +171,7 @@ export function eventBlock(e) {
     'div',
     { class: `event level-${e.level}` },
     el('span', { class: 'kind' }, e.kind),
-    ' ',
-    e.message,
+    el('span', { class: 'msg' }, e.message),
     rows.length
       ? el(
           'table',

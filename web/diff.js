@@ -210,20 +210,16 @@ function lineRows(f, line, comments, { onComment, onCompose }) {
   );
   row.addEventListener('click', () => openForm(row, f, anchor, { onComment, onCompose }));
   const here = comments.filter((c) => c.side === anchor.side && c.line === anchor.line);
-  return [
-    row,
-    ...here.map((c) =>
-      el(
-        'tr',
-        { class: `comment-row ${c.state}`, 'data-comment': String(c.id) },
-        el(
-          'td',
-          { colspan: '3' },
-          el('div', { class: 'comment' }, el('strong', {}, `#${c.id}`), ` ${c.state}: `, c.body),
-        ),
-      ),
-    ),
-  ];
+  return [row, ...here.map(commentRow)];
+}
+
+/** A comment under its line. */
+function commentRow(c) {
+  return el(
+    'tr',
+    { class: `comment-row ${c.state}`, 'data-comment': String(c.id) },
+    el('td', { colspan: '3' }, el('div', { class: 'comment' }, el('strong', {}, `#${c.id}`), ` ${c.state}: `, c.body)),
+  );
 }
 
 function openForm(row, f, anchor, { onComment, onCompose }) {
@@ -256,12 +252,17 @@ function openForm(row, f, anchor, { onComment, onCompose }) {
     if (text.value.trim() === '') return;
     save.disabled = true;
     try {
-      await onComment({
+      const saved = await onComment({
         path: anchor.side === 'old' && f.from ? f.from : f.path,
         line: anchor.line,
         side: anchor.side,
         body: text.value,
       });
+      // Shown at its line now, under the line's earlier comments; the next read of the task agrees.
+      let last = form;
+      while (last.nextElementSibling && last.nextElementSibling.classList.contains('comment-row'))
+        last = last.nextElementSibling;
+      if (saved && Number.isInteger(saved.id)) last.after(commentRow(saved));
       close();
     } catch {
       save.disabled = false;

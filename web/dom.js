@@ -139,7 +139,7 @@ export function showLocked() {
   notice.hidden = true;
 }
 
-/** Shows a refusal exactly as the library worded it: code, message, hint. */
+/** Shows why the page could not be read, exactly as the server worded it: code, message, hint. */
 export function showError(err) {
   if (err && err.locked) return;
   const info = err.info || { code: 'ERROR', message: String(err.message || err) };
@@ -156,20 +156,8 @@ export function showError(err) {
   notice.hidden = false;
 }
 
-export function showInfo(text, lines = []) {
-  notice.replaceChildren(
-    ...[
-      el('span', { class: 'msg' }, text),
-      lines.length
-        ? el(
-            'ul',
-            { class: 'details' },
-            lines.map((l) => el('li', {}, l)),
-          )
-        : null,
-      el('button', { type: 'button', class: 'close', onclick: () => (notice.hidden = true) }, '×'),
-    ].filter(Boolean),
-  );
-  notice.className = 'info';
-  notice.hidden = false;
+/** Another page: what went wrong reading the last one no longer applies. */
+export function clearNotice() {
+  notice.hidden = true;
+  notice.replaceChildren();
 }

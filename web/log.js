@@ -7,22 +7,24 @@ const MAX_SHOWN_CHARS = 2_000_000;
 // Chunks are appended together, a few times a second: one layout per batch, not one per chunk.
 const FLUSH_MS = 50;
 
-let logStream = null; // { key, es, pre, status }
+let logStream = null; // { key, es, pre, status, empty }
 
 export function openLog(project, id, source, container) {
   const key = `${project}/${id}/${source.startedSeq}`;
   if (logStream && logStream.key === key) {
-    container.replaceChildren(logStream.status, logStream.pre);
+    container.replaceChildren(logStream.status, logStream.pre, logStream.empty);
     return;
   }
   closeLog();
-  const pre = el('pre', { class: 'log', id: 'log' });
+  // Hidden until the command prints something: an empty box says nothing.
+  const pre = el('pre', { class: 'log', id: 'log', hidden: '' });
   const status = el('p', { class: 'muted', id: 'log-status' }, source.running ? 'running…' : 'finished');
-  container.replaceChildren(status, pre);
+  const empty = el('p', { class: 'muted', id: 'log-empty', hidden: '' }, 'It printed nothing.');
+  container.replaceChildren(status, pre, empty);
   const es = new EventSource(
     `/api/log?project=${encodeURIComponent(project)}&id=${encodeURIComponent(id)}&token=${encodeURIComponent(TOKEN)}`,
   );
-  logStream = { key, es, pre, status };
+  logStream = { key, es, pre, status, empty };
   let logPath = null;
   const whole = () => (logPath ? `; the whole output is in ${logPath}` : '');
 
@@ -35,6 +37,7 @@ export function openLog(project, id, source, container) {
     timer = null;
     if (pending.length === 0) return;
     const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    pre.hidden = false;
     pre.append(...pending);
     pending = [];
     trim();
@@ -85,6 +88,7 @@ export function openLog(project, id, source, container) {
     status.textContent = info.missing
       ? 'finished; the log file was never written'
       : `finished${typeof d.exitCode === 'number' ? `: exit ${d.exitCode}` : ''}${d.timedOut ? ' (timed out)' : ''}`;
+    empty.hidden = !pre.hidden;
     es.close();
   });
   es.onerror = () => {

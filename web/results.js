@@ -32,7 +32,7 @@ export function plain(v) {
   return String(v);
 }
 
-/** The lines of the notice for an action's result. */
+/** The lines of the toast for an action's result. */
 export function resultLines(result) {
   if (!result || typeof result !== 'object') return [];
   // gc: what it removed and what it kept, with why.

@@ -12,7 +12,7 @@ import { BoundedSender } from './bounded-sender.js';
 import type { EventHub } from './event-hub.js';
 import { fleetDisk } from './disk.js';
 import { editorCommand } from '../workspace/editor.js';
-import { allProjectsFleet, projectFleet } from './fleet.js';
+import { allProjectsFleet, projectDetails, projectFleet } from './fleet.js';
 import { followLog, resolveLog } from './log-tail.js';
 import { logSource } from './run-events.js';
 import { newestConversation } from '../run/transcript.js';
@@ -76,10 +76,20 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
     }),
   );
 
+  // The fleet from the database alone, at once; what needs git and a walk of each workspace is
+  // the details, which the page asks for next and fills in.
   app.get('/api/fleet', async (c) => {
     try {
       if (c.req.query('all') === '1') return c.json(await allProjectsFleet(store, deps.project));
-      return c.json({ generatedAt: new Date().toISOString(), projects: [await projectFleet(deps.project)] });
+      return c.json({ generatedAt: new Date().toISOString(), projects: [projectFleet(deps.project)] });
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  app.get('/api/fleet/details', async (c) => {
+    try {
+      return c.json(await projectDetails(await projectFor(c.req.query('project'))));
     } catch (err) {
       return errorResponse(c, err);
     }

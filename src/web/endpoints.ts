@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import type { PortBlock } from '../run/ports.js';
 
 /**
- * What a task serves, as links the page can open: each port of its block that something is
- * listening on (a dev server on $WARREN_PORT, say). A list of named entries, so that a task's
- * declared services can join it as entries of their own kind.
+ * What a task serves, as links the page can open: each of its services by name (`web :20048`),
+ * and each other port of its block that something is listening on (a dev server on
+ * $WARREN_PORT, say).
  *
  * Listening ports are read from the kernel's socket tables (`/proc/net/tcp`, `tcp6`: state 0A,
  * LISTEN), never by connecting to them: the dashboard's refresh must not poke a task's servers.
@@ -15,7 +15,8 @@ export interface TaskEndpoint {
   /** `WARREN_PORT` for the block's first port, `port N` for the others; a service's own name. */
   name: string;
   port: number;
-  url: string;
+  /** Where a browser opens it; null for a service that speaks no HTTP (redis). */
+  url: string | null;
   /** Something listens there now; null when this machine cannot tell (no /proc/net). */
   listening: boolean | null;
 }
@@ -55,11 +56,37 @@ export function listeningPorts(now = Date.now()): Set<number> | null {
   return ports;
 }
 
-/** Pure: the links of a task's port block, given what listens; the first port is offered when nothing can be told. */
-export function portEndpoints(block: PortBlock | null, listening: ReadonlySet<number> | null): TaskEndpoint[] {
-  if (!block) return [];
+/** A service of the task that listens on a port of its own; `http` when a browser can open it (a dev server). */
+export interface ServicePort {
+  name: string;
+  port: number;
+  http: boolean;
+}
+
+/**
+ * Pure: what listens on a task's port block, by name: each of its services (a link when a browser
+ * can open it), then the other ports something listens on. The first port is offered when
+ * nothing can be told.
+ */
+export function portEndpoints(
+  block: PortBlock | null,
+  listening: ReadonlySet<number> | null,
+  services: readonly ServicePort[] = [],
+): TaskEndpoint[] {
   const out: TaskEndpoint[] = [];
+  for (const s of services) {
+    out.push({
+      kind: 'service',
+      name: s.name,
+      port: s.port,
+      url: s.http ? `http://127.0.0.1:${s.port}/` : null,
+      listening: listening === null ? null : listening.has(s.port),
+    });
+  }
+  if (!block) return out;
+  const named = new Set(services.map((s) => s.port));
   for (let port = block.first; port < block.first + block.count; port++) {
+    if (named.has(port)) continue;
     const on = listening === null ? (port === block.first ? null : false) : listening.has(port);
     if (on === false) continue;
     out.push({

@@ -5,15 +5,20 @@ import type { PortBlock } from '../run/ports.js';
 import type { Store } from '../state/store.js';
 import type { Task } from '../state/types.js';
 import { openProjectWith, type ProjectContext } from '../workspace/context.js';
-import { baseTip, changeCount, drift } from '../workspace/git-view.js';
+import { branchTips, changeCount, driftBetween } from '../workspace/git-view.js';
 import { scan, type Stray } from '../workspace/scan.js';
-import { portEndpoints, listeningPorts, type TaskEndpoint } from './endpoints.js';
+import { portEndpoints, listeningPorts, type ServicePort, type TaskEndpoint } from './endpoints.js';
 import { lastRun, type LastRun } from './run-events.js';
 import { listQueue, type QueueListing } from '../queue/operations.js';
 import { describeCommand } from '../config/trust.js';
 import { trustState } from '../run/trust.js';
+import type { RunKind } from '../run/records.js';
 
-/** One row of the fleet table: the task record plus what git and the events say about it. */
+/**
+ * One row of the fleet table: the task record and what its events say, read from the database
+ * alone so that the fleet answers at once. What takes reading git and each workspace (drift,
+ * changes, provisioned paths) is {@link TaskDetails}, which the page asks for next.
+ */
 export interface FleetTask {
   project: string;
   id: string;
@@ -22,14 +27,12 @@ export interface FleetTask {
   base: string;
   path: string;
   state: string;
+  /** The state as the page shows it: what runs in the task now (`agent running`), else `state`. */
+  shownState: string;
   createdAt: string;
   updatedAt: string;
-  behind: number | null;
-  ahead: number | null;
-  changes: number | null;
-  provision: ProvisionedPath[];
   ports: PortBlock | null;
-  /** What it serves, as links: listening ports of its block (and services, as they come). */
+  /** What it serves, as links: its services by name, and the other listening ports of its block. */
   endpoints: TaskEndpoint[];
   lastRun: LastRun | null;
   /** The task's latest verify: passed, or which commands failed (a failed required one fails it). */
@@ -38,6 +41,15 @@ export interface FleetTask {
   queue: QueueRow | null;
   /** What `land` put on the base: the page says "landed as <commit>". */
   landed: { commit: string; base: string; at: string } | null;
+}
+
+/** What reading git and the workspace says about a task: slower than the record, so asked for apart. */
+export interface TaskDetails {
+  id: string;
+  behind: number | null;
+  ahead: number | null;
+  changes: number | null;
+  provision: ProvisionedPath[];
 }
 
 export type QueueRow = QueueListing['entries'][number];
@@ -57,7 +69,6 @@ export interface FleetProject {
   name: string;
   root: string;
   tasks: FleetTask[];
-  strays: Stray[];
   /** The merge queue: who works it, and its recent entries (oldest first). */
   queue: QueueListing;
   /** Whether warren.yaml's commands are trusted; when not, the set `warren trust` would show. */
@@ -120,26 +131,24 @@ async function provisionedOf(task: Task): Promise<ProvisionedPath[]> {
   }
 }
 
-/** Base commits by base name, read once per fleet rather than once per task. */
-export type BaseTips = Map<string, Promise<string | null>>;
+/** The labels of what runs in a task, for the state the page shows. */
+const RUNNING: Record<RunKind, string> = {
+  agent: 'agent running',
+  setup: 'setting up',
+  verify: 'verifying',
+  exec: 'command running',
+  teardown: 'tearing down',
+  hook: 'hook running',
+};
 
-export async function fleetTask(
-  ctx: ProjectContext,
-  task: Task,
-  tips: BaseTips = new Map(),
-  queue: QueueListing | null = listQueue(ctx),
-): Promise<FleetTask> {
-  if (!tips.has(task.base))
-    tips.set(
-      task.base,
-      baseTip(ctx.repo, task.base).catch(() => null),
-    );
-  const base = await tips.get(task.base)!;
-  const [d, changes, provision] = await Promise.all([
-    drift(ctx.repo, task, base).catch(() => null),
-    changeCount(ctx, task),
-    provisionedOf(task),
-  ]);
+/** Pure: what the page shows as a task's state: what runs in it now, else its recorded state. */
+export function shownState(state: string, run: Pick<LastRun, 'kind' | 'running'> | null): string {
+  return run?.running && state !== 'removing' ? RUNNING[run.kind] : state;
+}
+
+/** The row of one task, from the database and the kernel's socket table: no git, no walk of the workspace. */
+export function fleetTask(ctx: ProjectContext, task: Task, queue: QueueListing | null = listQueue(ctx)): FleetTask {
+  const run = lastRun(ctx.store.taskEvents(task.project, task.id, 200));
   return {
     project: task.project,
     id: task.id,
@@ -148,21 +157,41 @@ export async function fleetTask(
     base: task.base,
     path: task.path,
     state: task.state,
+    shownState: shownState(task.state, run),
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
-    behind: d?.behind ?? null,
-    ahead: d?.ahead ?? null,
-    changes,
-    provision,
     ports: task.data.ports ?? null,
-    endpoints: portEndpoints(task.data.ports ?? null, listeningPorts()),
-    lastRun: lastRun(ctx.store.taskEvents(task.project, task.id, 200)),
+    endpoints: portEndpoints(task.data.ports ?? null, listeningPorts(), servicePorts(task)),
+    lastRun: run,
     verify: verifyOf(task),
     queue: queue?.entries.findLast((e) => e.id === task.id) ?? null,
     landed: task.data.landed
       ? { commit: task.data.landed.commit, base: task.data.landed.base, at: task.data.landed.at }
       : null,
   };
+}
+
+/** Pure: the task's services that listen on a port of their own (a dev server, redis), by port. */
+export function servicePorts(task: Pick<Task, 'data'>): ServicePort[] {
+  return Object.entries(task.data.services ?? {}).flatMap(([name, fact]) =>
+    fact.kind === 'postgres' ? [] : [{ name, port: fact.port, http: fact.kind === 'run' }],
+  );
+}
+
+/** The commits of the tasks' bases and branches, read once for the fleet rather than once per task. */
+export type Tips = Awaited<ReturnType<typeof branchTips>>;
+
+/** Drift, changes and provisioned paths of one task: git and a walk of its provisioned paths. */
+export async function taskDetails(ctx: ProjectContext, task: Task, tips?: Tips): Promise<TaskDetails> {
+  const known = tips ?? (await branchTips(ctx.repo, [task.base], [task.branch]).catch(() => null));
+  const base = known?.bases.get(task.base);
+  const branch = known?.branches.get(task.branch);
+  const [d, changes, provision] = await Promise.all([
+    base && branch ? driftBetween(ctx.repo, base, branch).catch(() => null) : null,
+    changeCount(ctx, task),
+    provisionedOf(task),
+  ]);
+  return { id: task.id, behind: d?.behind ?? null, ahead: d?.ahead ?? null, changes, provision };
 }
 
 /** Pure: the task's recorded verify, reduced to what the fleet shows. */
@@ -176,7 +205,7 @@ export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
   };
 }
 
-const FLEET_CONCURRENCY = 4;
+const DETAILS_CONCURRENCY = 4;
 
 /** Maps with at most `limit` calls in flight, keeping the input order. */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -192,23 +221,39 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
   return out;
 }
 
-export async function projectFleet(ctx: ProjectContext): Promise<FleetProject> {
-  const tasks = ctx.store.listTasks(ctx.key);
-  const tips: BaseTips = new Map();
-  // A few tasks at a time: each costs two git processes, and the machine is busy running agents.
+/** The fleet of one repository: its tasks as the database has them, its queue and its trust. */
+export function projectFleet(ctx: ProjectContext): FleetProject {
   const queue = listQueue(ctx);
-  const rows = await mapLimited(tasks, FLEET_CONCURRENCY, (task) => fleetTask(ctx, task, tips, queue));
-  const { strays } = await scan(ctx);
   return {
     key: ctx.key,
     name: path.basename(ctx.repo.root),
     root: ctx.repo.root,
-    tasks: rows,
-    strays,
+    tasks: ctx.store.listTasks(ctx.key).map((task) => fleetTask(ctx, task, queue)),
     queue,
     trust: trustView(ctx),
     error: null,
   };
+}
+
+/** What the page fills the fleet in with: each task's drift, changes and provisioned paths, and the strays. */
+export interface FleetDetails {
+  project: string;
+  generatedAt: string;
+  tasks: TaskDetails[];
+  strays: Stray[];
+}
+
+export async function projectDetails(ctx: ProjectContext): Promise<FleetDetails> {
+  const tasks = ctx.store.listTasks(ctx.key);
+  const tips = await branchTips(
+    ctx.repo,
+    tasks.map((t) => t.base),
+    tasks.map((t) => t.branch),
+  ).catch(() => ({ bases: new Map<string, string>(), branches: new Map<string, string>() }));
+  // A few tasks at a time: each costs a git process and a walk, and the machine is busy running agents.
+  const rows = await mapLimited(tasks, DETAILS_CONCURRENCY, (task) => taskDetails(ctx, task, tips));
+  const { strays } = await scan(ctx);
+  return { project: ctx.key, generatedAt: new Date().toISOString(), tasks: rows, strays };
 }
 
 /** Every project warren knows under WARREN_HOME; one that cannot be opened is shown with why. */
@@ -220,7 +265,7 @@ export async function allProjectsFleet(
   for (const p of store.listProjects()) {
     try {
       projects.push(
-        await projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })),
+        projectFleet(await openProjectWith(p.root, { lifecycle: via.lifecycle, store, reporter: via.reporter })),
       );
     } catch (err) {
       const message = isWarrenError(err) ? err.message : err instanceof Error ? err.message : String(err);
@@ -229,7 +274,6 @@ export async function allProjectsFleet(
         name: path.basename(p.root),
         root: p.root,
         tasks: [],
-        strays: [],
         queue: { processor: null, entries: [] },
         trust: null,
         error: message,

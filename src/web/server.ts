@@ -55,7 +55,12 @@ const CLIENT_DIR = new URL('../../web/', import.meta.url);
 const JS = 'text/javascript; charset=utf-8';
 const CLIENT_FILES: Record<string, string> = {
   '/app.js': JS,
+  '/actions.js': JS,
   '/dom.js': JS,
+  '/fleet.js': JS,
+  '/state.js': JS,
+  '/task.js': JS,
+  '/toast.js': JS,
   '/cells.js': JS,
   '/log.js': JS,
   '/diff.js': JS,

@@ -1,5 +1,5 @@
 import { WarrenError, isWarrenError } from '../errors.js';
-import type { WarrenEvent } from '../state/types.js';
+import type { Task, WarrenEvent } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { agentNames } from '../run/agents.js';
 import { newestConversation, type Conversation } from '../run/transcript.js';
@@ -10,7 +10,7 @@ import { branchCommits } from '../workspace/git-view.js';
 import { requireTask } from '../workspace/tasks.js';
 import { taskServices } from '../services/operations.js';
 import type { ServiceStatus } from '../services/task-services.js';
-import { fleetTask, type FleetTask } from './fleet.js';
+import { fleetTask, taskDetails, type FleetTask, type TaskDetails } from './fleet.js';
 import { SETUP_KINDS, VERIFY_KINDS, logSource, newestOfKinds } from './run-events.js';
 
 export interface AuditView {
@@ -23,7 +23,8 @@ export interface AuditView {
 export type Readout<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export interface TaskView {
-  task: FleetTask;
+  /** The fleet's row and what git and the workspace say about it: the task view asks for both at once. */
+  task: FleetTask & Omit<TaskDetails, 'id'>;
   events: WarrenEvent[];
   setup: WarrenEvent | null;
   verify: WarrenEvent | null;
@@ -65,32 +66,44 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
       throw new WarrenError('TASK_NOT_FOUND', err.message, { hint: 'It may have been removed.' });
     throw err;
   }
-  const row = await fleetTask(ctx, task);
   const events = ctx.store.taskEvents(ctx.key, task.id, 200);
   const source = logSource(events);
-  const audit: AuditView[] = [];
-  for (const section of ctx.lifecycle.audit) {
-    try {
-      const { lines } = await section.collect(ctx, task);
-      audit.push({ name: section.name, lines, error: null });
-    } catch (err) {
-      audit.push({ name: section.name, lines: [], error: messageOf(err) });
-    }
-  }
+  // Each part reads git or the disk on its own: read them side by side, not one after another.
+  const [details, audit, commits, diff] = await Promise.all([
+    taskDetails(ctx, task),
+    auditOf(ctx, task),
+    readout(() => branchCommits(ctx.repo, task)),
+    readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
+  ]);
+  const { id: _, ...detailsOfTask } = details;
   return {
-    task: row,
+    task: { ...fleetTask(ctx, task), ...detailsOfTask },
     events,
     setup: newestOfKinds(events, SETUP_KINDS),
     verify: newestOfKinds(events, VERIFY_KINDS),
     conversation: newestConversation(ctx.store, ctx.key, task.id),
     log: source ? { startedSeq: source.startedSeq, path: source.path, running: source.finished === null } : null,
-    commits: await readout(() => branchCommits(ctx.repo, task)),
-    diff: await readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
+    commits,
+    diff,
     comments: taskComments(ctx, task),
     agents: { names: agentNames(ctx.config), preferred: defaultReviewAgent(ctx, task) },
     audit,
     services: taskServices(ctx, task).map((s) => ({ ...s, url: s.url === null ? null : withoutPassword(s.url) })),
   };
+}
+
+/** Each audit section registered in the lifecycle, in order; one that fails says why instead. */
+async function auditOf(ctx: ProjectContext, task: Task): Promise<AuditView[]> {
+  return Promise.all(
+    ctx.lifecycle.audit.map(async (section): Promise<AuditView> => {
+      try {
+        const { lines } = await section.collect(ctx, task);
+        return { name: section.name, lines, error: null };
+      } catch (err) {
+        return { name: section.name, lines: [], error: messageOf(err) };
+      }
+    }),
+  );
 }
 
 /** A URL as the page shows it: the user and password out (the page is a view; `warren env` has them). */

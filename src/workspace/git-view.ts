@@ -1,6 +1,6 @@
 import type { ProjectContext } from './context.js';
 import { behindAhead, commitsNotOn } from '../git/history.js';
-import { revParse } from '../git/refs.js';
+import { branchFacts, revParse } from '../git/refs.js';
 import type { Repository } from '../git/repo.js';
 import { statusOf } from '../git/status.js';
 import type { Task } from '../state/types.js';
@@ -13,13 +13,47 @@ export async function baseTip(repo: Repository, base: string): Promise<string | 
   return (await revParse(repo, `refs/heads/${base}`)) ?? (await revParse(repo, base));
 }
 
-/** Commits the branch is behind and ahead of its base commit, or null when either side is gone. */
-export async function drift(
+/**
+ * The commits of several bases and branches, with one `for-each-ref` for the local branches;
+ * a base that is no local branch (`origin/main`, a tag) is resolved on its own. Absent: gone.
+ */
+export async function branchTips(
   repo: Repository,
-  task: Task,
-  base: string | null,
+  bases: readonly string[],
+  branches: readonly string[],
+): Promise<{ bases: Map<string, string>; branches: Map<string, string> }> {
+  const facts = await branchFacts(repo, [...new Set([...bases, ...branches])]);
+  const out = { bases: new Map<string, string>(), branches: new Map<string, string>() };
+  for (const b of branches) {
+    const commit = facts.get(b)?.commit;
+    if (commit) out.branches.set(b, commit);
+  }
+  for (const b of new Set(bases)) {
+    const commit = facts.get(b)?.commit ?? (await revParse(repo, b));
+    if (commit) out.bases.set(b, commit);
+  }
+  return out;
+}
+
+/** Drift between two commits never changes: counted once per pair for as long as the process lives. */
+const driftOfPair = new Map<string, { behind: number; ahead: number }>();
+const DRIFT_PAIRS_KEPT = 4096;
+
+/** Commits `branch` is behind and ahead of `base` (both commits), counted by git once per pair. */
+export async function driftBetween(
+  repo: Repository,
+  base: string,
+  branch: string,
 ): Promise<{ behind: number; ahead: number } | null> {
-  return base ? behindAhead(repo, base, `refs/heads/${task.branch}`) : null;
+  const key = `${base}...${branch}`;
+  const known = driftOfPair.get(key);
+  if (known) return known;
+  const counted = await behindAhead(repo, base, branch);
+  // A commit that is not there yet (or no longer) is asked again next time.
+  if (counted === null) return null;
+  if (driftOfPair.size >= DRIFT_PAIRS_KEPT) driftOfPair.clear();
+  driftOfPair.set(key, counted);
+  return counted;
 }
 
 /** Tracked (and untracked, not ignored) changes in the workspace, or null when it cannot be read. */

@@ -62,12 +62,14 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       await newTask(repo, 'second');
       await page.locator('tr[data-task="second"]').waitFor({ timeout: 15_000 });
       expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
-      await expect(page.locator('tr[data-task="second"] td').nth(2).textContent()).resolves.toBe('ready');
+      await expect(page.locator('tr[data-task="second"] td[data-col="state"]').textContent()).resolves.toBe('ready');
       await screenshot(page, 'fleet');
 
       // Open it; a real `warren exec` starts and its log grows while the page watches.
       await page.locator('tr[data-task="second"] a.task-link').click();
       await waitForView(page, '#task[data-task="second"]', 'open-task-second');
+      // The log has its own tab; the page stays on it as the command runs.
+      await page.locator('#task button[data-tab="log"]').click();
       const gate = path.join(path.dirname(repo.root), 'go');
       const script = [
         // Colours, as test runners print them: drawn, never shown as escape codes.
@@ -105,9 +107,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
 
       // Verify from the page runs warren.yaml's verify commands through the same library call.
       await page.locator('#task button[data-action="verify"]').click();
-      await page.locator('#notice.info', { hasText: 'Verify' }).waitFor({ timeout: 30_000 });
+      await page.locator('.toast.info[data-action="verify"]').waitFor({ timeout: 30_000 });
       // The result read as the CLI reads it, not as JSON.
-      const verified = await page.locator('#notice.info .details li').allTextContents();
+      const verified = await page.locator('.toast.info[data-action="verify"] .details li').allTextContents();
       expect(verified[0]).toBe('passed');
       expect(verified[1]).toMatch(/^feature: passed \(exit 0, \d+(ms|\.\ds)\)$/);
       expect(verified[2]).toMatch(/^log \/.+\.log$/);
@@ -122,10 +124,10 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
 
       // Checkpoint and land from the page: the task moves to landed and the base has its work.
       await page.locator('#task button[data-action="checkpoint"]').click();
-      await page.locator('#notice.info', { hasText: 'Checkpoint' }).waitFor({ timeout: 30_000 });
-      await expect(page.locator('#notice.info .details li').first().textContent()).resolves.toMatch(
-        /^committed [0-9a-f]{12} on feat\/second$/,
-      );
+      await page.locator('.toast.info[data-action="checkpoint"]').waitFor({ timeout: 30_000 });
+      await expect(
+        page.locator('.toast.info[data-action="checkpoint"] .details li').first().textContent(),
+      ).resolves.toMatch(/^committed [0-9a-f]{12} on feat\/second$/);
       await page.locator('#task button[data-action="land"]').click();
       await page.locator('dialog#confirm[open]').waitFor();
       await page.locator('#confirm-ok').click();
@@ -135,12 +137,12 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       expect(fs.readFileSync(path.join(repo.root, 'feature.js'), 'utf8')).toBe('export const feature = 1;\n');
       await page.locator('a', { hasText: '← fleet' }).click();
       await expect
-        .poll(() => page.locator('tr[data-task="second"] td').nth(2).textContent(), { timeout: 15_000 })
+        .poll(() => page.locator('tr[data-task="second"] td[data-col="state"]').textContent(), { timeout: 15_000 })
         .toBe('landed');
       // Landed: the commit it became on the base, and nothing that no longer applies.
       const landed = (await repo.warrenJson<{ data: { landed: { commit: string } } }>('show', 'second')).json.data
         .landed.commit;
-      await expect(page.locator('tr[data-task="second"] td').nth(5).textContent()).resolves.toBe(
+      await expect(page.locator('tr[data-task="second"] td[data-col="drift"]').textContent()).resolves.toBe(
         `landed as ${landed.slice(0, 12)}`,
       );
       await screenshot(page, 'fleet-landed');
@@ -168,18 +170,21 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
 
       // A guard's refusal is shown exactly as the CLI words it.
       fs.writeFileSync(path.join(first.path, 'unsaved.txt'), 'work in progress\n');
+      // A row's actions are in its menu.
+      await page.locator('tr[data-task="first"] details.menu summary').click();
       await page.locator('tr[data-task="first"] button[data-action="rm"]').click();
       await page.locator('#confirm-ok').click();
-      await page.locator('#notice.error').waitFor();
+      const refusal = page.locator('.toast.error[data-action="rm"]');
+      await refusal.waitFor();
       const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'first');
       expect(cli.code).toBe(1);
-      await expect(page.locator('#notice .msg').textContent()).resolves.toBe(cli.json.error.message);
-      await expect(page.locator('#notice .hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
-      await expect(page.locator('#notice strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
+      await expect(refusal.locator('.msg').textContent()).resolves.toBe(cli.json.error.message);
+      await expect(refusal.locator('.hint').textContent()).resolves.toBe(`hint: ${cli.json.error.hint}`);
+      await expect(refusal.locator('strong').textContent()).resolves.toBe('WORKSPACE_DIRTY');
       expect(fs.existsSync(first.path)).toBe(true);
       // The page re-reads after a refusal: the uncommitted file now counts.
       await expect
-        .poll(() => page.locator('tr[data-task="first"] td').nth(6).textContent(), { timeout: 15_000 })
+        .poll(() => page.locator('tr[data-task="first"] td[data-col="changes"]').textContent(), { timeout: 15_000 })
         .toBe('1');
       await screenshot(page, 'refusal');
       expect(dialogs).toEqual([]);
@@ -293,8 +298,13 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     const { page, dialogs } = await openBrowser();
     await page.goto(serve.openUrl);
     await page.locator('tr[data-task="ghost"]').waitFor();
-    await expect(page.locator('tr[data-task="ghost"] td').nth(3).textContent()).resolves.toBe(hostileBranch);
-    await expect(page.locator('tr[data-task="ghost"] td').nth(7).textContent()).resolves.toContain('<b>vendor</b>');
+    await expect(page.locator('tr[data-task="ghost"] td[data-col="branch"]').textContent()).resolves.toBe(
+      hostileBranch,
+    );
+    // The provisioned paths come with the details, read after the fleet.
+    await expect
+      .poll(() => page.locator('tr[data-task="ghost"] td[data-col="provision"]').textContent(), { timeout: 15_000 })
+      .toContain('<b>vendor</b>');
     // The ghost's directory does not exist: scan reports it among the strays, also as text.
     await page.locator('tr[data-stray="vanished"]').waitFor();
     expect(await page.locator('tr[data-task="elsewhere"]').count()).toBe(0);
@@ -302,6 +312,7 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('tr[data-task="elsewhere"]').waitFor();
     await screenshot(page, 'fleet-all-repositories');
     // An action on another repository's task goes through that repository's own context.
+    await page.locator('tr[data-task="elsewhere"] details.menu summary').click();
     await page.locator('tr[data-task="elsewhere"] button[data-action="rm"]').click();
     await page.locator('#confirm-ok').click();
     await page.locator('tr[data-task="elsewhere"]').waitFor({ state: 'detached', timeout: 15_000 });
@@ -330,12 +341,12 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('a', { hasText: '← fleet' }).click();
     await page.locator('section.project button[data-action="gc"]').click();
     await page.locator('#confirm-ok').click();
-    // The rm above left its own notice: wait for gc's, not just any.
     await expect
-      .poll(() => page.locator('#notice.info .details li').allTextContents(), { timeout: 15_000 })
+      .poll(() => page.locator('.toast.info[data-action="gc"] .details li').allTextContents(), { timeout: 15_000 })
       .toEqual([`removed vanished ${path.join(repo.home, 'nowhere', 'ghost')} (ghost)`]);
     await page.locator('tr[data-task="ghost"]').waitFor({ state: 'detached', timeout: 15_000 });
-    expect(await page.locator('tr[data-stray]').count()).toBe(0);
+    // The strays come with the details, read after the fleet.
+    await expect.poll(() => page.locator('tr[data-stray]').count(), { timeout: 15_000 }).toBe(0);
     expect(dialogs).toEqual([]);
   });
 
@@ -360,16 +371,17 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await expect(page.locator('#confirm-text').textContent()).resolves.toBe('New task in repository repo');
     // No ID at all: the server's refusal, which has no hint, and nothing else (no "null").
     await page.locator('#confirm-ok').click();
+    const newToast = page.locator('.toast[data-action="new"]').last();
     await expect
-      .poll(() => page.locator('#notice').textContent(), { timeout: 15_000 })
+      .poll(() => newToast.textContent(), { timeout: 15_000 })
       .toBe('USAGE"new" needs option "id"; nothing was changed.×');
     await page.locator('section.project button[data-action="new"]').click();
     await page.locator('dialog#confirm[open]').waitFor();
     await page.locator('dialog#confirm input[name="id"]').fill('../escape');
     await page.locator('#confirm-ok').click();
-    await expect
-      .poll(() => page.locator('#notice').textContent(), { timeout: 15_000 })
-      .toContain('Nothing was created');
+    await expect.poll(() => newToast.textContent(), { timeout: 15_000 }).toContain('Nothing was created');
+    // Its pending row went with the refusal.
+    expect(await page.locator('tr[data-pending]').count()).toBe(0);
     expect(gitIn(repo.root, 'branch', '--list').trim()).toBe('* main');
 
     // A real one: type from the list, setup runs, the skip is shown, the row appears.
@@ -379,11 +391,11 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('dialog#confirm input[name="id"]').fill('from-page');
     await screenshot(page, 'new-task-dialog');
     await page.locator('#confirm-ok').click();
-    await page.locator('tr[data-task="from-page"]').waitFor({ timeout: 30_000 });
-    const lines = await page.locator('#notice.info .details li').allTextContents();
+    await page.locator('tr[data-task="from-page"]:not([data-pending])').waitFor({ timeout: 30_000 });
+    const lines = await page.locator('.toast.info[data-action="new"] .details li').allTextContents();
     expect(lines[0]).toMatch(/^ready: fix\/from-page at \//);
     expect(lines.some((l) => l.startsWith('warn: skipped .env (missing)'))).toBe(true);
-    await expect(page.locator('tr[data-task="from-page"] td').nth(1).textContent()).resolves.toBe('fix');
+    await expect(page.locator('tr[data-task="from-page"] td[data-col="type"]').textContent()).resolves.toBe('fix');
 
     // The same task the command line sees, made by the same library call.
     const shown = await repo.warrenJson<{ state: string; branch: string; path: string }>('show', 'from-page');
@@ -395,8 +407,8 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await page.locator('section.project button[data-action="new"]').click();
     await page.locator('dialog#confirm input[name="id"]').fill('from-page');
     await page.locator('#confirm-ok').click();
-    await expect.poll(() => page.locator('#notice').getAttribute('class'), { timeout: 15_000 }).toBe('error');
-    expect(await page.locator('#notice .msg').textContent()).toContain('from-page');
+    await expect.poll(() => newToast.getAttribute('class'), { timeout: 15_000 }).toBe('toast error');
+    expect(await newToast.locator('.msg').textContent()).toContain('from-page');
     expect(fs.existsSync(path.join(shown.json.path, 'setup-ran'))).toBe(true);
     expect(dialogs).toEqual([]);
   });
@@ -433,8 +445,8 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     );
     await screenshot(page, 'trust-dialog');
     await page.locator('#confirm-ok').click();
-    await page.locator('#notice.info', { hasText: 'Trust' }).waitFor({ timeout: 15_000 });
-    await expect(page.locator('#notice.info .details li').textContent()).resolves.toBe(
+    await page.locator('.toast.info[data-action="trust"]').waitFor({ timeout: 15_000 });
+    await expect(page.locator('.toast.info[data-action="trust"] .details li').textContent()).resolves.toBe(
       `trusted 2 command(s) and setting(s) (sha256 ${cli.json.hash.slice(0, 12)})`,
     );
     // The same record `warren trust` reads; the button and the warning go.
@@ -503,7 +515,9 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
       await expect
         .poll(() => (fs.existsSync(opened) ? fs.readFileSync(opened, 'utf8') : ''), { timeout: 15_000 })
         .toBe(dev.path);
-      await expect(page.locator('#notice.info .msg').textContent()).resolves.toMatch(/^Opened \/.+\/dev with sh -c /);
+      await expect(page.locator('.toast.info[data-action="open"] .msg').textContent()).resolves.toMatch(
+        /^Opened \/.+\/dev with sh -c /,
+      );
       await screenshot(page, 'task-port-link');
       const [tab] = await Promise.all([context.waitForEvent('page'), link.click()]);
       await tab.waitForLoadState();

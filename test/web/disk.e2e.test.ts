@@ -97,8 +97,8 @@ describe.skipIf(noChromium !== null || noOverlay !== null)('the disk and age vie
     await page.locator('dialog#confirm[open]').waitFor();
     await expect(page.locator('#confirm-text').textContent()).resolves.toContain('Remove 1 landed task(s) of repo: b?');
     await page.locator('#confirm-ok').click();
-    await page.locator('#notice.info', { hasText: 'Remove landed tasks' }).waitFor({ timeout: 30_000 });
-    const line = await page.locator('#notice.info .details li').textContent();
+    await page.locator('.toast.info[data-action="rm-landed"]').waitFor({ timeout: 30_000 });
+    const line = await page.locator('.toast.info[data-action="rm-landed"] .details li').textContent();
     expect(line).toMatch(/^removed b; saved under refs\/warren\/archive\/b\//);
     const archive = line!.replace(/^removed b; saved under /, '');
     expect(gitIn(repo.root, 'for-each-ref', '--format=%(refname)', archive)).not.toBe('');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { WarrenEvent } from '../../src/state/types.js';
 import { parseActionRequest } from '../../src/web/action-request.js';
 import { ACTIONS, findAction } from '../../src/web/actions.js';
-import { provisionOf } from '../../src/web/fleet.js';
+import { provisionOf, servicePorts, shownState } from '../../src/web/fleet.js';
 import { listeningIn, portEndpoints } from '../../src/web/endpoints.js';
 import { taskPaths } from '../../src/web/disk.js';
 import type { Task } from '../../src/state/types.js';
@@ -355,6 +355,43 @@ describe('what a task serves, and the disk view', () => {
       { kind: 'port', name: 'WARREN_PORT', port: 20000, url: 'http://127.0.0.1:20000/', listening: null },
     ]);
     expect(portEndpoints(null, new Set([20000]))).toEqual([]);
+  });
+
+  it('names the services on their ports, a link only for what a browser opens, listening or not', () => {
+    const block = { first: 20000, count: 10 };
+    const services = servicePorts({
+      data: {
+        services: {
+          web: { kind: 'run', port: 20001 },
+          cache: { kind: 'redis', port: 20002, password: 'secret' },
+          db: { kind: 'postgres', database: 'd', password: 'p', server: 'warren', from: { kind: 'empty' } },
+        },
+      },
+    } as unknown as Task);
+    expect(services).toEqual([
+      { name: 'web', port: 20001, http: true },
+      { name: 'cache', port: 20002, http: false },
+    ]);
+    expect(portEndpoints(block, new Set([20001, 20005]), services)).toEqual([
+      { kind: 'service', name: 'web', port: 20001, url: 'http://127.0.0.1:20001/', listening: true },
+      { kind: 'service', name: 'cache', port: 20002, url: null, listening: false },
+      { kind: 'port', name: 'port 20005', port: 20005, url: 'http://127.0.0.1:20005/', listening: true },
+    ]);
+    expect(portEndpoints(block, null, services).map((e) => [e.name, e.listening])).toEqual([
+      ['web', null],
+      ['cache', null],
+      ['WARREN_PORT', null],
+    ]);
+  });
+
+  it('shows what runs in a task as its state, its recorded state otherwise', () => {
+    expect(shownState('ready', { kind: 'agent', running: true })).toBe('agent running');
+    expect(shownState('setup_failed', { kind: 'setup', running: true })).toBe('setting up');
+    expect(shownState('ready', { kind: 'verify', running: true })).toBe('verifying');
+    expect(shownState('ready', { kind: 'exec', running: true })).toBe('command running');
+    expect(shownState('ready', { kind: 'agent', running: false })).toBe('ready');
+    expect(shownState('removing', { kind: 'teardown', running: true })).toBe('removing');
+    expect(shownState('landed', null)).toBe('landed');
   });
 
   it("counts a cow checkout's upper layer instead of its mounted folder", () => {

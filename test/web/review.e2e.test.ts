@@ -99,7 +99,9 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     // Send to agent: the stand-in is offered first (the only configured agent) and gets exactly those comments.
     await expect(page.locator('.review select[name="agent"]').inputValue()).resolves.toBe('recorder');
     await page.locator('.review button[data-action="review"]').click();
-    await page.locator('#notice.info', { hasText: 'Sent 2 comment(s) to recorder' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.toast.info[data-action="review"]', { hasText: 'Sent 2 comment(s) to recorder' })
+      .waitFor({ timeout: 30_000 });
     const prompt = fs.readFileSync(recorded, 'utf8');
     expect(prompt).toBe(reviewPrompt(listed.json));
     expect(prompt).toContain('1. src/app.js:12\nSpell it as a number, like the others.\n\n```diff\n@@ ');
@@ -185,7 +187,7 @@ describe.skipIf(noChromium !== null)('the review loop in headless Chromium', () 
     const landed = await repo.warren('land', 'red');
     expect(landed.code, landed.stderr).toBe(0);
     await page.locator('a', { hasText: '← fleet' }).click();
-    await expect.poll(() => row.locator('td').nth(2).textContent(), { timeout: 15_000 }).toBe('landed');
+    await expect.poll(() => row.locator('td[data-col="state"]').textContent(), { timeout: 15_000 }).toBe('landed');
     await expect(row.locator('[data-verify]').getAttribute('data-verify')).resolves.toBe('passed');
     expect(await row.locator('button[data-action="land"]').count()).toBe(0);
     expect(await row.locator('button[data-action="rm"]').count()).toBe(1);

@@ -47,9 +47,16 @@ describe.skipIf(noChromium !== null)('a dev server service in the dashboard', ()
     const serve = await startServe({ cwd: repo.root, home: repo.home });
     const { context, page } = await openBrowser();
     await page.goto(serve.openUrl);
-    await page.goto(`${serve.url}#/task/${encodeURIComponent(key)}/site`);
+    // The fleet names the service on its port.
+    const named = page.locator('tr[data-task="site"] a.endpoint[data-service="web"]');
+    await named.waitFor();
+    const port = Number(await named.getAttribute('data-port'));
+    await expect(named.textContent()).resolves.toBe(`web :${port}`);
+    // The services tab, named in the address.
+    await page.goto(`${serve.url}#/task/${encodeURIComponent(key)}/site/services`);
     const row = page.locator('tr[data-service="web"]');
     await row.waitFor();
+    await expect(page.locator('#task a.endpoint[data-service="web"]').textContent()).resolves.toBe(`web :${port}`);
     expect(await row.locator('td').nth(2).textContent()).toBe('running');
     const link = row.locator('a');
     const href = await link.getAttribute('href');
@@ -61,7 +68,7 @@ describe.skipIf(noChromium !== null)('a dev server service in the dashboard', ()
     expect(await opened.locator('#hello').textContent()).toBe('hello from task site');
     await opened.close();
 
-    const port = Number(new URL(href ?? '').port);
+    expect(Number(new URL(href ?? '').port)).toBe(port);
     expect(listening(port)).toBe(true);
     expect((await repo.warren('rm', 'site')).code).toBe(0);
     expect(listening(port)).toBe(false);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LIFECYCLE, openProject } from '../../src/composition.js';
 import { openStore } from '../../src/composition.js';
-import { projectFleet } from '../../src/web/fleet.js';
+import { projectDetails, projectFleet } from '../../src/web/fleet.js';
 import { taskView } from '../../src/web/task-view.js';
 import type { AuditSection } from '../../src/workspace/types.js';
 import { gitIn, makeRepo } from '../helpers/repo.js';
@@ -113,10 +113,16 @@ describe('task view data', () => {
     await expect(taskView(ctx, 'missing')).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
     await expect(taskView(ctx, '../etc')).rejects.toMatchObject({ code: 'ID_INVALID' });
 
-    // The fleet reads the same facts, plus the strays.
-    const fleet = await projectFleet(ctx);
-    expect(fleet.tasks.map((t) => [t.id, t.behind, t.changes, t.provision[0]?.changed])).toEqual([['tv', 2, 1, 1]]);
-    expect(fleet.strays).toEqual([]);
+    // The fleet reads the record at once, and the same facts in its details, plus the strays.
+    const fleet = projectFleet(ctx);
+    expect(fleet.tasks.map((t) => [t.id, t.shownState, t.lastRun?.exitCode])).toEqual([['tv', 'ready', 2]]);
+    const details = await projectDetails(ctx);
+    expect(details.tasks.map((t) => [t.id, t.behind, t.ahead, t.changes, t.provision[0]?.changed])).toEqual([
+      ['tv', 2, 1, 1, 1],
+    ]);
+    expect(details.strays).toEqual([]);
+    // Drift is counted once per pair of commits: asked again, the same answer.
+    expect((await projectDetails(ctx)).tasks[0]).toMatchObject({ behind: 2, ahead: 1 });
   });
 
   it('says when the commits cannot be read, instead of showing none', async () => {
