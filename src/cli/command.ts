@@ -6,6 +6,8 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
 import { terminalText } from '../util/terminal-text.js';
+import { colourWanted, painter, type Paint } from './colour.js';
+import { paintNotice } from './highlight.js';
 import { terminalOutput, TerminalOutput } from './terminal-output.js';
 
 /**
@@ -75,6 +77,11 @@ export interface CommandResult<T = unknown> {
    * control character as an escape; `stream`, for a log, also keeps `\r` and colours.
    */
   humanLayout?: 'block' | 'stream';
+  /**
+   * Colour for `human` where stdout takes it (src/cli/colour.ts): given the text as it will be
+   * printed, made safe already, it only adds colour around it (src/cli/highlight.ts).
+   */
+  colour?: (shown: string, paint: Paint) => string;
   /** Default 0. A command like `verify` or `exec` may report data and still exit non-zero. */
   exitCode?: number;
 }
@@ -99,10 +106,11 @@ export interface CliReporter extends Reporter {
 
 /**
  * Lines on stderr, made safe to print (their names may be an agent's: see
- * src/util/terminal-text.ts); a command's output shown live, made safe when it reaches a
- * terminal (`terminalOutput`).
+ * src/util/terminal-text.ts), then coloured; a command's output shown live, made safe when it
+ * reaches a terminal (`terminalOutput`).
  */
 export function cliReporter(io: CliIo, json: boolean): CliReporter {
+  const paint = painter(colourWanted(io.stderr, json));
   // stdout belongs to the one JSON document under --json.
   const output = { stdout: terminalOutput(json ? io.stderr : io.stdout), stderr: terminalOutput(io.stderr) };
   const settle = (): void => {
@@ -111,7 +119,7 @@ export function cliReporter(io: CliIo, json: boolean): CliReporter {
   return {
     line: (text) => {
       settle();
-      io.stderr.write(`${terminalText(text, 'block')}\n`);
+      io.stderr.write(`${paintNotice(terminalText(text, 'block'), paint)}\n`);
     },
     output,
     settle,

@@ -13,7 +13,9 @@ import {
   type Handler,
   type Register,
 } from './command.js';
+import { colourWanted, painter } from './colour.js';
 import { checkExecArgv } from './exec-argv.js';
+import { paintRefusal } from './highlight.js';
 
 interface Outcome {
   exitCode: number;
@@ -130,8 +132,14 @@ function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]
 }
 
 function print(io: CliIo, json: boolean, result: CommandResult): void {
-  if (json) io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
-  else if (result.human !== '') io.stdout.write(`${humanText(result)}\n`);
+  if (json) {
+    io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
+    return;
+  }
+  if (result.human === '') return;
+  // Colour goes around the text once it is safe to print (src/cli/colour.ts).
+  const paint = painter(colourWanted(io.stdout, false));
+  io.stdout.write(`${result.colour ? result.colour(humanText(result), paint) : humanText(result)}\n`);
 }
 
 function humanText({ human, humanLayout }: CommandResult): string {
@@ -149,11 +157,12 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
     if (json) writeJsonError(io, 'USAGE', message, 'Run `warren --help` for the commands and options.');
     return 2;
   }
+  const { prefix, hint } = paintRefusal(painter(colourWanted(io.stderr, json)));
   if (err instanceof WarrenError) {
     if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
     else
       io.stderr.write(
-        `warren: ${terminalText(err.message, 'block')}\n${err.hint ? `  hint: ${terminalText(err.hint, 'block')}\n` : ''}`,
+        `${prefix} ${terminalText(err.message, 'block')}\n${err.hint ? `  ${hint} ${terminalText(err.hint, 'block')}\n` : ''}`,
       );
     return err.exitCode;
   }
@@ -165,7 +174,7 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
       err instanceof Error ? err.message : String(err),
       'This is a bug in warren; please report it with the command you ran.',
     );
-  else io.stderr.write(`warren: internal error (a bug): ${terminalText(message, 'block')}\n`);
+  else io.stderr.write(`${prefix} internal error (a bug): ${terminalText(message, 'block')}\n`);
   return 1;
 }
 
