@@ -141,6 +141,7 @@ describe('architecture', () => {
         'system/tool.ts', // warren's own tools (cp, mount, psql with warren's SQL), argv of warren's
         'run/containment.ts', // the containment probe: `true` in a namespace
         'run/sandbox.ts', // `bwrap --version`
+        'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
       ],
       spawnService: ['run/daemon.ts'],
       spawnDetached: ['cli/commands/queue.ts'], // warren's own queue processor

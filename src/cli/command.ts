@@ -83,6 +83,8 @@ export interface CommandResult<T = unknown> {
    * printed, made safe already, it only adds colour around it (src/cli/highlight.ts).
    */
   colour?: (shown: string, paint: Paint) => string;
+  /** Long output people read page by page (a patch, a help page): shown through a pager on a terminal (src/cli/pager.ts). */
+  paged?: boolean;
   /** Default 0. A command like `verify` or `exec` may report data and still exit non-zero. */
   exitCode?: number;
 }

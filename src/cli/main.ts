@@ -16,6 +16,8 @@ import {
 import { colourWanted, painter } from './colour.js';
 import { checkExecArgv } from './exec-argv.js';
 import { paintRefusal } from './highlight.js';
+import { longerThan, page, pagerCommand } from './pager.js';
+import { isTerminal } from './terminal-output.js';
 
 interface Outcome {
   exitCode: number;
@@ -44,6 +46,7 @@ export function buildProgram(
       new Option('--repo <dir>', 'the repository (any folder inside it)').default('.', 'the current directory'),
     )
     .option('--json', 'print exactly one JSON document on stdout')
+    .option('--no-pager', 'never show long output (diff, show, help) through a pager')
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({
@@ -96,12 +99,12 @@ export interface PreparedMain {
 export function prepareMain(commands: readonly Register[], io: CliIo = processIo()): PreparedMain {
   const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null, io, argv: [] };
   const run: Runner = async (handler) => {
-    const opts = program.opts<{ repo: string; json?: boolean }>();
+    const opts = program.opts<{ repo: string; json?: boolean; pager: boolean }>();
     const env = makeEnv(session.io, path.resolve(session.io.cwd, opts.repo), opts.json === true);
     session.env = env;
     const result = await handler(env);
     env.reporter.settle();
-    print(session.io, env.json, result);
+    await print(session.io, env.json, result, opts.pager);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
   const program = buildProgram(
@@ -131,7 +134,7 @@ function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]
   }
 }
 
-function print(io: CliIo, json: boolean, result: CommandResult): void {
+async function print(io: CliIo, json: boolean, result: CommandResult, pager: boolean): Promise<void> {
   if (json) {
     io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
     return;
@@ -139,7 +142,18 @@ function print(io: CliIo, json: boolean, result: CommandResult): void {
   if (result.human === '') return;
   // Colour goes around the text once it is safe to print (src/cli/colour.ts).
   const paint = painter(colourWanted(io.stdout, false));
-  io.stdout.write(`${result.colour ? result.colour(humanText(result), paint) : humanText(result)}\n`);
+  const shown = `${result.colour ? result.colour(humanText(result), paint) : humanText(result)}\n`;
+  if (result.paged && pager && (await paged(io.stdout, shown))) return;
+  io.stdout.write(shown);
+}
+
+/** `shown` through the user's pager when stdout is a terminal it does not fit on (src/cli/pager.ts); false when it was not. */
+async function paged(stdout: NodeJS.WritableStream, shown: string): Promise<boolean> {
+  const { rows, columns } = stdout as { rows?: number; columns?: number };
+  // A terminal of unknown size (0 rows: a pseudo-terminal nobody sized) is not paged.
+  if (!isTerminal(stdout) || !rows || !longerThan(shown, rows, columns || 80)) return false;
+  const command = pagerCommand();
+  return command !== null && page(shown, command);
 }
 
 function humanText({ human, humanLayout }: CommandResult): string {

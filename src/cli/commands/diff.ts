@@ -31,6 +31,7 @@ export const registerDiff: Register = (program, run) => {
           data: diff,
           human: opts.stat ? statText(diff) : (diff.patch ?? '').replace(/\n$/, ''),
           colour: opts.stat ? paintStat : paintPatch,
+          paged: true,
         };
       }),
     );

@@ -58,7 +58,7 @@ export const registerHelp: Register = (program, run) => {
         const pages = [...topics].filter(([, file]) => !file.startsWith('docs/commands/')).map(([t]) => t);
         const list = `pages: ${pages.sort().join(', ')}; or a command's name for its page`;
         if (words.length === 0)
-          return { data: { topics: [...topics.keys()] }, human: `${program.helpInformation()}\n${list}` };
+          return { data: { topics: [...topics.keys()] }, human: `${program.helpInformation()}\n${list}`, paged: true };
         const topic = words.length === 1 && words[0]?.startsWith('design/') ? words[0] : words.join('-');
         const page = topics.get(topic);
         const command = commandNamed(program, words);
@@ -69,7 +69,7 @@ export const registerHelp: Register = (program, run) => {
             hint: `Run \`warren help\` for the commands; ${list}.`,
           });
         const text = fs.readFileSync(path.join(root, page), 'utf8');
-        return { data: { topic, file: path.join(root, page), text }, human: text.trimEnd() };
+        return { data: { topic, file: path.join(root, page), text }, human: text.trimEnd(), paged: true };
       }),
     );
 };
