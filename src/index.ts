@@ -19,7 +19,7 @@ export {
   type BeforeRunStep,
   type AuditSection,
 } from './workspace/types.js';
-export { SILENT, type Reporter, type RunOutput } from './workspace/reporter.js';
+export { SILENT, reportStep, startStep, type Reporter, type RunOutput, type StepReport } from './workspace/reporter.js';
 // Workspaces
 export { createTask, type CreateOptions } from './workspace/create.js';
 export { removeTask, type RemoveOptions, type RemoveResult } from './workspace/remove.js';

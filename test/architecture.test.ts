@@ -142,6 +142,7 @@ describe('architecture', () => {
         'run/containment.ts', // the containment probe: `true` in a namespace
         'run/sandbox.ts', // `bwrap --version`
         'run/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
+        'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
       ],
       spawnService: ['run/daemon.ts'],
       spawnDetached: ['cli/commands/queue.ts'], // warren's own queue processor

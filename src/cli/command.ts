@@ -6,7 +6,10 @@ import type { Store } from '../state/store.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Reporter } from '../workspace/reporter.js';
 import { terminalText } from '../util/terminal-text.js';
-import { terminalOutput, TerminalOutput } from './terminal-output.js';
+import { colourWanted, painter, type Paint } from './colour.js';
+import { paintNotice } from './highlight.js';
+import { StepLines } from './progress.js';
+import { isTerminal, terminalOutput, TerminalOutput } from './terminal-output.js';
 
 /**
  * Where a command's words go and come from, and how warren runs itself: the process's own
@@ -75,6 +78,13 @@ export interface CommandResult<T = unknown> {
    * control character as an escape; `stream`, for a log, also keeps `\r` and colours.
    */
   humanLayout?: 'block' | 'stream';
+  /**
+   * Colour for `human` where stdout takes it (src/cli/colour.ts): given the text as it will be
+   * printed, made safe already, it only adds colour around it (src/cli/highlight.ts).
+   */
+  colour?: (shown: string, paint: Paint) => string;
+  /** Long output people read page by page (a patch, a help page): shown through a pager on a terminal (src/cli/pager.ts). */
+  paged?: boolean;
   /** Default 0. A command like `verify` or `exec` may report data and still exit non-zero. */
   exitCode?: number;
 }
@@ -93,28 +103,52 @@ export function openOwnStore(options: StoreOptions = {}): Store {
 
 /** The reporter of the command line, which shares its terminal with the commands it runs. */
 export interface CliReporter extends Reporter {
-  /** Before warren prints its own words: what a command's output left unfinished on a terminal is ended. */
+  /**
+   * Before warren prints its own words: what a command's output left unfinished on a terminal is
+   * ended, and a step's live line too.
+   */
   settle(): void;
 }
 
 /**
  * Lines on stderr, made safe to print (their names may be an agent's: see
- * src/util/terminal-text.ts); a command's output shown live, made safe when it reaches a
- * terminal (`terminalOutput`).
+ * src/util/terminal-text.ts), then coloured; a command's output shown live, made safe when it
+ * reaches a terminal (`terminalOutput`). When stderr is a terminal (and not with --json), steps
+ * are drawn there as they run (src/cli/progress.ts); elsewhere they say nothing, and what is
+ * printed is as it was without them.
  */
 export function cliReporter(io: CliIo, json: boolean): CliReporter {
+  const paint = painter(colourWanted(io.stderr, json));
+  const steps = !json && isTerminal(io.stderr) ? new StepLines(io.stderr, paint, process.env.TERM !== 'dumb') : null;
+  const before = steps ? () => steps.beforeOutput() : undefined;
   // stdout belongs to the one JSON document under --json.
-  const output = { stdout: terminalOutput(json ? io.stderr : io.stdout), stderr: terminalOutput(io.stderr) };
-  const settle = (): void => {
+  const output = {
+    stdout: terminalOutput(json ? io.stderr : io.stdout, before),
+    stderr: terminalOutput(io.stderr, before),
+  };
+  const flush = (): void => {
     for (const stream of [output.stdout, output.stderr]) if (stream instanceof TerminalOutput) stream.settle();
   };
   return {
     line: (text) => {
-      settle();
-      io.stderr.write(`${terminalText(text, 'block')}\n`);
+      flush();
+      const shown = `${paintNotice(terminalText(text, 'block'), paint)}\n`;
+      if (steps) steps.line(shown);
+      else io.stderr.write(shown);
     },
     output,
-    settle,
+    ...(steps
+      ? {
+          step: (label: string) => {
+            flush();
+            return steps.start(label);
+          },
+        }
+      : {}),
+    settle: () => {
+      flush();
+      steps?.settle();
+    },
   };
 }
 

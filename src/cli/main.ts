@@ -13,8 +13,12 @@ import {
   type Handler,
   type Register,
 } from './command.js';
+import { colourWanted, painter } from './colour.js';
 import { checkExecArgv } from './exec-argv.js';
 import { isCleanExit, usageError, usageLine } from './usage.js';
+import { paintRefusal } from './highlight.js';
+import { longerThan, page, pagerCommand } from './pager.js';
+import { isTerminal } from './terminal-output.js';
 
 interface Outcome {
   exitCode: number;
@@ -45,6 +49,7 @@ export function buildProgram(commands: readonly Register[], run: Runner, io: () 
       new Option('--repo <dir>', 'the repository (any folder inside it)').default('.', 'the current directory'),
     )
     .option('--json', 'print exactly one JSON document on stdout')
+    .option('--no-pager', 'never show long output (diff, show, help) through a pager')
     .showHelpAfterError(false)
     .configureOutput({
       writeOut: (s) => io().stdout.write(terminalText(s, 'block')),
@@ -110,12 +115,12 @@ export interface PreparedMain {
 export function prepareMain(commands: readonly Register[], io: CliIo = processIo()): PreparedMain {
   const session: PreparedMain['session'] = { json: false, outcome: { exitCode: 0 }, env: null, io, argv: [] };
   const run: Runner = async (handler) => {
-    const opts = program.opts<{ repo: string; json?: boolean }>();
+    const opts = program.opts<{ repo: string; json?: boolean; pager: boolean }>();
     const env = makeEnv(session.io, path.resolve(session.io.cwd, opts.repo), opts.json === true);
     session.env = env;
     const result = await handler(env);
     env.reporter.settle();
-    print(session.io, env.json, result);
+    await print(session.io, env.json, result, opts.pager);
     session.outcome.exitCode = result.exitCode ?? 0;
   };
   const program = buildProgram(commands, run, () => session.io);
@@ -153,9 +158,26 @@ function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]
   }
 }
 
-function print(io: CliIo, json: boolean, result: CommandResult): void {
-  if (json) io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
-  else if (result.human !== '') io.stdout.write(`${humanText(result)}\n`);
+async function print(io: CliIo, json: boolean, result: CommandResult, pager: boolean): Promise<void> {
+  if (json) {
+    io.stdout.write(`${JSON.stringify(result.data, null, 2)}\n`);
+    return;
+  }
+  if (result.human === '') return;
+  // Colour goes around the text once it is safe to print (src/cli/colour.ts).
+  const paint = painter(colourWanted(io.stdout, false));
+  const shown = `${result.colour ? result.colour(humanText(result), paint) : humanText(result)}\n`;
+  if (result.paged && pager && (await paged(io.stdout, shown))) return;
+  io.stdout.write(shown);
+}
+
+/** `shown` through the user's pager when stdout is a terminal it does not fit on (src/cli/pager.ts); false when it was not. */
+async function paged(stdout: NodeJS.WritableStream, shown: string): Promise<boolean> {
+  const { rows, columns } = stdout as { rows?: number; columns?: number };
+  // A terminal of unknown size (0 rows: a pseudo-terminal nobody sized) is not paged.
+  if (!isTerminal(stdout) || !rows || !longerThan(shown, rows, columns || 80)) return false;
+  const command = pagerCommand();
+  return command !== null && page(shown, command);
 }
 
 function humanText({ human, humanLayout }: CommandResult): string {
@@ -169,12 +191,13 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
   const err = environmentError(thrown) ?? thrown;
   // Help or the version, printed; commander's refusals reached here as WarrenErrors (src/cli/usage.ts).
   if (err instanceof CommanderError) return isCleanExit(err) ? 0 : 2;
+  const { prefix, hint } = paintRefusal(painter(colourWanted(io.stderr, json)));
   if (err instanceof WarrenError) {
     if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
     else {
       const usage = err.details?.usage;
       io.stderr.write(
-        `warren: ${terminalText(err.message, 'block')}\n${err.hint ? `  hint: ${terminalText(err.hint, 'block')}\n` : ''}${typeof usage === 'string' ? `  usage: ${usage}\n` : ''}`,
+        `${prefix} ${terminalText(err.message, 'block')}\n${err.hint ? `  ${hint} ${terminalText(err.hint, 'block')}\n` : ''}${typeof usage === 'string' ? `  usage: ${usage}\n` : ''}`,
       );
     }
     return err.exitCode;
@@ -187,7 +210,7 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
       err instanceof Error ? err.message : String(err),
       'This is a bug in warren; please report it with the command you ran.',
     );
-  else io.stderr.write(`warren: internal error (a bug): ${terminalText(message, 'block')}\n`);
+  else io.stderr.write(`${prefix} internal error (a bug): ${terminalText(message, 'block')}\n`);
   return 1;
 }
 

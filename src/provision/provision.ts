@@ -22,6 +22,7 @@ import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { overlaySupport } from './cow-support.js';
 import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
+import { startStep } from '../workspace/reporter.js';
 
 export interface ProvisionResult {
   records: ProvisionRecord[];
@@ -78,28 +79,13 @@ export async function provisionPaths(
       ready.push({ item, dst, made: makeParents(task.path, item.path) });
     }
     for (const group of copyGroups(ready)) {
-      const outcomes =
-        group.length > 1
-          ? await provisionCopies(env, group)
-          : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
-      for (const [i, outcome] of outcomes.entries()) {
-        const { item, made } = group[i] as Ready;
-        if ('skip' in outcome) {
-          removeEmptyDirs(made);
-          skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
-          continue;
-        }
-        const r = await withInstalled(env, outcome.record);
-        records.push(r);
-        // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
-        ctx.store.mergeData(ctx.key, task.id, { provision: records });
-        await relocateRecords(ctx, task, [r], event); // may set isolated: false, recorded below
-        event(
-          'provision.path',
-          'info',
-          `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`,
-          { ...r },
-        );
+      const step = startStep(ctx.reporter, groupLabel(group));
+      try {
+        const made = await provisionGroup(env, group, records, skips);
+        step.done(made ? undefined : 'skipped');
+      } catch (err) {
+        step.fail();
+        throw err;
       }
     }
     const excluded = await keepOutOfStatus(
@@ -148,6 +134,48 @@ export async function provisionPaths(
   }
   ctx.store.mergeData(ctx.key, task.id, { provision: records, provisionSkips: skips });
   return { records, skips };
+}
+
+/** One group of `copyGroups`: provisioned, recorded as each path is made; false when every path was skipped. */
+async function provisionGroup(
+  env: ModeEnv,
+  group: readonly Ready[],
+  records: ProvisionRecord[],
+  skips: ProvisionSkip[],
+): Promise<boolean> {
+  const { ctx, task, event } = env;
+  const outcomes =
+    group.length > 1
+      ? await provisionCopies(env, group)
+      : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
+  for (const [i, outcome] of outcomes.entries()) {
+    const { item, made } = group[i] as Ready;
+    if ('skip' in outcome) {
+      removeEmptyDirs(made);
+      skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
+      continue;
+    }
+    const r = await withInstalled(env, outcome.record);
+    records.push(r);
+    // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
+    ctx.store.mergeData(ctx.key, task.id, { provision: records });
+    await relocateRecords(ctx, task, [r], event); // may set isolated: false, recorded below
+    event(
+      'provision.path',
+      'info',
+      `${r.path}: ${r.mode}${r.mode !== r.requested ? ` (asked: ${r.requested})` : ''} by ${r.method}, ${r.entries} entries, ${formatBytes(r.bytes)}, ${r.ms} ms${r.filled ? `, ${r.filled} file(s) copied where linking was refused` : ''}`,
+      { ...r },
+    );
+  }
+  return outcomes.some((o) => !('skip' in o));
+}
+
+/** What a group's step is called: `provisioning node_modules (cow)`, `provisioning 12 paths in packages (copy)`. Pure. */
+function groupLabel(group: readonly Ready[]): string {
+  const first = (group[0] as Ready).item;
+  return group.length > 1
+    ? `provisioning ${group.length} paths in ${path.posix.dirname(first.path)} (${first.mode})`
+    : `provisioning ${first.path} (${first.mode})`;
 }
 
 /** A path that passed its checks, where it goes, and the folders made above it. */

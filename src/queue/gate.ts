@@ -22,6 +22,7 @@ import { listDir } from '../util/list-dir.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { recordMade } from '../workspace/ledger.js';
 import { withRepoLock } from '../workspace/locks.js';
+import { reportStep } from '../workspace/reporter.js';
 import { presenceAt } from '../workspace/paths.js';
 import { provisionGate, type GateSnapshot } from './gate-deps.js';
 
@@ -87,15 +88,23 @@ export async function runGate(
   recordMade(ctx, wsPath, 'integration', gateTask);
   fs.mkdirSync(ctx.root, { recursive: true });
   // `checkout: cow` makes the integration workspace copy-on-write too; else, or where it cannot, a plain detached worktree.
-  const checkout = await gateCheckout(ctx, gateTask, wsPath, commit, sandbox);
-  if (!checkout) {
-    const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () => addDetachedWorktree(ctx.repo, wsPath, commit));
-    if (made.exitCode !== 0)
-      throw new WarrenError(
-        'CREATE_FAILED',
-        `could not make the merge queue's integration workspace: ${made.stderr.trim()}`,
+  const checkout = await reportStep(
+    ctx.reporter,
+    `merge queue: checking out ${commit.slice(0, 12)} in an integration workspace`,
+    async () => {
+      const cow = await gateCheckout(ctx, gateTask, wsPath, commit, sandbox);
+      if (cow) return cow;
+      const made = await withRepoLock(ctx, `queue gate ${gateTask}`, () =>
+        addDetachedWorktree(ctx.repo, wsPath, commit),
       );
-  }
+      if (made.exitCode !== 0)
+        throw new WarrenError(
+          'CREATE_FAILED',
+          `could not make the merge queue's integration workspace: ${made.stderr.trim()}`,
+        );
+      return null;
+    },
+  );
   const task: Task = {
     project: ctx.key,
     id: gateTask,
@@ -155,8 +164,10 @@ export async function runGate(
       };
     }
   } finally {
-    problems = await stopGateServices(ctx, gateTask);
-    await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
+    await reportStep(ctx.reporter, 'merge queue: removing the integration workspace', async () => {
+      problems = await stopGateServices(ctx, gateTask);
+      await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
+    });
   }
   if (problems.length > 0)
     throw new WarrenError(

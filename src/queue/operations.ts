@@ -6,6 +6,7 @@ import { pushRef, resolveRemote } from '../land/push.js';
 import { loadTask } from '../land/task.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { startStep, type StepReport } from '../workspace/reporter.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
@@ -118,11 +119,24 @@ export async function waitFor(ctx: ProjectContext, entryId: number): Promise<Que
     const e = getEntry(ctx.store, entryId);
     return e && e.state !== 'queued' && e.state !== 'testing' ? e : null;
   };
-  for (;;) {
-    const done = settled();
-    if (done) return done;
-    const worked = await processQueue(ctx, () => settled() !== null);
-    if (!worked.processed) await new Promise((r) => setTimeout(r, 150));
+  // Said once another warren is found working the queue (this one's own work says itself).
+  let watching: StepReport | null = null;
+  try {
+    for (;;) {
+      const done = settled();
+      if (done) {
+        if (done.state === 'landed') watching?.done('landed');
+        else watching?.fail(done.state);
+        return done;
+      }
+      const worked = await processQueue(ctx, () => settled() !== null);
+      if (worked.processed) continue;
+      watching ??= startStep(ctx.reporter, 'merge queue: waiting while another warren works it');
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } catch (err) {
+    watching?.fail();
+    throw err;
   }
 }
 

@@ -5,7 +5,7 @@ import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { logDir, newRunId } from './records.js';
-import type { RunOutput } from '../workspace/reporter.js';
+import { startStep, type RunOutput } from '../workspace/reporter.js';
 import { runInTask, type RunOutcome } from './execute.js';
 import { assertTrusted } from './trust.js';
 
@@ -59,20 +59,25 @@ export async function runSteps(
   let failed: StepResult | null = null;
   for (const step of steps) {
     const argv = commandArgv(step.run);
-    fs.appendFileSync(
-      log,
-      `\n### ${kind} ${step.id}: ${typeof step.run === 'string' ? step.run : JSON.stringify(step.run)}\n`,
-    );
-    const outcome: RunOutcome = await runInTask(ctx, task, {
-      kind,
-      label: step.id,
-      argv,
-      timeoutMs: parseDuration(step.timeout ?? DEFAULT_STEP_TIMEOUT, `${kind} ${step.id} timeout`),
-      stdin: 'ignore',
-      output: options.output,
-      logPath: log,
-      ...(options.skipStateCheck ? { skipStateCheck: true } : {}),
-    });
+    const said = `${kind} ${step.id}: ${typeof step.run === 'string' ? step.run : JSON.stringify(step.run)}`;
+    fs.appendFileSync(log, `\n### ${said}\n`);
+    const shown = startStep(ctx.reporter, said);
+    let outcome: RunOutcome;
+    try {
+      outcome = await runInTask(ctx, task, {
+        kind,
+        label: step.id,
+        argv,
+        timeoutMs: parseDuration(step.timeout ?? DEFAULT_STEP_TIMEOUT, `${kind} ${step.id} timeout`),
+        stdin: 'ignore',
+        output: options.output,
+        logPath: log,
+        ...(options.skipStateCheck ? { skipStateCheck: true } : {}),
+      });
+    } catch (err) {
+      shown.fail();
+      throw err;
+    }
     const result: StepResult = {
       id: step.id,
       exitCode: outcome.exitCode,
@@ -83,9 +88,18 @@ export async function runSteps(
     };
     results.push(result);
     const passed = outcome.exitCode === 0 && !outcome.timedOut && outcome.canceledBy === null;
+    if (passed) shown.done();
+    else shown.fail(failedHow(outcome));
     if (!passed && failed === null && result.required) failed = result;
     if (outcome.canceledBy !== null) break;
     if (failed && options.stopOnFailure) break;
   }
   return { ok: failed === null, log, results, failed };
+}
+
+/** How a command failed, in a few words: `exit 1`, `timed out`, `interrupted`. */
+function failedHow(outcome: RunOutcome): string {
+  if (outcome.timedOut) return 'timed out';
+  if (outcome.canceledBy !== null) return 'interrupted';
+  return outcome.exitCode !== null ? `exit ${outcome.exitCode}` : (outcome.reason ?? `killed by ${outcome.signal}`);
 }

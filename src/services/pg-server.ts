@@ -8,6 +8,7 @@ import { isPortFree } from '../run/ports.js';
 import { runTool } from '../system/tool.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { acquireWaiting } from '../util/lockfile.js';
+import { reportStep, SILENT, type Reporter } from '../workspace/reporter.js';
 import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemon.js';
 import { resolveLimits, type RoleLimits } from './pg-limits.js';
 import { psql, pgTool, type PgConn } from './pg-sql.js';
@@ -89,8 +90,8 @@ export function parseServerUrl(url: string): Endpoint {
   return { kind: 'user', admin, host: host.startsWith('/') ? '127.0.0.1' : host, port };
 }
 
-/** The server to use, started when it is warren's own and not running. */
-export async function ensureServer(home: string, user: UserConfig): Promise<ServerReady> {
+/** The server to use, started when it is warren's own and not running (making and starting it are steps told to `reporter`). */
+export async function ensureServer(home: string, user: UserConfig, reporter: Reporter = SILENT): Promise<ServerReady> {
   const url = userServerUrl(user);
   const roles = resolveLimits(user.postgres?.limits, undefined).limits;
   if (url) {
@@ -120,7 +121,9 @@ export async function ensureServer(home: string, user: UserConfig): Promise<Serv
   }
   try {
     const made = fs.existsSync(path.join(dir, 'data', 'PG_VERSION')) && fs.existsSync(path.join(dir, 'cluster.json'));
-    const cluster = made ? readCluster(dir) : await initCluster(dir);
+    const cluster = made
+      ? readCluster(dir)
+      : await reportStep(reporter, "creating warren's PostgreSQL cluster (once)", () => initCluster(dir));
     const state = daemonState(path.join(dir, 'daemon'));
     const server = { ...ownServer(dir, cluster), roles };
     if (state.state === 'running') return { server, restarted: null };
@@ -128,7 +131,8 @@ export async function ensureServer(home: string, user: UserConfig): Promise<Serv
       state.state === 'exited'
         ? `warren's PostgreSQL server had stopped by itself (${state.exitCode === null ? 'killed' : `exit ${state.exitCode}`}); it was started again (log ${path.join(dir, 'postgres.log')})`
         : null;
-    return { server: { ...(await startCluster(dir, cluster)), roles }, restarted };
+    const started = await reportStep(reporter, "starting warren's PostgreSQL server", () => startCluster(dir, cluster));
+    return { server: { ...started, roles }, restarted };
   } finally {
     lock.lock.release();
   }

@@ -12,6 +12,7 @@ import { parseDuration } from '../util/duration.js';
 import { acquireWaiting } from '../util/lockfile.js';
 import { isInside } from '../util/paths.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { reportStep, startStep } from '../workspace/reporter.js';
 import type { ServiceFact } from './facts.js';
 import { objectsOfTask } from './ledger.js';
 import { taskDbName, templateName } from './names.js';
@@ -39,7 +40,7 @@ import { PgError, pgEnv, pgTool, pgUrl } from './pg-sql.js';
 
 /** The server, started if it is warren's own; a restart of one that had died is an event. */
 export async function serverFor(ctx: ProjectContext, taskId: string | null): Promise<PgServer> {
-  const { server, restarted } = await ensureServer(ctx.store.home, ctx.user);
+  const { server, restarted } = await ensureServer(ctx.store.home, ctx.user, ctx.reporter);
   if (restarted) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -139,6 +140,7 @@ async function seededTemplate(
   try {
     if (await templateComplete(server, template, key)) return { template, key };
     const started = Date.now();
+    const building = startStep(ctx.reporter, `service ${name}: building the template from its seed (once per seed)`);
     await buildTemplate(ctx.store, ctx.key, server, template, key, async (conn) => {
       // The seed is the repository's (an agent may have written it): it runs inside the task's
       // boundary, as the template's own role, and reaches the server through the sandbox's bridge.
@@ -186,7 +188,11 @@ async function seededTemplate(
       });
       if (outcome.exitCode !== 0)
         throw seedFailed(task, name, outcome.reason ?? `exit ${outcome.exitCode ?? outcome.signal}`, outcome.log);
+    }).catch((err: unknown) => {
+      building.fail();
+      throw err;
     });
+    building.done();
     ctx.store.addEvent({
       project: ctx.key,
       taskId: task.id,
@@ -261,20 +267,31 @@ export async function createTaskDatabase(
   const dump = restoreAt !== undefined ? dumpFor(ctx, task.id, name, restoreAt) : null;
   let from: Extract<ServiceFact, { kind: 'postgres' }>['from'];
   try {
+    const step = (what: string, work: () => Promise<void>) =>
+      reportStep(ctx.reporter, `service ${name}: ${what}`, work);
     if (dump) {
-      await restoreDatabase(ctx.store, server, base, dump).catch((err: unknown) => {
-        throw err instanceof PgError ? dumpRefused(task, name, dump, database, err) : err;
-      });
+      await step(`restoring the database from the dump ${dump}`, () =>
+        restoreDatabase(ctx.store, server, base, dump).catch((err: unknown) => {
+          throw err instanceof PgError ? dumpRefused(task, name, dump, database, err) : err;
+        }),
+      );
       from = { kind: 'dump', file: dump };
     } else if (config.template) {
-      await cloneDatabase(ctx.store, server, { ...base, template: config.template, templateRole: null });
-      from = { kind: 'template', name: config.template, seed: null };
+      const template = config.template;
+      await step(`cloning the database from template ${template}`, () =>
+        cloneDatabase(ctx.store, server, { ...base, template, templateRole: null }),
+      );
+      from = { kind: 'template', name: template, seed: null };
     } else if (config.seed) {
       const { template, key } = await seededTemplate(ctx, task, server, name, config);
-      await cloneDatabase(ctx.store, server, { ...base, template, templateRole: template });
+      await step(`cloning the database from template ${template}`, () =>
+        cloneDatabase(ctx.store, server, { ...base, template, templateRole: template }),
+      );
       from = { kind: 'template', name: template, seed: key };
     } else {
-      await cloneDatabase(ctx.store, server, { ...base, template: null, templateRole: null });
+      await step('creating an empty database', () =>
+        cloneDatabase(ctx.store, server, { ...base, template: null, templateRole: null }),
+      );
       from = { kind: 'empty' };
     }
   } catch (err) {
@@ -294,7 +311,7 @@ export async function createTaskDatabase(
       ? `template ${from.name}`
       : from.kind === 'dump'
         ? `the dump ${from.file}`
-        : 'an empty database';
+        : 'creating an empty database';
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -395,7 +412,9 @@ export async function dumpTaskDatabases(ctx: ProjectContext, task: Task, stamp: 
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${name}.sql`);
     try {
-      await dumpDatabase(server, fact.database, fact.password, file);
+      await reportStep(ctx.reporter, `service ${name}: saving the database as ${file}`, () =>
+        dumpDatabase(server, fact.database, fact.password, file),
+      );
     } catch (err) {
       // Half a dump is no dump: restore would take it for the database.
       fs.rmSync(file, { force: true });

@@ -3,6 +3,7 @@ import { assertTrusted } from '../run/trust.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { startStep } from '../workspace/reporter.js';
 import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { daemonState } from '../run/daemon.js';
 import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
@@ -58,7 +59,21 @@ export const servicesCreate: CreateStep = {
 
 /** Starts a process service, and records that it did. */
 export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
-  const { started, readyMs } = await startProcess(ctx, task, name, taskEnv(ctx, task));
+  const config = ctx.config.services?.[name];
+  const waits = config?.kind === 'redis' || (config?.kind === 'run' && config.ready !== undefined);
+  const step = startStep(
+    ctx.reporter,
+    `service ${name}: starting${config?.kind === 'redis' ? ' redis' : ''}${waits ? ' (until it is ready)' : ''}`,
+  );
+  let outcome: Awaited<ReturnType<typeof startProcess>>;
+  try {
+    outcome = await startProcess(ctx, task, name, taskEnv(ctx, task));
+  } catch (err) {
+    step.fail();
+    throw err;
+  }
+  const { started, readyMs } = outcome;
+  step.done(started ? undefined : 'already running');
   if (!started) return false;
   const fact = task.data.services?.[name];
   const port = fact && fact.kind !== 'postgres' ? fact.port : null;

@@ -19,6 +19,7 @@ import { assertNoTask, checkedBranch, checkSlot, defaultBase, validateBase } fro
 import { runOperation, type Direction, type Operation, type Schema, type Scope, type Step } from './operation.js';
 import { assertContained } from './paths.js';
 import { afterRemoveSteps, releaseSteps } from './release.js';
+import { reportStep } from './reporter.js';
 import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
 import { addTaskWorktree, postCheckoutHook } from './worktree-add.js';
 
@@ -74,7 +75,11 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
     const wsPath = await checkSlot(ctx, id, branch, facts.has(branch));
 
     let sync: SyncOutcome = { kind: 'no-upstream' };
-    if (options.sync !== false && baseBranch?.upstream) sync = await syncBase(ctx, base, baseBranch.upstream);
+    const upstream = baseBranch?.upstream;
+    if (options.sync !== false && upstream)
+      sync = await reportStep(ctx.reporter, `syncing ${base} from ${upstream.remote}`, () =>
+        syncBase(ctx, base, upstream),
+      );
     recordFastForward(ctx, id, base, sync);
     const baseCommit = syncedCommit(sync) ?? baseBranch?.commit ?? baseRev;
     if (!baseCommit)
@@ -203,12 +208,14 @@ const worktreeAdded: NewStep = {
     recordMade(ctx, data.path, 'workspace', data.id);
     recordBranch(ctx, data.id, data.branch, live.tip);
     const row = ctx.store.getTask(ctx.key, data.id) ?? fail(`task ${data.id} has no row`);
-    // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
-    if (!live.restore && (await ctx.lifecycle.checkout?.add(ctx, row))) {
-      Object.assign(live.made, { worktree: true, branch: true });
-    } else {
-      await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock);
-    }
+    await reportStep(ctx.reporter, `checking out ${data.branch}`, async () => {
+      // A restore makes its branch at the archived tip with `git worktree add`; a cow checkout is of the base.
+      if (!live.restore && (await ctx.lifecycle.checkout?.add(ctx, row))) {
+        Object.assign(live.made, { worktree: true, branch: true });
+      } else {
+        await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock);
+      }
+    });
     const hook = await postCheckoutHook(ctx);
     if (hook) {
       ctx.store.addEvent({

@@ -4,6 +4,7 @@ import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
 import { terminalText } from '../../util/terminal-text.js';
 import { table } from '../format.js';
+import { paintPatch, paintStat } from '../highlight.js';
 
 export const registerDiff: Register = (program, run) => {
   program
@@ -26,7 +27,12 @@ export const registerDiff: Register = (program, run) => {
         // The patch is printed as a block (newlines and tabs kept): git quotes a file name with a
         // control character in its headers, and the printer shows every other control in it,
         // and in the changed lines, as an escape (a `\r` hiding the start of a line included).
-        return { data: diff, human: opts.stat ? statText(diff) : (diff.patch ?? '').replace(/\n$/, '') };
+        return {
+          data: diff,
+          human: opts.stat ? statText(diff) : (diff.patch ?? '').replace(/\n$/, ''),
+          colour: opts.stat ? paintStat : paintPatch,
+          paged: true,
+        };
       }),
     );
 };

@@ -60,7 +60,7 @@ export const registerHelp: Register = (program, run) => {
         const pages = [...topics].filter(([, file]) => !file.startsWith('docs/commands/')).map(([t]) => t);
         const list = `pages: ${pages.sort().join(', ')}; or a command's name for its page`;
         if (words.length === 0)
-          return { data: { topics: [...topics.keys()] }, human: `${program.helpInformation()}\n${list}` };
+          return { data: { topics: [...topics.keys()] }, human: `${program.helpInformation()}\n${list}`, paged: true };
         const topic = words.length === 1 && words[0]?.startsWith('design/') ? words[0] : words.join('-');
         const page = topics.get(topic);
         const command = commandNamed(program, words);
@@ -74,7 +74,7 @@ export const registerHelp: Register = (program, run) => {
         const byFile = new Map([...topics].map(([t, file]) => [file, t]));
         byFile.set('docs/commands/README.md', '');
         const human = markdownForTerminal(text, { page, topicOf: (file) => byFile.get(file) ?? null });
-        return { data: { topic, file: path.join(root, page), text }, human };
+        return { data: { topic, file: path.join(root, page), text }, human, paged: true };
       }),
     );
 };

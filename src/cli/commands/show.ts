@@ -49,7 +49,7 @@ export const registerShow: Register = (program, run) => {
             (e) => `  ${e.at}  ${e.level === 'info' ? '' : `[${e.level}] `}${e.kind}: ${terminalText(e.message)}`,
           ),
         ].join('\n');
-        return { data, human };
+        return { data, human, paged: true };
       }),
     );
 };

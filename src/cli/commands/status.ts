@@ -4,6 +4,7 @@ import { taskServices } from '../../services/operations.js';
 import { requireTask } from '../../workspace/tasks.js';
 import type { Register } from '../command.js';
 import { serviceLine } from '../format.js';
+import { paintStatus } from '../highlight.js';
 
 export const registerStatus: Register = (program, run) => {
   program
@@ -27,7 +28,7 @@ export const registerStatus: Register = (program, run) => {
           ),
           ...(services.length > 0 ? ['services:', ...services.map((s) => `  ${serviceLine(s)}`)] : []),
         ].join('\n');
-        return { data: { ...status, envRewritten, services }, human };
+        return { data: { ...status, envRewritten, services }, human, colour: paintStatus };
       }),
     );
 };
