@@ -271,7 +271,8 @@ describe('warren hook claude-create / claude-remove', () => {
       worktree_path: tmpDir(),
       cwd: repo.root,
     });
-    expect(stranger.code).toBe(1);
+    // A path that names no task is bad input (exit 2), as an unknown task is to every command.
+    expect(stranger.code).toBe(2);
     expect(stranger.stderr).toMatch(/is not a warren workspace/);
     expect((await runCli(['hook', 'claude-create'], { cwd: repo.root, home: repo.home, input: 'not json' })).code).toBe(
       2,
