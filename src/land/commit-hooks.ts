@@ -54,6 +54,10 @@ export async function prepareCommitHooks(ctx: ProjectContext, task: Task, wt: Wo
  */
 export async function runHooksBeforeCommit(h: CommitHooks, message: string, noVerify: boolean): Promise<string> {
   if (!noVerify) await mustPass(h, 'pre-commit', []);
+  // No hook that edits the message: no file for one (and no TMPDIR made for nothing).
+  const editors = ['prepare-commit-msg', ...(noVerify ? [] : ['commit-msg'])] as const;
+  if (editors.every((name) => !fs.statSync(path.join(h.wt.hooksDir, name), { throwIfNoEntry: false })?.isFile()))
+    return message;
   const file = writeMessageFile(h, message);
   try {
     await mustPass(h, 'prepare-commit-msg', [file, 'message']);
