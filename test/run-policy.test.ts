@@ -24,6 +24,9 @@ describe('warren policy', () => {
         marker: boolean;
       }> => {
         const marker = path.join(marks, `m${++n}`);
+        // The policy file is in the set the user trusts (by its sha256): each version here is trusted
+        // as `warren trust` would, so what refuses the run is the policy's own check.
+        repo.trust();
         const r = await repo.warrenJson<{ error?: { code: string; message: string } }>(
           'exec',
           'p1',
@@ -86,6 +89,7 @@ describe('warren policy', () => {
     const repo = makeRepo();
     expect((await repo.warren('new', 'feat', 'p2')).code).toBe(0);
     fs.writeFileSync(path.join(repo.root, 'warren.policy.yaml'), POLICY('2099-01-01T00:00:00Z', 'none'));
+    repo.trust();
     const marker = path.join(tmpDir(), 'm');
     const r = await repo.warrenJson<{ error: { code: string; message: string } }>('exec', 'p2', '--', 'touch', marker);
     expect(r.code).toBe(1);
