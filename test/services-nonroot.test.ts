@@ -149,7 +149,10 @@ describe.skipIf(noRedis)('services as uid 65534', () => {
     const rmKills = [at(400), at(900)];
     console.log(`services-nonroot: new killed after ${newKills.join(', ')} ms; rm after ${rmKills.join(', ')} ms`);
     for (const [i, ms] of newKills.entries()) await killedAfter(['new', 'feat', `n${i}`], ms);
-    for (const i of rmKills.keys()) expect(repo.warren(['new', 'feat', `r${i}`]).code).toBe(0);
+    for (const i of rmKills.keys()) {
+      const made = repo.warren(['new', 'feat', `r${i}`]);
+      expect(made.code, made.stderr).toBe(0);
+    }
     for (const [i, ms] of rmKills.entries()) await killedAfter(['rm', `r${i}`], ms);
 
     expect(repo.warren(['gc']).code).toBe(0);
