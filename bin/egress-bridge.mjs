@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
+import { setTimeout } from 'node:timers';
 
 const args = process.argv.slice(2);
 const [socketPath, forwardList] = args;
