@@ -21,7 +21,7 @@ import { assertContained } from './paths.js';
 import { afterRemoveSteps, releaseSteps } from './release.js';
 import { reportStep } from './reporter.js';
 import { recordFastForward, syncBase, type SyncOutcome } from './sync.js';
-import { addTaskWorktree, postCheckoutHook } from './worktree-add.js';
+import { addTaskWorktree, reportPostCheckoutNotRun } from './worktree-add.js';
 
 export type { CreateOptions } from './types.js';
 
@@ -216,17 +216,7 @@ const worktreeAdded: NewStep = {
         await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock);
       }
     });
-    const hook = await postCheckoutHook(ctx);
-    if (hook) {
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: data.id,
-        kind: 'task.hook_not_run',
-        level: 'warn',
-        message: `the post-checkout hook ${hook} did not run in ${data.path}: warren runs no git hook in a workspace (it would run on the host, as you); what it prepares belongs in warren.yaml's setup:, which runs in the task's sandbox`,
-        data: { hook },
-      });
-    }
+    await reportPostCheckoutNotRun(ctx, data.id, data.path);
   },
   async undo({ ctx, data, live, finished }) {
     const undone: string[] = [];

@@ -90,7 +90,7 @@ export async function addTaskWorktree(
  * worktree add` would run it in the new workspace, on the host, as the user; warren's makes the
  * worktree with hooks off (src/git/worktrees.ts), and `new` says that it did not run.
  */
-export async function postCheckoutHook(ctx: ProjectContext): Promise<string | null> {
+async function postCheckoutHook(ctx: ProjectContext): Promise<string | null> {
   const hook = path.join(await mainHooksDir(ctx), 'post-checkout');
   try {
     fs.accessSync(hook, fs.constants.X_OK);
@@ -98,6 +98,20 @@ export async function postCheckoutHook(ctx: ProjectContext): Promise<string | nu
   } catch {
     return null;
   }
+}
+
+/** Says, once the workspace is there, that its post-checkout hook (if it has one) did not run. */
+export async function reportPostCheckoutNotRun(ctx: ProjectContext, taskId: string, wsPath: string): Promise<void> {
+  const hook = await postCheckoutHook(ctx);
+  if (!hook) return;
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId,
+    kind: 'task.hook_not_run',
+    level: 'warn',
+    message: `the post-checkout hook ${hook} did not run in ${wsPath}: warren runs no git hook in a workspace (it would run on the host, as you); what it prepares belongs in warren.yaml's setup:, which runs in the task's sandbox`,
+    data: { hook },
+  });
 }
 
 /** A failed `worktree add` of this call's own: nothing in it is anyone's work, and nothing is mounted in it yet. */
