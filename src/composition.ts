@@ -11,6 +11,7 @@ import {
   provisionRemove,
 } from './provision/provision-steps.js';
 import { portsAudit } from './run/audit-ports.js';
+import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
@@ -57,13 +58,14 @@ export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
-  create: [provisionCreate, fingerprintCreate, portsCreate, riskCreate, servicesCreate, setupCreate],
+  create: [containerCreate, provisionCreate, fingerprintCreate, portsCreate, riskCreate, servicesCreate, setupCreate],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
   // Services after teardown (which may still use them).
-  remove: [landingRemove, executionRemove, servicesRemove, provisionRemove, reviewRemove, checkoutRemove],
+  // A task's container after teardown (which runs in it) and before the layers it binds come off.
+  remove: [landingRemove, executionRemove, containerRemove, servicesRemove, provisionRemove, reviewRemove, checkoutRemove],
   // Services after the archives (a task's dumps go with its archive).
-  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc],
+  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc, containerGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [checkoutBeforeRun, provisionBeforeRun, servicesBeforeRun],
   // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).

@@ -59,6 +59,12 @@ export const ERROR_DOCS = {
     action:
       "Run warren as the owner of `WARREN_HOME` (e.g. `sudo -u '#1000' warren …`), or set `WARREN_HOME` to a folder of your own.",
   },
+  RUNNER_UNAVAILABLE: {
+    meaning:
+      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine. Nothing was created or run.",
+    action:
+      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see docs/configuration.md#sandbox for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`.',
+  },
   TASK_EXISTS: {
     meaning: 'A task with this ID already exists in this repository. Nothing was changed.',
     action: '`warren show ID` to see it, or `warren rm ID` first.',
@@ -225,7 +231,7 @@ export const ERROR_DOCS = {
   },
   SANDBOX_UNAVAILABLE: {
     meaning:
-      "The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here; or warren is root and the sandbox's root cannot be another uid outside (no perl, no idmapped mounts on this kernel or file system, the uid taken), or the task's copy-on-write layers are overlays mounted for every process, which that uid cannot be given. Nothing was run.",
+      "The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here; or warren is root and the sandbox's root cannot be another uid outside (no perl, no idmapped mounts on this kernel or file system, the uid taken), or the task's copy-on-write layers are overlays mounted for every process, which that uid cannot be given; or, for a `container` task, podman failed to make, start or reach the task's container (its words are in the message), or the image warren.yaml names is not on this machine. Nothing was run.",
     action:
       'Install bubblewrap (`apt-get install bubblewrap`); as root, do what the hint says (perl, a kernel with idmapped mounts, `warren provision ID --refresh`), run warren as a user who is not root, or set `sandbox: none`.',
   },

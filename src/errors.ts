@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   PATH_UNSAFE: 2,
   NOT_A_REPO: 2,
   HOME_NOT_OWNED: 2,
+  // the sandbox a task asks for needs a tool this machine lacks (a container: podman)
+  RUNNER_UNAVAILABLE: 2,
   // a name given that names nothing warren has (a task, an agent, a task's service): bad input too
   TASK_NOT_FOUND: 2,
   AGENT_UNKNOWN: 2,

@@ -18,6 +18,7 @@ import { BIN, gitIn, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from '
  */
 
 const noBwrap = unavailable(import.meta.filename, 'bwrap');
+const noPodman = unavailable(import.meta.filename, 'podman');
 const noNobody = unavailable(import.meta.filename, 'nobody');
 
 interface Outcome {
@@ -205,15 +206,15 @@ const ATTEMPTS: readonly Attempt[] = [
   },
 ];
 
-function describeArena(who: string, skip: string | null, open: () => Promise<Arena>): void {
-  describe.skipIf(skip !== null)(`a hostile agent in a bwrap sandbox, as ${who}`, () => {
+function describeArena(who: string, skip: string | null, open: () => Promise<Arena>, kind = 'bwrap'): void {
+  describe.skipIf(skip !== null)(`a hostile agent in a ${kind} sandbox, as ${who}`, () => {
     it(`tries every escape; every one holds (${ATTEMPTS.length} attempts)`, { timeout: 300_000 }, async () => {
       const arena = await open();
       const through: string[] = [];
       for (const attempt of ATTEMPTS) {
         await arena.run(attempt.script(arena));
         const held = attempt.held(arena);
-        outcomes.push({ who, klass: attempt.klass, name: attempt.name, held });
+        outcomes.push({ who: kind === 'bwrap' ? who : `${who} (${kind})`, klass: attempt.klass, name: attempt.name, held });
         if (!held) through.push(`${attempt.klass}: ${attempt.name}`);
       }
       expect(through, `${who}: what got through`).toEqual([]);
@@ -226,8 +227,9 @@ function gitDirOf(workspace: string): string {
   return /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(workspace, '.git'), 'utf8'))?.[1]?.trim() ?? '';
 }
 
-describeArena('root', noBwrap, async () => {
-  const repo: TestRepo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'sandbox: bwrap\n' } });
+/** The same attempts against each sandbox kind, as root and as an ordinary user. */
+const arenaAsRoot = (kind: 'bwrap' | 'container') => async (): Promise<Arena> => {
+  const repo: TestRepo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': `sandbox: ${kind}\n` } });
   const home = tmpDir('warren-home-of-');
   const agent = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
   const other = await repo.warrenJson<{ path: string }>('new', 'feat', 'other');
@@ -253,12 +255,12 @@ describeArena('root', noBwrap, async () => {
       if (r.code === 125) throw new Error(`the sandbox did not start: ${r.stderr}`);
     },
   };
-});
+};
 
-describeArena('uid 65534', noBwrap ?? noNobody, async () => {
+const arenaAsNobody = (kind: 'bwrap' | 'container') => async (): Promise<Arena> => {
   const repo: NobodyRepo = nobodyRepo((root) => {
     fs.writeFileSync(path.join(root, 'README.md'), '# main\n');
-    fs.writeFileSync(path.join(root, 'warren.yaml'), 'sandbox: bwrap\n');
+    fs.writeFileSync(path.join(root, 'warren.yaml'), `sandbox: ${kind}\n`);
   });
   const agent = repo.json<{ path: string }>(['new', 'feat', 'agent']);
   const other = repo.json<{ path: string }>(['new', 'feat', 'other']);
@@ -284,7 +286,13 @@ describeArena('uid 65534', noBwrap ?? noNobody, async () => {
       if (r.code === 125) throw new Error(`the sandbox did not start: ${r.stderr}`);
     },
   };
-});
+};
+
+describeArena('root', noBwrap, arenaAsRoot('bwrap'));
+describeArena('uid 65534', noBwrap ?? noNobody, arenaAsNobody('bwrap'));
+// sandbox: container (src/run/container/): the task's long-lived podman container, rootful as root, rootless as a user.
+describeArena('root', noPodman, arenaAsRoot('container'), 'container');
+describeArena('uid 65534', noPodman ?? noNobody, arenaAsNobody('container'), 'container');
 
 /**
  * What warren writes after the agent ran, where the agent could have left a link: its state

@@ -184,15 +184,27 @@ export const configSchema = z
       .default([]),
     teardown: z.array(z.strictObject({ id, run: command, timeout: duration.optional() })).default([]),
     protected: z.array(z.string().min(1)).default([]),
-    /** `none`, `bwrap`, or bwrap with egress through warren's proxy to the listed hosts only. */
+    /**
+     * `none`, `bwrap`, `container`; bwrap with egress through warren's proxy to the listed hosts
+     * only; a container with its image, limits and allow list (src/run/container/).
+     */
     sandbox: z
       .union(
         [
-          z.enum(['none', 'bwrap']),
+          z.enum(['none', 'bwrap', 'container']),
           z.strictObject({ kind: z.literal('bwrap'), allow: z.array(allowEntry).default([]) }),
+          z.strictObject({
+            kind: z.literal('container'),
+            allow: z.array(allowEntry).optional(),
+            image: z.string().regex(/^[a-z0-9][a-z0-9._\/:@-]*$/i, 'an image name, e.g. localhost/mine:1').optional(),
+            memory: z.string().regex(/^\d+[bkmg]?$/i, 'a size, e.g. 4g or 512m').optional(),
+            cpus: z.number().positive().max(1024).optional(),
+            pids: z.number().int().min(16).max(1_000_000).optional(),
+          }),
         ],
         {
-          error: 'expected none, bwrap, or { kind: bwrap, allow: [host[:port], …] }',
+          error:
+            'expected none, bwrap, container, { kind: bwrap, allow: [host[:port], …] } or { kind: container, image?, memory?, cpus?, pids?, allow? }',
         },
       )
       .default('none'),

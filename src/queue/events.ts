@@ -13,7 +13,7 @@ export const QUEUE_EVENTS = {
     log: string | null;
     gateTask: string;
     run: number;
-    sandbox?: 'none' | 'bwrap';
+    sandbox?: 'none' | 'bwrap' | 'container';
     /** The dependency snapshots the gate ran with, and how it got each (gate-deps.ts). */
     snapshots?: { path: string; key: string | null; lockfile: string | null; how: string }[];
     /** The log of the setup steps the gate ran (the install, `gate: true` steps). */

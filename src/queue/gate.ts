@@ -1,3 +1,4 @@
+import { removeTaskContainer } from '../run/container/task-container.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WarrenConfig } from '../config/schema.js';
@@ -181,6 +182,9 @@ export async function runGate(
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
+  // A container gate's container first: it binds the workspace.
+  const left = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
+  if (left !== null) throw new WarrenError('SANDBOX_UNAVAILABLE', `the merge queue's ${left}; the integration workspace was left as it is.`, { hint: '`warren gc` removes it once podman can.' });
   await releaseRecords(ctx, task, task.data.provision ?? [], { removeFiles: false });
   // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off
   // too, deepest first — a cow checkout's on the workspace itself last; git then removes what is left.
@@ -205,11 +209,11 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
   // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate
   // replaced by a link is not a worktree to git, and removeTree unlinks the link, never its target.)
   await withRepoLock(ctx, `queue gate ${task.id} done`, () => removeWorktree(ctx.repo, task.path, true));
-  const left = removeTree(task.path);
+  const stuck = removeTree(task.path);
   await forgetTask(ctx, task);
   forgetCheckout(ctx, task.id);
   // A folder that would not go keeps its record: the next processor tries again.
-  if (left.length === 0) ctx.store.forgetMadePath(task.path);
+  if (stuck.length === 0) ctx.store.forgetMadePath(task.path);
 }
 
 /** The integration workspace as a cow checkout, when warren.yaml asks for one and this machine can; null for a plain worktree (the event says why). */

@@ -36,6 +36,9 @@ export const EXECUTION_EVENTS = {
     reason?: string;
   }>(),
   'sandbox.egress_allowed': payload<{ runId: string; allow: string[]; proxy: string }>(),
+  // src/run/container/: a task's container made (at its first command), or one that would not go.
+  'sandbox.container_made': payload<{ name: string; image: string; binds: number }>(),
+  'sandbox.container_left': payload<{ problem: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

@@ -26,6 +26,7 @@ import { sandboxMapsRoot, Staging } from './sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
+import { containerExecArgv, containerFor } from './container/container-run.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -103,6 +104,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   )
     throw commandNotFound(command);
   assertMountable(task, mounts, containment);
+  // A container task: its container, running with what this run needs bound, before the run is recorded.
+  const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts) : null;
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -123,7 +126,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     label: request.label,
     argv: [...request.argv],
     cwd: task.path,
-    sandbox: profile.kind === 'none' ? 'none' : `bwrap${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
+    sandbox: profile.kind === 'none' ? 'none' : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -152,20 +155,23 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   let result: SuperviseResult;
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
-    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow) : null;
-    const staging = profile.kind !== 'none' && sandboxMapsRoot() ? new Staging() : null;
-    const argv = sandboxArgv(
-      profile,
-      task.path,
-      request.argv,
-      egress && {
-        egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
-        ingressPort: null,
-        node: process.execPath,
-        bridge: bridgeScript(),
-      },
-      staging,
-    );
+    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
+    const staging = profile.kind === 'bwrap' && sandboxMapsRoot() ? new Staging() : null;
+    const bridge = egress && {
+      egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
+      ingressPort: null,
+      node: process.execPath,
+      bridge: bridgeScript(),
+    };
+    const argv = container
+      ? containerExecArgv(container, task.path, runId, request.argv, bridge)
+      : sandboxArgv(
+          profile,
+          task.path,
+          request.argv,
+          bridge,
+          staging,
+        );
     result = await supervise({
       argv,
       cwd: task.path,
@@ -213,7 +219,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const logTail = result.exitCode === 0 ? '' : tail(log);
   // The mount step, or (as root, in a sandbox) the step that makes its clones, says why the command did not start.
   const notStarted =
-    mounts.length > 0 || (profile.kind !== 'none' && sandboxMapsRoot())
+    mounts.length > 0 || (profile.kind === 'bwrap' && sandboxMapsRoot())
       ? mountFailureReason(result.exitCode, logTail)
       : null;
   const failure = notStarted ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
@@ -290,8 +296,14 @@ function finalWatch(
   };
 }
 
-/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. */
-async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow: string[]): Promise<EgressProxy> {
+/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. Its socket under `parent` (a container's bound folder). */
+async function startEgress(
+  ctx: ProjectContext,
+  task: Task,
+  runId: string,
+  allow: string[],
+  parent?: string,
+): Promise<EgressProxy> {
   const proxy = await startEgressProxy(allow, (host, port, via, reason) => {
     ctx.store.addEvent({
       project: ctx.key,
@@ -301,7 +313,7 @@ async function startEgress(ctx: ProjectContext, task: Task, runId: string, allow
       message: `sandbox: run ${runId} tried to reach ${host}:${port}; refused: ${reason}`,
       data: { runId, host, port, via, reason },
     });
-  });
+  }, parent);
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,

@@ -22,7 +22,7 @@ const policySchema = z.strictObject({
     .array(
       z.strictObject({
         tasks: z.string().min(1),
-        sandbox: z.array(z.enum(['none', 'bwrap'])).min(1),
+        sandbox: z.array(z.enum(['none', 'bwrap', 'container'])).min(1),
         network: z.boolean().default(false),
       }),
     )

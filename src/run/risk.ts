@@ -82,13 +82,13 @@ export function rank(level: RiskLevel): number {
 }
 
 /** `--require-sandbox`: a medium-or-higher risk task may not run without a sandbox. */
-export function assertSandboxRequirement(taskId: string, risk: Risk, sandbox: 'none' | 'bwrap'): void {
+export function assertSandboxRequirement(taskId: string, risk: Risk, sandbox: 'none' | 'bwrap' | 'container'): void {
   if (rank(risk.level) < rank('medium') || sandbox !== 'none') return;
   throw new WarrenError(
     'SANDBOX_REQUIRED',
     `task ${taskId} is ${risk.level} risk (${risk.reasons.join('; ')}) and would run without a sandbox; nothing was created.`,
     {
-      hint: 'Create it with --sandbox bwrap, or set `sandbox: bwrap` in warren.yaml.',
+      hint: 'Create it with --sandbox bwrap (or container), or set `sandbox: bwrap` in warren.yaml.',
     },
   );
 }

@@ -7,9 +7,10 @@ import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { readMounts } from '../system/mounts.js';
+import { assertPodman } from './container/podman.js';
 import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, unmappableMounts, type Staging } from './sandbox-uid.js';
 
-export const SANDBOX_KINDS = ['none', 'bwrap'] as const;
+export const SANDBOX_KINDS = ['none', 'bwrap', 'container'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
 export interface SandboxProfile {
@@ -72,12 +73,12 @@ const NO_SANDBOX = { masked: [], readable: [], writable: [], pinned: [] };
 /** The sandbox a task's commands run in: its own (`warren new --sandbox`), else warren.yaml's. */
 export function sandboxKindFor(ctx: ProjectContext, task: Task): SandboxKind {
   const own = task.data.sandbox;
-  return own === 'bwrap' || own === 'none' ? own : sandboxKindOf(ctx.config);
+  return own === 'bwrap' || own === 'none' || own === 'container' ? own : sandboxKindOf(ctx.config);
 }
 
-/** Pure: the strictest of several sandboxes (any bwrap over none). */
+/** Pure: the strictest of several sandboxes (a container over bwrap over none). */
 export function strictestSandbox(kinds: readonly SandboxKind[]): SandboxKind {
-  return kinds.includes('bwrap') ? 'bwrap' : 'none';
+  return kinds.includes('container') ? 'container' : kinds.includes('bwrap') ? 'bwrap' : 'none';
 }
 
 /** What one process of the task may reach beyond the task's own: the boundary's (src/run/boundary.ts). */
@@ -167,6 +168,7 @@ const bwrapRuns = new Map<string, boolean>();
  */
 export async function assertSandboxAvailable(profile: SandboxProfile, home: string): Promise<void> {
   if (profile.kind === 'none') return;
+  if (profile.kind === 'container') return assertPodman('this task');
   const where = process.env.PATH ?? '';
   let runs = bwrapRuns.get(where);
   if (runs === undefined) {
@@ -202,7 +204,7 @@ export async function assertSandboxAvailable(profile: SandboxProfile, home: stri
  * a reboot took off.
  */
 export function assertMappable(profile: SandboxProfile, taskId: string): void {
-  if (profile.kind === 'none' || !sandboxMapsRoot()) return;
+  if (profile.kind !== 'bwrap' || !sandboxMapsRoot()) return;
   const overlays = unmappableMounts(profile.writable, readMounts());
   if (overlays.length > 0) {
     throw new WarrenError(

@@ -9,6 +9,7 @@ import { boundaryOf } from './boundary.js';
 import { assertMountable } from './execute.js';
 import type { ServiceHostSpec } from './service-host.js';
 import { sandboxMapsRoot } from './sandbox-uid.js';
+import { assertMappable, assertSandboxAvailable } from './sandbox.js';
 
 /**
  * The runner's other half (src/run/execute.ts runs a bounded command): a process that outlives
@@ -48,6 +49,13 @@ export async function startServiceInTask(
     service: true,
   });
   assertMountable(task, boundary.mounts, boundary.containment);
+  // A container task's services run in the bwrap sandbox beside its container, under the same
+  // profile (docs/design/runners.md: a pod of the task's own is the next step).
+  if (boundary.profile.kind === 'container') {
+    boundary.profile = { ...boundary.profile, kind: 'bwrap' };
+    await assertSandboxAvailable(boundary.profile, ctx.store.home);
+    assertMappable(boundary.profile, task.id);
+  }
   fs.mkdirSync(request.dir, { recursive: true, mode: 0o700 });
   let argv = [...request.argv];
   // As root in a sandbox, the layers are mounted by the service host, from clones (sandbox-uid.ts).

@@ -84,7 +84,7 @@ export const ACTIONS: readonly WebAction[] = [
       { name: 'type', label: 'type', type: 'choice', choices: TASK_TYPES, choicesFrom: 'types' },
       { name: 'id', label: 'task ID', type: 'text', required: true },
       { name: 'base', label: "base (default: the main worktree's branch)", type: 'text', required: false },
-      { name: 'sandbox', label: 'sandbox', type: 'choice', choices: ['', 'none', 'bwrap'] },
+      { name: 'sandbox', label: 'sandbox', type: 'choice', choices: ['', 'none', 'bwrap', 'container'] },
       { name: 'skipSync', label: 'do not fetch and fast-forward the base first', type: 'boolean' },
       { name: 'skipSetup', label: 'do not run the setup commands', type: 'boolean' },
     ],
@@ -99,7 +99,7 @@ export const ACTIONS: readonly WebAction[] = [
         sync: o.skipSync !== true,
         setup: o.skipSetup !== true,
         ...(text(o.base) ? { base: text(o.base) } : {}),
-        ...(sandbox === 'none' || sandbox === 'bwrap' ? { sandbox } : {}),
+        ...(sandbox === 'none' || sandbox === 'bwrap' || sandbox === 'container' ? { sandbox } : {}),
       });
       return createdSummary(ctx, task, since);
     },

@@ -52,7 +52,7 @@ export interface Archive {
   base: string;
   baseCommit: string;
   /** The task's own sandbox (`new --sandbox`), when it had one: `restore` gives it back. */
-  sandbox?: 'none' | 'bwrap';
+  sandbox?: 'none' | 'bwrap' | 'container';
 }
 
 /** `20261130T191218.123Z`: the time in a ref name (no `:`), sorting as it reads. */
@@ -108,7 +108,7 @@ export function parseArchiveMessage(
   const baseCommit = value(TRAILERS.baseCommit);
   const sandbox = value(SANDBOX_TRAILER);
   if (!type || !branch || !base || !baseCommit) return null;
-  return { type, branch, base, baseCommit, ...(sandbox === 'none' || sandbox === 'bwrap' ? { sandbox } : {}) };
+  return { type, branch, base, baseCommit, ...(sandbox === 'none' || sandbox === 'bwrap' || sandbox === 'container' ? { sandbox } : {}) };
 }
 
 /**

@@ -49,7 +49,7 @@ export interface CreateOptions {
   /** Run setup commands (default true). */
   setup?: boolean;
   /** This task's sandbox, overriding warren.yaml's `sandbox:` (stored on the task). */
-  sandbox?: 'none' | 'bwrap';
+  sandbox?: 'none' | 'bwrap' | 'container';
   /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
   requireSandbox?: boolean;
   /**

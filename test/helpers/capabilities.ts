@@ -320,6 +320,44 @@ export const CAPABILITIES = {
       ]),
     install: 'apt-get install bubblewrap',
   },
+  // `sandbox: container` (src/run/container/): a container of an image of links into the host's /usr
+  podman: {
+    probe: (o) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-podman-probe-'));
+      try {
+        fs.mkdirSync(path.join(dir, 'usr'));
+        for (const l of ['lib', 'lib64', 'bin']) fs.symlinkSync(`usr/${l}`, path.join(dir, l));
+        const tar = path.join(os.tmpdir(), `${path.basename(dir)}.tar`);
+        const packed = tryRun(o, ['tar', '-C', dir, '-cf', tar, '.']);
+        if (packed) return packed;
+        try {
+          return (
+            tryRun(o, ['podman', 'import', '-q', tar, 'localhost/warren-probe:1']) ??
+            tryRun(o, [
+              'podman',
+              'run',
+              '--rm',
+              '--network',
+              'none',
+              '--cap-drop',
+              'all',
+              '--read-only',
+              '-v',
+              '/usr:/usr:ro',
+              'localhost/warren-probe:1',
+              '/usr/bin/true',
+            ])
+          );
+        } finally {
+          fs.rmSync(tar, { force: true });
+        }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    install:
+      'apt-get install podman runc slirp4netns uidmap, and in /etc/containers/containers.conf `[containers] default_ulimits = []` and `[engine] runtime = "runc"` (as .ci/run does)',
+  },
   // The dashboard's browser tests (headless Chromium through playwright-core)
   chromium: {
     probe: runChromium,

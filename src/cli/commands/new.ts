@@ -13,7 +13,7 @@ export const registerNew: Register = (program, run) => {
     .option('--base <ref>', 'branch (or commit) to start from; default: the branch checked out in the main worktree')
     .option('--no-sync', 'do not fetch and fast-forward the base first')
     .option('--no-setup', 'do not run the setup commands')
-    .option('--sandbox <kind>', "this task's sandbox (none | bwrap), overriding warren.yaml")
+    .option('--sandbox <kind>', "this task's sandbox (none | bwrap | container), overriding warren.yaml")
     .option('--require-sandbox', 'refuse a medium-or-higher risk task that would run without a sandbox')
     .action(
       (

@@ -8,7 +8,7 @@ export const RUNNING: Readonly<Record<string, CommandReference>> = {
   timedOut: boolean; canceledBy: 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'SIGPIPE' | null;   // SIGPIPE: warren's output closed
   durationMs: number;
   log: string;                     // $WARREN_HOME/logs/<project>/<task>/<runId>-exec.log
-  sandbox: 'none' | 'bwrap';
+  sandbox: 'none' | 'bwrap' | 'container';
   reason: string | null;           // why it did not succeed: timeout, cancel, output closed, a sandbox refusal, a mount
   runId: string;
 }`,

@@ -104,7 +104,7 @@ warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0
 { id: string; ref: string; at: string;           // refs/warren/archive/<ID>/<UTC time>, and that time
   commit: string; tip: string; index: string;    // the archive, the branch tip it keeps, the index it kept
   type: string; branch: string; base: string; baseCommit: string;
-  sandbox?: 'none' | 'bwrap' }[]                  // the task's own sandbox (new --sandbox), which restore gives back`,
+  sandbox?: 'none' | 'bwrap' | 'container' }[]                  // the task's own sandbox (new --sandbox), which restore gives back`,
     exit: [[0, 'always, when the repository opens']],
     errors: ['NOT_A_REPO'],
     example: `$ warren list

@@ -1,0 +1,32 @@
+/**
+ * warren's exec client for a `sandbox: container` task (bundled as dist/bundle/container-exec.js):
+ * the process the runner supervises on the host for one command that runs in the task's
+ * container. It asks podman's API (its socket) to exec the command there under
+ * bin/container-init.mjs, carries standard input in frames and the output back, and exits with
+ * the command's status. Ended (a timeout, a cancel) or killed, its connection closes, and the
+ * init inside ends everything of the run (bin/container-init.mjs).
+ *
+ *   container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT -- CMD [ARG…]
+ *
+ * The command's environment is this process's own: the runner gave it the boundary's.
+ */
+import { execInContainer } from '../run/container/exec-client.js';
+
+const args = process.argv.slice(2);
+const sep = args.indexOf('--');
+const [socket, container, cwd, runId, node, init] = args.slice(0, sep);
+const argv = args.slice(sep + 1);
+if (sep !== 6 || !socket || !container || !cwd || !runId || !node || !init || argv.length === 0) {
+  process.stderr.write('usage: container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT -- CMD [ARG…]\n');
+  process.exit(125);
+}
+const env = Object.entries(process.env)
+  .filter((e): e is [string, string] => e[1] !== undefined)
+  .map(([k, v]) => `${k}=${v}`);
+execInContainer({ socket, container, cwd, env, argv: [node, init, runId, '--', ...argv] }).then(
+  (status) => process.exit(status),
+  (err: unknown) => {
+    process.stderr.write(`warren: could not run in the task's container: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(125);
+  },
+);

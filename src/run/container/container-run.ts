@@ -1,0 +1,66 @@
+import path from 'node:path';
+import { WarrenError } from '../../errors.js';
+import type { RunMount } from '../../system/mounts.js';
+import type { Task } from '../../state/types.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { bridgeScript } from '../egress.js';
+import type { BridgeSpec, SandboxProfile } from '../sandbox.js';
+import { containerExecScript, containerInitScript } from '../helper-scripts.js';
+import { ensureTaskContainer, type TaskContainer } from './task-container.js';
+
+/**
+ * The runner's container half (src/run/execute.ts calls it for a `sandbox: container` task):
+ * the task's container made ready for a run, and the argv the runner supervises on the host —
+ * warren's exec client, which runs the command there under bin/container-init.mjs.
+ */
+export async function containerFor(
+  ctx: ProjectContext,
+  task: Task,
+  profile: SandboxProfile,
+  mounts: readonly RunMount[],
+): Promise<TaskContainer> {
+  // A layer mounted only in a run's own namespace cannot reach a container that is already running.
+  if (mounts.length > 0) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, which a container task's long-lived container cannot see; nothing was run.`,
+      { hint: `Run \`warren provision ${task.id} --refresh\`: a container task's layers are mounted for every process.` },
+    );
+  }
+  // warren's own scripts run inside (the init, the egress bridge): their folder is bound read-only.
+  return ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript())]);
+}
+
+/** The host-side argv of one run in the task's container: the exec client, the init inside, the bridge when there is an allow list. */
+export function containerExecArgv(
+  container: TaskContainer,
+  cwd: string,
+  runId: string,
+  argv: readonly string[],
+  bridge: BridgeSpec | null,
+): string[] {
+  const node = process.execPath;
+  const egress = bridge?.egress ?? null;
+  const bridged = egress
+    ? [
+        node,
+        bridgeScript(),
+        egress.socket,
+        egress.forwards.length === 0 ? '-' : egress.forwards.map((f) => `${f.host}:${f.port}`).join(','),
+        '--',
+      ]
+    : [];
+  return [
+    node,
+    containerExecScript(),
+    container.socket,
+    container.name,
+    cwd,
+    runId,
+    node,
+    containerInitScript(),
+    '--',
+    ...bridged,
+    ...argv,
+  ];
+}

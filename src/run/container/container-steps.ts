@@ -1,0 +1,64 @@
+import { sandboxKindOf } from '../../config/sandbox.js';
+import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
+import fs from 'node:fs';
+import path from 'node:path';
+/** src/queue/gate.ts's prefix of an integration workspace's folder (run/ does not import queue/). */
+const GATE_PREFIX = '.queue-';
+import { assertPodman } from './podman.js';
+import { containerPlace, recordedContainers, removeTaskContainer } from './task-container.js';
+
+/**
+ * What `sandbox: container` plugs into a task's life: `new` refuses up front where podman is
+ * missing (RUNNER_UNAVAILABLE, exit 2, nothing made); the container itself is made at the
+ * task's first command (its setup, else its first run: task-container.ts), and `rm` and `gc`
+ * remove it with its ledger record.
+ */
+export const containerCreate: CreateStep = {
+  name: 'container',
+  async check(ctx, options) {
+    if ((options.sandbox ?? sandboxKindOf(ctx.config)) === 'container') await assertPodman(`task ${options.id}`);
+  },
+  async run() {
+    // made at first use, by the runner (task-container.ts ensureTaskContainer)
+  },
+};
+
+export const containerRemove: RemoveStep = {
+  name: 'container',
+  // After teardown (which runs in it), before the workspace goes: a container holds its binds.
+  async release(ctx, task) {
+    const problem = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
+    if (problem === null) return [];
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'sandbox.container_left',
+      level: 'warn',
+      message: `${problem}; removal refused, nothing else was removed`,
+      data: { problem },
+    });
+    return [problem];
+  },
+};
+
+/** Containers of this project whose task is gone (a crash between the record and the row, a gate's that was cut short). */
+export const containerGc: GcStep = {
+  name: 'containers',
+  async collect(ctx) {
+    const removed: { kind: string; id?: string; action: string }[] = [];
+    const kept: { path: string; kind: string; reason: string }[] = [];
+    const live = new Set(ctx.store.listTasks(ctx.key).map((t) => t.id));
+    for (const c of recordedContainers(ctx.store.home)) {
+      if (c.project !== ctx.key || live.has(c.task)) continue;
+      // A gate's, while its integration workspace is there: kept (the gate, or the next processor, removes both).
+      if (c.task.startsWith('queue-') && fs.existsSync(path.join(ctx.root, `${GATE_PREFIX}${c.task}`))) {
+        kept.push({ path: containerPlace(ctx.store.home, c.project, c.task).dir, kind: 'container', reason: "its merge queue gate's workspace is still there" });
+        continue;
+      }
+      const problem = await removeTaskContainer(ctx.store.home, c.project, c.task);
+      if (problem === null) removed.push({ kind: 'container', id: c.task, action: `removed container ${c.name}` });
+      else kept.push({ path: containerPlace(ctx.store.home, c.project, c.task).dir, kind: 'container', reason: problem });
+    }
+    return { removed, kept };
+  },
+};

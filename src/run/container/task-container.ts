@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError } from '../../errors.js';
+import type { Task } from '../../state/types.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import { isInside } from '../../util/paths.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { logDir } from '../records.js';
+import type { SandboxProfile } from '../sandbox.js';
+import { containerSettingsOf, type ContainerSettings } from './settings.js';
+import { assertPodman, BASE_IMAGE, ensureApi, ensureBaseImage, podman, podmanFailed } from './podman.js';
+
+/**
+ * One long-lived container per task (devcontainers' pattern: made once, then an exec per
+ * command). It is in the ledger — `$WARREN_HOME/containers/<id>/container.json` — before podman
+ * makes it, so a crash between the two leaves a record that `rm` and `gc` find, never a
+ * container nobody knows of; podman's labels say whose it is as well.
+ */
+export interface TaskContainer {
+  name: string;
+  /** podman's API socket. */
+  socket: string;
+  /** A folder bound read-only into the container at the same path: the runs' egress proxy sockets go here. */
+  sockets: string;
+}
+
+interface Bind {
+  source: string;
+  mode: 'ro' | 'rw';
+}
+
+interface Ledger {
+  name: string;
+  project: string;
+  task: string;
+  binds: Bind[];
+  settings: ContainerSettings;
+  createdAt: string;
+}
+
+const LABEL = 'warren.home';
+
+/** What the container is called and where its record is, for a task of a project. */
+export function containerPlace(home: string, project: string, taskId: string): { name: string; dir: string } {
+  const id = createHash('sha256').update(`${home}\0${project}\0${taskId}`).digest('hex').slice(0, 16);
+  return { name: `warren-${id}`, dir: path.join(home, 'containers', id) };
+}
+
+/** Host folders every container reads (the toolchains under /usr; what /usr's links and TLS need in /etc). */
+const SYSTEM = [
+  '/usr',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/ld.so.cache',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/gitconfig',
+];
+
+/** What the task's container binds, from the task's boundary: readable read-only, writable read-write, pinned read-only over them. */
+export function bindsFor(
+  ctx: ProjectContext,
+  task: Task,
+  profile: SandboxProfile,
+  sockets: string,
+  tools: readonly string[],
+): Bind[] {
+  const agents = path.join(logDir(ctx.store, ctx.key, task.id), 'agents');
+  fs.mkdirSync(agents, { recursive: true, mode: 0o700 });
+  const binds: Bind[] = [
+    ...SYSTEM.filter((p) => fs.existsSync(p)).map((source) => ({ source, mode: 'ro' as const })),
+    ...tools.filter((p) => !isInside('/usr', p)).map((source) => ({ source, mode: 'ro' as const })),
+    ...profile.readable.map((source) => ({ source, mode: 'ro' as const })),
+    ...profile.writable.map((source) => ({ source, mode: 'rw' as const })),
+    { source: agents, mode: 'rw' },
+    ...profile.pinned.map((source) => ({ source, mode: 'ro' as const })),
+    { source: sockets, mode: 'ro' },
+  ];
+  const seen = new Set<string>();
+  return binds.filter((b) => (seen.has(`${b.source}\0${b.mode}`) ? false : (seen.add(`${b.source}\0${b.mode}`), true)));
+}
+
+/** True when every bind asked for is there, exactly as asked (a pinned file read-only over a writable folder stays so). */
+export function covers(have: readonly Bind[], want: readonly Bind[]): boolean {
+  return want.every((w) => have.some((h) => h.source === w.source && h.mode === w.mode));
+}
+
+/**
+ * The task's container, running, with what this run needs bound: made when missing (recorded
+ * first), started when stopped (a reboot), made again when the run needs a path it lacks.
+ */
+export async function ensureTaskContainer(
+  ctx: ProjectContext,
+  task: Task,
+  profile: SandboxProfile,
+  tools: readonly string[],
+): Promise<TaskContainer> {
+  await assertPodman(`task ${task.id}`);
+  const settings = containerSettingsOf(ctx.config);
+  const { name, dir } = containerPlace(ctx.store.home, ctx.key, task.id);
+  const sockets = path.join(dir, 'sockets');
+  fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
+  const want = bindsFor(ctx, task, profile, sockets, tools);
+  const socket = await ensureApi(ctx.store.home);
+  const ledger = readLedger(dir);
+  const state = ledger ? await containerState(name) : 'missing';
+  if (ledger && state !== 'missing' && covers(ledger.binds, want) && sameSettings(ledger.settings, settings)) {
+    if (state !== 'running') {
+      const started = await podman(['start', name]);
+      if (started.exitCode !== 0) throw podmanFailed(`starting task ${task.id}'s container ${name}`, started);
+    }
+    return { name, socket, sockets };
+  }
+  if (state !== 'missing') await podman(['rm', '-f', '-t', '0', name]);
+  const image = settings.image ?? (await ensureBaseImage());
+  if (settings.image && (await podman(['image', 'exists', settings.image])).exitCode !== 0) {
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `warren.yaml's sandbox image ${settings.image} is not on this machine; nothing was run.`,
+      { hint: `Build or load it (podman build, podman load), or leave \`image:\` out for warren's own (${BASE_IMAGE}).` },
+    );
+  }
+  const binds = ledger && state !== 'missing' ? union(ledger.binds, want) : want;
+  writeFileAtomic(
+    path.join(dir, 'container.json'),
+    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
+  );
+  const made = await podman(createArgv(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network));
+  if (made.exitCode !== 0) throw podmanFailed(`making task ${task.id}'s container`, made);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'sandbox.container_made',
+    message: `task ${task.id} runs in container ${name} (${image}; ${binds.length} bound path(s); memory ${settings.memory}, cpus ${settings.cpus}, pids ${settings.pids})`,
+    data: { name, image, binds: binds.length },
+  });
+  return { name, socket, sockets };
+}
+
+/** What was bound before (a hook folder of an earlier run) and what this run needs; this run's mode wins for a path in both. */
+export function union(before: readonly Bind[], now: readonly Bind[]): Bind[] {
+  const wanted = new Set(now.map((b) => b.source));
+  return [...before.filter((b) => !wanted.has(b.source)), ...now];
+}
+
+function sameSettings(a: ContainerSettings, b: ContainerSettings): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * No capability, no new privileges, a read-only root with a private /tmp, its own loopback only
+ * (`--network none`; the egress bridge carries what the allow list permits), limits from
+ * warren.yaml. Its first process ignores SIGCHLD, so what the runs leave to it is reaped.
+ */
+export function createArgv(
+  home: string,
+  project: string,
+  taskId: string,
+  name: string,
+  image: string,
+  binds: readonly Bind[],
+  settings: ContainerSettings,
+  network: boolean,
+): string[] {
+  return [
+    'run',
+    '-d',
+    '--name',
+    name,
+    '--label',
+    `${LABEL}=${home}`,
+    '--label',
+    `warren.project=${project}`,
+    '--label',
+    `warren.task=${taskId}`,
+    ...(network ? [] : ['--network', 'none']),
+    '--cap-drop',
+    'all',
+    '--security-opt',
+    'no-new-privileges',
+    '--read-only',
+    '--tmpfs',
+    '/tmp:rw,mode=1777',
+    '--pids-limit',
+    String(settings.pids),
+    '--memory',
+    settings.memory,
+    '--cpus',
+    String(settings.cpus),
+    '--hostname',
+    'warren',
+    ...binds.flatMap((b) => ['-v', `${b.source}:${b.source}:${b.mode}`]),
+    image,
+    'perl',
+    '-e',
+    '$SIG{CHLD} = "IGNORE"; sleep',
+  ];
+}
+
+export async function containerState(name: string): Promise<'running' | 'stopped' | 'missing'> {
+  const r = await podman(['container', 'inspect', '--format', '{{.State.Running}}', name]);
+  if (r.exitCode !== 0) return 'missing';
+  return r.stdout.toString().trim() === 'true' ? 'running' : 'stopped';
+}
+
+function readLedger(dir: string): Ledger | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'container.json'), 'utf8')) as Ledger;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a task's container and its record; a problem in words, or null. */
+export async function removeTaskContainer(home: string, project: string, taskId: string): Promise<string | null> {
+  const { name, dir } = containerPlace(home, project, taskId);
+  if (!fs.existsSync(dir)) return null;
+  const r = await podman(['rm', '-f', '-t', '0', '--ignore', name]);
+  if (r.exitCode !== 0) return `container ${name} could not be removed: ${r.stderr.toString().trim()}`;
+  fs.rmSync(dir, { recursive: true, force: true });
+  return null;
+}
+
+/** The ledger's records: which containers warren made for which task (gc's list). */
+export function recordedContainers(home: string): { id: string; project: string; task: string; name: string }[] {
+  const root = path.join(home, 'containers');
+  if (!fs.existsSync(root)) return [];
+  return fs.readdirSync(root).flatMap((id) => {
+    const l = readLedger(path.join(root, id));
+    return l ? [{ id, project: l.project, task: l.task, name: l.name }] : [];
+  });
+}
