@@ -63,7 +63,7 @@ export const ERROR_DOCS = {
     meaning:
       "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine. Nothing was created or run.",
     action:
-      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see docs/configuration.md#sandbox for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`.',
+      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`.',
   },
   TASK_EXISTS: {
     meaning: 'A task with this ID already exists in this repository. Nothing was changed.',

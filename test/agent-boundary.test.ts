@@ -214,7 +214,12 @@ function describeArena(who: string, skip: string | null, open: () => Promise<Are
       for (const attempt of ATTEMPTS) {
         await arena.run(attempt.script(arena));
         const held = attempt.held(arena);
-        outcomes.push({ who: kind === 'bwrap' ? who : `${who} (${kind})`, klass: attempt.klass, name: attempt.name, held });
+        outcomes.push({
+          who: kind === 'bwrap' ? who : `${who} (${kind})`,
+          klass: attempt.klass,
+          name: attempt.name,
+          held,
+        });
         if (!held) through.push(`${attempt.klass}: ${attempt.name}`);
       }
       expect(through, `${who}: what got through`).toEqual([]);

@@ -143,9 +143,11 @@ describe('architecture', () => {
         'run/sandbox.ts', // `bwrap --version`
         'run/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
         'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
+        'run/container/podman.ts', // podman with warren's argv: an image, a task's container made or removed
       ],
       spawnService: ['run/daemon.ts'],
-      spawnDetached: ['cli/commands/queue.ts'], // warren's own queue processor
+      // warren's own queue processor; podman's API service (it runs no task's code: the task's commands are exec'd through it by the runner)
+      spawnDetached: ['cli/commands/queue.ts', 'run/container/podman.ts'],
       launchDetached: ['workspace/editor.ts'], // the user's editor, from their own config.yaml
       // warren's own tools on warren's own files; nothing here runs a file of a workspace.
       runTool: [

@@ -38,7 +38,10 @@ function hostProcesses(needle: string): string[] {
     });
 }
 
-async function containerTask(yaml = 'sandbox: container\n', files: Record<string, string> = {}): Promise<{ repo: TestRepo; ws: string }> {
+async function containerTask(
+  yaml = 'sandbox: container\n',
+  files: Record<string, string> = {},
+): Promise<{ repo: TestRepo; ws: string }> {
   const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': yaml, ...files } });
   const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'a');
   expect(made.code, made.stderr).toBe(0);
@@ -49,50 +52,65 @@ async function containerTask(yaml = 'sandbox: container\n', files: Record<string
 }
 
 describe.skipIf(noPodman !== null)('a container task', () => {
-  it('runs each command in its one container: exit status, standard input, stdout and stderr apart, recorded as container', { timeout: 180_000 }, async () => {
-    const { repo, ws } = await containerTask();
-    const first = await repo.warren('exec', 'a', '--', 'sh', '-c', 'cat /proc/1/comm; grep CapEff /proc/self/status; echo to-err >&2; exit 7');
-    expect(first.code).toBe(7);
-    expect(first.stdout).toMatch(/^perl\n/); // the container's own init, not the host's
-    expect(first.stdout).toMatch(/CapEff:\s+0+\n/);
-    expect(first.stderr).toContain('to-err');
-    expect(first.stdout).not.toContain('to-err');
-    const { name } = containerOf(repo, 'a');
-    const id = podman('container', 'inspect', '--format', '{{.Id}}', name).out;
-    // The workspace is at the same path, writable; the same container again.
-    const second = await repo.warren('--json', 'exec', 'a', '--', 'sh', '-c', `pwd; echo made > from-container.txt`);
-    expect(second.code, second.stderr).toBe(0);
-    expect(fs.readFileSync(path.join(ws, 'from-container.txt'), 'utf8')).toBe('made\n');
-    expect(podman('container', 'inspect', '--format', '{{.Id}}', name).out).toBe(id);
-    const show = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
-    expect(show.json.events.filter((e) => e.kind === 'sandbox.container_made')).toHaveLength(1);
-  });
+  it(
+    'runs each command in its one container: exit status, standard input, stdout and stderr apart, recorded as container',
+    { timeout: 180_000 },
+    async () => {
+      const { repo, ws } = await containerTask();
+      const first = await repo.warren(
+        'exec',
+        'a',
+        '--',
+        'sh',
+        '-c',
+        'cat /proc/1/comm; grep CapEff /proc/self/status; echo to-err >&2; exit 7',
+      );
+      expect(first.code).toBe(7);
+      expect(first.stdout).toMatch(/^perl\n/); // the container's own init, not the host's
+      expect(first.stdout).toMatch(/CapEff:\s+0+\n/);
+      expect(first.stderr).toContain('to-err');
+      expect(first.stdout).not.toContain('to-err');
+      const { name } = containerOf(repo, 'a');
+      const id = podman('container', 'inspect', '--format', '{{.Id}}', name).out;
+      // The workspace is at the same path, writable; the same container again.
+      const second = await repo.warren('--json', 'exec', 'a', '--', 'sh', '-c', `pwd; echo made > from-container.txt`);
+      expect(second.code, second.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(ws, 'from-container.txt'), 'utf8')).toBe('made\n');
+      expect(podman('container', 'inspect', '--format', '{{.Id}}', name).out).toBe(id);
+      const show = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
+      expect(show.json.events.filter((e) => e.kind === 'sandbox.container_made')).toHaveLength(1);
+    },
+  );
 
-  it('a timeout ends the whole tree inside, what left the group and cleared its environment too', { timeout: 180_000 }, async () => {
-    const { repo } = await containerTask();
-    const tag = `${process.pid}${Date.now() % 100000}`;
-    const r = await repo.warren(
-      'exec',
-      'a',
-      '--timeout',
-      '3s',
-      '--',
-      'sh',
-      '-c',
-      `setsid sleep 1${tag} & env -i setsid sh -c "sleep 2${tag}" & (sleep 3${tag} &); sleep 600`,
-    );
-    expect(r.code).toBe(124);
-    let left = hostProcesses(`sleep `).filter((p) => p.includes(tag));
-    for (let i = 0; i < 50 && left.length > 0; i++) {
-      await new Promise((res) => setTimeout(res, 100));
-      left = hostProcesses(`sleep `).filter((p) => p.includes(tag));
-    }
-    expect(left).toEqual([]);
-    // What a finished command left running in the background goes with it too.
-    const bg = await repo.warren('exec', 'a', '--', 'sh', '-c', `env -i setsid sh -c "sleep 4${tag}" & exit 0`);
-    expect(bg.code).toBe(0);
-    expect(hostProcesses(`sleep 4${tag}`)).toEqual([]);
-  });
+  it(
+    'a timeout ends the whole tree inside, what left the group and cleared its environment too',
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask();
+      const tag = `${process.pid}${Date.now() % 100000}`;
+      const r = await repo.warren(
+        'exec',
+        'a',
+        '--timeout',
+        '3s',
+        '--',
+        'sh',
+        '-c',
+        `setsid sleep 1${tag} & env -i setsid sh -c "sleep 2${tag}" & (sleep 3${tag} &); sleep 600`,
+      );
+      expect(r.code).toBe(124);
+      let left = hostProcesses(`sleep `).filter((p) => p.includes(tag));
+      for (let i = 0; i < 50 && left.length > 0; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        left = hostProcesses(`sleep `).filter((p) => p.includes(tag));
+      }
+      expect(left).toEqual([]);
+      // What a finished command left running in the background goes with it too.
+      const bg = await repo.warren('exec', 'a', '--', 'sh', '-c', `env -i setsid sh -c "sleep 4${tag}" & exit 0`);
+      expect(bg.code).toBe(0);
+      expect(hostProcesses(`sleep 4${tag}`)).toEqual([]);
+    },
+  );
 
   it('rm removes its container and its record; gc removes one whose task is gone', { timeout: 180_000 }, async () => {
     const { repo } = await containerTask();
@@ -112,7 +130,10 @@ describe.skipIf(noPodman !== null)('a container task', () => {
     const ghost = containerOf(repo, 'ghost');
     fs.mkdirSync(ghost.dir, { recursive: true });
     const ledger = JSON.parse(fs.readFileSync(path.join(b.dir, 'container.json'), 'utf8')) as Record<string, unknown>;
-    fs.writeFileSync(path.join(ghost.dir, 'container.json'), JSON.stringify({ ...ledger, name: ghost.name, task: 'ghost' }));
+    fs.writeFileSync(
+      path.join(ghost.dir, 'container.json'),
+      JSON.stringify({ ...ledger, name: ghost.name, task: 'ghost' }),
+    );
     expect(podman('create', '--name', ghost.name, '--network', 'none', 'localhost/warren-base:1', 'true').code).toBe(0);
     onTestFinished(() => void podman('rm', '-f', '--ignore', ghost.name, b.name));
     const gc = await repo.warrenJson<{ removed: { kind: string; id?: string }[] }>('gc');
@@ -137,26 +158,36 @@ describe.skipIf(noPodman !== null)('a container task', () => {
     expect(podman('container', 'inspect', '--format', '{{.HostConfig.PidsLimit}}', name).out).toBe('32');
   });
 
-  it("an allow list: the command reaches warren's egress proxy through the bridge, which refuses a host not on it", { timeout: 180_000 }, async () => {
-    const { repo } = await containerTask('sandbox: { kind: container, allow: [registry.npmjs.org] }\n');
-    const script = `require('node:http').get({ host: '127.0.0.1', port: Number(new URL(process.env.HTTP_PROXY).port), path: 'http://not-on-the-list.invalid/' }, (r) => { console.log('status', r.statusCode); r.resume(); r.on('end', () => process.exit(0)); }).on('error', (e) => { console.error(e.message); process.exit(3); })`;
-    const r = await repo.warren('exec', 'a', '--', 'node', '-e', script);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('status 403');
-    const events = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
-    expect(events.json.events.map((e) => e.kind)).toContain('sandbox.egress_refused');
-  });
+  it(
+    "an allow list: the command reaches warren's egress proxy through the bridge, which refuses a host not on it",
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask('sandbox: { kind: container, allow: [registry.npmjs.org] }\n');
+      const script = `require('node:http').get({ host: '127.0.0.1', port: Number(new URL(process.env.HTTP_PROXY).port), path: 'http://not-on-the-list.invalid/' }, (r) => { console.log('status', r.statusCode); r.resume(); r.on('end', () => process.exit(0)); }).on('error', (e) => { console.error(e.message); process.exit(3); })`;
+      const r = await repo.warren('exec', 'a', '--', 'node', '-e', script);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('status 403');
+      const events = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
+      expect(events.json.events.map((e) => e.kind)).toContain('sandbox.egress_refused');
+    },
+  );
 
-  it('the gate of a container task runs in a container of its own, removed with the integration workspace', { timeout: 300_000 }, async () => {
-    const { repo, ws } = await containerTask('sandbox: container\nverify:\n  - { id: test, run: sh test.sh }\n', { 'test.sh': 'exit 0\n' });
-    fs.writeFileSync(path.join(ws, 'test.sh'), 'cat /proc/1/comm > /dev/stderr; exit 0\n');
-    expect((await repo.warren('checkpoint', 'a', '-m', 'tests')).code).toBe(0);
-    const landed = await repo.warren('land', 'a');
-    expect(landed.code, landed.stderr).toBe(0);
-    expect(landed.stderr).toMatch(/sandbox container/);
-    const left = podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Labels}}').out;
-    expect(left).not.toMatch(/warren\.task:queue-/);
-  });
+  it(
+    'the gate of a container task runs in a container of its own, removed with the integration workspace',
+    { timeout: 300_000 },
+    async () => {
+      const { repo, ws } = await containerTask('sandbox: container\nverify:\n  - { id: test, run: sh test.sh }\n', {
+        'test.sh': 'exit 0\n',
+      });
+      fs.writeFileSync(path.join(ws, 'test.sh'), 'cat /proc/1/comm > /dev/stderr; exit 0\n');
+      expect((await repo.warren('checkpoint', 'a', '-m', 'tests')).code).toBe(0);
+      const landed = await repo.warren('land', 'a');
+      expect(landed.code, landed.stderr).toBe(0);
+      expect(landed.stderr).toMatch(/sandbox container/);
+      const left = podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Labels}}').out;
+      expect(left).not.toMatch(/warren\.task:queue-/);
+    },
+  );
 });
 
 describe('where podman is missing', () => {

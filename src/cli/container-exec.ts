@@ -23,10 +23,29 @@ if (sep !== 6 || !socket || !container || !cwd || !runId || !node || !init || ar
 const env = Object.entries(process.env)
   .filter((e): e is [string, string] => e[1] !== undefined)
   .map(([k, v]) => `${k}=${v}`);
-execInContainer({ socket, container, cwd, env, argv: [node, init, runId, '--', ...argv] }).then(
+const signals = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+let end: () => void = () => undefined;
+// Ended (a timeout, a cancel): the connection closes, and the init inside ends the whole run.
+for (const [signal, n] of Object.entries(signals)) {
+  process.on(signal, () => {
+    end();
+    process.exit(128 + n);
+  });
+}
+execInContainer(
+  { socket, container, cwd, env, argv: [node, init, runId, '--', ...argv] },
+  {
+    stdin: process.stdin,
+    stdout: (chunk) => process.stdout.write(chunk),
+    stderr: (chunk) => process.stderr.write(chunk),
+    attached: (close) => (end = close),
+  },
+).then(
   (status) => process.exit(status),
   (err: unknown) => {
-    process.stderr.write(`warren: could not run in the task's container: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `warren: could not run in the task's container: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(125);
   },
 );

@@ -196,8 +196,14 @@ export const configSchema = z
           z.strictObject({
             kind: z.literal('container'),
             allow: z.array(allowEntry).optional(),
-            image: z.string().regex(/^[a-z0-9][a-z0-9._\/:@-]*$/i, 'an image name, e.g. localhost/mine:1').optional(),
-            memory: z.string().regex(/^\d+[bkmg]?$/i, 'a size, e.g. 4g or 512m').optional(),
+            image: z
+              .string()
+              .regex(/^[a-z0-9][a-z0-9._/:@-]*$/i, 'an image name, e.g. localhost/mine:1')
+              .optional(),
+            memory: z
+              .string()
+              .regex(/^\d+[bkmg]?$/i, 'a size, e.g. 4g or 512m')
+              .optional(),
             cpus: z.number().positive().max(1024).optional(),
             pids: z.number().int().min(16).max(1_000_000).optional(),
           }),

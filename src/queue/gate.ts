@@ -184,7 +184,12 @@ export async function runGate(
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   // A container gate's container first: it binds the workspace.
   const left = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
-  if (left !== null) throw new WarrenError('SANDBOX_UNAVAILABLE', `the merge queue's ${left}; the integration workspace was left as it is.`, { hint: '`warren gc` removes it once podman can.' });
+  if (left !== null)
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `the merge queue's ${left}; the integration workspace was left as it is.`,
+      { hint: '`warren gc` removes it once podman can.' },
+    );
   await releaseRecords(ctx, task, task.data.provision ?? [], { removeFiles: false });
   // A processor that died left no records: its own overlays (layers under WARREN_HOME) come off
   // too, deepest first — a cow checkout's on the workspace itself last; git then removes what is left.

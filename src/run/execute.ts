@@ -105,7 +105,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     throw commandNotFound(command);
   assertMountable(task, mounts, containment);
   // A container task: its container, running with what this run needs bound, before the run is recorded.
-  const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts) : null;
+  const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts, found) : null;
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -126,7 +126,10 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     label: request.label,
     argv: [...request.argv],
     cwd: task.path,
-    sandbox: profile.kind === 'none' ? 'none' : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
+    sandbox:
+      profile.kind === 'none'
+        ? 'none'
+        : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -165,13 +168,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     };
     const argv = container
       ? containerExecArgv(container, task.path, runId, request.argv, bridge)
-      : sandboxArgv(
-          profile,
-          task.path,
-          request.argv,
-          bridge,
-          staging,
-        );
+      : sandboxArgv(profile, task.path, request.argv, bridge, staging);
     result = await supervise({
       argv,
       cwd: task.path,
@@ -304,16 +301,20 @@ async function startEgress(
   allow: string[],
   parent?: string,
 ): Promise<EgressProxy> {
-  const proxy = await startEgressProxy(allow, (host, port, via, reason) => {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: task.id,
-      kind: 'sandbox.egress_refused',
-      level: 'warn',
-      message: `sandbox: run ${runId} tried to reach ${host}:${port}; refused: ${reason}`,
-      data: { runId, host, port, via, reason },
-    });
-  }, parent);
+  const proxy = await startEgressProxy(
+    allow,
+    (host, port, via, reason) => {
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'sandbox.egress_refused',
+        level: 'warn',
+        message: `sandbox: run ${runId} tried to reach ${host}:${port}; refused: ${reason}`,
+        data: { runId, host, port, via, reason },
+      });
+    },
+    parent,
+  );
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { isInside } from '../../util/paths.js';
 import { WarrenError } from '../../errors.js';
 import type { RunMount } from '../../system/mounts.js';
 import type { Task } from '../../state/types.js';
@@ -18,17 +20,39 @@ export async function containerFor(
   task: Task,
   profile: SandboxProfile,
   mounts: readonly RunMount[],
+  /** The command as found on the host's PATH: its installation is bound read-only when nothing else binds it. */
+  command: string | null,
 ): Promise<TaskContainer> {
   // A layer mounted only in a run's own namespace cannot reach a container that is already running.
   if (mounts.length > 0) {
     throw new WarrenError(
       'SANDBOX_UNAVAILABLE',
       `${mounts.map((m) => m.target).join(', ')} exist(s) only inside the namespace of each command warren runs, which a container task's long-lived container cannot see; nothing was run.`,
-      { hint: `Run \`warren provision ${task.id} --refresh\`: a container task's layers are mounted for every process.` },
+      {
+        hint: `Run \`warren provision ${task.id} --refresh\`: a container task's layers are mounted for every process.`,
+      },
     );
   }
   // warren's own scripts run inside (the init, the egress bridge): their folder is bound read-only.
-  return ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript())]);
+  return ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript()), ...installationOf(command)]);
+}
+
+/**
+ * Where a command found on the host is installed, to bind read-only: a package's `node_modules`
+ * for a `.bin` link (the link and what it points at), else the command's folder and its real one.
+ * Nothing under /usr (bound already) or inside the workspace (bound writable).
+ */
+export function installationOf(command: string | null): string[] {
+  if (command === null || !path.isAbsolute(command)) return [];
+  const dir = path.dirname(command);
+  let real = command;
+  try {
+    real = fs.realpathSync(command);
+  } catch {
+    return [];
+  }
+  const dirs = path.basename(dir) === '.bin' ? [path.dirname(dir)] : [dir, path.dirname(real)];
+  return [...new Set(dirs)].filter((d) => !isInside('/usr', d) && d !== '/');
 }
 
 /** The host-side argv of one run in the task's container: the exec client, the init inside, the bridge when there is an allow list. */

@@ -52,12 +52,17 @@ export const containerGc: GcStep = {
       if (c.project !== ctx.key || live.has(c.task)) continue;
       // A gate's, while its integration workspace is there: kept (the gate, or the next processor, removes both).
       if (c.task.startsWith('queue-') && fs.existsSync(path.join(ctx.root, `${GATE_PREFIX}${c.task}`))) {
-        kept.push({ path: containerPlace(ctx.store.home, c.project, c.task).dir, kind: 'container', reason: "its merge queue gate's workspace is still there" });
+        kept.push({
+          path: containerPlace(ctx.store.home, c.project, c.task).dir,
+          kind: 'container',
+          reason: "its merge queue gate's workspace is still there",
+        });
         continue;
       }
       const problem = await removeTaskContainer(ctx.store.home, c.project, c.task);
       if (problem === null) removed.push({ kind: 'container', id: c.task, action: `removed container ${c.name}` });
-      else kept.push({ path: containerPlace(ctx.store.home, c.project, c.task).dir, kind: 'container', reason: problem });
+      else
+        kept.push({ path: containerPlace(ctx.store.home, c.project, c.task).dir, kind: 'container', reason: problem });
     }
     return { removed, kept };
   },

@@ -10,13 +10,21 @@ export interface ExecSpec {
   argv: string[];
 }
 
+/** Where the exec's streams come from and go (the exec client's own, src/cli/container-exec.ts). */
+export interface ExecIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: (chunk: Buffer) => void;
+  stderr: (chunk: Buffer) => void;
+  /** Called once attached, with what ends the exec from here (the init inside then ends the run). */
+  attached: (end: () => void) => void;
+}
+
 /**
  * One exec in a running container, attached: standard input in frames (bin/container-init.mjs
  * reads them; the end of the connection is the end of the run), stdout and stderr demultiplexed
- * from Docker's 8-byte frame headers. Resolves with the exec's exit status. SIGTERM, SIGINT and
- * SIGHUP close the connection (the init inside then ends the run) and exit 128+N.
+ * from Docker's 8-byte frame headers. Resolves with the exec's exit status.
  */
-export async function execInContainer(spec: ExecSpec): Promise<number> {
+export async function execInContainer(spec: ExecSpec, io: ExecIo): Promise<number> {
   const made = await apiRequest(spec.socket, 'POST', `${API}/containers/${encodeURIComponent(spec.container)}/exec`, {
     AttachStdin: true,
     AttachStdout: true,
@@ -32,14 +40,9 @@ export async function execInContainer(spec: ExecSpec): Promise<number> {
     connection.on('close', () => resolve());
     connection.on('end', () => resolve());
   });
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.on(signal, () => {
-      connection.destroy();
-      process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const)[signal]);
-    });
-  }
-  forwardInput(connection);
-  demultiplex(connection);
+  io.attached(() => connection.destroy());
+  forwardInput(connection, io.stdin);
+  demultiplex(connection, io);
   await ended;
   const inspected = await apiRequest(spec.socket, 'GET', `${API}/exec/${id}/json`);
   const code = (inspected.body as { ExitCode?: unknown } | null)?.ExitCode;
@@ -74,22 +77,21 @@ function frame(data: Buffer): Buffer {
   return Buffer.concat([head, data]);
 }
 
-function forwardInput(connection: Duplex): void {
+function forwardInput(connection: Duplex, stdin: NodeJS.ReadableStream): void {
   connection.on('error', () => {});
-  process.stdin.on('data', (chunk: Buffer) => connection.write(frame(chunk)));
-  process.stdin.on('end', () => connection.write(frame(Buffer.alloc(0))));
-  process.stdin.on('error', () => connection.write(frame(Buffer.alloc(0))));
+  stdin.on('data', (chunk: Buffer) => connection.write(frame(chunk)));
+  stdin.on('end', () => connection.write(frame(Buffer.alloc(0))));
+  stdin.on('error', () => connection.write(frame(Buffer.alloc(0))));
 }
 
-function demultiplex(connection: Duplex): void {
+function demultiplex(connection: Duplex, io: ExecIo): void {
   let pending = Buffer.alloc(0);
   connection.on('data', (chunk: Buffer) => {
     pending = Buffer.concat([pending, chunk]);
     while (pending.length >= 8) {
       const length = pending.readUInt32BE(4);
       if (pending.length < 8 + length) break;
-      const stream = pending[0] === 2 ? process.stderr : process.stdout;
-      stream.write(pending.subarray(8, 8 + length));
+      (pending[0] === 2 ? io.stderr : io.stdout)(pending.subarray(8, 8 + length));
       pending = pending.subarray(8 + length);
     }
   });

@@ -72,9 +72,13 @@ export async function ensureApi(home: string): Promise<string> {
     await new Promise((r) => setTimeout(r, 100));
     if (await apiAnswers(socket)) return socket;
   }
-  throw new WarrenError('SANDBOX_UNAVAILABLE', `podman's API service did not answer on ${socket} within 30 s; nothing was run.`, {
-    hint: `Try \`podman system service --time=0 unix://${socket}\` by hand to see why. ${PODMAN_HINT}`,
-  });
+  throw new WarrenError(
+    'SANDBOX_UNAVAILABLE',
+    `podman's API service did not answer on ${socket} within 30 s; nothing was run.`,
+    {
+      hint: `Try \`podman system service --time=0 unix://${socket}\` by hand to see why. ${PODMAN_HINT}`,
+    },
+  );
 }
 
 /** The image warren builds from the host's own files when warren.yaml names none (no registry needed). */
@@ -102,7 +106,10 @@ export async function ensureBaseImage(): Promise<string> {
     );
     fs.writeFileSync(path.join(root, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
     const tar = path.join(dir, 'root.tar');
-    const packed = await runBounded({ argv: ['tar', '--owner=0', '--group=0', '--numeric-owner', '-C', root, '-cf', tar, '.'], timeoutMs: 60_000 });
+    const packed = await runBounded({
+      argv: ['tar', '--owner=0', '--group=0', '--numeric-owner', '-C', root, '-cf', tar, '.'],
+      timeoutMs: 60_000,
+    });
     if (packed.exitCode !== 0) throw podmanFailed('packing the base image', packed);
     const imported = await podman(['import', tar, BASE_IMAGE]);
     // Another warren may have imported it meanwhile: what counts is that it exists.

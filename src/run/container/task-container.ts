@@ -71,7 +71,10 @@ export function bindsFor(
   fs.mkdirSync(agents, { recursive: true, mode: 0o700 });
   const binds: Bind[] = [
     ...SYSTEM.filter((p) => fs.existsSync(p)).map((source) => ({ source, mode: 'ro' as const })),
-    ...tools.filter((p) => !isInside('/usr', p)).map((source) => ({ source, mode: 'ro' as const })),
+    // warren's scripts and the command's installation, unless bound already (a workspace's own node_modules stays writable).
+    ...tools
+      .filter((p) => !['/usr', ...profile.readable, ...profile.writable].some((b) => isInside(b, p)))
+      .map((source) => ({ source, mode: 'ro' as const })),
     ...profile.readable.map((source) => ({ source, mode: 'ro' as const })),
     ...profile.writable.map((source) => ({ source, mode: 'rw' as const })),
     { source: agents, mode: 'rw' },
@@ -119,7 +122,9 @@ export async function ensureTaskContainer(
     throw new WarrenError(
       'SANDBOX_UNAVAILABLE',
       `warren.yaml's sandbox image ${settings.image} is not on this machine; nothing was run.`,
-      { hint: `Build or load it (podman build, podman load), or leave \`image:\` out for warren's own (${BASE_IMAGE}).` },
+      {
+        hint: `Build or load it (podman build, podman load), or leave \`image:\` out for warren's own (${BASE_IMAGE}).`,
+      },
     );
   }
   const binds = ledger && state !== 'missing' ? union(ledger.binds, want) : want;
@@ -127,7 +132,9 @@ export async function ensureTaskContainer(
     path.join(dir, 'container.json'),
     `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
   );
-  const made = await podman(createArgv(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network));
+  const made = await podman(
+    createArgv(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network),
+  );
   if (made.exitCode !== 0) throw podmanFailed(`making task ${task.id}'s container`, made);
   ctx.store.addEvent({
     project: ctx.key,

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// What each runner costs, measured in one run with interleaved rounds in rotating order:
+// - per exec: `warren exec ID -- true` end to end, and the run's own duration as the supervisor
+//   measured it, for a task with no sandbox, in bwrap, and in its container (sandbox: container);
+// - per task: `warren new` and its first `exec -- true` end to end (a container task's container
+//   is made at its first command), then `warren rm`.
+// Prints medians and ratios; never fails. Goals (issue 37): a task ready in a container ≤ 1.5×
+// bwrap's; per-exec overhead ≤ 0.4 s. Run: npm run bench runners [rounds]
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeRepo, median, msOf, tmp, warrenIn } from './lib.js';
+
+const ROUNDS = Number(process.argv[2] ?? 7);
+const KINDS = ['none', 'bwrap', 'container'];
+const podman = spawnSync('podman', ['--version']).status === 0;
+const bwrap = spawnSync('bwrap', ['--version']).status === 0;
+const kinds = KINDS.filter((k) => (k === 'container' ? podman : k === 'bwrap' ? bwrap : true));
+if (kinds.length < KINDS.length)
+  console.log(`skipped: ${KINDS.filter((k) => !kinds.includes(k)).join(', ')} (not on this machine)`);
+
+const base = tmp('warren-bench-runners-');
+const repo = makeRepo(path.join(base, 'repo'), 200);
+const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
+const warren = warrenIn(repo, env);
+for (const k of kinds) warren('new', 'feat', `exec-${k}`, '--sandbox', k);
+// Warm-up: each task's first command (a container task's container is made here), once.
+for (const k of kinds) warren('exec', `exec-${k}`, '--', 'true');
+
+const endToEnd = Object.fromEntries(kinds.map((k) => [k, []]));
+const supervised = Object.fromEntries(kinds.map((k) => [k, []]));
+const ready = Object.fromEntries(kinds.map((k) => [k, []]));
+const removed = Object.fromEntries(kinds.map((k) => [k, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
+  for (const k of order) {
+    endToEnd[k].push(msOf(() => warren('exec', `exec-${k}`, '--', 'true')));
+    supervised[k].push(JSON.parse(warren('--json', 'exec', `exec-${k}`, '--', 'true')).durationMs);
+  }
+  for (const k of order) {
+    const id = `t${round}-${k}`;
+    ready[k].push(
+      msOf(() => {
+        warren('new', 'feat', id, '--sandbox', k);
+        warren('exec', id, '--', 'true');
+      }),
+    );
+    removed[k].push(msOf(() => warren('rm', id)));
+  }
+}
+for (const k of kinds) warren('rm', `exec-${k}`);
+
+const m = (xs) => Math.round(median(xs));
+console.log(`${ROUNDS} interleaved rounds, rotating order; medians in ms`);
+console.log('| runner | exec -- true, end to end | the run itself (supervisor) | new + first exec | rm |');
+console.log('|---|---|---|---|---|');
+for (const k of kinds)
+  console.log(`| ${k} | ${m(endToEnd[k])} | ${m(supervised[k])} | ${m(ready[k])} | ${m(removed[k])} |`);
+if (kinds.includes('container')) {
+  const over = m(supervised.container) - m(supervised.none);
+  console.log(`container per-exec overhead over none (the run itself): ${over} ms (goal ≤ 400 ms)`);
+  if (kinds.includes('bwrap')) {
+    console.log(
+      `a task ready in a container / in bwrap: ${(median(ready.container) / median(ready.bwrap)).toFixed(2)}× (goal ≤ 1.5×)`,
+    );
+    console.log(
+      `exec end to end, container / bwrap: ${(median(endToEnd.container) / median(endToEnd.bwrap)).toFixed(2)}×`,
+    );
+  }
+}
+fs.rmSync(base, { recursive: true, force: true });
