@@ -18,7 +18,11 @@ await build({
   absWorkingDir: root,
   // service-host: what a sandboxed service's daemon runs (src/run/service-host.ts).
   // container-exec: the exec client the runner supervises for a container task's command (src/cli/container-exec.ts).
-  entryPoints: { bin: 'src/cli/bin.ts', 'service-host': 'src/cli/service-host.ts', 'container-exec': 'src/cli/container-exec.ts' },
+  entryPoints: {
+    bin: 'src/cli/bin.ts',
+    'service-host': 'src/cli/service-host.ts',
+    'container-exec': 'src/cli/container-exec.ts',
+  },
   outdir: 'dist/bundle',
   bundle: true,
   splitting: true,

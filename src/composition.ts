@@ -63,7 +63,15 @@ export const LIFECYCLE: Lifecycle = {
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
   // Services after teardown (which may still use them).
   // A task's container after teardown (which runs in it) and before the layers it binds come off.
-  remove: [landingRemove, executionRemove, containerRemove, servicesRemove, provisionRemove, reviewRemove, checkoutRemove],
+  remove: [
+    landingRemove,
+    executionRemove,
+    containerRemove,
+    servicesRemove,
+    provisionRemove,
+    reviewRemove,
+    checkoutRemove,
+  ],
   // Services after the archives (a task's dumps go with its archive).
   gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc, containerGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.

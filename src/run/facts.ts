@@ -12,7 +12,8 @@ export interface AgentSession {
   at: string;
 }
 
-const sandboxKind: FactReader<SandboxKind> = (v) => (v === 'none' || v === 'bwrap' || v === 'container' ? v : undefined);
+const sandboxKind: FactReader<SandboxKind> = (v) =>
+  v === 'none' || v === 'bwrap' || v === 'container' ? v : undefined;
 
 /** What execution records on a task. */
 export const EXECUTION_FACTS = {

@@ -108,7 +108,13 @@ export function parseArchiveMessage(
   const baseCommit = value(TRAILERS.baseCommit);
   const sandbox = value(SANDBOX_TRAILER);
   if (!type || !branch || !base || !baseCommit) return null;
-  return { type, branch, base, baseCommit, ...(sandbox === 'none' || sandbox === 'bwrap' || sandbox === 'container' ? { sandbox } : {}) };
+  return {
+    type,
+    branch,
+    base,
+    baseCommit,
+    ...(sandbox === 'none' || sandbox === 'bwrap' || sandbox === 'container' ? { sandbox } : {}),
+  };
 }
 
 /**
