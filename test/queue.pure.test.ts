@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gateSetupSteps, isInstallStep } from '../src/queue/gate-deps.js';
-import { failureText, namesAny } from '../src/queue/suspects.js';
+import { failureText } from '../src/queue/failure-text.js';
+import { namesAny } from '../src/queue/suspects.js';
 
 describe("the gate's setup steps", () => {
   it.each([
