@@ -95,6 +95,13 @@ describe.skipIf(noOverlay !== null)("the README's warren.yaml: `npm ci` over a c
     // `warren setup` runs every step, the install included (asked for by name).
     const setup = await repo.warrenJson<{ state: string; log: string }>('setup', 'cart');
     expect(fs.readFileSync(setup.json.log, 'utf8')).toContain('### setup deps: npm ci');
+    // It rewrote every file of node_modules into the layer, identically: content, not presence,
+    // so status still lists nothing there (issue 41).
+    const after = await repo.warrenJson<{ provisioned: { path: string; changedCount: number }[] }>('status', 'cart');
+    expect(after.json.provisioned.map((p) => [p.path, p.changedCount])).toEqual([
+      ['node_modules', 0],
+      ['.env', 0],
+    ]);
   }, 300_000);
 });
 
