@@ -2,7 +2,7 @@ import { composeSection } from './audit/compose-section.js';
 import { checkoutBeforeRun, checkoutCreate, checkoutGc, checkoutRemove } from './checkout/checkout-steps.js';
 import { gitSection } from './audit/git-section.js';
 import { hooksSection } from './audit/hooks-section.js';
-import { fingerprintCreate, landingRemove } from './land/landing-steps.js';
+import { fingerprintCreate, landingRemove, projectHooksCreate } from './land/landing-steps.js';
 import {
   provisionAudit,
   provisionBeforeRun,
@@ -58,7 +58,16 @@ export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
-  create: [containerCreate, provisionCreate, fingerprintCreate, portsCreate, riskCreate, servicesCreate, setupCreate],
+  create: [
+    containerCreate,
+    provisionCreate,
+    fingerprintCreate,
+    portsCreate,
+    riskCreate,
+    servicesCreate,
+    setupCreate,
+    projectHooksCreate,
+  ],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
   // Services after teardown (which may still use them).

@@ -12,6 +12,7 @@ import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../src/p
 import { diffManifests, type Manifest } from '../src/provision/status/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../src/provision/modes/sources.js';
 import { opacityProbes, upperChanges } from '../src/provision/status/status.js';
+import { SameVerdicts } from '../src/provision/status/same-content.js';
 import { selectIncluded, vcsMetadataOf } from '../src/provision/modes/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../src/provision/status/packages.js';
 import { findingsForCopy, newFindings, noteEntry, staysInside } from '../src/provision/modes/contain.js';
@@ -121,7 +122,7 @@ describe('upper layer without a mount (namespaced cow)', () => {
       'lower/dep/package.json': '{}',
       'lower/pad/index.js': 'x',
       'lower/pad/README': 'r',
-      'upper/dep/package.json': '{}',
+      'upper/dep/package.json': '{"v":2}',
       'upper/pad/index.js': 'y',
       'upper/new.js': 'n',
     };
@@ -152,6 +153,69 @@ describe('upper layer without a mount (namespaced cow)', () => {
       { path: 'dep/lib', change: 'deleted' },
       ...base,
     ]);
+  });
+});
+
+describe("a layer's changes are content, not presence (issue 41)", () => {
+  it("an entry the upper layer holds identical to the snapshot's is no change: same type, permissions, size and bytes, or link target", () => {
+    const dir = tmpDir();
+    const upper = path.join(dir, 'upper');
+    const lower = path.join(dir, 'lower');
+    const big = Buffer.alloc(200 * 1024, 7);
+    const bigger = Buffer.from(big);
+    bigger[bigger.length - 1] = 8; // differs only in the last chunk
+    const write = (rel: string, data: string | Buffer, mode = 0o644): void => {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), data, { mode });
+      fs.chmodSync(path.join(dir, rel), mode);
+    };
+    for (const layer of ['lower', 'upper']) {
+      write(`${layer}/same/index.js`, 'module.exports = 1;\n');
+      write(`${layer}/same/big.bin`, big);
+      write(`${layer}/same/bin.js`, '#!/usr/bin/env node\n', 0o755);
+      fs.symlinkSync('../same/bin.js', path.join(dir, layer, 'link'));
+    }
+    write('lower/bytes.js', 'aaaa');
+    write('upper/bytes.js', 'aaab'); // same size, other bytes
+    write('lower/size.js', 'a');
+    write('upper/size.js', 'aa');
+    write('lower/mode.js', 'x', 0o644);
+    write('upper/mode.js', 'x', 0o755);
+    write('lower/tail.bin', big);
+    write('upper/tail.bin', bigger);
+    fs.symlinkSync('a', path.join(lower, 'retarget'));
+    fs.symlinkSync('b', path.join(upper, 'retarget'));
+    fs.mkdirSync(path.join(lower, 'was-dir'));
+    write('upper/was-dir', '');
+    expect(upperChanges(upper, lower, null)).toEqual(
+      ['bytes.js', 'mode.js', 'retarget', 'size.js', 'tail.bin', 'was-dir'].map((p) => ({
+        path: p,
+        change: 'modified',
+      })),
+    );
+  });
+});
+
+describe('the identical entries a status found, remembered', () => {
+  it('answers from the cache only while the entry is as it was: a rewrite of the same size is read again', () => {
+    const dir = tmpDir();
+    const upper = path.join(dir, 'upper');
+    const lower = path.join(dir, 'lower');
+    for (const layer of [upper, lower]) {
+      fs.mkdirSync(layer);
+      fs.writeFileSync(path.join(layer, 'a.js'), 'same');
+    }
+    const cache = path.join(dir, 'same.json');
+    const first = new SameVerdicts(cache);
+    expect(upperChanges(upper, lower, null, first)).toEqual([]);
+    first.save();
+    expect(Object.keys(JSON.parse(fs.readFileSync(cache, 'utf8')) as object)).toEqual(['a.js']);
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([]);
+    fs.writeFileSync(path.join(upper, 'a.js'), 'diff'); // same size, new ctime
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([{ path: 'a.js', change: 'modified' }]);
+    // An unreadable cache is an empty one.
+    fs.writeFileSync(cache, 'not json');
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([{ path: 'a.js', change: 'modified' }]);
   });
 });
 

@@ -96,6 +96,12 @@ describe.skipIf(noOverlay !== null)("the gate runs with the integrated tree's de
         `node_modules: snapshot ${made[0]?.slice(0, 12)} (installed from the integrated package-lock.json)`,
       );
 
+      // The land says what the next task gets: the gate's snapshot, not stale (issue 41).
+      const stale = ctx.store.eventsSince(0).find((e) => e.kind === 'land.deps_stale');
+      expect(stale?.message).toMatch(
+        /new workspaces get the snapshot already installed from the landed package-lock\.json \(the merge queue's gate keeps its install\), not stale$/,
+      );
+
       // gc keeps it (no task uses it yet, and the main checkout's node_modules could not give it again), and says so.
       const collected = await gc(ctx);
       const dir = path.join(repo.home, 'snapshots', made[0] ?? '');

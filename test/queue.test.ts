@@ -217,6 +217,44 @@ describe('the merge queue', () => {
   );
 
   it(
+    'a task that only adds a passing test file is not suspected beside the real culprit (jest names passing files too): 2 gate runs for a batch of 4',
+    { timeout: 240_000 },
+    async () => {
+      // A gate that reports as jest does: PASS or FAIL per test file, and the failure's stack.
+      const gate = [
+        'fail=0',
+        'for t in test/*.test.js; do',
+        '  if [ -e src/broken.js ] && [ "$t" = test/main.test.js ]; then',
+        '    echo "FAIL $t"; echo "  ● main › works"; echo "      at works (src/broken.js:1:7)"; fail=1',
+        '  else echo "PASS $t"; echo "  ✓ works (2 ms)"; fi',
+        'done',
+        'echo "Test Suites: $fail failed"',
+        'exit $fail',
+        '',
+      ].join('\n');
+      const repo = makeRepo({
+        files: {
+          'gate.sh': gate,
+          'test/main.test.js': 'works\n',
+          'warren.yaml': 'verify:\n  - { id: gate, run: "sh gate.sh" }\n',
+        },
+      });
+      await taskWith(repo, 's1', { 's1.txt': 's1\n' });
+      await taskWith(repo, 'adds', { 'test/rp-weekday.test.js': 'works\n' });
+      await taskWith(repo, 'bad', { 'src/broken.js': 'throw 1\n' });
+      await taskWith(repo, 's2', { 's2.txt': 's2\n' });
+      const ctx = await project(repo);
+      for (const id of ['s1', 'adds', 'bad', 's2']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
+      // The batch (fails: FAIL test/main.test.js at src/broken.js, and PASS test/rp-weekday.test.js);
+      // the three others without bad (pass, land); bad on top of them is the failed tree: bounced.
+      expect(worked.gateRuns).toBe(2);
+    },
+  );
+
+  it(
     'splits a second half without gating it again when its integration is the tree that just failed',
     { timeout: 240_000 },
     async () => {

@@ -23,6 +23,8 @@ export const LANDING_EVENTS = {
   'fingerprint.config_changed': payload<{ drift: Drift }>(),
   'fingerprint.accepted': payload<{ drift: Drift }>(),
   'hooks.missing': payload<{ hooksPath: string; hooksDir: string }>(),
+  /** The project's own setup at `new` set a core.hooksPath it generated in the workspace (husky): the task's new baseline. */
+  'hooks.project_own': payload<{ hooksPath: string; hooksDir: string; drift: string[] }>(),
   checkpoint: payload<{ commit: string }>(),
   'checkpoint.nothing': payload<{ head: string }>(),
   /** `checkpoint --no-verify`: the pre-commit and commit-msg hooks did not run. */

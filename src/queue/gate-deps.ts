@@ -109,8 +109,8 @@ export async function provisionGate(
       if (sources.items.includes(i.item)) follow.push(i.item);
       snapshots.push({ path: i.item.path, key: null, lockfile: i.lockfile.path, how: 'unmatched' });
     }
-    const paths = install.map((i) => i.item.path).join(', ');
-    const message = `the merge queue's gate: the integrated tree's ${install.map((i) => i.lockfile.path).join(', ')} has no dependency snapshot and setup names no install (a step running npm ci, pnpm install, yarn install…, or one marked gate: install), so the gate runs with the main checkout's ${paths}, which may not be what lands`;
+    const paths = foldersOf(install.map((i) => i.item.path));
+    const message = `the merge queue's gate: the integrated tree's ${lockfilesOf(install)} has no dependency snapshot and setup names no install (a step running npm ci, pnpm install, yarn install…, or one marked gate: install), so the gate runs with the main checkout's ${paths}, which may not be what lands`;
     ctx.store.addEvent({ project: ctx.key, kind: 'queue.gate_deps', level: 'warn', message, data: { paths } });
     ctx.reporter.line(`warren: warn: ${message}`);
     install.length = 0;
@@ -136,7 +136,7 @@ export async function provisionGate(
   if (steps.length === 0) return { records, task: prepared, snapshots, setup: null };
   if (install.length > 0)
     ctx.reporter.line(
-      `warren: merge queue: no dependency snapshot matches the integrated ${install.map((i) => i.lockfile.path).join(', ')}; installing in the integration workspace…`,
+      `warren: merge queue: no dependency snapshot matches the integrated ${lockfilesOf(install)} (${foldersOf(install.map((i) => i.item.path))}); installing in the integration workspace…`,
     );
   const setup = await runSteps(ctx, prepared, 'setup', steps, {
     stopOnFailure: true,
@@ -192,4 +192,48 @@ async function keepInstall(
       });
   }
   return { ...said, key: i.key, how: 'installed' };
+}
+
+/** The lockfiles of `install`, each once (a pnpm workspace's 17 folders share one). Pure. */
+export function lockfilesOf(install: readonly { lockfile: { path: string } }[]): string {
+  return [...new Set(install.map((i) => i.lockfile.path))].join(', ');
+}
+
+/** `node_modules`, or `node_modules and 16 more folders`: a list of folders, summarised past three. Pure. */
+export function foldersOf(paths: readonly string[]): string {
+  return paths.length <= 3 ? paths.join(', ') : `${paths[0]} and ${paths.length - 1} more folders`;
+}
+
+/**
+ * `node_modules: snapshot 1a2b3c4d5e6f (installed from the integrated pnpm-lock.yaml)` for
+ * people, one line per kind of answer: a pnpm workspace's 17 folders of one lockfile are one
+ * (`node_modules and 16 more folders: 17 snapshots (…)`). Empty when the gate had no
+ * dependency folder. Pure.
+ */
+export function describeSnapshots(snapshots: readonly GateSnapshot[]): string {
+  const how = {
+    main: "the main checkout's",
+    reused: 'reused for the integrated',
+    installed: 'installed from the integrated',
+    unmatched: "the main checkout's, not the integrated",
+  } as const;
+  const groups = new Map<string, GateSnapshot[]>();
+  for (const s of snapshots) {
+    const key = `${s.how}\0${s.lockfile ?? ''}\0${s.key === null}`;
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  return [...groups.values()]
+    .map((group) => {
+      const [s] = group as [GateSnapshot, ...GateSnapshot[]];
+      const what =
+        group.length === 1
+          ? s.key
+            ? `snapshot ${s.key.slice(0, 12)}`
+            : 'no snapshot'
+          : s.key
+            ? `${group.length} snapshots`
+            : 'no snapshots';
+      return `${foldersOf(group.map((g) => g.path))}: ${what} (${how[s.how]} ${s.lockfile ?? 'lockfile'})`;
+    })
+    .join(', ');
 }

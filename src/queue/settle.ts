@@ -6,7 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { advance } from './advance.js';
 import { bounce, integrate, type Candidate } from './chain.js';
 import { gateSandbox, gateSteps, runGate } from './gate.js';
-import type { GateSnapshot } from './gate-deps.js';
+import { describeSnapshots } from './gate-deps.js';
 import { setGateTask } from './store.js';
 import { likelyCulprits } from './suspects.js';
 
@@ -224,20 +224,4 @@ function isolating(ctx: ProjectContext, group: Candidate[], suspects: Candidate[
   ctx.reporter.line(
     `warren: merge queue: ${suspects.map((c) => c.entry.taskId).join(', ')} likely broke the gate (${many ? 'their' : 'its'} own verify failed, or the failure names what ${many ? 'they change' : 'it changes'}); gating ${rest.map((c) => c.entry.taskId).join(' + ')} without ${many ? 'them' : 'it'} first…`,
   );
-}
-
-/** `node_modules: snapshot 1a2b3c4d5e6f (installed from package-lock.json)`, for people; empty when the gate had no dependency folder. */
-function describeSnapshots(snapshots: readonly GateSnapshot[]): string {
-  const how = {
-    main: "the main checkout's",
-    reused: 'reused for the integrated',
-    installed: 'installed from the integrated',
-    unmatched: "the main checkout's, not the integrated",
-  } as const;
-  return snapshots
-    .map(
-      (s) =>
-        `${s.path}: ${s.key ? `snapshot ${s.key.slice(0, 12)}` : 'no snapshot'} (${how[s.how]} ${s.lockfile ?? 'lockfile'})`,
-    )
-    .join(', ');
 }

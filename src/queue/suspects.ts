@@ -2,11 +2,13 @@ import fs from 'node:fs';
 import { changedNames } from '../git/trees.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Candidate } from './chain.js';
+import { failureText } from './failure-text.js';
 
 /**
  * The likely culprits of a failing batch (issue 30 §5): entries whose task's own last `verify`
  * failed, or whose change touches a path the gate's failure names (a test runner names the
- * failing test file, a stack trace the source file). Gating the rest without them first lands
+ * failing test file, a stack trace the source file; what it says passed is no failure:
+ * failure-text.ts). Gating the rest without them first lands
  * the rest in one run and leaves the suspects to be gated alone, instead of halving blindly.
  */
 
@@ -32,14 +34,6 @@ export async function likelyCulprits(
     if (namesAny(text, changed)) out.push(c);
   }
   return out;
-}
-
-/** The commands' output, without the header lines that quote each command (which may name any file). Pure. */
-export function failureText(log: string): string {
-  return log
-    .split('\n')
-    .filter((line) => !line.startsWith('### '))
-    .join('\n');
 }
 
 /** Does `text` name one of `paths` (whole, as a path: not inside a longer name)? Pure. */

@@ -42,8 +42,9 @@ export const EXECUTION_EVENTS = {
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),
-  'setup.install_skipped': payload<{ id: string; why: string }>(),
-  'setup.reinstalls': payload<{ id: string; why: string }>(),
+  /** `scripts`/`command`: the root package's per-checkout lifecycle scripts run in the install's place. */
+  'setup.install_skipped': payload<{ id: string; why: string; scripts?: string[]; command?: string }>(),
+  'setup.reinstalls': payload<{ id: string; why: string; fastPath?: string }>(),
   'verify.passed': payload<StepsPayload>(),
   'verify.failed': payload<StepsPayload>(),
   'verify.empty': payload<Record<string, never>>(),

@@ -58,9 +58,10 @@ export const riskCreate: CreateStep = {
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
     const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
     const records = task.data.provision ?? [];
-    const skippedSetup = ctx.config.setup
-      .filter((s) => installDecision(s.run, records, task.path).kind === 'skip')
-      .map((s) => s.id);
+    // A skipped install adds no package manager's risk: what runs instead is the project's own scripts.
+    const skippedSetup: string[] = [];
+    for (const s of ctx.config.setup)
+      if ((await installDecision(s.run, records, task.path)).kind === 'skip') skippedSetup.push(s.id);
     const risk = classifyRisk(ctx.config, shared, { setup: options.setup !== false, skippedSetup });
     ctx.store.mergeData(ctx.key, task.id, { risk });
     ctx.store.addEvent({

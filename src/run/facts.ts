@@ -29,8 +29,8 @@ export const EXECUTION_FACTS = {
     ok: boolean;
     log: string;
     failed: string | null;
-    /** At `new`: the install steps skipped because the provisioned tree matched the lockfile. */
-    skipped?: { id: string; why: string }[];
+    /** At `new`: the install steps skipped because the provisioned tree matched the lockfile, and the per-checkout scripts run instead. */
+    skipped?: { id: string; why: string; ran?: { scripts: string[]; command: string } }[];
   }>((v) => typeof v.ok === 'boolean'),
   /** The last verify. */
   verify: objectFact<{ at: string; passed: boolean; log: string; results: StepResult[] }>(

@@ -31,8 +31,13 @@ export async function runSetup(
   options: { skipProvisionedInstalls?: boolean } = {},
 ): Promise<SetupOutcome> {
   if (ctx.config.setup.length === 0) return { state: task.state, passed: true, log: null, results: [] };
-  const skipped = options.skipProvisionedInstalls ? provisionedInstalls(ctx, task) : [];
-  const steps = ctx.config.setup.filter((s) => !skipped.some((k) => k.id === s.id));
+  const skipped = options.skipProvisionedInstalls ? await provisionedInstalls(ctx, task) : [];
+  // A skipped install runs only what it would have done per checkout (the root package's own scripts).
+  const steps = ctx.config.setup.flatMap((s) => {
+    const k = skipped.find((x) => x.id === s.id);
+    if (!k) return [s];
+    return k.ran ? [{ ...s, run: k.ran.command }] : [];
+  });
   const outcome: StepsOutcome = await runSteps(ctx, task, 'setup', steps, { stopOnFailure: true, output });
   ctx.store.mergeData(ctx.key, task.id, {
     setup: {
@@ -50,7 +55,7 @@ export async function runSetup(
       project: ctx.key,
       taskId: task.id,
       kind: 'setup.passed',
-      message: `setup ran ${outcome.results.length} command(s)${skipped.length > 0 ? ` and skipped ${skipped.map((k) => k.id).join(', ')}` : ''} (log ${outcome.log})`,
+      message: `setup ran ${outcome.results.length} command(s)${skipped.length > 0 ? `; the install of ${skipped.map((k) => k.id).join(', ')} was skipped` : ''} (log ${outcome.log})`,
       data: { log: outcome.log, results: outcome.results },
     });
   } else {
@@ -69,25 +74,34 @@ export async function runSetup(
   return { state, passed: outcome.ok, log: outcome.log, results: outcome.results };
 }
 
+/** A skipped install: why, and the per-checkout scripts run in its place (none when `ran` is absent). */
+export interface SkippedInstall {
+  id: string;
+  why: string;
+  ran?: { scripts: string[]; command: string };
+}
+
 /**
  * At `new`: the setup steps that would only install a node_modules warren already provisioned
- * matching its lockfile, each recorded as skipped; a step that reinstalls a cow tree anyway is
- * warned about (src/run/install-skip.ts).
+ * matching its lockfile, each recorded as skipped (with the root package's per-checkout scripts
+ * run in its place); a step that reinstalls a cow tree anyway is warned about, with the way to
+ * the fast path (src/run/install-skip.ts).
  */
-function provisionedInstalls(ctx: ProjectContext, task: Task): { id: string; why: string }[] {
+async function provisionedInstalls(ctx: ProjectContext, task: Task): Promise<SkippedInstall[]> {
   const records = provisionRecords(task.data);
-  const skipped: { id: string; why: string }[] = [];
+  const skipped: SkippedInstall[] = [];
   for (const step of ctx.config.setup) {
-    const decision = installDecision(step.run, records, task.path);
+    const decision = await installDecision(step.run, records, task.path);
     const run = typeof step.run === 'string' ? step.run : JSON.stringify(step.run);
     if (decision.kind === 'skip') {
-      skipped.push({ id: step.id, why: decision.why });
+      const ran = decision.perCheckout ?? undefined;
+      skipped.push({ id: step.id, why: decision.why, ...(ran ? { ran } : {}) });
       ctx.store.addEvent({
         project: ctx.key,
         taskId: task.id,
         kind: 'setup.install_skipped',
-        message: `setup ${step.id} (${run}) skipped: ${decision.why}; \`warren setup ${task.id}\` runs it`,
-        data: { id: step.id, why: decision.why },
+        message: `setup ${step.id} (${run}) skipped: ${decision.why}${ran ? `; ran instead: ${ran.command}` : ''}; \`warren setup ${task.id}\` runs the whole install`,
+        data: { id: step.id, why: decision.why, ...(ran ? { scripts: ran.scripts, command: ran.command } : {}) },
       });
     } else if (decision.kind === 'warn') {
       ctx.store.addEvent({
@@ -95,8 +109,8 @@ function provisionedInstalls(ctx: ProjectContext, task: Task): { id: string; why
         taskId: task.id,
         kind: 'setup.reinstalls',
         level: 'warn',
-        message: `setup ${step.id} (${run}) was run: ${decision.why}. A setup step that is only the install (e.g. \`npm ci\`) is skipped when the provisioned tree matches the lockfile`,
-        data: { id: step.id, why: decision.why },
+        message: `setup ${step.id} (${run}) was run: ${decision.why}. For the fast path: ${decision.fastPath}`,
+        data: { id: step.id, why: decision.why, fastPath: decision.fastPath },
       });
     }
   }

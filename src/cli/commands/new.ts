@@ -68,7 +68,10 @@ function execLines(s: CreatedSummary): string {
     human += `\nrisk ${s.risk.level}; recommended sandbox ${s.risk.recommendedSandbox}${s.risk.reasons.length > 0 ? ` (${s.risk.reasons.join('; ')})` : ''}`;
   }
   for (const m of s.services) human += `\n${m.message}`;
-  for (const k of s.setupSkipped ?? []) human += `\nsetup ${k.id} skipped: ${k.why}`;
+  for (const k of s.setupSkipped ?? []) {
+    human += `\nsetup ${k.id} skipped: ${k.why}`;
+    if (k.ran) human += `\nsetup ${k.id} ran only ${k.ran.scripts.join(', ')}: ${k.ran.command}`;
+  }
   if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
   return human;
 }

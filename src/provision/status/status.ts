@@ -12,6 +12,7 @@ import { staleEntries, type StaleEntry } from '../snapshots/stale.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from '../types.js';
 import { lexists, lstatOrNull } from '../../util/lexists.js';
 import { listDir } from '../../util/list-dir.js';
+import { SameVerdicts } from './same-content.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -46,6 +47,9 @@ export interface TaskStatus {
 
 export const MAX_LISTED = 500;
 
+/** Beside a cow path's upper layer: the entries found identical to the snapshot (same-content.ts). */
+const SAME_FILE = 'same.json';
+
 /**
  * How to tell which lower entries an opaque directory of the upper layer hides (one replaced
  * with `rm -rf dir && mkdir dir`): the merged view of a global mount, the lower entries a
@@ -75,11 +79,17 @@ export function overlayMarker(name: string, st: fs.Stats): OverlayMarker {
 }
 
 /**
- * Reads a cow path's upper layer: every entry there is a change, except overlay's markers: a
+ * Reads a cow path's upper layer: every entry there that differs from the snapshot's is a
+ * change (an identical rewrite is not: same-content.ts), except overlay's markers: a
  * whiteout is the deletion of what it hides (nothing, when the snapshot never had it), an opaque
  * marker the deletion of every snapshot entry of its directory the layer does not hold.
  */
-export function upperChanges(upper: string, lower: string, view: MergedView): Change[] {
+export function upperChanges(
+  upper: string,
+  lower: string,
+  view: MergedView,
+  verdicts: SameVerdicts = new SameVerdicts(null),
+): Change[] {
   const changes = new Map<string, Change['change']>();
   const hidden = (rel: string): boolean =>
     view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel);
@@ -108,7 +118,10 @@ export function upperChanges(upper: string, lower: string, view: MergedView): Ch
       if (!inLower(rel)) changes.set(rel, 'added');
       else if (view !== null) lowerChildrenGone(rel, hidden);
     } else {
-      changes.set(rel, inLower(rel) ? 'modified' : 'added');
+      // Content, not presence: a file the install rewrote identically is no change (issue 41).
+      const below = lstatOrNull(`${lower}/${rel}`); // joined by hand, as walkTree does: 20,000 of them
+      if (below === null) changes.set(rel, 'added');
+      else if (!verdicts.same(rel, `${upper}/${rel}`, st, `${lower}/${rel}`, below)) changes.set(rel, 'modified');
     }
   });
   return [...changes].map(([p, change]) => ({ path: p, change })).sort((a, b) => a.path.localeCompare(b.path));
@@ -168,7 +181,9 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
       view = read.view;
       if (read.error) out.unknown = read.error;
     }
-    changes = upperChanges(r.upper, r.lower, view);
+    const verdicts = new SameVerdicts(path.join(path.dirname(r.upper), SAME_FILE));
+    changes = upperChanges(r.upper, r.lower, view, verdicts);
+    verdicts.save();
   } else if (r.manifest) {
     const before = readManifest(r.manifest);
     if (before === null) {

@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.js';
+
+/**
+ * Is an entry of a cow layer's upper layer the same as the snapshot's below it (issue 41)? An
+ * install that rewrites a tree with identical files copies every one up: by presence, 22,003
+ * "changes" for a task that changed nothing. The same type and permissions, and for a file the
+ * same size and then the same bytes (read only when the sizes agree), for a symlink the same
+ * target. A byte compare, not a hash: both files are read once, and the first differing chunk
+ * ends it.
+ */
+
+const CHUNK = 64 * 1024;
+const bufA = Buffer.alloc(CHUNK);
+const bufB = Buffer.alloc(CHUNK);
+
+export function sameEntry(upper: string, upperSt: fs.Stats, lower: string, lowerSt: fs.Stats): boolean {
+  if (upperSt.mode !== lowerSt.mode) return false; // type and permission bits
+  if (upperSt.isSymbolicLink()) return readlinkOrNull(upper) === readlinkOrNull(lower);
+  if (!upperSt.isFile() || upperSt.size !== lowerSt.size) return false;
+  return sameBytes(upper, lower);
+}
+
+function sameBytes(a: string, b: string): boolean {
+  let fa: number | null = null;
+  let fb: number | null = null;
+  try {
+    fa = fs.openSync(a, 'r');
+    fb = fs.openSync(b, 'r');
+    for (;;) {
+      const na = fs.readSync(fa, bufA, 0, CHUNK, null);
+      const nb = fs.readSync(fb, bufB, 0, CHUNK, null);
+      if (na !== nb) return false;
+      if (na === 0) return true;
+      if (bufA.compare(bufB, 0, nb, 0, na) !== 0) return false;
+    }
+  } catch {
+    return false; // unreadable: reported as a change, never hidden
+  } finally {
+    if (fa !== null) fs.closeSync(fa);
+    if (fb !== null) fs.closeSync(fb);
+  }
+}
+
+function readlinkOrNull(p: string): string | null {
+  try {
+    return fs.readlinkSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** An upper entry's identity and the snapshot entry's: ino, size, mtime and ctime (which no write leaves as it was). */
+type Stamp = [number, number, number, number, number, number];
+
+const stamp = (up: fs.Stats, low: fs.Stats): Stamp => [up.ino, up.size, up.mtimeMs, up.ctimeMs, low.ino, low.mtimeMs];
+
+/**
+ * The entries a layer holds identical to the snapshot, remembered by their stamps, so a second
+ * `status` of a fully rewritten layer reads no file again: any write to an entry changes its
+ * ctime, and the snapshot is immutable. Kept beside the upper layer, in warren's own folder (no
+ * command of the task can write there); a cache only: unreadable, it is empty; unwritable, it
+ * is not kept.
+ */
+export class SameVerdicts {
+  private readonly known: Map<string, string>;
+  private readonly seen = new Map<string, string>();
+
+  constructor(private readonly file: string | null) {
+    this.known = new Map(file === null ? [] : readVerdicts(file));
+  }
+
+  /** sameEntry, answered from the cache when the stamps agree. */
+  same(rel: string, upper: string, upperSt: fs.Stats, lower: string, lowerSt: fs.Stats): boolean {
+    const key = JSON.stringify(stamp(upperSt, lowerSt));
+    if (this.known.get(rel) !== key && !sameEntry(upper, upperSt, lower, lowerSt)) return false;
+    this.seen.set(rel, key);
+    return true;
+  }
+
+  /** Writes what this read found identical (only it: an entry changed since is dropped). */
+  save(): void {
+    if (this.file === null || sameMaps(this.known, this.seen)) return;
+    try {
+      writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.seen)));
+    } catch {
+      // A cache: the next status compares again.
+    }
+  }
+}
+
+function readVerdicts(file: string): [string, string][] {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null) return [];
+    return Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string');
+  } catch {
+    return [];
+  }
+}
+
+function sameMaps(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
