@@ -392,8 +392,12 @@ describe.skipIf(noChromium !== null)('dashboard in headless Chromium', () => {
     await screenshot(page, 'new-task-dialog');
     await page.locator('#confirm-ok').click();
     await page.locator('tr[data-task="from-page"]:not([data-pending])').waitFor({ timeout: 30_000 });
-    const lines = await page.locator('.toast.info[data-action="new"] .details li').allTextContents();
-    expect(lines[0]).toMatch(/^ready: fix\/from-page at \//);
+    // The row can come from the fleet's refresh before the answer's toast is shown: wait for the toast.
+    const details = page.locator('.toast.info[data-action="new"] .details li');
+    await expect
+      .poll(async () => (await details.allTextContents())[0] ?? '', { timeout: 30_000 })
+      .toMatch(/^ready: fix\/from-page at \//);
+    const lines = await details.allTextContents();
     expect(lines.some((l) => l.startsWith('warn: skipped .env (missing)'))).toBe(true);
     await expect(page.locator('tr[data-task="from-page"] td[data-col="type"]').textContent()).resolves.toBe('fix');
 
