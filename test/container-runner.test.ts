@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { containerPlace } from '../src/run/container/task-container.js';
 import { unavailable } from './helpers/capabilities.js';
-import { makeRepo, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
+import { BIN, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
 
 /**
  * `sandbox: container` (src/run/container/): one long-lived podman container per task, each
@@ -23,7 +23,7 @@ function containerOf(repo: TestRepo, task: string): { name: string; dir: string 
   return containerPlace(repo.home, project, task);
 }
 
-/** Host processes whose command line holds `needle` (the container's processes are host processes too). */
+/** Host processes whose command line starts with `needle` (the container's processes are host processes too). */
 function hostProcesses(needle: string): string[] {
   return fs
     .readdirSync('/proc')
@@ -31,11 +31,16 @@ function hostProcesses(needle: string): string[] {
     .flatMap((p) => {
       try {
         const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ');
-        return cmd.includes(needle) ? [`${p} ${cmd}`] : [];
+        return cmd.startsWith(needle) ? [`${p} ${cmd}`] : [];
       } catch {
         return [];
       }
     });
+}
+
+/** Polls `ok` every 100 ms for up to 60 s (a bound for a loaded machine, not a timing claim). */
+async function waitFor(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !ok(); i++) await new Promise((res) => setTimeout(res, 100));
 }
 
 async function containerTask(
@@ -143,6 +148,52 @@ describe.skipIf(noPodman !== null)('a container task', () => {
     // A live task's container is kept.
     expect(podman('container', 'exists', b.name).code).toBe(0);
   });
+
+  it(
+    'a container killed from outside ends its run as failed; the next command starts it again, and scan is clean',
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask();
+      expect((await repo.warren('exec', 'a', '--', 'true')).code).toBe(0);
+      const { name } = containerOf(repo, 'a');
+      const running = runCli(['exec', 'a', '--', 'sleep', '600'], { cwd: repo.root, home: repo.home });
+      await waitFor(() => hostProcesses('sleep 600').length > 0);
+      expect(podman('kill', name).code).toBe(0);
+      const ended = await running;
+      expect(ended.code).not.toBe(0);
+      const again = await repo.warren('exec', 'a', '--', 'sh', '-c', 'echo back');
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe('back\n');
+      const scan = await repo.warrenJson<{ strays: unknown[] }>('scan');
+      expect(scan.code, scan.stderr).toBe(0);
+      expect(scan.json.strays).toEqual([]);
+    },
+  );
+
+  it(
+    'warren killed mid-command: the connection closes and the init inside ends the run; the next command records it interrupted',
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask();
+      const tag = `${process.pid}${Date.now() % 100000}`;
+      const child = spawn(process.execPath, [BIN, 'exec', 'a', '--', 'sh', '-c', `sleep 5${tag}`], {
+        cwd: repo.root,
+        env: { ...process.env, WARREN_HOME: repo.home },
+        stdio: 'ignore',
+      });
+      await waitFor(() => hostProcesses(`sleep 5${tag}`).length > 0);
+      child.kill('SIGKILL');
+      await waitFor(() => hostProcesses(`sleep 5${tag}`).length === 0);
+      expect(hostProcesses(`sleep 5${tag}`)).toEqual([]);
+      const next = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a');
+      expect(next.code).toBe(0);
+      const scan = await repo.warrenJson<{ strays: unknown[] }>('scan');
+      expect(scan.json.strays).toEqual([]);
+      expect((await repo.warren('exec', 'a', '--', 'true')).code).toBe(0);
+      const after = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a');
+      expect(after.json.events.map((e) => e.kind)).toContain('run.interrupted');
+    },
+  );
 
   it('limits from warren.yaml hold: a pids limit stops a fork loop', { timeout: 180_000 }, async () => {
     const { repo } = await containerTask('sandbox: { kind: container, pids: 32 }\n');
