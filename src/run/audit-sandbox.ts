@@ -1,4 +1,10 @@
+import type { Task } from '../state/types.js';
+import type { ProjectContext } from '../workspace/context.js';
 import type { AuditSection } from '../workspace/types.js';
+import { containerSettingsOf } from './container/settings.js';
+import { BASE_IMAGE } from './container/podman.js';
+import { containerPlace } from './container/task-container.js';
+import type { SandboxProfile } from './sandbox.js';
 import { sandboxProfileFor } from './sandbox.js';
 import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
 
@@ -24,6 +30,7 @@ export const sandboxAudit: AuditSection = {
       : profile.allow
         ? `only ${profile.allow.join(', ')}, through warren's egress proxy`
         : 'no network: a loopback of its own';
+    if (profile.kind === 'container') return containerAudit(ctx, task, profile, network);
     const lines = [
       'bwrap: no capability, a user namespace of its own, the root file system read-only',
       ...(sandboxMapsRoot()
@@ -40,3 +47,26 @@ export const sandboxAudit: AuditSection = {
     return { data: profile, lines };
   },
 };
+
+/** A container task: where it runs (its container, made at its first command), its image, limits and binds. */
+function containerAudit(
+  ctx: ProjectContext,
+  task: Task,
+  profile: SandboxProfile,
+  network: string,
+): { data: unknown; lines: string[] } {
+  const settings = containerSettingsOf(ctx.config);
+  const { name } = containerPlace(ctx.store.home, ctx.key, task.id);
+  const lines = [
+    `container: ${name} (podman; made at the task's first command, removed by rm), image ${settings.image ?? BASE_IMAGE}`,
+    `no capability, no new privileges, a read-only root of its own with the host's /usr; ${process.getuid?.() === 0 ? 'rootful: root inside, with no capability, in a root file system that holds only what is bound' : 'rootless: you outside, with no capability'}`,
+    `limits: memory ${settings.memory}, cpus ${settings.cpus}, pids ${settings.pids}`,
+    `network: ${network}`,
+    ...profile.readable.map((p) => `read:     ${p}`),
+    ...profile.writable.map((p) => `write:    ${p}`),
+    ...profile.pinned.map(
+      (p) => `pinned:   ${p} (read-only: what git reads to find the repository and its configuration)`,
+    ),
+  ];
+  return { data: { ...profile, container: { name, ...settings, image: settings.image ?? BASE_IMAGE } }, lines };
+}
