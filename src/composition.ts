@@ -23,6 +23,7 @@ import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from '.
 import { servicesAfterRun } from './services/pg-sessions.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
+import { CONFLICT_EVENTS } from './conflicts/events.js';
 import { CHECKOUT_FACTS } from './checkout/facts.js';
 import { LANDING_EVENTS } from './land/events.js';
 import { LANDING_FACTS } from './land/facts.js';
@@ -107,6 +108,7 @@ export const EVENT_KINDS = Object.keys({
   ...PROVISION_EVENTS,
   ...CHECKOUT_EVENTS,
   ...SERVICE_EVENTS,
+  ...CONFLICT_EVENTS,
   ...DASHBOARD_EVENTS,
 } satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
 

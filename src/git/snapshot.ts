@@ -129,3 +129,28 @@ export async function setWorktreeConfig(
   if (on.stdout.trim() !== 'true') await git(['config', 'extensions.worktreeConfig', 'true'], { cwd: repo.root });
   for (const [key, value] of entries) await git(['config', '--worktree', '--', key, value], { cwd: worktree });
 }
+
+/** A fixed author, committer and date: the same tree on the same parent is the same commit, whoever made it when. */
+const FIXED_IDENTITY = {
+  GIT_AUTHOR_NAME: 'warren',
+  GIT_AUTHOR_EMAIL: 'warren@localhost',
+  GIT_AUTHOR_DATE: '@0 +0000',
+  GIT_COMMITTER_NAME: 'warren',
+  GIT_COMMITTER_EMAIL: 'warren@localhost',
+  GIT_COMMITTER_DATE: '@0 +0000',
+};
+
+/**
+ * A worktree's snapshot tree as a commit on `parent` (its committed tip), for the merges that
+ * need commits: deterministic (src/conflicts/ keys its cache by it), referenced by nothing, so
+ * git's gc prunes it. `parent` itself when the tree is the parent's: nothing uncommitted.
+ */
+export async function snapshotCommit(where: Where, tree: string, parent: string): Promise<string> {
+  const parentTree = (await git(['rev-parse', '--end-of-options', `${parent}^{tree}`], { cwd: where })).stdout.trim();
+  if (parentTree === tree) return parent;
+  const made = await git(['commit-tree', tree, '-p', parent, '-m', 'warren: uncommitted work (snapshot)'], {
+    cwd: where,
+    env: FIXED_IDENTITY,
+  });
+  return made.stdout.trim();
+}

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { mapLimited } from '../util/map-limited.js';
 import { isWarrenError } from '../errors.js';
 import { provisionedChanges, type ProvisionedStatus } from '../provision/status/status.js';
 import type { PortBlock } from '../run/ports.js';
@@ -206,20 +207,6 @@ export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
 }
 
 const DETAILS_CONCURRENCY = 4;
-
-/** Maps with at most `limit` calls in flight, keeping the input order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /** The fleet of one repository: its tasks as the database has them, its queue and its trust. */
 export function projectFleet(ctx: ProjectContext): FleetProject {
