@@ -14,6 +14,7 @@ import { portsAudit } from './run/audit-ports.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
+import { SYNC } from './conflicts/sync.js';
 import { PROVISION } from './provision/operations.js';
 import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
@@ -88,6 +89,7 @@ export const OPERATIONS = {
   queue: QUEUE,
   provision: PROVISION,
   gc: GC,
+  sync: SYNC,
 } satisfies Record<IntentOp, AnyOperation>;
 
 /** How each key of a task's facts is read: every feature's readers, one per key. */

@@ -209,6 +209,13 @@ export const configSchema = z
         parallel: z.boolean().optional(),
       })
       .optional(),
+    /** The conflict map: how `warren sync` brings the base in (rebase, the default, or merge), and whether `warren run` tells the agent of new conflicts (off by default). */
+    conflicts: z
+      .strictObject({
+        sync: z.enum(['rebase', 'merge']).optional(),
+        tell: z.boolean().optional(),
+      })
+      .optional(),
     /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */
     types: z.array(taskType).min(1).optional(),
     /** What `rm --discard` saves: how long `gc` keeps it. */
