@@ -3,6 +3,7 @@ import { WarrenError } from '../errors.js';
 import { isAncestor } from '../git/history.js';
 import { headOf } from '../git/index-ops.js';
 import { abortMerge, abortRebase, mergeHead, mergeIn, rebaseOnto, resetKeep, unmergedPaths } from '../git/integrate.js';
+import { setRef } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
 import type { Worktree } from '../git/worktree.js';
 import { checkpointTask } from '../land/checkpoint.js';
@@ -19,6 +20,9 @@ import { LIVE_STATES } from './map.js';
 import { abortSync } from './sync-abort.js';
 
 export type SyncHow = 'rebase' | 'merge';
+
+/** Where the task's branch as it was before its last sync is kept (one per task, moved by each sync). */
+export const presyncRef = (id: string): string => `refs/warren/sync/${id}`;
 
 export interface SyncOptions {
   /** Default: warren.yaml's `conflicts.sync`, else rebase. */
@@ -145,6 +149,8 @@ export const SYNC: Operation<'sync', 'integrated' | 'recorded', SyncLive> = {
       name: 'integrated',
       async run({ ctx, data, live }) {
         const message = `Merge ${data.base} into ${data.id} (warren sync)`;
+        // The branch as it was stays reachable: a rebase rewrites its commits (no commit is ever lost).
+        await setRef(ctx.repo, presyncRef(data.id), data.head, `warren: ${data.id} before sync`);
         const first = data.how === 'rebase' ? await rebaseOnto(live.wt, data.onto) : await mergeIn(live.wt, data.onto, message);
         if (first.exitCode === 0) return { to: await headOf(live.wt) };
         const paths = await unmergedPaths(live.wt);
