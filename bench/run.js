@@ -18,6 +18,7 @@ const BENCHES = [
   'bigrepo',
   'services',
   'fleet',
+  'conflicts',
 ].filter((name) => fs.existsSync(path.join(here, `${name}.js`)));
 const only = process.argv[2];
 if (only && !BENCHES.includes(only)) {

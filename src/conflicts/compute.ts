@@ -16,10 +16,40 @@ export interface Side {
   touched: readonly string[];
 }
 
-/** What changed between where `commit` left `baseTip` and `commit` itself. */
-export async function touchedSince(repo: Repository, baseTip: string, commit: string): Promise<string[]> {
+/**
+ * What `commit` changed since it left `baseTip`, and what the base changed since then: one
+ * merge base, two name-only diffs.
+ */
+export async function touchedSince(
+  repo: Repository,
+  baseTip: string,
+  commit: string,
+): Promise<{ touched: string[]; baseTouched: string[] }> {
   const fork = (await mergeBase(repo, baseTip, commit)) ?? baseTip;
-  return fork === commit ? [] : changedNames(repo, fork, commit);
+  const [touched, baseTouched] = await Promise.all([
+    fork === commit ? [] : changedNames(repo, fork, commit),
+    fork === baseTip ? [] : changedNames(repo, fork, baseTip),
+  ]);
+  return { touched, baseTouched };
+}
+
+/**
+ * Whether two sides' changes can meet in a merge at all: a path both changed, or one a folder
+ * of the other (a file against a directory). git's merge is per path — a rename's source is a
+ * path its side changed — so sides with none cannot conflict, and are not merged. Pure.
+ */
+export function mayConflict(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length === 0 || b.length === 0) return false;
+  const files = new Set(a);
+  const folders = new Set(a.flatMap(folderPrefixes));
+  return b.some((p) => files.has(p) || folders.has(p) || folderPrefixes(p).some((d) => files.has(d)));
+}
+
+/** `a/b/c` → `a`, `a/b`. */
+function folderPrefixes(p: string): string[] {
+  const out: string[] = [];
+  for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) out.push(p.slice(0, i));
+  return out;
 }
 
 /** The files of a merge that did not merge, each with git's words and, for a content conflict, its hunks. */
@@ -44,6 +74,9 @@ export async function conflictFiles(repo: Repository, merged: MergeTreeResult): 
 
 /** Merges side `a` with side `b` as `git merge` would: the conflicting files, and the paths both changed that merged. */
 export async function mergePair(repo: Repository, a: Side, b: Side): Promise<PairResult> {
+  if (!mayConflict(a.touched, b.touched)) {
+    return { a: a.id, b: b.id, aCommit: a.commit, bCommit: b.commit, conflict: false, files: [], overlap: [], computedAt: new Date().toISOString() };
+  }
   const merged = await mergeTreeDetailed(repo, a.commit, b.commit);
   const files = merged.clean ? [] : await conflictFiles(repo, merged);
   const conflicted = new Set(files.map((f) => f.path));

@@ -1,5 +1,3 @@
-import { mergeBase } from '../git/history.js';
-import { changedNames } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import { mapLimited } from '../util/map-limited.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -46,7 +44,7 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
     options.snapshot === undefined || options.snapshot === 'all' || options.snapshot.includes(id);
   let snapshots = 0;
   const sides = (
-    await mapLimited(tasks, CONCURRENCY, async (task): Promise<(TaskSide & { side: Side; baseTip: string }) | null> => {
+    await mapLimited(tasks, CONCURRENCY, async (task): Promise<(TaskSide & { side: Side; baseTip: string; baseTouched: string[] }) | null> => {
       const tip = tips.branches.get(task.branch);
       const baseTip = tips.bases.get(task.base);
       if (!tip || !baseTip) return null;
@@ -54,10 +52,10 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
       const fresh = wanted(task.id) || !old || old.tip !== tip;
       if (fresh) snapshots++;
       const { commit, error } = fresh ? await taskSnapshot(ctx, task, tip) : { commit: old.commit, error: old.error };
-      const touched =
-        old && old.commit === commit && old.baseTip === baseTip ? old.touched : await touchedSince(ctx.repo, baseTip, commit);
-      const row: SnapshotRow = { taskId: task.id, tip, commit, baseTip, touched, error, takenAt: new Date().toISOString() };
-      if (fresh || touched !== old?.touched) saveSnapshot(ctx, row);
+      const same = old && old.commit === commit && old.baseTip === baseTip;
+      const { touched, baseTouched } = same ? old : await touchedSince(ctx.repo, baseTip, commit);
+      const row: SnapshotRow = { taskId: task.id, tip, commit, baseTip, touched, baseTouched, error, takenAt: new Date().toISOString() };
+      if (fresh || !same) saveSnapshot(ctx, row);
       if (error && error !== old?.error) {
         ctx.store.addEvent({
           project: ctx.key,
@@ -76,40 +74,34 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
         error,
         side: { id: task.id, commit, touched },
         baseTip,
+        baseTouched,
       };
     })
   ).filter((s) => s !== null);
 
   // Every pair of tasks (a before b by ID), then each task against its base.
-  const jobs: { a: Side; b: Side | { id: typeof BASE_SIDE; commit: string } }[] = [];
+  const jobs: { a: Side; b: Side }[] = [];
   const sorted = [...sides].sort((x, y) => (x.id < y.id ? -1 : 1));
   for (const [i, x] of sorted.entries()) {
     for (const y of sorted.slice(i + 1)) jobs.push({ a: x.side, b: y.side });
-    jobs.push({ a: x.side, b: { id: BASE_SIDE, commit: x.baseTip } });
+    jobs.push({ a: x.side, b: { id: BASE_SIDE, commit: x.baseTip, touched: x.baseTouched } });
   }
   let merged = 0;
   const pairs = await mapLimited(jobs, CONCURRENCY, async ({ a, b }): Promise<PairResult> => {
     const old = before.get(pairKey(a.id, b.id));
     if (old && old.aCommit === a.commit && old.bCommit === b.commit) return old;
     merged++;
-    const other = 'touched' in b ? b : { ...b, touched: await baseTouched(ctx, a.commit, b.commit) };
-    return mergePair(ctx.repo, a, other);
+    return mergePair(ctx.repo, a, b);
   });
   const now = new Set(pairs.map((p) => pairKey(p.a, p.b)));
   recordChanges(ctx, before, pairs, live);
   for (const [key, p] of before) if (!now.has(key)) forgetPair(ctx, p.a, p.b);
   return {
-    tasks: sides.map(({ side: _s, baseTip: _b, ...t }) => t),
+    tasks: sides.map(({ side: _s, baseTip: _b, baseTouched: _t, ...t }) => t),
     pairs,
     merged,
     reused: pairs.length - merged,
     snapshots,
     ms: Math.round(performance.now() - started),
   };
-}
-
-/** What the base changed since the task left it. */
-async function baseTouched(ctx: ProjectContext, commit: string, baseTip: string): Promise<string[]> {
-  const fork = (await mergeBase(ctx.repo, commit, baseTip)) ?? baseTip;
-  return fork === baseTip ? [] : changedNames(ctx.repo, fork, baseTip);
 }

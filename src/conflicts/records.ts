@@ -13,6 +13,8 @@ export interface SnapshotRow {
   baseTip: string;
   /** Paths the snapshot changed since it left its base (at `baseTip`). */
   touched: string[];
+  /** Paths the base changed between where the snapshot left it and `baseTip`. */
+  baseTouched: string[];
   error: string | null;
   takenAt: string;
 }
@@ -23,6 +25,7 @@ interface SRow {
   commit_oid: string;
   base_tip: string;
   touched: string;
+  base_touched: string;
   error: string | null;
   taken_at: string;
 }
@@ -38,6 +41,7 @@ export function snapshotRows(ctx: ProjectContext): Map<string, SnapshotRow> {
         commit: r.commit_oid,
         baseTip: r.base_tip,
         touched: JSON.parse(r.touched) as string[],
+        baseTouched: JSON.parse(r.base_touched) as string[],
         error: r.error,
         takenAt: r.taken_at,
       },
@@ -48,12 +52,13 @@ export function snapshotRows(ctx: ProjectContext): Map<string, SnapshotRow> {
 export function saveSnapshot(ctx: ProjectContext, s: SnapshotRow): void {
   ctx.store.db
     .prepare(
-      `INSERT INTO conflict_snapshots (project, task_id, tip, commit_oid, base_tip, touched, error, taken_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO conflict_snapshots (project, task_id, tip, commit_oid, base_tip, touched, base_touched, error, taken_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (project, task_id) DO UPDATE SET tip = excluded.tip, commit_oid = excluded.commit_oid,
-         base_tip = excluded.base_tip, touched = excluded.touched, error = excluded.error, taken_at = excluded.taken_at`,
+         base_tip = excluded.base_tip, touched = excluded.touched, base_touched = excluded.base_touched,
+         error = excluded.error, taken_at = excluded.taken_at`,
     )
-    .run(ctx.key, s.taskId, s.tip, s.commit, s.baseTip, JSON.stringify(s.touched), s.error, s.takenAt);
+    .run(ctx.key, s.taskId, s.tip, s.commit, s.baseTip, JSON.stringify(s.touched), JSON.stringify(s.baseTouched), s.error, s.takenAt);
 }
 
 interface PRow {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { snapshotCommit, snapshotWorktree } from '../git/snapshot.js';
+import { snapshotCommit, worktreeTree } from '../git/snapshot.js';
 import { provisionedExcludes } from '../land/provisioned.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -19,7 +19,7 @@ export async function taskSnapshot(
   try {
     if (!fs.existsSync(task.path)) return { commit: tip, error: `its workspace ${task.path} is missing` };
     const wt = await pinned(ctx, task.path);
-    const { tree } = await snapshotWorktree(wt, await provisionedExcludes(ctx, task));
+    const tree = await worktreeTree(wt, await provisionedExcludes(ctx, task));
     return { commit: await snapshotCommit(wt, tree, tip), error: null };
   } catch (err) {
     return { commit: tip, error: err instanceof Error ? err.message : String(err) };

@@ -28,16 +28,30 @@ export async function snapshotWorktree(
   worktree: Where,
   excludePathspecs: readonly string[],
 ): Promise<WorktreeSnapshot> {
-  const { paths } = await gitPaths(worktree, ['index']);
+  return snapshotIn(worktree, excludePathspecs, true) as Promise<WorktreeSnapshot>;
+}
+
+/** The tree of `snapshotWorktree` alone (no staged tree): two git calls in a pinned workspace, whose index is known. */
+export async function worktreeTree(worktree: Where, excludePathspecs: readonly string[]): Promise<string> {
+  return (await snapshotIn(worktree, excludePathspecs, false)).tree;
+}
+
+async function snapshotIn(
+  worktree: Where,
+  excludePathspecs: readonly string[],
+  staged: boolean,
+): Promise<{ tree: string; indexTree?: string | null }> {
+  const real =
+    typeof worktree === 'string' ? (await gitPaths(worktree, ['index'])).paths[0] : path.join(worktree.gitDir, 'index');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-snapshot-'));
   const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
   try {
-    const real = paths[0];
     if (real && fs.existsSync(real)) copyIndex(real, env.GIT_INDEX_FILE);
-    const staged = await git(['write-tree'], { cwd: worktree, env, allowFailure: true });
+    const indexTree = staged ? await git(['write-tree'], { cwd: worktree, env, allowFailure: true }) : null;
     await git(['add', '-A', '--', '.', ...excludePathspecs], { cwd: worktree, env });
     const tree = (await git(['write-tree'], { cwd: worktree, env })).stdout.trim();
-    return { tree, indexTree: staged.exitCode === 0 ? staged.stdout.trim() : null };
+    if (!indexTree) return { tree };
+    return { tree, indexTree: indexTree.exitCode === 0 ? indexTree.stdout.trim() : null };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -261,6 +261,7 @@ export const MIGRATIONS: readonly Migration[] = [
         commit_oid TEXT NOT NULL,
         base_tip TEXT NOT NULL,
         touched TEXT NOT NULL,
+        base_touched TEXT NOT NULL,
         error TEXT,
         taken_at TEXT NOT NULL,
         PRIMARY KEY (project, task_id)

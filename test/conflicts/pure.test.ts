@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseMergeTreeZ } from '../../src/git/merge-tree.js';
 import { parseConflictHunks } from '../../src/conflicts/hunks.js';
 import { conflictsOf, conflictLine } from '../../src/conflicts/view.js';
+import { mayConflict } from '../../src/conflicts/compute.js';
 import type { PairResult } from '../../src/conflicts/types.js';
 
 const TREE = '09a0d701867135877b842771eea96fd100609858';
@@ -81,5 +82,19 @@ describe('conflictsOf', () => {
     ]);
     expect(conflictLine(a)).toBe('its base (h.ts), b (f.ts)');
     expect(conflictsOf(pairs, 'c').with).toEqual([{ other: 'b', paths: ['g.ts'] }]);
+  });
+});
+
+describe('mayConflict', () => {
+  it.each([
+    [['a.txt'], ['a.txt'], true],
+    [['a.txt'], ['b.txt'], false],
+    [['d'], ['d/x.txt'], true], // a file against a folder
+    [['d/x.txt'], ['d'], true],
+    [['d/x.txt'], ['d/y.txt'], false],
+    [['dx/y'], ['d/y'], false],
+    [[], ['a'], false],
+  ])('%j against %j: %s', (a, b, expected) => {
+    expect(mayConflict(a, b)).toBe(expected);
   });
 });

@@ -49,7 +49,7 @@ async function run(conflicts: boolean) {
     fates: listQueue(ctx).entries.map((e) => [e.id, e.state, e.code]),
     gateRuns: worked.gateRuns,
     gatesBeforeBounce: gatesBefore,
-    reason: bounce?.data.reason ?? '',
+    reason: bounce?.kind === 'land.bounced' ? bounce.data.reason : '',
   };
 }
 

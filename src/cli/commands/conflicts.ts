@@ -27,7 +27,7 @@ function formatReport(r: ConflictsReport, hunks: boolean): string {
     ...r.conflicts.map((p) => [p.a, side(p.b), 'conflict', p.files.map((f) => f.path).join(', ')]),
     ...r.overlaps.map((o) => [o.a, side(o.b), 'merges', o.paths.join(', ')]),
   ];
-  const summary = `${r.tasks.length} live task(s), ${r.pairs} pair(s): ${r.merged} merged, ${r.reused} unchanged since the last look, in ${r.ms} ms`;
+  const summary = `${r.pairs} pair(s) (every two live tasks, and each with its base): ${r.merged} merged again, ${r.reused} unchanged since the last look; ${r.snapshots} workspace(s) read, in ${r.ms} ms`;
   const body =
     rows.length === 0 ? 'no two live tasks change the same files, and every task merges with its base' : table(['TASK', 'WITH', 'MERGE', 'FILES'], rows);
   const detail = hunks ? r.conflicts.flatMap(hunkLines) : [];
