@@ -1,7 +1,6 @@
-import { mergeBase } from '../git/history.js';
 import { mergeTreeDetailed, type MergeTreeResult } from '../git/merge-tree.js';
 import type { Repository } from '../git/repo.js';
-import { changedNames, fileAt } from '../git/trees.js';
+import { changedSinceFork, fileAt } from '../git/trees.js';
 import { parseConflictHunks } from './hunks.js';
 import type { ConflictFile, PairResult } from './types.js';
 
@@ -17,18 +16,17 @@ export interface Side {
 }
 
 /**
- * What `commit` changed since it left `baseTip`, and what the base changed since then: one
- * merge base, two name-only diffs.
+ * What `commit` changed since it left `baseTip`, and what the base changed since then: two
+ * name-only diffs from their merge base (`A...B`), side by side.
  */
 export async function touchedSince(
   repo: Repository,
   baseTip: string,
   commit: string,
 ): Promise<{ touched: string[]; baseTouched: string[] }> {
-  const fork = (await mergeBase(repo, baseTip, commit)) ?? baseTip;
   const [touched, baseTouched] = await Promise.all([
-    fork === commit ? [] : changedNames(repo, fork, commit),
-    fork === baseTip ? [] : changedNames(repo, fork, baseTip),
+    changedSinceFork(repo, baseTip, commit),
+    changedSinceFork(repo, commit, baseTip),
   ]);
   return { touched, baseTouched };
 }
