@@ -86,3 +86,11 @@ export async function agentConflicts(ctx: ProjectContext, rawId: string): Promis
   }
   return { id: task.id, with: conflictsOf(map.pairs, task.id).with, conflicts: mine, base };
 }
+
+/** The pairs of one task that do not merge, its own uncommitted work read again: for the dashboard's task page. */
+export async function taskConflictPairs(ctx: ProjectContext, rawId: string): Promise<PairResult[]> {
+  const task = requireTask(ctx, rawId);
+  if (!LIVE_STATES.has(task.state)) return [];
+  const map = await refreshConflicts(ctx, { snapshot: [task.id] });
+  return map.pairs.filter((p) => p.conflict && (p.a === task.id || p.b === task.id));
+}
