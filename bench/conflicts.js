@@ -40,7 +40,8 @@ async function fleet(ctx, repo) {
     const task = await createTask(ctx, { type: 'feat', id: `t-${i}`, sync: false });
     paths.push(task.path);
     fs.appendFileSync(path.join(task.path, 'src', `d${i % 10}`, `f${i}.txt`), `committed by t-${i}\n`);
-    if (i < 6) fs.writeFileSync(path.join(task.path, 'src', 'd0', `f${1000 + Math.floor(i / 2)}.txt`), `t-${i} was here\n`);
+    if (i < 6)
+      fs.writeFileSync(path.join(task.path, 'src', 'd0', `f${1000 + Math.floor(i / 2)}.txt`), `t-${i} was here\n`);
     await checkpointTask(ctx, `t-${i}`, { message: `work of t-${i}` });
     fs.writeFileSync(path.join(task.path, `notes-${i}.md`), 'uncommitted\n');
   }
@@ -67,7 +68,8 @@ async function benchMap() {
       rows.again.push((await time(() => refreshConflicts(ctx))).ms);
       fs.appendFileSync(path.join(paths[7], 'src', 'd7', 'f7.txt'), `round ${r}\n`);
       const inc = await time(() => refreshConflicts(ctx, { snapshot: ['t-7'] }));
-      if (inc.result.merged !== TASKS) throw new Error(`expected ${TASKS} pairs merged again, got ${inc.result.merged}`);
+      if (inc.result.merged !== TASKS)
+        throw new Error(`expected ${TASKS} pairs merged again, got ${inc.result.merged}`);
       rows.incremental.push(inc.ms);
       rows.tips.push((await time(() => refreshConflicts(ctx, { snapshot: [] }))).ms);
       // The floor: one \`git status\` of that workspace (what any look at its uncommitted work costs).
@@ -76,7 +78,9 @@ async function benchMap() {
   });
   const m = (k) => median(rows[k]);
   const floor = m('incremental');
-  console.log(`\nconflict map, ${TASKS} live tasks (${(TASKS * (TASKS - 1)) / 2} pairs + ${TASKS} against the base), median of ${ROUNDS}`);
+  console.log(
+    `\nconflict map, ${TASKS} live tasks (${(TASKS * (TASKS - 1)) / 2} pairs + ${TASKS} against the base), median of ${ROUNDS}`,
+  );
   for (const [k, label] of [
     ['full', 'from nothing: every workspace read, every pair merged'],
     ['again', 'again, nothing changed: every workspace read, 0 merged'],
@@ -84,7 +88,9 @@ async function benchMap() {
     ['tips', 'nothing read, nothing merged (tips only)'],
     ['status', "floor: one `git status` of that task's workspace"],
   ])
-    console.log(`${label.padEnd(58)} ${`${m(k).toFixed(0)} ms`.padStart(9)} ${`${(m(k) / floor).toFixed(2)}×`.padStart(8)}`);
+    console.log(
+      `${label.padEnd(58)} ${`${m(k).toFixed(0)} ms`.padStart(9)} ${`${(m(k) / floor).toFixed(2)}×`.padStart(8)}`,
+    );
   console.log(
     `incremental update: ${floor.toFixed(0)} ms = ${(floor / m('status')).toFixed(1)}× one git status (goal ≤ ${GOAL_MS} ms: ${floor <= GOAL_MS ? 'met' : 'missed'})`,
   );

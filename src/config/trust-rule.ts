@@ -38,7 +38,7 @@ export const CONFIG_TRUST = {
         free: 'whether bisection gates both halves of a failed batch at once or one after the other: the same gate runs on the same commits either way',
       },
       conflicts: {
-        free: "whether the queue leaves an entry that does not merge with an earlier one out of its batch, and bounces one that no longer merges with the base before its turn: every entry still lands only through the same squash and gate",
+        free: 'whether the queue leaves an entry that does not merge with an earlier one out of its batch, and bounces one that no longer merges with the base before its turn: every entry still lands only through the same squash and gate',
       },
     } satisfies Record<keyof Land, SettingTrust>,
   },

@@ -73,7 +73,16 @@ export async function conflictFiles(repo: Repository, merged: MergeTreeResult): 
 /** Merges side `a` with side `b` as `git merge` would: the conflicting files, and the paths both changed that merged. */
 export async function mergePair(repo: Repository, a: Side, b: Side): Promise<PairResult> {
   if (!mayConflict(a.touched, b.touched)) {
-    return { a: a.id, b: b.id, aCommit: a.commit, bCommit: b.commit, conflict: false, files: [], overlap: [], computedAt: new Date().toISOString() };
+    return {
+      a: a.id,
+      b: b.id,
+      aCommit: a.commit,
+      bCommit: b.commit,
+      conflict: false,
+      files: [],
+      overlap: [],
+      computedAt: new Date().toISOString(),
+    };
   }
   const merged = await mergeTreeDetailed(repo, a.commit, b.commit);
   const files = merged.clean ? [] : await conflictFiles(repo, merged);

@@ -9,7 +9,13 @@ export const CONFLICT_EVENTS = {
   /** A task's uncommitted work could not be read (its workspace is missing or refused): merged as committed. */
   'conflict.snapshot_skipped': payload<{ reason: string }>(),
   /** `warren sync`: the base's new commits brought into the task, or the attempt rolled back. */
-  'task.synced': payload<{ how: 'rebase' | 'merge'; from: string; to: string; onto: string; checkpoint: string | null }>(),
+  'task.synced': payload<{
+    how: 'rebase' | 'merge';
+    from: string;
+    to: string;
+    onto: string;
+    checkpoint: string | null;
+  }>(),
   'sync.conflict': payload<{ how: 'rebase' | 'merge'; paths: string[]; onto: string; kept: boolean }>(),
   'sync.aborted': payload<{ how: 'rebase' | 'merge'; head: string }>(),
   /** `warren run --tell-conflicts`: a note about new conflicts put into the agent's prompt. */

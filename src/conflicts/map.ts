@@ -44,39 +44,52 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
     options.snapshot === undefined || options.snapshot === 'all' || options.snapshot.includes(id);
   let snapshots = 0;
   const sides = (
-    await mapLimited(tasks, CONCURRENCY, async (task): Promise<(TaskSide & { side: Side; baseTip: string; baseTouched: string[] }) | null> => {
-      const tip = tips.branches.get(task.branch);
-      const baseTip = tips.bases.get(task.base);
-      if (!tip || !baseTip) return null;
-      const old = snaps.get(task.id);
-      const fresh = wanted(task.id) || !old || old.tip !== tip;
-      if (fresh) snapshots++;
-      const { commit, error } = fresh ? await taskSnapshot(ctx, task, tip) : { commit: old.commit, error: old.error };
-      const same = old && old.commit === commit && old.baseTip === baseTip;
-      const { touched, baseTouched } = same ? old : await touchedSince(ctx.repo, baseTip, commit);
-      const row: SnapshotRow = { taskId: task.id, tip, commit, baseTip, touched, baseTouched, error, takenAt: new Date().toISOString() };
-      if (fresh || !same) saveSnapshot(ctx, row);
-      if (error && error !== old?.error) {
-        ctx.store.addEvent({
-          project: ctx.key,
+    await mapLimited(
+      tasks,
+      CONCURRENCY,
+      async (task): Promise<(TaskSide & { side: Side; baseTip: string; baseTouched: string[] }) | null> => {
+        const tip = tips.branches.get(task.branch);
+        const baseTip = tips.bases.get(task.base);
+        if (!tip || !baseTip) return null;
+        const old = snaps.get(task.id);
+        const fresh = wanted(task.id) || !old || old.tip !== tip;
+        if (fresh) snapshots++;
+        const { commit, error } = fresh ? await taskSnapshot(ctx, task, tip) : { commit: old.commit, error: old.error };
+        const same = old && old.commit === commit && old.baseTip === baseTip;
+        const { touched, baseTouched } = same ? old : await touchedSince(ctx.repo, baseTip, commit);
+        const row: SnapshotRow = {
           taskId: task.id,
-          kind: 'conflict.snapshot_skipped',
-          level: 'warn',
-          message: `the conflict map could not read ${task.id}'s uncommitted work (${error}); it merges its committed tip ${tip.slice(0, 12)} instead`,
-          data: { reason: error },
-        });
-      }
-      return {
-        id: task.id,
-        tip,
-        commit,
-        uncommitted: commit !== tip,
-        error,
-        side: { id: task.id, commit, touched },
-        baseTip,
-        baseTouched,
-      };
-    })
+          tip,
+          commit,
+          baseTip,
+          touched,
+          baseTouched,
+          error,
+          takenAt: new Date().toISOString(),
+        };
+        if (fresh || !same) saveSnapshot(ctx, row);
+        if (error && error !== old?.error) {
+          ctx.store.addEvent({
+            project: ctx.key,
+            taskId: task.id,
+            kind: 'conflict.snapshot_skipped',
+            level: 'warn',
+            message: `the conflict map could not read ${task.id}'s uncommitted work (${error}); it merges its committed tip ${tip.slice(0, 12)} instead`,
+            data: { reason: error },
+          });
+        }
+        return {
+          id: task.id,
+          tip,
+          commit,
+          uncommitted: commit !== tip,
+          error,
+          side: { id: task.id, commit, touched },
+          baseTip,
+          baseTouched,
+        };
+      },
+    )
   ).filter((s) => s !== null);
 
   // Every pair of tasks (a before b by ID), then each task against its base.

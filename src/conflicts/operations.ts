@@ -32,7 +32,9 @@ export async function conflictsReport(ctx: ProjectContext, id?: string): Promise
   const pairs = map.pairs.filter(mine);
   return {
     conflicts: pairs.filter((p) => p.conflict),
-    overlaps: pairs.filter((p) => !p.conflict && p.overlap.length > 0).map((p) => ({ a: p.a, b: p.b, paths: p.overlap })),
+    overlaps: pairs
+      .filter((p) => !p.conflict && p.overlap.length > 0)
+      .map((p) => ({ a: p.a, b: p.b, paths: p.overlap })),
     tasks: map.tasks.filter((t) => id === undefined || t.id === id),
     pairs: map.pairs.length,
     merged: map.merged,

@@ -52,14 +52,23 @@ export async function resolvePrompt(ctx: ProjectContext, rawId: string): Promise
   const merged = await mergeTreeDetailed(ctx.repo, head, merging);
   const files = await conflictFiles(ctx.repo, merged);
   const fork = (await mergeBase(ctx.repo, head, merging)) ?? merging;
-  const commits = await commitsTouching(ctx.repo, fork, merging, files.map((f) => f.path));
+  const commits = await commitsTouching(
+    ctx.repo,
+    fork,
+    merging,
+    files.map((f) => f.path),
+  );
   return [
     `The base (${task.base}, at ${merging.slice(0, 12)}) has been merged into this workspace and conflicts with your work in ${files.map((f) => f.path).join(', ')}.`,
     'Resolve every conflict: edit each file so that it keeps what both sides meant, and remove the conflict markers (<<<<<<<, =======, >>>>>>>). Do not commit, rebase or abort the merge: warren concludes it with `warren checkpoint` once you are done.',
     ...(left ? [] : ['(warren did not record this merge itself: it is one made in the workspace by hand.)']),
     '',
     ...(commits.length > 0
-      ? ['The base commits that changed these files since your work left it:', ...commits.map((c) => `- ${c.sha.slice(0, 12)} ${c.subject}${c.task ? ` (task ${c.task})` : ''}`), '']
+      ? [
+          'The base commits that changed these files since your work left it:',
+          ...commits.map((c) => `- ${c.sha.slice(0, 12)} ${c.subject}${c.task ? ` (task ${c.task})` : ''}`),
+          '',
+        ]
       : []),
     ...hunkText(files, 'Your side (this task)', `The base's side (${task.base})`),
   ].join('\n');

@@ -58,7 +58,17 @@ export function saveSnapshot(ctx: ProjectContext, s: SnapshotRow): void {
          base_tip = excluded.base_tip, touched = excluded.touched, base_touched = excluded.base_touched,
          error = excluded.error, taken_at = excluded.taken_at`,
     )
-    .run(ctx.key, s.taskId, s.tip, s.commit, s.baseTip, JSON.stringify(s.touched), JSON.stringify(s.baseTouched), s.error, s.takenAt);
+    .run(
+      ctx.key,
+      s.taskId,
+      s.tip,
+      s.commit,
+      s.baseTip,
+      JSON.stringify(s.touched),
+      JSON.stringify(s.baseTouched),
+      s.error,
+      s.takenAt,
+    );
 }
 
 interface PRow {
@@ -90,7 +100,9 @@ export function savePair(ctx: ProjectContext, p: PairResult): void {
 /** Forgets every row of a task that is no longer live (and every pair naming it). */
 export function forgetTask(ctx: ProjectContext, taskId: string): void {
   ctx.store.db.prepare('DELETE FROM conflict_snapshots WHERE project = ? AND task_id = ?').run(ctx.key, taskId);
-  ctx.store.db.prepare('DELETE FROM conflict_pairs WHERE project = ? AND (a = ? OR b = ?)').run(ctx.key, taskId, taskId);
+  ctx.store.db
+    .prepare('DELETE FROM conflict_pairs WHERE project = ? AND (a = ? OR b = ?)')
+    .run(ctx.key, taskId, taskId);
 }
 
 export function forgetPair(ctx: ProjectContext, a: string, b: string): void {

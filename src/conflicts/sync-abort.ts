@@ -11,7 +11,10 @@ import { pinned } from '../workspace/pinned.js';
  * --abort`): the branch was never moved, so the index and files go back to its tip. Only that
  * merge: one of the user's own, or none, is refused with nothing changed.
  */
-export async function abortSync(ctx: ProjectContext, id: string): Promise<{ state: 'aborted'; id: string; head: string }> {
+export async function abortSync(
+  ctx: ProjectContext,
+  id: string,
+): Promise<{ state: 'aborted'; id: string; head: string }> {
   const task = loadTask(ctx, id);
   const wt = await pinned(ctx, task.path);
   const merging = await mergeHead(wt);
@@ -27,7 +30,10 @@ export async function abortSync(ctx: ProjectContext, id: string): Promise<{ stat
   }
   const r = await abortMerge(wt);
   if (r.exitCode !== 0)
-    throw new WarrenError('GIT_FAILED', `git merge --abort failed in ${task.path}: ${r.stderr.trim()}; see git status there.`);
+    throw new WarrenError(
+      'GIT_FAILED',
+      `git merge --abort failed in ${task.path}: ${r.stderr.trim()}; see git status there.`,
+    );
   const head = await headOf(wt);
   ctx.store.addEvent({
     project: ctx.key,

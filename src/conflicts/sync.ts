@@ -38,7 +38,15 @@ export interface SyncOptions {
 export type SyncResult =
   | { state: 'up-to-date'; id: string; head: string; onto: string }
   | { state: 'synced'; id: string; how: SyncHow; from: string; to: string; onto: string; checkpoint: string | null }
-  | { state: 'conflict'; id: string; how: SyncHow; onto: string; paths: string[]; kept: true; checkpoint: string | null }
+  | {
+      state: 'conflict';
+      id: string;
+      how: SyncHow;
+      onto: string;
+      paths: string[];
+      kept: true;
+      checkpoint: string | null;
+    }
   | { state: 'aborted'; id: string; head: string };
 
 /**
@@ -51,14 +59,20 @@ export type SyncResult =
 export async function syncTask(ctx: ProjectContext, rawId: string, options: SyncOptions = {}): Promise<SyncResult> {
   const id = validateTaskId(rawId);
   if (options.abort) return withTaskLock(ctx, id, `sync ${id} --abort`, () => abortSync(ctx, id));
-  const checkpoint = options.checkpoint ? (await checkpointTask(ctx, id, { message: `checkpoint: ${id} before sync` })).commit : null;
+  const checkpoint = options.checkpoint
+    ? (await checkpointTask(ctx, id, { message: `checkpoint: ${id} before sync` })).commit
+    : null;
   return withTaskLock(ctx, id, `sync ${id}`, async () => {
     // Gather and check everything before the first change.
     const task = loadTask(ctx, id);
     if (!LIVE_STATES.has(task.state))
-      throw new WarrenError('TASK_STATE', `task ${id} is ${task.state}; only a live task is synced. Nothing was changed.`, {
-        hint: 'See `warren show ID`.',
-      });
+      throw new WarrenError(
+        'TASK_STATE',
+        `task ${id} is ${task.state}; only a live task is synced. Nothing was changed.`,
+        {
+          hint: 'See `warren show ID`.',
+        },
+      );
     await assertWorkspaceState(ctx.repo, task);
     const wt = await pinned(ctx, task.path);
     const provisioned = provisionedPaths(ctx, task);
@@ -70,15 +84,28 @@ export async function syncTask(ctx: ProjectContext, rawId: string, options: Sync
           .slice(0, 10)
           .map((e) => e.path)
           .join(', ')}); sync rewrites the branch under them, so it refuses. Nothing was changed.`,
-        { hint: `Run \`warren sync ${id} --checkpoint\` to commit them first, or \`warren checkpoint ${id}\`.`, details: { changes: dirty } },
+        {
+          hint: `Run \`warren sync ${id} --checkpoint\` to commit them first, or \`warren checkpoint ${id}\`.`,
+          details: { changes: dirty },
+        },
       );
     const onto = await baseTip(ctx.repo, task.base);
-    if (!onto) throw new WarrenError('BASE_UNKNOWN', `the base ${task.base} of task ${id} is not a commit; nothing was changed.`);
+    if (!onto)
+      throw new WarrenError(
+        'BASE_UNKNOWN',
+        `the base ${task.base} of task ${id} is not a commit; nothing was changed.`,
+      );
     const head = await headOf(wt);
     if (await isAncestor(ctx.repo, onto, head)) return { state: 'up-to-date', id, head, onto };
     const how = options.how ?? ctx.config.conflicts?.sync ?? 'rebase';
     const live: SyncLive = { wt, paths: [] };
-    const done = await runOperation(ctx, SYNC, id, { id, path: task.path, base: task.base, head, onto, how, keep: options.keep === true }, live);
+    const done = await runOperation(
+      ctx,
+      SYNC,
+      id,
+      { id, path: task.path, base: task.base, head, onto, how, keep: options.keep === true },
+      live,
+    );
     if (done.conflict) return { state: 'conflict', id, how: done.how, onto, paths: live.paths, kept: true, checkpoint };
     return { state: 'synced', id, how: done.how, from: head, to: done.to ?? head, onto, checkpoint };
   });
@@ -151,10 +178,12 @@ export const SYNC: Operation<'sync', 'integrated' | 'recorded', SyncLive> = {
         const message = `Merge ${data.base} into ${data.id} (warren sync)`;
         // The branch as it was stays reachable: a rebase rewrites its commits (no commit is ever lost).
         await setRef(ctx.repo, presyncRef(data.id), data.head, `warren: ${data.id} before sync`);
-        const first = data.how === 'rebase' ? await rebaseOnto(live.wt, data.onto) : await mergeIn(live.wt, data.onto, message);
+        const first =
+          data.how === 'rebase' ? await rebaseOnto(live.wt, data.onto) : await mergeIn(live.wt, data.onto, message);
         if (first.exitCode === 0) return { to: await headOf(live.wt) };
         const paths = await unmergedPaths(live.wt);
-        if (paths.length === 0) throw new WarrenError('GIT_FAILED', `git ${data.how} failed in ${data.path}: ${first.stderr.trim()}`);
+        if (paths.length === 0)
+          throw new WarrenError('GIT_FAILED', `git ${data.how} failed in ${data.path}: ${first.stderr.trim()}`);
         live.paths = paths;
         if (!data.keep) throw conflictError(data, paths);
         if (data.how === 'rebase') {
@@ -205,7 +234,9 @@ export const SYNC: Operation<'sync', 'integrated' | 'recorded', SyncLive> = {
     },
   ],
   repaired: (outcome, data, did) =>
-    outcome === 'rolled-back' ? `${did.join('; ')}; \`warren sync ${data.id}\` can run again` : did.join('; ') || 'it had changed nothing',
+    outcome === 'rolled-back'
+      ? `${did.join('; ')}; \`warren sync ${data.id}\` can run again`
+      : did.join('; ') || 'it had changed nothing',
 };
 
 function recordSynced(ctx: ProjectContext, data: SyncData, to: string): void {

@@ -27,7 +27,5 @@ export function conflicting(pairs: readonly PairResult[]): PairResult[] {
 
 /** One line per task that conflicts: `a conflicts with b (f.ts, g.ts), its base (h.ts)`. */
 export function conflictLine(c: TaskConflicts): string {
-  return c.with
-    .map((w) => `${w.other === BASE_SIDE ? 'its base' : w.other} (${w.paths.join(', ')})`)
-    .join(', ');
+  return c.with.map((w) => `${w.other === BASE_SIDE ? 'its base' : w.other} (${w.paths.join(', ')})`).join(', ');
 }

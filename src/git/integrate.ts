@@ -17,10 +17,13 @@ export function rebaseOnto(worktree: Where, onto: string): Promise<GitResult> {
 }
 
 export function mergeIn(worktree: Where, commit: string, message: string): Promise<GitResult> {
-  return git([...NO_AUTOSTASH, 'merge', '--no-ff', '--no-edit', '--no-autostash', '-m', message, '--end-of-options', commit], {
-    cwd: worktree,
-    allowFailure: true,
-  });
+  return git(
+    [...NO_AUTOSTASH, 'merge', '--no-ff', '--no-edit', '--no-autostash', '-m', message, '--end-of-options', commit],
+    {
+      cwd: worktree,
+      allowFailure: true,
+    },
+  );
 }
 
 /** Paths git left unmerged in the worktree's index. */

@@ -21,7 +21,11 @@ export function presortOn(ctx: ProjectContext): boolean {
 }
 
 /** The first `size` waiting entries that merge with every earlier one taken; the first is always taken. */
-export async function conflictFreeBatch(ctx: ProjectContext, queued: readonly QueueEntry[], size: number): Promise<QueueEntry[]> {
+export async function conflictFreeBatch(
+  ctx: ProjectContext,
+  queued: readonly QueueEntry[],
+  size: number,
+): Promise<QueueEntry[]> {
   const taken: { entry: QueueEntry; tip: string }[] = [];
   for (const entry of queued) {
     if (taken.length >= size) break;

@@ -48,7 +48,10 @@ describe('conflicts where people and agents look', () => {
     const human = await repo.warren('conflicts', 'a');
     expect(human.stdout).toMatch(/^a\s+b\s+conflict\s+f\.txt$/m);
     expect(human.stdout).toContain('  a:\n    a\n  b:\n    b');
-    const status = await repo.warrenJson<{ conflicts: { other: string; paths: string[] }[]; tracked: unknown }>('status', 'b');
+    const status = await repo.warrenJson<{ conflicts: { other: string; paths: string[] }[]; tracked: unknown }>(
+      'status',
+      'b',
+    );
     expect(status.json.conflicts).toEqual([{ other: 'a', paths: ['f.txt'] }]);
     expect(status.json.tracked).toBeDefined(); // the contract's fields stay
     expect((await repo.warren('status', 'b')).stdout).toContain('conflicts with a (f.txt)');

@@ -15,9 +15,15 @@ import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
  */
 
 const FN = (body: string): string =>
-  ['function total(items) {', `  ${body}`, '}', '', ...Array.from({ length: 30 }, (_, i) => `// line ${i}`), 'end', ''].join(
-    '\n',
-  );
+  [
+    'function total(items) {',
+    `  ${body}`,
+    '}',
+    '',
+    ...Array.from({ length: 30 }, (_, i) => `// line ${i}`),
+    'end',
+    '',
+  ].join('\n');
 
 async function project(repo: TestRepo): Promise<ProjectContext> {
   const store = openStore(repo.home);
@@ -118,9 +124,15 @@ describe('the conflict map', () => {
     const a = await task(ctx, 'a', { 'total.js': FN('return 1;'), 'new.txt': 'untracked\n' }, false);
     const b = await task(ctx, 'b', { 'total.js': FN('return 2;') }, false);
     gitIn(b, 'add', 'total.js'); // staged, not committed
-    const index = (dir: string): Buffer => fs.readFileSync(gitIn(dir, 'rev-parse', '--path-format=absolute', '--git-path', 'index'));
+    const index = (dir: string): Buffer =>
+      fs.readFileSync(gitIn(dir, 'rev-parse', '--path-format=absolute', '--git-path', 'index'));
     // `git status` refreshes an index's stat data: read each index after it.
-    const state = (): unknown[] => [gitIn(a, 'status', '--porcelain'), gitIn(b, 'status', '--porcelain'), index(a), index(b)];
+    const state = (): unknown[] => [
+      gitIn(a, 'status', '--porcelain'),
+      gitIn(b, 'status', '--porcelain'),
+      index(a),
+      index(b),
+    ];
     const before = state();
     const map = await refreshConflicts(ctx);
     expect(state()).toEqual(before);

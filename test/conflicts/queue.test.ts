@@ -54,20 +54,24 @@ async function run(conflicts: boolean) {
 }
 
 describe('the merge queue and the conflict map', () => {
-  it('keeps b out of a batch with a, bounces it right after a lands, before any other gate: one gate run fewer', { timeout: 240_000 }, async () => {
-    const withMap = await run(true);
-    const without = await run(false);
-    const fates = [
-      ['a', 'landed', null],
-      ['b', 'bounced', 'LAND_CONFLICT'],
-      ['c', 'landed', null],
-      ['d', 'landed', null],
-    ];
-    expect(withMap.fates).toEqual(fates);
-    expect(without.fates).toEqual(fates);
-    expect(withMap.reason).toMatch(/conflicts with a .* in 1 path\(s\): shared\.txt/);
-    // With the map: [a, c] gated, b bounced at once, [d] gated. Without: [a] (b waits), [b, c]: b bounces, c gated, [d].
-    expect([withMap.gateRuns, withMap.gatesBeforeBounce]).toEqual([2, 1]);
-    expect([without.gateRuns, without.gatesBeforeBounce]).toEqual([3, 1]);
-  });
+  it(
+    'keeps b out of a batch with a, bounces it right after a lands, before any other gate: one gate run fewer',
+    { timeout: 240_000 },
+    async () => {
+      const withMap = await run(true);
+      const without = await run(false);
+      const fates = [
+        ['a', 'landed', null],
+        ['b', 'bounced', 'LAND_CONFLICT'],
+        ['c', 'landed', null],
+        ['d', 'landed', null],
+      ];
+      expect(withMap.fates).toEqual(fates);
+      expect(without.fates).toEqual(fates);
+      expect(withMap.reason).toMatch(/conflicts with a .* in 1 path\(s\): shared\.txt/);
+      // With the map: [a, c] gated, b bounced at once, [d] gated. Without: [a] (b waits), [b, c]: b bounces, c gated, [d].
+      expect([withMap.gateRuns, withMap.gatesBeforeBounce]).toEqual([2, 1]);
+      expect([without.gateRuns, without.gatesBeforeBounce]).toEqual([3, 1]);
+    },
+  );
 });

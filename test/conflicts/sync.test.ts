@@ -25,9 +25,11 @@ async function taskEditing(repo: TestRepo, id: string, content: string): Promise
 }
 
 const state = (repo: TestRepo, ws: string): string =>
-  [repo.git('rev-parse', 'feat/t'), repo.git('-C', ws, 'status', '--porcelain'), fs.readFileSync(path.join(ws, 'f.txt'), 'utf8')].join(
-    '\n',
-  );
+  [
+    repo.git('rev-parse', 'feat/t'),
+    repo.git('-C', ws, 'status', '--porcelain'),
+    fs.readFileSync(path.join(ws, 'f.txt'), 'utf8'),
+  ].join('\n');
 
 describe('warren sync', () => {
   it("a clean rebase: the base's commit under the task's own; again, nothing to do", async () => {

@@ -25,19 +25,21 @@ describe('conflicts in the dashboard API', () => {
     };
     const map = await get<{ conflicts: { a: string; b: string }[] }>('api/conflicts');
     expect(map.conflicts.map((p) => [p.a, p.b])).toEqual([['a', 'b']]);
-    const fleet = await get<{ projects: { tasks: { id: string; conflicts: { other: string; paths: string[] }[] }[] }[] }>(
-      'api/fleet',
-    );
+    const fleet = await get<{
+      projects: { tasks: { id: string; conflicts: { other: string; paths: string[] }[] }[] }[];
+    }>('api/fleet');
     expect(fleet.projects[0]?.tasks.map((t) => [t.id, t.conflicts])).toEqual([
       ['a', [{ other: 'b', paths: ['f.txt'] }]],
       ['b', [{ other: 'a', paths: ['f.txt'] }]],
     ]);
-    const view = await get<{ conflicts: { ok: boolean; value: { files: { hunks: { ours: string[]; theirs: string[] }[] }[] }[] } }>(
-      'api/task?id=b',
-    );
+    const view = await get<{
+      conflicts: { ok: boolean; value: { files: { hunks: { ours: string[]; theirs: string[] }[] }[] }[] };
+    }>('api/task?id=b');
     expect(view.conflicts.ok).toBe(true);
     expect(view.conflicts.value[0]?.files[0]?.hunks[0]).toMatchObject({ ours: ['A'], theirs: ['B'] });
-    const unknown = await request(`${server.url}api/conflicts?id=nope`, { headers: { 'x-warren-token': server.token } });
+    const unknown = await request(`${server.url}api/conflicts?id=nope`, {
+      headers: { 'x-warren-token': server.token },
+    });
     expect(unknown.status).toBe(404);
   });
 });

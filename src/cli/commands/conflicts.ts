@@ -29,7 +29,9 @@ function formatReport(r: ConflictsReport, hunks: boolean): string {
   ];
   const summary = `${r.pairs} pair(s) (every two live tasks, and each with its base): ${r.merged} merged again, ${r.reused} unchanged since the last look; ${r.snapshots} workspace(s) read, in ${r.ms} ms`;
   const body =
-    rows.length === 0 ? 'no two live tasks change the same files, and every task merges with its base' : table(['TASK', 'WITH', 'MERGE', 'FILES'], rows);
+    rows.length === 0
+      ? 'no two live tasks change the same files, and every task merges with its base'
+      : table(['TASK', 'WITH', 'MERGE', 'FILES'], rows);
   const detail = hunks ? r.conflicts.flatMap(hunkLines) : [];
   return [body, ...detail, summary].join('\n');
 }

@@ -18,7 +18,10 @@ export const registerSync: Register = (program, run) => {
     )
     .option('--abort', 'roll back the conflict a `sync --keep` left')
     .action(
-      (id: string, opts: { rebase?: boolean; merge?: boolean; checkpoint?: boolean; keep?: boolean; abort?: boolean }) =>
+      (
+        id: string,
+        opts: { rebase?: boolean; merge?: boolean; checkpoint?: boolean; keep?: boolean; abort?: boolean },
+      ) =>
         run(async (env) => {
           env.taskId = id;
           if (opts.rebase && opts.merge)

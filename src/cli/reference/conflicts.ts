@@ -70,7 +70,15 @@ warren: no task nope in this repository; nothing was changed.
       ],
       [2, 'bad input: an invalid or unknown ID, both `--rebase` and `--merge`'],
     ],
-    errors: ['SYNC_CONFLICT', 'WORKSPACE_DIRTY', 'NOTHING_TO_SYNC', 'LOCK_HELD', 'TASK_STATE', 'TASK_NOT_FOUND', 'USAGE'],
+    errors: [
+      'SYNC_CONFLICT',
+      'WORKSPACE_DIRTY',
+      'NOTHING_TO_SYNC',
+      'LOCK_HELD',
+      'TASK_STATE',
+      'TASK_NOT_FOUND',
+      'USAGE',
+    ],
     example: `$ warren sync tax
 tax: brought its base (d2453b995d08) in by rebase: b4c9357e6205 → ead74f27b4cf
 [exit 0]
