@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { snapshotCommit, worktreeTree } from '../git/snapshot.js';
+import { snapshotCommit, treeOfCommit, worktreeTree } from '../git/snapshot.js';
 import { provisionedExcludes } from '../land/provisioned.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -19,8 +19,11 @@ export async function taskSnapshot(
   try {
     if (!fs.existsSync(task.path)) return { commit: tip, error: `its workspace ${task.path} is missing` };
     const wt = await pinned(ctx, task.path);
+    // The tip's tree is read while git walks the workspace: one step fewer one after another.
+    const tipTree = treeOfCommit(wt, tip);
+    tipTree.catch(() => undefined);
     const tree = await worktreeTree(wt, await provisionedExcludes(ctx, task));
-    return { commit: await snapshotCommit(wt, tree, tip), error: null };
+    return { commit: await snapshotCommit(wt, tree, tip, tipTree), error: null };
   } catch (err) {
     return { commit: tip, error: err instanceof Error ? err.message : String(err) };
   }

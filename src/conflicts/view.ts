@@ -20,11 +20,6 @@ export function conflictsOf(pairs: readonly PairResult[], id: string): TaskConfl
   return { id, with: found };
 }
 
-/** Every conflicting pair, in a stable order. */
-export function conflicting(pairs: readonly PairResult[]): PairResult[] {
-  return pairs.filter((p) => p.conflict).sort((x, y) => (x.a + '\0' + x.b < y.a + '\0' + y.b ? -1 : 1));
-}
-
 /** One line per task that conflicts: `a conflicts with b (f.ts, g.ts), its base (h.ts)`. */
 export function conflictLine(c: TaskConflicts): string {
   return c.with.map((w) => `${w.other === BASE_SIDE ? 'its base' : w.other} (${w.paths.join(', ')})`).join(', ');

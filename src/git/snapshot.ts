@@ -144,6 +144,11 @@ export async function setWorktreeConfig(
   for (const [key, value] of entries) await git(['config', '--worktree', '--', key, value], { cwd: worktree });
 }
 
+/** The tree of a commit. */
+export async function treeOfCommit(where: Where, commit: string): Promise<string> {
+  return (await git(['rev-parse', '--end-of-options', `${commit}^{tree}`], { cwd: where })).stdout.trim();
+}
+
 /** A fixed author, committer and date: the same tree on the same parent is the same commit, whoever made it when. */
 const FIXED_IDENTITY = {
   GIT_AUTHOR_NAME: 'warren',
@@ -159,9 +164,13 @@ const FIXED_IDENTITY = {
  * need commits: deterministic (src/conflicts/ keys its cache by it), referenced by nothing, so
  * git's gc prunes it. `parent` itself when the tree is the parent's: nothing uncommitted.
  */
-export async function snapshotCommit(where: Where, tree: string, parent: string): Promise<string> {
-  const parentTree = (await git(['rev-parse', '--end-of-options', `${parent}^{tree}`], { cwd: where })).stdout.trim();
-  if (parentTree === tree) return parent;
+export async function snapshotCommit(
+  where: Where,
+  tree: string,
+  parent: string,
+  parentTree?: Promise<string>,
+): Promise<string> {
+  if ((await (parentTree ?? treeOfCommit(where, parent))) === tree) return parent;
   const made = await git(['commit-tree', tree, '-p', parent, '-m', 'warren: uncommitted work (snapshot)'], {
     cwd: where,
     env: FIXED_IDENTITY,
