@@ -24,7 +24,16 @@ export const registerStatus: Register = (program, run) => {
         // Each service's state, and which template (of which seed) a database came from.
         const services = taskServices(ctx, task);
         // What the task's work (uncommitted included) would not merge with: other live tasks, its base.
-        const conflicts = (await taskConflicts(ctx, rawId)).with;
+        // A map that cannot be computed does not hide the status: said on stderr, and left empty.
+        const conflicts = await taskConflicts(ctx, rawId).then(
+          (c) => c.with,
+          (err: unknown) => {
+            env.log(
+              `warren: warn: could not compute ${rawId}'s conflicts: ${err instanceof Error ? err.message : String(err)}`,
+            );
+            return [];
+          },
+        );
         const human = [
           formatStatus(rawId, status, { files: opts.files === true }),
           ...envRewritten.map(
