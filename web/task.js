@@ -13,6 +13,7 @@ import {
   stateCell,
   verifyCell,
 } from './cells.js';
+import { conflictsSection } from './conflicts.js';
 import { diffView } from './diff.js';
 import { age, el } from './dom.js';
 import { page, state, taskHref, taskKey } from './state.js';
@@ -231,53 +232,6 @@ export function taskView(data, routed, boxes) {
     panel('audit', active, auditSection(data.audit)),
     panel('events', active, eventsSection(data.events)),
   );
-}
-
-/** The pairs of this task that would not merge, each conflicting hunk with this task's side and the other's side by side. */
-function conflictsSection(t, conflicts) {
-  if (!conflicts) return null;
-  if (!conflicts.ok) return el('p', { class: 'error-text' }, `Could not compute the conflicts: ${conflicts.error}`);
-  if (conflicts.value.length === 0) return null;
-  const name = (o) => (o === '@base' ? `the base (${t.base})` : o);
-  return [
-    el('h3', {}, `Conflicts (${conflicts.value.length})`),
-    ...conflicts.value.map((p) => {
-      const mine = p.a === t.id;
-      const other = mine ? p.b : p.a;
-      return el(
-        'div',
-        { class: 'conflict-pair', 'data-other': other },
-        el('h4', {}, `with ${name(other)}`),
-        ...p.files.map((f) =>
-          el(
-            'div',
-            { class: 'conflict-file' },
-            el('p', {}, el('code', {}, f.path), ' ', el('span', { class: 'muted' }, f.type)),
-            f.hunks.length === 0
-              ? el('p', { class: 'muted' }, f.message)
-              : f.hunks.map((h) =>
-                  el(
-                    'div',
-                    { class: 'conflict-hunk' },
-                    el(
-                      'div',
-                      {},
-                      el('div', { class: 'muted' }, `${t.id} (line ${h.line})`),
-                      el('pre', {}, (mine ? h.ours : h.theirs).join('\n')),
-                    ),
-                    el(
-                      'div',
-                      {},
-                      el('div', { class: 'muted' }, name(other)),
-                      el('pre', {}, (mine ? h.theirs : h.ours).join('\n')),
-                    ),
-                  ),
-                ),
-          ),
-        ),
-      );
-    }),
-  ];
 }
 
 /** The commits on the task's branch that its base does not have. */
