@@ -5,7 +5,7 @@ import { branchTips } from '../workspace/git-view.js';
 import { mergePair, touchedSince, type Side } from './compute.js';
 import { recordChanges } from './record.js';
 import { forgetPair, forgetTask, pairKey, pairRows, saveSnapshot, snapshotRows, type SnapshotRow } from './records.js';
-import { taskSnapshot } from './snapshot.js';
+import { taskSnapshot, workspaceTree } from './snapshot.js';
 import { BASE_SIDE, type ConflictMap, type PairResult, type TaskSide } from './types.js';
 
 /**
@@ -35,6 +35,9 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
   const live = new Set(tasks.map((t) => t.id));
   for (const id of snaps.keys()) if (!live.has(id)) forgetTask(ctx, id);
 
+  // The named workspaces are read while the tips are: a walk needs no tip.
+  const named = options.snapshot !== undefined && options.snapshot !== 'all' ? new Set(options.snapshot) : null;
+  const early = new Map(tasks.filter((t) => named?.has(t.id)).map((t) => [t.id, workspaceTree(ctx, t)]));
   const tips = await branchTips(
     ctx.repo,
     [...new Set(tasks.map((t) => t.base))],
@@ -54,7 +57,9 @@ export async function refreshConflicts(ctx: ProjectContext, options: RefreshOpti
         const old = snaps.get(task.id);
         const fresh = wanted(task.id) || !old || old.tip !== tip;
         if (fresh) snapshots++;
-        const { commit, error } = fresh ? await taskSnapshot(ctx, task, tip) : { commit: old.commit, error: old.error };
+        const { commit, error } = fresh
+          ? await taskSnapshot(ctx, task, tip, early.get(task.id))
+          : { commit: old.commit, error: old.error };
         const same = old && old.commit === commit && old.baseTip === baseTip;
         const { touched, baseTouched } = same ? old : await touchedSince(ctx.repo, baseTip, commit);
         const row: SnapshotRow = {

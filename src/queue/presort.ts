@@ -2,6 +2,8 @@ import { isWarrenError } from '../errors.js';
 import { planLand } from '../land/plan.js';
 import { lockTask } from '../workspace/locks.js';
 import { mergeTreeDetailed } from '../git/merge-tree.js';
+import { changedSinceFork } from '../git/trees.js';
+import { mayConflict } from '../conflicts/compute.js';
 import { revParse } from '../git/refs.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { bounce } from './chain.js';
@@ -26,23 +28,25 @@ export async function conflictFreeBatch(
   queued: readonly QueueEntry[],
   size: number,
 ): Promise<QueueEntry[]> {
-  const taken: { entry: QueueEntry; tip: string }[] = [];
+  const taken: { entry: QueueEntry; tip: string; touched: string[] | null }[] = [];
   for (const entry of queued) {
     if (taken.length >= size) break;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
     const tip = task ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
-    if (!tip) {
-      taken.push({ entry, tip: '' }); // the chain bounces it, saying why
+    if (!task || !tip) {
+      taken.push({ entry, tip: '', touched: [] }); // the chain bounces it, saying why
       continue;
     }
+    // What each changed since it left the base: git merges only pairs whose changes can meet.
+    const touched = await changedSinceFork(ctx.repo, `refs/heads/${task.base}`, tip).catch(() => null); // unknown: merged with every one
     let clash: { with: string; paths: string[] } | null = null;
     for (const t of taken) {
-      if (!t.tip || clash) continue;
+      if (!t.tip || clash || (touched && t.touched && !mayConflict(t.touched, touched))) continue;
       const merged = await mergeTreeDetailed(ctx.repo, t.tip, tip);
       if (!merged.clean) clash = { with: t.entry.taskId, paths: merged.conflicted };
     }
     if (!clash || taken.length === 0) {
-      taken.push({ entry, tip });
+      taken.push({ entry, tip, touched });
       continue;
     }
     ctx.store.addEvent({
