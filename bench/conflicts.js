@@ -134,9 +134,24 @@ async function benchQueue(conflicts) {
 
 console.log(machine());
 await benchMap();
-const withMap = await benchQueue(true);
-const without = await benchQueue(false);
-console.log(`\nmerge queue, 12 tasks, 3 conflicting pairs, gate sleep 1, batch ${BATCH}`);
+// Interleaved rounds, the median of each: a busy machine moves both sides.
+const QUEUE_ROUNDS = Number(process.env.BENCH_CONFLICT_QUEUE_ROUNDS ?? 3);
+const runs = { with: [], without: [] };
+for (let r = 0; r < QUEUE_ROUNDS; r++) {
+  runs.without.push(await benchQueue(false));
+  runs.with.push(await benchQueue(true));
+}
+const mid = (rs) => ({ ...rs[0], ms: median(rs.map((x) => x.ms)), gateRuns: median(rs.map((x) => x.gateRuns)) });
+const withMap = mid(runs.with);
+const without = mid(runs.without);
+console.log(
+  `\nmerge queue, 12 tasks, 3 conflicting pairs, gate sleep 1, batch ${BATCH}, median of ${QUEUE_ROUNDS} interleaved rounds`,
+);
+for (const [label, rs] of [
+  ['without', runs.without],
+  ['with', runs.with],
+])
+  console.log(`  ${label}: ${rs.map((x) => `${(x.ms / 1000).toFixed(1)} s (${x.gateRuns} runs)`).join(', ')}`);
 for (const [label, r] of [
   ['without the map (land.conflicts: false)', without],
   ['with the map', withMap],

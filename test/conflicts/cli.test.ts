@@ -115,4 +115,26 @@ describe('conflicts where people and agents look', () => {
     expect(other.isError).toBe(true);
     expect((other.data as { error: { code: string } }).error.code).toBe('OUT_OF_SCOPE');
   });
+
+  it('`run --tell-conflicts` adds a note of new conflicts to the prompt once, and `conflict.told` records it', async () => {
+    const repo = makeRepo({ files: { 'f.txt': FILE('three') } });
+    const seen = path.join(repo.home, 'prompts.txt');
+    repo.write(
+      'warren.yaml',
+      `agents:\n  note: { command: [sh, -c, ${JSON.stringify(`cat >> ${seen}; echo ---- >> ${seen}`)}], prompt: stdin }\n`,
+    );
+    repo.commit('an agent');
+    await taskEditing(repo, 'a', { 'f.txt': FILE('a') });
+    await taskEditing(repo, 'b', { 'f.txt': FILE('b') }, false);
+    for (let i = 0; i < 2; i++) {
+      const r = await repo.warren('run', 'a', '--agent', 'note', '--prompt', 'go on', '--tell-conflicts');
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const [first, second] = fs.readFileSync(seen, 'utf8').split('----\n');
+    expect(first).toMatch(/^go on\n\nNote from warren: .*\n- with task b, which is also changing f\.txt\n/);
+    expect(second).toBe('go on'); // nothing new the second time: the prompt as given
+    // Without the flag (and no `conflicts.tell`), the prompt is exactly as given.
+    expect((await repo.warren('run', 'b', '--agent', 'note', '--prompt', 'plain')).code).toBe(0);
+    expect(fs.readFileSync(seen, 'utf8').endsWith('plain----\n')).toBe(true);
+  });
 });
