@@ -62,7 +62,6 @@ function assertLive(ctx: ProjectContext, rawId: string): void {
   );
 }
 
-
 /** What the MCP tool answers an agent: its task's conflicts (both sides' hunks), and what its base now has there. */
 export interface AgentConflicts {
   id: string;
