@@ -19,6 +19,7 @@ const BENCHES = [
   'services',
   'fleet',
   'runners',
+  'conflicts',
 ].filter((name) => fs.existsSync(path.join(here, `${name}.js`)));
 const only = process.argv[2];
 if (only && !BENCHES.includes(only)) {

@@ -15,6 +15,7 @@ import { containerCreate, containerGc, containerRemove } from './run/container/c
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
+import { SYNC } from './conflicts/sync.js';
 import { PROVISION } from './provision/operations.js';
 import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
@@ -24,6 +25,7 @@ import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from '.
 import { servicesAfterRun } from './services/pg-sessions.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
+import { CONFLICT_EVENTS } from './conflicts/events.js';
 import { CHECKOUT_FACTS } from './checkout/facts.js';
 import { LANDING_EVENTS } from './land/events.js';
 import { LANDING_FACTS } from './land/facts.js';
@@ -106,6 +108,7 @@ export const OPERATIONS = {
   queue: QUEUE,
   provision: PROVISION,
   gc: GC,
+  sync: SYNC,
 } satisfies Record<IntentOp, AnyOperation>;
 
 /** How each key of a task's facts is read: every feature's readers, one per key. */
@@ -126,6 +129,7 @@ export const EVENT_KINDS = Object.keys({
   ...PROVISION_EVENTS,
   ...CHECKOUT_EVENTS,
   ...SERVICE_EVENTS,
+  ...CONFLICT_EVENTS,
   ...DASHBOARD_EVENTS,
 } satisfies Record<EventKind, Payload<unknown>>) as EventKind[];
 

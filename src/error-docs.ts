@@ -206,6 +206,17 @@ export const ERROR_DOCS = {
     action:
       'Bring the base into the task (`warren exec ID -- git merge main`), resolve, `warren checkpoint ID`, then land again.',
   },
+  SYNC_CONFLICT: {
+    meaning:
+      "`warren sync` could not bring the base's new commits into the task without a conflict: the message names the paths. Without `--keep`, everything was rolled back: the branch, the index and every file are as they were. With `--keep`, the base is merged into the workspace and the conflict is left there for the agent (or you) to resolve.",
+    action:
+      'Resolve it where it is: `warren sync ID --keep`, then `warren run ID --resolve --agent NAME` (or edit the files), then `warren checkpoint ID`, which concludes the merge; `warren sync ID --abort` puts the task back as it was.',
+  },
+  NOTHING_TO_SYNC: {
+    meaning:
+      '`warren sync --abort` found no sync left in the workspace to roll back (no merge in progress), or a merge that is not the one `sync --keep` left. Nothing was changed.',
+    action: 'See `git -C WORKSPACE status`; a merge of your own is concluded or aborted with git itself.',
+  },
   CHECKOUT_DIRTY: {
     meaning:
       "The checkout that has the base checked out (usually the main worktree) has uncommitted changes that landing (or the fast-forward of `new`'s sync) would overwrite. Nothing was changed.",

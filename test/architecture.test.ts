@@ -77,7 +77,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // The workspace core: create, remove, scan, gc, locks, the operation runner.
   ['workspace'],
   // The features.
-  ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services'],
+  ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services', 'conflicts'],
   // The merge queue, built of landing, provisioning and execution.
   ['queue'],
   // What composes the features, and what people and programs call.

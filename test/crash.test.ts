@@ -55,6 +55,8 @@ const COMMAND: Record<IntentOp, string[]> = {
   queue: ['land', 'k'],
   discard: ['rm', 'k', '--discard'],
   restore: ['restore', 'k'],
+  // A task whose base moved: its commit rebased onto the base's new one.
+  sync: ['sync', 'k'],
 };
 
 function runWith(
@@ -126,6 +128,12 @@ async function prepare(repo: TestRepo, op: IntentOp): Promise<void> {
     fs.writeFileSync(path.join(ws, 'untracked.txt'), 'new\n');
   }
   if (op === 'restore') await ok(repo, 'rm', 'k', '--discard');
+  if (op === 'sync') {
+    fs.writeFileSync(path.join(ws, 'work.txt'), 'work\n');
+    await ok(repo, 'checkpoint', 'k', '-m', 'work');
+    repo.write('base.txt', 'the base moved\n');
+    repo.commit('the base moves');
+  }
   if (op === 'gc') {
     await ok(repo, 'new', 'feat', 'v');
     const v = workspace(repo, 'v');
@@ -200,6 +208,15 @@ async function goalReached(
         k === undefined &&
         gitIn(repo.root, 'branch', '--list', 'feat/k') === '' &&
         gitIn(repo.root, 'for-each-ref', 'refs/warren/archive/k/') !== ''
+      );
+    case 'sync':
+      // The base's commit is in the branch, the task's own on top, the workspace clean.
+      return (
+        k !== undefined &&
+        gitIn(repo.root, 'merge-base', 'main', 'feat/k') === gitIn(repo.root, 'rev-parse', 'main') &&
+        gitIn(k.path, 'log', '-1', '--format=%s') === 'work' &&
+        fs.existsSync(path.join(k.path, 'base.txt')) &&
+        gitIn(k.path, 'status', '--porcelain') === ''
       );
     case 'restore':
       return (

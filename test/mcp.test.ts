@@ -42,7 +42,19 @@ describe('warren mcp', () => {
       });
       const client = await connect(repo);
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(['checkpoint', 'diff', 'exec', 'land', 'list', 'new', 'rm', 'show', 'status', 'verify']);
+      expect(tools).toEqual([
+        'checkpoint',
+        'conflicts',
+        'diff',
+        'exec',
+        'land',
+        'list',
+        'new',
+        'rm',
+        'show',
+        'status',
+        'verify',
+      ]);
 
       const made = await call<{ id: string; path: string; state: string; branch: string }>(client, 'new', {
         type: 'feat',

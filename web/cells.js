@@ -27,10 +27,22 @@ export function stateCell(t, busy) {
         )
       : stateBadge(t.state),
     queueBadge(t.queue),
+    conflictBadge(t.conflicts),
     busy
       ? el('span', { class: 'badge busy' }, el('span', { class: 'spinner', 'aria-hidden': 'true' }), `${busy}…`)
       : null,
   ];
+}
+
+/** Whom the task's work does not merge with (the conflict map as last computed), the files in its title. */
+export function conflictBadge(conflicts) {
+  if (!conflicts || conflicts.length === 0) return null;
+  const name = (o) => (o === '@base' ? 'its base' : o);
+  return el(
+    'span',
+    { class: 'badge bad conflict', title: conflicts.map((c) => `${name(c.other)}: ${c.paths.join(', ')}`).join('\n') },
+    `conflicts: ${conflicts.map((c) => name(c.other)).join(', ')}`,
+  );
 }
 
 /** The task's place in the merge queue, or why it bounced from it. */

@@ -13,6 +13,7 @@ import {
   stateCell,
   verifyCell,
 } from './cells.js';
+import { conflictsSection } from './conflicts.js';
 import { diffView } from './diff.js';
 import { age, el } from './dom.js';
 import { page, state, taskHref, taskKey } from './state.js';
@@ -193,6 +194,7 @@ export function taskView(data, routed, boxes) {
       active,
       // A landed task's work is on the base as one commit: its own commits are history.
       t.landed ? null : commitsSection(t, data.commits),
+      conflictsSection(t, data.conflicts),
       el('h3', {}, 'Changes against the base'),
       data.diff.ok
         ? diffView(data.diff.value, {

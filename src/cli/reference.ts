@@ -6,6 +6,7 @@ import { REVIEWING } from './reference/reviewing.js';
 import { LANDING } from './reference/landing.js';
 import { INTEGRATIONS } from './reference/integrations.js';
 import { SERVICES } from './reference/services.js';
+import { CONFLICTS } from './reference/conflicts.js';
 
 export type { CommandReference } from './reference/shared.js';
 
@@ -40,4 +41,5 @@ export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
   ...LANDING,
   ...INTEGRATIONS,
   ...SERVICES,
+  ...CONFLICTS,
 };

@@ -225,6 +225,15 @@ export const configSchema = z
         gate: z.array(id).optional(),
         batch: z.number().int().min(1).max(64).optional(),
         parallel: z.boolean().optional(),
+        /** Batches of entries that merge with each other, and an entry that no longer merges with the base bounced at once (default true). */
+        conflicts: z.boolean().optional(),
+      })
+      .optional(),
+    /** The conflict map: how `warren sync` brings the base in (rebase, the default, or merge), and whether `warren run` tells the agent of new conflicts (off by default). */
+    conflicts: z
+      .strictObject({
+        sync: z.enum(['rebase', 'merge']).optional(),
+        tell: z.boolean().optional(),
       })
       .optional(),
     /** The task types `warren new` takes (replacing the five built-in ones), each the prefix of its tasks' branches. */

@@ -37,6 +37,9 @@ export const CONFIG_TRUST = {
       parallel: {
         free: 'whether bisection gates both halves of a failed batch at once or one after the other: the same gate runs on the same commits either way',
       },
+      conflicts: {
+        free: 'whether the queue leaves an entry that does not merge with an earlier one out of its batch, and bounces one that no longer merges with the base before its turn: every entry still lands only through the same squash and gate',
+      },
     } satisfies Record<keyof Land, SettingTrust>,
   },
   worktree_root: 'setting',
@@ -53,6 +56,16 @@ export const CONFIG_TRUST = {
   teardown: 'commands',
   agents: 'commands',
   services: 'commands',
+  conflicts: {
+    keys: {
+      sync: {
+        free: "how `warren sync` brings the base's commits into a task (rebase or merge): git's own operation on the task's branch, asked for by the user, in which no hook and nothing of the repository runs",
+      },
+      tell: {
+        free: "whether `warren run` adds a note naming the task's new conflicts (task IDs and paths) to the prompt the user gave: text for the agent, in the same sandbox; nothing runs",
+      },
+    } satisfies Record<keyof NonNullable<WarrenConfig['conflicts']>, SettingTrust>,
+  },
   types: {
     free: "the task types `warren new` accepts: a type is what the user types, and it only names the task's branch (TYPE/ID); no task sees it, nothing is kept or deleted by it, and nothing runs",
   },

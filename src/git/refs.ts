@@ -236,3 +236,8 @@ export async function deleteRefAt(repo: Repository, ref: string, expected: strin
   const result = await git(['update-ref', '-d', '--', ref, expected], { cwd: repo.root, allowFailure: true });
   return result.exitCode === 0;
 }
+
+/** Points `ref` at `commit`, whatever it pointed at (a ref of warren's own, not a branch). */
+export async function setRef(repo: Repository, ref: string, commit: string, reason: string): Promise<void> {
+  await git(['update-ref', '-m', reason, '--', ref, commit], { cwd: repo.root });
+}

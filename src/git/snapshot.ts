@@ -28,16 +28,30 @@ export async function snapshotWorktree(
   worktree: Where,
   excludePathspecs: readonly string[],
 ): Promise<WorktreeSnapshot> {
-  const { paths } = await gitPaths(worktree, ['index']);
+  return snapshotIn(worktree, excludePathspecs, true) as Promise<WorktreeSnapshot>;
+}
+
+/** The tree of `snapshotWorktree` alone (no staged tree): two git calls in a pinned workspace, whose index is known. */
+export async function worktreeTree(worktree: Where, excludePathspecs: readonly string[]): Promise<string> {
+  return (await snapshotIn(worktree, excludePathspecs, false)).tree;
+}
+
+async function snapshotIn(
+  worktree: Where,
+  excludePathspecs: readonly string[],
+  staged: boolean,
+): Promise<{ tree: string; indexTree?: string | null }> {
+  const real =
+    typeof worktree === 'string' ? (await gitPaths(worktree, ['index'])).paths[0] : path.join(worktree.gitDir, 'index');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-snapshot-'));
   const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
   try {
-    const real = paths[0];
     if (real && fs.existsSync(real)) copyIndex(real, env.GIT_INDEX_FILE);
-    const staged = await git(['write-tree'], { cwd: worktree, env, allowFailure: true });
+    const indexTree = staged ? await git(['write-tree'], { cwd: worktree, env, allowFailure: true }) : null;
     await git(['add', '-A', '--', '.', ...excludePathspecs], { cwd: worktree, env });
     const tree = (await git(['write-tree'], { cwd: worktree, env })).stdout.trim();
-    return { tree, indexTree: staged.exitCode === 0 ? staged.stdout.trim() : null };
+    if (!indexTree) return { tree };
+    return { tree, indexTree: indexTree.exitCode === 0 ? indexTree.stdout.trim() : null };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -128,4 +142,38 @@ export async function setWorktreeConfig(
   });
   if (on.stdout.trim() !== 'true') await git(['config', 'extensions.worktreeConfig', 'true'], { cwd: repo.root });
   for (const [key, value] of entries) await git(['config', '--worktree', '--', key, value], { cwd: worktree });
+}
+
+/** The tree of a commit. */
+export async function treeOfCommit(where: Where, commit: string): Promise<string> {
+  return (await git(['rev-parse', '--end-of-options', `${commit}^{tree}`], { cwd: where })).stdout.trim();
+}
+
+/** A fixed author, committer and date: the same tree on the same parent is the same commit, whoever made it when. */
+const FIXED_IDENTITY = {
+  GIT_AUTHOR_NAME: 'warren',
+  GIT_AUTHOR_EMAIL: 'warren@localhost',
+  GIT_AUTHOR_DATE: '@0 +0000',
+  GIT_COMMITTER_NAME: 'warren',
+  GIT_COMMITTER_EMAIL: 'warren@localhost',
+  GIT_COMMITTER_DATE: '@0 +0000',
+};
+
+/**
+ * A worktree's snapshot tree as a commit on `parent` (its committed tip), for the merges that
+ * need commits: deterministic (src/conflicts/ keys its cache by it), referenced by nothing, so
+ * git's gc prunes it. `parent` itself when the tree is the parent's: nothing uncommitted.
+ */
+export async function snapshotCommit(
+  where: Where,
+  tree: string,
+  parent: string,
+  parentTree?: Promise<string>,
+): Promise<string> {
+  if ((await (parentTree ?? treeOfCommit(where, parent))) === tree) return parent;
+  const made = await git(['commit-tree', tree, '-p', parent, '-m', 'warren: uncommitted work (snapshot)'], {
+    cwd: where,
+    env: FIXED_IDENTITY,
+  });
+  return made.stdout.trim();
 }

@@ -28,6 +28,14 @@ export async function changedNames(repo: Repository, from: string, to: string): 
   return splitZ(result.stdout);
 }
 
+/** Names of the paths `to` changed since it left `from` (`from...to`: from their merge base). */
+export async function changedSinceFork(repo: Repository, from: string, to: string): Promise<string[]> {
+  const result = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', `${from}...${to}`, '--'], {
+    cwd: repo.root,
+  });
+  return splitZ(result.stdout);
+}
+
 /** One entry of a commit's tree (mode and blob), or null when the path is not in it. */
 export async function treeEntry(
   repo: Repository,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { isWarrenError, WarrenError } from '../errors.js';
 import { environmentError } from '../state/faults.js';
 import { checkpointTask } from '../land/checkpoint.js';
+import { agentConflicts } from '../conflicts/operations.js';
 import { landTask } from '../queue/operations.js';
 import { openProject } from '../composition.js';
 import { statusTask } from '../provision/operations.js';
@@ -242,6 +243,16 @@ export function buildServer(options: McpOptions): McpServer {
       ]);
       return { committed, uncommitted: uncommitted.files };
     }),
+  );
+
+  server.registerTool(
+    'conflicts',
+    {
+      description:
+        "What the task's changes (uncommitted included) would conflict with if merged now, as git merges them: each other live task and the base, with the files and both sides' hunks, and the base's commits since the task began that touched those files. Clean overlaps are not conflicts.",
+      inputSchema: { id },
+    },
+    tool('conflicts', async (ctx, a: { id: string }) => agentConflicts(ctx, a.id)),
   );
 
   server.registerTool(

@@ -7,6 +7,7 @@ import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
 import { gateSteps, removeStaleGates } from './gate.js';
 import { joiningTasks } from './joining.js';
+import { bounceConflictingWithBase, conflictFreeBatch, presortOn } from './presort.js';
 import { settle, type Counter } from './settle.js';
 import { activeEntries, getEntry, setLanded, setQueued, tryLease, type QueueEntry } from './store.js';
 
@@ -52,9 +53,12 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
     await resume(ctx);
     for (;;) {
       if (stop()) break;
-      const batch = nextBatch(ctx);
+      const batch = await nextBatch(ctx);
       if (batch.length === 0) break;
       await settleBatch(ctx, batch, counter);
+      // What just landed: an entry that no longer merges with it bounces now, not after another gate.
+      const base = baseOf(ctx, batch[0]);
+      if (base && presortOn(ctx)) await bounceConflictingWithBase(ctx, base);
     }
   } finally {
     clearInterval(beat);
@@ -67,14 +71,18 @@ function baseOf(ctx: ProjectContext, entry: QueueEntry | undefined): string | un
   return entry ? ctx.store.getTask(ctx.key, entry.taskId)?.base : undefined;
 }
 
-/** The oldest waiting entries with the first one's base, at most `land.batch`. */
-function nextBatch(ctx: ProjectContext): QueueEntry[] {
+/**
+ * The oldest waiting entries with the first one's base, at most `land.batch`; with
+ * `land.conflicts` (the default), only entries that merge with every earlier one taken.
+ */
+async function nextBatch(ctx: ProjectContext): Promise<QueueEntry[]> {
   const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
   const queued = activeEntries(ctx.store, ctx.key).filter((e) => e.state === 'queued');
   const first = queued[0];
   if (!first) return [];
   const base = baseOf(ctx, first);
-  return queued.filter((e) => baseOf(ctx, e) === base || e === first).slice(0, size);
+  const same = queued.filter((e) => baseOf(ctx, e) === base || e === first);
+  return presortOn(ctx) ? conflictFreeBatch(ctx, same, size) : same.slice(0, size);
 }
 
 /**

@@ -248,4 +248,35 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX service_objects_by_task ON service_objects (project, task_id);
     `,
   },
+  {
+    // The conflict map of the live fleet (src/conflicts/records.ts): each task's last snapshot
+    // (its committed tip plus its uncommitted work, as a commit) and each pair's merge, keyed by
+    // the two commits it was computed on, so that only pairs whose trees changed are merged again.
+    name: '008-conflicts',
+    sql: `
+      CREATE TABLE conflict_snapshots (
+        project TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        tip TEXT NOT NULL,
+        commit_oid TEXT NOT NULL,
+        base_tip TEXT NOT NULL,
+        touched TEXT NOT NULL,
+        base_touched TEXT NOT NULL,
+        error TEXT,
+        taken_at TEXT NOT NULL,
+        PRIMARY KEY (project, task_id)
+      );
+      CREATE TABLE conflict_pairs (
+        project TEXT NOT NULL,
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        a_commit TEXT NOT NULL,
+        b_commit TEXT NOT NULL,
+        conflict INTEGER NOT NULL,
+        result TEXT NOT NULL,
+        computed_at TEXT NOT NULL,
+        PRIMARY KEY (project, a, b)
+      );
+    `,
+  },
 ];

@@ -17,6 +17,7 @@ import { followLog, resolveLog } from './log-tail.js';
 import { logSource } from './run-events.js';
 import { newestConversation } from '../run/transcript.js';
 import { taskView } from './task-view.js';
+import { conflictsReport } from '../conflicts/operations.js';
 import { followTranscript } from './transcript-stream.js';
 
 export interface ApiDeps {
@@ -107,6 +108,17 @@ export function registerApi(app: Hono, deps: ApiDeps): void {
   app.get('/api/task', async (c) => {
     try {
       return c.json(await taskView(await projectFor(c.req.query('project')), c.req.query('id') ?? ''));
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // The conflict map, computed again (every live workspace read): the pairs that do not merge, with
+  // both sides' hunks; `id` keeps that task's. The fleet has the map as last computed.
+  app.get('/api/conflicts', async (c) => {
+    try {
+      const id = c.req.query('id');
+      return c.json(await conflictsReport(await projectFor(c.req.query('project')), id === '' ? undefined : id));
     } catch (err) {
       return errorResponse(c, err);
     }

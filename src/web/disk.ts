@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Task } from '../state/types.js';
 import { diskUsage } from '../system/disk-usage.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { mapLimited } from './fleet.js';
+import { mapLimited } from '../util/map-limited.js';
 
 /**
  * The fleet's disk and age: what each task's workspace takes on disk, its copy-on-write layers

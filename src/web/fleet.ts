@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { mapLimited } from '../util/map-limited.js';
+import { conflictsOf, lastMap } from '../conflicts/view.js';
+import type { PairResult } from '../conflicts/types.js';
 import { isWarrenError } from '../errors.js';
 import { provisionedChanges, type ProvisionedStatus } from '../provision/status/status.js';
 import type { PortBlock } from '../run/ports.js';
@@ -41,6 +44,8 @@ export interface FleetTask {
   queue: QueueRow | null;
   /** What `land` put on the base: the page says "landed as <commit>". */
   landed: { commit: string; base: string; at: string } | null;
+  /** Whom its work does not merge with (a task, or `@base`) and where: the conflict map as last computed. */
+  conflicts: { other: string; paths: string[] }[];
 }
 
 /** What reading git and the workspace says about a task: slower than the record, so asked for apart. */
@@ -147,7 +152,12 @@ export function shownState(state: string, run: Pick<LastRun, 'kind' | 'running'>
 }
 
 /** The row of one task, from the database and the kernel's socket table: no git, no walk of the workspace. */
-export function fleetTask(ctx: ProjectContext, task: Task, queue: QueueListing | null = listQueue(ctx)): FleetTask {
+export function fleetTask(
+  ctx: ProjectContext,
+  task: Task,
+  queue: QueueListing | null = listQueue(ctx),
+  pairs: readonly PairResult[] = lastMap(ctx),
+): FleetTask {
   const run = lastRun(ctx.store.taskEvents(task.project, task.id, 200));
   return {
     project: task.project,
@@ -168,6 +178,7 @@ export function fleetTask(ctx: ProjectContext, task: Task, queue: QueueListing |
     landed: task.data.landed
       ? { commit: task.data.landed.commit, base: task.data.landed.base, at: task.data.landed.at }
       : null,
+    conflicts: conflictsOf(pairs, task.id).with,
   };
 }
 
@@ -207,28 +218,15 @@ export function verifyOf(task: Pick<Task, 'data'>): FleetTask['verify'] {
 
 const DETAILS_CONCURRENCY = 4;
 
-/** Maps with at most `limit` calls in flight, keeping the input order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /** The fleet of one repository: its tasks as the database has them, its queue and its trust. */
 export function projectFleet(ctx: ProjectContext): FleetProject {
   const queue = listQueue(ctx);
+  const pairs = lastMap(ctx);
   return {
     key: ctx.key,
     name: path.basename(ctx.repo.root),
     root: ctx.repo.root,
-    tasks: ctx.store.listTasks(ctx.key).map((task) => fleetTask(ctx, task, queue)),
+    tasks: ctx.store.listTasks(ctx.key).map((task) => fleetTask(ctx, task, queue, pairs)),
     queue,
     trust: trustView(ctx),
     error: null,

@@ -68,6 +68,7 @@ const CLIENT_FILES: Record<string, string> = {
   '/transcript.js': JS,
   '/results.js': JS,
   '/disk.js': JS,
+  '/conflicts.js': JS,
   '/app.css': 'text/css; charset=utf-8',
   // Served here, never fetched from elsewhere; also at /favicon.ico, where browsers look unasked.
   '/favicon.svg': 'image/svg+xml',

@@ -7,6 +7,8 @@ import { taskComments, type Comment } from '../review/comments.js';
 import { DASHBOARD_PATCH_BYTES, diffOf, type TaskDiff } from '../review/diff.js';
 import { defaultReviewAgent } from '../review/send.js';
 import { branchCommits } from '../workspace/git-view.js';
+import { taskConflictPairs } from '../conflicts/operations.js';
+import type { PairResult } from '../conflicts/types.js';
 import { requireTask } from '../workspace/tasks.js';
 import { taskServices } from '../services/operations.js';
 import type { ServiceStatus } from '../services/task-services.js';
@@ -43,6 +45,8 @@ export interface TaskView {
   audit: AuditView[];
   /** The task's services: state, where each is reached (passwords left out) and its log. */
   services: ServiceStatus[];
+  /** The pairs of this task that do not merge (its uncommitted work read again), with both sides' hunks. */
+  conflicts: Readout<PairResult[]>;
 }
 
 function messageOf(err: unknown): string {
@@ -69,11 +73,12 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
   const events = ctx.store.taskEvents(ctx.key, task.id, 200);
   const source = logSource(events);
   // Each part reads git or the disk on its own: read them side by side, not one after another.
-  const [details, audit, commits, diff] = await Promise.all([
+  const [details, audit, commits, diff, conflicts] = await Promise.all([
     taskDetails(ctx, task),
     auditOf(ctx, task),
     readout(() => branchCommits(ctx.repo, task)),
     readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
+    readout(() => taskConflictPairs(ctx, task.id)),
   ]);
   const { id: _, ...detailsOfTask } = details;
   return {
@@ -89,6 +94,7 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     agents: { names: agentNames(ctx.config), preferred: defaultReviewAgent(ctx, task) },
     audit,
     services: taskServices(ctx, task).map((s) => ({ ...s, url: s.url === null ? null : withoutPassword(s.url) })),
+    conflicts,
   };
 }
 

@@ -23,6 +23,8 @@ import { registerStatus } from './status.js';
 import { registerTrust } from './trust.js';
 import { registerDiff } from './diff.js';
 import { registerComment, registerComments } from './comment.js';
+import { registerConflicts } from './conflicts.js';
+import { registerSync } from './sync.js';
 import { registerPath } from './path.js';
 import { registerEnv, registerService } from './service.js';
 import { registerRestore } from './restore.js';
@@ -53,6 +55,8 @@ export const COMMANDS: readonly Register[] = [
   registerVerify,
   registerTrust,
   registerCheckpoint,
+  registerConflicts,
+  registerSync,
   registerLand,
   registerQueue,
   registerAudit,

@@ -1,5 +1,6 @@
 import { scanArchives } from '../../workspace/archive.js';
 import { listTasks } from '../../workspace/tasks.js';
+import { conflictLine, conflictsOf, lastMap } from '../../conflicts/view.js';
 import type { Register } from '../command.js';
 import { age, table } from '../format.js';
 
@@ -24,6 +25,9 @@ export const registerList: Register = (program, run) => {
           return { data: archives, human };
         }
         const tasks = listTasks(ctx);
+        // The conflict map as last computed (`warren conflicts`, `status`): no git call here.
+        const pairs = lastMap(ctx);
+        const conflicts = new Map(tasks.map((t) => [t.id, conflictsOf(pairs, t.id)]));
         const data = tasks.map((t) => ({
           id: t.id,
           type: t.type,
@@ -32,6 +36,7 @@ export const registerList: Register = (program, run) => {
           base: t.base,
           state: t.state,
           createdAt: t.createdAt,
+          conflicts: conflicts.get(t.id)?.with ?? [],
         }));
         const human =
           tasks.length === 0
@@ -39,8 +44,14 @@ export const registerList: Register = (program, run) => {
             : table(
                 ['ID', 'TYPE', 'STATE', 'AGE', 'BRANCH', 'PATH'],
                 tasks.map((t) => [t.id, t.type, t.state, age(t.createdAt), t.branch, t.path]),
-              );
+              ) + conflictLines([...conflicts.values()]);
         return { data, human };
       }),
     );
 };
+
+/** Below the table: one line per task that conflicts, as the map was last computed. */
+function conflictLines(all: readonly ReturnType<typeof conflictsOf>[]): string {
+  const lines = all.filter((c) => c.with.length > 0).map((c) => `${c.id} conflicts with ${conflictLine(c)}`);
+  return lines.length > 0 ? `\n\n${lines.join('\n')}\n(as last computed; \`warren conflicts\` looks again)` : '';
+}

@@ -7,7 +7,7 @@ export const registerMcp: Register = (program, run) => {
   program
     .command('mcp')
     .description(
-      "an MCP server over stdio with the tools new, list, show, status, diff, exec, verify, checkpoint, land, rm (register it with your agent: `warren help agents`); started in a task's workspace, or inside a command warren runs for a task, it serves that task alone",
+      "an MCP server over stdio with the tools new, list, show, status, diff, conflicts, exec, verify, checkpoint, land, rm (register it with your agent: `warren help agents`); started in a task's workspace, or inside a command warren runs for a task, it serves that task alone",
     )
     .option('--task <id>', 'serve this task alone: every other task, and new, are refused')
     .action((opts: { task?: string }) =>

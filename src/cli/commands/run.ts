@@ -2,6 +2,7 @@ import path from 'node:path';
 import { WarrenError } from '../../errors.js';
 import { readPromptFile, RESUME_PROMPT, runAgent } from '../../run/operations.js';
 import { sendReview } from '../../review/send.js';
+import { conflictNote, resolvePrompt } from '../../conflicts/prompt.js';
 import { parseDuration } from '../../util/duration.js';
 import type { Register } from '../command.js';
 import { installedCommand } from '../installed.js';
@@ -32,6 +33,14 @@ export const registerRun: Register = (program, run) => {
       '--mcp',
       "give the agent warren's own MCP server for this run, serving this task alone (claude, codex; MCP servers you added to the agent yourself are not in the task's config folder)",
     )
+    .option(
+      '--resolve',
+      "the prompt is the conflict `warren sync ID --keep` left in the workspace: each file's two sides and the base's commits there; `warren checkpoint ID` concludes it",
+    )
+    .option(
+      '--tell-conflicts',
+      "add a short note about the task's new conflicts (other tasks, its base: `warren conflicts`) to the prompt; `conflicts: { tell: true }` in warren.yaml does it for every run",
+    )
     .option('--timeout <dur>', 'end the whole process tree after this long; exit 124')
     .action(
       (
@@ -43,15 +52,17 @@ export const registerRun: Register = (program, run) => {
           resume?: boolean;
           review?: boolean;
           mcp?: boolean;
+          resolve?: boolean;
+          tellConflicts?: boolean;
           timeout?: string;
         },
       ) =>
         run(async (env) => {
-          const given = [opts.prompt, opts.promptFile, opts.review].filter((o) => o !== undefined).length;
+          const given = [opts.prompt, opts.promptFile, opts.review, opts.resolve].filter((o) => o !== undefined).length;
           if (given > 1 || (given === 0 && !opts.resume)) {
             throw new WarrenError(
               'USAGE',
-              `give exactly one of --prompt, --prompt-file and --review (with --resume, none: it continues with "${RESUME_PROMPT}"); nothing was run.`,
+              `give exactly one of --prompt, --prompt-file, --review and --resolve (with --resume, none: it continues with "${RESUME_PROMPT}"); nothing was run.`,
             );
           }
           if (opts.agent === undefined && !opts.resume)
@@ -83,14 +94,21 @@ export const registerRun: Register = (program, run) => {
               },
             };
           }
-          const prompt =
-            opts.prompt ??
-            (opts.promptFile === undefined
-              ? RESUME_PROMPT
-              : readPromptFile(path.resolve(env.repoDir, opts.promptFile)));
-          if (opts.prompt === undefined && opts.promptFile === undefined && !env.json)
-            env.log(`warren: no prompt given; continuing the conversation with "${RESUME_PROMPT}"`);
           const ctx = await env.project();
+          const asked =
+            opts.prompt ??
+            (opts.resolve
+              ? await resolvePrompt(ctx, rawId)
+              : opts.promptFile === undefined
+                ? RESUME_PROMPT
+                : readPromptFile(path.resolve(env.repoDir, opts.promptFile)));
+          if (opts.prompt === undefined && opts.promptFile === undefined && !opts.resolve && !env.json)
+            env.log(`warren: no prompt given; continuing the conversation with "${RESUME_PROMPT}"`);
+          // The note of new conflicts, asked for here or in warren.yaml: said on stderr too, never silent.
+          const note =
+            opts.tellConflicts === true || ctx.config.conflicts?.tell === true ? await conflictNote(ctx, rawId) : null;
+          if (note) env.log(`warren: told the agent of new conflicts:\n${note}`);
+          const prompt = note ? `${asked}\n\n${note}` : asked;
           const outcome = await runAgent(ctx, rawId, {
             prompt,
             ...(opts.agent === undefined ? {} : { agent: opts.agent }),

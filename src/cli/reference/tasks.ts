@@ -97,7 +97,8 @@ warren: task ID "x; rm -rf ~" is not allowed: it must match ^[A-Za-z0-9][A-Za-z0
     ],
   },
   list: {
-    json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string }[]
+    json: `{ id: string; type: string; branch: string; path: string; base: string; state: TaskState; createdAt: string;
+  conflicts: { other: string; paths: string[] }[] }[]   // the conflict map as last computed (\`warren conflicts\`); other: a task, or '@base'
 // TaskState: creating | ready | setup_failed | landed | removing | remove_failed
 // --archived: what rm --discard saved, oldest first (a ref under refs/warren/archive/ warren did not make, that moved,
 // or dated in the future is not listed: a warning on stderr says which and why)
@@ -224,6 +225,7 @@ $ warren --json show nope
     tree?: string; why?: string; fix?: string }[];       // node_modules: checked against its lockfile
   envRewritten: { file: string; keys: string[] }[];     // copied env files whose keys named the main checkout's services, set to the task's own at new
   services: ServiceStatus[];                            // as \`show\` lists them: state, URL, and which template (and seed) a database came from
+  conflicts: { other: string; paths: string[] }[];      // what its work (uncommitted included) does not merge with: a task, or '@base'
 }`,
     exit: [[0, 'the status was read'], [1, 'a layer could not be mounted again'], TASK_EXIT_2],
     errors: ['TASK_NOT_FOUND', 'PATH_ESCAPE', 'PROVISION_FAILED'],
