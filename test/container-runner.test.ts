@@ -84,10 +84,10 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       expect(podman('container', 'inspect', '--format', '{{.Id}}', name).out).toBe(id);
       const show = await repo.warrenJson<{ events: { kind: string; message: string }[] }>('show', 'a');
       expect(show.json.events.filter((e) => e.kind === 'sandbox.container_made')).toHaveLength(1);
-    // `warren audit` says where the task runs and what its boundary is.
-    const audit = await repo.warren('audit', 'a');
-    expect(audit.stdout).toContain(`container: ${name} (podman`);
-    expect(audit.stdout).toMatch(/limits: memory 4g, cpus 2, pids 4096/);
+      // `warren audit` says where the task runs and what its boundary is.
+      const audit = await repo.warren('audit', 'a');
+      expect(audit.stdout).toContain(`container: ${name} (podman`);
+      expect(audit.stdout).toMatch(/limits: memory 4g, cpus 2, pids 4096/);
     },
   );
 
