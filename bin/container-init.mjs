@@ -24,6 +24,7 @@ if (!runId || sep !== '--' || argv.length === 0) {
   process.exit(125);
 }
 const MARK = `WARREN_RUN_ID=${runId}`;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 const child = spawn(argv[0], argv.slice(1), {
   stdio: ['pipe', 'inherit', 'inherit'],
@@ -74,7 +75,9 @@ function finish(status) {
   } catch {
     // the group is gone already
   }
-  sweep();
+  // Again until a pass finds nothing to kill: a doomed process may fork between a pass's read
+  // of /proc and its kill. When one finds none, what is left belongs to other, live runs.
+  for (let pass = 0; pass < 100 && sweep() > 0; pass++) Atomics.wait(PAUSE, 0, 0, 10);
   process.exit(status);
 }
 
@@ -84,6 +87,7 @@ function finish(status) {
  * live run's: left); a chain that reaches the container's init unmarked escaped (killed).
  */
 function sweep() {
+  let killed = 0;
   const table = new Map();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -91,9 +95,9 @@ function sweep() {
     try {
       const environ = fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const mark = environ.find((v) => v.startsWith('WARREN_RUN_ID=')) ?? null;
-      table.set(pid, { ppid, mark });
+      table.set(pid, { ppid: Number(ppid), mark, zombie: state === 'Z' });
     } catch {
       // gone, or not ours to read
     }
@@ -110,11 +114,13 @@ function sweep() {
     return false;
   };
   for (const pid of table.keys()) {
-    if (pid === 1 || pid === process.pid || !doomed(pid)) continue;
+    if (pid === 1 || pid === process.pid || table.get(pid).zombie || !doomed(pid)) continue;
     try {
       process.kill(pid, 'SIGKILL');
+      killed++;
     } catch {
       // gone already
     }
   }
+  return killed;
 }

@@ -262,7 +262,7 @@ describe('where podman is missing', () => {
     expect(r.code, r.stderr).toBe(2);
     const error = (JSON.parse(r.stdout) as { error: { code: string; message: string; hint: string } }).error;
     expect(error.code).toBe('RUNNER_UNAVAILABLE');
-    expect(error.message).toMatch(/podman is not installed; nothing was run/);
+    expect(error.message).toMatch(/podman is not installed \(not found on PATH\); nothing was run/);
     expect(error.hint).toMatch(/apt-get install podman/);
     expect(repo.git('branch', '--list', 'feat/a')).toBe('');
     expect(fs.existsSync(path.join(repo.home, 'worktrees'))).toBe(false);

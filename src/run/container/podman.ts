@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
 import { runBounded, spawnDetached, type SpawnResult } from '../../system/spawn.js';
-import { apiAnswers } from './api.js';
+import { findCommand } from '../command-lookup.js';
+import { API, apiAnswers, apiRequest } from './api.js';
 
 /**
  * podman, the engine of `sandbox: container`: its command line for what is rare (an image, a
@@ -14,22 +15,14 @@ import { apiAnswers } from './api.js';
 export const PODMAN_HINT =
   'Install it (apt-get install podman runc slirp4netns uidmap), and on a machine whose runc or cgroups need it put `[containers] default_ulimits = []` and `[engine] runtime = "runc"` in /etc/containers/containers.conf; or choose `sandbox: bwrap`.';
 
-const runs = new Map<string, string | null>();
-
-/** Null when podman runs here (per PATH), else why not. */
+/**
+ * Null when podman is on PATH, else why not. A look-up, not a run: it is asked before every
+ * command of a container task, and a podman that is there but broken says so itself at its
+ * first call (SANDBOX_UNAVAILABLE, with its own words).
+ */
 export async function podmanProblem(): Promise<string | null> {
-  const where = `${process.getuid?.()}\0${process.env.PATH ?? ''}`;
-  const known = runs.get(where);
-  if (known !== undefined) return known;
-  const r = await runBounded({ argv: ['podman', '--version'], timeoutMs: 20_000 });
-  const problem =
-    r.spawnError?.code === 'ENOENT'
-      ? 'podman is not installed'
-      : r.exitCode !== 0
-        ? `podman --version failed: ${r.stderr.toString().trim() || `exit ${r.exitCode}`}`
-        : null;
-  runs.set(where, problem);
-  return problem;
+  const found = findCommand('podman', process.env.PATH ?? '', '/');
+  return found === null ? 'podman is not installed (not found on PATH)' : null;
 }
 
 export async function assertPodman(what: string): Promise<void> {
@@ -90,8 +83,8 @@ export const BASE_IMAGE = 'localhost/warren-base:1';
  * `/etc/passwd` and `/etc/group` of its own, and empty mount points. About 20 kB, imported in
  * under a second, offline.
  */
-export async function ensureBaseImage(): Promise<string> {
-  if ((await podman(['image', 'exists', BASE_IMAGE])).exitCode === 0) return BASE_IMAGE;
+export async function ensureBaseImage(socket: string): Promise<string> {
+  if (await imageExists(socket, BASE_IMAGE)) return BASE_IMAGE;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-image-'));
   try {
     const root = path.join(dir, 'root');
@@ -113,11 +106,16 @@ export async function ensureBaseImage(): Promise<string> {
     if (packed.exitCode !== 0) throw podmanFailed('packing the base image', packed);
     const imported = await podman(['import', tar, BASE_IMAGE]);
     // Another warren may have imported it meanwhile: what counts is that it exists.
-    if (imported.exitCode !== 0 && (await podman(['image', 'exists', BASE_IMAGE])).exitCode !== 0) {
+    if (imported.exitCode !== 0 && !(await imageExists(socket, BASE_IMAGE))) {
       throw podmanFailed(`making the image ${BASE_IMAGE}`, imported);
     }
     return BASE_IMAGE;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether podman has `image` (through its API: no podman process per command). */
+export async function imageExists(socket: string, image: string): Promise<boolean> {
+  return (await apiRequest(socket, 'GET', `${API}/images/${encodeURIComponent(image)}/exists`)).status === 204;
 }
