@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
-import { nobodyRepo, type NobodyRepo } from './helpers/nobody.js';
+import { nobodyRepo, shellAsNobody, type NobodyRepo } from './helpers/nobody.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, gitIn, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
@@ -235,6 +236,11 @@ function gitDirOf(workspace: string): string {
 /** The same attempts against each sandbox kind, as root and as an ordinary user. */
 const arenaAsRoot = (kind: 'bwrap' | 'container') => async (): Promise<Arena> => {
   const repo: TestRepo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': `sandbox: ${kind}\n` } });
+  // The tasks' containers go with the test (their folders do).
+  if (kind === 'container')
+    onTestFinished(
+      () => void spawnSync('podman', ['rm', '-f', '-t', '0', '--filter', `label=warren.home=${repo.home}`]),
+    );
   const home = tmpDir('warren-home-of-');
   const agent = await repo.warrenJson<{ path: string }>('new', 'feat', 'agent');
   const other = await repo.warrenJson<{ path: string }>('new', 'feat', 'other');
@@ -267,6 +273,11 @@ const arenaAsNobody = (kind: 'bwrap' | 'container') => async (): Promise<Arena> 
     fs.writeFileSync(path.join(root, 'README.md'), '# main\n');
     fs.writeFileSync(path.join(root, 'warren.yaml'), `sandbox: ${kind}\n`);
   });
+  // Rootless: the user's own podman, whose storage is under its HOME (repo.home), removes them.
+  if (kind === 'container')
+    onTestFinished(
+      () => void shellAsNobody('/', `HOME=${repo.home} podman rm -f -t 0 --filter label=warren.home=${repo.home}`),
+    );
   const agent = repo.json<{ path: string }>(['new', 'feat', 'agent']);
   const other = repo.json<{ path: string }>(['new', 'feat', 'other']);
   const project = fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
