@@ -199,6 +199,24 @@ describe.skipIf(noPodman !== null)('a container task', () => {
     },
   );
 
+  it(
+    "its dev server runs beside the container (in bwrap) and the task's commands reach it by its port",
+    { timeout: 180_000 },
+    async () => {
+      const server = `require('node:http').createServer((q, r) => r.end('hello from the dev server\\n')).listen(Number(process.env.WARREN_PORT), '127.0.0.1');\n`;
+      const { repo } = await containerTask(
+        'sandbox: container\nservices:\n  web: { run: [node, server.js], ready: { http: /, timeout: 30s }, start: always }\n',
+        { 'server.js': server },
+      );
+      const get =
+        'require("node:http").get(process.env.WARREN_SERVICE_WEB_URL, (r) => r.pipe(process.stdout)).on("error", (e) => { console.error(e.message); process.exit(3); })';
+      const r = await repo.warren('exec', 'a', '--', 'node', '-e', get);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('hello from the dev server\n');
+      expect((await repo.warren('rm', 'a')).code).toBe(0);
+    },
+  );
+
   it('limits from warren.yaml hold: a pids limit stops a fork loop', { timeout: 180_000 }, async () => {
     const { repo } = await containerTask('sandbox: { kind: container, pids: 32 }\n');
     // node counts its own threads against the limit too: fewer than 32 children can start.
