@@ -1,5 +1,5 @@
 // Rendering of single facts: every function returns nodes built by el(), never HTML.
-import { duration, el } from './dom.js';
+import { duration, el, table } from './dom.js';
 
 export function stateBadge(state) {
   return el('span', { class: `badge state-${state.replace(/[^a-z_]/g, '')}` }, state);
@@ -185,39 +185,26 @@ export function eventBlock(e) {
     el('span', { class: 'kind' }, e.kind),
     el('span', { class: 'msg' }, e.message),
     rows.length
-      ? el(
-          'table',
+      ? table(
           { class: 'results' },
-          el(
-            'thead',
-            {},
-            el(
+          ['command', 'result', 'exit', 'required', 'took', 'why'],
+          rows.map((r) => {
+            const bad = result(r) !== 'passed';
+            return el(
               'tr',
-              {},
-              ['command', 'result', 'exit', 'required', 'took', 'why'].map((c) => el('th', {}, c)),
-            ),
-          ),
-          el(
-            'tbody',
-            {},
-            rows.map((r) => {
-              const bad = result(r) !== 'passed';
-              return el(
-                'tr',
-                { class: bad ? (r.required === false ? 'optional-failed' : 'failed') : 'passed' },
-                el('td', {}, String(r.id ?? '')),
-                el(
-                  'td',
-                  {},
-                  el('span', { class: `badge ${bad ? (r.required === false ? '' : 'bad') : 'good'}` }, result(r)),
-                ),
-                el('td', {}, r.exitCode === null || r.exitCode === undefined ? '—' : String(r.exitCode)),
-                el('td', {}, r.required === false ? 'no' : 'yes'),
-                el('td', {}, typeof r.durationMs === 'number' ? duration(r.durationMs) : ''),
-                el('td', { class: 'muted' }, r.reason ? String(r.reason) : ''),
-              );
-            }),
-          ),
+              { class: bad ? (r.required === false ? 'optional-failed' : 'failed') : 'passed' },
+              el('td', {}, String(r.id ?? '')),
+              el(
+                'td',
+                {},
+                el('span', { class: `badge ${bad ? (r.required === false ? '' : 'bad') : 'good'}` }, result(r)),
+              ),
+              el('td', {}, r.exitCode === null || r.exitCode === undefined ? '—' : String(r.exitCode)),
+              el('td', {}, r.required === false ? 'no' : 'yes'),
+              el('td', {}, typeof r.durationMs === 'number' ? duration(r.durationMs) : ''),
+              el('td', { class: 'muted' }, r.reason ? String(r.reason) : ''),
+            );
+          }),
         )
       : null,
     typeof e.data.log === 'string' && e.data.log !== ''

@@ -51,6 +51,24 @@ export function el(tag, attrs, ...children) {
   return node;
 }
 
+/** A table: its header row (strings, or `th` elements made already) and its body's rows. */
+export function table(attrs, heads, rows) {
+  return el(
+    'table',
+    attrs,
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        heads.map((h) => (h instanceof Node ? h : el('th', {}, h))),
+      ),
+    ),
+    el('tbody', {}, rows),
+  );
+}
+
 export function age(iso) {
   const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
   if (s < 60) return `${s}s`;

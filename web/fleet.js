@@ -12,7 +12,7 @@ import {
   stateCell,
   verifyCell,
 } from './cells.js';
-import { age, el } from './dom.js';
+import { age, el, table } from './dom.js';
 import { openLog } from './log.js';
 import { state, taskHref, taskKey } from './state.js';
 
@@ -46,27 +46,14 @@ export function fleetSkeleton() {
       'section',
       { class: 'project' },
       el('div', { class: 'section-head' }, el('h2', {}, 'Tasks'), skeleton('button')),
-      el(
-        'table',
+      table(
         { class: 'fleet' },
-        el(
-          'thead',
-          {},
+        COLUMNS.map(([col, h]) => el('th', { 'data-col': col }, h)),
+        [0, 1, 2].map(() =>
           el(
             'tr',
-            {},
-            COLUMNS.map(([col, h]) => el('th', { 'data-col': col }, h)),
-          ),
-        ),
-        el(
-          'tbody',
-          {},
-          [0, 1, 2].map(() =>
-            el(
-              'tr',
-              { class: 'skeleton-row' },
-              COLUMNS.map(([col]) => cell(col, {}, col === 'menu' ? null : skeleton())),
-            ),
+            { class: 'skeleton-row' },
+            COLUMNS.map(([col]) => cell(col, {}, col === 'menu' ? null : skeleton())),
           ),
         ),
       ),
@@ -154,48 +141,35 @@ function queuePanel(p) {
       : el(
           'div',
           { class: 'scroll-x' },
-          el(
-            'table',
+          table(
             { class: 'queue-entries' },
-            el(
-              'thead',
-              {},
+            ['#', 'task', 'state', 'since', 'detail'],
+            entries.map((e) =>
               el(
                 'tr',
-                {},
-                ['#', 'task', 'state', 'since', 'detail'].map((h) => el('th', {}, h)),
-              ),
-            ),
-            el(
-              'tbody',
-              {},
-              entries.map((e) =>
+                { 'data-entry': String(e.entry), 'data-state': e.state },
+                el('td', {}, e.position === null ? '' : String(e.position)),
+                el('td', {}, e.id),
                 el(
-                  'tr',
-                  { 'data-entry': String(e.entry), 'data-state': e.state },
-                  el('td', {}, e.position === null ? '' : String(e.position)),
-                  el('td', {}, e.id),
+                  'td',
+                  {},
                   el(
-                    'td',
-                    {},
-                    el(
-                      'span',
-                      {
-                        class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}`,
-                      },
-                      e.state,
-                    ),
+                    'span',
+                    {
+                      class: `badge ${e.state === 'landed' ? 'good' : e.state === 'bounced' ? 'bad' : e.state === 'testing' ? 'running' : ''}`,
+                    },
+                    e.state,
                   ),
-                  el('td', { title: e.since }, `${age(e.since)} ago`),
-                  el(
-                    'td',
-                    { class: 'detail' },
-                    e.state === 'landed'
-                      ? el('code', {}, (e.commit ?? '').slice(0, 12))
-                      : e.state === 'bounced'
-                        ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}`
-                        : '',
-                  ),
+                ),
+                el('td', { title: e.since }, `${age(e.since)} ago`),
+                el(
+                  'td',
+                  { class: 'detail' },
+                  e.state === 'landed'
+                    ? el('code', {}, (e.commit ?? '').slice(0, 12))
+                    : e.state === 'bounced'
+                      ? `${e.code ?? ''}: ${e.reason ?? ''}${e.log ? ` (log ${e.log})` : ''}`
+                      : '',
                 ),
               ),
             ),
@@ -218,30 +192,17 @@ function straysSection(details) {
       : el(
           'div',
           { class: 'scroll-x' },
-          el(
-            'table',
+          table(
             { class: 'strays' },
-            el(
-              'thead',
-              {},
+            ['kind', 'path / branch', 'ID', 'why'],
+            strays.map((s) =>
               el(
                 'tr',
-                {},
-                ['kind', 'path / branch', 'ID', 'why'].map((h) => el('th', {}, h)),
-              ),
-            ),
-            el(
-              'tbody',
-              {},
-              strays.map((s) =>
-                el(
-                  'tr',
-                  { 'data-stray': s.kind },
-                  el('td', {}, s.kind),
-                  el('td', {}, el('code', {}, s.path ?? s.branch ?? '')),
-                  el('td', {}, s.id ?? ''),
-                  el('td', {}, s.reason),
-                ),
+                { 'data-stray': s.kind },
+                el('td', {}, s.kind),
+                el('td', {}, el('code', {}, s.path ?? s.branch ?? '')),
+                el('td', {}, s.id ?? ''),
+                el('td', {}, s.reason),
               ),
             ),
           ),
@@ -281,24 +242,10 @@ function projectSection(p, showTitle) {
       : null,
     tasks.length === 0 && pending.length === 0 && !p.error
       ? el('p', { class: 'muted empty' }, 'No tasks. Create one with New task, or `warren new feat ID`.')
-      : el(
-          'table',
+      : table(
           { class: 'fleet' },
-          el(
-            'thead',
-            {},
-            el(
-              'tr',
-              {},
-              COLUMNS.map(([col, h]) => el('th', { 'data-col': col }, h)),
-            ),
-          ),
-          el(
-            'tbody',
-            {},
-            pending.map(pendingRow),
-            tasks.map((t) => taskRow(t, byId.get(t.id))),
-          ),
+          COLUMNS.map(([col, h]) => el('th', { 'data-col': col }, h)),
+          [pending.map(pendingRow), tasks.map((t) => taskRow(t, byId.get(t.id)))],
         ),
     queuePanel(p),
     p.error ? null : straysSection(details),

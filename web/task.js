@@ -15,7 +15,7 @@ import {
 } from './cells.js';
 import { conflictsSection } from './conflicts.js';
 import { diffView } from './diff.js';
-import { age, el } from './dom.js';
+import { age, el, table } from './dom.js';
 import { page, state, taskHref, taskKey } from './state.js';
 import { notify } from './toast.js';
 
@@ -264,50 +264,37 @@ function servicesSection(services) {
   return el(
     'div',
     { class: 'scroll-x' },
-    el(
-      'table',
+    table(
       { class: 'services' },
-      el(
-        'thead',
-        {},
+      ['name', 'kind', 'state', 'where', 'log'],
+      services.map((s) =>
         el(
           'tr',
-          {},
-          ['name', 'kind', 'state', 'where', 'log'].map((h) => el('th', {}, h)),
-        ),
-      ),
-      el(
-        'tbody',
-        {},
-        services.map((s) =>
+          { 'data-service': s.name },
+          el('td', {}, s.name),
+          el('td', {}, s.kind),
           el(
-            'tr',
-            { 'data-service': s.name },
-            el('td', {}, s.name),
-            el('td', {}, s.kind),
+            'td',
+            {},
             el(
-              'td',
-              {},
-              el(
-                'span',
-                { class: `badge ${s.state === 'running' ? 'good' : s.state === 'crashed' ? 'bad' : ''}` },
-                s.state,
-              ),
+              'span',
+              { class: `badge ${s.state === 'running' ? 'good' : s.state === 'crashed' ? 'bad' : ''}` },
+              s.state,
             ),
-            el(
-              'td',
-              {},
-              s.kind === 'run' && Number.isInteger(s.port)
-                ? el(
-                    'a',
-                    { href: `http://127.0.0.1:${s.port}/`, target: '_blank', rel: 'noopener noreferrer' },
-                    `http://127.0.0.1:${s.port}/`,
-                  )
-                : el('code', {}, s.url ?? '—'),
-              s.database ? el('span', { class: 'muted' }, ` from ${s.from}`) : '',
-            ),
-            el('td', {}, s.log ? el('code', {}, s.log) : '—'),
           ),
+          el(
+            'td',
+            {},
+            s.kind === 'run' && Number.isInteger(s.port)
+              ? el(
+                  'a',
+                  { href: `http://127.0.0.1:${s.port}/`, target: '_blank', rel: 'noopener noreferrer' },
+                  `http://127.0.0.1:${s.port}/`,
+                )
+              : el('code', {}, s.url ?? '—'),
+            s.database ? el('span', { class: 'muted' }, ` from ${s.from}`) : '',
+          ),
+          el('td', {}, s.log ? el('code', {}, s.log) : '—'),
         ),
       ),
     ),
