@@ -62,44 +62,60 @@ async function stateOf(repo: TestRepo, id: string): Promise<string | null> {
   return list.json.find((t) => t.id === id)?.state ?? null;
 }
 
+/**
+ * `warren land` of a task with work, killed at a random instant within the window a full land
+ * takes here (calibrated first); after each, the next commands alone — `gc`, the same land again
+ * when it did not land — must leave it landed once, nothing lost, no stray, nothing left, and a
+ * removable task. `after` adds checks of its own.
+ */
+async function landKilled(
+  repo: TestRepo,
+  o: { seed: number; kills: number; prefix: string },
+  after: (problems: string[]) => Promise<void> = async () => undefined,
+): Promise<Trial[]> {
+  await taskWithWork(repo, 'calibrate');
+  const full = await runKilledAt(repo, ['land', 'calibrate'], null);
+  expect(full.code, full.stderr).toBe(0);
+  await ok(repo, 'rm', 'calibrate', '--delete-branch');
+  const window = await killWindow(repo, full.ms);
+  const random = seeded(o.seed);
+  const trials: Trial[] = [];
+  for (let n = 0; killedSoFar(trials, 'land') < scaled(o.kills) && n < scaled(o.kills) * 3; n++) {
+    const id = `${o.prefix}${n}`;
+    await taskWithWork(repo, id);
+    const before = reachable(repo.root);
+    const delayMs = Math.round(window.from + random() * (window.to - window.from));
+    const run = await runKilledAt(repo, ['land', id], delayMs);
+    adapt(window, run);
+    const problems: string[] = [];
+    await ok(repo, 'gc');
+    // The same command again, when the task did not land: it joins (or finds its entry) and lands.
+    if ((await stateOf(repo, id)) !== 'landed') {
+      const again = await repo.warren('land', id);
+      if (again.code !== 0) problems.push(`land again: ${again.stderr.trim()}`);
+    }
+    landedOnce(repo, id, problems);
+    noCommitLost(repo.root, before, problems);
+    await strays(repo, problems);
+    leftBehind(repo, problems);
+    // A landed task goes without a word, its branch too.
+    const removed = await repo.warren('rm', id, '--delete-branch');
+    if (removed.code !== 0)
+      problems.push(`rm of the landed task (${await stateOf(repo, id)}): ${removed.stderr.trim()}`);
+    await after(problems);
+    if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
+    trials.push({ op: 'land', n, delayMs, killed: run.killed, problems });
+  }
+  return trials;
+}
+
 describe.skipIf(fullTierOnly(import.meta.filename, 'the random-kill trials'))('killed at a random instant', () => {
   it(
     `warren land, killed ${KILLS.land} times: after the next commands each task is landed exactly once and nothing is lost or left`,
     { timeout: 900_000 },
     async () => {
       const repo = makeRepo();
-      await taskWithWork(repo, 'calibrate');
-      const full = await runKilledAt(repo, ['land', 'calibrate'], null);
-      expect(full.code, full.stderr).toBe(0);
-      await ok(repo, 'rm', 'calibrate', '--delete-branch');
-      const window = await killWindow(repo, full.ms);
-      const random = seeded(SEED + 2);
-      const trials: Trial[] = [];
-      for (let n = 0; killedSoFar(trials, 'land') < scaled(KILLS.land) && n < scaled(KILLS.land) * 3; n++) {
-        const id = `l${n}`;
-        await taskWithWork(repo, id);
-        const before = reachable(repo.root);
-        const delayMs = Math.round(window.from + random() * (window.to - window.from));
-        const run = await runKilledAt(repo, ['land', id], delayMs);
-        adapt(window, run);
-        const problems: string[] = [];
-        await ok(repo, 'gc');
-        // The same command again, when the task did not land: it joins (or finds its entry) and lands.
-        if ((await stateOf(repo, id)) !== 'landed') {
-          const again = await repo.warren('land', id);
-          if (again.code !== 0) problems.push(`land again: ${again.stderr.trim()}`);
-        }
-        landedOnce(repo, id, problems);
-        noCommitLost(repo.root, before, problems);
-        await strays(repo, problems);
-        leftBehind(repo, problems);
-        // A landed task goes without a word, its branch too.
-        const removed = await repo.warren('rm', id, '--delete-branch');
-        if (removed.code !== 0)
-          problems.push(`rm of the landed task (${await stateOf(repo, id)}): ${removed.stderr.trim()}`);
-        if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
-        trials.push({ op: 'land', n, delayMs, killed: run.killed, problems });
-      }
+      const trials = await landKilled(repo, { seed: SEED + 2, kills: KILLS.land, prefix: 'l' });
       report('random-kills-land', trials);
       expect(trials.filter((t) => t.problems.length > 0)).toEqual([]);
       expect(killedSoFar(trials, 'land')).toBe(scaled(KILLS.land));
@@ -200,41 +216,14 @@ verify:
         },
       });
       stopServicesAfter(repo.home);
-      await taskWithWork(repo, 'calibrate');
-      const full = await runKilledAt(repo, ['land', 'calibrate'], null);
-      expect(full.code, full.stderr).toBe(0);
-      await ok(repo, 'rm', 'calibrate', '--delete-branch');
-      const window = await killWindow(repo, full.ms);
-      const random = seeded(SEED + 4);
-      const trials: Trial[] = [];
-      for (
-        let n = 0;
-        killedSoFar(trials, 'land') < scaled(LAND_SERVICE_KILLS) && n < scaled(LAND_SERVICE_KILLS) * 3;
-        n++
-      ) {
-        const id = `g${n}`;
-        await taskWithWork(repo, id);
-        const before = reachable(repo.root);
-        const delayMs = Math.round(window.from + random() * (window.to - window.from));
-        const run = await runKilledAt(repo, ['land', id], delayMs);
-        adapt(window, run);
-        const problems: string[] = [];
-        await ok(repo, 'gc');
-        if ((await stateOf(repo, id)) !== 'landed') {
-          const again = await repo.warren('land', id);
-          if (again.code !== 0) problems.push(`land again: ${again.stderr.trim()}`);
-        }
-        landedOnce(repo, id, problems);
-        noCommitLost(repo.root, before, problems);
-        await strays(repo, problems);
-        leftBehind(repo, problems);
-        const removed = await repo.warren('rm', id, '--delete-branch');
-        if (removed.code !== 0) problems.push(`rm of the landed task: ${removed.stderr.trim()}`);
-        await ok(repo, 'gc');
-        await noServiceOfAGoneTask(repo, problems);
-        if (problems.length > 0) problems.push(whatHappened(repo, id, run.stderr));
-        trials.push({ op: 'land', n, delayMs, killed: run.killed, problems });
-      }
+      const trials = await landKilled(
+        repo,
+        { seed: SEED + 4, kills: LAND_SERVICE_KILLS, prefix: 'g' },
+        async (problems) => {
+          await ok(repo, 'gc');
+          await noServiceOfAGoneTask(repo, problems);
+        },
+      );
       report('random-kills-land-services', trials);
       expect(trials.filter((t) => t.problems.length > 0)).toEqual([]);
       expect(killedSoFar(trials, 'land')).toBe(scaled(LAND_SERVICE_KILLS));
