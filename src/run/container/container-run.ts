@@ -42,7 +42,7 @@ export async function containerFor(
  * for a `.bin` link (the link and what it points at), else the command's folder and its real one.
  * Nothing under /usr (bound already) or inside the workspace (bound writable).
  */
-export function installationOf(command: string | null): string[] {
+function installationOf(command: string | null): string[] {
   if (command === null || !path.isAbsolute(command)) return [];
   const dir = path.dirname(command);
   let real = command;

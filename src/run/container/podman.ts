@@ -12,7 +12,7 @@ import { API, apiAnswers, apiRequest } from './api.js';
  */
 
 /** What a machine without podman is told to install (and configure): docs/configuration.md#sandbox. */
-export const PODMAN_HINT =
+const PODMAN_HINT =
   'Install it (apt-get install podman runc slirp4netns uidmap), and on a machine whose runc or cgroups need it put `[containers] default_ulimits = []` and `[engine] runtime = "runc"` in /etc/containers/containers.conf; or choose `sandbox: bwrap`.';
 
 /**
@@ -20,13 +20,13 @@ export const PODMAN_HINT =
  * command of a container task, and a podman that is there but broken says so itself at its
  * first call (SANDBOX_UNAVAILABLE, with its own words).
  */
-export async function podmanProblem(): Promise<string | null> {
+function podmanProblem(): string | null {
   const found = findCommand('podman', process.env.PATH ?? '', '/');
   return found === null ? 'podman is not installed (not found on PATH)' : null;
 }
 
 export async function assertPodman(what: string): Promise<void> {
-  const problem = await podmanProblem();
+  const problem = podmanProblem();
   if (problem === null) return;
   throw new WarrenError('RUNNER_UNAVAILABLE', `${what} runs in a container sandbox, and ${problem}; nothing was run.`, {
     hint: PODMAN_HINT,
@@ -46,7 +46,7 @@ export function podmanFailed(what: string, r: SpawnResult): WarrenError {
 }
 
 /** podman's API socket for this WARREN_HOME. */
-export function apiSocket(home: string): string {
+function apiSocket(home: string): string {
   return path.join(home, 'run', 'podman.sock');
 }
 

@@ -10,7 +10,7 @@ export interface ContainerSettings {
   pids: number;
 }
 
-export const CONTAINER_DEFAULTS = { memory: '4g', cpus: 2, pids: 4096 } as const;
+const CONTAINER_DEFAULTS = { memory: '4g', cpus: 2, pids: 4096 } as const;
 
 export function containerSettingsOf(config: WarrenConfig): ContainerSettings {
   const s = typeof config.sandbox === 'object' && config.sandbox.kind === 'container' ? config.sandbox : null;

@@ -61,7 +61,7 @@ const SYSTEM = [
 ];
 
 /** What the task's container binds, from the task's boundary: readable read-only, writable read-write, pinned read-only over them. */
-export function bindsFor(
+function bindsFor(
   ctx: ProjectContext,
   task: Task,
   profile: SandboxProfile,
@@ -87,7 +87,7 @@ export function bindsFor(
 }
 
 /** True when every bind asked for is there, exactly as asked (a pinned file read-only over a writable folder stays so). */
-export function covers(have: readonly Bind[], want: readonly Bind[]): boolean {
+function covers(have: readonly Bind[], want: readonly Bind[]): boolean {
   return want.every((w) => have.some((h) => h.source === w.source && h.mode === w.mode));
 }
 
@@ -148,7 +148,7 @@ export async function ensureTaskContainer(
 }
 
 /** What was bound before (a hook folder of an earlier run) and what this run needs; this run's mode wins for a path in both. */
-export function union(before: readonly Bind[], now: readonly Bind[]): Bind[] {
+function union(before: readonly Bind[], now: readonly Bind[]): Bind[] {
   const wanted = new Set(now.map((b) => b.source));
   return [...before.filter((b) => !wanted.has(b.source)), ...now];
 }
@@ -162,7 +162,7 @@ function sameSettings(a: ContainerSettings, b: ContainerSettings): boolean {
  * (`--network none`; the egress bridge carries what the allow list permits), limits from
  * warren.yaml. Its first process ignores SIGCHLD, so what the runs leave to it is reaped.
  */
-export function createArgv(
+function createArgv(
   home: string,
   project: string,
   taskId: string,
@@ -208,7 +208,7 @@ export function createArgv(
 }
 
 /** The container's state, through podman's API (a podman process would cost ~70 ms a command). */
-export async function containerState(socket: string, name: string): Promise<'running' | 'stopped' | 'missing'> {
+async function containerState(socket: string, name: string): Promise<'running' | 'stopped' | 'missing'> {
   const r = await apiRequest(socket, 'GET', `${API}/containers/${encodeURIComponent(name)}/json`);
   if (r.status === 404) return 'missing';
   if (r.status !== 200) return 'stopped';
