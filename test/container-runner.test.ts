@@ -77,6 +77,22 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       expect(first.stdout).not.toContain('to-err');
       const { name } = containerOf(repo, 'a');
       const id = podman('container', 'inspect', '--format', '{{.Id}}', name).out;
+      // What podman itself says of the container warren asked for through its API.
+      const host = JSON.parse(podman('container', 'inspect', '--format', '{{json .HostConfig}}', name).out) as Record<
+        string,
+        unknown
+      >;
+      expect(host).toMatchObject({
+        ReadonlyRootfs: true,
+        NetworkMode: 'none',
+        Memory: 4 * 1024 ** 3,
+        PidsLimit: 4096,
+        CpuQuota: 200_000,
+        CpuPeriod: 100_000,
+      });
+      expect(host.SecurityOpt).toContain('no-new-privileges');
+      expect((host.CapAdd as unknown[] | null) ?? []).toEqual([]);
+      expect((host.Tmpfs as Record<string, string>)['/tmp'] ?? '').toContain('mode=1777');
       // The workspace is at the same path, writable; the same container again.
       const second = await repo.warren('--json', 'exec', 'a', '--', 'sh', '-c', `pwd; echo made > from-container.txt`);
       expect(second.code, second.stderr).toBe(0);
