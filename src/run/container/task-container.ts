@@ -177,7 +177,7 @@ function sameSettings(a: ContainerSettings, b: ContainerSettings): boolean {
 }
 
 /** podman's `--memory` size (`4g`, `512m`, `1048576`) in bytes. */
-export function bytesOf(size: string): number {
+function bytesOf(size: string): number {
   const m = /^(\d+)([bkmg]?)$/i.exec(size);
   if (!m) throw new WarrenError('CONFIG_INVALID', `sandbox memory ${size} is not a size (e.g. 4g or 512m).`);
   const unit = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'b' | 'k' | 'm' | 'g'];
@@ -192,7 +192,7 @@ export function bytesOf(size: string): number {
  * limits from warren.yaml. Its first process ignores SIGCHLD, so what the runs leave to it is
  * reaped.
  */
-export function createSpec(
+function createSpec(
   home: string,
   project: string,
   taskId: string,
