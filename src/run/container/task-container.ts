@@ -46,6 +46,8 @@ interface Ledger {
   task: string;
   binds: Bind[];
   settings: ContainerSettings;
+  /** The common git directory mounted as an overlay (gitOverlayOf); absent in a record of a container made before. */
+  gitOverlay?: string;
   createdAt: string;
 }
 
@@ -55,6 +57,16 @@ const LABEL = 'warren.home';
 export function containerPlace(home: string, project: string, taskId: string): { name: string; dir: string } {
   const id = createHash('sha256').update(`${home}\0${project}\0${taskId}`).digest('hex').slice(0, 16);
   return { name: `warren-${id}`, dir: path.join(home, 'containers', id) };
+}
+
+/**
+ * The overlay over the repository's common git directory in a task's container: what git writes
+ * there (the agent's commits, a hook it installs, config it sets) lands in `upper`, never in the
+ * host repository; container-git.ts takes the commits from it after each run.
+ */
+export function gitOverlayOf(home: string, project: string, taskId: string): { upper: string; work: string } {
+  const { dir } = containerPlace(home, project, taskId);
+  return { upper: path.join(dir, 'git', 'upper'), work: path.join(dir, 'git', 'work') };
 }
 
 /** Host folders every container reads (the toolchains under /usr; what /usr's links and TLS need in /etc). */
@@ -115,11 +127,21 @@ export async function ensureTaskContainer(
   const { name, dir } = containerPlace(ctx.store.home, ctx.key, task.id);
   const sockets = path.join(dir, 'sockets');
   fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
-  const want = bindsFor(ctx, task, profile, sockets, tools);
+  const commonDir = ctx.repo.commonDir;
+  // The common git directory is the overlay's, not a read-only bind (its worktree's own folder stays bound as in bwrap).
+  const want = bindsFor(ctx, task, profile, sockets, tools).filter((b) => b.source !== commonDir);
+  const overlay = gitOverlayOf(ctx.store.home, ctx.key, task.id);
+  for (const d of [overlay.upper, overlay.work]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
   const socket = await ensureApi(ctx.store.home);
   const ledger = readLedger(dir);
   const state = ledger ? await containerState(socket, name) : 'missing';
-  if (ledger && state !== 'missing' && covers(ledger.binds, want) && sameSettings(ledger.settings, settings)) {
+  if (
+    ledger &&
+    state !== 'missing' &&
+    covers(ledger.binds, want) &&
+    sameSettings(ledger.settings, settings) &&
+    ledger.gitOverlay === commonDir
+  ) {
     if (state !== 'running') {
       const started = await podman(['start', name]);
       if (started.exitCode !== 0) throw podmanFailed(`starting task ${task.id}'s container ${name}`, started);
@@ -137,14 +159,19 @@ export async function ensureTaskContainer(
       },
     );
   }
-  const binds = ledger && state !== 'missing' ? union(ledger.binds, want) : want;
+  const binds = (ledger && state !== 'missing' ? union(ledger.binds, want) : want).filter(
+    (b) => b.source !== commonDir,
+  );
   writeFileAtomic(
     path.join(dir, 'container.json'),
-    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
+    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, gitOverlay: commonDir, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
   );
   const warnings = await createContainer(
     socket,
-    createSpec(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network),
+    createSpec(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network, {
+      ...overlay,
+      dir: commonDir,
+    }),
     `task ${task.id}'s container ${name}`,
   );
   for (const warning of warnings) {
@@ -201,6 +228,7 @@ function createSpec(
   binds: readonly Bind[],
   settings: ContainerSettings,
   network: boolean,
+  git: { dir: string; upper: string; work: string },
 ): Record<string, unknown> {
   const period = 100_000;
   return {
@@ -216,6 +244,9 @@ function createSpec(
     mounts: [
       { destination: '/tmp', source: 'tmpfs', type: 'tmpfs', options: ['rw', 'mode=1777'] },
       ...binds.map((b) => ({ destination: b.source, source: b.source, type: 'bind', options: [b.mode, 'rbind'] })),
+    ],
+    overlay_volumes: [
+      { destination: git.dir, source: git.dir, options: [`upperdir=${git.upper}`, `workdir=${git.work}`] },
     ],
     resource_limits: {
       memory: { limit: bytesOf(settings.memory) },
