@@ -268,13 +268,25 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       const { repo, ws } = await containerTask('sandbox: container\nverify:\n  - { id: test, run: sh test.sh }\n', {
         'test.sh': 'exit 0\n',
       });
-      fs.writeFileSync(path.join(ws, 'test.sh'), 'cat /proc/1/comm > /dev/stderr; exit 0\n');
+      // The gate's step commits inside and points branches at it: what git writes there is the gate container's own.
+      fs.writeFileSync(
+        path.join(ws, 'test.sh'),
+        [
+          'cat /proc/1/comm > /dev/stderr',
+          'git -c user.name=x -c user.email=x@example.invalid commit -q --allow-empty -m evil',
+          'git update-ref "refs/heads/(detached)" HEAD',
+          'git update-ref refs/heads/main HEAD',
+          'exit 0',
+        ].join('\n') + '\n',
+      );
       expect((await repo.warren('checkpoint', 'a', '-m', 'tests')).code).toBe(0);
       const landed = await repo.warren('land', 'a');
       expect(landed.code, landed.stderr).toBe(0);
       expect(landed.stderr).toMatch(/sandbox container/);
       const left = podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Labels}}').out;
       expect(left).not.toMatch(/warren\.task:queue-/);
+      expect(repo.git('log', '--format=%s', 'main')).not.toContain('evil');
+      expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/')).not.toContain('detached');
     },
   );
 });

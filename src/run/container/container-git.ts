@@ -29,6 +29,8 @@ export type Taken =
 
 /** Brings what the agent committed in the task's container onto its branch (see above). */
 export async function takeContainerCommits(ctx: ProjectContext, task: Task): Promise<Taken> {
+  // Only a task's own branch, as recorded: a gate's integration workspace (detached, no row) has none to move.
+  if (ctx.store.getTask(ctx.key, task.id)?.branch !== task.branch) return { kind: 'none' };
   const { upper } = gitOverlayOf(ctx.store.home, ctx.key, task.id);
   if (!fs.existsSync(upper)) return { kind: 'none' };
   const tip = untrustedBranchTip(upper, task.branch);
