@@ -3,7 +3,7 @@ import type { ResumableAgent } from './agents.js';
 /**
  * Pure readers of the conversations the agent CLIs record, one JSON object a line, into one
  * shape: the prompts, the agent's text, its tool calls and their results. What each CLI writes
- * was read off the real CLIs run against the scripted model server (test/run-transcript.test.ts):
+ * was read off the real CLIs run against the scripted model server (test/run/transcript.test.ts):
  * - claude: `projects/<cwd>/<session>.jsonl`, `user`/`assistant` lines whose `message.content`
  *   holds text, `tool_use` and `tool_result` blocks, among bookkeeping lines (attachments,
  *   request shapes, costs) that are not the conversation;
