@@ -38,13 +38,23 @@ const BENIGN_FLAGS = new Set([
   '--frozen-lockfile',
   '--immutable',
   '--ignore-scripts',
+  '--no-progress',
+  '--no-color',
 ]);
+
+/**
+ * Flags with a value that say how the tool talks, logs or caches, never what it installs (the
+ * lockfile pins every version and its integrity): `--loglevel=error`, `--cache=DIR` (npm's
+ * cache), `--store-dir=DIR` (pnpm's store), `--reporter=…`, `--color=…`. The value joined by
+ * `=`, with no shell metacharacter in it.
+ */
+const BENIGN_VALUED = /^--(loglevel|cache|store-dir|reporter|color)=[\w./@:+-]+$/;
 
 /** The package manager an exact install command is, or null when the command is anything more. Pure. */
 export function exactInstall(run: string | readonly string[]): InstalledFacts['manager'] | 'yarn' | null {
   const words = typeof run === 'string' ? run.trim().split(/\s+/) : [...run];
   const [tool, verb, ...flags] = words;
-  if (!flags.every((f) => BENIGN_FLAGS.has(f) || /^--loglevel=[a-z]+$/.test(f))) return null;
+  if (!flags.every((f) => BENIGN_FLAGS.has(f) || BENIGN_VALUED.test(f))) return null;
   if (tool === 'npm' && (verb === 'ci' || verb === 'install' || verb === 'i')) return 'npm';
   if (tool === 'pnpm' && (verb === 'install' || verb === 'i')) return 'pnpm';
   if (tool === 'yarn' && (verb === 'install' || verb === undefined)) return 'yarn';
