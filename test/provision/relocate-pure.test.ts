@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { foreignTokens, pathCandidates, rewritePaths, scanEmbeds, scanTree } from '../../src/provision/relocate/embeds.js';
+import {
+  foreignTokens,
+  pathCandidates,
+  rewritePaths,
+  scanEmbeds,
+  scanTree,
+} from '../../src/provision/relocate/embeds.js';
 import { directTree, relocate } from '../../src/provision/relocate/relocate.js';
 import type { Task } from '../../src/state/types.js';
 import type { ProjectContext } from '../../src/workspace/context.js';
