@@ -39,6 +39,10 @@ export const EXECUTION_EVENTS = {
   // src/run/container/: a task's container made (at its first command), or one that would not go.
   'sandbox.container_made': payload<{ name: string; image: string; binds: number }>(),
   'sandbox.container_left': payload<{ problem: string }>(),
+  // src/run/k8s/: a task's sandbox claimed in a cluster, its work brought back, a claim that would not go.
+  'runner.claimed': payload<{ cluster: string; claim: string; pod: string; namespace: string }>(),
+  'runner.brought_back': payload<{ cluster: string; claim: string; head: string; tree: string; moved: boolean }>(),
+  'runner.claim_left': payload<{ problem: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

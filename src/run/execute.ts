@@ -27,6 +27,8 @@ import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExecArgv, containerFor } from './container/container-run.js';
+import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
+import type { TaskClaim } from './k8s/task-claim.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -95,17 +97,23 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   assertArgvCarriable(request.argv);
   const command = request.argv[0] ?? '';
-  const found = findCommand(command, env.PATH ?? '', task.path);
+  // A task in a cluster: its command is looked up in its pod (127 there when it is missing).
+  const cluster = clusterOf(ctx, task);
+  const found = cluster === null ? findCommand(command, env.PATH ?? '', task.path) : null;
   // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
   // here), where the run looks it up once mounted; anywhere else it is not there at all.
   if (
+    cluster === null &&
     found === null &&
     !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))
   )
     throw commandNotFound(command);
   assertMountable(task, mounts, containment);
   // A container task: its container, running with what this run needs bound, before the run is recorded.
-  const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts, found) : null;
+  const container =
+    profile.kind === 'container' && cluster === null ? await containerFor(ctx, task, profile, mounts, found) : null;
+  // A task in a cluster: its claim Ready and its branch in the sandbox, before the run is recorded.
+  const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts);
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -127,9 +135,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     argv: [...request.argv],
     cwd: task.path,
     sandbox:
-      profile.kind === 'none'
-        ? 'none'
-        : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
+      claim !== null
+        ? `k8s:${claim.cluster.name}`
+        : profile.kind === 'none'
+          ? 'none'
+          : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -158,7 +168,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   let result: SuperviseResult;
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
-    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
+    egress = profile.allow && claim === null ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
     const staging = profile.kind === 'bwrap' && sandboxMapsRoot() ? new Staging() : null;
     const bridge = egress && {
       egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
@@ -166,20 +176,23 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       node: process.execPath,
       bridge: bridgeScript(),
     };
-    const argv = container
-      ? containerExecArgv(container, task.path, runId, request.argv, bridge)
-      : sandboxArgv(profile, task.path, request.argv, bridge, staging);
+    const argv = claim
+      ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request))
+      : container
+        ? containerExecArgv(container, task.path, runId, request.argv, bridge)
+        : sandboxArgv(profile, task.path, request.argv, bridge, staging);
     result = await supervise({
       argv,
       cwd: task.path,
-      env,
+      // The exec client is warren's own, on the host: the pod's command gets podEnv only (in its argv).
+      env: claim ? process.env : env,
       stdin: request.stdin,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       graceMs,
       logPath: log,
       output: request.output,
       containment,
-      sandboxed: profile.kind !== 'none',
+      sandboxed: profile.kind !== 'none' || claim !== null,
       // As root in a sandbox, the layers are mounted from clones too, once the workspace's is named (sandboxArgv).
       mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
@@ -213,6 +226,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     // The run's processes are gone (and its proxy's connections): what it left elsewhere goes too.
     for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }
+  // What the run left in the sandbox comes back (checked) before anything here reads the workspace.
+  if (claim) await k8sAfter(ctx, task, claim);
   const logTail = result.exitCode === 0 ? '' : tail(log);
   // The mount step, or (as root, in a sandbox) the step that makes its clones, says why the command did not start.
   const notStarted =
@@ -252,7 +267,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     canceledBy: result.canceledBy,
     durationMs: result.durationMs,
     log,
-    sandbox: profile.kind,
+    sandbox: claim ? `k8s:${claim.cluster.name}` : profile.kind,
     reason,
     reasonInOutput: reason !== null && reason === notStarted,
     endedAfterFinal: result.endedAfterFinal,
