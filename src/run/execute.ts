@@ -168,7 +168,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   let result: SuperviseResult;
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
-    egress = profile.allow && claim === null ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
+    egress =
+      profile.allow && claim === null ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
     const staging = profile.kind === 'bwrap' && sandboxMapsRoot() ? new Staging() : null;
     const bridge = egress && {
       egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },

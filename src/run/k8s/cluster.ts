@@ -47,9 +47,13 @@ export function settingsOf(user: UserConfig, name: string, what: string): Cluste
 export function connect(name: string, settings: ClusterSettings): Cluster {
   const kubeconfig = kubeconfigOf(settings);
   if (!fs.existsSync(kubeconfig)) {
-    throw new WarrenError('RUNNER_UNAVAILABLE', `cluster ${name}'s kubeconfig ${kubeconfig} does not exist; nothing was run.`, {
-      hint: `Set \`clusters.${name}.kubeconfig\` in $WARREN_HOME/config.yaml to your kubeconfig's absolute path.`,
-    });
+    throw new WarrenError(
+      'RUNNER_UNAVAILABLE',
+      `cluster ${name}'s kubeconfig ${kubeconfig} does not exist; nothing was run.`,
+      {
+        hint: `Set \`clusters.${name}.kubeconfig\` in $WARREN_HOME/config.yaml to your kubeconfig's absolute path.`,
+      },
+    );
   }
   const config = new KubeConfig();
   config.loadFromFile(kubeconfig);
@@ -151,7 +155,9 @@ export async function ensurePool(cluster: Cluster): Promise<void> {
     if (cluster.settings.image && pod.containers[0]) pod.containers[0].image = cluster.settings.image;
     await createObject(cluster, 'sandboxtemplates', template);
   }
-  const pool = manifest('warren-warmpool.yaml') as Obj & { spec: { replicas: number; sandboxTemplateRef: { name: string } } };
+  const pool = manifest('warren-warmpool.yaml') as Obj & {
+    spec: { replicas: number; sandboxTemplateRef: { name: string } };
+  };
   pool.metadata = { ...pool.metadata, name };
   pool.spec.replicas = cluster.settings.replicas;
   pool.spec.sandboxTemplateRef.name = name;
@@ -203,7 +209,12 @@ export const CONTAINER = 'sandbox';
  * One command in the pod, through the API server's exec (client-node's `Exec`: a websocket,
  * `v5.channel.k8s.io` or `v4`), `input` as its standard input; its output collected.
  */
-export async function execCollect(cluster: Cluster, pod: string, argv: readonly string[], input?: Buffer): Promise<ExecResult> {
+export async function execCollect(
+  cluster: Cluster,
+  pod: string,
+  argv: readonly string[],
+  input?: Buffer,
+): Promise<ExecResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const stdin = input === undefined ? null : Readable.from([input]);

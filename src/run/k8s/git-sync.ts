@@ -58,12 +58,18 @@ git bundle create -q - refs/warren/back "^$2"`;
 /** The task's branch into its sandbox, when it is not there yet. */
 export async function sendBranch(ctx: ProjectContext, task: Task, claim: TaskClaim): Promise<void> {
   const head = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  if (head === null) throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is gone; nothing was run.`);
+  if (head === null)
+    throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is gone; nothing was run.`);
   const { ledger } = claim;
   if (ledger.sentHead === head) return;
   const have = ledger.sentHead !== null && (await isAncestor(ctx.repo, ledger.sentHead, head)) ? [ledger.sentHead] : [];
   const bundle = await bundleOf(ctx.repo, task.branch, have);
-  const r = await execCollect(claim.cluster, claim.pod, ['sh', '-c', RECEIVE, 'sh', POD_WORKSPACE, task.branch], bundle);
+  const r = await execCollect(
+    claim.cluster,
+    claim.pod,
+    ['sh', '-c', RECEIVE, 'sh', POD_WORKSPACE, task.branch],
+    bundle,
+  );
   if (r.status !== 0) {
     throw new WarrenError(
       'RUNNER_UNAVAILABLE',
@@ -107,7 +113,13 @@ export async function bringBack(ctx: ProjectContext, task: Task, claim: TaskClai
     await checkBroughtBack(ctx, task, sent, head);
     if (
       head !== sent &&
-      !(await compareAndSwapRef(ctx.repo, `refs/heads/${task.branch}`, head, sent, 'warren: brought back from the sandbox'))
+      !(await compareAndSwapRef(
+        ctx.repo,
+        `refs/heads/${task.branch}`,
+        head,
+        sent,
+        'warren: brought back from the sandbox',
+      ))
     ) {
       throw refused(task, `its branch ${task.branch} moved here while the run went on`);
     }

@@ -29,7 +29,12 @@ export function clusterOf(ctx: ProjectContext, task: Task): string | null {
 }
 
 /** The task's sandbox, claimed and Ready, with the task's branch in it. */
-export async function k8sFor(ctx: ProjectContext, task: Task, cluster: string, mounts: readonly RunMount[]): Promise<TaskClaim> {
+export async function k8sFor(
+  ctx: ProjectContext,
+  task: Task,
+  cluster: string,
+  mounts: readonly RunMount[],
+): Promise<TaskClaim> {
   if (mounts.length > 0) {
     throw new WarrenError(
       'SANDBOX_UNAVAILABLE',

@@ -63,7 +63,8 @@ export const k8sGc: GcStep = {
     const { removeTaskClaim } = await import('./task-claim.js');
     for (const c of orphans) {
       const problem = await removeTaskClaim(ctx.store.home, ctx.user, c.project, c.task);
-      if (problem === null) removed.push({ kind: 'claim', id: c.task, action: `deleted claim ${c.claim} in cluster ${c.cluster}` });
+      if (problem === null)
+        removed.push({ kind: 'claim', id: c.task, action: `deleted claim ${c.claim} in cluster ${c.cluster}` });
       else kept.push({ path: claimPlace(ctx.store.home, c.project, c.task).dir, kind: 'claim', reason: problem });
     }
     return { removed, kept };

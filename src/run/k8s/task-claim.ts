@@ -4,7 +4,16 @@ import type { Task } from '../../state/types.js';
 import { faultPoint } from '../../system/fault.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { claimPlace, readLedger, writeLedger, type Ledger } from './ledger.js';
-import { claimBody, connect, createObject, deleteObject, ensurePool, readyPod, settingsOf, type Cluster } from './cluster.js';
+import {
+  claimBody,
+  connect,
+  createObject,
+  deleteObject,
+  ensurePool,
+  readyPod,
+  settingsOf,
+  type Cluster,
+} from './cluster.js';
 
 /**
  * One SandboxClaim per task, against warren's warm pool, recorded in the ledger (ledger.ts)
@@ -78,7 +87,12 @@ export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterNa
 
 /** A task ID as a label value: 63 characters of [a-z0-9A-Z._-]. */
 function dnsLabel(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'task';
+  return (
+    id
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .slice(0, 63)
+      .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'task'
+  );
 }
 
 /**
@@ -106,4 +120,3 @@ export async function removeTaskClaim(
   fs.rmSync(dir, { recursive: true, force: true });
   return null;
 }
-
