@@ -91,7 +91,8 @@ fs.rmSync(base, { recursive: true, force: true });
 /** The tests' loopback API server, built from its TypeScript and run as a process of its own (warren is run synchronously here). */
 async function startServer(dir) {
   fs.mkdirSync(dir, { recursive: true });
-  const entry = path.join(dir, 'server.mjs');
+  // Two folders below the package, as test/helpers/ is: its packages resolve, and so do the CRDs.
+  const entry = path.join(ROOT, '.bench-cache', 'k8s', 'server.mjs');
   await build({
     stdin: {
       contents: `import { startK8sServer } from './test/helpers/k8s-server.ts';

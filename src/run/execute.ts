@@ -227,8 +227,6 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     // The run's processes are gone (and its proxy's connections): what it left elsewhere goes too.
     for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }
-  // What the run left in the sandbox comes back (checked) before anything here reads the workspace.
-  if (claim) await k8sAfter(ctx, task, claim);
   const logTail = result.exitCode === 0 ? '' : tail(log);
   // The mount step, or (as root, in a sandbox) the step that makes its clones, says why the command did not start.
   const notStarted =
@@ -260,6 +258,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       survivors: result.survivors,
     },
   });
+  // What the run left in the sandbox comes back (checked) before anything here reads the workspace;
+  // a refusal is said once the run is recorded.
+  if (claim) await k8sAfter(ctx, task, claim);
   return {
     runId,
     exitCode: result.exitCode,

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { CustomObjectsApi, Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { WarrenError } from '../../errors.js';

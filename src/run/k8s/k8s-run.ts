@@ -21,8 +21,14 @@ import type { TaskClaim } from './task-claim.js';
 /** Where a task's sandbox keeps its clone (warren's template mounts an emptyDir at /work). */
 export const POD_WORKSPACE = '/work/task';
 
+/** src/queue/gate.ts's IDs of its integration workspaces (run/ does not import queue/). */
+const GATE_ID_PREFIX = 'queue-';
+
 /** The cluster a task runs in, or null when it runs here. A task claimed already stays where its claim is. */
 export function clusterOf(ctx: ProjectContext, task: Task): string | null {
+  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in the
+  // repository's sandbox: a claim for it would outlive the gate (docs/design/runners.md#kubernetes).
+  if (task.id.startsWith(GATE_ID_PREFIX)) return null;
   const claimed = readLedger(claimPlace(ctx.store.home, ctx.key, task.id).dir);
   if (claimed) return claimed.cluster;
   return ctx.config.runner.startsWith('k8s:') ? ctx.config.runner.slice(4) : null;
