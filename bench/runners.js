@@ -111,6 +111,7 @@ process.on('SIGTERM', async () => { await s.close(); process.exit(0); });`,
   });
   const child = spawn(process.execPath, [entry, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const kubeconfig = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(d.toString().trim())));
+  fs.rmSync(path.dirname(entry), { recursive: true, force: true }); // loaded: nothing of it is left behind
   return {
     kubeconfig,
     close: () => new Promise((resolve) => (child.on('close', resolve), child.kill('SIGTERM'))),
