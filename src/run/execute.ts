@@ -27,6 +27,7 @@ import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExecArgv, containerFor } from './container/container-run.js';
+import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
 
@@ -112,6 +113,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   // A container task: its container, running with what this run needs bound, before the run is recorded.
   const container =
     profile.kind === 'container' && cluster === null ? await containerFor(ctx, task, profile, mounts, found) : null;
+  // What an earlier run committed inside and a crash kept from being taken, first; then where the branch is.
+  const branch = container ? await containerBranch(ctx, task) : null;
   // A task in a cluster: its claim Ready and its branch in the sandbox, before the run is recorded.
   const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts);
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
@@ -180,7 +183,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     const argv = claim
       ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request))
       : container
-        ? containerExecArgv(container, task.path, runId, request.argv, bridge)
+        ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
         : sandboxArgv(profile, task.path, request.argv, bridge, staging);
     result = await supervise({
       argv,
@@ -224,6 +227,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     throw err;
   } finally {
     await egress?.close();
+    // What the agent committed inside its container, onto its branch (or kept aside, said).
+    if (container)
+      await takeContainerCommits(ctx, task).catch((err: unknown) => containerCommitsFailed(ctx, task, err));
     // The run's processes are gone (and its proxy's connections): what it left elsewhere goes too.
     for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }
