@@ -4,27 +4,37 @@
 //   measured it, for a task with no sandbox, in bwrap, and in its container (sandbox: container);
 // - per task: `warren new` and its first `exec -- true` end to end (a container task's container
 //   is made at its first command), then `warren rm`.
+// - the same for a task in a Kubernetes cluster (`runner: k8s:NAME`) against the loopback API
+//   server of the tests (test/helpers/k8s-server.ts, run in a process of its own): its sandboxes
+//   are podman containers, so this is warren's side of the cost (claim, exec through the API
+//   server's websocket, git in and out), not a real cluster's.
 // Prints medians and ratios; never fails. Goals (issue 37): a task ready in a container ≤ 1.5×
 // bwrap's; per-exec overhead ≤ 0.4 s. Run: npm run bench runners [rounds]
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeRepo, median, msOf, tmp, warrenIn } from './lib.js';
+import { makeRepo, median, msOf, ROOT, sh, tmp, warrenIn } from './lib.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
-const KINDS = ['none', 'bwrap', 'container'];
+const KINDS = ['none', 'bwrap', 'container', 'k8s'];
 const podman = spawnSync('podman', ['--version']).status === 0;
 const bwrap = spawnSync('bwrap', ['--version']).status === 0;
-const kinds = KINDS.filter((k) => (k === 'container' ? podman : k === 'bwrap' ? bwrap : true));
+const kinds = KINDS.filter((k) => (k === 'container' || k === 'k8s' ? podman : k === 'bwrap' ? bwrap : true));
 if (kinds.length < KINDS.length)
   console.log(`skipped: ${KINDS.filter((k) => !kinds.includes(k)).join(', ')} (not on this machine)`);
 
 const base = tmp('warren-bench-runners-');
 const repo = makeRepo(path.join(base, 'repo'), 200);
 const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
-const warren = warrenIn(repo, env);
-for (const k of kinds) warren('new', 'feat', `exec-${k}`, '--sandbox', k);
-// Warm-up: each task's first command (a container task's container is made here), once.
+const local = warrenIn(repo, env);
+// A task in a cluster: a repository of its own whose warren.yaml says `runner: k8s:loop`.
+const server = kinds.includes('k8s') ? await startServer(path.join(base, 'k8s')) : null;
+const clusterWarren = server ? clusterRepo(server.kubeconfig) : null;
+const warren = (...args) => (args.some((a) => /-k8s$/.test(a)) ? clusterWarren(...args) : local(...args));
+const sandboxOf = (k) => (k === 'k8s' ? [] : ['--sandbox', k]);
+for (const k of kinds) warren('new', 'feat', `exec-${k}`, ...sandboxOf(k));
+// Warm-up: each task's first command (a container task's container is made here, a k8s task's claim), once.
 for (const k of kinds) warren('exec', `exec-${k}`, '--', 'true');
 
 const endToEnd = Object.fromEntries(kinds.map((k) => [k, []]));
@@ -41,7 +51,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const id = `t${round}-${k}`;
     ready[k].push(
       msOf(() => {
-        warren('new', 'feat', id, '--sandbox', k);
+        warren('new', 'feat', id, ...sandboxOf(k));
         warren('exec', id, '--', 'true');
       }),
     );
@@ -68,4 +78,58 @@ if (kinds.includes('container')) {
     );
   }
 }
+if (kinds.includes('k8s')) {
+  console.log(`k8s per-exec overhead over none (the run itself): ${m(supervised.k8s) - m(supervised.none)} ms`);
+  if (kinds.includes('container'))
+    console.log(
+      `a task ready in a cluster / in a container: ${(median(ready.k8s) / median(ready.container)).toFixed(2)}×`,
+    );
+}
+if (server) await server.close();
 fs.rmSync(base, { recursive: true, force: true });
+
+/** The tests' loopback API server, built from its TypeScript and run as a process of its own (warren is run synchronously here). */
+async function startServer(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  // Two folders below the package, as test/helpers/ is: its packages resolve, and so do the CRDs.
+  const entry = path.join(ROOT, '.bench-cache', 'k8s', 'server.mjs');
+  await build({
+    stdin: {
+      contents: `import { startK8sServer } from './test/helpers/k8s-server.ts';
+const s = await startK8sServer(process.argv[2]);
+console.log(s.kubeconfig);
+process.on('SIGTERM', async () => { await s.close(); process.exit(0); });`,
+      resolveDir: ROOT,
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile: entry,
+    logLevel: 'warning',
+  });
+  const child = spawn(process.execPath, [entry, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const kubeconfig = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(d.toString().trim())));
+  fs.rmSync(path.dirname(entry), { recursive: true, force: true }); // loaded: nothing of it is left behind
+  return {
+    kubeconfig,
+    close: () => new Promise((resolve) => (child.on('close', resolve), child.kill('SIGTERM'))),
+  };
+}
+
+function clusterRepo(kubeconfig) {
+  const dir = makeRepo(path.join(base, 'cluster-repo'), 200);
+  const home = path.join(base, 'cluster-home');
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(
+    path.join(home, 'config.yaml'),
+    `clusters:\n  loop:\n    kubeconfig: ${kubeconfig}\n    replicas: 2\n`,
+  );
+  fs.writeFileSync(path.join(dir, 'warren.yaml'), 'runner: k8s:loop\n');
+  sh('git', ['add', '-A'], { cwd: dir });
+  sh('git', ['commit', '-q', '-m', 'runner'], { cwd: dir });
+  const w = warrenIn(dir, { ...process.env, WARREN_HOME: home });
+  w('trust', '--yes');
+  return w;
+}

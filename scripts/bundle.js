@@ -22,6 +22,8 @@ await build({
     bin: 'src/cli/bin.ts',
     'service-host': 'src/cli/service-host.ts',
     'container-exec': 'src/cli/container-exec.ts',
+    // k8s-exec: the same for a `runner: k8s:NAME` task, through the cluster's API server (src/cli/k8s-exec.ts).
+    'k8s-exec': 'src/cli/k8s-exec.ts',
   },
   outdir: 'dist/bundle',
   bundle: true,

@@ -13,6 +13,7 @@ import {
 import { portsAudit } from './run/audit-ports.js';
 import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
+import { k8sCreate, k8sGc, k8sRemove } from './run/k8s/k8s-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
@@ -62,6 +63,7 @@ export const LIFECYCLE: Lifecycle = {
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
   create: [
     containerCreate,
+    k8sCreate,
     provisionCreate,
     fingerprintCreate,
     portsCreate,
@@ -73,18 +75,20 @@ export const LIFECYCLE: Lifecycle = {
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
   // Services after teardown (which may still use them).
-  // A task's container after teardown (which runs in it) and before the layers it binds come off.
+  // A task's container after teardown (which runs in it) and before the layers it binds come off;
+  // a task's claim in a cluster likewise after its teardown.
   remove: [
     landingRemove,
     executionRemove,
     containerRemove,
+    k8sRemove,
     servicesRemove,
     provisionRemove,
     reviewRemove,
     checkoutRemove,
   ],
   // Services after the archives (a task's dumps go with its archive).
-  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc, containerGc],
+  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc, containerGc, k8sGc],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [checkoutBeforeRun, provisionBeforeRun, servicesBeforeRun],
   // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).

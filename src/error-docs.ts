@@ -61,9 +61,15 @@ export const ERROR_DOCS = {
   },
   RUNNER_UNAVAILABLE: {
     meaning:
-      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine. Nothing was created or run.",
+      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine; or its runner is `k8s:NAME` and $WARREN_HOME/config.yaml declares no cluster NAME, its kubeconfig is missing, its API server does not answer, or the task's claim did not become Ready. Nothing was created or run.",
     action:
-      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`.',
+      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`. For a cluster: declare it under `clusters:` in $WARREN_HOME/config.yaml and check it answers (`kubectl get sandboxclaims`).',
+  },
+  RUNNER_WORK_REFUSED: {
+    meaning:
+      "A task that runs elsewhere (`runner: k8s:NAME`) left work that warren would not bring back: its commits do not descend from what warren gave its sandbox, they change a protected path, the task's branch moved here meanwhile, or the sandbox could not bundle its work. The task's branch and workspace are as they were; the work is still in the sandbox.",
+    action:
+      'Undo or fix those commits in the sandbox (`warren exec ID -- git …`) and run again, or `warren rm ID` to drop the sandbox and its work.',
   },
   TASK_EXISTS: {
     meaning: 'A task with this ID already exists in this repository. Nothing was changed.',

@@ -18,6 +18,7 @@ export const DEFAULT_CONFIG: WarrenConfig = {
   teardown: [],
   protected: [],
   sandbox: 'none',
+  runner: 'local',
   checkout: 'git',
 };
 

@@ -214,6 +214,15 @@ export const configSchema = z
         },
       )
       .default('none'),
+    /**
+     * Where a task's processes run: `local` (this machine, the default) or `k8s:NAME`, a sandbox
+     * claimed per task in the cluster NAME of $WARREN_HOME/config.yaml's `clusters:`
+     * (src/run/k8s/). The cluster itself is only ever declared by the user.
+     */
+    runner: z
+      .string()
+      .regex(/^(local|k8s:[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?)$/, 'local, or k8s:NAME (a cluster of your config.yaml)')
+      .default('local'),
     /** How a workspace's tracked files are made: `git worktree add` (git), a copy-on-write overlay of a shared snapshot (cow), or cow above a measured size (auto). */
     checkout: z.enum(['git', 'cow', 'auto']).default('git'),
     network: z.boolean().optional(),
@@ -307,6 +316,41 @@ export const userConfigSchema = z.strictObject({
       z
         .string()
         .refine((p) => p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0'), 'an absolute path'),
+    )
+    .optional(),
+  /**
+   * Kubernetes clusters a repository's `runner: k8s:NAME` may name (src/run/k8s/): where the
+   * kubeconfig is, the namespace, and warren's SandboxTemplate and SandboxWarmPool there (applied
+   * when missing from k8s/warren-template.yaml and k8s/warren-warmpool.yaml, with this image and
+   * RuntimeClass).
+   */
+  clusters: z
+    .record(
+      z.string().regex(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/, 'a cluster name: lowercase letters, digits and -'),
+      z.strictObject({
+        kubeconfig: z
+          .string()
+          .refine((p) => p.startsWith('/') && !p.includes('\0'), 'an absolute path')
+          .optional(),
+        context: z.string().min(1).optional(),
+        namespace: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name')
+          .default('default'),
+        template: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'an object name')
+          .default('warren'),
+        image: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9._/:@-]*$/i, 'an image name')
+          .optional(),
+        runtimeClass: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a RuntimeClass name')
+          .optional(),
+        replicas: z.number().int().min(0).max(100).default(2),
+      }),
     )
     .optional(),
   /**

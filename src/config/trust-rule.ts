@@ -46,6 +46,8 @@ export const CONFIG_TRUST = {
   provision: 'setting',
   provision_budget: 'setting',
   checkout: 'setting',
+  // Where the task's code runs and what it is given there: trusted like the sandbox.
+  runner: 'setting',
   ports: 'setting',
   kill_grace: {
     free: 'how long warren waits, when it stops a command, between asking it to end and killing it: like a timeout, it bounds a run that was started anyway, in the same sandbox, and runs, shows or keeps nothing else',

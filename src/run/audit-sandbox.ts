@@ -4,6 +4,8 @@ import type { AuditSection } from '../workspace/types.js';
 import { containerSettingsOf } from './container/settings.js';
 import { BASE_IMAGE } from './container/podman.js';
 import { containerPlace } from './container/task-container.js';
+import { clusterOf, POD_WORKSPACE } from './k8s/k8s-run.js';
+import { claimPlace, readLedger } from './k8s/ledger.js';
 import type { SandboxProfile } from './sandbox.js';
 import { sandboxProfileFor } from './sandbox.js';
 import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
@@ -16,6 +18,8 @@ import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
 export const sandboxAudit: AuditSection = {
   name: 'sandbox',
   async collect(ctx, task) {
+    const cluster = clusterOf(ctx, task);
+    if (cluster !== null) return clusterAudit(ctx, task, cluster);
     const profile = sandboxProfileFor(ctx, task);
     if (profile.kind === 'none') {
       return {
@@ -69,4 +73,22 @@ function containerAudit(
     ),
   ];
   return { data: { ...profile, container: { name, ...settings, image: settings.image ?? BASE_IMAGE } }, lines };
+}
+
+/** A task in a cluster: where it runs (its claim, made at its first command), and what moves between here and there. */
+function clusterAudit(ctx: ProjectContext, task: Task, cluster: string): { data: unknown; lines: string[] } {
+  const settings = ctx.user.clusters?.[cluster];
+  const { name, dir } = claimPlace(ctx.store.home, ctx.key, task.id);
+  const ledger = readLedger(dir);
+  const where = settings
+    ? `namespace ${settings.namespace}, template and warm pool ${settings.template}`
+    : 'not declared in config.yaml';
+  const lines = [
+    `runner: cluster ${cluster} (${where}): SandboxClaim ${name}, ${ledger ? `claimed ${ledger.createdAt}` : "claimed at the task's first command"}; deleted by rm and gc`,
+    `runtime class: ${settings?.runtimeClass ?? "the cluster's default"}; image ${settings?.image ?? "warren's template's"}; no capability, no privilege escalation (warren's template)`,
+    `files: a clone of the task's branch at ${POD_WORKSPACE} in the pod, given as a git bundle; nothing of this machine is mounted there`,
+    "back: after every command, the pod's commits and files as a bundle, checked here (descend from what was sent, no protected path, no hook) before the branch and the workspace move",
+    `sent: ${ledger?.sentHead ?? 'nothing yet'}`,
+  ];
+  return { data: { cluster, settings: settings ?? null, claim: name, ledger }, lines };
 }

@@ -45,6 +45,10 @@ export const EXECUTION_EVENTS = {
   'sandbox.container_commits': payload<{ from: string | null; to: string }>(),
   'sandbox.container_commits_kept': payload<{ ref: string; tip: string; why: string }>(),
   'sandbox.container_commits_refused': payload<{ why: string }>(),
+  // src/run/k8s/: a task's sandbox claimed in a cluster, its work brought back, a claim that would not go.
+  'runner.claimed': payload<{ cluster: string; claim: string; pod: string; namespace: string }>(),
+  'runner.brought_back': payload<{ cluster: string; claim: string; head: string; tree: string; moved: boolean }>(),
+  'runner.claim_left': payload<{ problem: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

@@ -28,6 +28,8 @@ import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExecArgv, containerFor } from './container/container-run.js';
 import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
+import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
+import type { TaskClaim } from './k8s/task-claim.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -96,19 +98,25 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   assertArgvCarriable(request.argv);
   const command = request.argv[0] ?? '';
-  const found = findCommand(command, env.PATH ?? '', task.path);
+  // A task in a cluster: its command is looked up in its pod (127 there when it is missing).
+  const cluster = clusterOf(ctx, task);
+  const found = cluster === null ? findCommand(command, env.PATH ?? '', task.path) : null;
   // Not on the host: it may be in a layer mounted only in the run's namespace (an empty folder
   // here), where the run looks it up once mounted; anywhere else it is not there at all.
   if (
+    cluster === null &&
     found === null &&
     !commandCandidates(command, env.PATH ?? '', task.path).some((c) => mounts.some((m) => isInside(m.target, c)))
   )
     throw commandNotFound(command);
   assertMountable(task, mounts, containment);
   // A container task: its container, running with what this run needs bound, before the run is recorded.
-  const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts, found) : null;
+  const container =
+    profile.kind === 'container' && cluster === null ? await containerFor(ctx, task, profile, mounts, found) : null;
   // What an earlier run committed inside and a crash kept from being taken, first; then where the branch is.
   const branch = container ? await containerBranch(ctx, task) : null;
+  // A task in a cluster: its claim Ready and its branch in the sandbox, before the run is recorded.
+  const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts);
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -130,9 +138,11 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     argv: [...request.argv],
     cwd: task.path,
     sandbox:
-      profile.kind === 'none'
-        ? 'none'
-        : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
+      claim !== null
+        ? `k8s:${claim.cluster.name}`
+        : profile.kind === 'none'
+          ? 'none'
+          : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
     containment: containment.kind,
     startedAt: new Date().toISOString(),
     logPath: log,
@@ -161,7 +171,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   let result: SuperviseResult;
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
-    egress = profile.allow ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
+    egress =
+      profile.allow && claim === null ? await startEgress(ctx, task, runId, profile.allow, container?.sockets) : null;
     const staging = profile.kind === 'bwrap' && sandboxMapsRoot() ? new Staging() : null;
     const bridge = egress && {
       egress: { socket: egress.socket, insideSocket: egress.insideSocket, forwards: egress.forwards },
@@ -169,20 +180,23 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       node: process.execPath,
       bridge: bridgeScript(),
     };
-    const argv = container
-      ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
-      : sandboxArgv(profile, task.path, request.argv, bridge, staging);
+    const argv = claim
+      ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request))
+      : container
+        ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
+        : sandboxArgv(profile, task.path, request.argv, bridge, staging);
     result = await supervise({
       argv,
       cwd: task.path,
-      env,
+      // The exec client is warren's own, on the host: the pod's command gets podEnv only (in its argv).
+      env: claim ? process.env : env,
       stdin: request.stdin,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       graceMs,
       logPath: log,
       output: request.output,
       containment,
-      sandboxed: profile.kind !== 'none',
+      sandboxed: profile.kind !== 'none' || claim !== null,
       // As root in a sandbox, the layers are mounted from clones too, once the workspace's is named (sandboxArgv).
       mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
@@ -250,6 +264,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       survivors: result.survivors,
     },
   });
+  // What the run left in the sandbox comes back (checked) before anything here reads the workspace;
+  // a refusal is said once the run is recorded.
+  if (claim) await k8sAfter(ctx, task, claim);
   return {
     runId,
     exitCode: result.exitCode,
@@ -258,7 +275,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     canceledBy: result.canceledBy,
     durationMs: result.durationMs,
     log,
-    sandbox: profile.kind,
+    sandbox: claim ? `k8s:${claim.cluster.name}` : profile.kind,
     reason,
     reasonInOutput: reason !== null && reason === notStarted,
     endedAfterFinal: result.endedAfterFinal,

@@ -13,3 +13,13 @@ export function containerExecScript(): string {
 export function containerInitScript(): string {
   return new URL('../../bin/container-init.mjs', import.meta.url).pathname;
 }
+
+/** dist/bundle/k8s-exec.js (src/cli/k8s-exec.ts): the exec client the runner supervises for a task in a cluster. */
+export function k8sExecScript(): string {
+  return new URL('../../dist/bundle/k8s-exec.js', import.meta.url).pathname;
+}
+
+/** One of warren's shipped Kubernetes manifests (k8s/NAME). */
+export function k8sManifest(file: string): string {
+  return new URL(`../../k8s/${file}`, import.meta.url).pathname;
+}

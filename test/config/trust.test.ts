@@ -142,6 +142,7 @@ describe('the trust rule: which keys count (pure)', () => {
   const CHANGES: Record<string, (d: Doc, files: TrustedFiles) => void> = {
     sandbox: (d) => (d.sandbox = 'bwrap'),
     network: (d) => (d.network = true),
+    runner: (d) => (d.runner = 'k8s:lab'),
     protected: (d) => (d.protected = ['.env']),
     'land.gate': (d) => (d.land = { gate: ['test'] }),
     'land.batch': (d) => (d.land = { batch: 2 }),
