@@ -173,7 +173,7 @@ interface PodSpec {
 /**
  * The claim warren makes for a task: its warm pool, nothing else. No `env` and no
  * `volumeClaimTemplates`: either makes agent-sandbox cold-start the sandbox instead of handing
- * out a warm one (test/k8s-runner.test.ts checks no claim carries them).
+ * out a warm one (test/run/k8s-runner.test.ts checks no claim carries them).
  */
 export function claimBody(name: string, pool: string, labels: Record<string, string>): Obj {
   return {

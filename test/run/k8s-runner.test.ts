@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimPlace } from '../src/run/k8s/ledger.js';
-import { unavailable } from './helpers/capabilities.js';
-import { startK8sServer, type K8sServer } from './helpers/k8s-server.js';
-import { gitIn, makeRepo, runWarren, type TestRepo } from './helpers/repo.js';
+import { claimPlace } from '../../src/run/k8s/ledger.js';
+import { unavailable } from '../helpers/capabilities.js';
+import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
+import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 
 /**
  * `runner: k8s:NAME` (src/run/k8s/): one SandboxClaim per task against warren's warm pool, each
@@ -30,7 +30,7 @@ beforeAll(async () => {
   serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-server-'));
   // The sandboxes' image is the container runner's: built offline by it when missing.
   if (podman('image', 'exists', 'localhost/warren-base:1').code !== 0) {
-    const { ensureApi, ensureBaseImage } = await import('../src/run/container/podman.js');
+    const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
     await ensureBaseImage(await ensureApi(serverDir));
   }
   server = await startK8sServer(serverDir);
