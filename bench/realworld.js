@@ -1,0 +1,268 @@
+// A real project's shape, end to end, against doing the same by hand in the same run (issue 41).
+// The repository is built offline from local files: the deps-20k fixture's package.json and
+// lockfile (about 20,000 installed files, from the npm cache .ci/deps-20k fills) with a
+// husky-style `prepare` script (it writes .husky/_ and sets core.hooksPath, as husky 9 does) and
+// a test runner that prints jest's `PASS file` / `FAIL file` lines; warren.yaml provisions
+// node_modules copy-on-write, runs `npm ci` as setup and `npm test` as the gate.
+//
+// What is timed (medians; each warren step and its by-hand twin alternate, in rotating order):
+// - a ready task: `warren new` (setup included) against `git worktree add -b` + `npm ci`
+//   (whose prepare runs), each from the same npm cache, offline;
+// - disk per task: what `du -skx` of WARREN_HOME grows by per task (cow layers; the shared
+//   snapshot counted once, before), against `du -sk` of a by-hand worktree;
+// - `warren status ID` on a task whose install was skipped;
+// - the dashboard's fleet API (`GET /api/fleet`) with every task of the run present (20 by default);
+// - `warren rm ID` against `git worktree remove --force` + `git branch -D`;
+// - landing 6 tasks, one of them a culprit whose failure shows in another task's test file
+//   (a silent culprit: nothing names it), all `warren land` at once, against landing them one by
+//   one by hand in the main checkout (squash-merge, `npm test`, undo on failure).
+// Goals: ready ≤ 0.3× by hand and ≤ 10 MB per task; status ≤ 1 s; fleet ≤ 500 ms for 20
+// tasks; landing ≤ 0.6× by hand. Prints; never fails on a slow machine.
+//
+//   npm run bench realworld            BENCH_TASKS=20 BENCH_TEST_S=4 BENCH_ROUNDS=3
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BIN, machine, median, ROOT, run, startServe, time, tmp } from './lib.js';
+
+const TASKS = Number(process.env.BENCH_TASKS ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TEST_S = Number(process.env.BENCH_TEST_S ?? 4);
+const where = Object.fromEntries(
+  execFileSync(path.join(ROOT, '.ci/deps-20k'), ['--where'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
+if (!fs.existsSync(where.marker)) {
+  process.stderr.write('bench: filling the npm cache once (.ci/deps-20k)…\n');
+  execFileSync(path.join(ROOT, '.ci/deps-20k'), { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+const CACHE = path.join(ROOT, '.bench-cache', 'npm-cache');
+const INSTALL = `npm ci --offline --no-audit --no-fund --loglevel=error --cache=${CACHE}`;
+
+const base = tmp('warren-bench-realworld-');
+const repo = path.join(base, 'repo');
+const hand = path.join(base, 'hand');
+const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
+const ok = (argv, opts = {}) => {
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', cwd: repo, env, ...opts });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
+  return r.stdout;
+};
+const warren = (...args) => ok([process.execPath, BIN, ...args]);
+const g = (...args) => ok(['git', ...args]);
+const ms = (fn) => {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+};
+const duK = (dir, cross = true) => Number(ok(['du', '-sk', ...(cross ? [] : ['-x']), dir]).split('\t')[0]);
+
+/** The project: husky-style prepare, a jest-like runner, 300 modules with 30 test files. */
+function makeProject() {
+  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+  fs.mkdirSync(path.join(repo, 'test'), { recursive: true });
+  fs.mkdirSync(path.join(repo, 'scripts'), { recursive: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(where.fixture, 'package.json'), 'utf8'));
+  pkg.scripts = { prepare: 'node scripts/prepare.js', test: 'node test/run.js' };
+  fs.writeFileSync(path.join(repo, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  fs.copyFileSync(path.join(where.fixture, 'package-lock.json'), path.join(repo, 'package-lock.json'));
+  fs.writeFileSync(
+    path.join(repo, 'scripts', 'prepare.js'),
+    [
+      "const fs = require('fs');",
+      "const { execFileSync } = require('child_process');",
+      "fs.mkdirSync('.husky/_', { recursive: true });",
+      "fs.writeFileSync('.husky/_/pre-commit', '#!/bin/sh\\nexit 0\\n', { mode: 0o755 });",
+      "try { execFileSync('git', ['config', 'core.hooksPath', '.husky/_']); } catch {}",
+      '',
+    ].join('\n'),
+  );
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(repo, 'src', `m${i}.js`), `exports.value = () => ${i};\n`);
+  for (let i = 0; i < 30; i++)
+    fs.writeFileSync(
+      path.join(repo, 'test', `m${i}.test.js`),
+      `module.exports = () => require('../src/m${i}.js').value() === ${i};\n`,
+    );
+  // jest's output: PASS or FAIL per file; the suite takes about BENCH_TEST_S seconds.
+  fs.writeFileSync(
+    path.join(repo, 'test', 'run.js'),
+    [
+      "const fs = require('fs'); const path = require('path');",
+      `const until = Date.now() + ${TEST_S * 1000}; while (Date.now() < until) {}`,
+      'let failed = 0;',
+      "for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {",
+      '  let pass = false; try { pass = require(path.join(__dirname, f))() === true; } catch {}',
+      "  console.log(`${pass ? 'PASS' : 'FAIL'} test/${f}`); if (!pass) failed++;",
+      '}',
+      'process.exit(failed ? 1 : 0);',
+      '',
+    ].join('\n'),
+  );
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n.husky/_/\n');
+  fs.writeFileSync(
+    path.join(repo, 'warren.yaml'),
+    [
+      'provision:',
+      '  - { path: node_modules, mode: cow }',
+      'setup:',
+      `  - { id: install, run: "${INSTALL}" }`,
+      'verify:',
+      '  - { id: test, run: npm test }',
+      '',
+    ].join('\n'),
+  );
+  g('init', '-q', '-b', 'main');
+  g('config', 'user.name', 'bench');
+  g('config', 'user.email', 'bench@example.invalid');
+  g('config', 'gc.auto', '0');
+  g('add', '-A');
+  g('commit', '-q', '-m', 'a luxon-shaped project');
+  ok(['sh', '-c', INSTALL]); // the main checkout's own install (its prepare sets core.hooksPath)
+  warren('trust', '--yes');
+}
+
+const results = {};
+const note = (k, v) => (results[k] ??= []).push(v);
+
+try {
+  makeProject();
+  fs.mkdirSync(hand);
+  // The first task makes the shared snapshot: timed apart, and its disk is not a task's.
+  note(
+    'first',
+    ms(() => warren('new', 'feat', 'first')),
+  );
+  let n = 0;
+  const ids = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? ['warren', 'hand'] : ['hand', 'warren'];
+    for (const who of order) {
+      const id = `r${n++}`;
+      if (who === 'warren') {
+        const before = duK(env.WARREN_HOME, false);
+        note(
+          'ready warren',
+          ms(() => warren('new', 'feat', id)),
+        );
+        note('disk warren', duK(env.WARREN_HOME, false) - before);
+        ids.push(id);
+      } else {
+        const dir = path.join(hand, id);
+        note(
+          'ready hand',
+          ms(() => {
+            g('worktree', 'add', '-q', '-b', `hand/${id}`, dir);
+            ok(['sh', '-c', INSTALL], { cwd: dir });
+          }),
+        );
+        note('disk hand', duK(dir));
+        note(
+          'rm hand',
+          ms(() => {
+            g('worktree', 'remove', '--force', dir);
+            g('branch', '-D', `hand/${id}`);
+          }),
+        );
+      }
+    }
+  }
+  for (const id of ids)
+    note(
+      'status',
+      ms(() => warren('status', id)),
+    );
+  // The fleet: TASKS tasks in all.
+  while (ids.length + 1 < TASKS) {
+    const id = `r${n++}`;
+    warren('new', 'feat', id);
+    ids.push(id);
+  }
+  const serve = await startServe(repo, env);
+  try {
+    const get = (url) =>
+      fetch(`${serve.url}${url}`, { headers: { 'x-warren-token': serve.token } }).then(async (r) => {
+        if (!r.ok) throw new Error(`GET ${url}: ${r.status} ${(await r.text()).slice(0, 300)}`);
+        return r.text();
+      });
+    for (let i = 0; i < 5; i++) {
+      note('fleet', (await time(() => get('api/fleet'))).ms);
+      note('fleet details', (await time(() => get('api/fleet/details'))).ms);
+    }
+  } finally {
+    await serve.stop();
+  }
+  for (const id of ids.slice(0, ROUNDS))
+    note(
+      'rm warren',
+      ms(() => warren('rm', id)),
+    );
+
+  // Landing 6: each adds a passing test of its own; t3 breaks src/m0.js, which only test/m0 shows.
+  const land = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'];
+  const work = (dir, i) => {
+    if (i === 3) fs.writeFileSync(path.join(dir, 'src', 'm0.js'), 'exports.value = () => -1;\n');
+    else fs.writeFileSync(path.join(dir, 'test', `new${i}.test.js`), `module.exports = () => true;\n`);
+  };
+  for (const [i, id] of land.entries()) {
+    const made = JSON.parse(warren('--json', 'new', 'feat', id));
+    work(made.path, i);
+    warren('checkpoint', id, '-m', `${id} work`);
+  }
+  const landed = await time(() =>
+    Promise.all(land.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))),
+  );
+  note('land warren', landed.ms);
+  const passedWarren = landed.result.filter((r) => r.code === 0).length;
+  // By hand: the same six, one at a time, in a clone of the repository as it was.
+  const clone = path.join(base, 'hand-clone');
+  g('clone', '-q', '--no-hardlinks', '--branch', 'main', repo, clone);
+  const c = (...args) => ok(['git', ...args], { cwd: clone });
+  c('reset', '-q', '--hard', `main~${passedWarren}`); // before warren landed anything
+  ok(['sh', '-c', INSTALL], { cwd: clone });
+  let passedHand = 0;
+  note(
+    'land hand',
+    ms(() => {
+      for (const [i] of land.entries()) {
+        work(clone, i);
+        c('add', '-A');
+        c('commit', '-q', '-m', `l${i} work`);
+        const r = spawnSync('npm', ['test'], { cwd: clone, encoding: 'utf8' });
+        if (r.status === 0) passedHand++;
+        else c('reset', '-q', '--hard', 'HEAD~1');
+      }
+    }),
+  );
+
+  const m = (k) => median(results[k]);
+  const x = (a, b) => `${(m(a) / m(b)).toFixed(2)}×`;
+  console.log(`realworld (luxon-shaped: deps-20k + husky prepare + jest-like tests ≈ ${TEST_S} s), ${machine()}`);
+  console.log(`${ROUNDS} interleaved rounds; medians`);
+  console.log(`| what | warren | by hand | ratio | goal |`);
+  console.log(`|---|---|---|---|---|`);
+  console.log(`| the first task (makes the snapshot) | ${Math.round(m('first'))} ms | | | |`);
+  console.log(
+    `| a ready task | ${Math.round(m('ready warren'))} ms | ${Math.round(m('ready hand'))} ms | ${x('ready warren', 'ready hand')} | ≤ 0.3× |`,
+  );
+  console.log(
+    `| disk per task | ${(m('disk warren') / 1024).toFixed(1)} MB | ${(m('disk hand') / 1024).toFixed(1)} MB | ${x('disk warren', 'disk hand')} | ≤ 10 MB |`,
+  );
+  console.log(`| \`warren status ID\` | ${Math.round(m('status'))} ms | | | ≤ 1 s |`);
+  console.log(`| fleet API, ${ids.length + 1} tasks | ${Math.round(m('fleet'))} ms | | | ≤ 500 ms for 20 |`);
+  console.log(
+    `| fleet details (change counts), ${ids.length + 1} tasks | ${Math.round(m('fleet details'))} ms | | | |`,
+  );
+  console.log(
+    `| rm | ${Math.round(m('rm warren'))} ms | ${Math.round(m('rm hand'))} ms | ${x('rm warren', 'rm hand')} | |`,
+  );
+  console.log(
+    `| landing 6, one silent culprit | ${Math.round(m('land warren'))} ms (${passedWarren} landed) | ${Math.round(m('land hand'))} ms (${passedHand} landed) | ${x('land warren', 'land hand')} | ≤ 0.6× |`,
+  );
+} finally {
+  for (const id of fs.existsSync(repo) ? JSON.parse(warren('--json', 'list')) : []) {
+    spawnSync(process.execPath, [BIN, 'rm', id.id ?? id, '--discard'], { cwd: repo, env });
+  }
+  fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 });
+}
