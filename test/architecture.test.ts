@@ -80,6 +80,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services', 'conflicts'],
   // The merge queue, built of landing, provisioning and execution.
   ['queue'],
+  // The answers and error documents every front end gives, shaped once.
+  ['views'],
   // What composes the features, and what people and programs call.
   ['composition.ts', 'index.ts', 'web', 'mcp', 'cli'],
 ];
