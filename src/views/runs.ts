@@ -1,7 +1,8 @@
 import type { RunOutcome } from '../run/execute.js';
 import type { VerifyOutcome } from '../run/setup-verify.js';
+import type { TrustState } from '../run/trust.js';
 
-/** The answers about a task's runs, shaped once for every front end (see tasks.ts). */
+/** The answers about a task's runs and the commands they may run, shaped once for every front end (see tasks.ts). */
 
 export type RunView = ReturnType<typeof runView>;
 
@@ -23,4 +24,9 @@ export function runView(outcome: RunOutcome) {
 /** `verify`: whether every required command passed, each one's result, and the log. */
 export function verifyView(outcome: VerifyOutcome) {
   return { passed: outcome.passed, log: outcome.log, results: outcome.results };
+}
+
+/** `trust` once trusted: the set's hash, its commands, and since when. */
+export function trustedView(state: TrustState) {
+  return { trusted: true as const, hash: state.hash, commands: state.commands, trustedAt: state.trustedAt };
 }

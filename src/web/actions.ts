@@ -18,7 +18,7 @@ import { gc } from '../workspace/gc.js';
 import { taskTypes } from '../workspace/ids.js';
 import { removeTask } from '../workspace/remove.js';
 import { removeView } from '../views/changes.js';
-import { verifyView } from '../views/runs.js';
+import { trustedView, verifyView } from '../views/runs.js';
 
 /**
  * What the dashboard's buttons do: each entry calls the same guarded library function as the
@@ -307,7 +307,7 @@ export const ACTIONS: readonly WebAction[] = [
     // The page shows the set (as `warren trust` does) and sends the hash it showed: a set that
     // changed in between is refused, not trusted unseen.
     options: [{ name: 'hash', label: 'sha256 of the set shown', type: 'text', required: true }],
-    run: (ctx, o) => Promise.resolve(trustCommands(ctx, text(o.hash))),
+    run: (ctx, o) => Promise.resolve(trustedView(trustCommands(ctx, text(o.hash)))),
   },
   {
     name: 'gc',
