@@ -77,6 +77,22 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       expect(first.stdout).not.toContain('to-err');
       const { name } = containerOf(repo, 'a');
       const id = podman('container', 'inspect', '--format', '{{.Id}}', name).out;
+      // What podman itself says of the container warren asked for through its API.
+      const host = JSON.parse(podman('container', 'inspect', '--format', '{{json .HostConfig}}', name).out) as Record<
+        string,
+        unknown
+      >;
+      expect(host).toMatchObject({
+        ReadonlyRootfs: true,
+        NetworkMode: 'none',
+        Memory: 4 * 1024 ** 3,
+        PidsLimit: 4096,
+        CpuQuota: 200_000,
+        CpuPeriod: 100_000,
+      });
+      expect(host.SecurityOpt).toContain('no-new-privileges');
+      expect((host.CapAdd as unknown[] | null) ?? []).toEqual([]);
+      expect((host.Tmpfs as Record<string, string>)['/tmp'] ?? '').toContain('mode=1777');
       // The workspace is at the same path, writable; the same container again.
       const second = await repo.warren('--json', 'exec', 'a', '--', 'sh', '-c', `pwd; echo made > from-container.txt`);
       expect(second.code, second.stderr).toBe(0);
@@ -252,13 +268,25 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       const { repo, ws } = await containerTask('sandbox: container\nverify:\n  - { id: test, run: sh test.sh }\n', {
         'test.sh': 'exit 0\n',
       });
-      fs.writeFileSync(path.join(ws, 'test.sh'), 'cat /proc/1/comm > /dev/stderr; exit 0\n');
+      // The gate's step commits inside and points branches at it: what git writes there is the gate container's own.
+      fs.writeFileSync(
+        path.join(ws, 'test.sh'),
+        [
+          'cat /proc/1/comm > /dev/stderr',
+          'git -c user.name=x -c user.email=x@example.invalid commit -q --allow-empty -m evil',
+          'git update-ref "refs/heads/(detached)" HEAD',
+          'git update-ref refs/heads/main HEAD',
+          'exit 0',
+        ].join('\n') + '\n',
+      );
       expect((await repo.warren('checkpoint', 'a', '-m', 'tests')).code).toBe(0);
       const landed = await repo.warren('land', 'a');
       expect(landed.code, landed.stderr).toBe(0);
       expect(landed.stderr).toMatch(/sandbox container/);
       const left = podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Labels}}').out;
       expect(left).not.toMatch(/warren\.task:queue-/);
+      expect(repo.git('log', '--format=%s', 'main')).not.toContain('evil');
+      expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/')).not.toContain('detached');
     },
   );
 });

@@ -6,7 +6,10 @@
  * the command's status. Ended (a timeout, a cancel) or killed, its connection closes, and the
  * init inside ends everything of the run (bin/container-init.mjs).
  *
- *   container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT -- CMD [ARG…]
+ *   container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT [--ref REF COMMIT] -- CMD [ARG…]
+ *
+ * `--ref`: the task's branch and its commit on the host, handed to the init (which moves the
+ * container's view of the branch forward to it).
  *
  * The command's environment is this process's own: the runner gave it the boundary's.
  */
@@ -14,10 +17,13 @@ import { execInContainer } from '../run/container/exec-client.js';
 
 const args = process.argv.slice(2);
 const sep = args.indexOf('--');
-const [socket, container, cwd, runId, node, init] = args.slice(0, sep);
+const [socket, container, cwd, runId, node, init, flag, ref, commit] = args.slice(0, sep);
 const argv = args.slice(sep + 1);
-if (sep !== 6 || !socket || !container || !cwd || !runId || !node || !init || argv.length === 0) {
-  process.stderr.write('usage: container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT -- CMD [ARG…]\n');
+const branch = sep === 9 && flag === '--ref' && ref && commit ? ['--ref', ref, commit] : null;
+if ((sep !== 6 && branch === null) || !socket || !container || !cwd || !runId || !node || !init || argv.length === 0) {
+  process.stderr.write(
+    'usage: container-exec.js SOCKET CONTAINER CWD RUN_ID NODE INIT [--ref REF COMMIT] -- CMD [ARG…]\n',
+  );
   process.exit(125);
 }
 const env = Object.entries(process.env)
@@ -33,7 +39,7 @@ for (const [signal, n] of Object.entries(signals)) {
   });
 }
 execInContainer(
-  { socket, container, cwd, env, argv: [node, init, runId, '--', ...argv] },
+  { socket, container, cwd, env, argv: [node, init, runId, ...(branch ?? []), '--', ...argv] },
   {
     stdin: process.stdin,
     stdout: (chunk) => process.stdout.write(chunk),

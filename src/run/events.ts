@@ -39,6 +39,12 @@ export const EXECUTION_EVENTS = {
   // src/run/container/: a task's container made (at its first command), or one that would not go.
   'sandbox.container_made': payload<{ name: string; image: string; binds: number }>(),
   'sandbox.container_left': payload<{ problem: string }>(),
+  /** What podman warned of while making it (rootless podman on cgroups v1 ignores a memory limit, and says so). */
+  'sandbox.container_warning': payload<{ name: string; warning: string }>(),
+  // src/run/container/container-git.ts: what the agent committed inside, taken onto the branch, kept aside, or refused.
+  'sandbox.container_commits': payload<{ from: string | null; to: string }>(),
+  'sandbox.container_commits_kept': payload<{ ref: string; tip: string; why: string }>(),
+  'sandbox.container_commits_refused': payload<{ why: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

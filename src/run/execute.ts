@@ -27,6 +27,7 @@ import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExecArgv, containerFor } from './container/container-run.js';
+import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -106,6 +107,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   assertMountable(task, mounts, containment);
   // A container task: its container, running with what this run needs bound, before the run is recorded.
   const container = profile.kind === 'container' ? await containerFor(ctx, task, profile, mounts, found) : null;
+  // What an earlier run committed inside and a crash kept from being taken, first; then where the branch is.
+  const branch = container ? await containerBranch(ctx, task) : null;
   for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -167,7 +170,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       bridge: bridgeScript(),
     };
     const argv = container
-      ? containerExecArgv(container, task.path, runId, request.argv, bridge)
+      ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
       : sandboxArgv(profile, task.path, request.argv, bridge, staging);
     result = await supervise({
       argv,
@@ -210,6 +213,9 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     throw err;
   } finally {
     await egress?.close();
+    // What the agent committed inside its container, onto its branch (or kept aside, said).
+    if (container)
+      await takeContainerCommits(ctx, task).catch((err: unknown) => containerCommitsFailed(ctx, task, err));
     // The run's processes are gone (and its proxy's connections): what it left elsewhere goes too.
     for (const step of ctx.lifecycle.afterRun ?? []) await step.run(ctx, task);
   }

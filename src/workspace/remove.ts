@@ -47,6 +47,7 @@ export async function removeTask(
   const id = validateTaskId(rawId);
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
+    for (const step of ctx.lifecycle.remove) await step.collect?.(ctx, requireTask(ctx, id));
     const facts = await gatherRemoval(ctx, requireTask(ctx, id));
     checkRemoval(facts, options);
     await checkBranchLanded(ctx, facts, options);

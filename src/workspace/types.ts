@@ -94,6 +94,12 @@ export interface RemoveStep {
   /** True when this mount inside the workspace is the feature's own (taken off by `release`). */
   ownsMount?(ctx: ProjectContext, task: Task, mount: MountEntry): boolean;
   /**
+   * Before removal's guards read the task: work of the task the feature holds outside the
+   * workspace (an agent's commits inside its container) brought onto its branch, so that the
+   * guards count it as the task's work.
+   */
+  collect?(ctx: ProjectContext, task: Task): Promise<void>;
+  /**
    * After every guard passed, before git removes the worktree: teardown, unmount. Returns the
    * problems it met (a mount that would not come off), each in words; removal then refuses.
    */

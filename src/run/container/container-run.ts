@@ -62,6 +62,8 @@ export function containerExecArgv(
   runId: string,
   argv: readonly string[],
   bridge: BridgeSpec | null,
+  /** The task's branch and where it is on the host: the container's view of it is moved forward to it first. */
+  branch: { ref: string; commit: string } | null,
 ): string[] {
   const node = process.execPath;
   const egress = bridge?.egress ?? null;
@@ -83,6 +85,7 @@ export function containerExecArgv(
     runId,
     node,
     containerInitScript(),
+    ...(branch ? ['--ref', branch.ref, branch.commit] : []),
     '--',
     ...bridged,
     ...argv,

@@ -6,6 +6,7 @@ import path from 'node:path';
 const GATE_PREFIX = '.queue-';
 import { assertPodman } from './podman.js';
 import { containerPlace, recordedContainers, removeTaskContainer } from './task-container.js';
+import { takeContainerCommits } from './container-git.js';
 
 /**
  * What `sandbox: container` plugs into a task's life: `new` refuses up front where podman is
@@ -26,7 +27,18 @@ export const containerCreate: CreateStep = {
 export const containerRemove: RemoveStep = {
   name: 'container',
   // After teardown (which runs in it), before the workspace goes: a container holds its binds.
+  async collect(ctx, task) {
+    await takeContainerCommits(ctx, task);
+  },
   async release(ctx, task) {
+    // Commits the agent made inside that no run took yet (warren was killed first) are work rm's guards never saw.
+    const taken = await takeContainerCommits(ctx, task);
+    if (taken.kind === 'moved' || taken.kind === 'kept') {
+      const where = taken.kind === 'moved' ? `onto ${task.branch}` : `to ${taken.ref}`;
+      return [
+        `the agent had committed in task ${task.id}'s container, and those commits were only now taken ${where}; nothing was removed. Look at them (warren diff ${task.id}), then run rm again`,
+      ];
+    }
     const problem = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
     if (problem === null) return [];
     ctx.store.addEvent({

@@ -13,7 +13,7 @@ import { removeTreeOrThrow } from '../../system/remove-tree.js';
  */
 
 /** What a machine without podman is told to install (and configure): docs/configuration.md#sandbox. */
-const PODMAN_HINT =
+export const PODMAN_HINT =
   'Install it (apt-get install podman runc slirp4netns uidmap), and on a machine whose runc or cgroups need it put `[containers] default_ulimits = []` and `[engine] runtime = "runc"` in /etc/containers/containers.conf; or choose `sandbox: bwrap`.';
 
 /**

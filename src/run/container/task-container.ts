@@ -9,8 +9,17 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { logDir } from '../records.js';
 import type { SandboxProfile } from '../sandbox.js';
 import { containerSettingsOf, type ContainerSettings } from './settings.js';
-import { API, apiRequest } from './api.js';
-import { assertPodman, BASE_IMAGE, ensureApi, ensureBaseImage, imageExists, podman, podmanFailed } from './podman.js';
+import { API, apiError, apiRequest, type ApiAnswer } from './api.js';
+import {
+  assertPodman,
+  BASE_IMAGE,
+  PODMAN_HINT,
+  ensureApi,
+  ensureBaseImage,
+  imageExists,
+  podman,
+  podmanFailed,
+} from './podman.js';
 import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /**
@@ -38,6 +47,8 @@ interface Ledger {
   task: string;
   binds: Bind[];
   settings: ContainerSettings;
+  /** The common git directory mounted as an overlay (gitOverlayOf); absent in a record of a container made before. */
+  gitOverlay?: string;
   createdAt: string;
 }
 
@@ -47,6 +58,16 @@ const LABEL = 'warren.home';
 export function containerPlace(home: string, project: string, taskId: string): { name: string; dir: string } {
   const id = createHash('sha256').update(`${home}\0${project}\0${taskId}`).digest('hex').slice(0, 16);
   return { name: `warren-${id}`, dir: path.join(home, 'containers', id) };
+}
+
+/**
+ * The overlay over the repository's common git directory in a task's container: what git writes
+ * there (the agent's commits, a hook it installs, config it sets) lands in `upper`, never in the
+ * host repository; container-git.ts takes the commits from it after each run.
+ */
+export function gitOverlayOf(home: string, project: string, taskId: string): { upper: string; work: string } {
+  const { dir } = containerPlace(home, project, taskId);
+  return { upper: path.join(dir, 'git', 'upper'), work: path.join(dir, 'git', 'work') };
 }
 
 /** Host folders every container reads (the toolchains under /usr; what /usr's links and TLS need in /etc). */
@@ -107,11 +128,21 @@ export async function ensureTaskContainer(
   const { name, dir } = containerPlace(ctx.store.home, ctx.key, task.id);
   const sockets = path.join(dir, 'sockets');
   fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
-  const want = bindsFor(ctx, task, profile, sockets, tools);
+  const commonDir = ctx.repo.commonDir;
+  // The common git directory is the overlay's, not a read-only bind (its worktree's own folder stays bound as in bwrap).
+  const want = bindsFor(ctx, task, profile, sockets, tools).filter((b) => b.source !== commonDir);
+  const overlay = gitOverlayOf(ctx.store.home, ctx.key, task.id);
+  for (const d of [overlay.upper, overlay.work]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
   const socket = await ensureApi(ctx.store.home);
   const ledger = readLedger(dir);
   const state = ledger ? await containerState(socket, name) : 'missing';
-  if (ledger && state !== 'missing' && covers(ledger.binds, want) && sameSettings(ledger.settings, settings)) {
+  if (
+    ledger &&
+    state !== 'missing' &&
+    covers(ledger.binds, want) &&
+    sameSettings(ledger.settings, settings) &&
+    ledger.gitOverlay === commonDir
+  ) {
     if (state !== 'running') {
       const started = await podman(['start', name]);
       if (started.exitCode !== 0) throw podmanFailed(`starting task ${task.id}'s container ${name}`, started);
@@ -129,15 +160,30 @@ export async function ensureTaskContainer(
       },
     );
   }
-  const binds = ledger && state !== 'missing' ? union(ledger.binds, want) : want;
+  const binds = (ledger && state !== 'missing' ? union(ledger.binds, want) : want).filter(
+    (b) => b.source !== commonDir,
+  );
   writeFileAtomic(
     path.join(dir, 'container.json'),
-    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
+    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, gitOverlay: commonDir, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
   );
-  const made = await podman(
-    createArgv(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network),
+  const warnings = await createContainer(
+    socket,
+    createSpec(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network, {
+      ...overlay,
+      dir: commonDir,
+    }),
+    `task ${task.id}'s container ${name}`,
   );
-  if (made.exitCode !== 0) throw podmanFailed(`making task ${task.id}'s container`, made);
+  for (const warning of warnings) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'sandbox.container_warning',
+      message: `podman, making task ${task.id}'s container ${name}: ${warning}`,
+      data: { name, warning },
+    });
+  }
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
@@ -158,12 +204,23 @@ function sameSettings(a: ContainerSettings, b: ContainerSettings): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** podman's `--memory` size (`4g`, `512m`, `1048576`) in bytes. */
+function bytesOf(size: string): number {
+  const m = /^(\d+)([bkmg]?)$/i.exec(size);
+  if (!m) throw new WarrenError('CONFIG_INVALID', `sandbox memory ${size} is not a size (e.g. 4g or 512m).`);
+  const unit = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'b' | 'k' | 'm' | 'g'];
+  return Number(m[1]) * unit;
+}
+
 /**
- * No capability, no new privileges, a read-only root with a private /tmp, its own loopback only
- * (`--network none`; the egress bridge carries what the allow list permits), limits from
- * warren.yaml. Its first process ignores SIGCHLD, so what the runs leave to it is reaped.
+ * The container's specification for podman's API (libpod's SpecGenerator; the same as `podman
+ * run -d` with these flags, made in one request instead of a podman process — about 0.25 s
+ * less): no capability, no new privileges, a read-only root with a private /tmp, its own
+ * loopback only (`--network none`; the egress bridge carries what the allow list permits),
+ * limits from warren.yaml. Its first process ignores SIGCHLD, so what the runs leave to it is
+ * reaped.
  */
-function createArgv(
+function createSpec(
   home: string,
   project: string,
   taskId: string,
@@ -172,40 +229,48 @@ function createArgv(
   binds: readonly Bind[],
   settings: ContainerSettings,
   network: boolean,
-): string[] {
-  return [
-    'run',
-    '-d',
-    '--name',
+  git: { dir: string; upper: string; work: string },
+): Record<string, unknown> {
+  const period = 100_000;
+  return {
     name,
-    '--label',
-    `${LABEL}=${home}`,
-    '--label',
-    `warren.project=${project}`,
-    '--label',
-    `warren.task=${taskId}`,
-    ...(network ? [] : ['--network', 'none']),
-    '--cap-drop',
-    'all',
-    '--security-opt',
-    'no-new-privileges',
-    '--read-only',
-    '--tmpfs',
-    '/tmp:rw,mode=1777',
-    '--pids-limit',
-    String(settings.pids),
-    '--memory',
-    settings.memory,
-    '--cpus',
-    String(settings.cpus),
-    '--hostname',
-    'warren',
-    ...binds.flatMap((b) => ['-v', `${b.source}:${b.source}:${b.mode}`]),
     image,
-    'perl',
-    '-e',
-    '$SIG{CHLD} = "IGNORE"; sleep',
-  ];
+    command: ['perl', '-e', '$SIG{CHLD} = "IGNORE"; sleep'],
+    labels: { [LABEL]: home, 'warren.project': project, 'warren.task': taskId },
+    ...(network ? {} : { netns: { nsmode: 'none' } }),
+    cap_drop: ['all'],
+    no_new_privileges: true,
+    read_only_filesystem: true,
+    hostname: 'warren',
+    mounts: [
+      { destination: '/tmp', source: 'tmpfs', type: 'tmpfs', options: ['rw', 'mode=1777'] },
+      ...binds.map((b) => ({ destination: b.source, source: b.source, type: 'bind', options: [b.mode, 'rbind'] })),
+    ],
+    overlay_volumes: [
+      { destination: git.dir, source: git.dir, options: [`upperdir=${git.upper}`, `workdir=${git.work}`] },
+    ],
+    resource_limits: {
+      memory: { limit: bytesOf(settings.memory) },
+      cpu: { quota: Math.round(settings.cpus * period), period },
+      pids: { limit: settings.pids },
+    },
+  };
+}
+
+/** Makes and starts the container through podman's API; what podman warned of, in words. */
+async function createContainer(socket: string, spec: Record<string, unknown>, what: string): Promise<string[]> {
+  const made = await apiRequest(socket, 'POST', `${API}/containers/create`, spec);
+  if (made.status !== 201) throw apiFailed(`making ${what}`, made);
+  const started = await apiRequest(socket, 'POST', `${API}/containers/${encodeURIComponent(String(spec.name))}/start`);
+  if (started.status !== 204 && started.status !== 304) throw apiFailed(`starting ${what}`, started);
+  const warnings = (made.body as { Warnings?: unknown } | null)?.Warnings;
+  return Array.isArray(warnings) ? warnings.map(String) : [];
+}
+
+function apiFailed(what: string, answer: ApiAnswer): WarrenError {
+  return new WarrenError('SANDBOX_UNAVAILABLE', `${what}: podman said: ${apiError(answer)}; nothing was run.`, {
+    hint: PODMAN_HINT,
+  });
 }
 
 /** The container's state, through podman's API (a podman process would cost ~70 ms a command). */
