@@ -80,6 +80,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services', 'conflicts'],
   // The merge queue, built of landing, provisioning and execution.
   ['queue'],
+  // The answers and error documents every front end gives, shaped once.
+  ['views'],
   // What composes the features, and what people and programs call.
   ['composition.ts', 'index.ts', 'web', 'mcp', 'cli'],
 ];
@@ -197,6 +199,22 @@ describe('architecture', () => {
       ),
     );
     expect(bare).toEqual([]);
+  });
+
+  it('removeTree is the only recursive delete: no rm({ recursive }), no `rm -r` argv', () => {
+    // removeTree refuses `/`, a home, a relative path, a NUL and a path outside its root
+    // (src/system/remove-guard.ts); a recursive delete beside it would skip those guards.
+    const RECURSIVE = [
+      /\b(?:rm|rmSync|rmdir|rmdirSync)\s*\([^;]*?\brecursive\s*:\s*true/s,
+      // `rm` started as a process (a hint that prints `rm -r …` for a person is not one)
+      /\b(?:runTool|runBounded|startBounded|spawn\w*)\s*\(\s*(?:\{\s*argv:\s*)?\[\s*'rm'\s*,/,
+      /\bremoveSync\s*\(|from\s+'(?:rimraf|fs-extra)'/,
+    ];
+    const bad = sources()
+      .map((f) => path.relative(SRC, f))
+      .filter((f) => f !== path.join('system', 'remove-tree.ts'))
+      .filter((f) => RECURSIVE.some((re) => re.test(fs.readFileSync(path.join(SRC, f), 'utf8'))));
+    expect(bad).toEqual([]);
   });
 
   it('reads every import: the layer table is not checked against nothing', () => {

@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { WarrenError } from '../errors.js';
 import { terminalStream, terminalText } from '../util/terminal-text.js';
 import { environmentError } from '../state/faults.js';
+import { errorDocument, recordRefusal } from '../views/errors.js';
 import {
   makeEnv,
   processIo,
@@ -90,7 +91,7 @@ export async function main(argv: readonly string[], prepared: PreparedMain, io: 
     return session.outcome.exitCode;
   } catch (thrown) {
     const err = withUsage(environmentError(thrown) ?? thrown, session.command);
-    recordRefusal(session.env, err, argv);
+    recordCliRefusal(session.env, err, argv);
     session.env?.reporter.settle();
     return report(io, err, json);
   } finally {
@@ -141,21 +142,8 @@ function withUsage(err: unknown, command: Command | undefined): unknown {
 }
 
 /** Every refusal is an event too, against the project (and task) it concerns, once one was opened. */
-function recordRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]): void {
-  const ctx = env?.opened();
-  if (!env || !ctx || !(err instanceof WarrenError)) return;
-  try {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: env.taskId,
-      kind: 'refused',
-      level: 'warn',
-      message: err.message,
-      data: { code: err.code, command: argv.join(' ') },
-    });
-  } catch {
-    // Recording must never hide the refusal itself.
-  }
+function recordCliRefusal(env: CliEnv | null, err: unknown, argv: readonly string[]): void {
+  if (env && err instanceof WarrenError) recordRefusal(env.opened(), env.taskId, err, argv.join(' '));
 }
 
 async function print(io: CliIo, json: boolean, result: CommandResult, pager: boolean): Promise<void> {
@@ -192,37 +180,21 @@ function report(io: CliIo, thrown: unknown, json: boolean): number {
   // Help or the version, printed; commander's refusals reached here as WarrenErrors (src/cli/usage.ts).
   if (err instanceof CommanderError) return isCleanExit(err) ? 0 : 2;
   const { prefix, hint } = paintRefusal(painter(colourWanted(io.stderr, json)));
+  if (json) {
+    // The one error document every front end answers with (src/views/errors.ts).
+    io.stdout.write(`${JSON.stringify(errorDocument(err), null, 2)}\n`);
+    return err instanceof WarrenError ? err.exitCode : 1;
+  }
   if (err instanceof WarrenError) {
-    if (json) writeJsonError(io, err.code, err.message, err.hint, err.details);
-    else {
-      const usage = err.details?.usage;
-      io.stderr.write(
-        `${prefix} ${terminalText(err.message, 'block')}\n${err.hint ? `  ${hint} ${terminalText(err.hint, 'block')}\n` : ''}${typeof usage === 'string' ? `  usage: ${usage}\n` : ''}`,
-      );
-    }
+    const usage = err.details?.usage;
+    io.stderr.write(
+      `${prefix} ${terminalText(err.message, 'block')}\n${err.hint ? `  ${hint} ${terminalText(err.hint, 'block')}\n` : ''}${typeof usage === 'string' ? `  usage: ${usage}\n` : ''}`,
+    );
     return err.exitCode;
   }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  if (json)
-    writeJsonError(
-      io,
-      'INTERNAL',
-      err instanceof Error ? err.message : String(err),
-      'This is a bug in warren; please report it with the command you ran.',
-    );
-  else io.stderr.write(`${prefix} internal error (a bug): ${terminalText(message, 'block')}\n`);
+  io.stderr.write(`${prefix} internal error (a bug): ${terminalText(message, 'block')}\n`);
   return 1;
-}
-
-function writeJsonError(
-  io: CliIo,
-  code: string,
-  message: string,
-  hint?: string,
-  details?: Record<string, unknown>,
-): void {
-  const error = { code, message, ...(hint ? { hint } : {}), ...(details ? { details } : {}) };
-  io.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
 }
 
 function readVersion(): string {

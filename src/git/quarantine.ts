@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { git } from './exec.js';
 import type { Repository } from './repo.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * Commits made where warren does not trust the files — an agent's git directory in its container
@@ -62,7 +63,7 @@ export async function fetchUntrusted(
   scratch: string,
 ): Promise<{ ok: true } | { ok: false; why: string }> {
   const q = path.join(scratch, 'quarantine.git');
-  fs.rmSync(q, { recursive: true, force: true });
+  removeTreeOrThrow(q, { inside: scratch });
   try {
     await git(['init', '--bare', '--quiet', '--template=', q], { cwd: scratch, noHooks: true });
     const qObjects = path.join(q, 'objects');
@@ -91,7 +92,7 @@ export async function fetchUntrusted(
     if (fetched.exitCode !== 0) return { ok: false, why: `git refused its objects: ${fetched.stderr.trim()}` };
     return { ok: true };
   } finally {
-    fs.rmSync(q, { recursive: true, force: true });
+    removeTreeOrThrow(q, { inside: scratch });
   }
 }
 

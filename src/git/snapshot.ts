@@ -5,6 +5,7 @@ import { git, type GitResult } from './exec.js';
 import type { Where } from './exec.js';
 import { gitPaths } from './config.js';
 import type { Repository } from './repo.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * A worktree's whole state as trees, built in a copy of its index: the worktree's own index,
@@ -53,7 +54,7 @@ async function snapshotIn(
     if (!indexTree) return { tree };
     return { tree, indexTree: indexTree.exitCode === 0 ? indexTree.stdout.trim() : null };
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTreeOrThrow(dir, { inside: os.tmpdir() });
   }
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { git, gitError } from './exec.js';
 import { parseNameStatusZ, splitLines, splitZ, type NameStatus } from './parse.js';
 import type { Repository } from './repo.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * Trees and commits built with plumbing only. Nothing here touches anyone's index, worktree or
@@ -79,7 +80,7 @@ export async function treeWithEntries(
     }
     return (await git(['write-tree'], { cwd: repo.root, env })).stdout.trim();
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTreeOrThrow(dir, { inside: os.tmpdir() });
   }
 }
 

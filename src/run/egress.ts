@@ -3,6 +3,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * Egress by allowlist for a bwrap-sandboxed run (`sandbox: { kind: bwrap, allow: [...] }`).
@@ -285,7 +286,7 @@ export async function startEgressProxy(
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => {
-          fs.rmSync(dir, { recursive: true, force: true });
+          removeTreeOrThrow(dir, { inside: parent });
           resolve();
         });
       }),

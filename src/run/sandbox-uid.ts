@@ -6,6 +6,7 @@ import { isInside } from '../util/paths.js';
 import { mountsUnder, type MountEntry } from '../system/mounts.js';
 import { isOverlayMount, overlayOptions } from '../system/overlay.js';
 import { MOUNT_FAILED_STATUS, type RunMount } from './run-mounts.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * As root, the sandbox's uid 0 is not root outside. bwrap run by root maps the sandbox's uid 0
@@ -298,7 +299,7 @@ async function probe(home: string): Promise<string | null> {
     if (made?.uid !== 0) return `a file made through the idmapped clone is not root's on disk (uid ${made?.uid})`;
     return null;
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTreeOrThrow(dir, { inside: home });
   }
 }
 

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { ServiceFact } from './facts.js';
@@ -6,6 +5,7 @@ import { createTaskDatabase, dropTaskDatabases } from './postgres-task.js';
 import { startAndRecord, stopAll } from './service-steps.js';
 import { processFact } from './processes.js';
 import { serviceDir, servicesOf } from './task-services.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * The merge queue's gate tests the integrated commit against services of its own: a fresh
@@ -30,6 +30,6 @@ export async function startGateServices(ctx: ProjectContext, gate: Task): Promis
 /** Everything the gate's services were: stopped, dropped; the problems in words. */
 export async function stopGateServices(ctx: ProjectContext, gateId: string): Promise<string[]> {
   const problems = [...(await stopAll(ctx, gateId)), ...(await dropTaskDatabases(ctx, gateId))];
-  if (problems.length === 0) fs.rmSync(serviceDir(ctx, gateId), { recursive: true, force: true });
+  if (problems.length === 0) removeTreeOrThrow(serviceDir(ctx, gateId), { inside: ctx.store.home });
   return problems;
 }

@@ -13,6 +13,7 @@ import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemo
 import { resolveLimits, type RoleLimits } from './pg-limits.js';
 import { psql, pgTool, type PgConn } from './pg-sql.js';
 import { logSize, logTail, waitReady } from './ready.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * The PostgreSQL server a task's database lives on: the user's own (postgres.url in
@@ -169,8 +170,8 @@ const isRoot = (): boolean => process.getuid?.() === 0;
  */
 async function initCluster(dir: string): Promise<ClusterFile> {
   const data = path.join(dir, 'data.new');
-  fs.rmSync(data, { recursive: true, force: true });
-  fs.rmSync(path.join(dir, 'data'), { recursive: true, force: true });
+  removeTreeOrThrow(data, { inside: dir });
+  removeTreeOrThrow(path.join(dir, 'data'), { inside: dir });
   const password = randomBytes(18).toString('hex');
   const pwfile = path.join(dir, 'initdb.pw');
   fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });

@@ -15,6 +15,7 @@ import type { ServiceFact } from './facts.js';
 import { redisArgv } from './redis-argv.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * The process services (redis, `run:`): their fact at `new`, started as daemons and waited on
@@ -204,7 +205,7 @@ export async function stopOrphanProcesses(
         out.kept.push({ dir, reason: `pid(s) ${stopped.survivors.join(', ')} would not stop` });
       } else out.stopped.push({ id, name, dir });
     }
-    if (!left) fs.rmSync(path.join(root, id), { recursive: true, force: true });
+    if (!left) removeTreeOrThrow(path.join(root, id), { inside: root });
   }
   return out;
 }

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { assertTrusted } from '../run/trust.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
@@ -14,6 +13,7 @@ import { userServerUrl } from './pg-server.js';
 import { pgTool } from './pg-sql.js';
 import { processDirs, processFact, redisBinary, startProcess, stopProcess } from './processes.js';
 import { checkServicePorts, serviceDir, serviceLog, servicesOf } from './task-services.js';
+import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * The services' steps in a task's life: made at `new` after the port block and before setup
@@ -127,7 +127,7 @@ export const servicesRemove: RemoveStep = {
     // A `new` undone before its workspace existed has had no release: its processes stop here too.
     const problems = [...(await stopAll(ctx, task.id)), ...(await dropTaskDatabases(ctx, task.id))];
     if (problems.length > 0) throw new Error(`task ${task.id}'s services: ${problems.join('; ')}`);
-    fs.rmSync(serviceDir(ctx, task.id), { recursive: true, force: true });
+    removeTreeOrThrow(serviceDir(ctx, task.id), { inside: ctx.store.home });
   },
 };
 

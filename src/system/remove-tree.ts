@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { assertRemovable, type RemoveGuard } from './remove-guard.js';
 
 export interface RemoveFailure {
   path: string;
@@ -10,8 +11,12 @@ export interface RemoveFailure {
  * Deletes a tree by lstat, never following a symlink (a link is unlinked, not entered) and
  * never crossing into another file system (a mount point is left alone and reported). Only
  * ENOENT is ignored; everything else is collected so the caller can name what stayed.
+ * The only recursive delete of warren's (test/architecture.test.ts bans the others), and it
+ * guards itself: a path that is relative, holds a NUL, is `/` or a home, or leaves
+ * `guard.inside`, is refused (a WarrenError) before anything is deleted (remove-guard.ts).
  */
-export function removeTree(root: string): RemoveFailure[] {
+export function removeTree(root: string, guard: RemoveGuard = {}): RemoveFailure[] {
+  assertRemovable(root, guard);
   const failures: RemoveFailure[] = [];
   let rootStat: fs.Stats;
   try {
@@ -115,6 +120,16 @@ function tryRemove(target: string, isDir: boolean, failures: RemoveFailure[]): v
       return;
     }
   }
+}
+
+/**
+ * removeTree for warren's own scratch folders (a temporary index, a service's folder), where
+ * what could not be deleted is an error, as `fs.rmSync(…, { recursive: true, force: true })` made it.
+ */
+export function removeTreeOrThrow(root: string, guard: RemoveGuard = {}): void {
+  const failures = removeTree(root, guard);
+  if (failures.length > 0)
+    throw new Error(`could not delete ${failures.map((f) => `${f.path} (${likelyCause(f.code)})`).join(', ')}`);
 }
 
 /** A person-readable guess at why a path could not be deleted. */

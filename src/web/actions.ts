@@ -17,6 +17,8 @@ import { createdSummary } from '../workspace/created.js';
 import { gc } from '../workspace/gc.js';
 import { taskTypes } from '../workspace/ids.js';
 import { removeTask } from '../workspace/remove.js';
+import { removeView } from '../views/changes.js';
+import { trustedView, verifyView } from '../views/runs.js';
 
 /**
  * What the dashboard's buttons do: each entry calls the same guarded library function as the
@@ -150,7 +152,7 @@ export const ACTIONS: readonly WebAction[] = [
     removesTask: false,
     states: ACTIVE,
     options: [],
-    run: (ctx, id) => verifyTask(ctx, id),
+    run: async (ctx, id) => verifyView(await verifyTask(ctx, id)),
   },
   {
     name: 'checkpoint',
@@ -194,7 +196,7 @@ export const ACTIONS: readonly WebAction[] = [
       },
     ],
     run: (ctx, id, o) =>
-      removeTask(ctx, id, { deleteBranch: o.deleteBranch === true && o.discard !== true, discard: o.discard === true }),
+      removeView(ctx, id, { deleteBranch: o.deleteBranch === true && o.discard !== true, discard: o.discard === true }),
   },
   {
     name: 'comment',
@@ -305,7 +307,7 @@ export const ACTIONS: readonly WebAction[] = [
     // The page shows the set (as `warren trust` does) and sends the hash it showed: a set that
     // changed in between is refused, not trusted unseen.
     options: [{ name: 'hash', label: 'sha256 of the set shown', type: 'text', required: true }],
-    run: (ctx, o) => Promise.resolve(trustCommands(ctx, text(o.hash))),
+    run: (ctx, o) => Promise.resolve(trustedView(trustCommands(ctx, text(o.hash)))),
   },
   {
     name: 'gc',

@@ -100,6 +100,22 @@ describe('warren mcp', () => {
   );
 
   it(
+    "show lists a run's events under their own kinds, as the CLI does (a run's payload `kind` hides none)",
+    { timeout: 120_000 },
+    async () => {
+      const repo = makeRepo();
+      const client = await connect(repo);
+      expect((await call(client, 'new', { type: 'feat', id: 'k1' })).isError).toBe(false);
+      expect((await call(client, 'exec', { id: 'k1', command: ['true'] })).isError).toBe(false);
+      const mcp = await call<{ events: { kind: string }[] }>(client, 'show', { id: 'k1' });
+      const cli = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'k1');
+      const kinds = cli.json.events.map((e) => e.kind);
+      expect(kinds.slice(-2)).toEqual(['run.started', 'run.ended']);
+      expect(mcp.data.events.map((e) => e.kind)).toEqual(kinds);
+    },
+  );
+
+  it(
     "a refusal is a tool error carrying the CLI's code, message and hint, and is recorded; guards hold; exec is bounded",
     { timeout: 120_000 },
     async () => {

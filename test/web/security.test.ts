@@ -200,7 +200,7 @@ describe('dashboard security', () => {
     expect(fs.existsSync(wt)).toBe(false);
   });
 
-  it("passes a guard's refusal through exactly as the CLI words it", async () => {
+  it("passes a guard's refusal through exactly as the CLI words it, details included, and records it", async () => {
     const { repo, path: wt } = await repoWithTask();
     fs.writeFileSync(path.join(wt, 'unsaved.txt'), 'draft\n');
     const { server, project } = await serveRepo(repo);
@@ -208,11 +208,14 @@ describe('dashboard security', () => {
     const res = await request(`${server.url}api/actions/rm`, rmRequest(project, 'keep', { 'x-warren-token': token }));
     const cli = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('rm', 'keep');
     expect(res.status).toBe(409);
-    expect(JSON.parse(res.body).error).toEqual({
-      code: cli.json.error.code,
-      message: cli.json.error.message,
-      hint: cli.json.error.hint,
-    });
+    expect(JSON.parse(res.body).error).toEqual(cli.json.error);
+    const shown = await repo.warrenJson<{ events: { kind: string; code?: string; command?: string }[] }>(
+      'show',
+      'keep',
+    );
+    expect(shown.json.events).toContainEqual(
+      expect.objectContaining({ kind: 'refused', code: 'WORKSPACE_DIRTY', command: 'dashboard rm' }),
+    );
     expect(fs.existsSync(path.join(wt, 'unsaved.txt'))).toBe(true);
   });
 

@@ -2,6 +2,7 @@ import { exitStatusOf, type RunOutcome } from '../../run/execute.js';
 import { execTask } from '../../run/operations.js';
 import { parseDuration } from '../../util/duration.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';
+import { runView } from '../../views/runs.js';
 
 export const registerExec: Register = (program, run) => {
   program
@@ -25,17 +26,7 @@ export const registerExec: Register = (program, run) => {
 
 /** `exec` and `run` report alike: the data on stdout (--json), a summary on stderr for people. */
 export function runResult(env: CliEnv, outcome: RunOutcome): CommandResult {
-  const data = {
-    exitCode: outcome.exitCode,
-    timedOut: outcome.timedOut,
-    durationMs: outcome.durationMs,
-    log: outcome.log,
-    signal: outcome.signal,
-    canceledBy: outcome.canceledBy,
-    sandbox: outcome.sandbox,
-    reason: outcome.reason,
-    runId: outcome.runId,
-  };
+  const data = runView(outcome);
   const exitCode = exitStatusOf(outcome);
   if (!env.json && exitCode !== 0) {
     // A reason the run wrote itself was on the terminal a moment ago, with the run's output: not said twice.

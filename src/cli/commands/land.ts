@@ -4,6 +4,7 @@ import { landTask, queueLand } from '../../queue/operations.js';
 import { terminalText } from '../../util/terminal-text.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
+import { landedView } from '../../views/changes.js';
 import { startQueueWorker } from './queue.js';
 
 export const registerLand: Register = (program, run) => {
@@ -67,7 +68,7 @@ export const registerLand: Register = (program, run) => {
           if (r.excluded.length > 0) lines.push(`excluded: ${r.excluded.map((p) => terminalText(p)).join(', ')}`);
           if (r.checkoutUpdated) lines.push(`${r.checkoutUpdated} follows ${r.base}`);
           if (r.push) lines.push(pushLine(r.push));
-          return { data: { state: 'landed', ...r }, human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
+          return { data: landedView(r), human: lines.join('\n'), exitCode: r.push && !r.push.ok ? 1 : 0 };
         }),
     );
 };

@@ -1,6 +1,6 @@
 import { scanArchives } from '../../workspace/archive.js';
-import { listTasks } from '../../workspace/tasks.js';
-import { conflictLine, conflictsOf, lastMap } from '../../conflicts/view.js';
+import { conflictLine } from '../../conflicts/view.js';
+import { listView, type ListView } from '../../views/tasks.js';
 import type { Register } from '../command.js';
 import { age, table } from '../format.js';
 
@@ -24,34 +24,23 @@ export const registerList: Register = (program, run) => {
                 );
           return { data: archives, human };
         }
-        const tasks = listTasks(ctx);
-        // The conflict map as last computed (`warren conflicts`, `status`): no git call here.
-        const pairs = lastMap(ctx);
-        const conflicts = new Map(tasks.map((t) => [t.id, conflictsOf(pairs, t.id)]));
-        const data = tasks.map((t) => ({
-          id: t.id,
-          type: t.type,
-          branch: t.branch,
-          path: t.path,
-          base: t.base,
-          state: t.state,
-          createdAt: t.createdAt,
-          conflicts: conflicts.get(t.id)?.with ?? [],
-        }));
+        const data = listView(ctx);
         const human =
-          tasks.length === 0
+          data.length === 0
             ? 'no tasks; create one with `warren new feat ID`'
             : table(
                 ['ID', 'TYPE', 'STATE', 'AGE', 'BRANCH', 'PATH'],
-                tasks.map((t) => [t.id, t.type, t.state, age(t.createdAt), t.branch, t.path]),
-              ) + conflictLines([...conflicts.values()]);
+                data.map((t) => [t.id, t.type, t.state, age(t.createdAt), t.branch, t.path]),
+              ) + conflictLines(data);
         return { data, human };
       }),
     );
 };
 
 /** Below the table: one line per task that conflicts, as the map was last computed. */
-function conflictLines(all: readonly ReturnType<typeof conflictsOf>[]): string {
-  const lines = all.filter((c) => c.with.length > 0).map((c) => `${c.id} conflicts with ${conflictLine(c)}`);
+function conflictLines(all: ListView): string {
+  const lines = all
+    .filter((t) => t.conflicts.length > 0)
+    .map((t) => `${t.id} conflicts with ${conflictLine({ id: t.id, with: t.conflicts })}`);
   return lines.length > 0 ? `\n\n${lines.join('\n')}\n(as last computed; \`warren conflicts\` looks again)` : '';
 }

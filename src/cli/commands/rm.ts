@@ -1,6 +1,6 @@
 import { WarrenError } from '../../errors.js';
 import { validateTaskId } from '../../workspace/ids.js';
-import { removeTask } from '../../workspace/remove.js';
+import { removeView } from '../../views/changes.js';
 import type { Register } from '../command.js';
 
 export const registerRm: Register = (program, run) => {
@@ -22,20 +22,10 @@ export const registerRm: Register = (program, run) => {
             '--discard deletes the branch already (its commits are kept in the archive); drop --delete-branch. Nothing was removed.',
           );
         const ctx = await env.project();
-        const since = ctx.store.lastEventSeq();
-        const result = await removeTask(ctx, id, {
+        const result = await removeView(ctx, id, {
           deleteBranch: opts.deleteBranch === true,
           discard: opts.discard === true,
         });
-        // What removal skipped or could not do (an untrusted or failed teardown) is shown, never only logged.
-        // Read by sequence, not as the task's events: once removed, its events are no longer the current task's.
-        const services: string[] = [];
-        for (const e of ctx.store.eventsSince(since, 500)) {
-          if (e.project !== ctx.key || e.taskId !== result.id) continue;
-          if (e.level !== 'info') env.log(`warren: ${e.level}: ${e.message}`);
-          // What went with the task's services (processes stopped, databases dropped and checked gone).
-          else if (e.kind === 'service.stopped' || e.kind === 'service.database_dropped') services.push(e.message);
-        }
         const what = result.folderMissing
           ? `forgot ${result.id} (its folder was already missing; git's record of it is gone too)`
           : `removed ${result.id}`;
@@ -44,7 +34,7 @@ export const registerRm: Register = (program, run) => {
           : result.branchDeleted
             ? `${what}; deleted branch ${result.branch}`
             : `${what}; kept branch ${result.branch} (${result.unlandedCommits} commit(s) not on the base)`;
-        return { data: { ...result, services }, human: [human, ...services].join('\n') };
+        return { data: result, human: [human, ...result.services].join('\n') };
       }),
     );
 };

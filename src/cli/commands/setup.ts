@@ -1,5 +1,6 @@
 import { setupTask, verifyTask } from '../../run/setup-verify.js';
 import type { Register } from '../command.js';
+import { verifyView } from '../../views/runs.js';
 
 export const registerSetup: Register = (program, run) => {
   program
@@ -31,7 +32,7 @@ export const registerVerify: Register = (program, run) => {
       run(async (env) => {
         const ctx = await env.project();
         const outcome = await verifyTask(ctx, rawId);
-        const data = { passed: outcome.passed, log: outcome.log, results: outcome.results };
+        const data = verifyView(outcome);
         const lines = outcome.results.map(
           (r) =>
             `  ${r.exitCode === 0 && !r.timedOut ? 'pass' : 'FAIL'} ${r.id}${r.required ? '' : ' (optional)'}${r.timedOut ? ' (timed out)' : ''}`,

@@ -1,8 +1,5 @@
 import { formatStatus } from '../../provision/status/format.js';
-import { statusTask } from '../../provision/operations.js';
-import { taskServices } from '../../services/operations.js';
-import { requireTask } from '../../workspace/tasks.js';
-import { taskConflicts } from '../../conflicts/operations.js';
+import { statusView } from '../../views/tasks.js';
 import { conflictLine } from '../../conflicts/view.js';
 import type { Register } from '../command.js';
 import { serviceLine } from '../format.js';
@@ -17,32 +14,17 @@ export const registerStatus: Register = (program, run) => {
     .action((rawId: string, opts: { files?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
-        const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
-        // Copied env files whose keys named the main checkout's services, set to the task's own at `new`.
-        const task = requireTask(ctx, rawId);
-        const envRewritten = task.data.servicesEnvRewritten ?? [];
-        // Each service's state, and which template (of which seed) a database came from.
-        const services = taskServices(ctx, task);
-        // What the task's work (uncommitted included) would not merge with: other live tasks, its base.
-        // A map that cannot be computed does not hide the status: said on stderr, and left empty.
-        const conflicts = await taskConflicts(ctx, rawId).then(
-          (c) => c.with,
-          (err: unknown) => {
-            env.log(
-              `warren: warn: could not compute ${rawId}'s conflicts: ${err instanceof Error ? err.message : String(err)}`,
-            );
-            return [];
-          },
-        );
+        const data = await statusView(ctx, rawId);
+        const { envRewritten, services, conflicts } = data;
         const human = [
-          formatStatus(rawId, status, { files: opts.files === true }),
+          formatStatus(rawId, data, { files: opts.files === true }),
           ...envRewritten.map(
             (r) => `${r.file}: ${r.keys.join(', ')} set to this task's services (they named the main checkout's)`,
           ),
           ...(services.length > 0 ? ['services:', ...services.map((s) => `  ${serviceLine(s)}`)] : []),
-          ...(conflicts.length > 0 ? [`conflicts with ${conflictLine({ id: task.id, with: conflicts })}`] : []),
+          ...(conflicts.length > 0 ? [`conflicts with ${conflictLine({ id: rawId, with: conflicts })}`] : []),
         ].join('\n');
-        return { data: { ...status, envRewritten, services, conflicts }, human, colour: paintStatus };
+        return { data, human, colour: paintStatus };
       }),
     );
 };

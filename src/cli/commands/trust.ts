@@ -1,6 +1,7 @@
 import { describeCommand, type RepoCommand } from '../../config/trust.js';
 import { trustCommands, trustState, type TrustState } from '../../run/trust.js';
 import type { CliIo, Register } from '../command.js';
+import { trustedView } from '../../views/runs.js';
 import { table } from '../format.js';
 
 export const registerTrust: Register = (program, run) => {
@@ -21,7 +22,7 @@ export const registerTrust: Register = (program, run) => {
               ? "this repository's warren.yaml defines no commands: there is nothing to trust"
               : `trusted by you${state.trustedAt ? ` since ${state.trustedAt}` : ''}; a changed set needs trust again`;
           return {
-            data: { trusted: true, hash: state.hash, commands: state.commands, trustedAt: state.trustedAt },
+            data: trustedView(state),
             human: [listing(state), status].filter((l) => l !== '').join('\n'),
           };
         }
@@ -49,7 +50,7 @@ export const registerTrust: Register = (program, run) => {
         }
         const after = trustCommands(ctx, opts.hash);
         return {
-          data: { trusted: true, hash: after.hash, commands: after.commands, trustedAt: after.trustedAt },
+          data: trustedView(after),
           human: `${human}${human ? '\n' : ''}trusted ${counted(after.commands)} for this repository (sha256 ${after.hash.slice(0, 12)}); warren runs them until they change`,
         };
       }),

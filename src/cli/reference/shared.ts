@@ -6,7 +6,8 @@ import type { ErrorCode } from '../../errors.js';
  * name (`'policy keygen'`). `npm run docs` renders docs/commands/ from this and the commander
  * definitions; test/docs.test.ts fails when a command has no entry here, or an entry no command.
  * The examples are real runs, pasted from `node scripts/doc-examples.js` (paths, hashes and
- * times are as they appeared).
+ * times are as they appeared); test/docs-examples.test.ts runs that script again and fails when
+ * a `--json` example's keys, or the keys its `json` shape names, differ from the real answer's.
  */
 export interface CommandReference {
   /** The `--json` result: a TypeScript-like shape, with comments. */

@@ -122,7 +122,8 @@ $ warren --json list
     "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/cart",
     "base": "main",
     "state": "ready",
-    "createdAt": "2026-11-30T19:12:17.909Z"
+    "createdAt": "2026-11-30T19:12:17.909Z",
+    "conflicts": []
   },
   {
     "id": "login",
@@ -131,7 +132,8 @@ $ warren --json list
     "path": "/tmp/warren-docs-5hhMmU/home/worktrees/shop-8a05b0aba1/login",
     "base": "main",
     "state": "ready",
-    "createdAt": "2026-11-30T19:12:18.779Z"
+    "createdAt": "2026-11-30T19:12:18.779Z",
+    "conflicts": []
   }
 ]
 [exit 0]
@@ -292,7 +294,8 @@ $ warren --json status cart
   "stale": false,
   "staleLockfiles": [],
   "envRewritten": [],
-  "services": []
+  "services": [],
+  "conflicts": []
 }
 [exit 0]`,
     see: [['What changed: `warren status`', '../design/provisioning.md#what-changed-warren-status-id']],

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { WarrenError } from '../../errors.js';
 import { runTool } from '../../system/tool.js';
 import { walkTree } from '../status/manifest.js';
+import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /**
  * Copies by the system's `cp`, which is several times faster than Node 20's `fs.cp` and keeps
@@ -26,7 +27,7 @@ async function canReflink(dir: string): Promise<boolean> {
     reflinkByDevice.set(dev, result.exitCode === 0);
     return result.exitCode === 0;
   } finally {
-    fs.rmSync(probe, { recursive: true, force: true });
+    removeTreeOrThrow(probe, { inside: dir });
   }
 }
 

@@ -10,6 +10,7 @@ import { containTree, findingsForCopy, newFindings, noteEntry } from '../modes/c
 import { diskReader, isNodeModules, pickLockfile } from './installed.js';
 import { measureTree, walkTree } from '../status/manifest.js';
 import type { InstalledFacts, LockfileRef, OutsideLink, StrippedEntry } from '../types.js';
+import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /** Lockfiles that pin what an install folder holds, in the order they are looked for. */
 export const LOCKFILES = [
@@ -194,8 +195,8 @@ export async function ensureSnapshot(
       return { refused: installed };
     }
     const tmp = path.join(snapshotsDir(home), `.tmp-${key}-${process.pid}`);
-    fs.rmSync(tmp, { recursive: true, force: true });
-    fs.rmSync(dir, { recursive: true, force: true }); // a folder without meta.json is a half-taken snapshot
+    removeTreeOrThrow(tmp, { inside: snapshotsDir(home) });
+    removeTreeOrThrow(dir, { inside: snapshotsDir(home) }); // a folder without meta.json is a half-taken snapshot
     fs.mkdirSync(tmp, { recursive: true });
     progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     const started = Date.now();
@@ -239,7 +240,7 @@ export async function ensureSnapshot(
       fs.renameSync(tmp, dir);
       return { meta: full, tree: path.join(dir, 'tree'), created: true, lock: got.lock };
     } catch (err) {
-      fs.rmSync(tmp, { recursive: true, force: true });
+      removeTreeOrThrow(tmp, { inside: snapshotsDir(home) });
       throw err;
     }
   } catch (err) {

@@ -5,6 +5,7 @@ import { WarrenError } from '../../errors.js';
 import { runBounded, spawnDetached, type SpawnResult } from '../../system/spawn.js';
 import { findCommand } from '../command-lookup.js';
 import { API, apiAnswers, apiRequest } from './api.js';
+import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /**
  * podman, the engine of `sandbox: container`: its command line for what is rare (an image, a
@@ -111,7 +112,7 @@ export async function ensureBaseImage(socket: string): Promise<string> {
     }
     return BASE_IMAGE;
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTreeOrThrow(dir, { inside: os.tmpdir() });
   }
 }
 

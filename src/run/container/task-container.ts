@@ -20,6 +20,7 @@ import {
   podman,
   podmanFailed,
 } from './podman.js';
+import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /**
  * One long-lived container per task (devcontainers' pattern: made once, then an exec per
@@ -294,7 +295,7 @@ export async function removeTaskContainer(home: string, project: string, taskId:
   if (!fs.existsSync(dir)) return null;
   const r = await podman(['rm', '-f', '-t', '0', '--ignore', name]);
   if (r.exitCode !== 0) return `container ${name} could not be removed: ${r.stderr.toString().trim()}`;
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTreeOrThrow(dir, { inside: home });
   return null;
 }
 
