@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { removeTreeOrThrow } from '../../system/remove-tree.js';
 import { WarrenError } from '../../errors.js';
 import type { Task } from '../../state/types.js';
 import { faultPoint } from '../../system/fault.js';
@@ -108,7 +108,7 @@ export async function removeTaskClaim(
   const { dir } = claimPlace(home, project, taskId);
   const ledger = readLedger(dir);
   if (ledger === null) {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTreeOrThrow(dir, { inside: home });
     return null;
   }
   try {
@@ -117,6 +117,6 @@ export async function removeTaskClaim(
   } catch (err) {
     return `claim ${ledger.claim} in cluster ${ledger.cluster} could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTreeOrThrow(dir, { inside: home });
   return null;
 }
