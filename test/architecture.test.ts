@@ -139,9 +139,9 @@ describe('architecture', () => {
       runBounded: [
         'git/exec.ts', // git, with no hook of a workspace's and no fsmonitor
         'system/tool.ts', // warren's own tools (cp, mount, psql with warren's SQL), argv of warren's
-        'run/containment.ts', // the containment probe: `true` in a namespace
+        'system/containment.ts', // the containment probe: `true` in a namespace
         'run/sandbox.ts', // `bwrap --version`
-        'run/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
+        'system/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
         'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
         'run/container/podman.ts', // podman with warren's argv: an image, a task's container made or removed
       ],

@@ -20,7 +20,7 @@ import { relocateRecords } from './relocate/relocate.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { overlaySupport } from './cow-support.js';
-import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
 import { startStep } from '../workspace/reporter.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import type { RunMount } from '../run/run-mounts.js';
+import type { RunMount } from '../system/run-mounts.js';
 import type { MountEntry } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';

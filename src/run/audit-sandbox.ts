@@ -6,7 +6,7 @@ import { BASE_IMAGE } from './container/podman.js';
 import { containerPlace } from './container/task-container.js';
 import type { SandboxProfile } from './sandbox.js';
 import { sandboxProfileFor } from './sandbox.js';
-import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 
 /**
  * `warren audit ID`, section "sandbox": what a command of the task can see and write when it
