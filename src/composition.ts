@@ -21,7 +21,13 @@ import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
 import { SERVICE_EVENTS } from './services/events.js';
 import { SERVICE_FACTS } from './services/facts.js';
-import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from './services/service-steps.js';
+import {
+  servicesBeforeRun,
+  servicesCreate,
+  servicesGc,
+  servicesReach,
+  servicesRemove,
+} from './services/service-steps.js';
 import { servicesAfterRun } from './services/pg-sessions.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
@@ -91,6 +97,8 @@ export const LIFECYCLE: Lifecycle = {
   afterRun: [servicesAfterRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
   audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
+  // What every process of a task sees and may reach of the features: its services' variables and ports.
+  reach: [servicesReach],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
   checkout: checkoutCreate,
 };

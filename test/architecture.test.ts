@@ -68,21 +68,64 @@ const top = (p: string): string => p.split(path.sep)[0] ?? p;
 
 /**
  * Each folder (or file) of src/, by layer: an import may go to its own layer or one below, never
- * up. The features sit side by side: they may use each other, and plug into the core below them.
+ * up. The features sit side by side, and one uses another only along an edge of FEATURE_EDGES.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['util', 'errors.ts', 'error-docs.ts'],
   ['system'],
   ['git', 'state', 'config'],
-  // The workspace core: create, remove, scan, gc, locks, the operation runner.
-  ['workspace'],
-  // The features.
+  // The workspace core: create, remove, scan, gc, locks, the operation runner; which of warren.yaml's commands are trusted.
+  ['workspace', 'trust'],
+  // The features: one imports another only as FEATURE_EDGES allows.
   ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services', 'conflicts'],
   // The merge queue, built of landing, provisioning and execution.
   ['queue'],
   // What composes the features, and what people and programs call.
   ['composition.ts', 'index.ts', 'web', 'mcp', 'cli'],
 ];
+
+/**
+ * Which feature may import which, and why: every other import between two features fails, and
+ * the table itself has no cycle. What two features both need goes below them (system/, config/,
+ * trust/); what a feature gives every process of a task (a service's variables and port) it
+ * hands the runner through the lifecycle (`reach`), not by being imported.
+ */
+const FEATURE_EDGES: Record<string, readonly string[]> = {
+  provision: [],
+  // Execution reads what was provisioned: the modes' records (what a sandbox must let it write), an install's facts.
+  run: ['provision'],
+  // A cow checkout asks provisioning's overlay probe.
+  checkout: ['provision'],
+  // A land compares lockfiles with snapshots, and runs commit hooks through the runner.
+  land: ['provision', 'run'],
+  // A review is sent to the agent through the runner.
+  review: ['run'],
+  // Services start their processes through the runner seam: run is the seam, services its user.
+  services: ['run'],
+  audit: ['land'],
+  // `warren sync` checkpoints and reads what was provisioned through landing.
+  conflicts: ['land'],
+};
+
+/** A cycle in `edges` as `a → b → a`, or null. */
+function cycleIn(edges: Record<string, readonly string[]>): string | null {
+  const done = new Set<string>();
+  const visit = (node: string, trail: string[]): string | null => {
+    if (trail.includes(node)) return [...trail.slice(trail.indexOf(node)), node].join(' → ');
+    if (done.has(node)) return null;
+    for (const next of edges[node] ?? []) {
+      const found = visit(next, [...trail, node]);
+      if (found) return found;
+    }
+    done.add(node);
+    return null;
+  };
+  for (const node of Object.keys(edges)) {
+    const found = visit(node, []);
+    if (found) return found;
+  }
+  return null;
+}
 
 function rank(entry: string): number {
   return LAYERS.findIndex((layer) => layer.includes(entry));
@@ -99,6 +142,17 @@ describe('architecture', () => {
       .filter((i) => rank(top(i.to)) > rank(top(i.from)))
       .map((i) => `${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}`);
     expect(bad).toEqual([]);
+  });
+
+  it('a feature imports another only along a declared edge, and the edges make no loop', () => {
+    const features = LAYERS[4] ?? [];
+    expect(Object.keys(FEATURE_EDGES).sort()).toEqual([...features].sort());
+    const bad = ALL.filter((i) => features.includes(top(i.from)) && features.includes(top(i.to)))
+      .filter((i) => top(i.from) !== top(i.to) && !(FEATURE_EDGES[top(i.from)] ?? []).includes(top(i.to)))
+      .map((i) => `${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}`);
+    expect(bad).toEqual([]);
+    expect(cycleIn(FEATURE_EDGES)).toBeNull();
+    expect(cycleIn({ a: ['b'], b: ['c'], c: ['a'] })).toBe('a → b → c → a');
   });
 
   it('state/ knows no one above it: only util and errors', () => {

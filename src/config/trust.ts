@@ -9,7 +9,7 @@ import { CONFIG_TRUST } from './trust-rule.js';
  * key of warren.yaml as its rule says (trust-rule.ts: trusted unless shown free), with the
  * signed run policy and `.worktreeinclude` beside it. A freshly cloned repository is someone
  * else's word, and a landed task's warren.yaml is its agent's: these count only once the user
- * has trusted this exact set (src/run/trust.ts). This module is the pure part: the set in one
+ * has trusted this exact set (src/trust/trust.ts). This module is the pure part: the set in one
  * canonical form, its hash, and what differs from a set trusted before.
  */
 

@@ -6,12 +6,12 @@ import { assertContained } from '../workspace/paths.js';
 import { pinned } from '../workspace/pinned.js';
 import { detectContainment, type Containment } from '../system/containment.js';
 import { pickEnv, SANDBOX_ENV } from './declared-env.js';
-import { policyInPlay } from './policy-file.js';
+import { policyInPlay } from '../trust/policy-file.js';
 import { sandboxKindFor } from '../config/sandbox.js';
 import { assertMappable, assertSandboxAvailable, sandboxProfileFor, type SandboxProfile } from './sandbox.js';
 import { taskEnv } from './task-env.js';
 import { taskTmp, tmpEnv } from './task-tmp.js';
-import { assertSettingsTrusted } from './trust.js';
+import { assertSettingsTrusted } from '../trust/trust.js';
 
 /**
  * A task's boundary: everything one process of the task may see and reach, decided in this one

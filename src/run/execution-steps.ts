@@ -8,7 +8,7 @@ import { allocatePorts, DEFAULT_PORT_COUNT, portRange, precheckPorts, releasePor
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
-import { assertSettingsTrusted, assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
+import { assertSettingsTrusted, assertTrusted, pinSettingsOnFirstUse, trustState } from '../trust/trust.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the

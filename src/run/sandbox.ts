@@ -3,7 +3,6 @@ import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { egressAllowOf, sandboxKindFor, type SandboxKind } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
-import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { readMounts } from '../system/mounts.js';
@@ -90,7 +89,11 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task, request: Reac
   // The task's own services are reached by name (their loopback ports), through the same proxy
   // as an allow list: another task's services are on ports it does not forward.
   const except = new Set((request.except ?? []).map((p) => `127.0.0.1:${p}`));
-  const own = network ? [] : [...serviceLoopback(ctx, task), ...(request.reach ?? [])].filter((a) => !except.has(a));
+  const own = network
+    ? []
+    : [...ctx.lifecycle.reach.flatMap((step) => step.addresses(ctx, task)), ...(request.reach ?? [])].filter(
+        (a) => !except.has(a),
+      );
   const configured = network ? null : egressAllowOf(ctx.config);
   const allow = own.length > 0 ? [...new Set([...(configured ?? []), ...own])] : configured;
   const home = process.env.HOME;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
 import { assertRunnable } from '../run/task-env.js';
-import { assertTrusted } from '../run/trust.js';
+import { assertTrusted } from '../trust/trust.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';

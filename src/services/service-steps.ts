@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import { assertTrusted } from '../run/trust.js';
+import { assertTrusted } from '../trust/trust.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { startStep } from '../workspace/reporter.js';
-import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
+import type { BeforeRunStep, CreateStep, GcStep, ReachStep, RemoveStep } from '../workspace/types.js';
 import { daemonState } from '../run/daemon.js';
 import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
@@ -13,7 +13,7 @@ import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases
 import { userServerUrl } from './pg-server.js';
 import { pgTool } from './pg-sql.js';
 import { processDirs, processFact, redisBinary, startProcess, stopProcess } from './processes.js';
-import { checkServicePorts, serviceDir, serviceLog, servicesOf } from './task-services.js';
+import { checkServicePorts, serviceDir, serviceEnv, serviceLog, serviceLoopback, servicesOf } from './task-services.js';
 
 /**
  * The services' steps in a task's life: made at `new` after the port block and before setup
@@ -186,5 +186,8 @@ export function reportCrash(
   });
   ctx.reporter.line(`warren: ${message}`);
 }
+
+/** Each service's variables and loopback port, for every process of the task the runner starts. */
+export const servicesReach: ReachStep = { name: 'services', env: serviceEnv, addresses: serviceLoopback };
 
 export const servicesGc: GcStep = { name: 'services', collect: (ctx) => collectServices(ctx) };

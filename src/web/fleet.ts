@@ -14,7 +14,7 @@ import { portEndpoints, listeningPorts, type ServicePort, type TaskEndpoint } fr
 import { lastRun, type LastRun } from './run-events.js';
 import { listQueue, type QueueListing } from '../queue/operations.js';
 import { describeCommand } from '../config/trust.js';
-import { trustState } from '../run/trust.js';
+import { trustState } from '../trust/trust.js';
 import type { RunKind } from '../run/records.js';
 
 /**

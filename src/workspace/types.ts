@@ -147,6 +147,18 @@ export interface AfterRunStep {
   run(ctx: ProjectContext, task: Task): Promise<void>;
 }
 
+/**
+ * What a feature gives every process of a task (src/run/boundary.ts asks each): variables it sees
+ * (a service's DATABASE_URL) and loopback addresses its sandbox lets it reach (the service's port).
+ * Pure reads of the task's facts; this is how the runner learns of services without importing them.
+ */
+export interface ReachStep {
+  name: string;
+  env(ctx: ProjectContext, task: Task): Record<string, string>;
+  /** `host:port`, reachable from inside a sandbox without the network. */
+  addresses(ctx: ProjectContext, task: Task): string[];
+}
+
 /** One section of `warren audit ID`, owned by the feature that knows the facts. */
 export interface AuditSection {
   name: string;
@@ -161,9 +173,10 @@ export interface Lifecycle {
   /** Absent: nothing to clean up after a run. */
   afterRun?: readonly AfterRunStep[];
   audit: readonly AuditSection[];
+  reach: readonly ReachStep[];
   /** Replaces the plain `git worktree add` when it can; absent, every worktree is a plain one. */
   checkout?: CheckoutStep;
 }
 
 /** A lifecycle with nothing added: a bare worktree per task. */
-export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [] };
+export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [], reach: [] };
