@@ -14,6 +14,7 @@ import {
   unmappableMounts,
   type Staging,
 } from '../system/sandbox-uid.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 export interface SandboxProfile {
   kind: SandboxKind;
@@ -105,7 +106,7 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task, request: Reac
   const homeEntries =
     home && masked.includes(home) ? (ctx.user.sandbox_home ?? SANDBOX_HOME).map((rel) => path.join(home, rel)) : [];
   // A `share`d path is a link to the main checkout's copy: what it points at is bound back.
-  const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.source);
+  const shared = (task.data.provision ?? []).filter((r) => modeKind(r.mode).sharesSource).map((r) => r.source);
   const sockets = ctx.user.sandbox_sockets ?? [];
   const readable = [ctx.repo.commonDir, ...shared, ...homeEntries, ...sockets].filter((p) => fs.existsSync(p));
   const { writable, pinned } = workspacePaths(ctx.repo.commonDir, task);
