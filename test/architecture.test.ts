@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FEATURES, LIFECYCLE } from '../src/composition.js';
 
 /**
  * The layers, checked on the source: which folder may import which — type-only imports
@@ -153,6 +154,33 @@ describe('architecture', () => {
     expect(bad).toEqual([]);
     expect(cycleIn(FEATURE_EDGES)).toBeNull();
     expect(cycleIn({ a: ['b'], b: ['c'], c: ['a'] })).toBe('a → b → c → a');
+  });
+
+  it('every step a feature declares is placed in the lifecycle once, and the lifecycle holds nothing else', () => {
+    // What each feature makes goes with what undoes it (the Feature type); where each runs is LIFECYCLE's.
+    const declared = Object.values(FEATURES).flatMap((f) => [
+      ...Object.values('create' in f ? f.create : {}),
+      ...('checkout' in f ? [f.checkout] : []),
+      ...('remove' in f ? [f.remove] : []),
+      ...Object.values('gc' in f ? f.gc : {}),
+      ...('beforeRun' in f ? [f.beforeRun] : []),
+      ...('afterRun' in f ? [f.afterRun] : []),
+      ...Object.values('audit' in f ? f.audit : {}),
+      ...('reach' in f ? [f.reach] : []),
+    ]);
+    const placed = [
+      ...LIFECYCLE.create,
+      ...(LIFECYCLE.checkout ? [LIFECYCLE.checkout] : []),
+      ...LIFECYCLE.remove,
+      ...LIFECYCLE.gc,
+      ...LIFECYCLE.beforeRun,
+      ...(LIFECYCLE.afterRun ?? []),
+      ...LIFECYCLE.audit,
+      ...LIFECYCLE.reach,
+    ];
+    const name = (step: object): string => (step as { name?: string }).name ?? '?';
+    expect(declared.filter((s) => placed.filter((p) => p === s).length !== 1).map(name)).toEqual([]);
+    expect(placed.filter((p) => !declared.includes(p)).map(name)).toEqual([]);
   });
 
   it('state/ knows no one above it: only util and errors', () => {

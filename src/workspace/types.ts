@@ -178,5 +178,27 @@ export interface Lifecycle {
   checkout?: CheckoutStep;
 }
 
+/** What one feature adds to a task's life besides what it makes and removes. */
+interface FeatureSteps {
+  gc?: Readonly<Record<string, GcStep>>;
+  beforeRun?: BeforeRunStep;
+  afterRun?: AfterRunStep;
+  audit?: Readonly<Record<string, AuditSection>>;
+  reach?: ReachStep;
+}
+
+/**
+ * One feature's part in a task's life, declared in one place (src/composition.ts): what `new`
+ * makes (its create steps, or the checkout it makes in place of `git worktree add`) together
+ * with the removal step that undoes it, what `gc` collects, what runs before and after a
+ * command, what `warren audit` shows. A feature that makes something and declares no removal
+ * does not compile; the lifecycle then places each step in its list, in order.
+ */
+export type Feature = FeatureSteps &
+  (
+    | { create?: Readonly<Record<string, CreateStep<unknown>>>; checkout?: CheckoutStep; remove: RemoveStep }
+    | { create?: never; checkout?: never; remove?: RemoveStep }
+  );
+
 /** A lifecycle with nothing added: a bare worktree per task. */
 export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [], reach: [] };
