@@ -16,6 +16,10 @@ export type ServiceKind = ServiceConfig['kind'];
 type ConfigOf<K extends ServiceKind> = Extract<ServiceConfig, { kind: K }>;
 type FactOf<K extends ServiceKind> = Extract<ServiceFact, { kind: K }>;
 
+/** A kind of warren.yaml's without its variant of ServiceFact (src/services/facts.ts) fails here, by name. */
+type WithoutFact = Exclude<ServiceKind, ServiceFact['kind']>;
+export const EVERY_KIND_HAS_A_FACT: [WithoutFact] extends [never] ? true : WithoutFact = true;
+
 /**
  * What each kind of service is, in one place: how it is checked, made, started, reached and
  * stopped. Everything outside a kind's own module (postgres-task.ts and pg-*.ts for postgres)
