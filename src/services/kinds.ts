@@ -27,7 +27,9 @@ export const EVERY_KIND_HAS_A_FACT: [WithoutFact] extends [never] ? true : Witho
  * compile. Trust records a service by its warren.yaml entry, whatever its kind (config/trust.ts).
  */
 export interface ServiceDriver<K extends ServiceKind> {
-  /** Checked before `new` makes anything: what must be installed, what it is made from. */
+  /** Checked before `new` makes anything, first for every service: what must be installed (throws saying what to install). */
+  installed(ctx: ProjectContext): void;
+  /** Then: what it is made from (a template database), still before anything is made. */
   check(ctx: ProjectContext, name: string, config: ConfigOf<K>): Promise<void>;
   /** Made at `new` (and for the gate): the task's fact of it. */
   make(
@@ -79,10 +81,10 @@ const loopback = (fact: { port: number }): string => `127.0.0.1:${fact.port}`;
 
 const SERVICE_KINDS = {
   postgres: {
-    async check(ctx, name, config) {
+    installed(ctx) {
       if (!userServerUrl(ctx.user)) pgTool('postgres');
-      await checkTemplate(ctx, name, config);
     },
+    check: (ctx, name, config) => checkTemplate(ctx, name, config),
     make: (ctx, task, name, config, restoredFrom) => createTaskDatabase(ctx, task, name, config, restoredFrom),
     process: null,
     http: false,
@@ -94,9 +96,8 @@ const SERVICE_KINDS = {
     status: (ctx, _task, name, _config, fact, clusterUp) => databaseStatus(ctx, name, fact, clusterUp),
   },
   redis: {
-    async check() {
-      redisBinary();
-    },
+    installed: () => void redisBinary(),
+    async check() {},
     make: async (ctx, task, name) => ({
       kind: 'redis',
       port: processPort(ctx, task, name),
@@ -117,6 +118,7 @@ const SERVICE_KINDS = {
     status: (ctx, task, name, config, fact) => processStatus(ctx, task, name, config, fact),
   },
   run: {
+    installed() {},
     async check() {},
     make: async (ctx, task, name) => ({ kind: 'run', port: processPort(ctx, task, name) }),
     process: {

@@ -28,6 +28,7 @@ export const servicesCreate: CreateStep = {
     checkServicePorts(ctx);
     assertTrusted(ctx, ['service'], 'Nothing was created.');
     // A server that is not installed says what to install, before anything is made.
+    for (const [, config] of services) serviceKind(config.kind).installed(ctx);
     for (const [name, config] of services) await serviceKind(config.kind).check(ctx, name, config);
   },
   async run(ctx, task, options) {
