@@ -22,7 +22,13 @@ import { QUEUE } from './queue/advance.js';
 import { reviewRemove } from './review/review-steps.js';
 import { SERVICE_EVENTS } from './services/events.js';
 import { SERVICE_FACTS } from './services/facts.js';
-import { servicesBeforeRun, servicesCreate, servicesGc, servicesRemove } from './services/service-steps.js';
+import {
+  servicesBeforeRun,
+  servicesCreate,
+  servicesGc,
+  servicesReach,
+  servicesRemove,
+} from './services/service-steps.js';
 import { servicesAfterRun } from './services/pg-sessions.js';
 import type { IntentOp } from './state/intents.js';
 import { CHECKOUT_EVENTS } from './checkout/events.js';
@@ -49,28 +55,72 @@ import { archiveGc } from './workspace/archive.js';
 import { NEW } from './workspace/create.js';
 import { GC } from './workspace/gc.js';
 import { recoverInterrupted, type AnyOperation } from './workspace/operation.js';
-import type { Lifecycle } from './workspace/types.js';
+import type { Feature, Lifecycle } from './workspace/types.js';
 import { DISCARD, RM } from './workspace/remove.js';
 import { RESTORE } from './workspace/restore.js';
 
 /**
- * warren's features, composed: every step each lifecycle runs, in the order it runs them. This
- * is the one place that order is decided; every command gets it through the project context.
+ * warren's features, each declared once: what it makes at `new` with what undoes it (one
+ * without the other does not compile: src/workspace/types.ts's Feature), what gc collects,
+ * what runs before and after a command, what `warren audit` shows, what every process sees.
+ */
+export const FEATURES = {
+  container: { create: { container: containerCreate }, remove: containerRemove, gc: { containers: containerGc } },
+  k8s: { create: { k8s: k8sCreate }, remove: k8sRemove, gc: { claims: k8sGc } },
+  provision: {
+    create: { provision: provisionCreate },
+    remove: provisionRemove,
+    gc: { snapshots: provisionGc },
+    beforeRun: provisionBeforeRun,
+    audit: { provisioned: provisionAudit },
+  },
+  landing: { create: { fingerprint: fingerprintCreate, projectHooks: projectHooksCreate }, remove: landingRemove },
+  execution: {
+    create: { ports: portsCreate, risk: riskCreate, setup: setupCreate },
+    remove: executionRemove,
+    gc: { runLogs: runLogsGc },
+    audit: { ports: portsAudit, sandbox: sandboxAudit },
+  },
+  services: {
+    create: { services: servicesCreate },
+    remove: servicesRemove,
+    gc: { services: servicesGc },
+    beforeRun: servicesBeforeRun,
+    afterRun: servicesAfterRun,
+    reach: servicesReach,
+  },
+  review: { remove: reviewRemove },
+  checkout: {
+    checkout: checkoutCreate,
+    remove: checkoutRemove,
+    gc: { checkouts: checkoutGc },
+    beforeRun: checkoutBeforeRun,
+  },
+  audit: { audit: { git: gitSection, hooks: hooksSection, compose: composeSection } },
+  workspace: { gc: { archives: archiveGc } },
+} satisfies Record<string, Feature>;
+
+const F = FEATURES;
+
+/**
+ * The features' steps, in the order each lifecycle runs them. This is the one place that order
+ * is decided; every command gets it through the project context. Every step of FEATURES is
+ * placed here once (test/architecture.test.ts).
  */
 export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
   create: [
-    containerCreate,
-    k8sCreate,
-    provisionCreate,
-    fingerprintCreate,
-    portsCreate,
-    riskCreate,
-    servicesCreate,
-    setupCreate,
-    projectHooksCreate,
+    F.container.create.container,
+    F.k8s.create.k8s,
+    F.provision.create.provision,
+    F.landing.create.fingerprint,
+    F.execution.create.ports,
+    F.execution.create.risk,
+    F.services.create.services,
+    F.execution.create.setup,
+    F.landing.create.projectHooks,
   ],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
@@ -78,25 +128,42 @@ export const LIFECYCLE: Lifecycle = {
   // A task's container after teardown (which runs in it) and before the layers it binds come off;
   // a task's claim in a cluster likewise after its teardown.
   remove: [
-    landingRemove,
-    executionRemove,
-    containerRemove,
-    k8sRemove,
-    servicesRemove,
-    provisionRemove,
-    reviewRemove,
-    checkoutRemove,
+    F.landing.remove,
+    F.execution.remove,
+    F.container.remove,
+    F.k8s.remove,
+    F.services.remove,
+    F.provision.remove,
+    F.review.remove,
+    F.checkout.remove,
   ],
   // Services after the archives (a task's dumps go with its archive).
-  gc: [runLogsGc, provisionGc, archiveGc, checkoutGc, servicesGc, containerGc, k8sGc],
+  gc: [
+    F.execution.gc.runLogs,
+    F.provision.gc.snapshots,
+    F.workspace.gc.archives,
+    F.checkout.gc.checkouts,
+    F.services.gc.services,
+    F.container.gc.containers,
+    F.k8s.gc.claims,
+  ],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
-  beforeRun: [checkoutBeforeRun, provisionBeforeRun, servicesBeforeRun],
+  beforeRun: [F.checkout.beforeRun, F.provision.beforeRun, F.services.beforeRun],
   // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).
-  afterRun: [servicesAfterRun],
+  afterRun: [F.services.afterRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
-  audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
+  audit: [
+    F.audit.audit.git,
+    F.audit.audit.hooks,
+    F.provision.audit.provisioned,
+    F.execution.audit.ports,
+    F.execution.audit.sandbox,
+    F.audit.audit.compose,
+  ],
+  // What every process of a task sees and may reach of the features: its services' variables and ports.
+  reach: [F.services.reach],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
-  checkout: checkoutCreate,
+  checkout: F.checkout.checkout,
 };
 
 /**

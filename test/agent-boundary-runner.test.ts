@@ -129,7 +129,7 @@ services:
     const held = !fs.existsSync(path.join(marks, 'server-ran-on-the-host')) && seen.wrote !== 'yes';
     record('root', 'services', "a task's dev server runs the agent's server.js on the host", held);
     expect(held, JSON.stringify(seen)).toBe(true);
-    // As root, the server's uid 0 is another uid outside (src/run/sandbox-uid.ts), as a command's is.
+    // As root, the server's uid 0 is another uid outside (src/system/sandbox-uid.ts), as a command's is.
     const uids = serverUids(repo.home);
     expect(uids.length).toBeGreaterThan(0);
     const notRoot = uids.every((u) => u !== 0);

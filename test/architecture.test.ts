@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FEATURES, LIFECYCLE } from '../src/composition.js';
 
 /**
  * The layers, checked on the source: which folder may import which — type-only imports
@@ -68,15 +69,15 @@ const top = (p: string): string => p.split(path.sep)[0] ?? p;
 
 /**
  * Each folder (or file) of src/, by layer: an import may go to its own layer or one below, never
- * up. The features sit side by side: they may use each other, and plug into the core below them.
+ * up. The features sit side by side, and one uses another only along an edge of FEATURE_EDGES.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['util', 'errors.ts', 'error-docs.ts'],
   ['system'],
   ['git', 'state', 'config'],
-  // The workspace core: create, remove, scan, gc, locks, the operation runner.
-  ['workspace'],
-  // The features.
+  // The workspace core: create, remove, scan, gc, locks, the operation runner; which of warren.yaml's commands are trusted.
+  ['workspace', 'trust'],
+  // The features: one imports another only as FEATURE_EDGES allows.
   ['provision', 'checkout', 'run', 'land', 'review', 'audit', 'services', 'conflicts'],
   // The merge queue, built of landing, provisioning and execution.
   ['queue'],
@@ -85,6 +86,49 @@ const LAYERS: readonly (readonly string[])[] = [
   // What composes the features, and what people and programs call.
   ['composition.ts', 'index.ts', 'web', 'mcp', 'cli'],
 ];
+
+/**
+ * Which feature may import which, and why: every other import between two features fails, and
+ * the table itself has no cycle. What two features both need goes below them (system/, config/,
+ * trust/); what a feature gives every process of a task (a service's variables and port) it
+ * hands the runner through the lifecycle (`reach`), not by being imported.
+ */
+const FEATURE_EDGES: Record<string, readonly string[]> = {
+  provision: [],
+  // Execution reads what was provisioned: the modes' records (what a sandbox must let it write), an install's facts.
+  run: ['provision'],
+  // A cow checkout asks provisioning's overlay probe.
+  checkout: ['provision'],
+  // A land compares lockfiles with snapshots, and runs commit hooks through the runner.
+  land: ['provision', 'run'],
+  // A review is sent to the agent through the runner.
+  review: ['run'],
+  // Services start their processes through the runner seam: run is the seam, services its user.
+  services: ['run'],
+  audit: ['land'],
+  // `warren sync` checkpoints and reads what was provisioned through landing.
+  conflicts: ['land'],
+};
+
+/** A cycle in `edges` as `a → b → a`, or null. */
+function cycleIn(edges: Record<string, readonly string[]>): string | null {
+  const done = new Set<string>();
+  const visit = (node: string, trail: string[]): string | null => {
+    if (trail.includes(node)) return [...trail.slice(trail.indexOf(node)), node].join(' → ');
+    if (done.has(node)) return null;
+    for (const next of edges[node] ?? []) {
+      const found = visit(next, [...trail, node]);
+      if (found) return found;
+    }
+    done.add(node);
+    return null;
+  };
+  for (const node of Object.keys(edges)) {
+    const found = visit(node, []);
+    if (found) return found;
+  }
+  return null;
+}
 
 function rank(entry: string): number {
   return LAYERS.findIndex((layer) => layer.includes(entry));
@@ -101,6 +145,44 @@ describe('architecture', () => {
       .filter((i) => rank(top(i.to)) > rank(top(i.from)))
       .map((i) => `${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}`);
     expect(bad).toEqual([]);
+  });
+
+  it('a feature imports another only along a declared edge, and the edges make no loop', () => {
+    const features = LAYERS[4] ?? [];
+    expect(Object.keys(FEATURE_EDGES).sort()).toEqual([...features].sort());
+    const bad = ALL.filter((i) => features.includes(top(i.from)) && features.includes(top(i.to)))
+      .filter((i) => top(i.from) !== top(i.to) && !(FEATURE_EDGES[top(i.from)] ?? []).includes(top(i.to)))
+      .map((i) => `${i.from} → ${i.to}${i.typeOnly ? ' (type)' : ''}`);
+    expect(bad).toEqual([]);
+    expect(cycleIn(FEATURE_EDGES)).toBeNull();
+    expect(cycleIn({ a: ['b'], b: ['c'], c: ['a'] })).toBe('a → b → c → a');
+  });
+
+  it('every step a feature declares is placed in the lifecycle once, and the lifecycle holds nothing else', () => {
+    // What each feature makes goes with what undoes it (the Feature type); where each runs is LIFECYCLE's.
+    const declared = Object.values(FEATURES).flatMap((f) => [
+      ...Object.values('create' in f ? f.create : {}),
+      ...('checkout' in f ? [f.checkout] : []),
+      ...('remove' in f ? [f.remove] : []),
+      ...Object.values('gc' in f ? f.gc : {}),
+      ...('beforeRun' in f ? [f.beforeRun] : []),
+      ...('afterRun' in f ? [f.afterRun] : []),
+      ...Object.values('audit' in f ? f.audit : {}),
+      ...('reach' in f ? [f.reach] : []),
+    ]);
+    const placed = [
+      ...LIFECYCLE.create,
+      ...(LIFECYCLE.checkout ? [LIFECYCLE.checkout] : []),
+      ...LIFECYCLE.remove,
+      ...LIFECYCLE.gc,
+      ...LIFECYCLE.beforeRun,
+      ...(LIFECYCLE.afterRun ?? []),
+      ...LIFECYCLE.audit,
+      ...LIFECYCLE.reach,
+    ];
+    const name = (step: object): string => (step as { name?: string }).name ?? '?';
+    expect(declared.filter((s) => placed.filter((p) => p === s).length !== 1).map(name)).toEqual([]);
+    expect(placed.filter((p) => !declared.includes(p)).map(name)).toEqual([]);
   });
 
   it('state/ knows no one above it: only util and errors', () => {
@@ -141,9 +223,9 @@ describe('architecture', () => {
       runBounded: [
         'git/exec.ts', // git, with no hook of a workspace's and no fsmonitor
         'system/tool.ts', // warren's own tools (cp, mount, psql with warren's SQL), argv of warren's
-        'run/containment.ts', // the containment probe: `true` in a namespace
+        'system/containment.ts', // the containment probe: `true` in a namespace
         'run/sandbox.ts', // `bwrap --version`
-        'run/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
+        'system/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
         'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
         'run/container/podman.ts', // podman with warren's argv: an image, a task's container made or removed
       ],

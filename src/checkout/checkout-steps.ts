@@ -8,7 +8,7 @@ import {
   wantsCow,
 } from './cow.js';
 import { collectCheckoutGarbage } from './collect.js';
-import { sandboxKindFor } from '../run/sandbox.js';
+import { sandboxKindFor } from '../config/sandbox.js';
 
 /** Copy-on-write checkouts' steps in a workspace's life: make, remove, gc, and before a run. */
 

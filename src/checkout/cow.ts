@@ -6,7 +6,7 @@ import { deleteBranchIfExists } from '../git/refs.js';
 import { addEmptyWorktree, setWorktreeConfig } from '../git/snapshot.js';
 import { listWorktrees, removeWorktree } from '../git/worktrees.js';
 import { layersForSandbox, overlaySupport, SANDBOXED_CHECKOUT } from '../provision/cow-support.js';
-import type { SandboxKind } from '../run/sandbox.js';
+import type { SandboxKind } from '../config/sandbox.js';
 import { checkLayerPaths, deadMount, mountOverlay, overlayAt, unmount } from '../system/overlay.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_CONFIG } from './load.js';
-import type { WarrenConfig } from './schema.js';
+import type { ServiceConfig, WarrenConfig } from './schema.js';
 import { CONFIG_TRUST } from './trust-rule.js';
 
 /**
@@ -9,7 +9,7 @@ import { CONFIG_TRUST } from './trust-rule.js';
  * key of warren.yaml as its rule says (trust-rule.ts: trusted unless shown free), with the
  * signed run policy and `.worktreeinclude` beside it. A freshly cloned repository is someone
  * else's word, and a landed task's warren.yaml is its agent's: these count only once the user
- * has trusted this exact set (src/run/trust.ts). This module is the pure part: the set in one
+ * has trusted this exact set (src/trust/trust.ts). This module is the pure part: the set in one
  * canonical form, its hash, and what differs from a set trusted before.
  */
 
@@ -68,27 +68,37 @@ function serviceCommands(config: WarrenConfig): RepoCommand[] {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, s]): RepoCommand => {
       const env = s.env !== undefined && s.env !== SERVICE_ENV[s.kind] ? { env: s.env } : {};
-      if (s.kind === 'run')
-        return { kind: 'service', id: name, run: typeof s.run === 'string' ? s.run : [...s.run], ...env };
-      if (s.kind === 'redis') return { kind: 'service', id: name, run: JSON.stringify({ kind: 'redis' }), ...env };
-      const seed = s.seed && 'run' in s.seed ? { run: s.seed.run, inputs: s.seed.inputs ?? [] } : s.seed;
-      return {
-        kind: 'service',
-        id: name,
-        run: JSON.stringify({
-          kind: 'postgres',
-          ...(s.template ? { template: s.template } : {}),
-          ...(seed ? { seed } : {}),
-          // How much of the shared server its role may take: counted once set (none keeps old hashes).
-          ...(s.limits ? { limits: s.limits } : {}),
-        }),
-        ...env,
-      };
+      return { kind: 'service', id: name, run: trustedRun(s), ...env };
     });
 }
 
+type ServiceOf<K extends ServiceConfig['kind']> = Extract<ServiceConfig, { kind: K }>;
+
+/**
+ * What of a service of each kind is trusted (the rest of the service kinds' table is
+ * src/services/kinds.ts, above this layer): a new kind without an entry does not compile.
+ */
+const TRUSTED_RUN: { [K in ServiceConfig['kind']]: (s: ServiceOf<K>) => string | string[] } = {
+  run: (s) => (typeof s.run === 'string' ? s.run : [...s.run]),
+  redis: () => JSON.stringify({ kind: 'redis' }),
+  postgres: (s) => {
+    const seed = s.seed && 'run' in s.seed ? { run: s.seed.run, inputs: s.seed.inputs ?? [] } : s.seed;
+    return JSON.stringify({
+      kind: 'postgres',
+      ...(s.template ? { template: s.template } : {}),
+      ...(seed ? { seed } : {}),
+      // How much of the shared server its role may take: counted once set (none keeps old hashes).
+      ...(s.limits ? { limits: s.limits } : {}),
+    });
+  },
+};
+
+function trustedRun(s: ServiceConfig): string | string[] {
+  return (TRUSTED_RUN[s.kind] as (s: ServiceConfig) => string | string[])(s);
+}
+
 /** The variable each kind's URL is in unless `env:` says otherwise (the schema's defaults). */
-const SERVICE_ENV: Record<'postgres' | 'redis' | 'run', string | undefined> = {
+const SERVICE_ENV: Record<ServiceConfig['kind'], string | undefined> = {
   postgres: 'DATABASE_URL',
   redis: 'REDIS_URL',
   run: undefined,

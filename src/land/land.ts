@@ -8,7 +8,7 @@ import { loadTask } from './task.js';
 import { planLand, type LandPlan } from './plan.js';
 import { pushRef, resolveRemote, type PushOutcome } from './push.js';
 import { recordDrift } from './record.js';
-import { assertSettingsTrusted } from '../run/trust.js';
+import { assertSettingsTrusted } from '../trust/trust.js';
 
 export interface LandOptions {
   message?: string;

@@ -3,14 +3,14 @@ import { CONFIG_FILE, parseConfig, WORKTREEINCLUDE } from '../config/load.js';
 import { changedSettings, securitySettings, type RepoCommand } from '../config/trust.js';
 import { fileAt, treeEntry } from '../git/trees.js';
 import type { Repository } from '../git/repo.js';
-import { POLICY_FILE } from '../run/policy-file.js';
+import { POLICY_FILE } from '../trust/policy-file.js';
 
 /**
  * What a land would change in the settings of the trusted set (config/trust.ts): warren.yaml's
  * counted keys (the sandbox, network, protected paths, gate, provisioning, archive…), the run
  * policy and `.worktreeinclude`, as committed on the base, against the squash. A task's agent
  * can edit them like any file; the land goes ahead, flagged, and once it has landed nothing
- * runs in a task until the user trusts the new settings (run/trust.ts).
+ * runs in a task until the user trusts the new settings (trust/trust.ts).
  */
 export async function settingsChange(
   repo: Repository,

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { detectContainment } from '../run/containment.js';
-import type { SandboxKind } from '../run/sandbox.js';
-import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
+import { detectContainment } from '../system/containment.js';
+import type { SandboxKind } from '../config/sandbox.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { bootKey, recall, remember } from '../system/boot-cache.js';
 import { removeTree } from '../system/remove-tree.js';
 import { runTool } from '../system/tool.js';
@@ -77,7 +77,7 @@ async function findSupport(home: string): Promise<OverlaySupport> {
 /**
  * As root, whether the cow layers and checkout of a task whose commands run in `sandbox` must be
  * ones the sandbox can be given: a bwrap sandbox runs as another uid outside
- * (src/run/sandbox-uid.ts), and an overlay mounted for everyone shows root's files, which
+ * (src/system/sandbox-uid.ts), and an overlay mounted for everyone shows root's files, which
  * overlayfs cannot map to it. Its layers are then mounted in each command's own namespace (as a
  * user's without fuse are), and its checkout is a plain one.
  */

@@ -1,5 +1,5 @@
 import { WarrenError } from '../errors.js';
-import { assertSettingsTrusted } from '../run/trust.js';
+import { assertSettingsTrusted } from '../trust/trust.js';
 import type { Task } from '../state/types.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';

@@ -6,6 +6,7 @@ import { hintUnprovisioned } from './hint.js';
 import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
+import { modeKind } from './modes/kinds.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
@@ -87,7 +88,7 @@ export function auditLines(r: ProvisionRecord, taskId: string): string[] {
         ? verifiedIsolated(r)
           ? `isolated (verified when provisioned: ${linkSummary(r)}; ${relocationSummary(r, taskId)})`
           : `isolation NOT verified: provisioned by an older warren, which did not check for symlinks that lead outside (\`warren provision ${taskId} --refresh\` provisions it again, checked)`
-        : r.mode === 'share'
+        : modeKind(r.mode).sharesSource
           ? 'NOT isolated: shared with the main checkout and every workspace that shares it'
           : `NOT isolated: an in-place write through a hard link changes the main checkout (${linkSummary(r)})`;
   const lines = [

@@ -7,22 +7,16 @@ import { budgetOf, formatBytes } from './modes/budget.js';
 import { keepOutOfStatus } from './modes/exclude.js';
 import { releaseRecords } from './task-mounts.js';
 import { installedFacts, isNodeModules } from './snapshots/installed.js';
-import { provisionCow, staleEvent } from './modes/cow.js';
-import {
-  provisionCopies,
-  provisionCopy,
-  provisionHardlink,
-  provisionShare,
-  type ModeEnv,
-  type ModeOutcome,
-} from './modes/modes.js';
+import { staleEvent } from './modes/cow.js';
+import { provisionCopies, type ModeEnv } from './modes/modes.js';
 import { relocateRecords } from './relocate/relocate.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { overlaySupport } from './cow-support.js';
-import { SANDBOX_UID, sandboxMapsRoot } from '../run/sandbox-uid.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
 import { startStep } from '../workspace/reporter.js';
+import { modeKind } from './modes/kinds.js';
 
 export interface ProvisionResult {
   records: ProvisionRecord[];
@@ -144,10 +138,11 @@ async function provisionGroup(
   skips: ProvisionSkip[],
 ): Promise<boolean> {
   const { ctx, task, event } = env;
+  const only = group[0] as Ready;
   const outcomes =
     group.length > 1
       ? await provisionCopies(env, group)
-      : [await runMode(env, (group[0] as Ready).item, (group[0] as Ready).dst)];
+      : [await modeKind(only.item.mode).make(env, only.item, only.dst)];
   for (const [i, outcome] of outcomes.entries()) {
     const { item, made } = group[i] as Ready;
     if ('skip' in outcome) {
@@ -194,7 +189,7 @@ export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[
   const groups: T[][] = [];
   const byParent = new Map<string, T[]>();
   for (const r of ready) {
-    if (r.item.from !== '.worktreeinclude' || r.item.mode !== 'copy') {
+    if (r.item.from !== '.worktreeinclude' || !modeKind(r.item.mode).groups) {
       groups.push([r]);
       continue;
     }
@@ -223,7 +218,7 @@ async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<Provisio
       env,
       r.path,
       installed,
-      r.mode === 'share'
+      modeKind(r.mode).sharesSource
         ? `the main checkout's own stale ${r.path} (share)`
         : `a ${r.mode} of the main checkout's stale ${r.path}`,
     );
@@ -236,19 +231,6 @@ async function whyNotFuse(ctx: ProjectContext): Promise<string> {
   return support.ok && support.how === 'namespaced' && support.noFuse
     ? ` (Not fuse-overlayfs, which they would see: ${support.noFuse}.)`
     : '';
-}
-
-function runMode(env: ModeEnv, item: ProvisionItem, dst: string): Promise<ModeOutcome> {
-  switch (item.mode) {
-    case 'copy':
-      return provisionCopy(env, item, dst);
-    case 'hardlink':
-      return provisionHardlink(env, item, dst);
-    case 'share':
-      return provisionShare(env, item, dst);
-    case 'cow':
-      return provisionCow(env, item, dst);
-  }
 }
 
 /**

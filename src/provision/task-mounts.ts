@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import type { RunMount } from '../run/run-mounts.js';
+import type { RunMount } from '../system/run-mounts.js';
 import type { MountEntry } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
@@ -21,11 +21,12 @@ import {
 } from '../system/overlay.js';
 import { describeReplacement, replacedRecords, replacementAt } from './modes/replaced.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
+import { modeKind } from './modes/kinds.js';
 
 /** Mount points of a task's global cow mounts (a namespaced one is never mounted on the host). */
 export function cowMountPoints(task: Task): string[] {
   return provisionRecords(task.data)
-    .filter((r) => r.mode === 'cow' && !r.namespaced)
+    .filter((r) => modeKind(r.mode).layered && !r.namespaced)
     .map((r) => path.join(task.path, r.path));
 }
 
@@ -46,11 +47,11 @@ export async function releaseRecords(
 ): Promise<string[]> {
   const problems: string[] = [];
   // Mounts first: if one will not come off, the caller refuses, and the links are still as they were.
-  const ordered = [...records].sort((a, b) => Number(b.mode === 'cow') - Number(a.mode === 'cow'));
+  const ordered = [...records].sort((a, b) => Number(modeKind(b.mode).layered) - Number(modeKind(a.mode).layered));
   for (const r of ordered) {
     const target = path.join(task.path, r.path);
-    if (r.mode !== 'cow' && problems.length > 0 && !options.removeFiles) break;
-    if (r.mode === 'cow') {
+    if (!modeKind(r.mode).layered && problems.length > 0 && !options.removeFiles) break;
+    if (modeKind(r.mode).layered) {
       // A namespaced layer is mounted only inside runs, and goes with each; there is nothing to unmount.
       if (!r.namespaced && overlayAt(target)) {
         const done = await unmount(target);
@@ -88,7 +89,7 @@ export async function releaseRecords(
             problems.push(`${path.dirname(r.upper)}: could not delete ${failures[0]?.path} (${failures[0]?.code})`);
         }
       }
-    } else if (r.mode === 'share') {
+    } else if (modeKind(r.mode).sharesSource) {
       if (isSymlink(target)) fs.unlinkSync(target);
     } else if (options.removeFiles) {
       const failures = removeTree(target);
@@ -118,7 +119,7 @@ export async function forgetTask(ctx: ProjectContext, task: Task): Promise<void>
 export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<string[]> {
   const remounted: string[] = [];
   for (const r of provisionRecords(task.data)) {
-    if (r.mode !== 'cow' || r.namespaced || !r.lower || !r.upper || !r.work) continue;
+    if (!modeKind(r.mode).layered || r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
     if (overlayAt(target)) {
       if (!deadMount(target)) continue;
@@ -170,7 +171,7 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
 export function runMounts(task: Task): RunMount[] {
   const mounts: RunMount[] = [];
   for (const r of provisionRecords(task.data)) {
-    if (r.mode !== 'cow' || !r.namespaced || !r.lower || !r.upper || !r.work) continue;
+    if (!modeKind(r.mode).layered || !r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
     if (replacementAt(target)) continue;
     assertSnapshot(task, r, r.lower, r.upper);

@@ -16,6 +16,7 @@ import type { LockfileRef, ProvisionItem, ProvisionRecord } from '../provision/t
 import { runSteps, type StepsOutcome } from '../run/commands.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 /**
  * The gate's dependencies are the integrated tree's (issue 30): each provisioned `node_modules`
@@ -96,7 +97,12 @@ export async function provisionGate(
     if (main !== null && main.path === integrated.path && main.sha256 === integrated.sha256) {
       follow.push(item);
       snapshots.push({ path: item.path, key, lockfile: integrated.path, how: 'main' });
-    } else if (item.mode === 'cow' && cow && inMain && readSnapshotMeta(path.join(snapshotsDir(ctx.store.home), key))) {
+    } else if (
+      modeKind(item.mode).layered &&
+      cow &&
+      inMain &&
+      readSnapshotMeta(path.join(snapshotsDir(ctx.store.home), key))
+    ) {
       follow.push(item);
       snapshots.push({ path: item.path, key, lockfile: integrated.path, how: 'reused' });
     } else install.push({ item, lockfile: integrated, key });

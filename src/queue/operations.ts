@@ -10,7 +10,7 @@ import { startStep, type StepReport } from '../workspace/reporter.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
-import { assertSettingsTrusted, assertTrusted } from '../run/trust.js';
+import { assertSettingsTrusted, assertTrusted } from '../trust/trust.js';
 import { gateSteps } from './gate.js';
 import { markJoining } from './joining.js';
 import { processQueue } from './processor.js';

@@ -8,7 +8,7 @@ import { clusterOf, POD_WORKSPACE } from './k8s/k8s-run.js';
 import { claimPlace, readLedger } from './k8s/ledger.js';
 import type { SandboxProfile } from './sandbox.js';
 import { sandboxProfileFor } from './sandbox.js';
-import { SANDBOX_UID, sandboxMapsRoot } from './sandbox-uid.js';
+import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 
 /**
  * `warren audit ID`, section "sandbox": what a command of the task can see and write when it

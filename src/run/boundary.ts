@@ -4,19 +4,14 @@ import type { RunMount } from '../system/mounts.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
 import { pinned } from '../workspace/pinned.js';
-import { detectContainment, type Containment } from './containment.js';
+import { detectContainment, type Containment } from '../system/containment.js';
 import { pickEnv, SANDBOX_ENV } from './declared-env.js';
-import { policyInPlay } from './policy-file.js';
-import {
-  assertMappable,
-  assertSandboxAvailable,
-  sandboxKindFor,
-  sandboxProfileFor,
-  type SandboxProfile,
-} from './sandbox.js';
+import { policyInPlay } from '../trust/policy-file.js';
+import { sandboxKindFor } from '../config/sandbox.js';
+import { assertMappable, assertSandboxAvailable, sandboxProfileFor, type SandboxProfile } from './sandbox.js';
 import { taskEnv } from './task-env.js';
 import { taskTmp, tmpEnv } from './task-tmp.js';
-import { assertSettingsTrusted } from './trust.js';
+import { assertSettingsTrusted } from '../trust/trust.js';
 
 /**
  * A task's boundary: everything one process of the task may see and reach, decided in this one
@@ -36,7 +31,7 @@ export interface Boundary {
   /** The process's whole environment. */
   env: NodeJS.ProcessEnv;
   containment: Containment;
-  /** Made in the process's own mount namespace before it starts (src/run/run-mounts.ts). */
+  /** Made in the process's own mount namespace before it starts (src/system/run-mounts.ts). */
   mounts: RunMount[];
   /** The task's TMPDIR. */
   tmp: string;

@@ -7,7 +7,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { logDir, newRunId } from './records.js';
 import { startStep, type RunOutput } from '../workspace/reporter.js';
 import { runInTask, type RunOutcome } from './execute.js';
-import { assertTrusted } from './trust.js';
+import { assertTrusted } from '../trust/trust.js';
 
 /**
  * setup / verify / teardown from warren.yaml, each command through the supervisor. One log per

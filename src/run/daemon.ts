@@ -3,7 +3,7 @@ import path from 'node:path';
 import { spawnService, tryKill } from '../system/spawn.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import { procStartTime } from '../util/lockfile.js';
-import { serviceArgv, type Containment, type ContainmentKind } from './containment.js';
+import { serviceArgv, type Containment, type ContainmentKind } from '../system/containment.js';
 import type { RunMount } from '../system/mounts.js';
 import { childrenOf, environOf, isAlive, listPids, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 

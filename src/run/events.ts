@@ -3,7 +3,7 @@ import type { StepResult } from './commands.js';
 import type { PortBlock } from './ports.js';
 import type { RunKind } from './records.js';
 import type { Risk } from './risk.js';
-import type { SandboxKind } from './sandbox.js';
+import type { SandboxKind } from '../config/sandbox.js';
 
 /** Execution's events: supervised runs, agents, the sandbox's egress, setup, verify and teardown, ports, risk, trust. */
 export const EXECUTION_EVENTS = {

@@ -7,7 +7,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../util/paths.js';
 import { boundaryOf } from './boundary.js';
-import type { Containment } from './containment.js';
+import type { Containment } from '../system/containment.js';
 import {
   abandonRun,
   closeInterruptedRuns,
@@ -18,11 +18,11 @@ import {
   newRunId,
   type RunKind,
 } from './records.js';
-import { mountFailureReason } from './run-mounts.js';
+import { mountFailureReason } from '../system/run-mounts.js';
 import { sandboxArgv, sandboxFailureReason } from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
-import { sandboxMapsRoot, Staging } from './sandbox-uid.js';
+import { sandboxMapsRoot, Staging } from '../system/sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';

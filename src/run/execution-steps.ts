@@ -8,7 +8,8 @@ import { allocatePorts, DEFAULT_PORT_COUNT, portRange, precheckPorts, releasePor
 import { assertSandboxRequirement, classifyRisk, rank } from './risk.js';
 import { installDecision } from './install-skip.js';
 import { runSetup } from './setup-verify.js';
-import { assertSettingsTrusted, assertTrusted, pinSettingsOnFirstUse, trustState } from './trust.js';
+import { assertSettingsTrusted, assertTrusted, pinSettingsOnFirstUse, trustState } from '../trust/trust.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 /**
  * Execution's steps in a task's life: a port block and a risk assessment at `warren new`, the
@@ -45,7 +46,7 @@ export const riskCreate: CreateStep = {
   async check(ctx, options) {
     if (!options.requireSandbox) return;
     // The paths provisioning will share (read as it will read them), not a share entry it will skip.
-    const shared = (await resolveSources(ctx)).items.filter((i) => i.mode === 'share').map((i) => i.path);
+    const shared = (await resolveSources(ctx)).items.filter((i) => modeKind(i.mode).sharesSource).map((i) => i.path);
     assertSandboxRequirement(
       options.id,
       classifyRisk(ctx.config, shared, { setup: options.setup !== false }),
@@ -56,7 +57,7 @@ export const riskCreate: CreateStep = {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
     const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
-    const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.path);
+    const shared = (task.data.provision ?? []).filter((r) => modeKind(r.mode).sharesSource).map((r) => r.path);
     const records = task.data.provision ?? [];
     // A skipped install adds no package manager's risk: what runs instead is the project's own scripts.
     const skippedSetup: string[] = [];

@@ -2,7 +2,7 @@ import { listFact, objectFact, type FactReader, type FactsOf } from '../state/fa
 import type { StepResult } from './commands.js';
 import type { PortBlock } from './ports.js';
 import type { Risk } from './risk.js';
-import type { SandboxKind } from './sandbox.js';
+import type { SandboxKind } from '../config/sandbox.js';
 
 /** The newest conversation of an agent that ran in the task (`warren run --resume` continues it). */
 export interface AgentSession {

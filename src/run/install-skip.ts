@@ -4,6 +4,7 @@ import { detectWorkspace } from '../provision/modes/workspaces.js';
 import { sha256File } from '../provision/snapshots/snapshot.js';
 import type { InstalledFacts, ProvisionRecord } from '../provision/types.js';
 import { ANY_INSTALL_SCRIPT, perCheckoutScripts, scriptManager } from './install-scripts.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 /**
  * A setup step that only installs `node_modules` from the lockfile (`npm ci`, `pnpm install
@@ -82,7 +83,7 @@ export async function installDecision(
 ): Promise<InstallDecision> {
   const tree = records.find((r) => r.path === 'node_modules');
   if (!tree || !runsInstall(run)) return { kind: 'run' };
-  const cow = tree.mode === 'cow';
+  const cow = modeKind(tree.mode).layered;
   const warn = (why: string, fastPath: string): InstallDecision =>
     cow
       ? {

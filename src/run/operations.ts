@@ -17,7 +17,7 @@ import { AGENT_ENV } from './declared-env.js';
 import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { logDir, newRunId } from './records.js';
-import { assertTrusted } from './trust.js';
+import { assertTrusted } from '../trust/trust.js';
 
 /**
  * `warren exec` and `warren run` as library calls. Each holds the task lock for the whole run:

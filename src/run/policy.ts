@@ -5,7 +5,7 @@ import picomatch from 'picomatch';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { WarrenError } from '../errors.js';
-import { POLICY_FILE, keyPaths } from './policy-file.js';
+import { POLICY_FILE, keyPaths } from '../trust/policy-file.js';
 import type { SandboxProfile } from './sandbox.js';
 
 /**

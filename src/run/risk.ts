@@ -1,5 +1,6 @@
 import type { WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 /**
  * A task's risk, read from its configuration at `warren new`: what its setup, verify and
@@ -48,7 +49,7 @@ const COMMAND_RULES: readonly { level: RiskLevel; pattern: RegExp; why: string }
  */
 export function classifyRisk(
   config: WarrenConfig,
-  shared: readonly string[] = config.provision.filter((p) => p.mode === 'share').map((p) => p.path),
+  shared: readonly string[] = config.provision.filter((p) => modeKind(p.mode).sharesSource).map((p) => p.path),
   options: { setup?: boolean; skippedSetup?: readonly string[] } = {},
 ): Risk {
   const found: { level: RiskLevel; reason: string }[] = [];

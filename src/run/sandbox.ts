@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import { egressAllowOf, sandboxKindOf } from '../config/sandbox.js';
+import { egressAllowOf, sandboxKindFor, type SandboxKind } from '../config/sandbox.js';
 import { runBounded } from '../system/spawn.js';
-import { serviceLoopback } from '../services/task-services.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { readMounts } from '../system/mounts.js';
 import { assertPodman } from './container/podman.js';
-import { sandboxMapsRoot, sandboxUidHint, sandboxUidProblem, unmappableMounts, type Staging } from './sandbox-uid.js';
-
-export const SANDBOX_KINDS = ['none', 'bwrap', 'container'] as const;
-export type SandboxKind = (typeof SANDBOX_KINDS)[number];
+import {
+  sandboxMapsRoot,
+  sandboxUidHint,
+  sandboxUidProblem,
+  unmappableMounts,
+  type Staging,
+} from '../system/sandbox-uid.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 export interface SandboxProfile {
   kind: SandboxKind;
@@ -62,24 +65,7 @@ export const SANDBOX_HOME: readonly string[] = [
   '.sdkman',
 ];
 
-export function parseSandboxKind(value: string): SandboxKind {
-  if ((SANDBOX_KINDS as readonly string[]).includes(value)) return value as SandboxKind;
-  throw new WarrenError('USAGE', `sandbox "${value}" is not one of ${SANDBOX_KINDS.join(', ')}; nothing was changed.`);
-}
-
 const NO_SANDBOX = { masked: [], readable: [], writable: [], pinned: [] };
-
-/** The task's own choice (`warren new --sandbox`) wins over warren.yaml's `sandbox:`. */
-/** The sandbox a task's commands run in: its own (`warren new --sandbox`), else warren.yaml's. */
-export function sandboxKindFor(ctx: ProjectContext, task: Task): SandboxKind {
-  const own = task.data.sandbox;
-  return own === 'bwrap' || own === 'none' || own === 'container' ? own : sandboxKindOf(ctx.config);
-}
-
-/** Pure: the strictest of several sandboxes (a container over bwrap over none). */
-export function strictestSandbox(kinds: readonly SandboxKind[]): SandboxKind {
-  return kinds.includes('container') ? 'container' : kinds.includes('bwrap') ? 'bwrap' : 'none';
-}
 
 /** What one process of the task may reach beyond the task's own: the boundary's (src/run/boundary.ts). */
 export interface ReachRequest {
@@ -104,7 +90,11 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task, request: Reac
   // The task's own services are reached by name (their loopback ports), through the same proxy
   // as an allow list: another task's services are on ports it does not forward.
   const except = new Set((request.except ?? []).map((p) => `127.0.0.1:${p}`));
-  const own = network ? [] : [...serviceLoopback(ctx, task), ...(request.reach ?? [])].filter((a) => !except.has(a));
+  const own = network
+    ? []
+    : [...ctx.lifecycle.reach.flatMap((step) => step.addresses(ctx, task)), ...(request.reach ?? [])].filter(
+        (a) => !except.has(a),
+      );
   const configured = network ? null : egressAllowOf(ctx.config);
   const allow = own.length > 0 ? [...new Set([...(configured ?? []), ...own])] : configured;
   const home = process.env.HOME;
@@ -116,7 +106,7 @@ export function sandboxProfileFor(ctx: ProjectContext, task: Task, request: Reac
   const homeEntries =
     home && masked.includes(home) ? (ctx.user.sandbox_home ?? SANDBOX_HOME).map((rel) => path.join(home, rel)) : [];
   // A `share`d path is a link to the main checkout's copy: what it points at is bound back.
-  const shared = (task.data.provision ?? []).filter((r) => r.mode === 'share').map((r) => r.source);
+  const shared = (task.data.provision ?? []).filter((r) => modeKind(r.mode).sharesSource).map((r) => r.source);
   const sockets = ctx.user.sandbox_sockets ?? [];
   const readable = [ctx.repo.commonDir, ...shared, ...homeEntries, ...sockets].filter((p) => fs.existsSync(p));
   const { writable, pinned } = workspacePaths(ctx.repo.commonDir, task);

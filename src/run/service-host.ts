@@ -4,8 +4,8 @@ import { startBounded, tryKill } from '../system/spawn.js';
 import { childrenOf, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
 import { sandboxArgv, type SandboxProfile } from './sandbox.js';
-import { mountArgv } from './run-mounts.js';
-import { stageArgv, Staging } from './sandbox-uid.js';
+import { mountArgv } from '../system/run-mounts.js';
+import { stageArgv, Staging } from '../system/sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 
 /**

@@ -8,7 +8,7 @@ import { startDaemon, type DaemonRecord } from './daemon.js';
 import { boundaryOf } from './boundary.js';
 import { assertMountable } from './execute.js';
 import type { ServiceHostSpec } from './service-host.js';
-import { sandboxMapsRoot } from './sandbox-uid.js';
+import { sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { assertMappable, assertSandboxAvailable } from './sandbox.js';
 
 /**

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { startBounded, tryKill } from '../system/spawn.js';
-import { containedArgv, type Containment, type ContainmentKind } from './containment.js';
+import { containedArgv, type Containment, type ContainmentKind } from '../system/containment.js';
 import { childrenOf, isAlive, pidNamespaceOf, pidsInNamespace } from '../system/proc.js';
 import { watchFinal, type FinalSpec, type FinalWatch } from './final-watch.js';
-import type { RunMount } from './run-mounts.js';
-import type { StagedSource } from './sandbox-uid.js';
+import type { RunMount } from '../system/run-mounts.js';
+import type { StagedSource } from '../system/sandbox-uid.js';
 import type { RunOutput } from '../workspace/reporter.js';
 
 /**

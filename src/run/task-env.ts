@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { WarrenError } from '../errors.js';
 import type { Task, TaskState } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { serviceEnv } from '../services/task-services.js';
 import { portsOf } from './ports.js';
 import type { RunKind } from './records.js';
 
@@ -21,8 +20,8 @@ export function taskEnv(ctx: ProjectContext, task: Task): Record<string, string>
     env.PORT = String(block.first);
     env.WARREN_PORTS = ports.join(',');
   }
-  // Each service's variables (DATABASE_URL, REDIS_URL, …): the task's own, never the main checkout's.
-  return { ...env, ...serviceEnv(ctx, task) };
+  // What the features add (each service's DATABASE_URL, REDIS_URL, …): the task's own, never the main checkout's.
+  return Object.assign(env, ...ctx.lifecycle.reach.map((step) => step.env(ctx, task)));
 }
 
 /**

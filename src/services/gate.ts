@@ -1,9 +1,9 @@
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { ServiceFact } from './facts.js';
-import { createTaskDatabase, dropTaskDatabases } from './postgres-task.js';
+import { serviceKind } from './kinds.js';
+import { dropTaskDatabases } from './postgres-task.js';
 import { startAndRecord, stopAll } from './service-steps.js';
-import { processFact } from './processes.js';
 import { serviceDir, servicesOf } from './task-services.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 
@@ -16,14 +16,11 @@ import { removeTreeOrThrow } from '../system/remove-tree.js';
 export async function startGateServices(ctx: ProjectContext, gate: Task): Promise<Record<string, ServiceFact>> {
   const facts: Record<string, ServiceFact> = {};
   for (const [name, config] of servicesOf(ctx)) {
-    facts[name] =
-      config.kind === 'postgres'
-        ? await createTaskDatabase(ctx, gate, name, config, undefined)
-        : processFact(ctx, gate, name, config);
+    facts[name] = await serviceKind(config.kind).make(ctx, gate, name, config, undefined);
   }
   const withServices: Task = { ...gate, data: { ...gate.data, services: facts } };
   for (const [name, config] of servicesOf(ctx))
-    if (config.kind !== 'postgres' && config.start === 'always') await startAndRecord(ctx, withServices, name);
+    if (serviceKind(config.kind).process?.startsWithTask(config)) await startAndRecord(ctx, withServices, name);
   return facts;
 }
 

@@ -4,7 +4,7 @@ import type { GcCollected } from '../workspace/types.js';
 import { objectsOfProject, taskObjectsOn } from './ledger.js';
 import { dropObjects, serverId } from './pg-database.js';
 import { clusterDir, clusterRunning, stopCluster } from './pg-server.js';
-import { currentTemplates, serverFor } from './postgres-task.js';
+import { currentTemplates, serverFor, templateOf } from './postgres-task.js';
 import { stopOrphanProcesses } from './processes.js';
 
 /**
@@ -34,11 +34,7 @@ export async function collectServices(ctx: ProjectContext): Promise<GcCollected>
   for (const k of orphans.kept) out.kept.push({ kind: 'service', path: k.dir, reason: k.reason });
   // Databases and roles of tasks that are gone; templates nobody uses.
   const used = await currentTemplates(ctx);
-  for (const name of tasks.flatMap((t) =>
-    Object.values(t.data.services ?? {}).flatMap((f) =>
-      f.kind === 'postgres' && f.from.kind === 'template' ? [f.from.name] : [],
-    ),
-  ))
+  for (const name of tasks.flatMap((t) => Object.values(t.data.services ?? {}).flatMap((f) => templateOf(f) ?? [])))
     used.add(name);
   const rows = objectsOfProject(ctx.store, ctx.key).filter((r) =>
     r.taskId === null ? !used.has(r.name) : !live.has(r.taskId),

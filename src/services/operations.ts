@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { WarrenError } from '../errors.js';
 import { assertRunnable } from '../run/task-env.js';
-import { assertTrusted } from '../run/trust.js';
+import { assertTrusted } from '../trust/trust.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { validateTaskId } from '../workspace/ids.js';
@@ -14,6 +14,7 @@ import { serverFor } from './postgres-task.js';
 import { reportCrash, startAndRecord } from './service-steps.js';
 import { stopProcess } from './processes.js';
 import { serviceConfig, serviceDir, serviceLog, serviceStatuses, type ServiceStatus } from './task-services.js';
+import { serviceKind } from './kinds.js';
 
 /** `warren service start|stop|logs ID NAME`, `warren env ID`, and the services `show` lists. */
 
@@ -52,7 +53,8 @@ export async function startService(ctx: ProjectContext, rawId: string, name: str
         },
       );
     }
-    if (config.kind === 'postgres') await serverFor(ctx, id);
+    // A database is started by starting its server; a process of the task's own, itself.
+    if (!serviceKind(config.kind).process) await serverFor(ctx, id);
     else {
       const st = daemonState(serviceDir(ctx, id, name));
       if (st.state === 'exited') reportCrash(ctx, task, name, st.exitCode, st.record.startedAt);
@@ -68,7 +70,7 @@ export async function stopService(ctx: ProjectContext, rawId: string, name: stri
   return withTaskLock(ctx, id, `service stop ${name}`, async () => {
     const task = requireTask(ctx, id);
     const config = serviceConfig(ctx, task, name);
-    if (config.kind === 'postgres') {
+    if (!serviceKind(config.kind).process) {
       throw new WarrenError(
         'SERVICE_FAILED',
         `service ${name} is a database on a server tasks share: it is not stopped alone; nothing was changed.`,

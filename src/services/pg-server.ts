@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { UserConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
-import { detectContainment, SERVICE_UID } from '../run/containment.js';
+import { detectContainment, SERVICE_UID } from '../system/containment.js';
 import { isPortFree } from '../run/ports.js';
 import { runTool } from '../system/tool.js';
 import { writeFileAtomic } from '../util/atomic.js';

@@ -14,6 +14,7 @@ import { cloneDatabase, databaseExists, dropObjects, dumpDatabase, restoreDataba
 import { resolveLimits } from './pg-limits.js';
 import { clusterDir, ensureServer, parseServerUrl, userServerUrl, type PgServer } from './pg-server.js';
 import { PgError } from './pg-sql.js';
+import { postgresUrl, type ServiceStatus } from './task-services.js';
 import { seedKey, seededTemplate } from './pg-seed.js';
 
 /**
@@ -289,4 +290,34 @@ export async function currentTemplates(ctx: ProjectContext): Promise<Set<string>
     }
   }
   return names;
+}
+
+/** A task's database as `show` and the dashboard list it: on whose server, cloned from what. */
+export function databaseStatus(
+  ctx: ProjectContext,
+  name: string,
+  fact: Extract<ServiceFact, { kind: 'postgres' }>,
+  clusterUp: boolean | null,
+): ServiceStatus {
+  const from =
+    fact.from.kind === 'template'
+      ? `template ${fact.from.name}${fact.from.seed ? ` (seed ${fact.from.seed.slice(0, 12)})` : ''}`
+      : fact.from.kind === 'dump'
+        ? `dump ${fact.from.file}`
+        : 'empty';
+  return {
+    name,
+    kind: 'postgres',
+    state: fact.server === 'user' ? 'external' : clusterUp === false ? 'stopped' : 'running',
+    url: postgresUrl(ctx, fact),
+    port: null,
+    log: fact.server === 'warren' ? path.join(clusterDir(ctx.store.home), 'postgres.log') : null,
+    database: fact.database,
+    from,
+  };
+}
+
+/** The template a task's database was cloned from, if it was. */
+export function templateOf(fact: ServiceFact): string | null {
+  return fact.kind === 'postgres' && fact.from.kind === 'template' ? fact.from.name : null;
 }

@@ -1,9 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RedisServiceConfig, RunServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
-import { commandArgv } from '../run/commands.js';
 import { DEFAULT_GRACE } from '../run/execute.js';
 import { isPortFree } from '../run/ports.js';
 import type { Task } from '../state/types.js';
@@ -11,8 +8,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, stopDaemon } from '../run/daemon.js';
 import { startServiceInTask } from '../run/service-runner.js';
-import type { ServiceFact } from './facts.js';
-import { redisArgv } from './redis-argv.js';
+import { listeningPort, serviceKind } from './kinds.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
@@ -36,18 +32,11 @@ export function redisBinary(): string {
   );
 }
 
-/** The fact of a process service, made once at `new`: its port and (redis) password. */
-export function processFact(
-  ctx: ProjectContext,
-  task: Task,
-  name: string,
-  config: RedisServiceConfig | RunServiceConfig,
-): ServiceFact {
+/** A process service's port, taken once at `new` from the top of the task's block. */
+export function processPort(ctx: ProjectContext, task: Task, name: string): number {
   const port = servicePort(ctx, task, name);
   if (port === null) throw new Error(`service ${name} of task ${task.id} has no port`);
-  return config.kind === 'redis'
-    ? { kind: 'redis', port, password: randomBytes(18).toString('hex') }
-    : { kind: 'run', port };
+  return port;
 }
 
 /**
@@ -62,34 +51,33 @@ export async function startProcess(
 ): Promise<{ started: boolean; readyMs: number | null }> {
   const config = serviceConfig(ctx, task, name);
   const fact = task.data.services?.[name];
-  if (config.kind === 'postgres' || !fact || fact.kind === 'postgres')
+  // What starts is the fact's (made at `new`), with warren.yaml's command and readiness.
+  const proc = fact ? serviceKind(fact.kind).process : null;
+  const port = fact ? listeningPort(fact) : null;
+  if (!serviceKind(config.kind).process || !fact || !proc || port === null)
     throw new Error(`${name} is not a process service`);
   const dir = serviceDir(ctx, task.id, name);
   if (daemonState(dir).state === 'running') return { started: false, readyMs: null };
   const log = serviceLog(ctx, task.id, name);
   // Taken: by a service of a task that is gone, perhaps (stopped now), else by someone else.
   if (
-    !(await isPortFree(fact.port)) &&
-    ((await stopOrphanProcesses(ctx)).stopped.length === 0 || !(await isPortFree(fact.port)))
+    !(await isPortFree(port)) &&
+    ((await stopOrphanProcesses(ctx)).stopped.length === 0 || !(await isPortFree(port)))
   ) {
     throw new WarrenError(
       'SERVICE_FAILED',
-      `service ${name} of task ${task.id} cannot start: its port ${fact.port} is taken by another process; nothing was started.`,
+      `service ${name} of task ${task.id} cannot start: its port ${port} is taken by another process; nothing was started.`,
       {
-        hint: `Stop what listens on ${fact.port} (\`ss -ltnp 'sport = ${fact.port}'\`), then \`warren service start ${task.id} ${name}\`.`,
+        hint: `Stop what listens on ${port} (\`ss -ltnp 'sport = ${port}'\`), then \`warren service start ${task.id} ${name}\`.`,
       },
     );
   }
   // redis's working folder and its configuration (its password): apart from the daemon's record, which a sandbox never sees.
   const data = path.join(dir, 'data');
-  if (fact.kind === 'redis') fs.mkdirSync(data, { recursive: true, mode: 0o700 });
-  const argv =
-    fact.kind === 'redis'
-      ? redisArgv(redisBinary(), data, fact.port, fact.password)
-      : commandArgv((config as RunServiceConfig).run);
-  const check: ReadyCheck | null =
-    fact.kind === 'redis' ? { log: 'Ready to accept connections' } : ((config as RunServiceConfig).ready ?? null);
-  const timeout = (config.kind === 'run' ? config.ready?.timeout : undefined) ?? DEFAULT_READY_TIMEOUT;
+  if (proc.ownsData) fs.mkdirSync(data, { recursive: true, mode: 0o700 });
+  const argv = proc.argv(config, fact, data);
+  const check: ReadyCheck | null = proc.ready(config);
+  const timeout = serviceKind(config.kind).process?.readyTimeout(config) ?? DEFAULT_READY_TIMEOUT;
   const from = logSize(log);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.appendFileSync(log, `── warren: starting ${name} (${new Date().toISOString()})\n`, { mode: 0o600 });
@@ -97,15 +85,15 @@ export async function startProcess(
     dir,
     argv,
     log,
-    env: { ...env, WARREN_PORT: String(fact.port), PORT: String(fact.port), WARREN_SERVICE: name },
-    port: fact.port,
-    ...(fact.kind === 'redis' ? { writable: [data] } : {}),
+    env: { ...env, WARREN_PORT: String(port), PORT: String(port), WARREN_SERVICE: name },
+    port: port,
+    ...(proc.ownsData ? { writable: [data] } : {}),
   });
   if (!check) return { started: true, readyMs: null };
   const ready = await waitReady({
     // A sandboxed service is reached from the host once its host half listens: a line of its log is not enough.
     check: ingress && 'log' in check ? { ...check, thenPort: true } : check,
-    port: fact.port,
+    port,
     log,
     logFrom: from,
     timeoutMs: parseDuration(timeout, `services.${name}.ready.timeout`),

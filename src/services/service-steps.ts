@@ -1,18 +1,17 @@
-import { assertTrusted } from '../run/trust.js';
+import { assertTrusted } from '../trust/trust.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { startStep } from '../workspace/reporter.js';
-import type { BeforeRunStep, CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
+import type { BeforeRunStep, CreateStep, GcStep, ReachStep, RemoveStep } from '../workspace/types.js';
 import { daemonState } from '../run/daemon.js';
 import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
 import { collectServices } from './gc.js';
-import { checkTemplate, createTaskDatabase, dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
-import { userServerUrl } from './pg-server.js';
-import { pgTool } from './pg-sql.js';
-import { processDirs, processFact, redisBinary, startProcess, stopProcess } from './processes.js';
-import { checkServicePorts, serviceDir, serviceLog, servicesOf } from './task-services.js';
+import { listeningPort, serviceKind } from './kinds.js';
+import { dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
+import { processDirs, startProcess, stopProcess } from './processes.js';
+import { checkServicePorts, serviceDir, serviceEnv, serviceLog, serviceLoopback, servicesOf } from './task-services.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
@@ -29,41 +28,34 @@ export const servicesCreate: CreateStep = {
     checkServicePorts(ctx);
     assertTrusted(ctx, ['service'], 'Nothing was created.');
     // A server that is not installed says what to install, before anything is made.
-    for (const [, config] of services) {
-      if (config.kind === 'redis') redisBinary();
-      if (config.kind === 'postgres' && !userServerUrl(ctx.user)) pgTool('postgres');
-    }
-    for (const [name, config] of services) if (config.kind === 'postgres') await checkTemplate(ctx, name, config);
+    for (const [, config] of services) serviceKind(config.kind).installed(ctx);
+    for (const [name, config] of services) await serviceKind(config.kind).check(ctx, name, config);
   },
   async run(ctx, task, options) {
     const services = servicesOf(ctx);
     if (services.length === 0) return;
     const facts: Record<string, ServiceFact> = {};
     for (const [name, config] of services) {
-      facts[name] =
-        config.kind === 'postgres'
-          ? await createTaskDatabase(ctx, task, name, config, options.restoredFrom)
-          : processFact(ctx, task, name, config);
+      facts[name] = await serviceKind(config.kind).make(ctx, task, name, config, options.restoredFrom);
       ctx.store.mergeData(ctx.key, task.id, { services: { ...facts } });
     }
     const made = ctx.store.getTask(ctx.key, task.id) ?? task;
     const rewritten = rewriteCopiedEnv(ctx, made);
     if (rewritten.length > 0) ctx.store.mergeData(ctx.key, task.id, { servicesEnvRewritten: rewritten });
     await writeEnvFile(ctx, made);
-    for (const [name, config] of services) {
-      if (config.kind === 'postgres' || config.start !== 'always') continue;
-      await startAndRecord(ctx, made, name);
-    }
+    for (const [name, config] of services)
+      if (serviceKind(config.kind).process?.startsWithTask(config)) await startAndRecord(ctx, made, name);
   },
 };
 
 /** Starts a process service, and records that it did. */
 export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
   const config = ctx.config.services?.[name];
-  const waits = config?.kind === 'redis' || (config?.kind === 'run' && config.ready !== undefined);
+  const proc = config ? serviceKind(config.kind).process : null;
+  const waits = config && proc ? proc.ready(config) !== null : false;
   const step = startStep(
     ctx.reporter,
-    `service ${name}: starting${config?.kind === 'redis' ? ' redis' : ''}${waits ? ' (until it is ready)' : ''}`,
+    `service ${name}: starting${proc?.label ? ` ${proc.label}` : ''}${waits ? ' (until it is ready)' : ''}`,
   );
   let outcome: Awaited<ReturnType<typeof startProcess>>;
   try {
@@ -76,7 +68,7 @@ export async function startAndRecord(ctx: ProjectContext, task: Task, name: stri
   step.done(started ? undefined : 'already running');
   if (!started) return false;
   const fact = task.data.services?.[name];
-  const port = fact && fact.kind !== 'postgres' ? fact.port : null;
+  const port = fact ? listeningPort(fact) : null;
   const log = serviceLog(ctx, task.id, name);
   ctx.store.addEvent({
     project: ctx.key,
@@ -145,18 +137,18 @@ export const servicesBeforeRun: BeforeRunStep = {
   async run(ctx, task) {
     const facts = task.data.services;
     if (!facts) return [];
-    if (Object.values(facts).some((f) => f.kind === 'postgres')) {
+    if (Object.values(facts).some((f) => !serviceKind(f.kind).process)) {
       await serverFor(ctx, task.id);
       // A server started again may be on another port (its own was taken meanwhile): the file says where.
       await writeEnvFile(ctx, task);
     }
     for (const [name, config] of servicesOf(ctx)) {
-      const fact = facts[name];
-      if (!fact || fact.kind === 'postgres' || config.kind === 'postgres') continue;
+      const proc = serviceKind(config.kind).process;
+      if (!facts[name] || !proc || !serviceKind(facts[name].kind).process) continue;
       const state = daemonState(serviceDir(ctx, task.id, name));
       if (state.state !== 'exited') continue;
       reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);
-      if (config.kind === 'redis') await startAndRecord(ctx, task, name);
+      if (proc.restartsAfterCrash) await startAndRecord(ctx, task, name);
     }
     return [];
   },
@@ -186,5 +178,8 @@ export function reportCrash(
   });
   ctx.reporter.line(`warren: ${message}`);
 }
+
+/** Each service's variables and loopback port, for every process of the task the runner starts. */
+export const servicesReach: ReachStep = { name: 'services', env: serviceEnv, addresses: serviceLoopback };
 
 export const servicesGc: GcStep = { name: 'services', collect: (ctx) => collectServices(ctx) };

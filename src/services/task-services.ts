@@ -8,6 +8,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, type DaemonState } from '../run/daemon.js';
 import type { ServiceFact } from './facts.js';
+import { listeningPort, serviceKind } from './kinds.js';
 import { clusterDir, parseServerUrl, userServerUrl } from './pg-server.js';
 import { pgUrl } from './pg-sql.js';
 
@@ -46,7 +47,7 @@ export function serviceConfig(ctx: ProjectContext, task: Task, name: string): Se
 /** The services that listen on a port, in order: each takes one from the top of the task's block, down. */
 function portUsers(ctx: ProjectContext): string[] {
   return servicesOf(ctx)
-    .filter(([, s]) => s.kind !== 'postgres')
+    .filter(([, s]) => serviceKind(s.kind).process !== null)
     .map(([name]) => name);
 }
 
@@ -121,11 +122,9 @@ export function serviceEnv(ctx: ProjectContext, task: Task): Record<string, stri
     const fact = facts[name];
     if (!fact) continue;
     const prefix = varPrefix(name);
-    let url: string | null = null;
-    if (fact.kind === 'postgres') url = postgresUrl(ctx, fact);
-    else if (fact.kind === 'redis') url = redisUrl(fact);
-    else url = `http://127.0.0.1:${fact.port}`;
-    if (fact.kind !== 'postgres') env[`${prefix}_PORT`] = String(fact.port);
+    const url = serviceKind(fact.kind).url(ctx, fact);
+    const port = listeningPort(fact);
+    if (port !== null) env[`${prefix}_PORT`] = String(port);
     if (url) {
       env[`${prefix}_URL`] = url;
       if (config.env) env[config.env] = url;
@@ -162,46 +161,36 @@ export function serviceStatuses(ctx: ProjectContext, task: Task, clusterUp: bool
   return servicesOf(ctx).map(([name, config]): ServiceStatus => {
     const fact = facts[name];
     if (!fact) return { name, kind: config.kind, state: 'absent', url: null, port: null, log: null };
-    if (fact.kind === 'postgres') {
-      const from =
-        fact.from.kind === 'template'
-          ? `template ${fact.from.name}${fact.from.seed ? ` (seed ${fact.from.seed.slice(0, 12)})` : ''}`
-          : fact.from.kind === 'dump'
-            ? `dump ${fact.from.file}`
-            : 'empty';
-      return {
-        name,
-        kind: 'postgres',
-        state: fact.server === 'user' ? 'external' : clusterUp === false ? 'stopped' : 'running',
-        url: postgresUrl(ctx, fact),
-        port: null,
-        log: fact.server === 'warren' ? path.join(clusterDir(ctx.store.home), 'postgres.log') : null,
-        database: fact.database,
-        from,
-      };
-    }
-    const st = processState(ctx, task.id, name);
-    return {
-      name,
-      kind: config.kind,
-      state: st.state === 'running' ? 'running' : st.state === 'exited' ? 'crashed' : 'stopped',
-      url: fact.kind === 'redis' ? redisUrl(fact) : `http://127.0.0.1:${fact.port}`,
-      port: fact.port,
-      log: serviceLog(ctx, task.id, name),
-      ...(st.state === 'exited' ? { exitCode: st.exitCode } : {}),
-    };
+    return serviceKind(fact.kind).status(ctx, task, name, config, fact, clusterUp);
   });
+}
+
+/** A process service's status: running, crashed (ended by itself) or stopped, where it is reached, its log. */
+export function processStatus(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  config: ServiceConfig,
+  fact: Extract<ServiceFact, { port: number }>,
+): ServiceStatus {
+  const st = processState(ctx, task.id, name);
+  return {
+    name,
+    kind: config.kind,
+    state: st.state === 'running' ? 'running' : st.state === 'exited' ? 'crashed' : 'stopped',
+    url: serviceKind(fact.kind).url(ctx, fact),
+    port: fact.port,
+    log: serviceLog(ctx, task.id, name),
+    ...(st.state === 'exited' ? { exitCode: st.exitCode } : {}),
+  };
 }
 
 /** `127.0.0.1:PORT` of each service the task has: what its sandbox may reach on the host's loopback. */
 export function serviceLoopback(ctx: ProjectContext, task: Task): string[] {
   const out: string[] = [];
   for (const fact of Object.values(task.data.services ?? {})) {
-    if (fact.kind !== 'postgres') out.push(`127.0.0.1:${fact.port}`);
-    else if (fact.server === 'warren') {
-      const url = postgresUrl(ctx, fact);
-      if (url) out.push(`127.0.0.1:${new URL(url).port}`);
-    }
+    const address = serviceKind(fact.kind).address(ctx, fact);
+    if (address) out.push(address);
   }
   return [...new Set(out)];
 }

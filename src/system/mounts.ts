@@ -10,7 +10,7 @@ export interface RunMount {
   fsType: 'overlay';
   /** The whole `-o` string (layers and flags), built by the feature that owns the mount. */
   options: string;
-  /** The layers `options` names: as root in a sandbox they are mounted from idmapped clones (src/run/sandbox-uid.ts). */
+  /** The layers `options` names: as root in a sandbox they are mounted from idmapped clones (src/system/sandbox-uid.ts). */
   layers: { lower: string; upper: string; work: string };
   /** The absolute path of the directory it is mounted on. */
   target: string;

@@ -1,6 +1,6 @@
 import type { RunOutcome } from '../run/execute.js';
 import type { VerifyOutcome } from '../run/setup-verify.js';
-import type { TrustState } from '../run/trust.js';
+import type { TrustState } from '../trust/trust.js';
 
 /** The answers about a task's runs and the commands they may run, shaped once for every front end (see tasks.ts). */
 

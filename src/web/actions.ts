@@ -6,7 +6,7 @@ import { queueLand, workQueue } from '../queue/operations.js';
 import { agentNames, assertAgentKnown, isRepositoryAgent } from '../run/agents.js';
 import { runAgent } from '../run/operations.js';
 import { verifyTask } from '../run/setup-verify.js';
-import { assertTrusted, trustCommands } from '../run/trust.js';
+import { assertTrusted, trustCommands } from '../trust/trust.js';
 import type { WarrenConfig } from '../config/schema.js';
 import { TASK_TYPES, type TaskState } from '../state/types.js';
 import { addComment, setCommentState } from '../review/comments.js';

@@ -3,6 +3,7 @@ import type { Task } from '../state/types.js';
 import { diskUsage } from '../system/disk-usage.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { mapLimited } from '../util/map-limited.js';
+import { modeKind } from '../provision/modes/kinds.js';
 
 /**
  * The fleet's disk and age: what each task's workspace takes on disk, its copy-on-write layers
@@ -39,7 +40,7 @@ export interface FleetDisk {
 /** Pure: the folders that hold a task's bytes, by part. */
 export function taskPaths(task: Task, home: string): DiskRow['paths'] {
   const checkout = task.data.checkout;
-  const layers = (task.data.provision ?? []).flatMap((r) => (r.mode === 'cow' && r.upper ? [r.upper] : []));
+  const layers = (task.data.provision ?? []).flatMap((r) => (modeKind(r.mode).layered && r.upper ? [r.upper] : []));
   return {
     // A cow checkout's folder is an overlay mount: its own bytes are its upper layer, not the snapshot below.
     workspace: checkout ? [] : [task.path],

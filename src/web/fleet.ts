@@ -14,8 +14,9 @@ import { portEndpoints, listeningPorts, type ServicePort, type TaskEndpoint } fr
 import { lastRun, type LastRun } from './run-events.js';
 import { listQueue, type QueueListing } from '../queue/operations.js';
 import { describeCommand } from '../config/trust.js';
-import { trustState } from '../run/trust.js';
+import { trustState } from '../trust/trust.js';
 import type { RunKind } from '../run/records.js';
+import { listeningPort, serviceKind } from '../services/kinds.js';
 
 /**
  * One row of the fleet table: the task record and what its events say, read from the database
@@ -184,9 +185,10 @@ export function fleetTask(
 
 /** Pure: the task's services that listen on a port of their own (a dev server, redis), by port. */
 export function servicePorts(task: Pick<Task, 'data'>): ServicePort[] {
-  return Object.entries(task.data.services ?? {}).flatMap(([name, fact]) =>
-    fact.kind === 'postgres' ? [] : [{ name, port: fact.port, http: fact.kind === 'run' }],
-  );
+  return Object.entries(task.data.services ?? {}).flatMap(([name, fact]) => {
+    const port = listeningPort(fact);
+    return port === null ? [] : [{ name, port, http: serviceKind(fact.kind).http }];
+  });
 }
 
 /** The commits of the tasks' bases and branches, read once for the fleet rather than once per task. */

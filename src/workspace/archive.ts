@@ -273,7 +273,7 @@ const GONE_AFTER_MS = 10 * 60_000;
 
 /**
  * How long gc keeps an archive: the longer of warren.yaml's `archive.keep` and the one the user
- * last trusted (run/trust.ts; warren's default when none was). `archive` is in the trusted set,
+ * last trusted (trust/trust.ts; warren's default when none was). `archive` is in the trusted set,
  * and gc is the user's own command, so it neither refuses nor acts on a keep the user has not
  * trusted: a landed `keep: 1s` deletes nothing before `warren trust`. A longer keep needs no
  * trust: keeping loses nothing. `untrusted` says why an archive past warren.yaml's keep stays.

@@ -153,6 +153,18 @@ export interface AfterRunStep {
   run(ctx: ProjectContext, task: Task): Promise<void>;
 }
 
+/**
+ * What a feature gives every process of a task (src/run/boundary.ts asks each): variables it sees
+ * (a service's DATABASE_URL) and loopback addresses its sandbox lets it reach (the service's port).
+ * Pure reads of the task's facts; this is how the runner learns of services without importing them.
+ */
+export interface ReachStep {
+  name: string;
+  env(ctx: ProjectContext, task: Task): Record<string, string>;
+  /** `host:port`, reachable from inside a sandbox without the network. */
+  addresses(ctx: ProjectContext, task: Task): string[];
+}
+
 /** One section of `warren audit ID`, owned by the feature that knows the facts. */
 export interface AuditSection {
   name: string;
@@ -167,9 +179,32 @@ export interface Lifecycle {
   /** Absent: nothing to clean up after a run. */
   afterRun?: readonly AfterRunStep[];
   audit: readonly AuditSection[];
+  reach: readonly ReachStep[];
   /** Replaces the plain `git worktree add` when it can; absent, every worktree is a plain one. */
   checkout?: CheckoutStep;
 }
 
+/** What one feature adds to a task's life besides what it makes and removes. */
+interface FeatureSteps {
+  gc?: Readonly<Record<string, GcStep>>;
+  beforeRun?: BeforeRunStep;
+  afterRun?: AfterRunStep;
+  audit?: Readonly<Record<string, AuditSection>>;
+  reach?: ReachStep;
+}
+
+/**
+ * One feature's part in a task's life, declared in one place (src/composition.ts): what `new`
+ * makes (its create steps, or the checkout it makes in place of `git worktree add`) together
+ * with the removal step that undoes it, what `gc` collects, what runs before and after a
+ * command, what `warren audit` shows. A feature that makes something and declares no removal
+ * does not compile; the lifecycle then places each step in its list, in order.
+ */
+export type Feature = FeatureSteps &
+  (
+    | { create?: Readonly<Record<string, CreateStep<unknown>>>; checkout?: CheckoutStep; remove: RemoveStep }
+    | { create?: never; checkout?: never; remove?: RemoveStep }
+  );
+
 /** A lifecycle with nothing added: a bare worktree per task. */
-export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [] };
+export const BARE_LIFECYCLE: Lifecycle = { create: [], remove: [], gc: [], beforeRun: [], audit: [], reach: [] };

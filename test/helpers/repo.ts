@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { commandsHash, trustedSet } from '../../src/config/trust.js';
-import { trustedFiles } from '../../src/run/trust.js';
+import { trustedFiles } from '../../src/trust/trust.js';
 import { parseConfig } from '../../src/config/validate.js';
 import type { CliIo } from '../../src/cli/command.js';
 import { openStore } from '../../src/composition.js';

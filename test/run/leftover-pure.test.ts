@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildAgentInvocation } from '../../src/run/agents.js';
 import { configSchema } from '../../src/config/schema.js';
-import { containedArgv } from '../../src/run/containment.js';
+import { containedArgv } from '../../src/system/containment.js';
 import { isAgentOwn, leftoversIn } from '../../src/run/leftovers.js';
 import { sandboxArgv, type SandboxProfile } from '../../src/run/sandbox.js';
 import type { TreeProcess } from '../../src/system/proc.js';

@@ -2,15 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { buildAgentInvocation, CLAUDE_FINAL_SETTINGS, isResumable, type AgentRequest } from '../../src/run/agents.js';
 import { commandArgv } from '../../src/run/commands.js';
-import { containedArgv, type Containment } from '../../src/run/containment.js';
+import { containedArgv, type Containment } from '../../src/system/containment.js';
 import { commandCandidates } from '../../src/run/command-lookup.js';
 import { checkPolicy, type Policy } from '../../src/run/policy.js';
 import { findFreeRun } from '../../src/run/ports.js';
 import { parseProcNetTcp } from '../../src/system/proc.js';
-import { MOUNT_FAILED_STATUS, mountFailureReason, NOT_FOUND_STATUS, type RunMount } from '../../src/run/run-mounts.js';
+import {
+  MOUNT_FAILED_STATUS,
+  mountFailureReason,
+  NOT_FOUND_STATUS,
+  type RunMount,
+} from '../../src/system/run-mounts.js';
 import { classifyRisk } from '../../src/run/risk.js';
 import { sandboxArgv, sandboxFailureReason } from '../../src/run/sandbox.js';
-import { SANDBOX_UID, Staging, uidHolder } from '../../src/run/sandbox-uid.js';
+import { SANDBOX_UID, Staging, uidHolder } from '../../src/system/sandbox-uid.js';
 import { assertRunnable, dbNameFor } from '../../src/run/task-env.js';
 import type { Task, TaskState } from '../../src/state/types.js';
 

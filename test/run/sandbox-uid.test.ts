@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { SANDBOX_UID } from '../../src/run/sandbox-uid.js';
+import { SANDBOX_UID } from '../../src/system/sandbox-uid.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { alive, pidsWithEnv, startCli, waitForFile } from '../helpers/procs.js';
 import { gitIn, makeRepo, runWarren, tmpDir, type TestRepo } from '../helpers/repo.js';
 import { makeNodeModules, treeDigest, unmountUnder } from '../helpers/tree.js';
 
 /**
- * As root, the sandbox's root is not root outside (src/run/sandbox-uid.ts): what only root may
+ * As root, the sandbox's root is not root outside (src/system/sandbox-uid.ts): what only root may
  * open — a 0600 file, a socket of mode 0600, a socket in a 0700 folder — is closed to it, the
  * host sees its processes as SANDBOX_UID, and what it writes is still root's on disk, so root's
  * own git and warren go on as before. Real bwrap, real idmapped mounts, as root.

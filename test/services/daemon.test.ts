@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectContainment } from '../../src/run/containment.js';
+import { detectContainment } from '../../src/system/containment.js';
 import { daemonState, startDaemon, stopDaemon } from '../../src/run/daemon.js';
 import { isAlive } from '../../src/system/proc.js';
 import { tmpDir } from '../helpers/repo.js';

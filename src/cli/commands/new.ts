@@ -1,7 +1,7 @@
 import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
-import { parseSandboxKind } from '../../run/sandbox.js';
+import { parseSandboxKind } from '../../config/sandbox.js';
 import { taskTypes, validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {

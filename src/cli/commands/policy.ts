@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { POLICY_FILE } from '../../run/policy-file.js';
+import { POLICY_FILE } from '../../trust/policy-file.js';
 import type { Register } from '../command.js';
 
 /** The policy's YAML and schema parsers load only for this command (and for runs that need them). */

@@ -1,5 +1,5 @@
 import { describeCommand, type RepoCommand } from '../../config/trust.js';
-import { trustCommands, trustState, type TrustState } from '../../run/trust.js';
+import { trustCommands, trustState, type TrustState } from '../../trust/trust.js';
 import type { CliIo, Register } from '../command.js';
 import { trustedView } from '../../views/runs.js';
 import { table } from '../format.js';

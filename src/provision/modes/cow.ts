@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeTree } from '../../system/remove-tree.js';
 import { layersForSandbox, overlaySupport } from '../cow-support.js';
-import { sandboxKindFor } from '../../run/sandbox.js';
+import { sandboxKindFor } from '../../config/sandbox.js';
 import { layerDirs } from '../layout.js';
 import { checkLayerPaths, FUSE_OVERLAY_FSTYPE, mountOverlay, overlayAt } from '../../system/overlay.js';
 import { installCommand, installedFacts, isNodeModules } from '../snapshots/installed.js';

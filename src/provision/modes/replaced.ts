@@ -7,6 +7,7 @@ import { listDir } from '../../util/list-dir.js';
 import { walkTree, type Change } from '../status/manifest.js';
 import { overlayAt } from '../../system/overlay.js';
 import { provisionRecords, type ProvisionRecord } from '../types.js';
+import { modeKind } from './kinds.js';
 
 /**
  * A cow path whose mount point was replaced: `rm -rf node_modules && mkdir node_modules && npm
@@ -45,7 +46,7 @@ export function replacedRecords(task: Task): { record: ProvisionRecord; replacem
   const table = readMounts();
   const out: { record: ProvisionRecord; replacement: Replacement }[] = [];
   for (const record of provisionRecords(task.data)) {
-    if (record.mode !== 'cow' || !record.upper || !record.lower) continue;
+    if (!modeKind(record.mode).layered || !record.upper || !record.lower) continue;
     const replacement = replacementAt(path.join(task.path, record.path), table);
     if (replacement) out.push({ record, replacement });
   }

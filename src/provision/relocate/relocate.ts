@@ -9,6 +9,7 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { directReader, foreignTokens, rewritePaths, scanTree, type EmbedScan, type TreeReader } from './embeds.js';
 import { readSnapshotMeta } from '../snapshots/snapshot.js';
 import type { ProvisionRecord, Relocation } from '../types.js';
+import { modeKind } from '../modes/kinds.js';
 
 /**
  * Makes a provisioned tree that names the main checkout by absolute path name the workspace
@@ -34,12 +35,12 @@ export async function relocateRecords(
   event: Event,
 ): Promise<void> {
   for (const r of records) {
-    if (r.mode === 'share') continue; // one link to the main checkout's tree: nothing of its own to rewrite
+    if (modeKind(r.mode).sharesSource) continue; // one link to the main checkout's tree: nothing of its own to rewrite
     const target = path.join(task.path, r.path);
-    const layered = r.mode === 'cow' && r.namespaced === true && r.upper !== undefined && r.lower !== undefined;
+    const layered = modeKind(r.mode).layered && r.namespaced === true && r.upper !== undefined && r.lower !== undefined;
     const tree = layered ? layeredTree(r.upper as string, r.lower as string) : directTree(target);
     const scans =
-      r.mode === 'cow' && r.lower
+      modeKind(r.mode).layered && r.lower
         ? snapshotScans(r.lower, ctx.repo.root, r.path)
         : scanTree(target, ctx.repo.root, r.path);
     const relocation = combine(scans.map((scan) => relocate(tree, scan, task.path, r.path, ctx.repo.root)));

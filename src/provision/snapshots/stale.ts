@@ -5,6 +5,7 @@ import { checkInstalled, diskReader, installCommand, isNodeModules, layeredReade
 import { sha256File } from './snapshot.js';
 import { replacementAt } from '../modes/replaced.js';
 import type { ProvisionRecord } from '../types.js';
+import { modeKind } from '../modes/kinds.js';
 
 /** A provisioned tree that no longer matches what pins it, and why. */
 export interface StaleEntry {
@@ -58,10 +59,10 @@ async function nodeModulesStale(task: Task, r: ProvisionRecord): Promise<StaleEn
       : ''
     : (installed.packageJson ?? '');
   // Provisioned matching, and what pins it unchanged: nothing to read (unless something else replaced the layer).
-  const replaced = r.mode === 'cow' && replacementAt(path.join(task.path, r.path)) !== null;
+  const replaced = modeKind(r.mode).layered && replacementAt(path.join(task.path, r.path)) !== null;
   if (installed.state === 'matches' && now !== null && now === then && !replaced) return null;
   const reader =
-    r.mode === 'cow' && r.namespaced && r.upper && r.lower && !replaced
+    modeKind(r.mode).layered && r.namespaced && r.upper && r.lower && !replaced
       ? layeredReader(task.path, r.path, r.upper, r.lower)
       : diskReader(task.path);
   const check = await checkInstalled(reader.read, reader.exists, r.path);

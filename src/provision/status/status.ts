@@ -13,6 +13,7 @@ import { provisionRecords, verifiedIsolated, type ProvisionRecord } from '../typ
 import { lexists, lstatOrNull } from '../../util/lexists.js';
 import { listDir } from '../../util/list-dir.js';
 import { SameVerdicts } from './same-content.js';
+import { modeKind } from '../modes/kinds.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -170,11 +171,11 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
     changedCount: 0,
   };
   let changes: Change[] = [];
-  const replaced = r.mode === 'cow' && r.upper && r.lower ? replacementAt(target) : null;
+  const replaced = modeKind(r.mode).layered && r.upper && r.lower ? replacementAt(target) : null;
   if (replaced && r.upper && r.lower) {
     out.replaced = { ...replaced, layerChanges: upperChanges(r.upper, r.lower, null).length };
     if (replaced.by === 'folder') changes = replacementChanges(target, r.lower);
-  } else if (r.mode === 'cow' && r.upper && r.lower) {
+  } else if (modeKind(r.mode).layered && r.upper && r.lower) {
     let view: MergedView = overlayAt(target) ? { merged: target } : null;
     if (r.namespaced) {
       const read = await namespacedView(r.upper, r.lower, target);
@@ -190,10 +191,10 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
       out.unknown = `the manifest taken at provisioning (${r.manifest}) is missing`;
       return out;
     }
-    const root = r.mode === 'share' ? r.source : target;
+    const root = modeKind(r.mode).sharesSource ? r.source : target;
     changes = diffManifests(before, takeManifest(root));
-    if (r.mode === 'share') out.affectsAllSharers = true;
-    if (r.mode === 'hardlink') {
+    if (modeKind(r.mode).sharesSource) out.affectsAllSharers = true;
+    if (modeKind(r.mode).sharesInodes) {
       // Same inode, new size or mtime: written in place through the link, so the source changed too.
       const through = changes.filter(
         (c) =>
@@ -222,14 +223,14 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
 
 /** Where a package's version before the task can be read: the snapshot, or the main checkout it was copied from (a share's past is gone). */
 function versionsBefore(r: ProvisionRecord): VersionOf {
-  if (r.mode === 'share') return null;
-  const root = r.mode === 'cow' ? r.lower : r.source;
+  if (modeKind(r.mode).sharesSource) return null;
+  const root = modeKind(r.mode).layered ? r.lower : r.source;
   return root ? (name) => versionIn(root, name) : null;
 }
 
 /** Where it can be read now: the workspace, or for a layer mounted only in each run, its upper layer over the snapshot. */
 function versionsAfter(r: ProvisionRecord, target: string): VersionOf {
-  if (r.mode !== 'cow' || !r.namespaced || !r.upper || !r.lower) return (name) => versionIn(target, name);
+  if (!modeKind(r.mode).layered || !r.namespaced || !r.upper || !r.lower) return (name) => versionIn(target, name);
   const { upper, lower } = r;
   return (name) => {
     for (const p of [path.join(upper, name), path.join(upper, name, 'package.json')]) {

@@ -1,6 +1,6 @@
-import type { RunMount } from '../system/mounts.js';
+import type { RunMount } from './mounts.js';
 
-export type { RunMount } from '../system/mounts.js';
+export type { RunMount } from './mounts.js';
 
 /** The mount step's exit status when a mount failed: the command was not started. */
 export const MOUNT_FAILED_STATUS = 125;

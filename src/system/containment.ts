@@ -1,6 +1,6 @@
-import { bootKey, recall, remember } from '../system/boot-cache.js';
-import { runBounded } from '../system/spawn.js';
-import { hasProc } from '../system/proc.js';
+import { bootKey, recall, remember } from './boot-cache.js';
+import { runBounded } from './spawn.js';
+import { hasProc } from './proc.js';
 import { mountArgv, type RunMount } from './run-mounts.js';
 import { stageArgv, type StagedSource } from './sandbox-uid.js';
 

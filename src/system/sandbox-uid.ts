@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { bootKey, recall, remember } from '../system/boot-cache.js';
-import { runBounded } from '../system/spawn.js';
+import { bootKey, recall, remember } from './boot-cache.js';
+import { runBounded } from './spawn.js';
 import { isInside } from '../util/paths.js';
-import { mountsUnder, type MountEntry } from '../system/mounts.js';
-import { isOverlayMount, overlayOptions } from '../system/overlay.js';
+import { mountsUnder, type MountEntry } from './mounts.js';
+import { isOverlayMount, overlayOptions } from './overlay.js';
 import { MOUNT_FAILED_STATUS, type RunMount } from './run-mounts.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 
