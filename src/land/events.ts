@@ -1,6 +1,6 @@
 import { payload, type PayloadsOf } from '../state/events.js';
 import type { Drift } from './fingerprint.js';
-import type { Exclusion } from './protected.js';
+import type { Exclusion } from '../config/protected.js';
 import type { PushOutcome } from './push.js';
 
 /** Landing's events: lands, pushes, the shared-git fingerprint, checkpoints. */

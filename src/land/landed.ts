@@ -3,7 +3,7 @@ import { revParse } from '../git/refs.js';
 import { changedNames, touchedPaths } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { compilePolicy } from './protected.js';
+import { compilePolicy } from '../config/protected.js';
 
 /**
  * Is the task's work on its base? A squash-landed branch is never an ancestor of the base, so

@@ -10,7 +10,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { checkHooks, type Drift, type Fingerprint } from './fingerprint.js';
 import { landingPolicy } from './policy.js';
-import { classifyExclusions, type Exclusion, type ProtectedPolicy } from './protected.js';
+import { classifyExclusions, type Exclusion, type ProtectedPolicy } from '../config/protected.js';
 import { isProvisioned, provisionedPaths } from './provisioned.js';
 import { settingsChange } from './settings-change.js';
 import { conflictError, rebaseSquash, squashTree } from './squash.js';

@@ -1,7 +1,7 @@
 import { CONFIG_FILE, parseConfig } from '../config/load.js';
 import { fileAt } from '../git/trees.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { compilePolicy, type ProtectedPolicy } from './protected.js';
+import { compilePolicy, type ProtectedPolicy } from '../config/protected.js';
 
 /**
  * The protected-path policy a land obeys: the globs of warren.yaml as committed on the base

@@ -2,7 +2,7 @@ import { WarrenError } from '../errors.js';
 import { treeOf } from '../git/refs.js';
 import type { Repository } from '../git/repo.js';
 import { commitTree, mergeTrees, treeEntry, treeWithEntries } from '../git/trees.js';
-import type { Exclusion } from './protected.js';
+import type { Exclusion } from '../config/protected.js';
 
 /**
  * The squash is built with plumbing only (src/git/trees.ts): a temporary index of its own, then

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { composeBinds } from '../../src/audit/compose.js';
 import { compareFingerprints, describeDrift, type Fingerprint } from '../../src/land/fingerprint.js';
 import { parseNameStatusZ } from '../../src/git/parse.js';
-import { classifyExclusions, compilePolicy, globProblem } from '../../src/land/protected.js';
+import { classifyExclusions, compilePolicy, globProblem } from '../../src/config/protected.js';
 import { isWarrenError } from '../../src/errors.js';
 import { hookFolders, MESSAGE_CAP, readMessageFile } from '../../src/land/commit-hooks.js';
 import type { Task } from '../../src/state/types.js';

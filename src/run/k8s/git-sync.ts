@@ -4,7 +4,7 @@ import { WarrenError } from '../../errors.js';
 import { bundleOf, fetchBundle, firstParent, mirrorTree, pathsBetween } from '../../git/bundle.js';
 import { isAncestor } from '../../git/history.js';
 import { compareAndSwapRef, revParse, treeOf } from '../../git/refs.js';
-import { compilePolicy } from '../../land/protected.js';
+import { compilePolicy } from '../../config/protected.js';
 import type { Task } from '../../state/types.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { pinned } from '../../workspace/pinned.js';
