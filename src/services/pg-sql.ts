@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
-import type { QueryArrayConfig } from 'pg';
+import type { Client, QueryArrayConfig } from 'pg';
 import { runTool, type ToolResult } from '../system/tool.js';
 
 /**
@@ -99,7 +99,7 @@ export interface PgSession {
   run(sql: string, options?: { timeoutMs?: number }): Promise<string>;
 }
 
-type PgClient = typeof import('pg').Client;
+type PgClient = typeof Client;
 let pgClient: Promise<PgClient> | null = null;
 
 /** Loaded when first needed: a command that touches no database never pays for it. */
@@ -113,8 +113,8 @@ const asText = { getTypeParser: () => (value: string) => value };
 
 /** One connection for `work`, closed after it whatever happens. */
 export async function withPg<T>(conn: PgConn, work: (session: PgSession) => Promise<T>): Promise<T> {
-  const Client = await loadPg();
-  const client = new Client({
+  const PgClientClass = await loadPg();
+  const client = new PgClientClass({
     host: conn.host,
     port: conn.port,
     user: conn.user,
