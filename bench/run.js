@@ -20,6 +20,7 @@ const BENCHES = [
   'fleet',
   'runners',
   'conflicts',
+  'modes',
 ].filter((name) => fs.existsSync(path.join(here, `${name}.js`)));
 const only = process.argv[2];
 if (only && !BENCHES.includes(only)) {
