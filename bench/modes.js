@@ -316,15 +316,15 @@ try {
   );
   console.log(out.join('\n'));
 } finally {
-  for (const dir of fs.readdirSync(base).filter((d) => d.startsWith('repo-'))) {
-    const repo = path.join(base, dir);
-    for (const t of JSON.parse(
-      spawnSync(process.execPath, [BIN, '--json', 'list'], { cwd: repo, env, encoding: 'utf8' }).stdout || '[]',
-    ))
-      spawnSync(process.execPath, [BIN, 'rm', t.id], { cwd: repo, env });
+  // Only the database task's server needs warren to stop it (gc, once no task uses it); the
+  // rest is folders under base, deleted whole (a warren rm per 20,000-file copy would take minutes).
+  const dbRepo = path.join(base, 'repo-db');
+  if (fs.existsSync(dbRepo)) {
+    const listed = spawnSync(process.execPath, [BIN, '--json', 'list'], { cwd: dbRepo, env, encoding: 'utf8' });
+    for (const t of JSON.parse(listed.stdout || '[]'))
+      spawnSync(process.execPath, [BIN, 'rm', t.id], { cwd: dbRepo, env });
+    spawnSync(process.execPath, [BIN, 'gc'], { cwd: dbRepo, env });
   }
-  if (fs.existsSync(path.join(base, 'repo-db')))
-    spawnSync(process.execPath, [BIN, 'gc'], { cwd: path.join(base, 'repo-db'), env });
   spawnSync('sh', ['-c', `grep " ${base}" /proc/self/mounts | cut -d' ' -f2 | sort -r | xargs -r -n1 umount`]);
   fs.rmSync(base, { recursive: true, force: true });
 }
