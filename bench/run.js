@@ -21,6 +21,7 @@ const BENCHES = [
   'runners',
   'conflicts',
   'realworld',
+  'modes',
 ].filter((name) => fs.existsSync(path.join(here, `${name}.js`)));
 const only = process.argv[2];
 if (only && !BENCHES.includes(only)) {

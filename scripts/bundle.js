@@ -33,7 +33,9 @@ await build({
   target: 'node20',
   // better-sqlite3's JavaScript is bundled (Node's CommonJS loader would cost ~15 ms a command); its
   // addon loads from node_modules (src/state/db.ts), and `bindings`, its fallback lookup, is never used.
-  external: ['bindings'],
+  // pg's optional doors: libpq bindings (pg-native, not installed) and Cloudflare's sockets (only on
+  // workerd). Neither is reached on Node; left out, each stays a require() that is never made.
+  external: ['bindings', 'pg-native', 'pg-cloudflare'],
   // commander and other CommonJS dependencies call require() for Node's built-ins.
   banner: {
     js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);",

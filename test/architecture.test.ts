@@ -241,7 +241,7 @@ describe('architecture', () => {
         'provision/modes/contain.ts',
         'checkout/snapshot.ts',
         'services/pg-server.ts', // initdb, pg_ctl: warren's cluster
-        'services/pg-sql.ts', // psql with SQL warren wrote; pg_dump, and its dump loaded back, as the task's own role
+        'services/pg-sql.ts', // pg_dump, and its dump loaded back by psql, as the task's own role (warren's own SQL goes over pg, in process)
       ],
     };
     const bad = namedImports()

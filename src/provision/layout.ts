@@ -28,3 +28,8 @@ export function taskManifestDir(ctx: ProjectContext, taskId: string): string {
 export function manifestFile(ctx: ProjectContext, taskId: string, rel: string): string {
   return path.join(taskManifestDir(ctx, taskId), `${slugOf(rel)}.manifest.json`);
 }
+
+/** copy/hardlink: the entries `status` found identical to the main checkout's (status/same-content.ts). */
+export function sameCacheFile(ctx: ProjectContext, taskId: string, rel: string): string {
+  return path.join(taskManifestDir(ctx, taskId), `${slugOf(rel)}.same.json`);
+}

@@ -80,8 +80,15 @@ export interface ProvisionRecord {
   namespaced?: boolean;
   /** cow without root, mounted on the host by fuse-overlayfs (seen by every process of the user). */
   fuse?: boolean;
-  /** copy/hardlink/share: manifest (size, mtime, inode) taken at provisioning. */
+  /** copy/hardlink/share made by an older warren: manifest (size, mtime, inode) taken at provisioning. */
   manifest?: string;
+  /**
+   * copy/hardlink/share: the file system's clock (an mtime, in ms) once the path was made;
+   * `status` counts what was touched after it (src/provision/status/since.ts), with no manifest.
+   */
+  since?: number;
+  /** copy/hardlink: where `status` remembers the entries it found identical to the main checkout's. */
+  sameCache?: string;
   /**
    * copy/hardlink/cow: the symlinks that led outside the workspace, and what was done with
    * each (copied in, re-pointed into the workspace, or removed). Absent when there were none.

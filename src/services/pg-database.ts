@@ -3,7 +3,17 @@ import type { Store } from '../state/store.js';
 import { WarrenError } from '../errors.js';
 import { forgetObject, isRecorded, recordObject } from './ledger.js';
 import { endSessionsSql, roleLimitsSql, type RoleLimits } from './pg-limits.js';
-import { PgError, pgDump, pgIdent, pgLiteral, pgLoad, psql, psqlRetryingConcurrent, type PgConn } from './pg-sql.js';
+import {
+  PgError,
+  pgDump,
+  pgIdent,
+  pgLiteral,
+  pgLoad,
+  pgQuery,
+  runRetryingConcurrent,
+  withPg,
+  type PgConn,
+} from './pg-sql.js';
 import type { PgServer } from './pg-server.js';
 
 /**
@@ -27,16 +37,11 @@ export function roleConn(server: PgServer, role: string, password: string, datab
 }
 
 export async function databaseExists(server: PgServer, name: string): Promise<boolean> {
-  return (await psql(server.admin, `SELECT 1 FROM pg_database WHERE datname = ${pgLiteral(name)}`)) === '1';
+  return (await pgQuery(server.admin, `SELECT 1 FROM pg_database WHERE datname = ${pgLiteral(name)}`)) === '1';
 }
 
 export async function roleExists(server: PgServer, name: string): Promise<boolean> {
-  return (await psql(server.admin, `SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}`)) === '1';
-}
-
-/** A role that logs in with `password` and may do nothing beyond what its databases allow. */
-async function ensureRole(server: PgServer, name: string, password: string): Promise<void> {
-  await psql(server.admin, roleSql(name, password, server.roles));
+  return (await pgQuery(server.admin, `SELECT 1 FROM pg_roles WHERE rolname = ${pgLiteral(name)}`)) === '1';
 }
 
 /** The one place warren makes a role: with the server's limits for it (pg-limits.ts). */
@@ -57,7 +62,7 @@ const COMPLETE = 'warren template, complete: ';
 
 /** True when the template of this seed key was built to the end. */
 export async function templateComplete(server: PgServer, name: string, seedKey: string): Promise<boolean> {
-  const comment = await psql(
+  const comment = await pgQuery(
     server.admin,
     `SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${pgLiteral(name)}`,
   );
@@ -81,18 +86,20 @@ export async function buildTemplate(
   const sid = serverId(server);
   recordObject(store, { server: sid, kind: 'role', name, project, taskId: null });
   recordObject(store, { server: sid, kind: 'database', name, project, taskId: null });
-  await psql(server.admin, `DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE)`);
   const password = randomBytes(18).toString('hex');
-  await ensureRole(server, name, password);
-  await psql(server.admin, `CREATE DATABASE ${pgIdent(name)} TEMPLATE template0`);
-  await psql(
+  await withPg(server.admin, async (admin) => {
+    await admin.run(`DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE)`);
+    await admin.run(roleSql(name, password, server.roles));
+    await admin.run(`CREATE DATABASE ${pgIdent(name)} TEMPLATE template0`);
+  });
+  await pgQuery(
     onDatabase(server, name),
     `REVOKE ALL ON DATABASE ${pgIdent(name)} FROM PUBLIC;
      GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${pgIdent(name)} TO ${pgIdent(name)};
      GRANT ALL ON SCHEMA public TO ${pgIdent(name)};`,
   );
   await seed(roleConn(server, name, password, name));
-  await psql(
+  await pgQuery(
     server.admin,
     `ALTER DATABASE ${pgIdent(name)} WITH ALLOW_CONNECTIONS false;
      COMMENT ON DATABASE ${pgIdent(name)} IS ${pgLiteral(`${COMPLETE}${seedKey}`)};`,
@@ -125,42 +132,41 @@ export interface CloneSpec {
  */
 export async function cloneDatabase(store: Store, server: PgServer, spec: CloneSpec): Promise<void> {
   const sid = serverId(server);
-  // One round trip for what the guard needs: is either name taken, and which server version.
-  const [db, role, version] = (
-    await psql(
-      server.admin,
-      `SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(spec.name)}),
-              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(spec.name)}),
-              current_setting('server_version_num')`,
-    )
-  ).split('|');
-  for (const [kind, exists] of [
-    ['database', db === '1'],
-    ['role', role === '1'],
-  ] as const) {
-    if (exists && !isRecorded(store, sid, kind, spec.name)) {
-      throw new WarrenError(
-        'SERVICE_FAILED',
-        `a ${kind} named ${spec.name} exists on the PostgreSQL server and warren did not make it; it was left as it is, and nothing was created.`,
-        { hint: `Drop or rename it if it is not needed, then run \`warren new\` again.` },
-      );
+  // One connection for the guard and the creation (CREATE DATABASE cannot run in a transaction
+  // block: each statement is sent on its own).
+  await withPg(server.admin, async (admin) => {
+    // One round trip for what the guard needs: is either name taken, and which server version.
+    const [db, role, version] = (
+      await admin.run(
+        `SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(spec.name)}),
+                (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(spec.name)}),
+                current_setting('server_version_num')`,
+      )
+    ).split('|');
+    for (const [kind, exists] of [
+      ['database', db === '1'],
+      ['role', role === '1'],
+    ] as const) {
+      if (exists && !isRecorded(store, sid, kind, spec.name)) {
+        throw new WarrenError(
+          'SERVICE_FAILED',
+          `a ${kind} named ${spec.name} exists on the PostgreSQL server and warren did not make it; it was left as it is, and nothing was created.`,
+          { hint: `Drop or rename it if it is not needed, then run \`warren new\` again.` },
+        );
+      }
     }
-  }
-  recordObject(store, { server: sid, kind: 'role', name: spec.name, project: spec.project, taskId: spec.taskId });
-  recordObject(store, { server: sid, kind: 'database', name: spec.name, project: spec.project, taskId: spec.taskId });
-  // FILE_COPY (15+) copies the template's files, as CREATE DATABASE always did before 15; the
-  // default there (WAL_LOG) writes every block into the WAL. psql runs each statement on its own
-  // (CREATE DATABASE cannot run in a transaction): one process for the three.
-  const strategy = Number(version) >= 150000 ? ' STRATEGY = FILE_COPY' : '';
-  await psql(
-    server.admin,
-    [
-      `DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE);`,
-      roleSql(spec.name, spec.password, server.roles),
-      `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy};`,
-    ].join('\n'),
-    { timeoutMs: 30 * 60_000 },
-  );
+    recordObject(store, { server: sid, kind: 'role', name: spec.name, project: spec.project, taskId: spec.taskId });
+    recordObject(store, { server: sid, kind: 'database', name: spec.name, project: spec.project, taskId: spec.taskId });
+    // FILE_COPY (15+) copies the template's files, as CREATE DATABASE always did before 15; the
+    // default there (WAL_LOG) writes every block into the WAL.
+    const strategy = Number(version) >= 150000 ? ' STRATEGY = FILE_COPY' : '';
+    await admin.run(`DROP DATABASE IF EXISTS ${pgIdent(spec.name)} WITH (FORCE)`);
+    await admin.run(roleSql(spec.name, spec.password, server.roles));
+    await admin.run(
+      `CREATE DATABASE ${pgIdent(spec.name)} OWNER ${pgIdent(spec.name)}${spec.template ? ` TEMPLATE ${pgIdent(spec.template)}` : ''}${strategy}`,
+      { timeoutMs: 30 * 60_000 },
+    );
+  });
   const inside = [
     `REVOKE ALL ON DATABASE ${pgIdent(spec.name)} FROM PUBLIC;`,
     `GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${pgIdent(spec.name)} TO ${pgIdent(spec.name)};`,
@@ -171,7 +177,8 @@ export async function cloneDatabase(store: Store, server: PgServer, spec: CloneS
   } else if (spec.template && spec.template !== 'template0') {
     inside.push(takeOwnership(spec.name));
   }
-  await psqlRetryingConcurrent(onDatabase(server, spec.name), inside.join('\n'));
+  // REASSIGN and DROP OWNED act in the database they run in: the task's own, a second connection.
+  await withPg(onDatabase(server, spec.name), (db) => runRetryingConcurrent(db, inside.join('\n')));
 }
 
 /**
@@ -207,16 +214,18 @@ END $$;`;
  * forgets them: a drop that failed leaves the records, for the next `rm` or `gc`.
  */
 export async function dropObjects(store: Store, server: PgServer, name: string): Promise<void> {
-  const [db, role] = (
-    await psql(
-      server.admin,
-      `${endSessionsSql(name, { nologin: true })}
-       DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE);
-       DROP ROLE IF EXISTS ${pgIdent(name)};
-       SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(name)}),
-              (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(name)});`,
-    )
-  ).split('|');
+  // One connection, one statement at a time: DROP DATABASE cannot run in a transaction block.
+  const [db, role] = await withPg(server.admin, async (admin) => {
+    await admin.run(endSessionsSql(name, { nologin: true }));
+    await admin.run(`DROP DATABASE IF EXISTS ${pgIdent(name)} WITH (FORCE)`);
+    await admin.run(`DROP ROLE IF EXISTS ${pgIdent(name)}`);
+    return (
+      await admin.run(
+        `SELECT (SELECT count(*) FROM pg_database WHERE datname = ${pgLiteral(name)}),
+                (SELECT count(*) FROM pg_roles WHERE rolname = ${pgLiteral(name)})`,
+      )
+    ).split('|');
+  });
   const left = [...(db !== '0' ? [`database ${name}`] : []), ...(role !== '0' ? [`role ${name}`] : [])];
   if (left.length > 0) throw new Error(`${left.join(' and ')} still exist(s) after DROP`);
   const sid = serverId(server);
@@ -232,13 +241,13 @@ export async function dropObjects(store: Store, server: PgServer, name: string):
  * sessions hold every one) ends those sessions and is tried once more: the task is being removed.
  */
 export async function dumpDatabase(server: PgServer, name: string, password: string, file: string): Promise<void> {
-  await psql(server.admin, `ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)}`);
+  await pgQuery(server.admin, `ALTER ROLE ${pgIdent(name)} WITH LOGIN PASSWORD ${pgLiteral(password)}`);
   const conn = roleConn(server, name, password, name);
   try {
     await pgDump(conn, file);
   } catch (err) {
     if (!(err instanceof PgError) || !/too many connections for role/.test(err.message)) throw err;
-    await psql(server.admin, endSessionsSql(name, { nologin: false }));
+    await pgQuery(server.admin, endSessionsSql(name, { nologin: false }));
     await pgDump(conn, file);
   }
 }

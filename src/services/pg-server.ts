@@ -11,7 +11,7 @@ import { acquireWaiting } from '../util/lockfile.js';
 import { reportStep, SILENT, type Reporter } from '../workspace/reporter.js';
 import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemon.js';
 import { resolveLimits, type RoleLimits } from './pg-limits.js';
-import { psql, pgTool, type PgConn } from './pg-sql.js';
+import { pgQuery, pgTool, type PgConn } from './pg-sql.js';
 import { logSize, logTail, waitReady } from './ready.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 
@@ -98,7 +98,7 @@ export async function ensureServer(home: string, user: UserConfig, reporter: Rep
   if (url) {
     const server = { ...parseServerUrl(url), roles };
     try {
-      await psql(server.admin, 'SELECT 1');
+      await pgQuery(server.admin, 'SELECT 1');
     } catch (err) {
       throw new WarrenError(
         'SERVICE_UNAVAILABLE',

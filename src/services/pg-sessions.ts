@@ -3,7 +3,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import type { Task } from '../state/types.js';
 import type { AfterRunStep } from '../workspace/types.js';
 import { serverFor } from './postgres-task.js';
-import { pgLiteral, psql } from './pg-sql.js';
+import { pgLiteral, pgQuery } from './pg-sql.js';
 
 /**
  * A task's database sessions end with its runs. A run's processes end with it, and with them
@@ -51,7 +51,7 @@ export function orphanSessions(
 async function endOrphanSessions(ctx: ProjectContext, task: Task, role: string): Promise<number[]> {
   const server = await serverFor(ctx, task.id);
   if (server.kind !== 'warren') return [];
-  const rows = await psql(
+  const rows = await pgQuery(
     server.admin,
     `SELECT pid, client_port FROM pg_stat_activity WHERE usename = ${pgLiteral(role)} AND client_addr = '127.0.0.1'`,
   );
@@ -71,7 +71,10 @@ async function endOrphanSessions(ctx: ProjectContext, task: Task, role: string):
   }
   const orphans = orphanSessions(sessions, server.port, loopbackConnections(table));
   if (orphans.length === 0) return [];
-  await psql(server.admin, `SELECT pg_terminate_backend(pid) FROM unnest(ARRAY[${orphans.join(',')}]::int[]) AS pid`);
+  await pgQuery(
+    server.admin,
+    `SELECT pg_terminate_backend(pid) FROM unnest(ARRAY[${orphans.join(',')}]::int[]) AS pid`,
+  );
   return orphans;
 }
 

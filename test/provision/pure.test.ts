@@ -13,6 +13,7 @@ import { diffManifests, type Manifest } from '../../src/provision/status/manifes
 import { dedupe, normalizeProvisionPath } from '../../src/provision/modes/sources.js';
 import { opacityProbes, upperChanges } from '../../src/provision/status/status.js';
 import { SameVerdicts } from '../../src/provision/status/same-content.js';
+import { fsNow, sharedChangesSince, treeChangesSince } from '../../src/provision/status/since.js';
 import { selectIncluded, vcsMetadataOf } from '../../src/provision/modes/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../../src/provision/status/packages.js';
 import { findingsForCopy, newFindings, noteEntry, staysInside } from '../../src/provision/modes/contain.js';
@@ -662,5 +663,84 @@ describe('provision globs and workspaces (issue 30)', () => {
     expect(workspaceInstall((r) => files.has(r), 'packages/a/node_modules')).toBe('node_modules');
     expect(workspaceInstall((r) => files.has(r), 'node_modules')).toBeNull();
     expect(workspaceInstall(() => false, 'packages/a/node_modules')).toBeNull();
+  });
+});
+
+describe('changes since provisioning, by the file system clock (issue 41: no walk at new)', () => {
+  /** A source tree, its copy (cp -a) or hard-linked copy (cp -al), and the instant taken once it is made. */
+  function made(how: '-a' | '-al'): { src: string; tree: string; since: number } {
+    const base = tmpDir();
+    const src = path.join(base, 'src');
+    for (const [rel, text] of Object.entries({
+      'a/index.js': 'a\n',
+      'a/package.json': '{"version":"1.0.0"}\n',
+      'b/lib/main.js': 'b\n',
+      'b/package.json': '{"version":"2.0.0"}\n',
+    })) {
+      fs.mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
+      fs.writeFileSync(path.join(src, rel), text);
+    }
+    fs.symlinkSync('../a/index.js', path.join(src, 'link'));
+    const tree = path.join(base, 'tree');
+    execFileSync('cp', [how, src, tree]);
+    return { src, tree, since: fsNow(path.join(base, 'home')) };
+  }
+
+  it('copy: names what was added, modified and deleted (a folder entry by entry), not what was rewritten identically', () => {
+    const { src, tree, since } = made('-a');
+    expect(treeChangesSince(tree, src, since).changes).toEqual([]);
+    fs.writeFileSync(path.join(tree, 'a/index.js'), 'changed\n');
+    fs.writeFileSync(path.join(tree, 'a/new.js'), 'new\n');
+    fs.rmSync(path.join(tree, 'b'), { recursive: true });
+    // An install's write-then-rename of the same bytes: a new file, identical to the main checkout's.
+    fs.writeFileSync(path.join(tree, 'a/package.json.tmp'), '{"version":"1.0.0"}\n');
+    fs.renameSync(path.join(tree, 'a/package.json.tmp'), path.join(tree, 'a/package.json'));
+    expect(treeChangesSince(tree, src, since).changes).toEqual([
+      { path: 'a/index.js', change: 'modified' },
+      { path: 'a/new.js', change: 'added' },
+      { path: 'b', change: 'deleted' },
+      { path: 'b/lib', change: 'deleted' },
+      { path: 'b/lib/main.js', change: 'deleted' },
+      { path: 'b/package.json', change: 'deleted' },
+    ]);
+    // What the copy never had (stripped at provisioning) is not a deletion.
+    fs.rmSync(path.join(tree, 'link'));
+    expect(treeChangesSince(tree, src, since, { left: new Set(['link']) }).changes).not.toContainEqual({
+      path: 'link',
+      change: 'deleted',
+    });
+    fs.rmSync(tree, { recursive: true });
+    expect(treeChangesSince(tree, src, since).changes.filter((c) => c.change !== 'deleted')).toEqual([]);
+  });
+
+  it('hardlink: a write in place is written through; a link made elsewhere (another cp -al) is no change', () => {
+    const { src, tree, since } = made('-al');
+    execFileSync('cp', ['-al', src, `${tree}-other`]); // every inode's ctime moves, no content does
+    fs.chmodSync(path.join(src, 'b/package.json'), 0o600); // a chmod in the main checkout: ctime only
+    expect(treeChangesSince(tree, src, since)).toEqual({ changes: [], writtenThrough: [] });
+    fs.appendFileSync(path.join(tree, 'a/index.js'), 'in place\n');
+    fs.rmSync(path.join(tree, 'b/lib/main.js'));
+    fs.writeFileSync(path.join(tree, 'b/lib/main.js'), 'replaced\n');
+    expect(treeChangesSince(tree, src, since)).toEqual({
+      changes: [
+        { path: 'a/index.js', change: 'modified' },
+        { path: 'b/lib/main.js', change: 'modified' },
+      ],
+      writtenThrough: ['a/index.js'],
+    });
+  });
+
+  it('share: what anyone changed in the shared folder since', () => {
+    const { src, since } = made('-a');
+    expect(sharedChangesSince(src, since)).toEqual([]);
+    fs.writeFileSync(path.join(src, 'a/index.js'), 'changed by another workspace\n');
+    fs.mkdirSync(path.join(src, 'c'));
+    fs.writeFileSync(path.join(src, 'c/index.js'), 'c\n');
+    expect(sharedChangesSince(src, since)).toEqual([
+      { path: '', change: 'modified' },
+      { path: 'a/index.js', change: 'modified' },
+      { path: 'c', change: 'added' },
+      { path: 'c/index.js', change: 'added' },
+    ]);
   });
 });

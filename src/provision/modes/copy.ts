@@ -102,6 +102,8 @@ export interface HardlinkOutcome {
   /** Counted by the fill pass; null when cp linked everything and no pass was needed. */
   linked: number | null;
   filled: number;
+  /** Bytes of the files the fill pass copied. */
+  filledBytes: number;
   /** Files neither linked nor copied (named, so nothing is silent). */
   failed: { path: string; error: string }[];
 }
@@ -117,9 +119,10 @@ export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOu
   if (!fs.existsSync(dst)) {
     throw new WarrenError('PROVISION_FAILED', `cp -al ${src} ${dst} made nothing: ${firstLine(result.stderr)}`);
   }
-  if (result.exitCode === 0) return { linked: null, filled: 0, failed: [] };
+  if (result.exitCode === 0) return { linked: null, filled: 0, filledBytes: 0, failed: [] };
   let linked = 0;
   let filled = 0;
+  let filledBytes = 0;
   const failed: HardlinkOutcome['failed'] = [];
   walkTree(src, (rel, st) => {
     if (st.isDirectory()) return;
@@ -137,11 +140,12 @@ export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOu
     try {
       fillOne(path.join(src, rel), target, st);
       filled++;
+      if (st.isFile()) filledBytes += st.size;
     } catch (err) {
       failed.push({ path: rel, error: (err as Error).message });
     }
   });
-  return { linked, filled, failed };
+  return { linked, filled, filledBytes, failed };
 }
 
 /** Copies one entry cp -al could not link, keeping mode, times and (as root) ownership. */

@@ -7,24 +7,18 @@ import type { ProjectContext } from '../../workspace/context.js';
 import type { EventKind, EventPayloads } from '../../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
-import { manifestFile } from '../layout.js';
+import { sameCacheFile, taskManifestDir } from '../layout.js';
 import {
   containTree,
   findingsForCopy,
   newFindings,
   noteEntry,
-  scanTree,
+  scanListings,
   type Contained,
   type Findings,
 } from './contain.js';
-import {
-  manifestTotals,
-  retakeManifest,
-  takeManifest,
-  withoutInodes,
-  writeManifest,
-  type Manifest,
-} from '../status/manifest.js';
+import { walkTree } from '../status/manifest.js';
+import { fsNow } from '../status/since.js';
 import { lockfileFor } from '../snapshots/snapshot.js';
 import type { ProvisionItem, ProvisionRecord } from '../types.js';
 
@@ -58,11 +52,11 @@ export function recordBase(
 }
 
 /**
- * `cp` starts at once; meanwhile one walk of the source gives the budget check and the manifest
- * (cp -a keeps size and mtime, so the source's facts are the copy's, inodes aside) and finds
- * what containment must look at. On an idle machine the walk runs beside cp on another core,
- * so the whole costs what `cp -a` costs; over budget, the copy is killed and what it had made
- * deleted before anything more is written.
+ * `cp` starts at once; meanwhile one walk of the source gives the budget check and finds what
+ * containment must look at. On an idle machine the walk runs beside cp on another core, so the
+ * whole costs what `cp -a` costs; over budget, the copy is killed and what it had made deleted
+ * before anything more is written. No manifest is kept: `status` reads what changed after the
+ * instant recorded once the copy is made (status/since.ts).
  */
 export async function provisionCopy(
   env: ModeEnv,
@@ -92,7 +86,7 @@ export async function provisionCopies(
     group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
   const method = await bestCopyMethod(path.dirname(first.dst));
   const abort = new AbortController();
-  let total: number | null = null; // known once the manifest walks below are done
+  let total: number | null = null; // known once the walks below are done
   const copying = startCopy(
     group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
     group.length === 1 ? first.dst : path.dirname(first.dst),
@@ -109,12 +103,17 @@ export async function provisionCopies(
     await copying.catch(() => undefined);
     for (const g of group) removeTree(g.dst);
   };
-  const walked: { facts: Manifest; found: Findings; counted: Budget }[] = [];
+  const walked: { found: Findings; counted: Budget }[] = [];
   try {
     for (const r of recs) {
       const found = newFindings();
-      const facts = takeManifest(r.source, (rel, st) => noteEntry(found, rel, st));
-      walked.push({ facts, found, counted: manifestTotals(facts) });
+      const counted: Budget = { entries: 0, bytes: 0 };
+      walkTree(r.source, (rel, st) => {
+        if (rel !== '' || !st.isDirectory()) counted.entries++;
+        if (st.isFile()) counted.bytes += st.size;
+        return noteEntry(found, rel, st);
+      });
+      walked.push({ found, counted });
     }
   } catch (err) {
     await undo();
@@ -136,45 +135,39 @@ export async function provisionCopies(
   env.budget.used.entries += counted.entries;
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${label} (${counted.entries} entries)…`);
-  // Written while cp still runs; a failed copy takes its manifests with it.
-  const manifests = group.map((g) => manifestFile(env.ctx, env.task.id, g.item.path));
-  const copied = walked.map((w) => withoutInodes(w.facts));
-  copied.forEach((m, i) => writeManifest(manifests[i] as string, m));
-  try {
-    await copying;
-  } catch (err) {
-    for (const m of manifests) fs.rmSync(m, { force: true });
-    throw err;
-  }
+  await copying;
   const outcomes: ModeOutcome[] = [];
   for (const [i, g] of group.entries()) {
     const rec = recs[i] as (typeof recs)[number];
     const w = walked[i] as (typeof walked)[number];
-    let manifest = copied[i] as Manifest;
     // The source's walk saw every link cp -a copied (or the copy is walked again); each is verified here, so `isolated` is true.
     const checked = findingsForCopy(w.found, g.dst);
-    if (checked.rewalked) manifest = withoutInodes(takeManifest(g.dst));
     const contained = await contain(env, g.item, g.dst, rec.source, checked.found);
-    retakeManifest(manifest, g.dst, contained.changed, false);
-    const changed = checked.rewalked || contained.changed.length > 0;
-    if (changed) writeManifest(manifests[i] as string, manifest);
-    const totals = changed ? manifestTotals(manifest) : w.counted;
     outcomes.push({
       record: {
         ...rec,
         mode: 'copy',
         isolated: true,
         method,
-        entries: totals.entries,
-        bytes: totals.bytes,
+        entries: w.counted.entries,
+        bytes: w.counted.bytes,
         ms: Date.now() - started,
-        manifest: manifests[i] as string,
+        ...sinceNow(env, g.item.path),
         ...(fallback ? { fallback } : {}),
         ...containedFacts(contained),
       },
     });
   }
   return outcomes;
+}
+
+/**
+ * The instant after which `status` counts a change (status/since.ts), from the file system's
+ * clock, and where it keeps what it found identical to the main checkout: taken once the path
+ * is made and contained, before any command of the task runs.
+ */
+function sinceNow(env: ModeEnv, rel: string): Pick<ProvisionRecord, 'since' | 'sameCache'> {
+  return { since: fsNow(taskManifestDir(env.ctx, env.task.id)), sameCache: sameCacheFile(env.ctx, env.task.id, rel) };
 }
 
 /**
@@ -245,15 +238,11 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const rec = recordBase(env, item);
   env.progress(`warren: linking ${item.path}…`);
   const outcome = await hardlinkTree(rec.source, dst);
-  // Inodes matter here: the same inode with a new size or mtime is a write through the link.
-  const found = newFindings();
-  const snapshot = takeManifest(dst, (rel, st) => noteEntry(found, rel, st));
-  const contained = await contain(env, item, dst, rec.source, found.crossesDevice ? scanTree(dst) : found);
-  retakeManifest(snapshot, dst, contained.changed, true);
-  const manifest = manifestFile(env.ctx, env.task.id, item.path);
-  writeManifest(manifest, snapshot);
-  const { entries, bytes } = manifestTotals(snapshot);
-  const linked = outcome.linked ?? Object.values(snapshot.entries).filter((f) => f[0] !== 'd').length;
+  // Containment needs the links, devices and VCS folders: the folders' listings name them.
+  const scanned = scanListings(dst);
+  const contained = await contain(env, item, dst, rec.source, scanned.found);
+  const entries = scanned.entries;
+  const linked = outcome.linked ?? entries - scanned.found.dirs.size + (scanned.found.dirs.has('') ? 1 : 0);
   if (outcome.filled > 0 || outcome.failed.length > 0) {
     if (outcome.failed.length === 0)
       env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
@@ -284,9 +273,10 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
       isolated: false,
       method: 'cp -al',
       entries,
-      bytes,
+      // Linked files are the main checkout's bytes: what the workspace adds is what the fill pass copied.
+      bytes: outcome.filledBytes,
       ms: Date.now() - started,
-      manifest,
+      ...sinceNow(env, item.path),
       linked,
       filled: outcome.filled,
       ...containedFacts(contained),
@@ -299,9 +289,8 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
   const rec = recordBase(env, item);
   fs.mkdirSync(path.dirname(dst), { recursive: true });
   fs.symlinkSync(rec.source, dst, 'junction');
-  // Taken of the shared source: `status` reports what anyone changed there since.
-  const manifest = manifestFile(env.ctx, env.task.id, item.path);
-  writeManifest(manifest, takeManifest(rec.source));
+  // `status` reports what anyone changed in the shared source after this instant.
+  const { since } = sinceNow(env, item.path);
   return {
     record: {
       ...rec,
@@ -311,7 +300,7 @@ export async function provisionShare(env: ModeEnv, item: ProvisionItem, dst: str
       entries: 1,
       bytes: 0,
       ms: Date.now() - started,
-      manifest,
+      since,
     },
   };
 }

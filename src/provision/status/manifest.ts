@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../../util/atomic.js';
 
 /** type: f file, d directory, l symlink, o other. */
 export type EntryFacts = [type: 'f' | 'd' | 'l' | 'o', size: number, mtimeMs: number, ino: number];
 
-/** What a tree looked like when it was provisioned: size, mtime and inode per entry. */
+/** What a tree looked like when an older warren provisioned it: size, mtime and inode per entry (status reads it still). */
 export interface Manifest {
   entries: Record<string, EntryFacts>;
 }
@@ -87,22 +86,6 @@ export function takeManifest(root: string, also?: (rel: string, st: fs.Stats) =>
   return { entries };
 }
 
-/** Takes again the entries at and below each of `rels` (changed since the manifest was taken). */
-export function retakeManifest(manifest: Manifest, root: string, rels: readonly string[], inodes: boolean): void {
-  for (const rel of rels) {
-    for (const key of Object.keys(manifest.entries))
-      if (rel === '' || key === rel || key.startsWith(`${rel}/`)) delete manifest.entries[key];
-    walkTree(path.join(root, rel), (sub, st) => {
-      manifest.entries[sub === '' ? rel : `${rel}/${sub}`] = [
-        kind(st),
-        st.isDirectory() ? 0 : st.size,
-        Math.trunc(st.mtimeMs),
-        inodes ? st.ino : 0,
-      ];
-    });
-  }
-}
-
 /**
  * What changed between two manifests of the same tree. A directory counts as modified only
  * when it appears or disappears (its mtime moves with every child). An inode of 0 in `before`
@@ -122,33 +105,10 @@ export function diffManifests(before: Manifest, after: Manifest): Change[] {
   return changes.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-export function writeManifest(file: string, manifest: Manifest): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  writeFileAtomic(file, JSON.stringify(manifest));
-}
-
 export function readManifest(file: string): Manifest | null {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
   } catch {
     return null;
   }
-}
-
-/** Entries (the root not included) and bytes of regular files, from a manifest. Pure. */
-export function manifestTotals(manifest: Manifest): TreeTotals {
-  let entries = 0;
-  let bytes = 0;
-  for (const [rel, facts] of Object.entries(manifest.entries)) {
-    if (rel !== '' || facts[0] !== 'd') entries++;
-    if (facts[0] === 'f') bytes += facts[1];
-  }
-  return { entries, bytes };
-}
-
-/** The same manifest without inodes: what a copy's files will look like (cp -a keeps size and mtime, not inodes). */
-export function withoutInodes(manifest: Manifest): Manifest {
-  const entries: Record<string, EntryFacts> = {};
-  for (const [rel, [t, size, mtime]] of Object.entries(manifest.entries)) entries[rel] = [t, size, mtime, 0];
-  return { entries };
 }

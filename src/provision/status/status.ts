@@ -14,6 +14,7 @@ import { lexists, lstatOrNull } from '../../util/lexists.js';
 import { listDir } from '../../util/list-dir.js';
 import { SameVerdicts } from './same-content.js';
 import { modeKind } from '../modes/kinds.js';
+import { sharedChangesSince, treeChangesSince } from './since.js';
 
 export interface ProvisionedStatus {
   path: string;
@@ -185,6 +186,18 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
     const verdicts = new SameVerdicts(path.join(path.dirname(r.upper), SAME_FILE));
     changes = upperChanges(r.upper, r.lower, view, verdicts);
     verdicts.save();
+  } else if (r.since !== undefined && !modeKind(r.mode).layered) {
+    if (modeKind(r.mode).sharesSource) {
+      changes = sharedChangesSince(r.source, r.since);
+      out.affectsAllSharers = true;
+    } else {
+      const verdicts = new SameVerdicts(r.sameCache ?? null);
+      const read = treeChangesSince(target, r.source, r.since, { left: leftOut(r), verdicts });
+      verdicts.save();
+      changes = read.changes;
+      if (modeKind(r.mode).sharesInodes && read.writtenThrough.length > 0)
+        out.writtenThrough = read.writtenThrough.map((p) => join(r.path, p));
+    }
   } else if (r.manifest) {
     const before = readManifest(r.manifest);
     if (before === null) {
@@ -268,6 +281,15 @@ export async function taskStatus(task: Task, where: Where): Promise<TaskStatus> 
   const provisioned = await provisionedChanges(task);
   const staleLockfiles = await staleEntries(task, records);
   return { tracked, provisioned, stale: staleLockfiles.length > 0, staleLockfiles };
+}
+
+/** What the copy never had: entries stripped and links removed at provisioning (relative to the path). */
+function leftOut(r: ProvisionRecord): Set<string> {
+  const rel = (p: string): string => (p === r.path ? '' : p.startsWith(`${r.path}/`) ? p.slice(r.path.length + 1) : p);
+  return new Set([
+    ...(r.stripped ?? []).map((e) => rel(e.path)),
+    ...(r.outsideLinks ?? []).filter((l) => l.action === 'removed').map((l) => rel(l.path)),
+  ]);
 }
 
 function join(base: string, rel: string): string {
