@@ -111,6 +111,7 @@ try {
       const step = snapshotStep(env);
       const installed = sh('du', ['-sh', path.join(env.WARREN_HOME, 'snapshots')]).split('\t')[0];
       results[arm].push({ ms: t.ms, snapshotMs: step[0]?.ms ?? NaN, moved: step[0]?.moved ?? null, installed });
+      console.log(`round ${round + 1} ${arm}: land ${t.ms.toFixed(0)} ms, snapshot step ${step[0]?.ms ?? '?'} ms`);
       // The task's mounts come off before its folders go.
       const removed = await run(process.execPath, [BIN, 'rm', 'up', '--delete-branch'], { cwd: repo, env });
       if (removed.code !== 0) throw new Error(`rm up failed: ${removed.stderr}`);

@@ -55,7 +55,7 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       if (stop()) break;
       const batch = await nextBatch(ctx);
       if (batch.length === 0) break;
-      await settleBatch(ctx, batch, counter);
+      await settleBatch(ctx, batch, counter, stop);
       // What just landed: an entry that no longer merges with it bounces now, not after another gate.
       const base = baseOf(ctx, batch[0]);
       if (base && presortOn(ctx)) await bounceConflictingWithBase(ctx, base);
@@ -117,7 +117,12 @@ async function resume(ctx: ProjectContext): Promise<void> {
  * Takes the entries' task locks and integrates them, the batch filling meanwhile; an entry that
  * cannot take part is bounced alone.
  */
-async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Counter): Promise<void> {
+async function settleBatch(
+  ctx: ProjectContext,
+  batch: QueueEntry[],
+  counter: Counter,
+  stop: () => boolean,
+): Promise<void> {
   const locked: Locked[] = [];
   const lock = (entries: readonly QueueEntry[]): Locked[] => {
     const taken: Locked[] = [];
@@ -156,8 +161,9 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Co
         stale = (await revParse(ctx.repo, `refs/heads/${task.base}`)) !== tip;
       } else chain = await integrate(ctx, locked, tip);
       faultPoint('queue', 'integrating');
-      if (!stale && (await settle(ctx, chain.candidates, tip, counter, () => arrivals(ctx, batch, task.base, lock))))
-        return;
+      // A waiting `land` whose own entry is settled takes no more arrivals: it finishes what it holds and returns.
+      const more = (): Promise<Locked[]> => (stop() ? Promise.resolve([]) : arrivals(ctx, batch, task.base, lock));
+      if (!stale && (await settle(ctx, chain.candidates, tip, counter, more))) return;
       // The base moved under the queue (someone committed or pushed to it): integrate again on the new tip.
       for (const l of locked)
         if (getEntry(ctx.store, l.entry.id)?.state === 'testing') setQueued(ctx.store, l.entry.id);
