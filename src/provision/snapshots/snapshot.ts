@@ -281,19 +281,28 @@ function moveInto(
 ): Promise<Pick<SnapshotMeta, 'entries' | 'bytes' | 'outsideLinks' | 'stripped'>> | null {
   if (fs.statSync(from).dev !== fs.statSync(tmp).dev) return null;
   return (async () => {
-    // Contained in place (its links resolve where it is), then renamed: the same tree a copy would give.
+    // Contained in place (its links resolve where it is), then renamed: the same tree a copy
+    // would give. One walk counts it and finds what containment must look at.
+    const found = newFindings();
+    let totals = { entries: 0, bytes: 0 };
+    walkTree(from, (rel, st) => {
+      if (rel !== '') totals.entries++;
+      if (st.isFile()) totals.bytes += st.size;
+      return noteEntry(found, rel, st);
+    });
     const contained = await containTree({
       tree: from,
       itemRel: meta.path,
       source: from,
       repoRoot: contain.repoRoot,
-      found: scanTree(from),
+      found: found.crossesDevice ? scanTree(from) : found,
       budget: { limit: contain.budget, used: { entries: 0, bytes: 0 } },
     });
     const tree = path.join(tmp, 'tree');
     fs.renameSync(from, tree);
+    if (found.crossesDevice || contained.changed.length > 0) totals = measureTree(tree);
     return {
-      ...measureTree(tree),
+      ...totals,
       ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
       ...(contained.stripped.length > 0 ? { stripped: contained.stripped.slice(0, 100) } : {}),
     };
