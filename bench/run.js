@@ -12,6 +12,7 @@ const BENCHES = [
   'exec',
   'provision',
   'queue',
+  'gate-snapshot',
   'mcp',
   'diff',
   'relocate',

@@ -279,7 +279,7 @@ const TWINS: readonly Twin[] = [
     op: 'POST /api/actions/land',
     how: 'shape',
     run: null,
-    why: 'joins the merge queue and works it in the server; its twin `land --no-wait` starts a background worker, and both are held against each other in test/web/dashboard.e2e.test.ts and test/queue.test.ts',
+    why: 'joins the merge queue and works it in the server; its twin `land --no-wait` starts a background worker, and both are held against each other in test/web/dashboard.e2e.test.ts and test/queue/queue.test.ts',
   },
   {
     op: 'rm',

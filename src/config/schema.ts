@@ -228,12 +228,16 @@ export const configSchema = z
     network: z.boolean().optional(),
     ports: z.strictObject({ count: z.number().int().min(1).max(100).default(10) }).optional(),
     kill_grace: duration.optional(),
-    /** The merge queue: which verify commands gate a land (default: the required ones), how many tasks are tested together, and whether bisection gates both halves at once. */
+    /** The merge queue: which verify commands gate a land (default: the required ones), how many tasks are tested together, whether bisection gates both halves at once, how many batches are gated ahead and how many gates run at once. */
     land: z
       .strictObject({
         gate: z.array(id).optional(),
         batch: z.number().int().min(1).max(64).optional(),
         parallel: z.boolean().optional(),
+        /** How many batches the queue integrates and gates ahead of the one in its gate, each on top of the one before (speculatively, as merge trains do); 0 gates one batch at a time (default 1). */
+        speculate: z.number().int().min(0).max(8).optional(),
+        /** How many gate runs may run at once, speculative ones included (default 2). */
+        gates: z.number().int().min(1).max(16).optional(),
         /** Batches of entries that merge with each other, and an entry that no longer merges with the base bounced at once (default true). */
         conflicts: z.boolean().optional(),
       })

@@ -37,6 +37,12 @@ export const CONFIG_TRUST = {
       parallel: {
         free: 'whether bisection gates both halves of a failed batch at once or one after the other: the same gate runs on the same commits either way',
       },
+      speculate: {
+        free: 'how many batches the queue integrates and gates ahead of the one in its gate: a speculative run counts only when what it was built on landed as integrated, so every entry still lands only through the same gate on the tree that lands',
+      },
+      gates: {
+        free: 'how many gate runs may run at once: the same gate runs on the same commits either way',
+      },
       conflicts: {
         free: 'whether the queue leaves an entry that does not merge with an earlier one out of its batch, and bounces one that no longer merges with the base before its turn: every entry still lands only through the same squash and gate',
       },

@@ -20,6 +20,12 @@ import { getEntry, setLanded, setQueued, type LandedSummary } from './store.js';
  */
 export async function advance(ctx: ProjectContext, group: Candidate[], base: string): Promise<boolean> {
   const last = group[group.length - 1] as Candidate;
+  // What lands is exactly what the gate tested: a chain integrated on anything but `base` (a
+  // speculative one built on work that did not land) never moves it.
+  if (group[0]?.plan.baseTip !== base)
+    throw new Error(
+      `the merge queue advanced ${base} with a chain integrated on ${group[0]?.plan.baseTip ?? 'nothing'}`,
+    );
   const baseRef = last.plan.baseRef;
   return withRepoLock(ctx, `merge queue onto ${last.plan.task.base}`, async () => {
     if ((await revParse(ctx.repo, baseRef)) !== base) return false;

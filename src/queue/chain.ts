@@ -4,7 +4,7 @@ import { batchFacts, planLand, type BatchFacts, type LandPlan } from '../land/pl
 import type { ProjectContext } from '../workspace/context.js';
 import { changedNames } from '../git/trees.js';
 import type { Task } from '../state/types.js';
-import { getEntry, setBounced, setQueued, setTesting, type QueueEntry } from './store.js';
+import { getEntry, setBounced, setQueued, setTesting, type Planned, type QueueEntry } from './store.js';
 
 /**
  * A batch's integration: each entry squashed, as `land` builds it, onto the previous one's
@@ -48,6 +48,58 @@ export async function integrate(ctx: ProjectContext, entries: readonly Locked[],
   return chain;
 }
 
+/**
+ * A speculative integration (land.speculate): `entries` on top of `onto`, the tip of a chain
+ * still in its gate, not landed. Nothing is bounced or deferred for what happens here — `onto`
+ * holds work that may never land — so an entry that cannot be integrated on it abandons the
+ * speculation (null); the real integration, on the real base, decides.
+ */
+export async function integrateAhead(
+  ctx: ProjectContext,
+  entries: readonly Locked[],
+  onto: string,
+  onTopOf: readonly string[],
+): Promise<Chain | null> {
+  const chain = await startChain(ctx, entries, onto);
+  for (const { entry, release } of entries) {
+    const state = getEntry(ctx.store, entry.id)?.state;
+    if (state !== 'queued' && state !== 'testing') return null;
+    const task = ctx.store.getTask(ctx.key, entry.taskId);
+    if (!task || task.state === 'creating' || task.state === 'removing' || task.state === 'remove_failed') return null;
+    let plan: LandPlan;
+    try {
+      plan = await planLand(ctx, task, {
+        onto: chain.tip,
+        ...(chain.tipTree ? { ontoTree: chain.tipTree } : {}),
+        ...(chain.facts ? { batch: chain.facts } : {}),
+        ...(entry.options.message ? { message: entry.options.message } : {}),
+        ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
+      });
+    } catch (err) {
+      const env = environmentError(err) ?? err;
+      if (isWarrenError(env) && MACHINE.has(env.code)) throw env;
+      return null;
+    }
+    setTesting(ctx.store, entry.id, { ...plannedOf(plan, onto), onTopOf: [...onTopOf] });
+    chain.candidates.push({ entry, plan, release });
+    chain.tip = plan.commit;
+    chain.tipTree = plan.tree;
+  }
+  return chain;
+}
+
+function plannedOf(plan: LandPlan, onto: string): Planned {
+  return {
+    commit: plan.commit,
+    tree: plan.tree,
+    taskTip: plan.taskTip,
+    forkPoint: plan.forkPoint,
+    base: onto,
+    excluded: plan.exclusions.map((e) => e.path),
+    rebased: plan.rebased,
+  };
+}
+
 export async function extendChain(ctx: ProjectContext, chain: Chain, entries: readonly Locked[]): Promise<void> {
   for (const { entry, release } of entries) {
     const state = getEntry(ctx.store, entry.id)?.state;
@@ -72,15 +124,7 @@ export async function extendChain(ctx: ProjectContext, chain: Chain, entries: re
         ...(entry.options.message ? { message: entry.options.message } : {}),
         ...(entry.options.acceptHooks ? { acceptHooks: true } : {}),
       });
-      setTesting(ctx.store, entry.id, {
-        commit: plan.commit,
-        tree: plan.tree,
-        taskTip: plan.taskTip,
-        forkPoint: plan.forkPoint,
-        base: chain.onto,
-        excluded: plan.exclusions.map((e) => e.path),
-        rebased: plan.rebased,
-      });
+      setTesting(ctx.store, entry.id, plannedOf(plan, chain.onto));
       chain.candidates.push({ entry, plan, release });
       chain.tip = plan.commit;
       chain.tipTree = plan.tree;

@@ -18,7 +18,13 @@ export const QUEUE_EVENTS = {
     snapshots?: { path: string; key: string | null; lockfile: string | null; how: string }[];
     /** The log of the setup steps the gate ran (the install, `gate: true` steps). */
     setupLog?: string | null;
+    /** A speculative run: the tasks not landed yet that these were integrated on top of (land.speculate). */
+    onTopOf?: string[];
   }>(),
+  /** Entries integrated on top of a batch still in its gate, and gated at once (land.speculate). */
+  'queue.speculative': payload<{ tasks: string[]; onTopOf: string[]; onto: string }>(),
+  /** A speculative integration thrown away: what it was built on did not land as it was; its entries are integrated again on the real base and gated again. */
+  'queue.discarded': payload<{ tasks: string[]; onTopOf: string[]; reason: string; verdict: string }>(),
   /** The gate could not give the integrated tree its own dependencies, and says what it used instead. */
   'queue.gate_deps': payload<{ paths: string }>(),
   /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { WarrenConfig } from '../config/schema.js';
 import { overlaySupport } from '../provision/cow-support.js';
@@ -149,8 +150,29 @@ export async function provisionGate(
     output: { stdout: null, stderr: null },
   });
   if (!setup.ok) return { records, task: prepared, snapshots, setup };
-  for (const i of install) snapshots.push(await keepInstall(ctx, task, i));
-  return { records, task: prepared, snapshots, setup };
+  // Deepest first: a pnpm package's folder links into the root's, which must still be in place when it is taken.
+  const promote = gateSnapshotMode() === 'promote' && cow;
+  const remount: ProvisionItem[] = [];
+  for (const i of [...install].sort((a, b) => b.item.path.length - a.item.path.length)) {
+    const movable = promote && i.item.mode === 'cow' && sources.items.includes(i.item);
+    snapshots.push(await keepInstall(ctx, task, i, movable));
+    if (movable && !fs.existsSync(path.join(task.path, i.item.path))) remount.push(i.item);
+  }
+  if (remount.length === 0) return { records, task: prepared, snapshots, setup };
+  // The install became the snapshot by a rename: the gate runs on it mounted copy-on-write, as a task would.
+  const again = await provisionPaths(ctx, task, { items: remount, skips: [] }, { lockfileRoot: task.path });
+  const all = [...records, ...again.records];
+  provisioned(all);
+  return { records: all, task: { ...prepared, data: { ...prepared.data, provision: all } }, snapshots, setup };
+}
+
+/**
+ * How a passing install becomes the snapshot: `promote` (the default) renames the gate's own
+ * install into place and mounts it back copy-on-write, without a copy; `copy`
+ * (WARREN_GATE_SNAPSHOT=copy, kept for bench/gate-snapshot.js to measure against) copies it.
+ */
+function gateSnapshotMode(): 'promote' | 'copy' {
+  return process.env.WARREN_GATE_SNAPSHOT === 'copy' ? 'copy' : 'promote';
 }
 
 /** The gate's fresh install of `item`, taken as the snapshot for its lockfile when it matches it. */
@@ -158,6 +180,7 @@ async function keepInstall(
   ctx: ProjectContext,
   task: Task,
   i: { item: ProvisionItem; lockfile: LockfileRef; key: string },
+  move: boolean,
 ): Promise<GateSnapshot> {
   const facts = await installedFacts(task.path, i.item.path);
   const said = { path: i.item.path, lockfile: i.lockfile.path };
@@ -178,7 +201,7 @@ async function keepInstall(
     { path: i.item.path, source: path.join(ctx.repo.root, i.item.path), lockfile: i.lockfile, builtBy: 'gate' },
     (line) => ctx.reporter.line(line),
     { repoRoot: task.path, budget: budgetOf(ctx.config) },
-    { verify: () => Promise.resolve(facts), from: path.join(task.path, i.item.path) },
+    { verify: () => Promise.resolve(facts), from: path.join(task.path, i.item.path), move },
   );
   if (taken && !('refused' in taken)) {
     taken.lock.release();
@@ -187,7 +210,7 @@ async function keepInstall(
         project: ctx.key,
         kind: 'provision.snapshot',
         level: 'info',
-        message: `the merge queue's gate installed ${i.item.path} from the integrated ${i.lockfile.path} and kept it as snapshot ${i.key.slice(0, 12)} (${taken.meta.entries} entries), for the next gate and the tasks made once it lands`,
+        message: `the merge queue's gate installed ${i.item.path} from the integrated ${i.lockfile.path} and kept it as snapshot ${i.key.slice(0, 12)} (${taken.meta.entries} entries, ${fs.existsSync(path.join(task.path, i.item.path)) ? 'copied' : 'moved into place: no copy'}), for the next gate and the tasks made once it lands`,
         data: {
           path: i.item.path,
           snapshot: i.key,

@@ -185,6 +185,8 @@ export interface QueueListing {
     log: string | null;
     commit: string | null;
     gateTask: string | null;
+    /** While tested speculatively (land.speculate): the tasks, not landed yet, it is integrated on top of. */
+    onTopOf: string[] | null;
   }[];
 }
 
@@ -204,6 +206,7 @@ export function listQueue(ctx: ProjectContext): QueueListing {
       log: e.log,
       commit: e.landed?.commit ?? null,
       gateTask: e.gateTask,
+      onTopOf: e.state === 'testing' ? (e.planned?.onTopOf ?? null) : null,
     })),
   };
 }

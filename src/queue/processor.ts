@@ -55,7 +55,7 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       if (stop()) break;
       const batch = await nextBatch(ctx);
       if (batch.length === 0) break;
-      await settleBatch(ctx, batch, counter);
+      await settleBatch(ctx, batch, counter, stop);
       // What just landed: an entry that no longer merges with it bounces now, not after another gate.
       const base = baseOf(ctx, batch[0]);
       if (base && presortOn(ctx)) await bounceConflictingWithBase(ctx, base);
@@ -117,7 +117,12 @@ async function resume(ctx: ProjectContext): Promise<void> {
  * Takes the entries' task locks and integrates them, the batch filling meanwhile; an entry that
  * cannot take part is bounced alone.
  */
-async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Counter): Promise<void> {
+async function settleBatch(
+  ctx: ProjectContext,
+  batch: QueueEntry[],
+  counter: Counter,
+  stop: () => boolean,
+): Promise<void> {
   const locked: Locked[] = [];
   const lock = (entries: readonly QueueEntry[]): Locked[] => {
     const taken: Locked[] = [];
@@ -156,7 +161,9 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Co
         stale = (await revParse(ctx.repo, `refs/heads/${task.base}`)) !== tip;
       } else chain = await integrate(ctx, locked, tip);
       faultPoint('queue', 'integrating');
-      if (!stale && (await settle(ctx, chain.candidates, tip, counter))) return;
+      // A waiting `land` whose own entry is settled takes no more arrivals: it finishes what it holds and returns.
+      const more = (): Promise<Locked[]> => (stop() ? Promise.resolve([]) : arrivals(ctx, batch, task.base, lock));
+      if (!stale && (await settle(ctx, chain.candidates, tip, counter, more))) return;
       // The base moved under the queue (someone committed or pushed to it): integrate again on the new tip.
       for (const l of locked)
         if (getEntry(ctx.store, l.entry.id)?.state === 'testing') setQueued(ctx.store, l.entry.id);
@@ -172,6 +179,41 @@ async function settleBatch(ctx: ProjectContext, batch: QueueEntry[], counter: Co
   } finally {
     for (const l of locked) l.release();
   }
+}
+
+/** When the entries `arrivals` found were first seen, per batch being settled. */
+const firstSeen = new WeakMap<QueueEntry[], number>();
+
+/**
+ * Entries of `base` that joined the queue since `batch` was taken, as one more part to gate
+ * behind it (land.speculate): at most `land.batch`, taken once no land of `base` is still about
+ * to join (a short window, as a batch fills: at most BATCH_WINDOW_MAX_MS). They join `batch`
+ * and their task locks are taken.
+ */
+async function arrivals(
+  ctx: ProjectContext,
+  batch: QueueEntry[],
+  base: string,
+  lock: (entries: readonly QueueEntry[]) => Locked[],
+): Promise<Locked[]> {
+  const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
+  const fresh = activeEntries(ctx.store, ctx.key).filter(
+    (e) => e.state === 'queued' && !batch.some((b) => b.id === e.id) && baseOf(ctx, e) === base,
+  );
+  if (fresh.length === 0) {
+    firstSeen.delete(batch);
+    return [];
+  }
+  const seen = firstSeen.get(batch) ?? Date.now();
+  firstSeen.set(batch, seen);
+  const coming = joiningTasks(ctx).filter(
+    (id) => !fresh.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base,
+  );
+  if (fresh.length < size && coming.length > 0 && Date.now() - seen < BATCH_WINDOW_MAX_MS) return [];
+  firstSeen.delete(batch);
+  const took = presortOn(ctx) ? await conflictFreeBatch(ctx, fresh, size) : fresh.slice(0, size);
+  batch.push(...took);
+  return lock(took);
 }
 
 /**

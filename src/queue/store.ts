@@ -28,6 +28,8 @@ export interface Planned {
   base: string;
   excluded: string[];
   rebased: boolean;
+  /** Integrated speculatively on top of these tasks, which had not landed yet (land.speculate). */
+  onTopOf?: string[];
 }
 
 export interface QueueEntry {
@@ -142,6 +144,16 @@ export function setTesting(store: Store, id: number, planned: Planned | null): v
       "UPDATE queue SET state = 'testing', planned = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'testing')",
     )
     .run(planned ? JSON.stringify(planned) : null, new Date().toISOString(), id);
+}
+
+/** The entries' integration is no longer speculative: what it was built on landed. */
+export function clearOnTopOf(store: Store, ids: readonly number[]): void {
+  for (const id of ids) {
+    const planned = getEntry(store, id)?.planned;
+    if (!planned?.onTopOf) continue;
+    const { onTopOf: _onTopOf, ...rest } = planned;
+    store.db.prepare("UPDATE queue SET planned = ? WHERE id = ? AND state = 'testing'").run(JSON.stringify(rest), id);
+  }
 }
 
 export function setQueued(store: Store, id: number): void {

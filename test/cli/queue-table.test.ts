@@ -70,6 +70,7 @@ describe('queueTable and firstLine, on plain data', () => {
     commit: null,
     gateTask: null,
     log: null,
+    onTopOf: null,
   };
 
   it('cuts a long first line and says more is left; leaves a short single line whole', () => {
@@ -85,6 +86,7 @@ describe('queueTable and firstLine, on plain data', () => {
         { ...entry, id: 'a', state: 'bounced', code: 'INTERNAL', reason: STACK },
         { ...entry, id: 'b', state: 'landed', code: null, reason: null, commit: 'abcdef0123456789' },
         { ...entry, id: 'c', state: 'queued', code: null, reason: null, position: 1 },
+        { ...entry, id: 'd', state: 'testing', code: null, reason: null, position: 2, onTopOf: ['b', 'c'] },
       ],
       now,
     );
@@ -93,6 +95,7 @@ describe('queueTable and firstLine, on plain data', () => {
       "-    a   bounced  1m ago  INTERNAL: TypeError: Cannot read properties of undefined (reading 'tree') [more: warren show a]",
       '-    b   landed   1m ago  abcdef012345',
       '1    c   queued   1m ago',
+      '2    d   testing  1m ago  ahead: on top of b + c',
     ]);
   });
 });

@@ -27,12 +27,16 @@ async function taskWith(ctx: ProjectContext, id: string, files: Record<string, s
   await checkpointTask(ctx, id, { message: `${id}'s work` });
 }
 
-/** a, b (conflicting with a), c, d in that order, batches of 2: the entries' fates, the gate runs, and where b's bounce fell. */
+/**
+ * a, b (conflicting with a), c, d in that order, batches of 2: the entries' fates, the gate runs,
+ * and where b's bounce fell. One batch at a time (speculate: 0): with the queue testing ahead,
+ * c + d are gated on top of a while b waits, and both ways take 2 runs.
+ */
 async function run(conflicts: boolean) {
   const repo = makeRepo({
     files: {
       'shared.txt': 'one\n',
-      'warren.yaml': `verify:\n  - { id: ok, run: "true" }\nland: { gate: [ok], batch: 2${conflicts ? '' : ', conflicts: false'} }\n`,
+      'warren.yaml': `verify:\n  - { id: ok, run: "true" }\nland: { gate: [ok], batch: 2, speculate: 0${conflicts ? '' : ', conflicts: false'} }\n`,
     },
   });
   const ctx = await project(repo);

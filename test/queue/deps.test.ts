@@ -96,6 +96,14 @@ describe.skipIf(noOverlay !== null)("the gate runs with the integrated tree's de
         `node_modules: snapshot ${made[0]?.slice(0, 12)} (installed from the integrated package-lock.json)`,
       );
 
+      // Its install became the snapshot by a rename, not a copy (issue 41), and the gate's check
+      // (which needs alpha 2) ran on it, mounted back copy-on-write.
+      const kept = ctx.store.eventsSince(0).find((e) => e.kind === 'provision.snapshot' && e.message.includes('gate'));
+      expect(kept?.message).toContain('moved into place: no copy');
+      expect(
+        fs.readFileSync(path.join(repo.home, 'snapshots', made[0] ?? '', 'tree', 'alpha', 'index.js'), 'utf8'),
+      ).toContain('2.0.0');
+
       // The land says what the next task gets: the gate's snapshot, not stale (issue 41).
       const stale = ctx.store.eventsSince(0).find((e) => e.kind === 'land.deps_stale');
       expect(stale?.message).toMatch(

@@ -71,7 +71,13 @@ export function queueTable(entries: QueueListing['entries'], now = Date.now()): 
     e.id,
     e.state,
     `${age(e.since, now)} ago`,
-    e.state === 'landed' ? (e.commit ?? '').slice(0, 12) : e.state === 'bounced' ? bounceCell(e) : '',
+    e.state === 'landed'
+      ? (e.commit ?? '').slice(0, 12)
+      : e.state === 'bounced'
+        ? bounceCell(e)
+        : e.onTopOf
+          ? `ahead: on top of ${e.onTopOf.join(' + ')}`
+          : '',
   ]);
   const logs = entries
     .filter((e) => e.state === 'bounced' && e.log)

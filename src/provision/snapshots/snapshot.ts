@@ -6,7 +6,7 @@ import { acquireWaiting, type HeldLock } from '../../util/lockfile.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { formatBytes, type Budget } from '../modes/budget.js';
 import { bestCopyMethod, startCopy } from '../modes/copy.js';
-import { containTree, findingsForCopy, newFindings, noteEntry } from '../modes/contain.js';
+import { containTree, findingsForCopy, newFindings, noteEntry, scanTree } from '../modes/contain.js';
 import { diskReader, isNodeModules, pickLockfile } from './installed.js';
 import { measureTree, walkTree } from '../status/manifest.js';
 import type { InstalledFacts, LockfileRef, OutsideLink, StrippedEntry } from '../types.js';
@@ -169,7 +169,7 @@ export async function ensureSnapshot(
   >,
   progress: (line: string) => void,
   contain: { repoRoot: string; budget: Budget },
-  options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean; from?: string } = {},
+  options: { verify?: () => Promise<InstalledFacts>; existingOnly?: boolean; from?: string; move?: boolean } = {},
 ): Promise<Snapshot | Refused | null> {
   const dir = path.join(snapshotsDir(home), key);
   const got = await acquireWaiting(snapshotLockPath(home, key), `snapshot ${meta.path}`, 30 * 60_000);
@@ -198,8 +198,28 @@ export async function ensureSnapshot(
     removeTreeOrThrow(tmp, { inside: snapshotsDir(home) });
     removeTreeOrThrow(dir, { inside: snapshotsDir(home) }); // a folder without meta.json is a half-taken snapshot
     fs.mkdirSync(tmp, { recursive: true });
-    progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     const started = Date.now();
+    if (options.move && options.from) {
+      const moved = moveInto(options.from, tmp, meta, contain);
+      if (moved) {
+        const taken = await moved.catch((err: unknown) => {
+          fs.rmSync(tmp, { recursive: true, force: true });
+          throw err;
+        });
+        const full: SnapshotMeta = {
+          ...meta,
+          key,
+          ...taken,
+          ms: Date.now() - started,
+          createdAt: new Date().toISOString(),
+          ...(installed ? { installed } : {}),
+        };
+        writeFileAtomic(path.join(tmp, 'meta.json'), JSON.stringify(full, null, 2));
+        fs.renameSync(tmp, dir);
+        return { meta: full, tree: path.join(dir, 'tree'), created: true, lock: got.lock };
+      }
+    }
+    progress(`warren: taking a snapshot of ${meta.path} (once per lockfile content; later workspaces reuse it)…`);
     try {
       const tree = path.join(tmp, 'tree');
       const from = options.from ?? meta.source;
@@ -247,4 +267,45 @@ export async function ensureSnapshot(
     got.lock.release();
     throw err;
   }
+}
+
+/**
+ * `from` (a folder nobody else uses: the merge queue's gate's own install) made the snapshot's
+ * tree by a rename, not a copy: contained where it is, then moved into `tmp`. Null, and `from`
+ * left as it was, when it is on another file system than the snapshots (the caller copies).
+ */
+function moveInto(
+  from: string,
+  tmp: string,
+  meta: { path: string },
+  contain: { repoRoot: string; budget: Budget },
+): Promise<Pick<SnapshotMeta, 'entries' | 'bytes' | 'outsideLinks' | 'stripped'>> | null {
+  if (fs.statSync(from).dev !== fs.statSync(tmp).dev) return null;
+  return (async () => {
+    // Contained in place (its links resolve where it is), then renamed: the same tree a copy
+    // would give. One walk counts it and finds what containment must look at.
+    const found = newFindings();
+    let totals = { entries: 0, bytes: 0 };
+    walkTree(from, (rel, st) => {
+      if (rel !== '') totals.entries++;
+      if (st.isFile()) totals.bytes += st.size;
+      return noteEntry(found, rel, st);
+    });
+    const contained = await containTree({
+      tree: from,
+      itemRel: meta.path,
+      source: from,
+      repoRoot: contain.repoRoot,
+      found: found.crossesDevice ? scanTree(from) : found,
+      budget: { limit: contain.budget, used: { entries: 0, bytes: 0 } },
+    });
+    const tree = path.join(tmp, 'tree');
+    fs.renameSync(from, tree);
+    if (found.crossesDevice || contained.changed.length > 0) totals = measureTree(tree);
+    return {
+      ...totals,
+      ...(contained.outsideLinks.length > 0 ? { outsideLinks: contained.outsideLinks.slice(0, 100) } : {}),
+      ...(contained.stripped.length > 0 ? { stripped: contained.stripped.slice(0, 100) } : {}),
+    };
+  })();
 }
