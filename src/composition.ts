@@ -13,6 +13,7 @@ import {
 import { portsAudit } from './run/audit-ports.js';
 import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
+import { sshAudit, sshCreate, sshRemove } from './run/ssh/ssh-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
@@ -60,7 +61,9 @@ export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
+  // A task on another machine is made there first: its setup, like every command of it, runs there.
   create: [
+    sshCreate,
     containerCreate,
     provisionCreate,
     fingerprintCreate,
@@ -77,6 +80,7 @@ export const LIFECYCLE: Lifecycle = {
   remove: [
     landingRemove,
     executionRemove,
+    sshRemove,
     containerRemove,
     servicesRemove,
     provisionRemove,
@@ -90,7 +94,7 @@ export const LIFECYCLE: Lifecycle = {
   // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).
   afterRun: [servicesAfterRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
-  audit: [gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
+  audit: [sshAudit, gitSection, hooksSection, provisionAudit, portsAudit, sandboxAudit, composeSection],
   // `checkout: cow | auto` in warren.yaml: a copy-on-write checkout in place of `git worktree add`.
   checkout: checkoutCreate,
 };

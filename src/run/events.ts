@@ -39,6 +39,12 @@ export const EXECUTION_EVENTS = {
   // src/run/container/: a task's container made (at its first command), or one that would not go.
   'sandbox.container_made': payload<{ name: string; image: string; binds: number }>(),
   'sandbox.container_left': payload<{ problem: string }>(),
+  // src/run/ssh/: a task on another machine — made there, its commits fetched back and checked, refused, removed there.
+  'remote.created': payload<{ host: string; path: string; base: string }>(),
+  'remote.fetched': payload<{ host: string; from: string; to: string }>(),
+  'remote.refused': payload<{ host: string; tip: string; sent: string; reason: string; paths: string[] }>(),
+  'remote.lost': payload<{ host: string; runId: string }>(),
+  'remote.removed': payload<{ host: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

@@ -2,6 +2,8 @@ import { formatStatus } from '../../provision/status/format.js';
 import { statusTask } from '../../provision/operations.js';
 import { taskServices } from '../../services/operations.js';
 import { requireTask } from '../../workspace/tasks.js';
+import { validateTaskId } from '../../workspace/ids.js';
+import { bringBackTask } from '../../run/ssh/remote-task.js';
 import { taskConflicts } from '../../conflicts/operations.js';
 import { conflictLine } from '../../conflicts/view.js';
 import type { Register } from '../command.js';
@@ -17,6 +19,8 @@ export const registerStatus: Register = (program, run) => {
     .action((rawId: string, opts: { files?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
+        // A task on another machine: what it committed there, fetched and checked first.
+        await bringBackTask(ctx, validateTaskId(rawId));
         const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
         // Copied env files whose keys named the main checkout's services, set to the task's own at `new`.
         const task = requireTask(ctx, rawId);
