@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { assertArgvCarriable, commandCandidates, commandNotFound, findCommand } from './command-lookup.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -29,7 +29,7 @@ import { assertRunnable } from './task-env.js';
 import { containerExecArgv, containerFor } from './container/container-run.js';
 import { taskHost, type Host } from './ssh/hosts.js';
 import { hostRunArgv, hostRunFrame, lostConnection } from './ssh/remote-run.js';
-import { markPending, syncBack } from './ssh/remote-task.js';
+import { markPending, pendingOnHost, syncBack } from './ssh/remote-task.js';
 import { assertSettingsTrusted } from './trust.js';
 
 export interface RunRequest {
@@ -277,7 +277,13 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
 async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, host: Host): Promise<RunOutcome> {
   assertSettingsTrusted(ctx, `Nothing was run; task ${task.id} is as it was.`);
   assertArgvCarriable(request.argv);
-  await syncBack(ctx, task);
+  // What an earlier run left there (a lost connection) comes back first.
+  // Refused commits there do not stop the run: it may be what puts them right (checked again after it).
+  if (pendingOnHost(ctx, task))
+    await syncBack(ctx, task).catch((err: unknown) => {
+      if (!isWarrenError(err, 'REMOTE_COMMITS_REFUSED')) throw err;
+      ctx.reporter.line(`warren: warn: ${err.message}; the command runs, and what it leaves is checked again`);
+    });
   const record = markPending(ctx, task);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const argv = await hostRunArgv(ctx.store.home, host, task);

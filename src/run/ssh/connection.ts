@@ -24,6 +24,9 @@ export function sshDir(home: string): string {
   return dir;
 }
 
+/** The host's control socket (its name is checked: HOST_NAME). */
+const socketOf = (dir: string, host: Host): string => path.join(dir, `${host.name}.sock`);
+
 /** ssh's options for `host`, its socket in warren's folder; `master` for the one that holds the connection. */
 function options(home: string, host: Host, master: boolean): string[] {
   const dir = sshDir(home);
@@ -32,7 +35,7 @@ function options(home: string, host: Host, master: boolean): string[] {
     '-o', 'LogLevel=ERROR',
     '-o', 'StrictHostKeyChecking=accept-new',
     '-o', `UserKnownHostsFile="${path.join(dir, 'known_hosts')}" ~/.ssh/known_hosts`,
-    '-o', `ControlPath=${path.join(dir, '%C')}`,
+    '-o', `ControlPath=${socketOf(dir, host)}`,
     '-o', master ? 'ControlMaster=yes' : 'ControlMaster=no',
     ...(master ? ['-o', `ControlPersist=${PERSIST_SECONDS}`, '-o', 'ServerAliveInterval=15'] : []),
     ...(host.port === undefined ? [] : ['-p', String(host.port)]),
@@ -88,6 +91,8 @@ export async function connect(home: string, host: Host, what: string): Promise<v
     timeoutMs: 10_000,
   });
   if (check.exitCode === 0) return;
+  // A master killed (a lost connection) leaves its socket: a new master cannot bind over it.
+  fs.rmSync(socketOf(sshDir(home), host), { force: true });
   // -f: the master goes to the background once it is connected; its output is closed then.
   const master = await runBounded({
     argv: ['ssh', ...options(home, host, true), '-f', '-N', '--', host.ssh],

@@ -11,7 +11,7 @@ import { writeFileAtomic } from '../../util/atomic.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { pinned } from '../../workspace/pinned.js';
 import { trustState } from '../trust.js';
-import { gitSshCommand, gitUrl, request } from './connection.js';
+import { connect, gitSshCommand, gitUrl, request } from './connection.js';
 import { hostNamed, remoteHostName, type Host } from './hosts.js';
 import type { Committed, Created, Prepared, ProjectName, Report } from './protocol.js';
 
@@ -70,6 +70,24 @@ function writeRecord(home: string, key: string, id: string, record: RemoteRecord
   writeFileAtomic(file, `${JSON.stringify(record)}\n`);
 }
 
+const preparedFile = (home: string, key: string, host: string): string =>
+  path.join(path.dirname(recordFile(home, key, 'x')), 'hosts', `${host}.json`);
+
+function readPrepared(home: string, key: string, host: string): string | null {
+  try {
+    const { repo } = JSON.parse(fs.readFileSync(preparedFile(home, key, host), 'utf8')) as { repo?: unknown };
+    return typeof repo === 'string' ? repo : null;
+  } catch {
+    return null;
+  }
+}
+
+function writePrepared(home: string, key: string, host: string, repo: string): void {
+  const file = preparedFile(home, key, host);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, `${JSON.stringify({ repo })}\n`);
+}
+
 export function forgetRecord(home: string, key: string, id: string): void {
   fs.rmSync(recordFile(home, key, id), { force: true });
 }
@@ -109,12 +127,27 @@ export async function createRemote(ctx: ProjectContext, task: Task, host: Host):
     created: false,
   };
   writeRecord(home, ctx.key, task.id, record);
-  const prepared = await request<Prepared>(home, host, { op: 'prepare', v: 1, project });
-  record.repo = prepared.repo;
-  writeRecord(home, ctx.key, task.id, record);
-  await pushCommits(ctx.repo, gitUrl(host, prepared.repo), gitSshCommand(home, host), [
-    { commit: task.baseCommit, ref: sentRef(task.id) },
-  ]);
+  // The host's repository, asked for once per host (kept beside the records); asked again if a push to it fails.
+  const known = readPrepared(home, ctx.key, host.name);
+  const push = (repo: string) =>
+    pushCommits(ctx.repo, gitUrl(host, repo), gitSshCommand(home, host), [
+      { commit: task.baseCommit, ref: sentRef(task.id) },
+    ]);
+  let repo = known;
+  if (repo !== null) {
+    record.repo = repo;
+    writeRecord(home, ctx.key, task.id, record);
+    await push(repo).catch(() => {
+      repo = null;
+    });
+  }
+  if (repo === null) {
+    repo = (await request<Prepared>(home, host, { op: 'prepare', v: 1, project })).repo;
+    writePrepared(home, ctx.key, host.name, repo);
+    record.repo = repo;
+    writeRecord(home, ctx.key, task.id, record);
+    await push(repo);
+  }
   const trust = trustState(ctx);
   const created = await request<Created>(home, host, {
     op: 'create',
@@ -137,6 +170,11 @@ export async function createRemote(ctx: ProjectContext, task: Task, host: Host):
     data: { host: host.name, path: created.path, base: task.baseCommit },
   });
   return created;
+}
+
+/** The record says the host may hold commits not fetched back. */
+export function pendingOnHost(ctx: ProjectContext, task: Task): boolean {
+  return readRecord(ctx.store.home, ctx.key, task.id)?.pending === true;
 }
 
 /** Before a change on the host (a run, a commit there): the record says commits may wait there. */
@@ -166,6 +204,7 @@ export async function syncBack(ctx: ProjectContext, task: Task): Promise<{ from:
   const record = readRecord(home, ctx.key, task.id);
   if (!record?.repo || !record.created) return null;
   const host = hostNamed(ctx, record.host);
+  await connect(home, host, `task ${task.id}`);
   const tip = await fetchInto(
     ctx.repo,
     gitUrl(host, record.repo),
