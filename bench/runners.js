@@ -4,12 +4,15 @@
 //   measured it, for a task with no sandbox, in bwrap, and in its container (sandbox: container);
 // - per task: `warren new` and its first `exec -- true` end to end (a container task's container
 //   is made at its first command), then `warren rm`.
+// - an SSH task's `new` (`--runner ssh:box`: a second local user behind sshd on 127.0.0.1, made
+//   here as root; left out where sshd is missing or not root) against a local task's `new`.
 // Prints medians and ratios; never fails. Goals (issue 37): a task ready in a container ≤ 1.5×
-// bwrap's; per-exec overhead ≤ 0.4 s. Run: npm run bench runners [rounds]
+// bwrap's; per-exec overhead ≤ 0.4 s; an SSH task's `new` ≤ 2× a local one. Run: npm run bench runners [rounds]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeRepo, median, msOf, tmp, warrenIn } from './lib.js';
+import { BIN, makeRepo, median, msOf, tmp, warrenIn } from './lib.js';
+import { startHost } from './ssh-host.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const KINDS = ['none', 'bwrap', 'container'];
@@ -23,6 +26,8 @@ const base = tmp('warren-bench-runners-');
 const repo = makeRepo(path.join(base, 'repo'), 200);
 const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
 const warren = warrenIn(repo, env);
+const host = await startHost(base, env.WARREN_HOME, BIN);
+if (!host.ok) console.log(`skipped: ssh (${host.why})`);
 for (const k of kinds) warren('new', 'feat', `exec-${k}`, '--sandbox', k);
 // Warm-up: each task's first command (a container task's container is made here), once.
 for (const k of kinds) warren('exec', `exec-${k}`, '--', 'true');
@@ -31,6 +36,12 @@ const endToEnd = Object.fromEntries(kinds.map((k) => [k, []]));
 const supervised = Object.fromEntries(kinds.map((k) => [k, []]));
 const ready = Object.fromEntries(kinds.map((k) => [k, []]));
 const removed = Object.fromEntries(kinds.map((k) => [k, []]));
+const made = { here: [], ssh: [] };
+// Warm-up: the host's connection and repository made once (as a user's first task there would).
+if (host.ok) {
+  warren('new', 'feat', 'warm-ssh', '--no-sync', '--runner', 'ssh:box');
+  warren('rm', 'warm-ssh');
+}
 for (let round = 0; round < ROUNDS; round++) {
   const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
   for (const k of order) {
@@ -46,6 +57,15 @@ for (let round = 0; round < ROUNDS; round++) {
       }),
     );
     removed[k].push(msOf(() => warren('rm', id)));
+  }
+  if (host.ok) {
+    for (const where of round % 2 ? ['ssh', 'here'] : ['here', 'ssh']) {
+      const id = `n${round}-${where}`;
+      made[where].push(
+        msOf(() => warren('new', 'feat', id, '--no-sync', ...(where === 'ssh' ? ['--runner', 'ssh:box'] : []))),
+      );
+      warren('rm', id);
+    }
   }
 }
 for (const k of kinds) warren('rm', `exec-${k}`);
@@ -67,5 +87,10 @@ if (kinds.includes('container')) {
       `exec end to end, container / bwrap: ${(median(endToEnd.container) / median(endToEnd.bwrap)).toFixed(2)}×`,
     );
   }
+}
+if (host.ok) {
+  console.log(`| new, here | ${m(made.here)} |\n| new, on host box over SSH | ${m(made.ssh)} |`);
+  console.log(`an SSH task's new / a local one: ${(median(made.ssh) / median(made.here)).toFixed(2)}× (goal ≤ 2×)`);
+  host.stop();
 }
 fs.rmSync(base, { recursive: true, force: true });
