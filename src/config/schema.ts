@@ -289,7 +289,9 @@ export const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
  */
 const hostSchema = z.strictObject({
   /** `user@host` or `host`, as ssh takes it; never an option. */
-  ssh: z.string().regex(/^(?:[A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9.:_[\]][A-Za-z0-9.:_[\]-]*$/, 'user@host, as ssh takes it'),
+  ssh: z
+    .string()
+    .regex(/^(?:[A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9.:_[\]][A-Za-z0-9.:_[\]-]*$/, 'user@host, as ssh takes it'),
   port: z.number().int().min(1).max(65535).optional(),
   /** The private key ssh is given (`-i`), an absolute path. */
   identity: z

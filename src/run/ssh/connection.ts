@@ -16,6 +16,9 @@ import type { RemoteReply, RemoteRequest } from './protocol.js';
 
 const PERSIST_SECONDS = 300;
 
+/** The hosts whose connection this process has checked (`WARREN_HOME` and name). */
+const connected = new Set<string>();
+
 /** The folder of the control sockets and of the host keys warren accepted (trust on first use). */
 export function sshDir(home: string): string {
   const dir = path.join(home, 'run', 'ssh');
@@ -75,6 +78,9 @@ export function gitUrl(host: Host, dir: string): string {
  * exit 2, when ssh is not installed here or the host does not answer; nothing is changed).
  */
 export async function connect(home: string, host: Host, what: string): Promise<void> {
+  // Checked once a command: the master answered a moment ago (a lost one fails the request, which says so).
+  const key = `${home}\0${host.name}`;
+  if (connected.has(key)) return;
   if (findCommand('ssh', process.env.PATH ?? '', '/') === null) {
     throw new WarrenError(
       'RUNNER_UNAVAILABLE',
@@ -84,6 +90,7 @@ export async function connect(home: string, host: Host, what: string): Promise<v
       },
     );
   }
+  connected.add(key);
   const check = await runBounded({
     argv: ['ssh', ...options(home, host, false), '-O', 'check', '--', host.ssh],
     stdout: 'ignore',
@@ -101,6 +108,7 @@ export async function connect(home: string, host: Host, what: string): Promise<v
     drainMs: 1_000,
   });
   if (master.exitCode !== 0) {
+    connected.delete(key);
     const why = master.timedOut
       ? 'no answer within 30s'
       : master.stderr.toString().trim().split('\n').slice(-2).join(' ') || `ssh exited ${master.exitCode}`;
