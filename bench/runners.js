@@ -8,13 +8,16 @@
 //   server of the tests (test/helpers/k8s-server.ts, run in a process of its own): its sandboxes
 //   are podman containers, so this is warren's side of the cost (claim, exec through the API
 //   server's websocket, git in and out), not a real cluster's.
+// - an SSH task's `new` (`--runner ssh:box`: a second local user behind sshd on 127.0.0.1, made
+//   here as root; left out where sshd is missing or not root) against a local task's `new`.
 // Prints medians and ratios; never fails. Goals (issue 37): a task ready in a container ≤ 1.5×
-// bwrap's; per-exec overhead ≤ 0.4 s. Run: npm run bench runners [rounds]
+// bwrap's; per-exec overhead ≤ 0.4 s; an SSH task's `new` ≤ 2× a local one. Run: npm run bench runners [rounds]
 import { spawn, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeRepo, median, msOf, ROOT, sh, tmp, warrenIn } from './lib.js';
+import { BIN, makeRepo, median, msOf, ROOT, sh, tmp, warrenIn } from './lib.js';
+import { startHost } from './ssh-host.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const KINDS = ['none', 'bwrap', 'container', 'k8s'];
@@ -41,6 +44,14 @@ const endToEnd = Object.fromEntries(kinds.map((k) => [k, []]));
 const supervised = Object.fromEntries(kinds.map((k) => [k, []]));
 const ready = Object.fromEntries(kinds.map((k) => [k, []]));
 const removed = Object.fromEntries(kinds.map((k) => [k, []]));
+const host = await startHost(base, env.WARREN_HOME, BIN);
+if (!host.ok) console.log(`skipped: ssh (${host.why})`);
+const made = { here: [], ssh: [] };
+// Warm-up: the host's connection and repository made once (as a user's first task there would).
+if (host.ok) {
+  local('new', 'feat', 'warm-ssh', '--no-sync', '--runner', 'ssh:box');
+  local('rm', 'warm-ssh');
+}
 for (let round = 0; round < ROUNDS; round++) {
   const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
   for (const k of order) {
@@ -56,6 +67,15 @@ for (let round = 0; round < ROUNDS; round++) {
       }),
     );
     removed[k].push(msOf(() => warren('rm', id)));
+  }
+  if (host.ok) {
+    for (const where of round % 2 ? ['ssh', 'here'] : ['here', 'ssh']) {
+      const id = `n${round}-${where}`;
+      made[where].push(
+        msOf(() => local('new', 'feat', id, '--no-sync', ...(where === 'ssh' ? ['--runner', 'ssh:box'] : []))),
+      );
+      local('rm', id);
+    }
   }
 }
 for (const k of kinds) warren('rm', `exec-${k}`);
@@ -86,6 +106,11 @@ if (kinds.includes('k8s')) {
     );
 }
 if (server) await server.close();
+if (host.ok) {
+  console.log(`| new, here | ${m(made.here)} |\n| new, on host box over SSH | ${m(made.ssh)} |`);
+  console.log(`an SSH task's new / a local one: ${(median(made.ssh) / median(made.here)).toFixed(2)}× (goal ≤ 2×)`);
+  host.stop();
+}
 fs.rmSync(base, { recursive: true, force: true });
 
 /** The tests' loopback API server, built from its TypeScript and run as a process of its own (warren is run synchronously here). */

@@ -14,6 +14,7 @@ import { portsAudit } from './run/audit-ports.js';
 import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { k8sCreate, k8sGc, k8sRemove } from './run/k8s/k8s-steps.js';
+import { sshAudit, sshCreate, sshRemove } from './run/ssh/ssh-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
@@ -67,6 +68,7 @@ import { RESTORE } from './workspace/restore.js';
 export const FEATURES = {
   container: { create: { container: containerCreate }, remove: containerRemove, gc: { containers: containerGc } },
   k8s: { create: { k8s: k8sCreate }, remove: k8sRemove, gc: { claims: k8sGc } },
+  ssh: { create: { ssh: sshCreate }, remove: sshRemove, audit: { ssh: sshAudit } },
   provision: {
     create: { provision: provisionCreate },
     remove: provisionRemove,
@@ -111,7 +113,9 @@ export const LIFECYCLE: Lifecycle = {
   // `warren new`, after the worktree exists: files first (setup needs them), the shared-git
   // fingerprint before anything runs, the port block and the sandbox choice before setup.
   // Services after the port block (they take ports from it) and before setup (which sees their variables).
+  // A task on another machine is made there first: its setup, like every command of it, runs there.
   create: [
+    F.ssh.create.ssh,
     F.container.create.container,
     F.k8s.create.k8s,
     F.provision.create.provision,
@@ -130,6 +134,7 @@ export const LIFECYCLE: Lifecycle = {
   remove: [
     F.landing.remove,
     F.execution.remove,
+    F.ssh.remove,
     F.container.remove,
     F.k8s.remove,
     F.services.remove,
@@ -153,6 +158,7 @@ export const LIFECYCLE: Lifecycle = {
   afterRun: [F.services.afterRun],
   // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
   audit: [
+    F.ssh.audit.ssh,
     F.audit.audit.git,
     F.audit.audit.hooks,
     F.provision.audit.provisioned,

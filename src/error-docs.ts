@@ -61,15 +61,33 @@ export const ERROR_DOCS = {
   },
   RUNNER_UNAVAILABLE: {
     meaning:
-      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine; or its runner is `k8s:NAME` and $WARREN_HOME/config.yaml declares no cluster NAME, its kubeconfig is missing, its API server does not answer, or the task's claim did not become Ready. Nothing was created or run.",
+      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine; or the task runs on another machine (`new --runner ssh:NAME`) and `ssh` is not installed here or the host did not answer; or its runner is `k8s:NAME` and $WARREN_HOME/config.yaml declares no cluster NAME, its kubeconfig is missing, its API server does not answer, or the task's claim did not become Ready. Nothing was created or run.",
     action:
-      'Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`. For a cluster: declare it under `clusters:` in $WARREN_HOME/config.yaml and check it answers (`kubectl get sandboxclaims`).',
+      "Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`. For a host: install `openssh-client`, check `ssh -p PORT USER@HOST true` works with the host's key, and that the host runs its `warren` command. For a cluster: declare it under `clusters:` in $WARREN_HOME/config.yaml and check it answers (`kubectl get sandboxclaims`).",
   },
   RUNNER_WORK_REFUSED: {
     meaning:
       "A task that runs elsewhere (`runner: k8s:NAME`) left work that warren would not bring back: its commits do not descend from what warren gave its sandbox, they change a protected path, the task's branch moved here meanwhile, or the sandbox could not bundle its work. The task's branch and workspace are as they were; the work is still in the sandbox.",
     action:
       'Undo or fix those commits in the sandbox (`warren exec ID -- git …`) and run again, or `warren rm ID` to drop the sandbox and its work.',
+  },
+  HOST_UNKNOWN: {
+    meaning:
+      "`--runner ssh:NAME` names a host that `hosts:` in `$WARREN_HOME/config.yaml` does not declare (a repository's warren.yaml cannot declare one). Nothing was created.",
+    action:
+      'Declare it: `hosts: {NAME: {ssh: user@host, port: 22, identity: /path/to/key, warren: [warren], home: /remote/warren-home}}` in `$WARREN_HOME/config.yaml`; see `warren help configuration`.',
+  },
+  REMOTE_FAILED: {
+    meaning:
+      "An SSH task's remote side refused or failed a request (its warren said why), or the connection to the host was lost. What the task committed there stays there and is fetched back by the next command; the task's branch here did not move.",
+    action:
+      'Run the command again once the host answers; `warren scan` names a task whose remote work is not fetched back yet.',
+  },
+  REMOTE_COMMITS_REFUSED: {
+    meaning:
+      "Commits fetched back from an SSH task's host do not descend from what warren sent there, or touch a protected path (`protected:`). They were kept under `refs/warren/quarantine/ID` for review; the task's branch did not move.",
+    action:
+      'Look at them (`git log refs/warren/quarantine/ID`); fix the task on its host (undo the commit touching the protected path), then run the command again, or `warren rm ID --discard`.',
   },
   TASK_EXISTS: {
     meaning: 'A task with this ID already exists in this repository. Nothing was changed.',

@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   HOME_NOT_OWNED: 2,
   // the sandbox a task asks for needs a tool this machine lacks (a container: podman)
   RUNNER_UNAVAILABLE: 2,
+  // `--runner ssh:NAME` names a host $WARREN_HOME/config.yaml does not declare
+  HOST_UNKNOWN: 2,
   // a name given that names nothing warren has (a task, an agent, a task's service): bad input too
   TASK_NOT_FOUND: 2,
   AGENT_UNKNOWN: 2,
@@ -56,6 +58,10 @@ export const ERROR_CODES = {
   POLICY_INVALID: 1,
   SANDBOX_UNAVAILABLE: 1,
   RUNNER_WORK_REFUSED: 1,
+  // an SSH task's remote side failed, or its connection was lost (src/run/ssh/)
+  REMOTE_FAILED: 1,
+  // commits fetched from an SSH task's host failed the coordinator's check: the task's branch did not move
+  REMOTE_COMMITS_REFUSED: 1,
   SANDBOX_REQUIRED: 1,
   PORTS_EXHAUSTED: 1,
   UNTRUSTED_COMMANDS: 1,

@@ -228,6 +228,7 @@ describe('architecture', () => {
         'system/sandbox-uid.ts', // as root, the probe of idmapped mounts: `true` as the sandbox's uid
         'cli/pager.ts', // the user's own pager ($WARREN_PAGER, $PAGER, less) showing warren's output, on their terminal
         'run/container/podman.ts', // podman with warren's argv: an image, a task's container made or removed
+        'run/ssh/connection.ts', // ssh with warren's argv: a host's connection made, checked, ended; a request to the host's warren
       ],
       spawnService: ['run/daemon.ts'],
       // warren's own queue processor; podman's API service (it runs no task's code: the task's commands are exec'd through it by the runner)

@@ -149,6 +149,14 @@ export type ProvisionMode = (typeof PROVISION_MODES)[number];
 
 export const configSchema = z
   .strictObject({
+    /** Refused: the machines a task may run on are the user's to declare, never a repository's. */
+    hosts: z
+      .unknown()
+      .refine(
+        (v) => v === undefined,
+        "a repository's warren.yaml may not declare hosts: the machines its tasks run on are yours to declare, in $WARREN_HOME/config.yaml (hosts:)",
+      )
+      .optional(),
     /**
      * Where workspaces go; default `$WARREN_HOME/worktrees/<project>`. Relative to the repository
      * root. A repository may only choose a folder inside itself (not `.git`) or under WARREN_HOME;
@@ -285,7 +293,37 @@ export type CommandSpec = z.infer<typeof command>;
  * `$WARREN_HOME/config.yaml`: the user's own settings, which a repository cannot set. Settings
  * that place files outside the repository live here (or in the environment), never in warren.yaml.
  */
+/** A host's name in `hosts:` and in `--runner ssh:NAME`. */
+export const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/**
+ * A machine tasks may run on (`warren new --runner ssh:NAME`): how to reach it over SSH and the
+ * warren there. Only the user declares one: what a repository names would be where its code runs.
+ */
+const hostSchema = z.strictObject({
+  /** `user@host` or `host`, as ssh takes it; never an option. */
+  ssh: z
+    .string()
+    .regex(/^(?:[A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9.:_[\]][A-Za-z0-9.:_[\]-]*$/, 'user@host, as ssh takes it'),
+  port: z.number().int().min(1).max(65535).optional(),
+  /** The private key ssh is given (`-i`), an absolute path. */
+  identity: z
+    .string()
+    .refine((p) => p.startsWith('/') && !p.includes('\0'), 'an absolute path')
+    .optional(),
+  /** The command that runs warren on the host, as argv (default `[warren]`). */
+  warren: z.array(z.string().min(1)).min(1).optional(),
+  /** WARREN_HOME on the host, an absolute path (default: the host's own). */
+  home: z
+    .string()
+    .refine((p) => p.startsWith('/') && !p.includes('\0'), 'an absolute path')
+    .optional(),
+});
+export type HostConfig = z.infer<typeof hostSchema>;
+
 export const userConfigSchema = z.strictObject({
+  /** Machines tasks may run on over SSH (docs/design/runners.md): `warren new --runner ssh:NAME`. */
+  hosts: z.record(z.string().regex(HOST_NAME, 'a host name: letters, digits, _ and -'), hostSchema).optional(),
   /** An absolute folder; each repository's workspaces go in `<worktree_root>/<project>/`. */
   worktree_root: z.string().min(1).optional(),
   /**

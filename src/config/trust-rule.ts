@@ -74,6 +74,9 @@ export const CONFIG_TRUST = {
       },
     } satisfies Record<keyof NonNullable<WarrenConfig['conflicts']>, SettingTrust>,
   },
+  hosts: {
+    free: "always refused when present (config/schema.ts): the machines tasks run on are declared only in the user's $WARREN_HOME/config.yaml, so a repository never sets one",
+  },
   types: {
     free: "the task types `warren new` accepts: a type is what the user types, and it only names the task's branch (TYPE/ID); no task sees it, nothing is kept or deleted by it, and nothing runs",
   },

@@ -23,6 +23,8 @@ import { recordDrift } from './record.js';
 import { excludePathspecs, isProvisioned, provisionedPaths } from './provisioned.js';
 import { assertWorkspaceState } from '../workspace/ownership.js';
 import { loadTask } from './task.js';
+import { remoteHostName } from '../run/ssh/hosts.js';
+import { commitRemote } from '../run/ssh/remote-task.js';
 
 export interface CheckpointOptions {
   message?: string;
@@ -58,6 +60,18 @@ export async function checkpointTask(
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `checkpoint ${id}`, async () => {
     const task = loadTask(ctx, id);
+    // A task on another machine: committed there (its own checkpoint, its hooks in its boundary), then fetched back and checked.
+    if (remoteHostName(task) !== null) {
+      const committed = await commitRemote(ctx, task, options);
+      return {
+        commit: committed.commit,
+        head: committed.head,
+        branch: task.branch,
+        nothingToCommit: committed.commit === null,
+        unstaged: [],
+        warnings: [],
+      };
+    }
     // On its branch, nothing half done — except a merge: this commit concludes it (the documented
     // way to bring the base in after a conflict).
     await assertWorkspaceState(ctx.repo, task, { allow: ['merge'] });

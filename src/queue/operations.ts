@@ -11,6 +11,8 @@ import { validateTaskId } from '../workspace/ids.js';
 import { withRepoLock, withTaskLock } from '../workspace/locks.js';
 import { requireTask } from '../workspace/tasks.js';
 import { assertSettingsTrusted, assertTrusted } from '../trust/trust.js';
+import { remoteHostName } from '../run/ssh/hosts.js';
+import { bringBack } from '../run/ssh/remote-task.js';
 import { gateSteps } from './gate.js';
 import { markJoining } from './joining.js';
 import { processQueue } from './processor.js';
@@ -73,6 +75,9 @@ export async function queueLand(
   rawId: string,
   options: QueueLandOptions = {},
 ): Promise<QueueLandResult> {
+  // A task on another machine: its commits there fetched and checked first; the gate runs here, on them.
+  const remoteTask = ctx.store.getTask(ctx.key, validateTaskId(rawId));
+  if (remoteTask && remoteHostName(remoteTask) !== null) await bringBack(ctx, remoteTask, 'nothing was landed.');
   const id = validateTaskId(rawId);
   const { wait = true, ...queueOptions } = options;
   // While the guards are read, a processor filling a batch waits for this land (joining.ts).

@@ -49,6 +49,12 @@ export const EXECUTION_EVENTS = {
   'runner.claimed': payload<{ cluster: string; claim: string; pod: string; namespace: string }>(),
   'runner.brought_back': payload<{ cluster: string; claim: string; head: string; tree: string; moved: boolean }>(),
   'runner.claim_left': payload<{ problem: string }>(),
+  // src/run/ssh/: a task on another machine — made there, its commits fetched back and checked, refused, removed there.
+  'remote.created': payload<{ host: string; path: string; base: string }>(),
+  'remote.fetched': payload<{ host: string; from: string; to: string }>(),
+  'remote.refused': payload<{ host: string; tip: string; sent: string; reason: string; paths: string[] }>(),
+  'remote.lost': payload<{ host: string; runId: string }>(),
+  'remote.removed': payload<{ host: string }>(),
   'setup.passed': payload<StepsPayload>(),
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),

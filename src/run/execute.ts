@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { assertArgvCarriable, commandCandidates, commandNotFound, findCommand } from './command-lookup.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -30,6 +30,10 @@ import { containerExecArgv, containerFor } from './container/container-run.js';
 import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
+import { taskHost, type Host } from './ssh/hosts.js';
+import { hostRunArgv, hostRunFrame, lostConnection } from './ssh/remote-run.js';
+import { markPending, pendingOnHost, syncBack } from './ssh/remote-task.js';
+import { assertSettingsTrusted } from '../trust/trust.js';
 
 export interface RunRequest {
   kind: RunKind;
@@ -88,6 +92,8 @@ export const DEFAULT_GRACE = '2s';
  */
 export async function runInTask(ctx: ProjectContext, task: Task, request: RunRequest): Promise<RunOutcome> {
   if (!request.skipStateCheck) assertRunnable(task, request.kind);
+  const host = taskHost(ctx, task);
+  if (host) return runOnHost(ctx, task, request, host);
   const { profile, env, containment, mounts } = await boundaryOf(ctx, task, {
     ...(request.env ? { env: request.env } : {}),
     ...(request.passEnv ? { passEnv: request.passEnv } : {}),
@@ -280,6 +286,130 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     reasonInOutput: reason !== null && reason === notStarted,
     endedAfterFinal: result.endedAfterFinal,
     leftovers: result.leftovers,
+  };
+}
+
+/**
+ * A run of a task that lives on another machine (`new --runner ssh:NAME`): the same run here —
+ * recorded, logged, shown live, bounded by its timeout and cancelled as any — of the ssh client
+ * that asks the host's warren to run the command through the host's own runner (its boundary,
+ * sandbox, setup and layers: src/run/ssh/). Before: what an earlier run left there is fetched
+ * back, and the task's record says commits may wait there. After: they are fetched back and
+ * checked before the task's branch moves (src/run/ssh/remote-task.ts).
+ */
+async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, host: Host): Promise<RunOutcome> {
+  assertSettingsTrusted(ctx, `Nothing was run; task ${task.id} is as it was.`);
+  assertArgvCarriable(request.argv);
+  // What an earlier run left there (a lost connection) comes back first.
+  // Refused commits there do not stop the run: it may be what puts them right (checked again after it).
+  if (pendingOnHost(ctx, task))
+    await syncBack(ctx, task).catch((err: unknown) => {
+      if (!isWarrenError(err, 'REMOTE_COMMITS_REFUSED')) throw err;
+      ctx.reporter.line(`warren: warn: ${err.message}; the command runs, and what it leaves is checked again`);
+    });
+  const record = markPending(ctx, task);
+  const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
+  const argv = await hostRunArgv(ctx.store.home, host, task);
+  for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'run.interrupted',
+      level: 'warn',
+      message: `run ${id} was ${INTERRUPTED_REASON}`,
+      data: { runId: id },
+    });
+  }
+  const runId = newRunId();
+  const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
+  const sandbox = `ssh:${host.name}`;
+  insertRun(ctx.store, {
+    id: runId,
+    project: ctx.key,
+    taskId: task.id,
+    kind: request.kind,
+    label: request.label,
+    argv: [...request.argv],
+    cwd: task.path,
+    sandbox,
+    containment: 'process-group',
+    startedAt: new Date().toISOString(),
+    logPath: log,
+  });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'run.started',
+    message: `${request.kind} ${request.label} started on host ${host.name} (log ${log})`,
+    data: { runId, kind: request.kind, log, command: [...request.argv] },
+  });
+  let result: SuperviseResult;
+  try {
+    result = await supervise({
+      argv,
+      cwd: task.path,
+      env: process.env,
+      // Held open for the run: its end is, on the host, the end of the run (a lost connection too).
+      stdin: { held: hostRunFrame(task, record, request) },
+      ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+      graceMs,
+      logPath: log,
+      output: request.output,
+      containment: { kind: 'process-group', reason: `the task runs on host ${host.name}, where its tree is held` },
+      sandboxed: false,
+      command: 'ssh',
+    });
+  } catch (err) {
+    const reason = `could not run: ${err instanceof Error ? err.message : String(err)}`;
+    abandonRun(ctx.store, runId, reason);
+    throw err;
+  }
+  const lost = lostConnection(result, host);
+  const reason = lost ?? explain(result, request.timeoutMs, null);
+  finishRun(ctx.store, runId, result, reason);
+  const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
+  if (lost) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'remote.lost',
+      level: 'warn',
+      message: `${request.kind} ${request.label}: ${lost}`,
+      data: { host: host.name, runId },
+    });
+  }
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'run.ended',
+    level: ok ? 'info' : 'warn',
+    message: `${request.kind} ${request.label} on host ${host.name}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})`,
+    data: {
+      runId,
+      kind: request.kind,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+      log,
+      survivors: [],
+    },
+  });
+  // What the run committed there comes back now, checked; a lost connection leaves it for the next command.
+  if (!lost) await syncBack(ctx, task);
+  return {
+    runId,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    canceledBy: result.canceledBy,
+    durationMs: result.durationMs,
+    log,
+    sandbox,
+    reason,
+    reasonInOutput: false,
+    endedAfterFinal: false,
+    leftovers: [],
   };
 }
 

@@ -23,6 +23,9 @@ export const EXECUTION_FACTS = {
   risk: objectFact<Risk>((v) => typeof v.level === 'string' && Array.isArray(v.reasons)),
   /** The task's own sandbox (`new --sandbox`), overriding warren.yaml. */
   sandbox: sandboxKind,
+  /** Where the task's processes run (`new --runner ssh:NAME`): a host of the user's config.yaml; absent, here. */
+  runner: ((v: unknown) =>
+    typeof v === 'string' && /^ssh:[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/.test(v) ? v : undefined) as FactReader<string>,
   /** The last setup. */
   setup: objectFact<{
     at: string;

@@ -21,8 +21,8 @@ export interface SuperviseSpec {
   argv: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** `inherit` passes warren's stdin; a string is written to the command's stdin and closed. */
-  stdin: 'inherit' | 'ignore' | { text: string };
+  /** `inherit` passes warren's stdin; a string is written to the command's stdin and closed; `held` stays open (spawn.ts). */
+  stdin: 'inherit' | 'ignore' | { text: string } | { held: string };
   timeoutMs?: number;
   graceMs: number;
   /** Appended to (opened with O_APPEND); output goes here as well as to `output`. */
@@ -133,7 +133,7 @@ export async function supervise(spec: SuperviseSpec): Promise<SuperviseResult> {
       argv,
       cwd: spec.cwd,
       env: spec.env,
-      stdin: typeof spec.stdin === 'object' ? spec.stdin.text : spec.stdin,
+      stdin: typeof spec.stdin === 'object' && 'text' in spec.stdin ? spec.stdin.text : spec.stdin,
       stdout: sink('stdout'),
       stderr: sink('stderr'),
       ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),

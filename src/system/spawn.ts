@@ -25,8 +25,12 @@ export interface SpawnSpec {
   argv: readonly string[];
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  /** `inherit` passes this process's stdin; a string or Buffer is written and closed. */
-  stdin?: 'ignore' | 'inherit' | string | Buffer;
+  /**
+   * `inherit` passes this process's stdin; a string or Buffer is written and closed; `held` is
+   * written and stays open until the process ends (an SSH runner's request: the remote side takes
+   * the end of its input for the end of the connection, src/run/ssh/).
+   */
+  stdin?: 'ignore' | 'inherit' | string | Buffer | { held: string };
   stdout?: Sink;
   stderr?: Sink;
   timeoutMs?: number;
@@ -96,7 +100,10 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   attach(child.stderr, spec.stderr, err);
   if (child.stdin && stdin !== 'ignore' && stdin !== 'inherit') {
     child.stdin.on('error', () => undefined); // the process may exit without reading it all
-    child.stdin.end(stdin);
+    if (typeof stdin === 'object' && 'held' in stdin) {
+      child.stdin.write(stdin.held);
+      child.once('exit', () => child.stdin?.destroy());
+    } else child.stdin.end(stdin);
   }
 
   const signalTree =

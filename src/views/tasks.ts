@@ -1,3 +1,5 @@
+import { bringBackTask } from '../run/ssh/remote-task.js';
+import { validateTaskId } from '../workspace/ids.js';
 import { conflictsOf, lastMap } from '../conflicts/view.js';
 import { taskConflicts } from '../conflicts/operations.js';
 import { statusTask } from '../provision/operations.js';
@@ -57,6 +59,8 @@ export type StatusView = Awaited<ReturnType<typeof statusView>>;
  * conflict map that cannot be computed does not hide the status: said on the reporter, and empty.
  */
 export async function statusView(ctx: ProjectContext, rawId: string) {
+  // A task on another machine: what it committed there, fetched and checked first.
+  await bringBackTask(ctx, validateTaskId(rawId));
   const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
   const task = requireTask(ctx, rawId);
   const conflicts = await taskConflicts(ctx, rawId).then(

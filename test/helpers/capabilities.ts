@@ -358,6 +358,24 @@ export const CAPABILITIES = {
     install:
       'apt-get install podman runc slirp4netns uidmap, and in /etc/containers/containers.conf `[containers] default_ulimits = []` and `[engine] runtime = "runc"` (as .ci/run does)',
   },
+  // A second local user behind sshd on loopback: the SSH runner's "other machine" (test/run/ssh-runner.test.ts).
+  sshd: {
+    probe: (o) =>
+      notRoot('the test makes a local user for the host') ??
+      (fs.existsSync('/usr/sbin/sshd') ? null : '/usr/sbin/sshd is not installed') ??
+      tryRun(o, ['ssh', '-V']) ??
+      tryRun(o, [
+        'ssh-keygen',
+        '-q',
+        '-t',
+        'ed25519',
+        '-N',
+        '',
+        '-f',
+        path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-sshd-probe-')), 'k'),
+      ]),
+    install: 'apt-get install openssh-server openssh-client (as .ci/run does); run the tests as root',
+  },
   // The dashboard's browser tests (headless Chromium through playwright-core)
   chromium: {
     probe: runChromium,

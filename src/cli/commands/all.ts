@@ -30,6 +30,7 @@ import { registerEnv, registerService } from './service.js';
 import { registerRestore } from './restore.js';
 import { registerCompletion } from './completion.js';
 import { registerHelp } from './help.js';
+import { registerRunner } from './runner.js';
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Register[] = [
@@ -68,6 +69,7 @@ export const COMMANDS: readonly Register[] = [
   registerCompletion,
   registerHelp,
   registerRemoved,
+  registerRunner,
 ];
 
 // What the command line's entry (src/cli/bin.ts) loads, in one import: two (this list and

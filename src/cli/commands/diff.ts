@@ -1,3 +1,4 @@
+import { bringBackTask } from '../../run/ssh/remote-task.js';
 import { WarrenError } from '../../errors.js';
 import { diffTask, type DiffScope, type TaskDiff } from '../../review/diff.js';
 import { validateTaskId } from '../../workspace/ids.js';
@@ -23,6 +24,8 @@ export const registerDiff: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const scope: DiffScope = opts.committed ? 'committed' : opts.uncommitted ? 'uncommitted' : 'all';
         const ctx = await env.project();
+        // A task on another machine: what it committed there, fetched and checked first.
+        await bringBackTask(ctx, env.taskId);
         const diff = await diffTask(ctx, rawId, { scope, stat: opts.stat === true });
         // The patch is printed as a block (newlines and tabs kept): git quotes a file name with a
         // control character in its headers, and the printer shows every other control in it,

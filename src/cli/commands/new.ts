@@ -2,6 +2,7 @@ import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
 import { parseSandboxKind } from '../../config/sandbox.js';
+import { parseRunner } from '../../run/ssh/hosts.js';
 import { taskTypes, validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
@@ -14,17 +15,29 @@ export const registerNew: Register = (program, run) => {
     .option('--no-sync', 'do not fetch and fast-forward the base first')
     .option('--no-setup', 'do not run the setup commands')
     .option('--sandbox <kind>', "this task's sandbox (none | bwrap | container), overriding warren.yaml")
+    .option(
+      '--runner <runner>',
+      "where the task's processes run: ssh:NAME, a host of `hosts:` in $WARREN_HOME/config.yaml (default: here)",
+    )
     .option('--require-sandbox', 'refuse a medium-or-higher risk task that would run without a sandbox')
     .action(
       (
         type: string,
         id: string,
-        opts: { base?: string; sync: boolean; setup: boolean; sandbox?: string; requireSandbox?: boolean },
+        opts: {
+          base?: string;
+          sync: boolean;
+          setup: boolean;
+          sandbox?: string;
+          runner?: string;
+          requireSandbox?: boolean;
+        },
       ) =>
         run(async (env) => {
           // Hostile names are refused before anything is opened or created.
           env.taskId = validateTaskId(id);
           const sandbox = opts.sandbox === undefined ? undefined : parseSandboxKind(opts.sandbox);
+          const runner = opts.runner === undefined ? undefined : parseRunner(opts.runner);
           const ctx = await env.project();
           validateTaskType(type, taskTypes(ctx.config));
           const since = ctx.store.lastEventSeq();
@@ -45,6 +58,7 @@ export const registerNew: Register = (program, run) => {
             setup: opts.setup,
             ...(opts.base ? { base: opts.base } : {}),
             ...(sandbox ? { sandbox } : {}),
+            ...(runner ? { runner } : {}),
             ...(opts.requireSandbox ? { requireSandbox: true } : {}),
             signal: interrupted.signal,
           }).finally(() => process.removeListener('SIGINT', onInterrupt));

@@ -1,3 +1,4 @@
+import { remoteStrays } from '../../run/ssh/ssh-steps.js';
 import { scan } from '../../workspace/scan.js';
 import type { Register } from '../command.js';
 import { table } from '../format.js';
@@ -9,7 +10,8 @@ export const registerScan: Register = (program, run) => {
     .action(() =>
       run(async (env) => {
         const ctx = await env.project({ lenientConfig: true });
-        const result = await scan(ctx);
+        const found = await scan(ctx);
+        const result = { strays: [...found.strays, ...remoteStrays(ctx)] };
         const human =
           result.strays.length === 0
             ? `no strays: the database, git and ${ctx.root} agree`

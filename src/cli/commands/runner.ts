@@ -1,0 +1,108 @@
+import { openProject } from '../../composition.js';
+import { WarrenError } from '../../errors.js';
+import { exitStatusOf } from '../../run/execute.js';
+import {
+  hostCheckoutBase,
+  hostCommit,
+  hostCreate,
+  hostExec,
+  hostPrepare,
+  hostRemove,
+  hostReport,
+  hostRepoDir,
+} from '../../run/ssh/host-side.js';
+import type { RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
+import { warrenHome } from '../../state/home.js';
+import type { CliEnv, CommandResult, Register } from '../command.js';
+
+/**
+ * `warren runner --stdio` (hidden): the host's side of a task that runs on another machine,
+ * started by the coordinator over SSH (src/run/ssh/). One request frame on stdin; a control
+ * request is answered by one reply frame on stdout, `exec` by the command's own output and exit
+ * status — and the end of stdin (the connection lost) ends that command, as SIGHUP would.
+ */
+export const registerRunner: Register = (program, run) => {
+  program
+    .command('runner', { hidden: true })
+    .description("the host's side of a task that runs on another machine (internal; frames on stdin and stdout)")
+    .requiredOption('--stdio', 'speak the coordinator protocol on stdin and stdout')
+    .action(() =>
+      run(async (env) => {
+        const { line, rest } = await firstLine(env.io.stdin);
+        let req: RemoteRequest;
+        try {
+          req = JSON.parse(line) as RemoteRequest;
+        } catch {
+          return reply(env, { ok: false, error: { code: 'USAGE', message: 'the request is not a JSON frame' } }, 2);
+        }
+        if (req.op === 'exec') {
+          // The connection's end is the run's end: the supervisor ends the tree on SIGHUP.
+          const hangUp = () => process.kill(process.pid, 'SIGHUP');
+          rest.on('end', hangUp);
+          rest.resume();
+          const ctx = await openProject(hostRepoDir(warrenHome(), req.project), {
+            store: () => env.store(),
+            reporter: env.reporter,
+          });
+          const outcome = await hostExec(ctx, req, env.reporter.output).finally(() => {
+            // The run is over: its input, held open by the coordinator, no longer keeps this process.
+            rest.removeListener('end', hangUp);
+            (rest as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+          });
+          return { data: null, human: '', exitCode: exitStatusOf(outcome) };
+        }
+        try {
+          return reply(env, { ok: true, data: await control(env, req) }, 0);
+        } catch (err) {
+          if (!(err instanceof WarrenError)) throw err;
+          return reply(
+            env,
+            { ok: false, error: { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) } },
+            err.exitCode,
+          );
+        }
+      }),
+    );
+};
+
+async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>): Promise<unknown> {
+  const home = warrenHome();
+  if (req.op === 'prepare') return hostPrepare(home, req.project);
+  const dir =
+    req.op === 'create' ? await hostCheckoutBase(home, req.project, req.base) : hostRepoDir(home, req.project);
+  const ctx = await openProject(dir, { store: () => env.store(), reporter: env.reporter });
+  switch (req.op) {
+    case 'create':
+      return hostCreate(ctx, req);
+    case 'commit':
+      return hostCommit(ctx, req);
+    case 'report':
+      return hostReport(ctx, req.id);
+    case 'remove':
+      return hostRemove(ctx, req.id);
+  }
+}
+
+/** The reply frame, the one line on stdout (printed as JSON text: no control character in it). */
+function reply(env: CliEnv, frame: RemoteReply, exitCode: number): CommandResult {
+  return { data: frame, human: JSON.stringify(frame), exitCode };
+}
+
+/** Reads up to the first newline; the stream, paused, keeps the rest. */
+function firstLine(stdin: NodeJS.ReadableStream): Promise<{ line: string; rest: NodeJS.ReadableStream }> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (chunk: Buffer | string) => {
+      buf += chunk.toString();
+      const nl = buf.indexOf('\n');
+      if (nl === -1) return;
+      stdin.removeListener('data', onData);
+      stdin.removeListener('end', onEnd);
+      stdin.pause();
+      resolve({ line: buf.slice(0, nl), rest: stdin });
+    };
+    const onEnd = () => reject(new WarrenError('USAGE', 'no request frame on stdin'));
+    stdin.on('data', onData);
+    stdin.once('end', onEnd);
+  });
+}

@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError, isWarrenError } from '../../errors.js';
+import { revParse } from '../../git/refs.js';
+import { detachMain, hasCommit, initHostRepository } from '../../git/ssh-transfer.js';
+import { statusOf } from '../../git/status.js';
+import { checkpointTask } from '../../land/checkpoint.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { createTask } from '../../workspace/create.js';
+import { validateTaskId } from '../../workspace/ids.js';
+import { lockTask, withTaskLock } from '../../workspace/locks.js';
+import { removeTask } from '../../workspace/remove.js';
+import type { RunOutput } from '../../workspace/reporter.js';
+import { requireTask } from '../../workspace/tasks.js';
+import { runInTask, type RunOutcome } from '../execute.js';
+import type { RunKind } from '../records.js';
+import { trustCommands, trustState } from '../../trust/trust.js';
+import type { Committed, Created, Prepared, ProjectName, RemoteRequest, Report } from './protocol.js';
+
+/**
+ * The host's side of `warren runner --stdio` (src/cli/commands/runner.ts reads the frames and
+ * writes the replies): each request done by the host's own warren — its `new`, its runner (so
+ * its boundary, sandbox, setup and layers hold there), its `checkpoint`, its `rm`. The names a
+ * coordinator sends are checked as any name is.
+ */
+
+const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const KINDS: readonly RunKind[] = ['exec', 'agent', 'setup', 'verify', 'teardown', 'hook'];
+
+/** The folder of the coordinator's repository here: `<WARREN_HOME>/remote/<project>/repo`. */
+export function hostRepoDir(home: string, project: ProjectName): string {
+  if (!PROJECT.test(project)) {
+    throw new WarrenError(
+      'USAGE',
+      `${JSON.stringify(project)} is not a project name a coordinator sends; nothing was changed.`,
+    );
+  }
+  return path.join(home, 'remote', project, 'repo');
+}
+
+export async function hostPrepare(home: string, project: ProjectName): Promise<Prepared> {
+  const dir = hostRepoDir(home, project);
+  await initHostRepository(dir);
+  return { repo: fs.realpathSync(dir) };
+}
+
+/** Before the project is opened for `create`: its main checkout at the task's base, so its warren.yaml is the task's. */
+export async function hostCheckoutBase(home: string, project: ProjectName, base: string): Promise<string> {
+  const dir = hostRepoDir(home, project);
+  if ((await hasCommit(dir, base)) === null) {
+    throw new WarrenError('REMOTE_FAILED', `commit ${base.slice(0, 12)} was not sent here; nothing was created.`);
+  }
+  await detachMain(dir, base);
+  return dir;
+}
+
+export async function hostCreate(ctx: ProjectContext, req: Extract<RemoteRequest, { op: 'create' }>): Promise<Created> {
+  // The coordinator's user trusted a set: the same set here is trusted, never another.
+  if (req.trusted !== undefined && trustState(ctx).hash === req.trusted) trustCommands(ctx, req.trusted);
+  const task = await createTask(ctx, {
+    type: req.type,
+    id: req.id,
+    base: req.base,
+    sync: false,
+    // Setup runs as the coordinator's `new` asks, through this runner, like every other command.
+    setup: false,
+    ...(req.sandbox ? { sandbox: req.sandbox } : {}),
+  });
+  return { path: task.path, branch: task.branch, state: task.state };
+}
+
+/** One command of the task, through this host's runner; its output to `output`, as it comes. */
+export async function hostExec(
+  ctx: ProjectContext,
+  req: Extract<RemoteRequest, { op: 'exec' }>,
+  output: RunOutput,
+): Promise<RunOutcome> {
+  const id = validateTaskId(req.id);
+  if (!KINDS.includes(req.kind as RunKind))
+    throw new WarrenError('USAGE', `${JSON.stringify(req.kind)} is not a kind of run.`);
+  return withTaskLock(ctx, id, `${req.kind} ${req.label} (for the coordinator)`, async () => {
+    const task = requireTask(ctx, id);
+    return runInTask(ctx, task, {
+      kind: req.kind as RunKind,
+      label: req.label,
+      argv: req.argv,
+      ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }),
+      stdin: req.stdin === undefined ? 'ignore' : { text: req.stdin },
+      output,
+      ...(req.env ? { env: req.env } : {}),
+    });
+  });
+}
+
+export async function hostCommit(
+  ctx: ProjectContext,
+  req: Extract<RemoteRequest, { op: 'commit' }>,
+): Promise<Committed> {
+  const done = await checkpointTask(ctx, req.id, {
+    ...(req.message === undefined ? {} : { message: req.message }),
+    ...(req.noVerify ? { noVerify: true } : {}),
+  });
+  return { commit: done.commit, head: done.head };
+}
+
+export async function hostReport(ctx: ProjectContext, id: string): Promise<Report> {
+  const task = ctx.store.getTask(ctx.key, validateTaskId(id));
+  if (!task) return { exists: false, head: null, dirty: false, path: null, running: false };
+  let running = false;
+  try {
+    lockTask(ctx, task.id, 'report (for the coordinator)').release();
+  } catch (err) {
+    if (!isWarrenError(err, 'LOCK_HELD')) throw err;
+    running = true;
+  }
+  const dirty = fs.existsSync(task.path) && (await statusOf(task.path)).length > 0;
+  return { exists: true, head: await revParse(ctx.repo, `refs/heads/${task.branch}`), dirty, path: task.path, running };
+}
+
+/** The task's workspace and branch here removed: the coordinator has fetched its commits (an archive is kept here too). */
+export async function hostRemove(ctx: ProjectContext, id: string): Promise<{ removed: boolean }> {
+  if (!ctx.store.getTask(ctx.key, validateTaskId(id))) return { removed: false };
+  await removeTask(ctx, id, { discard: true });
+  return { removed: true };
+}

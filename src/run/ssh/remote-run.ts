@@ -1,0 +1,44 @@
+import type { Task } from '../../state/types.js';
+import type { SuperviseResult } from '../supervisor.js';
+import type { RunRequest } from '../execute.js';
+import { clientArgv, connect, remoteWarren } from './connection.js';
+import type { Host } from './hosts.js';
+import type { RemoteRecord } from './remote-task.js';
+import type { RemoteRequest } from './protocol.js';
+
+/**
+ * The runner's SSH half (src/run/execute.ts supervises what it returns): the argv of a client of
+ * the host's connection that runs the host's `warren runner --stdio`, and the request it is sent.
+ */
+
+/** The ssh client's argv, the host's connection up first (a master never starts inside a run). */
+export async function hostRunArgv(home: string, host: Host, task: Task): Promise<string[]> {
+  await connect(home, host, `task ${task.id}`);
+  return clientArgv(home, host, remoteWarren(host, ['runner', '--stdio']));
+}
+
+/** The `exec` frame, one line: the workspace's path here in the command's words becomes its path there. */
+export function hostRunFrame(task: Task, record: RemoteRecord, request: RunRequest): string {
+  const there = record.path ?? task.path;
+  const moved = (s: string): string =>
+    s === task.path || s.startsWith(`${task.path}/`) ? there + s.slice(task.path.length) : s;
+  const frame: RemoteRequest = {
+    op: 'exec',
+    v: 1,
+    project: record.project,
+    id: task.id,
+    kind: request.kind,
+    label: request.label,
+    argv: request.argv.map(moved),
+    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+    ...(request.env ? { env: Object.fromEntries(Object.entries(request.env).map(([k, v]) => [k, moved(v)])) } : {}),
+    ...(typeof request.stdin === 'object' ? { stdin: request.stdin.text } : {}),
+  };
+  return `${JSON.stringify(frame)}\n`;
+}
+
+/** ssh's own failure (exit 255), not the command's and not a timeout or cancel here: the connection was lost. */
+export function lostConnection(result: SuperviseResult, host: Host): string | null {
+  if (result.exitCode !== 255 || result.timedOut || result.canceledBy !== null) return null;
+  return `the connection to host ${host.name} was lost (ssh exit 255), or the host's warren was ended; what the run committed there is fetched back by the task's next command`;
+}

@@ -1,0 +1,363 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WarrenError } from '../../errors.js';
+import { isAncestor } from '../../git/history.js';
+import { revParse } from '../../git/refs.js';
+import { dropRef, fastForwardWorkspace, fetchInto, pathsBetween, pushCommits } from '../../git/ssh-transfer.js';
+import { compilePolicy } from '../../config/protected.js';
+import type { Task } from '../../state/types.js';
+import { writeFileAtomic } from '../../util/atomic.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { pinned } from '../../workspace/pinned.js';
+import { trustState } from '../../trust/trust.js';
+import { connect, gitSshCommand, gitUrl, request } from './connection.js';
+import { hostNamed, remoteHostName, type Host } from './hosts.js';
+import type { Committed, Created, Prepared, ProjectName, Report } from './protocol.js';
+
+/**
+ * The coordinator's side of a task that runs on another machine. Its record —
+ * `$WARREN_HOME/ssh/<project>/<id>.json`: the host, the repository there, the commit the task's
+ * branch had when it was last sent or fetched (`sent`), and `pending` — is written before each
+ * change on the host: `pending` says the host may hold commits not fetched back yet (a run, a
+ * commit there), and stays set until they are fetched and checked. So a lost connection, a
+ * killed warren on either side, leaves a record that `scan` names and the next command repairs
+ * (`syncBack`): nothing the agent committed there is lost, and only checked commits move the
+ * task's branch here.
+ */
+export interface RemoteRecord {
+  host: string;
+  project: ProjectName;
+  repo: string | null;
+  sent: string;
+  pending: boolean;
+  /** Set when the host has the task's workspace (after `create` answered). */
+  created: boolean;
+  /** The workspace's path there. */
+  path?: string;
+}
+
+/** The task's ref here where fetched commits wait until they are checked. */
+export const quarantineRef = (id: string): string => `refs/warren/quarantine/${id}`;
+/** On the host: what the coordinator sent (the task's base at `new`). */
+const sentRef = (id: string): string => `refs/warren/sent/${id}`;
+
+/** The coordinator's repository's name on the host: its folder's name and a hash of its key. */
+export function remoteProject(ctx: Pick<ProjectContext, 'key' | 'repo'>): ProjectName {
+  const base = path
+    .basename(ctx.repo.root)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^[._-]+/, '')
+    .slice(0, 40);
+  return `${base || 'repo'}-${createHash('sha256').update(ctx.key).digest('hex').slice(0, 12)}`;
+}
+
+function recordFile(home: string, key: string, id: string): string {
+  return path.join(home, 'ssh', createHash('sha256').update(key).digest('hex').slice(0, 16), `${id}.json`);
+}
+
+export function readRecord(home: string, key: string, id: string): RemoteRecord | null {
+  try {
+    return JSON.parse(fs.readFileSync(recordFile(home, key, id), 'utf8')) as RemoteRecord;
+  } catch {
+    return null;
+  }
+}
+
+function writeRecord(home: string, key: string, id: string, record: RemoteRecord): void {
+  const file = recordFile(home, key, id);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, `${JSON.stringify(record)}\n`);
+}
+
+const preparedFile = (home: string, key: string, host: string): string =>
+  path.join(path.dirname(recordFile(home, key, 'x')), 'hosts', `${host}.json`);
+
+function readPrepared(home: string, key: string, host: string): string | null {
+  try {
+    const { repo } = JSON.parse(fs.readFileSync(preparedFile(home, key, host), 'utf8')) as { repo?: unknown };
+    return typeof repo === 'string' ? repo : null;
+  } catch {
+    return null;
+  }
+}
+
+function writePrepared(home: string, key: string, host: string, repo: string): void {
+  const file = preparedFile(home, key, host);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, `${JSON.stringify({ repo })}\n`);
+}
+
+export function forgetRecord(home: string, key: string, id: string): void {
+  fs.rmSync(recordFile(home, key, id), { force: true });
+}
+
+/** This project's records (a task with no row is a stray: `scan` names it, `gc` removes it there). */
+export function projectRecords(home: string, key: string): { id: string; record: RemoteRecord }[] {
+  const dir = path.dirname(recordFile(home, key, 'x'));
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.endsWith('.json'))
+    .flatMap((n) => {
+      const id = n.slice(0, -'.json'.length);
+      const record = readRecord(home, key, id);
+      return record ? [{ id, record }] : [];
+    });
+}
+
+/**
+ * `new` on a host: the record first (so rm and gc know the host may hold something), the host's
+ * repository made, the base commit pushed there, then the host's warren makes the task's
+ * workspace from it — through its own `new` (its checkout, provisioning, its sandbox's checks).
+ */
+export async function createRemote(ctx: ProjectContext, task: Task, host: Host): Promise<Created> {
+  const home = ctx.store.home;
+  const project = remoteProject(ctx);
+  const record: RemoteRecord = {
+    host: host.name,
+    project,
+    repo: null,
+    sent: task.baseCommit,
+    pending: false,
+    created: false,
+  };
+  writeRecord(home, ctx.key, task.id, record);
+  // The host's repository, asked for once per host (kept beside the records); asked again if a push to it fails.
+  const known = readPrepared(home, ctx.key, host.name);
+  const push = (repo: string) =>
+    pushCommits(ctx.repo, gitUrl(host, repo), gitSshCommand(home, host), [
+      { commit: task.baseCommit, ref: sentRef(task.id) },
+    ]);
+  let repo = known;
+  if (repo !== null) {
+    record.repo = repo;
+    writeRecord(home, ctx.key, task.id, record);
+    await push(repo).catch(() => {
+      repo = null;
+    });
+  }
+  if (repo === null) {
+    repo = (await request<Prepared>(home, host, { op: 'prepare', v: 1, project })).repo;
+    writePrepared(home, ctx.key, host.name, repo);
+    record.repo = repo;
+    writeRecord(home, ctx.key, task.id, record);
+    await push(repo);
+  }
+  const trust = trustState(ctx);
+  const created = await request<Created>(home, host, {
+    op: 'create',
+    v: 1,
+    project,
+    type: task.type,
+    id: task.id,
+    base: task.baseCommit,
+    ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}),
+    ...(trust.trusted ? { trusted: trust.hash } : {}),
+  });
+  record.created = true;
+  record.path = created.path;
+  writeRecord(home, ctx.key, task.id, record);
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'remote.created',
+    message: `task ${task.id} runs on host ${host.name}, in ${created.path}`,
+    data: { host: host.name, path: created.path, base: task.baseCommit },
+  });
+  return created;
+}
+
+/** The record says the host may hold commits not fetched back. */
+export function pendingOnHost(ctx: ProjectContext, task: Task): boolean {
+  return readRecord(ctx.store.home, ctx.key, task.id)?.pending === true;
+}
+
+/** Before a change on the host (a run, a commit there): the record says commits may wait there. */
+export function markPending(ctx: ProjectContext, task: Task): RemoteRecord {
+  const record = readRecord(ctx.store.home, ctx.key, task.id);
+  if (!record) throw missingRecord(task);
+  if (!record.pending) writeRecord(ctx.store.home, ctx.key, task.id, { ...record, pending: true });
+  return { ...record, pending: true };
+}
+
+function missingRecord(task: Task): WarrenError {
+  return new WarrenError(
+    'REMOTE_FAILED',
+    `task ${task.id} runs on another machine, but warren has no record of where its workspace is there; nothing was run.`,
+    { hint: `Remove it (\`warren rm ${task.id}\`) and make it again.` },
+  );
+}
+
+/**
+ * The host's commits of the task brought back: fetched into the quarantine ref (no hook, no
+ * checkout, no configuration of the host's), checked — a descendant of what the branch had
+ * (`sent`), touching no protected path — and only then the task's branch and its workspace here
+ * moved to them. Refused: REMOTE_COMMITS_REFUSED, the quarantine ref kept, the branch as it was.
+ */
+export async function syncBack(ctx: ProjectContext, task: Task): Promise<{ from: string; to: string } | null> {
+  const home = ctx.store.home;
+  const record = readRecord(home, ctx.key, task.id);
+  if (!record?.repo || !record.created) return null;
+  const host = hostNamed(ctx, record.host);
+  await connect(home, host, `task ${task.id}`);
+  const tip = await fetchInto(
+    ctx.repo,
+    gitUrl(host, record.repo),
+    gitSshCommand(home, host),
+    `refs/heads/${task.branch}`,
+    quarantineRef(task.id),
+  );
+  if (tip === null) {
+    throw new WarrenError(
+      'REMOTE_FAILED',
+      `host ${host.name} has no branch ${task.branch} for task ${task.id} any more; the task's branch here is as it was.`,
+      { hint: `\`warren rm ${task.id}\` removes the task here; its branch here keeps what was fetched before.` },
+    );
+  }
+  const local = (await revParse(ctx.repo, `refs/heads/${task.branch}`)) ?? record.sent;
+  if (tip === local) {
+    await dropRef(ctx.repo.root, quarantineRef(task.id));
+    if (record.pending) writeRecord(home, ctx.key, task.id, { ...record, sent: tip, pending: false });
+    return null;
+  }
+  await checkFetched(ctx, task, host, local, tip);
+  await fastForwardWorkspace(await pinned(ctx, task.path), tip);
+  await dropRef(ctx.repo.root, quarantineRef(task.id));
+  writeRecord(home, ctx.key, task.id, { ...record, sent: tip, pending: false });
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'remote.fetched',
+    message: `fetched task ${task.id}'s commits from host ${host.name}: ${local.slice(0, 12)}..${tip.slice(0, 12)}`,
+    data: { host: host.name, from: local, to: tip },
+  });
+  return { from: local, to: tip };
+}
+
+/** The guard on fetched commits: what the task's branch had must be an ancestor, and no protected path touched. */
+async function checkFetched(ctx: ProjectContext, task: Task, host: Host, sent: string, tip: string): Promise<void> {
+  const refuse = (reason: string, paths: string[]): never => {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'remote.refused',
+      level: 'error',
+      message: `commits fetched from host ${host.name} for task ${task.id} refused: ${reason}`,
+      data: { host: host.name, tip, sent, reason, paths },
+    });
+    throw new WarrenError(
+      'REMOTE_COMMITS_REFUSED',
+      `the commits fetched from host ${host.name} for task ${task.id} were refused: ${reason}. They are kept under ${quarantineRef(task.id)}; the task's branch is as it was (${sent.slice(0, 12)}).`,
+      {
+        hint: `Look at them (\`git log ${sent.slice(0, 12)}..${quarantineRef(task.id)}\`), put the task right on its host, then run the command again — or \`warren rm ${task.id} --discard\`.`,
+        details: { tip, sent, paths },
+      },
+    );
+  };
+  if (!(await isAncestor(ctx.repo, sent, tip)))
+    refuse(`${tip.slice(0, 12)} does not descend from ${sent.slice(0, 12)}, what the branch had`, []);
+  const policy = compilePolicy(ctx.config.protected, 'warren.yaml');
+  const touched = (await pathsBetween(ctx.repo, sent, tip)).filter((p) => policy.matches(p));
+  if (touched.length > 0) refuse(`they touch protected path(s) ${touched.join(', ')}`, touched);
+}
+
+/** Where the task stands on its host. */
+export async function reportRemote(ctx: ProjectContext, task: Task): Promise<Report> {
+  const record = readRecord(ctx.store.home, ctx.key, task.id);
+  if (!record) throw missingRecord(task);
+  return request<Report>(ctx.store.home, hostNamed(ctx, record.host), {
+    op: 'report',
+    v: 1,
+    project: record.project,
+    id: task.id,
+  });
+}
+
+/** The host's uncommitted work committed there (its own checkpoint), then fetched back and checked. */
+export async function commitRemote(
+  ctx: ProjectContext,
+  task: Task,
+  options: { message?: string; noVerify?: boolean },
+): Promise<Committed> {
+  const record = markPending(ctx, task);
+  const committed = await request<Committed>(ctx.store.home, hostNamed(ctx, record.host), {
+    op: 'commit',
+    v: 1,
+    project: record.project,
+    id: task.id,
+    ...(options.message === undefined ? {} : { message: options.message }),
+    ...(options.noVerify ? { noVerify: true } : {}),
+  });
+  await syncBack(ctx, task);
+  return committed;
+}
+
+/** `bringBack` of task `id` when it runs on another machine; nothing for a task here (or no such task: the command says so). */
+export async function bringBackTask(ctx: ProjectContext, id: string): Promise<void> {
+  const task = ctx.store.getTask(ctx.key, id);
+  if (task && remoteHostName(task) !== null) await bringBack(ctx, task, null);
+}
+
+/**
+ * Before a command that reads the task's branch here (land, status, diff): what the host
+ * committed, fetched and checked; with `clean`, refused while the host has uncommitted work.
+ */
+export async function bringBack(ctx: ProjectContext, task: Task, clean: string | null): Promise<void> {
+  const record = readRecord(ctx.store.home, ctx.key, task.id);
+  if (!record) return;
+  await syncBack(ctx, task);
+  if (clean === null) return;
+  const report = await reportRemote(ctx, task);
+  if (report.dirty) {
+    throw new WarrenError(
+      'WORKSPACE_DIRTY',
+      `task ${task.id}'s workspace on host ${record.host} has uncommitted changes; ${clean}`,
+      { hint: `\`warren checkpoint ${task.id}\` commits them there and brings them here.` },
+    );
+  }
+}
+
+/**
+ * `rm` of a task on a host: its commits fetched back first (refused or unreachable: the removal
+ * is refused, nothing removed), then the workspace and branch there removed, then the record.
+ */
+export async function removeRemote(ctx: ProjectContext, task: Task): Promise<string[]> {
+  const home = ctx.store.home;
+  const record = readRecord(home, ctx.key, task.id);
+  if (!record) return [];
+  const host = hostNamed(ctx, record.host);
+  if (record.repo !== null) {
+    try {
+      if (record.created) {
+        await syncBack(ctx, task);
+        const report = await reportRemote(ctx, task);
+        if (report.dirty)
+          return [
+            `its workspace on host ${host.name} has uncommitted changes (\`warren checkpoint ${task.id}\` brings them here)`,
+          ];
+        if (report.running) return [`a run of it is still going on host ${host.name}`];
+      }
+      // Also when `create` never answered: a task the host made before the coordinator died goes too.
+      await request(home, host, { op: 'remove', v: 1, project: record.project, id: task.id });
+    } catch (err) {
+      return [
+        `its workspace on host ${host.name} could not be brought back and removed: ${err instanceof Error ? err.message : String(err)}`,
+      ];
+    }
+  }
+  forgetRecord(home, ctx.key, task.id);
+  await dropRef(ctx.repo.root, quarantineRef(task.id));
+  ctx.store.addEvent({
+    project: ctx.key,
+    taskId: task.id,
+    kind: 'remote.removed',
+    message: `task ${task.id}'s workspace on host ${host.name} removed`,
+    data: { host: host.name },
+  });
+  return [];
+}

@@ -1,0 +1,101 @@
+import type { Stray } from '../../workspace/scan.js';
+import { taskLockPath } from '../../workspace/locks.js';
+import type { AuditSection, CreateStep, RemoveStep } from '../../workspace/types.js';
+import { isHolderAlive, readHolder } from '../../util/lockfile.js';
+import type { ProjectContext } from '../../workspace/context.js';
+import { connect } from './connection.js';
+import { hostNamed, remoteHostName, taskHost } from './hosts.js';
+import { createRemote, projectRecords, readRecord, removeRemote } from './remote-task.js';
+
+/**
+ * What `--runner ssh:NAME` plugs into a task's life. `new` refuses up front, nothing made, when
+ * the host is not declared (HOST_UNKNOWN), ssh is missing or the host does not answer
+ * (RUNNER_UNAVAILABLE); after the worktree here (the coordinator's copy of the branch, which only
+ * checked commits move), the task is made on the host, before setup (which runs there).
+ */
+export const sshCreate: CreateStep = {
+  name: 'ssh',
+  async check(ctx, options) {
+    if (!options.runner) return;
+    const name = remoteHostName({ data: { runner: options.runner } });
+    if (name === null) return;
+    await connect(ctx.store.home, hostNamed(ctx, name), `task ${options.id}`);
+  },
+  async run(ctx, task) {
+    const host = taskHost(ctx, task);
+    if (host) await createRemote(ctx, task, host);
+  },
+};
+
+/**
+ * `rm`: after teardown (which runs on the host), the host's commits fetched back and checked,
+ * then its workspace and branch removed there. Refused (nothing removed) while the host holds
+ * uncommitted work, a run, or commits that just arrived (the guards here saw the branch before them).
+ */
+export const sshRemove: RemoveStep = {
+  name: 'ssh',
+  async release(ctx, task) {
+    const before = readRecord(ctx.store.home, ctx.key, task.id)?.sent ?? null;
+    const problems = await removeRemote(ctx, task);
+    if (problems.length > 0) return problems;
+    const after = readRecord(ctx.store.home, ctx.key, task.id)?.sent ?? null;
+    return before !== null && after !== null && after !== before
+      ? [`new commits of it were fetched from its host; run \`warren rm ${task.id}\` again once you have seen them`]
+      : [];
+  },
+};
+
+export const sshAudit: AuditSection = {
+  name: 'runner',
+  async collect(ctx, task) {
+    const name = remoteHostName(task);
+    if (name === null) return { data: { runner: 'here' }, lines: ['runner: here (this machine)'] };
+    const host = ctx.user.hosts?.[name];
+    const record = readRecord(ctx.store.home, ctx.key, task.id);
+    const data = {
+      runner: `ssh:${name}`,
+      ssh: host?.ssh ?? null,
+      port: host?.port ?? null,
+      remotePath: record?.path ?? null,
+      pending: record?.pending ?? null,
+    };
+    return {
+      data,
+      lines: [
+        `runner: host ${name} over SSH (${host ? `${host.ssh}${host.port ? ` port ${host.port}` : ''}` : 'not declared in config.yaml any more'}); its workspace there: ${record?.path ?? 'unknown'}`,
+        "  its commands run through the host's warren, in the host's sandbox; commits come back by git and are checked here (descent, protected paths) before the branch moves",
+        ...(record?.pending ? ['  commits made there may not be fetched back yet: the next command fetches them'] : []),
+      ],
+    };
+  },
+};
+
+/**
+ * `scan`'s strays of tasks on other machines: a task whose host may hold commits not fetched back
+ * (a lost connection, a killed warren: the next command of the task fetches them), and a record
+ * whose task is gone here (its workspace there may remain).
+ */
+export function remoteStrays(ctx: ProjectContext): Stray[] {
+  const strays: Stray[] = [];
+  for (const { id, record } of projectRecords(ctx.store.home, ctx.key)) {
+    const task = ctx.store.getTask(ctx.key, id);
+    if (!task) {
+      strays.push({
+        kind: 'remote-orphan',
+        id,
+        reason: `no task ${id} here, but host ${record.host} may still have its workspace (${record.path ?? 'never made'})`,
+      });
+      continue;
+    }
+    const holder = readHolder(taskLockPath(ctx, id));
+    if (record.pending && !(holder && isHolderAlive(holder))) {
+      strays.push({
+        kind: 'remote-unfetched',
+        id,
+        path: record.path ?? task.path,
+        reason: `host ${record.host} may hold commits of it not fetched back (a run or commit there ended without warren here seeing it through); its next command, or \`warren checkpoint ${id}\`, fetches and checks them`,
+      });
+    }
+  }
+  return strays;
+}
