@@ -10,7 +10,7 @@ import {
   hostRemove,
   hostReport,
   hostRepoDir,
-} from '../../run/ssh/host-side.js';
+} from '../ssh-host-side.js';
 import type { RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
 import { warrenHome } from '../../state/home.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';

@@ -203,7 +203,7 @@ export async function ensureSnapshot(
       const moved = moveInto(options.from, tmp, meta, contain);
       if (moved) {
         const taken = await moved.catch((err: unknown) => {
-          fs.rmSync(tmp, { recursive: true, force: true });
+          removeTreeOrThrow(tmp, { inside: snapshotsDir(home) });
           throw err;
         });
         const full: SnapshotMeta = {

@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { WarrenError, isWarrenError } from '../../errors.js';
-import { revParse } from '../../git/refs.js';
-import { detachMain, hasCommit, initHostRepository } from '../../git/ssh-transfer.js';
-import { statusOf } from '../../git/status.js';
-import { checkpointTask } from '../../land/checkpoint.js';
-import type { ProjectContext } from '../../workspace/context.js';
-import { createTask } from '../../workspace/create.js';
-import { validateTaskId } from '../../workspace/ids.js';
-import { lockTask, withTaskLock } from '../../workspace/locks.js';
-import { removeTask } from '../../workspace/remove.js';
-import type { RunOutput } from '../../workspace/reporter.js';
-import { requireTask } from '../../workspace/tasks.js';
-import { runInTask, type RunOutcome } from '../execute.js';
-import type { RunKind } from '../records.js';
-import { trustCommands, trustState } from '../../trust/trust.js';
-import type { Committed, Created, Prepared, ProjectName, RemoteRequest, Report } from './protocol.js';
+import { WarrenError, isWarrenError } from '../errors.js';
+import { revParse } from '../git/refs.js';
+import { detachMain, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
+import { statusOf } from '../git/status.js';
+import { checkpointTask } from '../land/checkpoint.js';
+import type { ProjectContext } from '../workspace/context.js';
+import { createTask } from '../workspace/create.js';
+import { validateTaskId } from '../workspace/ids.js';
+import { lockTask, withTaskLock } from '../workspace/locks.js';
+import { removeTask } from '../workspace/remove.js';
+import type { RunOutput } from '../workspace/reporter.js';
+import { requireTask } from '../workspace/tasks.js';
+import { runInTask, type RunOutcome } from '../run/execute.js';
+import type { RunKind } from '../run/records.js';
+import { trustCommands, trustState } from '../trust/trust.js';
+import type { Committed, Created, Prepared, ProjectName, RemoteRequest, Report } from '../run/ssh/protocol.js';
 
 /**
  * The host's side of `warren runner --stdio` (src/cli/commands/runner.ts reads the frames and
