@@ -13,7 +13,7 @@ import { daemonState, startDaemon, stopDaemon, type Stopped } from '../run/daemo
 import { resolveLimits, type RoleLimits } from './pg-limits.js';
 import { pgQuery, pgTool, type PgConn } from './pg-sql.js';
 import { logSize, logTail, waitReady } from './ready.js';
-import { removeTreeOrThrow } from '../system/remove-tree.js';
+import { likelyCause, removeTree } from '../system/remove-tree.js';
 
 /**
  * The PostgreSQL server a task's database lives on: the user's own (postgres.url in
@@ -168,10 +168,25 @@ const isRoot = (): boolean => process.getuid?.() === 0;
  * pg_hba.conf: made in `data.new` and renamed to `data` last, after cluster.json, so a cluster
  * cut off half way is never taken for a made one (and holds nothing: it is made again).
  */
+/**
+ * A half-made cluster folder removed. An initdb of a warren killed meanwhile may still be writing
+ * into it (ENOTEMPTY on a folder it just filled): removed again, a few times over a few seconds,
+ * before it is given up as an error.
+ */
+async function removeStraggled(target: string, inside: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const failures = removeTree(target, { inside });
+    if (failures.length === 0) return;
+    if (attempt >= 20)
+      throw new Error(`could not delete ${failures.map((f) => `${f.path} (${likelyCause(f.code)})`).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 async function initCluster(dir: string): Promise<ClusterFile> {
   const data = path.join(dir, 'data.new');
-  removeTreeOrThrow(data, { inside: dir });
-  removeTreeOrThrow(path.join(dir, 'data'), { inside: dir });
+  await removeStraggled(data, dir);
+  await removeStraggled(path.join(dir, 'data'), dir);
   const password = randomBytes(18).toString('hex');
   const pwfile = path.join(dir, 'initdb.pw');
   fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });

@@ -147,6 +147,8 @@ describe('the trust rule: which keys count (pure)', () => {
     'land.gate': (d) => (d.land = { gate: ['test'] }),
     'land.batch': (d) => (d.land = { batch: 2 }),
     'land.parallel': (d) => (d.land = { parallel: true }),
+    'land.speculate': (d) => (d.land = { speculate: 2 }),
+    'land.gates': (d) => (d.land = { gates: 1 }),
     'land.conflicts': (d) => (d.land = { conflicts: false }),
     'conflicts.sync': (d) => (d.conflicts = { sync: 'merge' }),
     'conflicts.tell': (d) => (d.conflicts = { tell: true }),

@@ -49,6 +49,8 @@ interface Ledger {
   settings: ContainerSettings;
   /** The common git directory mounted as an overlay (gitOverlayOf); absent in a record of a container made before. */
   gitOverlay?: string;
+  /** The host's objects bound read-only at HOST_OBJECTS, the overlay's alternate (absent in an older record). */
+  hostObjects?: boolean;
   createdAt: string;
 }
 
@@ -68,6 +70,39 @@ export function containerPlace(home: string, project: string, taskId: string): {
 export function gitOverlayOf(home: string, project: string, taskId: string): { upper: string; work: string } {
   const { dir } = containerPlace(home, project, taskId);
   return { upper: path.join(dir, 'git', 'upper'), work: path.join(dir, 'git', 'work') };
+}
+
+/** Where the container sees the repository's objects as they are on the host (read-only). */
+const HOST_OBJECTS = '/run/warren/objects';
+
+/**
+ * The overlay's `objects/info/alternates`, written while no container has it mounted: the host's
+ * objects at HOST_OBJECTS first, then the repository's own alternates. An overlay does not see
+ * reliably what changes in its lower folder after it is mounted (a folder it looked up before
+ * stays as it was), so a commit warren makes on the host (a checkpoint) would be missing inside;
+ * through the plain bind it never is.
+ */
+function writeAlternates(upper: string, commonDir: string): void {
+  // What the agent left in the upper folder is never followed: a link where a folder or the file
+  // should be is taken away first (writing through it, as root, would write where it points).
+  let dir = upper;
+  for (const part of ['objects', 'info']) {
+    dir = path.join(dir, part);
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    if (st && !st.isDirectory()) fs.unlinkSync(dir);
+    if (!st || !st.isDirectory()) fs.mkdirSync(dir);
+  }
+  let own = '';
+  try {
+    own = fs.readFileSync(path.join(commonDir, 'objects', 'info', 'alternates'), 'utf8');
+  } catch {
+    // none
+  }
+  const file = path.join(dir, 'alternates');
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st?.isDirectory()) removeTreeOrThrow(file, { inside: upper });
+  else if (st) fs.unlinkSync(file);
+  fs.writeFileSync(file, `${HOST_OBJECTS}\n${own}`, { flag: 'wx' });
 }
 
 /** Host folders every container reads (the toolchains under /usr; what /usr's links and TLS need in /etc). */
@@ -141,7 +176,8 @@ export async function ensureTaskContainer(
     state !== 'missing' &&
     covers(ledger.binds, want) &&
     sameSettings(ledger.settings, settings) &&
-    ledger.gitOverlay === commonDir
+    ledger.gitOverlay === commonDir &&
+    ledger.hostObjects === true
   ) {
     if (state !== 'running') {
       const started = await podman(['start', name]);
@@ -165,8 +201,9 @@ export async function ensureTaskContainer(
   );
   writeFileAtomic(
     path.join(dir, 'container.json'),
-    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, gitOverlay: commonDir, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
+    `${JSON.stringify({ name, project: ctx.key, task: task.id, binds, settings, gitOverlay: commonDir, hostObjects: true, createdAt: new Date().toISOString() } satisfies Ledger)}\n`,
   );
+  writeAlternates(overlay.upper, commonDir);
   const warnings = await createContainer(
     socket,
     createSpec(ctx.store.home, ctx.key, task.id, name, image, binds, settings, profile.network, {
@@ -245,6 +282,9 @@ function createSpec(
     mounts: [
       { destination: '/tmp', source: 'tmpfs', type: 'tmpfs', options: ['rw', 'mode=1777'] },
       ...binds.map((b) => ({ destination: b.source, source: b.source, type: 'bind', options: [b.mode, 'rbind'] })),
+      // The host's objects, plainly: what warren commits there after the container started is
+      // found through the overlay's alternate, never hidden by the overlay's cached view.
+      { destination: HOST_OBJECTS, source: path.join(git.dir, 'objects'), type: 'bind', options: ['ro', 'rbind'] },
     ],
     overlay_volumes: [
       { destination: git.dir, source: git.dir, options: [`upperdir=${git.upper}`, `workdir=${git.work}`] },
