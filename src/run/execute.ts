@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { assertArgvCarriable, commandCandidates, commandNotFound, findCommand } from './command-lookup.js';
 import { isWarrenError, WarrenError } from '../errors.js';
 import type { Task } from '../state/types.js';
@@ -8,16 +7,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import { isInside } from '../util/paths.js';
 import { boundaryOf } from './boundary.js';
 import type { Containment } from '../system/containment.js';
-import {
-  abandonRun,
-  closeInterruptedRuns,
-  finishRun,
-  INTERRUPTED_REASON,
-  insertRun,
-  logDir,
-  newRunId,
-  type RunKind,
-} from './records.js';
+import type { RunKind } from './records.js';
+import { beginRun, endRun, explain, runNotStarted } from './run-record.js';
 import { mountFailureReason } from '../system/run-mounts.js';
 import { sandboxArgv, sandboxFailureReason } from './sandbox.js';
 import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
@@ -123,44 +114,18 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   const branch = container ? await containerBranch(ctx, task) : null;
   // A task in a cluster: its claim Ready and its branch in the sandbox, before the run is recorded.
   const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts);
-  for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: task.id,
-      kind: 'run.interrupted',
-      level: 'warn',
-      message: `run ${id} was ${INTERRUPTED_REASON}`,
-      data: { runId: id },
-    });
-  }
-  const runId = newRunId();
-  const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
-  insertRun(ctx.store, {
-    id: runId,
-    project: ctx.key,
-    taskId: task.id,
-    kind: request.kind,
-    label: request.label,
-    argv: [...request.argv],
-    cwd: task.path,
-    sandbox:
-      claim !== null
-        ? `k8s:${claim.cluster.name}`
-        : profile.kind === 'none'
-          ? 'none'
-          : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
-    containment: containment.kind,
-    startedAt: new Date().toISOString(),
-    logPath: log,
-  });
-  // The dashboard follows the log from this event until run.ended.
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'run.started',
-    message: `${request.kind} ${request.label} started (log ${log})`,
-    data: { runId, kind: request.kind, log, command: [...request.argv] },
-  });
+  const started = beginRun(
+    ctx,
+    task,
+    request,
+    claim !== null
+      ? `k8s:${claim.cluster.name}`
+      : profile.kind === 'none'
+        ? 'none'
+        : `${profile.kind}${profile.network ? '+network' : profile.allow ? '+allow' : ''}`,
+    containment.kind,
+  );
+  const { runId, log } = started;
   if (containment.kind === 'process-group') {
     const message = `run ${runId} is held by its process group only (${containment.reason}): a process that calls setsid can outlive it`;
     ctx.store.addEvent({
@@ -210,26 +175,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       ...(request.final ? { final: finalWatch(ctx, task, runId, request.argv, request.final) } : {}),
     });
   } catch (err) {
-    // The command could not be started or watched: its run is closed with why, never left "running".
-    const reason = `could not run: ${err instanceof Error ? err.message : String(err)}`;
-    abandonRun(ctx.store, runId, reason);
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: task.id,
-      kind: 'run.ended',
-      level: 'error',
-      message: `${request.kind} ${request.label}: ${reason} (log ${log})`,
-      data: {
-        runId,
-        kind: request.kind,
-        exitCode: null,
-        signal: null,
-        timedOut: false,
-        durationMs: 0,
-        log,
-        survivors: [],
-      },
-    });
+    runNotStarted(ctx, task, request, started, err);
     throw err;
   } finally {
     await egress?.close();
@@ -247,29 +193,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       : null;
   const failure = notStarted ?? (profile.kind === 'none' ? null : sandboxFailureReason(profile, logTail));
   const reason = explain(result, request.timeoutMs, failure);
-  finishRun(ctx.store, runId, result, reason);
-  const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'run.ended',
-    level: ok && result.survivors.length === 0 ? 'info' : 'warn',
-    message: `${request.kind} ${request.label}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})${
-      result.survivors.length > 0
-        ? `; ${result.survivors.length} process(es) outlived it: ${result.survivors.join(', ')}`
-        : ''
-    }`,
-    data: {
-      runId,
-      kind: request.kind,
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.timedOut,
-      durationMs: result.durationMs,
-      log,
-      survivors: result.survivors,
-    },
-  });
+  endRun(ctx, task, request, started, result, reason);
   // What the run left in the sandbox comes back (checked) before anything here reads the workspace;
   // a refusal is said once the run is recorded.
   if (claim) await k8sAfter(ctx, task, claim);
@@ -310,39 +234,9 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
   const record = markPending(ctx, task);
   const graceMs = parseDuration(ctx.config.kill_grace ?? DEFAULT_GRACE, 'kill_grace');
   const argv = await hostRunArgv(ctx.store.home, host, task);
-  for (const id of closeInterruptedRuns(ctx.store, ctx.key, task.id)) {
-    ctx.store.addEvent({
-      project: ctx.key,
-      taskId: task.id,
-      kind: 'run.interrupted',
-      level: 'warn',
-      message: `run ${id} was ${INTERRUPTED_REASON}`,
-      data: { runId: id },
-    });
-  }
-  const runId = newRunId();
-  const log = request.logPath ?? path.join(logDir(ctx.store, ctx.key, task.id), `${runId}-${request.kind}.log`);
   const sandbox = `ssh:${host.name}`;
-  insertRun(ctx.store, {
-    id: runId,
-    project: ctx.key,
-    taskId: task.id,
-    kind: request.kind,
-    label: request.label,
-    argv: [...request.argv],
-    cwd: task.path,
-    sandbox,
-    containment: 'process-group',
-    startedAt: new Date().toISOString(),
-    logPath: log,
-  });
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'run.started',
-    message: `${request.kind} ${request.label} started on host ${host.name} (log ${log})`,
-    data: { runId, kind: request.kind, log, command: [...request.argv] },
-  });
+  const started = beginRun(ctx, task, request, sandbox, 'process-group', ` on host ${host.name}`);
+  const { runId, log } = started;
   let result: SuperviseResult;
   try {
     result = await supervise({
@@ -360,14 +254,12 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
       command: 'ssh',
     });
   } catch (err) {
-    const reason = `could not run: ${err instanceof Error ? err.message : String(err)}`;
-    abandonRun(ctx.store, runId, reason);
+    runNotStarted(ctx, task, request, started, err);
     throw err;
   }
   const lost = lostConnection(result, host);
   const reason = lost ?? explain(result, request.timeoutMs, null);
-  finishRun(ctx.store, runId, result, reason);
-  const ok = result.exitCode === 0 && !result.timedOut && result.canceledBy === null;
+  endRun(ctx, task, request, started, result, reason, ` on host ${host.name}`);
   if (lost) {
     ctx.store.addEvent({
       project: ctx.key,
@@ -378,23 +270,6 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
       data: { host: host.name, runId },
     });
   }
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'run.ended',
-    level: ok ? 'info' : 'warn',
-    message: `${request.kind} ${request.label} on host ${host.name}: ${reason ?? `exit ${result.exitCode}`} after ${result.durationMs}ms (log ${log})`,
-    data: {
-      runId,
-      kind: request.kind,
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.timedOut,
-      durationMs: result.durationMs,
-      log,
-      survivors: [],
-    },
-  });
   // What the run committed there comes back now, checked; a lost connection leaves it for the next command.
   if (!lost) await syncBack(ctx, task);
   return {
@@ -492,17 +367,6 @@ export function exitStatusOf(outcome: RunOutcome): number {
 }
 
 /** Why the run did not succeed: timeout and cancel first, else what the log says (a mount step, the sandbox). */
-function explain(result: SuperviseResult, timeoutMs: number | undefined, failure: string | null): string | null {
-  const ending = result.forced ? 'SIGKILL after the grace period' : 'SIGTERM';
-  if (result.timedOut) return `timed out after ${timeoutMs}ms; ended with ${ending}`;
-  if (result.outputClosed) {
-    const { stream, code } = result.outputClosed;
-    return `${stream} closed (${code})${code === 'EPIPE' ? ': the reader went away' : ''}; ended with ${ending}`;
-  }
-  if (result.canceledBy) return `canceled by ${result.canceledBy} to warren; ended with ${ending}`;
-  if (result.exitCode !== 0) return failure;
-  return null;
-}
 
 function tail(file: string): string {
   try {
