@@ -1,11 +1,10 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
-import { BIN, makeRepo, type TestRepo } from '../helpers/repo.js';
+import { BIN, makeRepo } from '../helpers/repo.js';
+import { freePort, startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
 
 /**
  * `--runner ssh:NAME` (src/run/ssh/): the "other machine" is a second local user behind sshd on
@@ -14,124 +13,20 @@ import { BIN, makeRepo, type TestRepo } from '../helpers/repo.js';
  */
 const noSshd = unavailable(import.meta.filename, 'sshd');
 
-const USER = 'warrenssh';
-let dir = '';
-let port = 0;
-let sshd: ChildProcess | null = null;
-let userHome = '';
-
-function sh(cmd: string, args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
-
-/** As the host's user. */
-function asHost(command: string): { code: number; out: string } {
-  const r = spawnSync('su', ['-s', '/bin/sh', USER, '-c', command], { encoding: 'utf8', timeout: 60_000 });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}`.trim() };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port: p } = server.address() as net.AddressInfo;
-      server.close(() => resolve(p));
-    });
-  });
-}
-
-function answers(p: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(p, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  });
-}
-
-async function waitFor(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !ok(); i++) await new Promise((res) => setTimeout(res, 100));
-}
-
-/** A repository whose user declares host `box` (this user's sshd); its own WARREN_HOME there. */
-function hostRepo(files: Record<string, string> = {}, hostPort = port): TestRepo {
-  const repo = makeRepo({ files: { 'README.md': '# main\n', ...files } });
-  const remoteHome = path.join(userHome, `wh-${path.basename(path.dirname(repo.root))}`);
-  fs.mkdirSync(repo.home, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(
-    path.join(repo.home, 'config.yaml'),
-    [
-      'hosts:',
-      '  box:',
-      `    ssh: ${USER}@127.0.0.1`,
-      `    port: ${hostPort}`,
-      `    identity: ${path.join(dir, 'key')}`,
-      `    warren: [${JSON.stringify(process.execPath)}, ${JSON.stringify(BIN)}]`,
-      `    home: ${remoteHome}`,
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-  return repo;
-}
-
-function hostTip(repo: TestRepo, branch: string): string {
-  const home = path.join(userHome, `wh-${path.basename(path.dirname(repo.root))}`);
-  return asHost(`cd ${home}/remote/*/repo && git rev-parse --verify -q refs/heads/${branch}`).out;
-}
+let host: SshHost;
 
 describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
   beforeAll(async () => {
-    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-sshd-')));
-    if (spawnSync('id', ['-u', USER]).status !== 0) sh('useradd', ['-m', '-s', '/bin/sh', USER]);
-    sh('usermod', ['-p', '*', USER]); // sshd refuses a locked account
-    userHome = sh('sh', ['-c', `getent passwd ${USER} | cut -d: -f6`]);
-    sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'key')]);
-    sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'hostkey')]);
-    fs.mkdirSync(path.join(userHome, '.ssh'), { recursive: true, mode: 0o700 });
-    fs.copyFileSync(path.join(dir, 'key.pub'), path.join(userHome, '.ssh', 'authorized_keys'));
-    fs.writeFileSync(path.join(userHome, '.gitconfig'), '[user]\n\tname = host\n\temail = host@example.com\n');
-    sh('chown', ['-R', USER, path.join(userHome, '.ssh'), path.join(userHome, '.gitconfig')]);
-    port = await freePort();
-    fs.writeFileSync(
-      path.join(dir, 'sshd_config'),
-      [
-        'ListenAddress 127.0.0.1',
-        `Port ${port}`,
-        `HostKey ${path.join(dir, 'hostkey')}`,
-        `PidFile ${path.join(dir, 'sshd.pid')}`,
-        'AuthorizedKeysFile .ssh/authorized_keys',
-        'PasswordAuthentication no',
-        'KbdInteractiveAuthentication no',
-        'UsePAM no',
-        'StrictModes no',
-        '',
-      ].join('\n'),
-    );
-    fs.mkdirSync('/run/sshd', { recursive: true });
-    sshd = spawn('/usr/sbin/sshd', ['-D', '-f', path.join(dir, 'sshd_config'), '-E', path.join(dir, 'sshd.log')], {
-      stdio: 'ignore',
-    });
-    for (let i = 0; i < 600 && !(await answers(port)); i++) await new Promise((res) => setTimeout(res, 100));
-    // The host's user runs this checkout's warren.
-    const can = asHost(`${process.execPath} ${BIN} --version`);
-    if (can.code !== 0) throw new Error(`${USER} cannot run ${BIN} (make the checkout readable to it): ${can.out}`);
+    host = await startSshHost('warrenssh');
   }, 120_000);
 
-  afterAll(() => {
-    sshd?.kill('SIGTERM');
-    // The connection masters of every test's WARREN_HOME end with their sshd; their home folders there go.
-    spawnSync('pkill', ['-u', USER]);
-    for (const e of fs.existsSync(userHome) ? fs.readdirSync(userHome) : [])
-      if (e.startsWith('wh-')) fs.rmSync(path.join(userHome, e), { recursive: true, force: true });
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => host?.stop());
 
   it(
     'new → exec → checkpoint → land → rm: runs there, commits come back checked, lands here, removed there',
     { timeout: 300_000 },
     async () => {
-      const repo = hostRepo();
+      const repo = host.hostRepo();
       const made = await repo.warrenJson<{ path: string; state: string }>('new', 'feat', 'a', '--runner', 'ssh:box');
       expect(made.code, made.stderr).toBe(0);
       expect(made.json.state).toBe('ready');
@@ -145,8 +40,8 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
         'id -un; pwd; echo one > one.txt; git add one.txt; git commit -qm one',
       );
       expect(ran.code, ran.stderr).toBe(0);
-      expect(ran.stdout).toContain(USER);
-      expect(ran.stdout).toContain(userHome); // the host's workspace, not this one
+      expect(ran.stdout).toContain(host.user);
+      expect(ran.stdout).toContain(host.userHome); // the host's workspace, not this one
       // Its commit is here, on the task's branch, and in the workspace here.
       expect(repo.git('log', '--format=%s', '-1', 'feat/a')).toBe('one');
       expect(fs.readFileSync(path.join(made.json.path, 'one.txt'), 'utf8')).toBe('one\n');
@@ -171,7 +66,7 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
 
       const rm = await repo.warren('rm', 'a');
       expect(rm.code, rm.stderr).toBe(0);
-      expect(hostTip(repo, 'feat/a')).toBe(''); // the branch there is gone
+      expect(host.hostTip(repo, 'feat/a')).toBe(''); // the branch there is gone
       const scan = await repo.warrenJson<{ strays: unknown[] }>('scan');
       expect(scan.json.strays).toEqual([]);
     },
@@ -181,7 +76,7 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
     'refuses fetched commits that touch a protected path or do not descend from what the branch had: the branch stays',
     { timeout: 300_000 },
     async () => {
-      const repo = hostRepo({ 'warren.yaml': 'protected: [secret.txt]\n' });
+      const repo = host.hostRepo({ 'warren.yaml': 'protected: [secret.txt]\n' });
       expect((await repo.warren('new', 'feat', 'g', '--runner', 'ssh:box')).code).toBe(0);
       const before = repo.git('rev-parse', 'feat/g');
       const bad = await repo.warrenJson(
@@ -223,12 +118,12 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
     'refuses, exit 2 and nothing made: an undeclared host, a host in warren.yaml, a host that does not answer',
     { timeout: 300_000 },
     async () => {
-      const repo = hostRepo();
+      const repo = host.hostRepo();
       const unknown = await repo.warrenJson<{ error: { code: string } }>('new', 'feat', 'u', '--runner', 'ssh:nope');
       expect(unknown.code).toBe(2);
       expect(unknown.json.error.code).toBe('HOST_UNKNOWN');
 
-      const closed = hostRepo({}, await freePort());
+      const closed = host.hostRepo({}, await freePort());
       const down = await closed.warrenJson<{ error: { code: string } }>('new', 'feat', 'd', '--runner', 'ssh:box');
       expect(down.code).toBe(2);
       expect(down.json.error.code).toBe('RUNNER_UNAVAILABLE');
@@ -246,7 +141,7 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
     'a connection cut mid-run: the run ends there, scan names the task, the next command brings its commit back',
     { timeout: 300_000 },
     async () => {
-      const repo = hostRepo();
+      const repo = host.hostRepo();
       expect((await repo.warren('new', 'feat', 'c', '--runner', 'ssh:box')).code).toBe(0);
       const child = spawn(
         process.execPath,
@@ -268,20 +163,14 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
       await waitFor(() => out.includes('committed'));
       expect(out).toContain('committed');
       // The connection goes: its master (this WARREN_HOME's) is killed.
-      const socket = path.join(repo.home, 'run', 'ssh', 'box.sock');
-      const check = spawnSync(
-        'ssh',
-        ['-o', `ControlPath=${socket}`, '-p', String(port), '-O', 'check', `${USER}@127.0.0.1`],
-        { encoding: 'utf8' },
-      );
-      const pid = /pid=(\d+)/.exec(check.stderr)?.[1];
-      expect(pid, check.stderr).toBeDefined();
-      process.kill(Number(pid), 'SIGKILL');
+      const pid = host.masterPid(repo);
+      expect(pid).not.toBeNull();
+      process.kill(pid!, 'SIGKILL');
       const code = await exited;
       expect(code).not.toBe(0);
       // The command there ended with the connection.
-      await waitFor(() => asHost('pgrep -u warrenssh -f "[s]leep 300"').code !== 0);
-      expect(asHost('pgrep -u warrenssh -f "[s]leep 300"').code).not.toBe(0);
+      await waitFor(() => host.asHost(`pgrep -u ${host.user} -f "[s]leep 300"`).code !== 0);
+      expect(host.asHost(`pgrep -u ${host.user} -f "[s]leep 300"`).code).not.toBe(0);
 
       const scan = await repo.warrenJson<{ strays: { kind: string; id?: string }[] }>('scan');
       expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'remote-unfetched', id: 'c' })]);
