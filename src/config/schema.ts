@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HOST_NAME } from './names.js';
 
 /** `warren.yaml`. Unknown keys and wrong types are errors that name the key (strict objects). */
 
@@ -293,8 +294,6 @@ export type CommandSpec = z.infer<typeof command>;
  * `$WARREN_HOME/config.yaml`: the user's own settings, which a repository cannot set. Settings
  * that place files outside the repository live here (or in the environment), never in warren.yaml.
  */
-/** A host's name in `hosts:` and in `--runner ssh:NAME`. */
-export const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 
 /**
  * A machine tasks may run on (`warren new --runner ssh:NAME`): how to reach it over SSH and the

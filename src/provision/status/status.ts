@@ -96,36 +96,48 @@ export function upperChanges(
   const hidden = (rel: string): boolean =>
     view === null ? false : 'merged' in view ? !lexists(path.join(view.merged, rel)) : view.hidden.has(rel);
   const inLower = (rel: string): boolean => lexists(path.join(lower, rel));
+  // What each upper folder holds (overlay's markers aside), from the walk itself: the snapshot's
+  // entries a folder lacks are then found by its listing alone, not an lstat of each.
+  const held = new Map<string, Set<string>>();
+  const hold = (dir: string, name: string): void => {
+    let names = held.get(dir);
+    if (names === undefined) held.set(dir, (names = new Set()));
+    names.add(name);
+  };
   const inUpper = (rel: string): boolean => {
-    const st = lstatOrNull(path.join(upper, rel));
-    return st !== null && overlayMarker(path.posix.basename(rel), st) === null;
+    const slash = rel.lastIndexOf('/');
+    return held.get(slash < 0 ? '' : rel.slice(0, slash))?.has(rel.slice(slash + 1)) === true;
   };
-  const lowerChildrenGone = (dir: string, gone: (child: string) => boolean): void => {
-    for (const name of listDir(path.join(lower, dir))) {
-      const child = dir === '' ? name : `${dir}/${name}`;
-      if (!inUpper(child) && gone(child)) changes.set(child, 'deleted');
-    }
-  };
+  const pending: { dir: string; gone: (child: string) => boolean }[] = [];
+  const lowerChildrenGone = (dir: string, gone: (child: string) => boolean): void => void pending.push({ dir, gone });
+  const whiteouts: string[] = [];
   walkTree(upper, (rel, st) => {
     if (rel === '') return;
     const slash = rel.lastIndexOf('/');
     const dir = slash < 0 ? '' : rel.slice(0, slash);
     const marker = overlayMarker(rel.slice(slash + 1), st);
+    if (marker === null) hold(dir, rel.slice(slash + 1));
     if (marker?.kind === 'opaque') {
       lowerChildrenGone(dir, () => true);
     } else if (marker?.kind === 'whiteout') {
-      const of = dir === '' ? marker.of : `${dir}/${marker.of}`;
-      if (inLower(of) && !inUpper(of)) changes.set(of, 'deleted');
+      whiteouts.push(dir === '' ? marker.of : `${dir}/${marker.of}`);
     } else if (st.isDirectory()) {
       if (!inLower(rel)) changes.set(rel, 'added');
       else if (view !== null) lowerChildrenGone(rel, hidden);
-    } else {
+    } else if (verdicts.knownSame(rel, st) !== true) {
       // Content, not presence: a file the install rewrote identically is no change (issue 41).
       const below = lstatOrNull(`${lower}/${rel}`); // joined by hand, as walkTree does: 20,000 of them
       if (below === null) changes.set(rel, 'added');
       else if (!verdicts.same(rel, `${upper}/${rel}`, st, `${lower}/${rel}`, below)) changes.set(rel, 'modified');
     }
   });
+  // After the walk, when every folder's entries are known.
+  for (const of of whiteouts) if (inLower(of) && !inUpper(of)) changes.set(of, 'deleted');
+  for (const { dir, gone } of pending)
+    for (const name of listDir(path.join(lower, dir))) {
+      const child = dir === '' ? name : `${dir}/${name}`;
+      if (!inUpper(child) && gone(child)) changes.set(child, 'deleted');
+    }
   return [...changes].map(([p, change]) => ({ path: p, change })).sort((a, b) => a.path.localeCompare(b.path));
 }
 
@@ -183,7 +195,8 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
       view = read.view;
       if (read.error) out.unknown = read.error;
     }
-    const verdicts = new SameVerdicts(path.join(path.dirname(r.upper), SAME_FILE));
+    // The snapshot is immutable: a verdict whose upper entry has not moved needs no look below.
+    const verdicts = new SameVerdicts(path.join(path.dirname(r.upper), SAME_FILE)).forLower(lstatOrNull(r.lower));
     changes = upperChanges(r.upper, r.lower, view, verdicts);
     verdicts.save();
   } else if (r.since !== undefined && !modeKind(r.mode).layered) {

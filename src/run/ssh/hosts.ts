@@ -1,4 +1,5 @@
-import { HOST_NAME, type HostConfig } from '../../config/schema.js';
+import { HOST_NAME } from '../../config/names.js';
+import type { HostConfig } from '../../config/schema.js';
 import { WarrenError } from '../../errors.js';
 import type { Task } from '../../state/types.js';
 import type { ProjectContext } from '../../workspace/context.js';
