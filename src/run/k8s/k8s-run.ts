@@ -28,8 +28,8 @@ const GATE_ID_PREFIX = 'queue-';
 
 /** The cluster a task runs in, or null when it runs here. A task claimed already stays where its claim is. */
 export function clusterOf(ctx: ProjectContext, task: Task): string | null {
-  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in the
-  // repository's sandbox: a claim for it would outlive the gate (docs/design/runners.md#kubernetes).
+  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in a
+  // container when its batch holds a cluster's task (src/queue/gate.ts, docs/design/runners.md#where-the-gate-runs).
   if (task.id.startsWith(GATE_ID_PREFIX)) return null;
   const claimed = readLedger(claimPlace(ctx.store.home, ctx.key, task.id).dir);
   if (claimed) return claimed.cluster;
