@@ -8,7 +8,7 @@ import { packHere, podValues, safeRelative, stateFolders, unpackHere } from '../
 import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
 import { pointAt } from '../helpers/agent-cli.js';
 import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
-import { COMMAND, NOTE, startModelServer } from '../helpers/model-server.js';
+import { COMMAND, FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from '../helpers/repo.js';
 
 /**
@@ -80,6 +80,8 @@ describe.skipIf(skip !== null)('a real agent CLI in a Kubernetes task (loopback 
       const ran = JSON.parse(run.stdout) as { exitCode: number; log: string; sandbox: string; session: string };
       expect(run.code, `${run.stderr}\n${fs.existsSync(ran.log) ? fs.readFileSync(ran.log, 'utf8') : ''}`).toBe(0);
       expect(ran.sandbox).toBe('k8s:loop');
+      // The run's record here: its log holds the agent's answer, streamed from the pod.
+      expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
       // The model's edit and command, made in the pod's clone, brought back to the workspace here.
       expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
       expect(fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8')).toBe('/work/task\n');
