@@ -15,6 +15,7 @@ import { startGateServices, stopGateServices } from '../services/gate.js';
 import { sandboxKindFor, sandboxKindOf, strictestSandbox, type SandboxKind } from '../config/sandbox.js';
 import { allocatePorts, DEFAULT_PORT_COUNT, releasePorts } from '../run/ports.js';
 import { removeTaskTmp } from '../run/task-tmp.js';
+import { clusterOf } from '../run/k8s/k8s-run.js';
 import type { Task } from '../state/types.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
@@ -67,9 +68,15 @@ export const GATE_PREFIX = '.queue-';
  * The sandbox the gate's commands run in: the strictest of warren.yaml's and of each task in the
  * batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
  * task made `--sandbox bwrap` has its tests gated in bwrap even where warren.yaml names none.
+ * A task that runs in a cluster counts as a container: its code was written where nothing of this
+ * machine was reachable, so it is gated in a container here, never on the host
+ * (docs/design/runners.md#where-the-gate-runs).
  */
 export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): SandboxKind {
-  return strictestSandbox([sandboxKindOf(ctx.config), ...tasks.map((t) => sandboxKindFor(ctx, t))]);
+  return strictestSandbox([
+    sandboxKindOf(ctx.config),
+    ...tasks.map((t) => (clusterOf(ctx, t) !== null ? 'container' : sandboxKindFor(ctx, t))),
+  ]);
 }
 
 let gateSerial = 0;

@@ -49,6 +49,8 @@ export const EXECUTION_EVENTS = {
   'runner.claimed': payload<{ cluster: string; claim: string; pod: string; namespace: string }>(),
   'runner.brought_back': payload<{ cluster: string; claim: string; head: string; tree: string; moved: boolean }>(),
   'runner.claim_left': payload<{ problem: string }>(),
+  /** A run's folders (an agent's state) that did not all come back from the task's sandbox. */
+  'runner.state_left': payload<{ cluster: string; pod: string; problems: string[] }>(),
   // src/run/ssh/: a task on another machine — made there, its commits fetched back and checked, refused, removed there.
   'remote.created': payload<{ host: string; path: string; base: string }>(),
   'remote.fetched': payload<{ host: string; from: string; to: string }>(),

@@ -21,6 +21,7 @@ import { containerExecArgv, containerFor } from './container/container-run.js';
 import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
+import { stateFolders } from './k8s/state-folders.js';
 import { taskHost, type Host } from './ssh/hosts.js';
 import { hostRunArgv, hostRunFrame, lostConnection } from './ssh/remote-run.js';
 import { markPending, pendingOnHost, syncBack } from './ssh/remote-task.js';
@@ -112,8 +113,10 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     profile.kind === 'container' && cluster === null ? await containerFor(ctx, task, profile, mounts, found) : null;
   // What an earlier run committed inside and a crash kept from being taken, first; then where the branch is.
   const branch = container ? await containerBranch(ctx, task) : null;
-  // A task in a cluster: its claim Ready and its branch in the sandbox, before the run is recorded.
-  const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts);
+  // A task in a cluster: its claim Ready, its branch and the run's own folders (an agent's state) in
+  // the sandbox, before the run is recorded.
+  const folders = cluster === null ? [] : stateFolders(task, request.writable ?? []);
+  const claim: TaskClaim | null = cluster === null ? null : await k8sFor(ctx, task, cluster, mounts, folders);
   const started = beginRun(
     ctx,
     task,
@@ -152,7 +155,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       bridge: bridgeScript(),
     };
     const argv = claim
-      ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request))
+      ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request, folders))
       : container
         ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
         : sandboxArgv(profile, task.path, request.argv, bridge, staging);
@@ -172,7 +175,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
       ...(staging ? { staged: staging.sources } : {}),
-      ...(request.final ? { final: finalWatch(ctx, task, runId, request.argv, request.final) } : {}),
+      // In a cluster the final-result marker is the pod's, and its processes are not this machine's: not watched.
+      ...(request.final && !claim ? { final: finalWatch(ctx, task, runId, request.argv, request.final) } : {}),
     });
   } catch (err) {
     runNotStarted(ctx, task, request, started, err);
@@ -196,7 +200,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   endRun(ctx, task, request, started, result, reason);
   // What the run left in the sandbox comes back (checked) before anything here reads the workspace;
   // a refusal is said once the run is recorded.
-  if (claim) await k8sAfter(ctx, task, claim);
+  if (claim) await k8sAfter(ctx, task, claim, folders);
   return {
     runId,
     exitCode: result.exitCode,

@@ -16,6 +16,7 @@ import { sandboxProfileFor } from './sandbox.js';
 import { AGENT_ENV } from './declared-env.js';
 import { assertRunnable } from './task-env.js';
 import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
+import { clusterOf } from './k8s/k8s-run.js';
 import { logDir, newRunId } from './records.js';
 import { assertTrusted } from '../trust/trust.js';
 
@@ -103,7 +104,8 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
     const task = requireTask(ctx, id);
     // Refused before the agent's state folder is made or seeded (runInTask checks it again).
     assertRunnable(task, 'agent');
-    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none';
+    // A task in a cluster runs in its sandbox there, whatever warren.yaml's `sandbox:` says.
+    const sandboxed = sandboxProfileFor(ctx, task).kind !== 'none' || clusterOf(ctx, task) !== null;
     if (options.mcp && sandboxed) {
       throw new WarrenError(
         'USAGE',

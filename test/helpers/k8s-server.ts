@@ -70,7 +70,16 @@ function podman(...args: string[]): string {
   return r.stdout.trim();
 }
 
-export async function startK8sServer(dir: string): Promise<K8sServer> {
+export interface K8sServerOptions {
+  /**
+   * What the sandboxes' image has installed besides the base (an agent CLI): host folders bound
+   * read-only at a path of the pod's (`{podPath: hostPath}`), and commands linked from
+   * /usr/local/bin, on the pod's PATH (`{name: podPath}`).
+   */
+  image?: { folders?: Record<string, string>; bin?: Record<string, string> };
+}
+
+export async function startK8sServer(dir: string, options: K8sServerOptions = {}): Promise<K8sServer> {
   const validate = schemas();
   const label = `warren.test.k8s=${randomBytes(6).toString('hex')}`;
   const store = new Map<string, Map<string, Obj>>();
@@ -78,10 +87,18 @@ export async function startK8sServer(dir: string): Promise<K8sServer> {
   const created: K8sServer['created'] = [];
   const warm: string[] = [];
   let count = 0;
+  const installed: string[] = [];
+  for (const [at, from] of Object.entries(options.image?.folders ?? {})) installed.push('-v', `${from}:${at}:ro`);
+  if (options.image?.bin) {
+    const bin = path.join(dir, 'image-bin');
+    fs.mkdirSync(bin, { recursive: true });
+    for (const [name, target] of Object.entries(options.image.bin)) fs.symlinkSync(target, path.join(bin, name));
+    installed.push('-v', `${bin}:/usr/local/bin:ro`);
+  }
   // warren's template's pod, as podman: its emptyDirs (/work, /tmp) as tmpfs, no capability.
   const sandbox = (): string => {
     const name = `sandbox-${++count}-${randomBytes(3).toString('hex')}`;
-    const binds = SYSTEM.filter((p) => fs.existsSync(p)).flatMap((p) => ['-v', `${p}:${p}:ro`]);
+    const binds = [...SYSTEM.filter((p) => fs.existsSync(p)).flatMap((p) => ['-v', `${p}:${p}:ro`]), ...installed];
     podman(
       'run',
       '-d',

@@ -263,6 +263,30 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
     },
   );
 
+  it(
+    "land: the gate of a batch with a task in a cluster runs in a container here (the container runner's), never on the host",
+    { timeout: 300_000 },
+    async () => {
+      // Passes only under the container runner's init (perl is its first process; here it is not).
+      const repo = clusterRepo(
+        {},
+        `runner: k8s:loop\nverify:\n  - { id: contained, run: 'test "$(cat /proc/1/comm)" = perl' }\n`,
+      );
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'g');
+      expect(made.code, made.stderr).toBe(0);
+      expect((await repo.warren('exec', 'g', '--', 'sh', '-c', 'echo gated > gated.txt')).code).toBe(0);
+      expect((await repo.warren('checkpoint', 'g', '-m', 'gated')).code).toBe(0);
+      const landed = await repo.warren('land', 'g');
+      expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
+      expect(`${landed.stdout}${landed.stderr}`).toContain('sandbox container');
+      expect(repo.git('show', 'main:gated.txt')).toBe('gated');
+      // The gate's container went with its integration workspace.
+      expect(podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Names}}').out).toBe('');
+      const removed = await repo.warren('rm', 'g');
+      expect(removed.code, removed.stderr).toBe(0);
+    },
+  );
+
   it('new refuses a cluster config.yaml does not declare (exit 2, nothing made)', async () => {
     const repo = clusterRepo({}, 'runner: k8s:nowhere\n');
     const r = await runWarren(['new', 'feat', 'x'], { cwd: repo.root, home: repo.home });

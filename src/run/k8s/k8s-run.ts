@@ -8,7 +8,9 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { pickEnv, SANDBOX_ENV } from '../declared-env.js';
 import { containerInitScript, k8sExecScript } from '../helper-scripts.js';
 import { taskEnv } from '../task-env.js';
+import { taskTmpPath } from '../task-tmp.js';
 import { claimPlace, readLedger } from './ledger.js';
+import { bringStateBack, podValues, sendState, type StateFolder } from './state-folders.js';
 import type { TaskClaim } from './task-claim.js';
 
 /**
@@ -26,20 +28,21 @@ const GATE_ID_PREFIX = 'queue-';
 
 /** The cluster a task runs in, or null when it runs here. A task claimed already stays where its claim is. */
 export function clusterOf(ctx: ProjectContext, task: Task): string | null {
-  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in the
-  // repository's sandbox: a claim for it would outlive the gate (docs/design/runners.md#kubernetes).
+  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in a
+  // container when its batch holds a cluster's task (src/queue/gate.ts, docs/design/runners.md#where-the-gate-runs).
   if (task.id.startsWith(GATE_ID_PREFIX)) return null;
   const claimed = readLedger(claimPlace(ctx.store.home, ctx.key, task.id).dir);
   if (claimed) return claimed.cluster;
   return ctx.config.runner.startsWith('k8s:') ? ctx.config.runner.slice(4) : null;
 }
 
-/** The task's sandbox, claimed and Ready, with the task's branch in it. */
+/** The task's sandbox, claimed and Ready, with the task's branch and the run's folders (state-folders.ts) in it. */
 export async function k8sFor(
   ctx: ProjectContext,
   task: Task,
   cluster: string,
   mounts: readonly RunMount[],
+  folders: readonly StateFolder[],
 ): Promise<TaskClaim> {
   if (mounts.length > 0) {
     throw new WarrenError(
@@ -52,11 +55,37 @@ export async function k8sFor(
   const { sendBranch } = await import('./git-sync.js');
   const claim = await ensureTaskClaim(ctx, task, cluster);
   await sendBranch(ctx, task, claim);
+  if (folders.length > 0) {
+    await sendState(task, claim, folders);
+  }
   return claim;
 }
 
-/** What the run left in the sandbox, brought back and checked (git-sync.ts). */
-export async function k8sAfter(ctx: ProjectContext, task: Task, claim: TaskClaim): Promise<void> {
+/**
+ * What the run left in the sandbox: its folders copied back here (what could not be is said,
+ * and the run's work still comes back), then its work, brought back and checked (git-sync.ts).
+ */
+export async function k8sAfter(
+  ctx: ProjectContext,
+  task: Task,
+  claim: TaskClaim,
+  folders: readonly StateFolder[],
+): Promise<void> {
+  if (folders.length > 0) {
+    const problems = await bringStateBack(claim, folders).catch((err: unknown) => [String(err)]);
+    if (problems.length > 0) {
+      const message = `task ${task.id}: not everything of the run's folders came back from its sandbox (${problems.slice(0, 3).join('; ')}); what did is here, the rest is still in pod ${claim.pod}`;
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: task.id,
+        kind: 'runner.state_left',
+        level: 'warn',
+        message,
+        data: { cluster: claim.cluster.name, pod: claim.pod, problems: problems.slice(0, 20) },
+      });
+      ctx.reporter.line(`warren: warn: ${message}`);
+    }
+  }
   const { bringBack } = await import('./git-sync.js');
   await bringBack(ctx, task, claim);
 }
@@ -65,19 +94,27 @@ const POD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * The command's environment in the pod: what a sandboxed command is given (the declared list,
- * the task's own variables, this run's), with paths of the pod's: the workspace, TMPDIR, HOME.
+ * the task's own variables, this run's), with paths of the pod's: the workspace, TMPDIR, HOME,
+ * and the run's folders and files named in its own variables (an agent's state folder).
  * Nothing else of warren's environment goes there.
  */
 export function podEnv(
   ctx: ProjectContext,
   task: Task,
   request: { env?: Record<string, string>; passEnv?: readonly string[] },
+  folders: readonly StateFolder[],
 ): Record<string, string> {
   const declared = pickEnv(process.env, [...SANDBOX_ENV, ...(request.passEnv ?? []), ...(ctx.user.sandbox_env ?? [])]);
+  const places = {
+    folders,
+    tmp: taskTmpPath(ctx.store.home, ctx.key, task.id),
+    workspace: task.path,
+    podWorkspace: POD_WORKSPACE,
+  };
   return {
     ...declared,
     ...taskEnv(ctx, task),
-    ...request.env,
+    ...podValues(request.env ?? {}, places),
     PATH: POD_PATH,
     HOME: '/tmp',
     TMPDIR: '/tmp',
