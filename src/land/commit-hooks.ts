@@ -31,6 +31,14 @@ export interface CommitHooks {
   ctx: ProjectContext;
   task: Task;
   wt: Worktree;
+  /** The hooks run so far and how long each took: a checkpoint's time is mostly theirs (issue 41). */
+  ran: HookRun[];
+}
+
+/** A hook checkpoint ran, and its wall time. */
+export interface HookRun {
+  hook: CommitHook;
+  ms: number;
 }
 
 export async function prepareCommitHooks(ctx: ProjectContext, task: Task, wt: Worktree): Promise<CommitHooks> {
@@ -43,7 +51,7 @@ export async function prepareCommitHooks(ctx: ProjectContext, task: Task, wt: Wo
     GIT_PREFIX: '',
     GIT_EXEC_PATH: await gitExecPath(),
   };
-  return { author, env, ctx, task, wt };
+  return { author, env, ctx, task, wt, ran: [] };
 }
 
 /**
@@ -120,7 +128,8 @@ async function runHook(h: CommitHooks, name: CommitHook, args: readonly string[]
   const file = findHook(h, name);
   if (!file) return null;
   const { ctx, task, wt, env } = h;
-  return runInTask(ctx, task, {
+  const started = Date.now();
+  const outcome = await runInTask(ctx, task, {
     kind: 'hook',
     label: name,
     argv: [file, ...args],
@@ -134,6 +143,8 @@ async function runHook(h: CommitHooks, name: CommitHook, args: readonly string[]
       ctx.root,
     ]),
   });
+  h.ran.push({ hook: name, ms: Date.now() - started });
+  return outcome;
 }
 
 async function mustPass(h: CommitHooks, name: CommitHook, args: readonly string[]): Promise<void> {

@@ -13,6 +13,7 @@ interface CheckpointJson {
   head: string;
   nothingToCommit: boolean;
   unstaged: string[];
+  hooks: { hook: string; ms: number }[];
 }
 
 describe('warren checkpoint', () => {
@@ -188,6 +189,9 @@ describe('the commit hooks, as git commit runs them', () => {
     const r = await repo.warrenJson<CheckpointJson>('checkpoint', 'H-1', '-m', 'a feature');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(gitIn(ws, 'log', '-1', '--format=%B', 'HEAD')).toBe('feat: a feature\n\nSigned-off-by: hook');
+    // What its time went to: each hook it ran, timed (a checkpoint's seconds are its hooks', issue 41).
+    expect(r.json.hooks.map((h) => h.hook)).toEqual(['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit']);
+    expect(r.json.hooks.every((h) => Number.isInteger(h.ms) && h.ms >= 0)).toBe(true);
     const date = gitIn(ws, 'log', '-1', '--format=%ad', '--date=raw', 'HEAD');
     const lines = fs.readFileSync(log, 'utf8').split('\n');
     const variables = `  index=${gitDir}/index author=Warren Test date=@${date} dir=${gitDir}`;

@@ -1,4 +1,4 @@
-import { checkpointTask } from '../../land/checkpoint.js';
+import { checkpointTask, hookTimes } from '../../land/checkpoint.js';
 import { terminalText } from '../../util/terminal-text.js';
 import type { Register } from '../command.js';
 
@@ -28,8 +28,10 @@ export const registerCheckpoint: Register = (program, run) => {
           env.log(
             `warren: left provisioned path(s) out of the commit: ${r.unstaged.map((p) => terminalText(p)).join(', ')}`,
           );
+        // A checkpoint's time is mostly its hooks' (husky's pre-commit running lint-staged): said with its result.
+        const hooks = r.hooks.length > 0 ? ` (hooks: ${hookTimes(r.hooks)})` : '';
         const human = r.commit
-          ? `committed ${r.commit.slice(0, 12)} on ${r.branch}`
+          ? `committed ${r.commit.slice(0, 12)} on ${r.branch}${hooks}`
           : `nothing to commit; ${r.branch} stays at ${r.head.slice(0, 12)}`;
         return { data: r, human };
       }),
