@@ -1,5 +1,14 @@
 // A real project's shape, end to end, against doing the same by hand in the same run (issue 41).
-// The repository is built offline from local files: the deps-20k fixture's package.json and
+// Two shapes (BENCH_SHAPE): `luxon` (the default, below) and `vue`: a pnpm workspace of 16
+// packages (each depending on the one before by `workspace:*`, twelve of them on one of
+// deps-20k's dependencies each; about 23,000 installed entries), with the root's `preinstall`
+// (only pnpm may install, as `npx only-allow pnpm` checks) and `postinstall` (a per-checkout
+// file, as simple-git-hooks writes), and a test per package. Its lockfile is made once, offline,
+// by `pnpm install` against bench/npm-registry.js (deps-20k's packages from the npm cache);
+// every install after it is `pnpm install --frozen-lockfile --offline` from a pnpm store of the
+// run's own, in a task and by hand alike.
+//
+// luxon: the repository is built offline from local files: the deps-20k fixture's package.json and
 // lockfile (about 20,000 installed files, from the npm cache .ci/deps-20k fills) with a
 // husky-style `prepare` script (it writes .husky/_ and sets core.hooksPath, as husky 9 does) and
 // a test runner that prints jest's `PASS file` / `FAIL file` lines; warren.yaml provisions
@@ -19,8 +28,8 @@
 // Goals: ready ≤ 0.3× by hand and ≤ 10 MB per task; status ≤ 1 s; fleet ≤ 500 ms for 20
 // tasks; landing ≤ 0.6× by hand. Prints; never fails on a slow machine.
 //
-//   npm run bench realworld            BENCH_TASKS=20 BENCH_TEST_S=4 BENCH_ROUNDS=3
-import { execFileSync, spawnSync } from 'node:child_process';
+//   npm run bench realworld            BENCH_TASKS=20 BENCH_TEST_S=4 BENCH_ROUNDS=3 BENCH_SHAPE=vue
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BIN, machine, median, ROOT, run, startServe, time, tmp } from './lib.js';
@@ -28,6 +37,7 @@ import { BIN, machine, median, ROOT, run, startServe, time, tmp } from './lib.js
 const TASKS = Number(process.env.BENCH_TASKS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TEST_S = Number(process.env.BENCH_TEST_S ?? 4);
+const SHAPE = process.env.BENCH_SHAPE === 'vue' ? 'vue' : 'luxon';
 const where = Object.fromEntries(
   execFileSync(path.join(ROOT, '.ci/deps-20k'), ['--where'], { encoding: 'utf8' })
     .trim()
@@ -39,9 +49,15 @@ if (!fs.existsSync(where.marker)) {
   execFileSync(path.join(ROOT, '.ci/deps-20k'), { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const CACHE = path.join(ROOT, '.bench-cache', 'npm-cache');
-const INSTALL = `npm ci --offline --no-audit --no-fund --loglevel=error --cache=${CACHE}`;
-
 const base = tmp('warren-bench-realworld-');
+const STORE = path.join(base, 'pnpm-store');
+const INSTALL =
+  SHAPE === 'vue'
+    ? `pnpm install --frozen-lockfile --offline --store-dir=${STORE} --reporter=silent`
+    : `npm ci --offline --no-audit --no-fund --loglevel=error --cache=${CACHE}`;
+/** Where the i-th module and test file go: one folder (luxon), or package i % 16's (vue). */
+const pkgDir = (i) => (SHAPE === 'vue' ? path.join('packages', `p${i % 16}`) : '.');
+
 const repo = path.join(base, 'repo');
 const hand = path.join(base, 'hand');
 const env = { ...process.env, WARREN_HOME: path.join(base, 'home') };
@@ -59,48 +75,42 @@ const ms = (fn) => {
 };
 const duK = (dir, cross = true) => Number(ok(['du', '-sk', ...(cross ? [] : ['-x']), dir]).split('\t')[0]);
 
-/** The project: husky-style prepare, a jest-like runner, 300 modules with 30 test files. */
-function makeProject() {
-  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
-  fs.mkdirSync(path.join(repo, 'test'), { recursive: true });
+/** The project: husky-style prepare (luxon) or a pnpm workspace (vue), a jest-like runner, 300 modules with 30 test files. */
+async function makeProject() {
   fs.mkdirSync(path.join(repo, 'scripts'), { recursive: true });
-  const pkg = JSON.parse(fs.readFileSync(path.join(where.fixture, 'package.json'), 'utf8'));
-  pkg.scripts = { prepare: 'node scripts/prepare.js', test: 'node test/run.js' };
+  const fixture = JSON.parse(fs.readFileSync(path.join(where.fixture, 'package.json'), 'utf8'));
+  const pkg = SHAPE === 'vue' ? vueShape(fixture) : luxonShape(fixture);
   fs.writeFileSync(path.join(repo, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
-  fs.copyFileSync(path.join(where.fixture, 'package-lock.json'), path.join(repo, 'package-lock.json'));
-  fs.writeFileSync(
-    path.join(repo, 'scripts', 'prepare.js'),
-    [
-      "const fs = require('fs');",
-      "const { execFileSync } = require('child_process');",
-      "fs.mkdirSync('.husky/_', { recursive: true });",
-      "fs.writeFileSync('.husky/_/pre-commit', '#!/bin/sh\\nexit 0\\n', { mode: 0o755 });",
-      "try { execFileSync('git', ['config', 'core.hooksPath', '.husky/_']); } catch {}",
-      '',
-    ].join('\n'),
-  );
-  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(repo, 'src', `m${i}.js`), `exports.value = () => ${i};\n`);
-  for (let i = 0; i < 30; i++)
+  for (let i = 0; i < 300; i++) {
+    fs.mkdirSync(path.join(repo, pkgDir(i), 'src'), { recursive: true });
+    fs.writeFileSync(path.join(repo, pkgDir(i), 'src', `m${i}.js`), `exports.value = () => ${i};\n`);
+  }
+  for (let i = 0; i < 30; i++) {
+    fs.mkdirSync(path.join(repo, pkgDir(i), 'test'), { recursive: true });
     fs.writeFileSync(
-      path.join(repo, 'test', `m${i}.test.js`),
+      path.join(repo, pkgDir(i), 'test', `m${i}.test.js`),
       `module.exports = () => require('../src/m${i}.js').value() === ${i};\n`,
     );
-  // jest's output: PASS or FAIL per file; the suite takes about BENCH_TEST_S seconds.
+  }
+  // jest's output: PASS or FAIL per file (each package's, in the vue shape); the suite takes about BENCH_TEST_S seconds.
   fs.writeFileSync(
-    path.join(repo, 'test', 'run.js'),
+    path.join(repo, 'scripts', 'test.js'),
     [
       "const fs = require('fs'); const path = require('path');",
       `const until = Date.now() + ${TEST_S * 1000}; while (Date.now() < until) {}`,
+      "const root = path.join(__dirname, '..');",
+      `const dirs = ${SHAPE === 'vue' ? "fs.readdirSync(path.join(root, 'packages')).sort().map((p) => path.join('packages', p, 'test'))" : "['test']"};`,
       'let failed = 0;',
-      "for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {",
-      '  let pass = false; try { pass = require(path.join(__dirname, f))() === true; } catch {}',
-      "  console.log(`${pass ? 'PASS' : 'FAIL'} test/${f}`); if (!pass) failed++;",
-      '}',
+      'for (const dir of dirs)',
+      "  for (const f of fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.test.js')).sort()) {",
+      '    let pass = false; try { pass = require(path.join(root, dir, f))() === true; } catch {}',
+      "    console.log(`${pass ? 'PASS' : 'FAIL'} ${dir}/${f}`); if (!pass) failed++;",
+      '  }',
       'process.exit(failed ? 1 : 0);',
       '',
     ].join('\n'),
   );
-  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n.husky/_/\n');
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n.husky/_/\n.postinstall-ran\n');
   fs.writeFileSync(
     path.join(repo, 'warren.yaml'),
     [
@@ -117,17 +127,99 @@ function makeProject() {
   g('config', 'user.name', 'bench');
   g('config', 'user.email', 'bench@example.invalid');
   g('config', 'gc.auto', '0');
+  if (SHAPE === 'vue') await resolveOffline(); // pnpm-lock.yaml, and the store every later install reads
   g('add', '-A');
-  g('commit', '-q', '-m', 'a luxon-shaped project');
-  ok(['sh', '-c', INSTALL]); // the main checkout's own install (its prepare sets core.hooksPath)
+  g('commit', '-q', '-m', `a ${SHAPE}-shaped project`);
+  ok(['sh', '-c', INSTALL]); // the main checkout's own install (its lifecycle scripts run)
   warren('trust', '--yes');
+}
+
+/** luxon: deps-20k's dependencies, husky 9's `prepare` (writes .husky/_, sets core.hooksPath). */
+function luxonShape(fixture) {
+  fs.copyFileSync(path.join(where.fixture, 'package-lock.json'), path.join(repo, 'package-lock.json'));
+  fs.writeFileSync(
+    path.join(repo, 'scripts', 'prepare.js'),
+    [
+      "const fs = require('fs');",
+      "const { execFileSync } = require('child_process');",
+      "fs.mkdirSync('.husky/_', { recursive: true });",
+      "fs.writeFileSync('.husky/_/pre-commit', '#!/bin/sh\\nexit 0\\n', { mode: 0o755 });",
+      "try { execFileSync('git', ['config', 'core.hooksPath', '.husky/_']); } catch {}",
+      '',
+    ].join('\n'),
+  );
+  return { ...fixture, scripts: { prepare: 'node scripts/prepare.js', test: 'node scripts/test.js' } };
+}
+
+/** vue: a pnpm workspace of 16 packages, root `preinstall` and `postinstall`. */
+function vueShape(fixture) {
+  const deps = Object.entries(fixture.dependencies);
+  fs.writeFileSync(path.join(repo, 'pnpm-workspace.yaml'), "packages:\n  - 'packages/*'\n");
+  for (let i = 0; i < 16; i++) {
+    const dependencies = {};
+    if (i > 0) dependencies[`@shaped/p${i - 1}`] = 'workspace:*';
+    if (i < 12) dependencies[deps[i % deps.length][0]] = deps[i % deps.length][1];
+    fs.mkdirSync(path.join(repo, 'packages', `p${i}`), { recursive: true });
+    fs.writeFileSync(
+      path.join(repo, 'packages', `p${i}`, 'package.json'),
+      `${JSON.stringify({ name: `@shaped/p${i}`, version: '3.5.13', private: true, dependencies }, null, 2)}\n`,
+    );
+  }
+  // only-allow pnpm, and simple-git-hooks' per-checkout write.
+  fs.writeFileSync(
+    path.join(repo, 'scripts', 'preinstall.js'),
+    "if (!/^pnpm\\//.test(process.env.npm_config_user_agent || '')) { console.error('Use pnpm'); process.exit(1); }\n",
+  );
+  fs.writeFileSync(
+    path.join(repo, 'scripts', 'postinstall.js'),
+    "require('fs').writeFileSync('.postinstall-ran', '');\n",
+  );
+  return {
+    name: 'shaped',
+    private: true,
+    version: '3.5.13',
+    packageManager: 'pnpm@9.15.9',
+    scripts: {
+      preinstall: 'node scripts/preinstall.js',
+      postinstall: 'node scripts/postinstall.js',
+      test: 'node scripts/test.js',
+    },
+    devDependencies: Object.fromEntries(deps.slice(0, 2)),
+  };
+}
+
+/** `pnpm install` against the offline registry: writes pnpm-lock.yaml and fills the run's store. */
+async function resolveOffline() {
+  const registry = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bench', 'npm-registry.js'), path.join(where.fixture, 'package-lock.json'), CACHE],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    const url = await new Promise((resolve, reject) => {
+      registry.stdout.once('data', (d) => resolve(String(d).trim()));
+      registry.once('exit', (code) => reject(new Error(`bench/npm-registry.js exited (${code})`)));
+    });
+    const r = await run('pnpm', ['install', `--registry=${url}`, `--store-dir=${STORE}`, '--reporter=silent'], {
+      cwd: repo,
+      env,
+    });
+    if (r.code !== 0) throw new Error(`pnpm install against ${url} failed: ${r.stderr}`);
+    fs.rmSync(path.join(repo, 'node_modules'), { recursive: true, force: true });
+    for (const p of fs.readdirSync(path.join(repo, 'packages')))
+      fs.rmSync(path.join(repo, 'packages', p, 'node_modules'), { recursive: true, force: true });
+  } finally {
+    registry.kill();
+  }
 }
 
 const results = {};
 const note = (k, v) => (results[k] ??= []).push(v);
 
 try {
-  makeProject();
+  await makeProject();
   fs.mkdirSync(hand);
   // The first task makes the shared snapshot: timed apart, and its disk is not a task's.
   note(
@@ -202,8 +294,8 @@ try {
   // Landing 6: each adds a passing test of its own; t3 breaks src/m0.js, which only test/m0 shows.
   const land = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'];
   const work = (dir, i) => {
-    if (i === 3) fs.writeFileSync(path.join(dir, 'src', 'm0.js'), 'exports.value = () => -1;\n');
-    else fs.writeFileSync(path.join(dir, 'test', `new${i}.test.js`), `module.exports = () => true;\n`);
+    if (i === 3) fs.writeFileSync(path.join(dir, pkgDir(0), 'src', 'm0.js'), 'exports.value = () => -1;\n');
+    else fs.writeFileSync(path.join(dir, pkgDir(i + 1), 'test', `new${i}.test.js`), `module.exports = () => true;\n`);
   };
   for (const [i, id] of land.entries()) {
     const made = JSON.parse(warren('--json', 'new', 'feat', id));
@@ -238,7 +330,11 @@ try {
 
   const m = (k) => median(results[k]);
   const x = (a, b) => `${(m(a) / m(b)).toFixed(2)}×`;
-  console.log(`realworld (luxon-shaped: deps-20k + husky prepare + jest-like tests ≈ ${TEST_S} s), ${machine()}`);
+  const shape =
+    SHAPE === 'vue'
+      ? 'vue-shaped: pnpm workspace of 16 packages from deps-20k + preinstall/postinstall'
+      : 'luxon-shaped: deps-20k + husky prepare';
+  console.log(`realworld (${shape} + jest-like tests ≈ ${TEST_S} s), ${machine()}`);
   console.log(`${ROUNDS} interleaved rounds; medians`);
   console.log(`| what | warren | by hand | ratio | goal |`);
   console.log(`|---|---|---|---|---|`);
