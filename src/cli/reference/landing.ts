@@ -9,6 +9,7 @@ export const LANDING: Readonly<Record<string, CommandReference>> = {
   nothingToCommit: boolean;
   unstaged: string[];              // provisioned paths staged by hand, taken back out
   warnings: string[];              // shared-git changes that were not refused
+  hooks: { hook: string; ms: number }[]; // the commit hooks it ran, each timed
 }`,
     exit: [
       [0, 'committed, or nothing to commit'],
@@ -40,7 +41,8 @@ $ warren --json checkpoint cart
   "branch": "feat/cart",
   "nothingToCommit": true,
   "unstaged": [],
-  "warnings": []
+  "warnings": [],
+  "hooks": []
 }
 [exit 0]`,
     see: [
