@@ -14,7 +14,7 @@ import { portsAudit } from './run/audit-ports.js';
 import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { k8sCreate, k8sGc, k8sRemove } from './run/k8s/k8s-steps.js';
-import { sshAudit, sshCreate, sshRemove } from './run/ssh/ssh-steps.js';
+import { sshAudit, sshCreate, sshGc, sshRemove } from './run/ssh/ssh-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
@@ -68,7 +68,7 @@ import { RESTORE } from './workspace/restore.js';
 export const FEATURES = {
   container: { create: { container: containerCreate }, remove: containerRemove, gc: { containers: containerGc } },
   k8s: { create: { k8s: k8sCreate }, remove: k8sRemove, gc: { claims: k8sGc } },
-  ssh: { create: { ssh: sshCreate }, remove: sshRemove, audit: { ssh: sshAudit } },
+  ssh: { create: { ssh: sshCreate }, remove: sshRemove, gc: { hosts: sshGc }, audit: { ssh: sshAudit } },
   provision: {
     create: { provision: provisionCreate },
     remove: provisionRemove,
@@ -151,6 +151,7 @@ export const LIFECYCLE: Lifecycle = {
     F.services.gc.services,
     F.container.gc.containers,
     F.k8s.gc.claims,
+    F.ssh.gc.hosts,
   ],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [F.checkout.beforeRun, F.provision.beforeRun, F.services.beforeRun],

@@ -206,4 +206,56 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
       expect((await repo.warrenJson<Strays>('scan')).json.strays).toEqual([]);
     },
   );
+
+  it(
+    'gc removes what a task gone here left on its host, and keeps it while it holds a commit that is not here',
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo();
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'o', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const ran = await repo.warren(
+        'exec',
+        'o',
+        '--',
+        'sh',
+        '-c',
+        'echo o > o.txt; git add o.txt; git commit -qm o; pwd',
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const there = ran.stdout.trim().split('\n').pop() ?? '';
+      const fetched = repo.git('rev-parse', 'feat/o');
+      // A commit there that was never fetched, then the task's workspace here deleted and pruned by hand: gc forgets its row.
+      expect(host.asHost(`cd ${there} && git commit -q --allow-empty -m later`).code).toBe(0);
+      fs.rmSync(made.json.path, { recursive: true, force: true });
+      repo.git('worktree', 'prune');
+      const first = await repo.warrenJson<{ removed: { kind: string }[]; kept: { kind: string; reason: string }[] }>(
+        'gc',
+      );
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.json.removed).toEqual([expect.objectContaining({ kind: 'vanished' })]);
+      // The host's branch holds a commit that is not here: kept, and why.
+      expect(first.json.kept.filter((k) => k.kind === 'remote-orphan')).toEqual([
+        expect.objectContaining({ kind: 'remote-orphan', reason: expect.stringContaining('not here') }),
+      ]);
+      expect(host.hostTip(repo, 'feat/o')).not.toBe('');
+      const scan = await repo.warrenJson<Strays>('scan');
+      expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'remote-orphan', id: 'o' })]);
+
+      // Nothing there that is not here (the later commit dropped there): gc removes it there.
+      expect(host.asHost(`cd ${there} && git reset -q --hard ${fetched}`).code).toBe(0);
+      const second = await repo.warrenJson<{ removed: { kind: string; id?: string }[]; kept: { kind: string }[] }>(
+        'gc',
+      );
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.json.removed).toEqual([expect.objectContaining({ kind: 'remote-orphan', id: 'o' })]);
+      expect(second.json.kept.filter((k) => k.kind === 'remote-orphan')).toEqual([]);
+      expect(host.hostTip(repo, 'feat/o')).toBe('');
+      expect(host.asHost(`test -e ${there}`).code).not.toBe(0);
+      expect(host.hostTip(repo, 'refs/warren/sent/o')).toBe('');
+      expect((await repo.warrenJson<Strays>('scan')).json.strays).toEqual([]);
+      // The branch here keeps what was fetched (gc leaves a handed-over task's branch to the user).
+      expect(repo.git('rev-parse', 'feat/o')).toBe(fetched);
+    },
+  );
 });

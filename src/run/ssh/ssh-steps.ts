@@ -1,6 +1,6 @@
 import type { Stray } from '../../workspace/scan.js';
 import { taskLockPath } from '../../workspace/locks.js';
-import type { AuditSection, CreateStep, RemoveStep } from '../../workspace/types.js';
+import type { AuditSection, CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
 import { isHolderAlive, readHolder } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { connect } from './connection.js';
@@ -45,6 +45,15 @@ export const sshRemove: RemoveStep = {
   },
 };
 
+/** `gc`: what tasks gone here left on their hosts, removed there when nothing would be lost (remote-gc.ts). */
+export const sshGc: GcStep = {
+  name: 'hosts',
+  async collect(ctx) {
+    const { collectRemoteOrphans } = await import('./remote-gc.js');
+    return collectRemoteOrphans(ctx);
+  },
+};
+
 export const sshAudit: AuditSection = {
   name: 'runner',
   async collect(ctx, task) {
@@ -83,7 +92,7 @@ export function remoteStrays(ctx: ProjectContext): Stray[] {
       strays.push({
         kind: 'remote-orphan',
         id,
-        reason: `no task ${id} here, but host ${record.host} may still have its workspace (${record.path ?? 'never made'})`,
+        reason: `no task ${id} here, but host ${record.host} may still have its workspace (${record.path ?? 'never made'}); \`warren gc\` removes it there when it holds nothing that is not here`,
       });
       continue;
     }
