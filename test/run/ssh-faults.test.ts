@@ -80,6 +80,20 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
     async () => {
       const repo = host.hostRepo();
       expect((await repo.warren('new', 'feat', 'a', '--runner', 'ssh:box')).code).toBe(0);
+      // Where it runs, as audit and show (the dashboard's and MCP's view too) say it.
+      const shown = await repo.warrenJson<{ runner: Record<string, unknown> }>('show', 'a');
+      expect(shown.json.runner).toMatchObject({
+        runner: 'ssh:box',
+        where: 'host',
+        name: 'box',
+        address: `${host.user}@127.0.0.1:${host.port}`,
+        remotePath: expect.stringContaining(host.userHome),
+        pending: false,
+      });
+      const audit = await repo.warren('audit', 'a');
+      expect(audit.stdout).toContain('runner: host box over SSH');
+      expect(audit.stdout).toContain('boundary: on host box, through its own warren');
+      expect(audit.stdout).toContain("on host box: the host's warren draws the profile");
       const ran = await repo.warren(
         'exec',
         'a',
@@ -194,6 +208,7 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
 
       const scan = await repo.warrenJson<Strays>('scan');
       expect(scan.json.strays).toEqual([expect.objectContaining({ kind: 'remote-unfetched', id: 'c' })]);
+      expect((await repo.warrenJson<{ runner: { pending: boolean } }>('show', 'c')).json.runner.pending).toBe(true);
       const next = await repo.warren('exec', 'c', '--', 'git', 'log', '--format=%s', '-1');
       expect(next.code, next.stderr).toBe(0);
       expect(next.stdout).toContain('cut');

@@ -1,6 +1,6 @@
 import type { Stray } from '../../workspace/scan.js';
 import { taskLockPath } from '../../workspace/locks.js';
-import type { AuditSection, CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
+import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
 import { isHolderAlive, readHolder } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { connect } from './connection.js';
@@ -51,31 +51,6 @@ export const sshGc: GcStep = {
   async collect(ctx) {
     const { collectRemoteOrphans } = await import('./remote-gc.js');
     return collectRemoteOrphans(ctx);
-  },
-};
-
-export const sshAudit: AuditSection = {
-  name: 'runner',
-  async collect(ctx, task) {
-    const name = remoteHostName(task);
-    if (name === null) return { data: { runner: 'here' }, lines: ['runner: here (this machine)'] };
-    const host = ctx.user.hosts?.[name];
-    const record = readRecord(ctx.store.home, ctx.key, task.id);
-    const data = {
-      runner: `ssh:${name}`,
-      ssh: host?.ssh ?? null,
-      port: host?.port ?? null,
-      remotePath: record?.path ?? null,
-      pending: record?.pending ?? null,
-    };
-    return {
-      data,
-      lines: [
-        `runner: host ${name} over SSH (${host ? `${host.ssh}${host.port ? ` port ${host.port}` : ''}` : 'not declared in config.yaml any more'}); its workspace there: ${record?.path ?? 'unknown'}`,
-        "  its commands run through the host's warren, in the host's sandbox; commits come back by git and are checked here (descent, protected paths) before the branch moves",
-        ...(record?.pending ? ['  commits made there may not be fetched back yet: the next command fetches them'] : []),
-      ],
-    };
   },
 };
 
