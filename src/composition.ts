@@ -12,9 +12,10 @@ import {
 } from './provision/provision-steps.js';
 import { portsAudit } from './run/audit-ports.js';
 import { containerCreate, containerGc, containerRemove } from './run/container/container-steps.js';
+import { runnerAudit } from './run/audit-runner.js';
 import { sandboxAudit } from './run/audit-sandbox.js';
 import { k8sCreate, k8sGc, k8sRemove } from './run/k8s/k8s-steps.js';
-import { sshAudit, sshCreate, sshRemove } from './run/ssh/ssh-steps.js';
+import { sshCreate, sshGc, sshRemove } from './run/ssh/ssh-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
@@ -68,7 +69,7 @@ import { RESTORE } from './workspace/restore.js';
 export const FEATURES = {
   container: { create: { container: containerCreate }, remove: containerRemove, gc: { containers: containerGc } },
   k8s: { create: { k8s: k8sCreate }, remove: k8sRemove, gc: { claims: k8sGc } },
-  ssh: { create: { ssh: sshCreate }, remove: sshRemove, audit: { ssh: sshAudit } },
+  ssh: { create: { ssh: sshCreate }, remove: sshRemove, gc: { hosts: sshGc } },
   provision: {
     create: { provision: provisionCreate },
     remove: provisionRemove,
@@ -81,7 +82,7 @@ export const FEATURES = {
     create: { ports: portsCreate, risk: riskCreate, setup: setupCreate },
     remove: executionRemove,
     gc: { runLogs: runLogsGc },
-    audit: { ports: portsAudit, sandbox: sandboxAudit },
+    audit: { runner: runnerAudit, ports: portsAudit, sandbox: sandboxAudit },
   },
   services: {
     create: { services: servicesCreate },
@@ -151,14 +152,15 @@ export const LIFECYCLE: Lifecycle = {
     F.services.gc.services,
     F.container.gc.containers,
     F.k8s.gc.claims,
+    F.ssh.gc.hosts,
   ],
   // A cow checkout lost to a reboot is mounted again before the layers inside it.
   beforeRun: [F.checkout.beforeRun, F.provision.beforeRun, F.services.beforeRun],
   // Once a run's processes are gone: the database sessions it left (src/services/pg-sessions.ts).
   afterRun: [F.services.afterRun],
-  // `warren audit`: git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
+  // `warren audit`: where it runs and what holds it (every runner), git sharing and hooks, then what was provisioned, ports, what a sandboxed command sees, compose binds.
   audit: [
-    F.ssh.audit.ssh,
+    F.execution.audit.runner,
     F.audit.audit.git,
     F.audit.audit.hooks,
     F.provision.audit.provisioned,

@@ -180,7 +180,7 @@ const TWINS: readonly Twin[] = [
   {
     op: 'GET /api/task',
     how: 'equal',
-    // The task view's task and services are `show`'s; its diff's files are `diff --stat`'s.
+    // The task view's task (where it runs too) and services are `show`'s; its diff's files are `diff --stat`'s.
     run: async (f) => {
       const view = (await f.web(`/api/task?project=${f.project}&id=a1`)) as {
         task: Json;
@@ -191,8 +191,12 @@ const TWINS: readonly Twin[] = [
       const stat = (await f.cli('diff', 'a1', '--stat')) as { files: Json[] };
       const files = (list: Json[]) => list.map((x) => pick(x, 'path', 'status', 'added', 'deleted'));
       return {
-        front: { task: pick(view.task, ...IDENTITY), services: view.services, files: files(view.diff.value.files) },
-        cli: { task: pick(shown, ...IDENTITY), services: shown.services, files: files(stat.files) },
+        front: {
+          task: pick(view.task, ...IDENTITY, 'runner'),
+          services: view.services,
+          files: files(view.diff.value.files),
+        },
+        cli: { task: pick(shown, ...IDENTITY, 'runner'), services: shown.services, files: files(stat.files) },
       };
     },
   },

@@ -138,6 +138,24 @@ export function taskSkeleton(project, id, routed) {
   );
 }
 
+/** Where the task's processes run (the task view's `runner`: show's), and what holds them. */
+function runnerCell(r) {
+  const where =
+    r.where === 'host'
+      ? [`on host ${r.name} (${r.address ?? 'not declared any more'}) in `, el('code', {}, r.remotePath ?? '?')]
+      : r.where === 'cluster'
+        ? [`in cluster ${r.name}, claim `, el('code', {}, r.handle ?? '?')]
+        : [`here${r.handle ? `, container ${r.handle}` : ''}`];
+  return el(
+    'span',
+    { title: r.boundary },
+    el('code', {}, r.runner),
+    ' ',
+    ...where,
+    r.pending ? el('span', { class: 'muted' }, ' (commits there not fetched yet)') : '',
+  );
+}
+
 /** The task's facts: what the fleet shows of it, and where it is. */
 function factsOf(t, detailed) {
   return kv([
@@ -149,6 +167,7 @@ function factsOf(t, detailed) {
           detailed ? `${t.base} (${t.behind ?? '?'} behind, ${t.ahead ?? '?'} ahead)` : [t.base, ' ', skeleton()],
         ],
     ['path', el('code', {}, t.path)],
+    ...(t.runner ? [['runs', runnerCell(t.runner)]] : []),
     ['open in', editorLinks(t)],
     ['age', age(t.createdAt)],
     ['changes', detailed ? (t.changes === null ? '?' : String(t.changes)) : skeleton()],

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
 import { revParse } from '../git/refs.js';
-import { detachMain, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
+import { detachMain, dropRef, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
 import { statusOf } from '../git/status.js';
 import { checkpointTask } from '../land/checkpoint.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -119,7 +119,9 @@ export async function hostReport(ctx: ProjectContext, id: string): Promise<Repor
 
 /** The task's workspace and branch here removed: the coordinator has fetched its commits (an archive is kept here too). */
 export async function hostRemove(ctx: ProjectContext, id: string): Promise<{ removed: boolean }> {
-  if (!ctx.store.getTask(ctx.key, validateTaskId(id))) return { removed: false };
-  await removeTask(ctx, id, { discard: true });
-  return { removed: true };
+  const had = ctx.store.getTask(ctx.key, validateTaskId(id)) !== null;
+  if (had) await removeTask(ctx, id, { discard: true });
+  // What the coordinator pushed for it (its base) goes too: nothing of the task is left here.
+  await dropRef(ctx.repo.root, `refs/warren/sent/${id}`);
+  return { removed: had };
 }

@@ -9,6 +9,8 @@ import { claimPlace, readLedger } from './k8s/ledger.js';
 import type { SandboxProfile } from './sandbox.js';
 import { sandboxProfileFor } from './sandbox.js';
 import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
+import { sandboxKindFor } from '../config/sandbox.js';
+import { remoteHostName } from './ssh/hosts.js';
 
 /**
  * `warren audit ID`, section "sandbox": what a command of the task can see and write when it
@@ -18,6 +20,17 @@ import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 export const sandboxAudit: AuditSection = {
   name: 'sandbox',
   async collect(ctx, task) {
+    const host = remoteHostName(task);
+    if (host !== null) {
+      // Its commands see the host's profile, with the host's paths: not this machine's.
+      const kind = sandboxKindFor(ctx, task);
+      return {
+        data: { kind, host },
+        lines: [
+          `${kind}, on host ${host}: the host's warren draws the profile from its own paths (\`warren audit ${task.id}\` there lists them)`,
+        ],
+      };
+    }
     const cluster = clusterOf(ctx, task);
     if (cluster !== null) return clusterAudit(ctx, task, cluster);
     const profile = sandboxProfileFor(ctx, task);

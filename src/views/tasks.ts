@@ -1,4 +1,5 @@
 import { bringBackTask } from '../run/ssh/remote-task.js';
+import { whereItRuns } from '../run/where-it-runs.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { conflictsOf, lastMap } from '../conflicts/view.js';
 import { taskConflicts } from '../conflicts/operations.js';
@@ -44,6 +45,8 @@ export function showView(ctx: ProjectContext, rawId: string, events = 20) {
     state: task.state,
     createdAt: task.createdAt,
     data: task.data,
+    // Where its processes run (this machine, a host over SSH, a cluster) and what holds them.
+    runner: whereItRuns(ctx, task),
     // An invalid warren.yaml does not hide the task (show opens it leniently): no services then.
     services: ctx.configProblem ? [] : taskServices(ctx, task),
     // The payload's own fields first: one named like the event's (a run's `kind`: exec or agent) never hides it.

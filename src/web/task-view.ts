@@ -10,6 +10,7 @@ import { branchCommits } from '../workspace/git-view.js';
 import { taskConflictPairs } from '../conflicts/operations.js';
 import type { PairResult } from '../conflicts/types.js';
 import { requireTask } from '../workspace/tasks.js';
+import { whereItRuns, type WhereItRuns } from '../run/where-it-runs.js';
 import { taskServices } from '../services/operations.js';
 import type { ServiceStatus } from '../services/task-services.js';
 import { fleetTask, taskDetails, type FleetTask, type TaskDetails } from './fleet.js';
@@ -26,7 +27,7 @@ export type Readout<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export interface TaskView {
   /** The fleet's row and what git and the workspace say about it: the task view asks for both at once. */
-  task: FleetTask & Omit<TaskDetails, 'id'>;
+  task: FleetTask & Omit<TaskDetails, 'id'> & { runner: WhereItRuns };
   events: WarrenEvent[];
   setup: WarrenEvent | null;
   verify: WarrenEvent | null;
@@ -82,7 +83,7 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
   ]);
   const { id: _, ...detailsOfTask } = details;
   return {
-    task: { ...fleetTask(ctx, task), ...detailsOfTask },
+    task: { ...fleetTask(ctx, task), ...detailsOfTask, runner: whereItRuns(ctx, task) },
     events,
     setup: newestOfKinds(events, SETUP_KINDS),
     verify: newestOfKinds(events, VERIFY_KINDS),

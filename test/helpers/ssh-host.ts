@@ -26,6 +26,10 @@ export interface SshHost {
   hostTip(repo: TestRepo, branch: string): string;
   /** The pid of this repository's ssh connection master, or null. */
   masterPid(repo: TestRepo): number | null;
+  /** The host stops answering new connections (its sshd's listener ends; connections made stay). */
+  down(): Promise<void>;
+  /** The host answers again, on the same port. */
+  up(): Promise<void>;
   stop(): void;
 }
 
@@ -86,12 +90,16 @@ export async function startSshHost(user = 'warrenssh'): Promise<SshHost> {
     ].join('\n'),
   );
   fs.mkdirSync('/run/sshd', { recursive: true });
-  const sshd: ChildProcess = spawn(
-    '/usr/sbin/sshd',
-    ['-D', '-f', path.join(dir, 'sshd_config'), '-E', path.join(dir, 'sshd.log')],
-    { stdio: 'ignore' },
-  );
-  for (let i = 0; i < 600 && !(await answers(port)); i++) await new Promise((res) => setTimeout(res, 100));
+  const startSshd = async (): Promise<ChildProcess> => {
+    const started = spawn(
+      '/usr/sbin/sshd',
+      ['-D', '-f', path.join(dir, 'sshd_config'), '-E', path.join(dir, 'sshd.log')],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 600 && !(await answers(port)); i++) await new Promise((res) => setTimeout(res, 100));
+    return started;
+  };
+  let sshd = await startSshd();
 
   const asHost = (command: string): { code: number; out: string } => {
     const r = spawnSync('su', ['-s', '/bin/sh', user, '-c', command], { encoding: 'utf8', timeout: 60_000 });
@@ -141,6 +149,14 @@ export async function startSshHost(user = 'warrenssh'): Promise<SshHost> {
       );
       const pid = /pid=(\d+)/.exec(check.stderr)?.[1];
       return pid === undefined ? null : Number(pid);
+    },
+    async down() {
+      const exited = new Promise((resolve) => sshd.once('exit', resolve));
+      sshd.kill('SIGTERM');
+      await exited;
+    },
+    async up() {
+      sshd = await startSshd();
     },
     stop() {
       sshd.kill('SIGTERM');

@@ -23,6 +23,12 @@ export const registerShow: Register = (program, run) => {
           `branch  ${terminalText(task.branch)}`,
           `base    ${terminalText(task.base)} ${task.baseCommit.slice(0, 12)}`,
           `path    ${terminalText(task.path)}`,
+          // A task on another machine: where (its boundary is `warren audit`'s).
+          ...(task.runner.where === 'here'
+            ? []
+            : [
+                `runs    ${task.runner.runner}${task.runner.remotePath ? ` in ${terminalText(task.runner.remotePath)}` : ''}${task.runner.pending ? ' (commits there not fetched back yet)' : ''}`,
+              ]),
           `created ${task.createdAt}`,
           ...(services.length > 0
             ? ['', 'services:', ...services.map((s) => `  ${serviceLine(s)}${s.log ? `  log ${s.log}` : ''}`)]

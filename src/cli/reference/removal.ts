@@ -144,7 +144,7 @@ warren: warn: risk medium (setup hello binds a port); recommended sandbox bwrap,
   },
   scan: {
     json: `{ strays: { kind: StrayKind; path?: string; id?: string; branch?: string; reason: string }[] }
-// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan-branch | foreign (a path warren did not make: listed, never deleted) | remote-unfetched (a task on a host whose commits there are not fetched back yet) | remote-orphan (a host's record with no task here)`,
+// StrayKind: vanished | displaced | stranded | unclaimed | prunable | mounted | orphan-branch | foreign (a path warren did not make: listed, never deleted) | remote-unfetched (a task on a host whose commits there are not fetched back yet) | remote-orphan (a host's record with no task here: gc removes its workspace there when that holds nothing not here)`,
     exit: [[0, 'the scan ran (strays are data, not failures)']],
     errors: ['NOT_A_REPO'],
     example: `$ warren scan

@@ -167,6 +167,12 @@ $ warren --json list --archived
   id: string; type: string; branch: string; path: string;
   base: string; baseCommit: string; state: TaskState; createdAt: string;
   data: object;            // what later stages recorded: provision, checkout, ports, risk, setup, verify, landed, services, …
+  runner: {                // where its processes run and what holds them (\`warren audit\`'s "runner" section)
+    runner: string;        // none | bwrap | container | ssh:NAME | k8s:NAME
+    where: 'here' | 'host' | 'cluster'; sandbox: 'none' | 'bwrap' | 'container' | 'k8s';
+    name: string | null; address: string | null; remotePath: string | null; pending: boolean;
+    handle: string | null; boundary: string;   // handle: its container, or its claim in the cluster
+  };
   services: {              // warren.yaml's services: as \`service start\` prints each
     name: string; kind: 'postgres' | 'redis' | 'run'; state: 'running' | 'stopped' | 'crashed' | 'absent' | 'external';
     url: string | null; port: number | null; log: string | null; exitCode?: number | null; database?: string; from?: string;

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { WarrenError } from '../../errors.js';
+import { WarrenError, isWarrenError } from '../../errors.js';
 import { isAncestor } from '../../git/history.js';
 import { revParse } from '../../git/refs.js';
 import { dropRef, fastForwardWorkspace, fetchInto, pathsBetween, pushCommits } from '../../git/ssh-transfer.js';
 import { compilePolicy } from '../../config/protected.js';
 import type { Task } from '../../state/types.js';
+import { faultPoint } from '../../system/fault.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { pinned } from '../../workspace/pinned.js';
@@ -205,13 +206,21 @@ export async function syncBack(ctx: ProjectContext, task: Task): Promise<{ from:
   if (!record?.repo || !record.created) return null;
   const host = hostNamed(ctx, record.host);
   await connect(home, host, `task ${task.id}`);
+  faultPoint('ssh', 'fetching');
   const tip = await fetchInto(
     ctx.repo,
     gitUrl(host, record.repo),
     gitSshCommand(home, host),
     `refs/heads/${task.branch}`,
     quarantineRef(task.id),
-  );
+  ).catch((err: unknown) => {
+    // A lost connection mid-fetch: git moved no ref, so the branch here and the commits there are as they were.
+    throw new WarrenError(
+      'REMOTE_FAILED',
+      `could not fetch task ${task.id}'s commits from host ${host.name} (${lastLine(err)}); the task's branch here is as it was, and its commits stay on the host.`,
+      { hint: `Once the host answers again, run the command again: it fetches them (\`warren status ${task.id}\`).` },
+    );
+  });
   if (tip === null) {
     throw new WarrenError(
       'REMOTE_FAILED',
@@ -237,6 +246,17 @@ export async function syncBack(ctx: ProjectContext, task: Task): Promise<{ from:
     data: { host: host.name, from: local, to: tip },
   });
   return { from: local, to: tip };
+}
+
+/** What ssh (else git) said of a failed fetch, in one line. */
+function lastLine(err: unknown): string {
+  const details = err instanceof WarrenError ? err.details : undefined;
+  const said = typeof details?.stderr === 'string' ? details.stderr : err instanceof Error ? err.message : String(err);
+  const lines = said
+    .split('\n')
+    .map((l) => l.replace(/\r$/, '').trim())
+    .filter((l) => l !== '');
+  return lines.find((l) => l.startsWith('ssh:')) ?? lines.at(-1) ?? 'no output';
 }
 
 /** The guard on fetched commits: what the task's branch had must be an ancestor, and no protected path touched. */
@@ -310,7 +330,16 @@ export async function bringBackTask(ctx: ProjectContext, id: string): Promise<vo
 export async function bringBack(ctx: ProjectContext, task: Task, clean: string | null): Promise<void> {
   const record = readRecord(ctx.store.home, ctx.key, task.id);
   if (!record) return;
-  await syncBack(ctx, task);
+  try {
+    await syncBack(ctx, task);
+  } catch (err) {
+    // What the command that asked would have done is said too (land: "nothing was landed").
+    if (clean === null || !isWarrenError(err, 'REMOTE_FAILED')) throw err;
+    throw new WarrenError('REMOTE_FAILED', `${err.message} ${clean}`, {
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+      cause: err,
+    });
+  }
   if (clean === null) return;
   const report = await reportRemote(ctx, task);
   if (report.dirty) {

@@ -1,6 +1,6 @@
 import type { Stray } from '../../workspace/scan.js';
 import { taskLockPath } from '../../workspace/locks.js';
-import type { AuditSection, CreateStep, RemoveStep } from '../../workspace/types.js';
+import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
 import { isHolderAlive, readHolder } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { connect } from './connection.js';
@@ -45,28 +45,12 @@ export const sshRemove: RemoveStep = {
   },
 };
 
-export const sshAudit: AuditSection = {
-  name: 'runner',
-  async collect(ctx, task) {
-    const name = remoteHostName(task);
-    if (name === null) return { data: { runner: 'here' }, lines: ['runner: here (this machine)'] };
-    const host = ctx.user.hosts?.[name];
-    const record = readRecord(ctx.store.home, ctx.key, task.id);
-    const data = {
-      runner: `ssh:${name}`,
-      ssh: host?.ssh ?? null,
-      port: host?.port ?? null,
-      remotePath: record?.path ?? null,
-      pending: record?.pending ?? null,
-    };
-    return {
-      data,
-      lines: [
-        `runner: host ${name} over SSH (${host ? `${host.ssh}${host.port ? ` port ${host.port}` : ''}` : 'not declared in config.yaml any more'}); its workspace there: ${record?.path ?? 'unknown'}`,
-        "  its commands run through the host's warren, in the host's sandbox; commits come back by git and are checked here (descent, protected paths) before the branch moves",
-        ...(record?.pending ? ['  commits made there may not be fetched back yet: the next command fetches them'] : []),
-      ],
-    };
+/** `gc`: what tasks gone here left on their hosts, removed there when nothing would be lost (remote-gc.ts). */
+export const sshGc: GcStep = {
+  name: 'hosts',
+  async collect(ctx) {
+    const { collectRemoteOrphans } = await import('./remote-gc.js');
+    return collectRemoteOrphans(ctx);
   },
 };
 
@@ -83,7 +67,7 @@ export function remoteStrays(ctx: ProjectContext): Stray[] {
       strays.push({
         kind: 'remote-orphan',
         id,
-        reason: `no task ${id} here, but host ${record.host} may still have its workspace (${record.path ?? 'never made'})`,
+        reason: `no task ${id} here, but host ${record.host} may still have its workspace (${record.path ?? 'never made'}); \`warren gc\` removes it there when it holds nothing that is not here`,
       });
       continue;
     }
