@@ -15,7 +15,16 @@ import { requireTask } from '../workspace/tasks.js';
 import { runInTask, type RunOutcome } from '../run/execute.js';
 import type { RunKind } from '../run/records.js';
 import { trustCommands, trustState } from '../trust/trust.js';
-import type { Committed, Created, Prepared, ProjectName, RemoteRequest, Report } from '../run/ssh/protocol.js';
+import type {
+  AgentState,
+  Committed,
+  Created,
+  Prepared,
+  ProjectName,
+  RemoteRequest,
+  Report,
+} from '../run/ssh/protocol.js';
+import { agentState, placeAgent } from '../run/ssh/host-agent.js';
 
 /**
  * The host's side of `warren runner --stdio` (src/cli/commands/runner.ts reads the frames and
@@ -80,7 +89,10 @@ export async function hostExec(
     throw new WarrenError('USAGE', `${JSON.stringify(req.kind)} is not a kind of run.`);
   return withTaskLock(ctx, id, `${req.kind} ${req.label} (for the coordinator)`, async () => {
     const task = requireTask(ctx, id);
-    return runInTask(ctx, task, {
+    // An agent's run: its state folder, final-result marker and prompt file are this host's.
+    const agent = req.kind === 'agent' && req.agent ? placeAgent(ctx, id, req.agent, req.argv, req.env ?? {}) : null;
+    const started = Date.now();
+    const outcome = await runInTask(ctx, task, {
       kind: req.kind as RunKind,
       label: req.label,
       argv: req.argv,
@@ -88,8 +100,15 @@ export async function hostExec(
       stdin: req.stdin === undefined ? 'ignore' : { text: req.stdin },
       output,
       ...(req.env ? { env: req.env } : {}),
+      ...agent?.request,
     });
+    return agent ? agent.finish(outcome, started) : outcome;
   });
+}
+
+/** How an agent's run for the coordinator ended here, and its transcript. */
+export function hostAgentState(ctx: ProjectContext, req: Extract<RemoteRequest, { op: 'agent-state' }>): AgentState {
+  return agentState(ctx, validateTaskId(req.id), req.agent, req.run);
 }
 
 export async function hostCommit(

@@ -2,6 +2,7 @@ import { openProject } from '../../composition.js';
 import { WarrenError } from '../../errors.js';
 import { exitStatusOf } from '../../run/execute.js';
 import {
+  hostAgentState,
   hostCheckoutBase,
   hostCommit,
   hostCreate,
@@ -80,6 +81,8 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostReport(ctx, req.id);
     case 'remove':
       return hostRemove(ctx, req.id);
+    case 'agent-state':
+      return hostAgentState(ctx, req);
   }
 }
 
