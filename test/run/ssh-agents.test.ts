@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
+import { pointAt } from '../helpers/agent-cli.js';
+import { FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
+import { BIN, runCli, tmpDir, type CliResult } from '../helpers/repo.js';
+import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
+
+/**
+ * A real agent CLI (claude, test/agent-clis) in a task on another machine (`--runner ssh:box`:
+ * a second local user behind sshd on loopback, its own WARREN_HOME), against the scripted model
+ * server on this machine's loopback, which the host's user reaches too. The agent runs there,
+ * through the host's runner, with its state folder there; its run, its transcript and its
+ * commits come back here: new → run → checkpoint → land → rm.
+ */
+const skip = unavailable(import.meta.filename, 'sshd') ?? unavailable(import.meta.filename, 'claude-cli');
+
+let host: SshHost;
+
+describe.skipIf(skip !== null)('a real agent CLI in a task on another machine over SSH', () => {
+  beforeAll(async () => {
+    host = await startSshHost('warrenssh-a');
+  }, 120_000);
+
+  afterAll(() => host?.stop());
+
+  it(
+    'claude: new → run → checkpoint → land → rm, the agent run on the host and its note landed here',
+    { timeout: 600_000 },
+    async () => {
+      const server = await startModelServer();
+      onTestFinished(() => server.close());
+      const repo = host.hostRepo();
+      // The host's user has the CLI on its PATH (the host's warren is started with it).
+      const config = path.join(repo.home, 'config.yaml');
+      fs.writeFileSync(
+        config,
+        fs
+          .readFileSync(config, 'utf8')
+          .replace(
+            /^ {4}warren: \[/m,
+            `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
+          ),
+      );
+      expect(fs.readFileSync(config, 'utf8')).toContain(JSON.stringify(BIN));
+      // Here, the CLI is not on PATH: the agent can only have run there.
+      const userHome = tmpDir('warren-claude-user-');
+      const env = { HOME: userHome, CLAUDE_CONFIG_DIR: '', ...pointAt('claude', server, userHome) };
+      const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });
+
+      const made = await w('--json', 'new', 'feat', 'a', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const ws = (JSON.parse(made.stdout) as { path: string }).path;
+
+      const run = await w('--json', 'run', 'a', '--agent', 'claude', '--prompt', 'Write the note.', '--timeout', '5m');
+      const ran = JSON.parse(run.stdout || '{}') as {
+        exitCode: number;
+        log: string;
+        sandbox: string;
+        agent: string;
+        session: string;
+      };
+      expect(
+        run.code,
+        `${run.stderr}\n${ran.log && fs.existsSync(ran.log) ? fs.readFileSync(ran.log, 'utf8') : ''}`,
+      ).toBe(0);
+      expect(ran).toMatchObject({ exitCode: 0, sandbox: 'ssh:box', agent: 'claude' });
+      expect(ran.session).toMatch(/^[0-9a-f-]{36}$/);
+      // Its result is in the run's log here, as a local run's.
+      expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
+      // It ran in the host's workspace, with its state folder in the host's WARREN_HOME.
+      const hostStates = host.asHost(`ls -d ${host.remoteHome(repo)}/logs/*/a/agents/claude/projects`);
+      expect(hostStates.code, hostStates.out).toBe(0);
+
+      // Uncommitted there: checkpoint commits it there and brings it here.
+      const cp = await w('checkpoint', 'a', '-m', 'the note');
+      expect(cp.code, cp.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+      const hostWorkspace = fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8').trim();
+      expect(hostWorkspace.startsWith(host.userHome)).toBe(true);
+
+      // The transcript came back into the task's state folder here: `warren transcript` reads it.
+      const transcript = await w('--json', 'transcript', 'a');
+      expect(transcript.code, transcript.stderr).toBe(0);
+      const conv = JSON.parse(transcript.stdout) as { file: string; items: { kind: string; text?: string }[] };
+      expect(conv.file.startsWith(repo.home)).toBe(true);
+      expect(conv.items.some((i) => i.kind === 'text' && i.text === FINAL)).toBe(true);
+
+      const landed = await w('land', 'a');
+      expect(landed.code, landed.stderr).toBe(0);
+      expect(repo.git('show', 'main:agent-note.txt')).toBe(NOTE.trimEnd());
+
+      expect(host.asHost(`test -d ${hostWorkspace}`).code).toBe(0);
+      const removed = await w('rm', 'a');
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(host.asHost(`test -e ${hostWorkspace}`).code).not.toBe(0);
+      expect(host.hostTip(repo, 'feat/a')).toBe('');
+    },
+  );
+});
