@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { revParse } from '../git/refs.js';
+import { revParse, setRef } from '../git/refs.js';
+import { headOrNull } from '../git/index-ops.js';
+import { snapshotCommit, snapshotWorktree } from '../git/snapshot.js';
+import { pinned } from '../workspace/pinned.js';
+import { provisionedExcludes } from '../workspace/provisioned.js';
+import { worktreeRef } from '../run/ssh/protocol.js';
 import { detachMain, dropRef, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
 import { statusOf } from '../git/status.js';
 import { checkpointTask } from '../land/checkpoint.js';
@@ -18,6 +23,7 @@ import { trustCommands, trustState } from '../trust/trust.js';
 import type {
   AgentState,
   Committed,
+  RemoteWorktree,
   Created,
   Prepared,
   ProjectName,
@@ -104,6 +110,25 @@ export async function hostExec(
     });
     return agent ? agent.finish(outcome, started) : outcome;
   });
+}
+
+/**
+ * The workspace here as it is, for the coordinator's `status` and `diff`: its uncommitted work
+ * (untracked files included, provisioned paths left out) as a commit on its HEAD, kept at
+ * `refs/warren/worktree/<id>` for the coordinator to fetch; its index and files untouched.
+ */
+export async function hostWorktree(ctx: ProjectContext, id: string): Promise<RemoteWorktree> {
+  const task = requireTask(ctx, validateTaskId(id));
+  const wt = await pinned(ctx, task.path);
+  const head = await headOrNull(wt);
+  if (head === null)
+    throw new WarrenError('REMOTE_FAILED', `task ${task.id}'s workspace here has no commit; nothing was read.`);
+  const { tree } = await snapshotWorktree(wt, await provisionedExcludes(ctx, task));
+  const commit = await snapshotCommit(wt, tree, head);
+  if (commit !== head)
+    await setRef(ctx.repo, worktreeRef(task.id), commit, 'warren: uncommitted work, for the coordinator');
+  const tracked = (await statusOf(wt)).map((e) => ({ code: e.code, path: e.path }));
+  return { head, commit, tracked };
 }
 
 /** How an agent's run for the coordinator ended here, and its transcript. */

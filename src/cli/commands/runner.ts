@@ -10,6 +10,7 @@ import {
   hostPrepare,
   hostRemove,
   hostReport,
+  hostWorktree,
   hostRepoDir,
 } from '../ssh-host-side.js';
 import type { RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
@@ -83,6 +84,8 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostRemove(ctx, req.id);
     case 'agent-state':
       return hostAgentState(ctx, req);
+    case 'worktree':
+      return hostWorktree(ctx, req.id);
   }
 }
 

@@ -42,7 +42,8 @@ export type RemoteRequest =
   | { op: 'commit'; v: 1; project: ProjectName; id: string; message?: string; noVerify?: boolean }
   | { op: 'report'; v: 1; project: ProjectName; id: string }
   | { op: 'remove'; v: 1; project: ProjectName; id: string }
-  | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string };
+  | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string }
+  | { op: 'worktree'; v: 1; project: ProjectName; id: string };
 
 export type RemoteReply =
   { ok: true; data: unknown } | { ok: false; error: { code: string; message: string; hint?: string } };
@@ -107,3 +108,18 @@ export interface AgentState {
   /** The transcript, relative to the agent's state folder, and its text; null when the CLI wrote none. */
   transcript: { file: string; text: string } | null;
 }
+
+/**
+ * `worktree`'s answer: the workspace there as it is. Its uncommitted work, untracked files
+ * included, is a commit on `head` at `refs/warren/worktree/<id>` there (`commit` is `head` when
+ * there is none), for `status` and `diff` here to read without moving anything.
+ */
+export interface RemoteWorktree {
+  head: string;
+  commit: string;
+  /** `git status` there: each changed path and its two-letter code. */
+  tracked: { code: string; path: string }[];
+}
+
+/** Where the host keeps the workspace's uncommitted work as a commit (`worktree`). */
+export const worktreeRef = (id: string): string => `refs/warren/worktree/${id}`;
