@@ -14,17 +14,72 @@ import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
  * through the host's runner, with its state folder there; its run, its transcript and its
  * commits come back here: new → run → checkpoint → land → rm.
  */
-const skip = unavailable(import.meta.filename, 'sshd') ?? unavailable(import.meta.filename, 'claude-cli');
+const noSshd = unavailable(import.meta.filename, 'sshd');
+const noClaude = noSshd ?? unavailable(import.meta.filename, 'claude-cli');
 
 let host: SshHost;
 
-describe.skipIf(skip !== null)('a real agent CLI in a task on another machine over SSH', () => {
-  beforeAll(async () => {
-    host = await startSshHost('warrenssh-a');
-  }, 120_000);
+beforeAll(async () => {
+  if (noSshd === null) host = await startSshHost('warrenssh-a');
+}, 120_000);
 
-  afterAll(() => host?.stop());
+afterAll(() => host?.stop());
 
+describe.skipIf(noSshd !== null)('a task on another machine: its workspace there in status and diff', () => {
+  it(
+    "status and diff show the host's uncommitted work, untracked files included, and move nothing here",
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo();
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'w', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const ran = await repo.warren(
+        'exec',
+        'w',
+        '--',
+        'sh',
+        '-c',
+        'echo one > one.txt && git add one.txt && git commit -qm one && echo two > two.txt && echo more >> README.md',
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+
+      const status = await repo.warrenJson<{ tracked: { code: string; path: string }[] }>('status', 'w');
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.json.tracked).toEqual(
+        expect.arrayContaining([
+          { code: ' M', path: 'README.md' },
+          { code: '??', path: 'two.txt' },
+        ]),
+      );
+      expect(status.json.tracked).toHaveLength(2);
+
+      type Diff = { files: { path: string }[]; patch?: string };
+      const paths = (d: Diff) => d.files.map((f) => f.path).sort();
+      const all = await repo.warrenJson<Diff>('diff', 'w');
+      expect(all.code, all.stderr).toBe(0);
+      expect(paths(all.json)).toEqual(['README.md', 'one.txt', 'two.txt']);
+      expect(all.json.patch).toContain('+more');
+      const uncommitted = await repo.warrenJson<Diff>('diff', 'w', '--uncommitted', '--stat');
+      expect(paths(uncommitted.json)).toEqual(['README.md', 'two.txt']);
+      const committed = await repo.warrenJson<Diff>('diff', 'w', '--committed', '--stat');
+      expect(paths(committed.json)).toEqual(['one.txt']);
+
+      // Nothing moved here: the workspace here has the commit only, and no ref is left behind.
+      expect(fs.existsSync(path.join(made.json.path, 'one.txt'))).toBe(true);
+      expect(fs.existsSync(path.join(made.json.path, 'two.txt'))).toBe(false);
+      expect(repo.git('for-each-ref', 'refs/warren/remote-worktree')).toBe('');
+
+      // Committed there, it is what the branch has here; nothing is left uncommitted.
+      expect((await repo.warren('checkpoint', 'w', '-m', 'two')).code).toBe(0);
+      const after = await repo.warrenJson<Diff>('diff', 'w', '--uncommitted', '--stat');
+      expect(after.json.files).toEqual([]);
+      expect((await repo.warrenJson<{ tracked: unknown[] }>('status', 'w')).json.tracked).toEqual([]);
+      expect((await repo.warren('rm', 'w', '--discard')).code).toBe(0);
+    },
+  );
+});
+
+describe.skipIf(noClaude !== null)('a real agent CLI in a task on another machine over SSH', () => {
   it(
     'claude: new → run → checkpoint → land → rm, the agent run on the host and its note landed here',
     { timeout: 600_000 },
@@ -73,7 +128,12 @@ describe.skipIf(skip !== null)('a real agent CLI in a task on another machine ov
       const hostStates = host.asHost(`ls -d ${host.remoteHome(repo)}/logs/*/a/agents/claude/projects`);
       expect(hostStates.code, hostStates.out).toBe(0);
 
-      // Uncommitted there: checkpoint commits it there and brings it here.
+      // Uncommitted there, shown here.
+      const diff = await w('--json', 'diff', 'a', '--stat');
+      expect((JSON.parse(diff.stdout) as { files: { path: string }[] }).files.map((f) => f.path)).toContain(
+        'agent-note.txt',
+      );
+      // Checkpoint commits it there and brings it here.
       const cp = await w('checkpoint', 'a', '-m', 'the note');
       expect(cp.code, cp.stderr).toBe(0);
       expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
