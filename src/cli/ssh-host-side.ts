@@ -167,5 +167,7 @@ export async function hostRemove(ctx: ProjectContext, id: string): Promise<{ rem
   if (had) await removeTask(ctx, id, { discard: true });
   // What the coordinator pushed for it (its base) goes too: nothing of the task is left here.
   await dropRef(ctx.repo.root, `refs/warren/sent/${id}`);
+  // The uncommitted work last shown to the coordinator (`worktree`): the archive has what was there.
+  await dropRef(ctx.repo.root, worktreeRef(id));
   return { removed: had };
 }
