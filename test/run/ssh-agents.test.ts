@@ -147,6 +147,16 @@ describe.skipIf(noClaude !== null)('a real agent CLI in a task on another machin
       expect(conv.file.startsWith(repo.home)).toBe(true);
       expect(conv.items.some((i) => i.kind === 'text' && i.text === FINAL)).toBe(true);
 
+      // --resume continues the conversation the host keeps: the model sees the first prompt again.
+      const seen = server.received.length;
+      const resumed = await w('--json', 'run', 'a', '--resume', '--prompt', 'And now?', '--timeout', '5m');
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect((JSON.parse(resumed.stdout) as { session: string }).session).toBe(ran.session);
+      const later = server.received.slice(seen).filter((r) => r.body.includes('And now?'));
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.every((r) => r.body.includes('Write the note.'))).toBe(true);
+      expect((await w('checkpoint', 'a', '-m', 'again')).code).toBe(0);
+
       const landed = await w('land', 'a');
       expect(landed.code, landed.stderr).toBe(0);
       expect(repo.git('show', 'main:agent-note.txt')).toBe(NOTE.trimEnd());
