@@ -1,8 +1,8 @@
 /**
  * What the coordinator and the host's warren (`warren runner --stdio`) say to each other: one
  * JSON frame a line. A request is the first line of the remote's standard input; a control
- * request (`prepare`, `create`, `commit`, `report`, `remove`) is answered by one reply frame on
- * its standard output. `exec` runs a command of the task through the host's own runner (its
+ * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`) is
+ * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
  * and its end (the connection lost, the coordinator's run ended) ends the command.
