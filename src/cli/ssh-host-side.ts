@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError, isWarrenError } from '../errors.js';
-import { revParse } from '../git/refs.js';
+import { revParse, setRef } from '../git/refs.js';
+import { headOrNull } from '../git/index-ops.js';
+import { snapshotCommit, snapshotWorktree } from '../git/snapshot.js';
+import { pinned } from '../workspace/pinned.js';
+import { provisionedExcludes } from '../workspace/provisioned.js';
+import { worktreeRef } from '../run/ssh/protocol.js';
 import { detachMain, dropRef, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
 import { statusOf } from '../git/status.js';
 import { checkpointTask } from '../land/checkpoint.js';
@@ -15,7 +20,17 @@ import { requireTask } from '../workspace/tasks.js';
 import { runInTask, type RunOutcome } from '../run/execute.js';
 import type { RunKind } from '../run/records.js';
 import { trustCommands, trustState } from '../trust/trust.js';
-import type { Committed, Created, Prepared, ProjectName, RemoteRequest, Report } from '../run/ssh/protocol.js';
+import type {
+  AgentState,
+  Committed,
+  RemoteWorktree,
+  Created,
+  Prepared,
+  ProjectName,
+  RemoteRequest,
+  Report,
+} from '../run/ssh/protocol.js';
+import { agentState, placeAgent } from '../run/ssh/host-agent.js';
 
 /**
  * The host's side of `warren runner --stdio` (src/cli/commands/runner.ts reads the frames and
@@ -80,7 +95,10 @@ export async function hostExec(
     throw new WarrenError('USAGE', `${JSON.stringify(req.kind)} is not a kind of run.`);
   return withTaskLock(ctx, id, `${req.kind} ${req.label} (for the coordinator)`, async () => {
     const task = requireTask(ctx, id);
-    return runInTask(ctx, task, {
+    // An agent's run: its state folder, final-result marker and prompt file are this host's.
+    const agent = req.kind === 'agent' && req.agent ? placeAgent(ctx, id, req.agent, req.argv, req.env ?? {}) : null;
+    const started = Date.now();
+    const outcome = await runInTask(ctx, task, {
       kind: req.kind as RunKind,
       label: req.label,
       argv: req.argv,
@@ -88,8 +106,34 @@ export async function hostExec(
       stdin: req.stdin === undefined ? 'ignore' : { text: req.stdin },
       output,
       ...(req.env ? { env: req.env } : {}),
+      ...agent?.request,
     });
+    return agent ? agent.finish(outcome, started) : outcome;
   });
+}
+
+/**
+ * The workspace here as it is, for the coordinator's `status` and `diff`: its uncommitted work
+ * (untracked files included, provisioned paths left out) as a commit on its HEAD, kept at
+ * `refs/warren/worktree/<id>` for the coordinator to fetch; its index and files untouched.
+ */
+export async function hostWorktree(ctx: ProjectContext, id: string): Promise<RemoteWorktree> {
+  const task = requireTask(ctx, validateTaskId(id));
+  const wt = await pinned(ctx, task.path);
+  const head = await headOrNull(wt);
+  if (head === null)
+    throw new WarrenError('REMOTE_FAILED', `task ${task.id}'s workspace here has no commit; nothing was read.`);
+  const { tree } = await snapshotWorktree(wt, await provisionedExcludes(ctx, task));
+  const commit = await snapshotCommit(wt, tree, head);
+  if (commit !== head)
+    await setRef(ctx.repo, worktreeRef(task.id), commit, 'warren: uncommitted work, for the coordinator');
+  const tracked = (await statusOf(wt)).map((e) => ({ code: e.code, path: e.path }));
+  return { head, commit, tracked };
+}
+
+/** How an agent's run for the coordinator ended here, and its transcript. */
+export function hostAgentState(ctx: ProjectContext, req: Extract<RemoteRequest, { op: 'agent-state' }>): AgentState {
+  return agentState(ctx, validateTaskId(req.id), req.agent, req.run);
 }
 
 export async function hostCommit(
@@ -123,5 +167,7 @@ export async function hostRemove(ctx: ProjectContext, id: string): Promise<{ rem
   if (had) await removeTask(ctx, id, { discard: true });
   // What the coordinator pushed for it (its base) goes too: nothing of the task is left here.
   await dropRef(ctx.repo.root, `refs/warren/sent/${id}`);
+  // The uncommitted work last shown to the coordinator (`worktree`): the archive has what was there.
+  await dropRef(ctx.repo.root, worktreeRef(id));
   return { removed: had };
 }

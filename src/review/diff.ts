@@ -74,6 +74,8 @@ export interface DiffOptions {
   byFile?: boolean;
   /** With `byFile`: files past this many bytes of patch in total get a null patch. */
   maxPatchBytes?: number;
+  /** The workspace read elsewhere (a task on another machine): its HEAD, and its files as a tree. */
+  worktree?: { head: string; tree: string };
 }
 
 /** What the dashboard shows of one task: each file's patch until about 1 MiB in all. */
@@ -85,7 +87,7 @@ export async function diffTask(ctx: ProjectContext, rawId: string, options: Diff
 
 export async function diffOf(ctx: ProjectContext, task: Task, options: DiffOptions = {}): Promise<TaskDiff> {
   const scope = options.scope ?? 'all';
-  const { from, to } = await endpoints(ctx, task, scope);
+  const { from, to } = await endpoints(ctx, task, scope, options.worktree);
   const changes = await changedFiles(ctx.repo.root, from, to);
   const files = changes.map(toFile);
   const result: TaskDiff = {
@@ -120,12 +122,22 @@ function toFile(c: FileChange): DiffFile {
 }
 
 /** The two sides of the diff: commits, or the workspace's state as a tree. */
-async function endpoints(ctx: ProjectContext, task: Task, scope: DiffScope): Promise<{ from: string; to: string }> {
+async function endpoints(
+  ctx: ProjectContext,
+  task: Task,
+  scope: DiffScope,
+  elsewhere?: DiffOptions['worktree'],
+): Promise<{ from: string; to: string }> {
   const branchTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if (scope === 'committed') {
     if (!branchTip) throw branchGone(task);
     return { from: await forkPoint(ctx, task, branchTip), to: branchTip };
   }
+  if (elsewhere)
+    return {
+      from: scope === 'uncommitted' ? elsewhere.head : await forkPoint(ctx, task, elsewhere.head),
+      to: elsewhere.tree,
+    };
   assertContained(ctx.root, task.path);
   const wt = fs.existsSync(task.path) ? await pinned(ctx, task.path) : null;
   const head = wt ? await headOrNull(wt) : null;

@@ -25,6 +25,7 @@ import { stateFolders } from './k8s/state-folders.js';
 import { taskHost, type Host } from './ssh/hosts.js';
 import { hostRunArgv, hostRunFrame, lostConnection } from './ssh/remote-run.js';
 import { markPending, pendingOnHost, syncBack } from './ssh/remote-task.js';
+import { agentFromHost } from './ssh/remote-agent.js';
 import { assertSettingsTrusted } from '../trust/trust.js';
 
 export interface RunRequest {
@@ -50,8 +51,11 @@ export interface RunRequest {
   passEnv?: readonly string[];
   /** More `127.0.0.1:PORT` it may reach from a sandbox (a seed's template database). */
   reach?: readonly string[];
-  /** An agent's final-result marker (supervisor.ts `final`): `agent` names it in what is said. */
-  final?: { file: string; graceMs: number; agent: string };
+  /**
+   * An agent's final-result marker (supervisor.ts `final`): `agent` names it in what is said;
+   * `home` is its state folder (a runner on another machine places both on its own paths).
+   */
+  final?: { file: string; graceMs: number; agent: string; home?: string; promptFile?: string };
 }
 
 export interface RunOutcome {
@@ -248,7 +252,7 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
       cwd: task.path,
       env: process.env,
       // Held open for the run: its end is, on the host, the end of the run (a lost connection too).
-      stdin: { held: hostRunFrame(task, record, request) },
+      stdin: { held: hostRunFrame(task, record, request, runId) },
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       graceMs,
       logPath: log,
@@ -274,6 +278,8 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
       data: { host: host.name, runId },
     });
   }
+  // An agent's: how it ended there, and its transcript into its state folder here.
+  const agent = lost ? null : await agentFromHost(ctx, task, host, record, request, runId);
   // What the run committed there comes back now, checked; a lost connection leaves it for the next command.
   if (!lost) await syncBack(ctx, task);
   return {
@@ -287,8 +293,8 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
     sandbox,
     reason,
     reasonInOutput: false,
-    endedAfterFinal: false,
-    leftovers: [],
+    endedAfterFinal: agent?.endedAfterFinal ?? false,
+    leftovers: agent?.leftovers ?? [],
   };
 }
 

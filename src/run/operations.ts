@@ -9,7 +9,14 @@ import { requireTask } from '../workspace/tasks.js';
 import type { AgentSession } from './facts.js';
 import type { Task } from '../state/types.js';
 import { agentHome, codexSessionSince, seedAgentHome } from './agent-home.js';
-import { buildAgentInvocation, isRepositoryAgent, isResumable, leftoverGrace, RESUMABLE } from './agents.js';
+import {
+  buildAgentInvocation,
+  isRepositoryAgent,
+  isResumable,
+  leftoverGrace,
+  RESUMABLE,
+  type ResumableAgent,
+} from './agents.js';
 import { taskTmp } from './task-tmp.js';
 import { parseDuration } from '../util/duration.js';
 import { sandboxProfileFor } from './sandbox.js';
@@ -19,6 +26,7 @@ import { runInTask, type RunOutcome, type RunRequest } from './execute.js';
 import { clusterOf } from './k8s/k8s-run.js';
 import { logDir, newRunId } from './records.js';
 import { assertTrusted } from '../trust/trust.js';
+import { remoteHostName } from './ssh/hosts.js';
 
 /**
  * `warren exec` and `warren run` as library calls. Each holds the task lock for the whole run:
@@ -113,33 +121,22 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
         { hint: `Run it without --mcp, or make the task's sandbox none (\`warren new … --sandbox none\`).` },
       );
     }
+    // A task on another machine: its agent runs there, where this warren's state is not.
+    const onHost = remoteHostName(task);
+    if (options.mcp && onHost !== null) {
+      throw new WarrenError(
+        'USAGE',
+        `task ${id} runs on host ${onHost}, where this warren's state (WARREN_HOME) is not, so \`warren mcp\` cannot serve its agent there; nothing was run.`,
+        { hint: `Run it without --mcp.` },
+      );
+    }
     const resumed = options.resume ? sessionToResume(ctx, task, options.agent) : null;
     const agent = resumed?.agent ?? options.agent ?? '';
     const promptFile = path.join(logDir(ctx.store, ctx.key, id), `${newRunId()}-prompt.txt`);
     const resumable = isResumable(ctx.config, agent);
     const home = resumable ? agentHome(ctx.store, ctx.key, id, agent) : '';
-    if (resumable) {
-      const { copied, replacedLinks } = seedAgentHome(agent, home, process.env);
-      for (const link of replacedLinks) {
-        ctx.store.addEvent({
-          project: ctx.key,
-          taskId: id,
-          kind: 'agent.link_replaced',
-          level: 'warn',
-          message: `${agent}: ${link.path} in the task's state folder was a symlink to ${link.target}; warren replaced the link (it wrote nothing through it)`,
-          data: { agent, ...link },
-        });
-      }
-      if (copied.length > 0) {
-        ctx.store.addEvent({
-          project: ctx.key,
-          taskId: id,
-          kind: 'agent.seeded',
-          message: `${agent}: copied ${copied.join(', ')} into the task's own state folder ${home}`,
-          data: { agent, home, files: copied },
-        });
-      }
-    }
+    // On a host, the host's warren seeds its own folder from its user's; this one gets the transcript back.
+    if (resumable && onHost === null) seedTaskAgentHome(ctx, id, agent, home);
     const invocation = buildAgentInvocation(ctx.config, agent, {
       prompt: options.prompt,
       promptFile,
@@ -164,7 +161,13 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       // In a sandbox, what reaches its model (its endpoint and key) and nothing else of the user's.
       passEnv: AGENT_ENV[agent] ?? [],
       writable: resumable ? [home] : [],
-      final: { file: done, graceMs, agent },
+      final: {
+        file: done,
+        graceMs,
+        agent,
+        ...(resumable ? { home } : {}),
+        ...(invocation.promptFile ? { promptFile: invocation.promptFile } : {}),
+      },
     });
     fs.rmSync(done, { force: true });
     // Ended by warren after its final result: the agent's work is done, and the run says how it ended.
@@ -191,6 +194,33 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
       );
     return { ...outcome, agent, session };
   });
+}
+
+/**
+ * The user's login and settings copied into the task's state folder of `agent` (agent-home.ts),
+ * each copy and each link replaced said as an event. On an SSH runner's host, the host's user's.
+ */
+export function seedTaskAgentHome(ctx: ProjectContext, id: string, agent: ResumableAgent, home: string): void {
+  const { copied, replacedLinks } = seedAgentHome(agent, home, process.env);
+  for (const link of replacedLinks) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: id,
+      kind: 'agent.link_replaced',
+      level: 'warn',
+      message: `${agent}: ${link.path} in the task's state folder was a symlink to ${link.target}; warren replaced the link (it wrote nothing through it)`,
+      data: { agent, ...link },
+    });
+  }
+  if (copied.length > 0) {
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: id,
+      kind: 'agent.seeded',
+      message: `${agent}: copied ${copied.join(', ')} into the task's own state folder ${home}`,
+      data: { agent, home, files: copied },
+    });
+  }
 }
 
 /** `warren mcp` for one task of this repository, whatever folder the agent starts it in. */

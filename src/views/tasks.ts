@@ -1,5 +1,6 @@
 import { bringBackTask } from '../run/ssh/remote-task.js';
 import { whereItRuns } from '../run/where-it-runs.js';
+import { hostChanges } from '../run/ssh/remote-worktree.js';
 import { validateTaskId } from '../workspace/ids.js';
 import { conflictsOf, lastMap } from '../conflicts/view.js';
 import { taskConflicts } from '../conflicts/operations.js';
@@ -66,6 +67,9 @@ export async function statusView(ctx: ProjectContext, rawId: string) {
   await bringBackTask(ctx, validateTaskId(rawId));
   const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
   const task = requireTask(ctx, rawId);
+  // Its changes are those of its workspace there, uncommitted work included.
+  const there = await hostChanges(ctx, task);
+  if (there) status.tracked = there;
   const conflicts = await taskConflicts(ctx, rawId).then(
     (c) => c.with,
     (err: unknown) => {

@@ -2,6 +2,7 @@ import { openProject } from '../../composition.js';
 import { WarrenError } from '../../errors.js';
 import { exitStatusOf } from '../../run/execute.js';
 import {
+  hostAgentState,
   hostCheckoutBase,
   hostCommit,
   hostCreate,
@@ -9,6 +10,7 @@ import {
   hostPrepare,
   hostRemove,
   hostReport,
+  hostWorktree,
   hostRepoDir,
 } from '../ssh-host-side.js';
 import type { RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
@@ -80,6 +82,10 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostReport(ctx, req.id);
     case 'remove':
       return hostRemove(ctx, req.id);
+    case 'agent-state':
+      return hostAgentState(ctx, req);
+    case 'worktree':
+      return hostWorktree(ctx, req.id);
   }
 }
 

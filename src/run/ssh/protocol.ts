@@ -1,8 +1,8 @@
 /**
  * What the coordinator and the host's warren (`warren runner --stdio`) say to each other: one
  * JSON frame a line. A request is the first line of the remote's standard input; a control
- * request (`prepare`, `create`, `commit`, `report`, `remove`) is answered by one reply frame on
- * its standard output. `exec` runs a command of the task through the host's own runner (its
+ * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`) is
+ * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
  * and its end (the connection lost, the coordinator's run ended) ends the command.
@@ -36,10 +36,14 @@ export type RemoteRequest =
       timeoutMs?: number;
       env?: Record<string, string>;
       stdin?: string;
+      /** A coding agent's run (`warren run`): placed on the host's own paths there (remote-agent.ts). */
+      agent?: AgentFrame;
     }
   | { op: 'commit'; v: 1; project: ProjectName; id: string; message?: string; noVerify?: boolean }
   | { op: 'report'; v: 1; project: ProjectName; id: string }
-  | { op: 'remove'; v: 1; project: ProjectName; id: string };
+  | { op: 'remove'; v: 1; project: ProjectName; id: string }
+  | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string }
+  | { op: 'worktree'; v: 1; project: ProjectName; id: string };
 
 export type RemoteReply =
   { ok: true; data: unknown } | { ok: false; error: { code: string; message: string; hint?: string } };
@@ -72,3 +76,50 @@ export interface Committed {
   commit: string | null;
   head: string;
 }
+
+/**
+ * An agent's run sent to the host: the coordinator's paths of its state folder, final-result
+ * marker and prompt file, which the host replaces (in argv and environment) by its own; the
+ * user's variables that reach the agent's model, with their values here.
+ */
+export interface AgentFrame {
+  name: string;
+  /** The coordinator's run: the host keeps how the agent ended under it, for `agent-state`. */
+  run: string;
+  /** The agent's state folder here (null: an agent that keeps none); the host's own is used there. */
+  home: string | null;
+  /** The final-result marker here; the host watches its own. */
+  done: string;
+  graceMs: number;
+  /** The names of the user's variables the agent is given in a sandbox (AGENT_ENV), and their values here. */
+  passEnv: string[];
+  values: Record<string, string>;
+  /** A prompt given as a file (aider, `prompt: file`): its path here and its text. */
+  prompt?: { file: string; text: string };
+}
+
+/** `agent-state`'s answer: how the agent's run ended there, and its transcript. */
+export interface AgentState {
+  /** Ended by the host's warren after its final result (the exit status was made 0 there). */
+  endedAfterFinal: boolean;
+  leftovers: string[];
+  /** The conversation (codex's is read after its run). */
+  session: string | null;
+  /** The transcript, relative to the agent's state folder, and its text; null when the CLI wrote none. */
+  transcript: { file: string; text: string } | null;
+}
+
+/**
+ * `worktree`'s answer: the workspace there as it is. Its uncommitted work, untracked files
+ * included, is a commit on `head` at `refs/warren/worktree/<id>` there (`commit` is `head` when
+ * there is none), for `status` and `diff` here to read without moving anything.
+ */
+export interface RemoteWorktree {
+  head: string;
+  commit: string;
+  /** `git status` there: each changed path and its two-letter code. */
+  tracked: { code: string; path: string }[];
+}
+
+/** Where the host keeps the workspace's uncommitted work as a commit (`worktree`). */
+export const worktreeRef = (id: string): string => `refs/warren/worktree/${id}`;

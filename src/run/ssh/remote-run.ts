@@ -5,6 +5,7 @@ import { clientArgv, connect, remoteWarren } from './connection.js';
 import type { Host } from './hosts.js';
 import type { RemoteRecord } from './remote-task.js';
 import type { RemoteRequest } from './protocol.js';
+import { agentFrame } from './remote-agent.js';
 
 /**
  * The runner's SSH half (src/run/execute.ts supervises what it returns): the argv of a client of
@@ -18,7 +19,8 @@ export async function hostRunArgv(home: string, host: Host, task: Task): Promise
 }
 
 /** The `exec` frame, one line: the workspace's path here in the command's words becomes its path there. */
-export function hostRunFrame(task: Task, record: RemoteRecord, request: RunRequest): string {
+export function hostRunFrame(task: Task, record: RemoteRecord, request: RunRequest, runId: string): string {
+  const agent = agentFrame(request, runId);
   const there = record.path ?? task.path;
   const moved = (s: string): string =>
     s === task.path || s.startsWith(`${task.path}/`) ? there + s.slice(task.path.length) : s;
@@ -33,6 +35,7 @@ export function hostRunFrame(task: Task, record: RemoteRecord, request: RunReque
     ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
     ...(request.env ? { env: Object.fromEntries(Object.entries(request.env).map(([k, v]) => [k, moved(v)])) } : {}),
     ...(typeof request.stdin === 'object' ? { stdin: request.stdin.text } : {}),
+    ...(agent ? { agent } : {}),
   };
   return `${JSON.stringify(frame)}\n`;
 }
