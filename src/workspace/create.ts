@@ -134,13 +134,16 @@ export interface NewTaskLive {
   restore?: { from: string; populate(wsPath: string): Promise<void> };
 }
 
-/** Once the operation ended, done or not: a prepared value that holds something open (`close()`) is closed. */
-export function endPrepared(live: Pick<NewTaskLive, 'prepared'>): void {
-  const closeIt = (value: unknown): void => {
-    const held = value as { close?: () => void } | null | undefined;
-    if (typeof held?.close === 'function') held.close();
+/**
+ * Once the operation ended, done or not, and before the task's lock is let go: a prepared value
+ * that holds something open or under way (`close()`) is closed, and what it returns awaited.
+ */
+export async function endPrepared(live: Pick<NewTaskLive, 'prepared'>): Promise<void> {
+  const closeIt = async (value: unknown): Promise<void> => {
+    const held = value as { close?: () => unknown } | null | undefined;
+    if (typeof held?.close === 'function') await held.close();
   };
-  for (const p of live.prepared) p.then(closeIt, () => undefined);
+  await Promise.all(live.prepared.map((p) => p.then(closeIt, () => undefined)));
 }
 
 /** The live state of a new task's run; the features' reads start now, while git makes the worktree. */
