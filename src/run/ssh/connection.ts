@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { ERROR_CODES, WarrenError, type ErrorCode } from '../../errors.js';
 import { runBounded, type SpawnResult } from '../../system/spawn.js';
@@ -91,13 +92,8 @@ export async function connect(home: string, host: Host, what: string): Promise<v
     );
   }
   connected.add(key);
-  const check = await runBounded({
-    argv: ['ssh', ...options(home, host, false), '-O', 'check', '--', host.ssh],
-    stdout: 'ignore',
-    stderr: 'ignore',
-    timeoutMs: 10_000,
-  });
-  if (check.exitCode === 0) return;
+  // A master listening on its socket is up (as `ssh -O check` would say, without a process).
+  if (await listening(socketOf(sshDir(home), host))) return;
   // A master killed (a lost connection) leaves its socket: a new master cannot bind over it.
   fs.rmSync(socketOf(sshDir(home), host), { force: true });
   // -f: the master goes to the background once it is connected; its output is closed then.
@@ -121,6 +117,20 @@ export async function connect(home: string, host: Host, what: string): Promise<v
       },
     );
   }
+}
+
+/** True when something accepts connections on the unix socket `file` (a master that died leaves its file, refusing). */
+function listening(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(file);
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.setTimeout(5_000, () => done(false));
+  });
 }
 
 /** Ends the host's connection (tests, and a host whose connection is stale). */
