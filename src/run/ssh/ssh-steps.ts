@@ -5,13 +5,13 @@ import { isHolderAlive, readHolder } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { connect, openRequest, type OpenRequest } from './connection.js';
 import { runnerFor } from '../../config/runner.js';
-import { hostNamed, remoteHostName, sshHostOf, taskHost } from './hosts.js';
+import { hostNamed, sshHostOf, taskHost } from './hosts.js';
 import { createRemote, projectRecords, readRecord, removeRemote } from './remote-task.js';
 
 /**
- * What `runner: ssh:NAME` (warren.yaml, or `new --runner`) plugs into a task's life. `new` refuses up front, nothing made, when
- * the host is not declared (HOST_UNKNOWN), ssh is missing or the host does not answer
- * (RUNNER_UNAVAILABLE); after the worktree here (the coordinator's copy of the branch, which only
+ * What `runner: ssh:NAME` (warren.yaml, or `new --runner`) plugs into a task's life. `new`
+ * refuses up front, nothing made, when the host is not declared (HOST_UNKNOWN), ssh is missing
+ * or the host does not answer (RUNNER_UNAVAILABLE); after the worktree here (the coordinator's copy of the branch, which only
  * checked commits move), the task is made on the host, before setup (which runs there).
  */
 export const sshCreate: CreateStep<OpenRequest | null> = {
