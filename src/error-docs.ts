@@ -61,7 +61,7 @@ export const ERROR_DOCS = {
   },
   RUNNER_UNAVAILABLE: {
     meaning:
-      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine; or the task runs on another machine (`new --runner ssh:NAME`) and `ssh` is not installed here or the host did not answer; or its runner is `k8s:NAME` and $WARREN_HOME/config.yaml declares no cluster NAME, its kubeconfig is missing, its API server does not answer, or the task's claim did not become Ready. Nothing was created or run.",
+      "The task's sandbox is `container` (warren.yaml's `sandbox:` or `new --sandbox container`) and podman is not installed or does not run on this machine; or the task runs on another machine (`runner: ssh:NAME`, or `new --runner ssh:NAME`) and `ssh` is not installed here or the host did not answer; or its runner is `k8s:NAME` (warren.yaml, or `new --runner`) and $WARREN_HOME/config.yaml declares no cluster NAME, its kubeconfig is missing, its API server does not answer, or the task's claim did not become Ready. Nothing was created or run.",
     action:
       "Install podman (`apt-get install podman runc slirp4netns uidmap`; see `warren help configuration` for the two lines of /etc/containers/containers.conf some machines need), or choose `--sandbox bwrap`. For a host: install `openssh-client`, check `ssh -p PORT USER@HOST true` works with the host's key, and that the host runs its `warren` command. For a cluster: declare it under `clusters:` in $WARREN_HOME/config.yaml and check it answers (`kubectl get sandboxclaims`).",
   },
@@ -73,7 +73,7 @@ export const ERROR_DOCS = {
   },
   HOST_UNKNOWN: {
     meaning:
-      "`--runner ssh:NAME` names a host that `hosts:` in `$WARREN_HOME/config.yaml` does not declare (a repository's warren.yaml cannot declare one). Nothing was created.",
+      "warren.yaml's `runner: ssh:NAME` or `new --runner ssh:NAME` names a host that `hosts:` in `$WARREN_HOME/config.yaml` does not declare (a repository's warren.yaml cannot declare one). Nothing was created.",
     action:
       'Declare it: `hosts: {NAME: {ssh: user@host, port: 22, identity: /path/to/key, warren: [warren], home: /remote/warren-home}}` in `$WARREN_HOME/config.yaml`; see `warren help configuration`.',
   },

@@ -62,8 +62,11 @@ export async function hostPrepare(home: string, project: ProjectName): Promise<P
 /** Before the project is opened for `create`: its main checkout at the task's base, so its warren.yaml is the task's. */
 export async function hostCheckoutBase(home: string, project: ProjectName, base: string): Promise<string> {
   const dir = hostRepoDir(home, project);
-  if ((await hasCommit(dir, base)) === null) {
-    throw new WarrenError('REMOTE_FAILED', `commit ${base.slice(0, 12)} was not sent here; nothing was created.`);
+  // BASE_UNKNOWN tells the coordinator to send it (it tries without a push first: one round trip).
+  if (!/^[0-9a-f]{40,64}$/.test(base) || !fs.existsSync(dir) || (await hasCommit(dir, base)) === null) {
+    throw new WarrenError('BASE_UNKNOWN', `commit ${base.slice(0, 12)} was not sent here; nothing was created.`, {
+      hint: 'The coordinator sends it and asks again.',
+    });
   }
   await detachMain(dir, base);
   return dir;
@@ -79,6 +82,8 @@ export async function hostCreate(ctx: ProjectContext, req: Extract<RemoteRequest
     sync: false,
     // Setup runs as the coordinator's `new` asks, through this runner, like every other command.
     setup: false,
+    // This machine is the task's runner: warren.yaml's `runner: ssh:NAME` names this host, seen from the coordinator.
+    runner: 'local',
     ...(req.sandbox ? { sandbox: req.sandbox } : {}),
   });
   return { path: task.path, branch: task.branch, state: task.state };

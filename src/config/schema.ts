@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HOST_NAME } from './names.js';
+import { CLUSTER_NAME, HOST_NAME } from './names.js';
+import { RUNNER } from './runner.js';
 
 /** `warren.yaml`. Unknown keys and wrong types are errors that name the key (strict objects). */
 
@@ -224,13 +225,14 @@ export const configSchema = z
       )
       .default('none'),
     /**
-     * Where a task's processes run: `local` (this machine, the default) or `k8s:NAME`, a sandbox
-     * claimed per task in the cluster NAME of $WARREN_HOME/config.yaml's `clusters:`
-     * (src/run/k8s/). The cluster itself is only ever declared by the user.
+     * Where a task's processes run: `local` (this machine, the default), `ssh:NAME`, a host of
+     * $WARREN_HOME/config.yaml's `hosts:` (src/run/ssh/), or `k8s:NAME`, a sandbox claimed per
+     * task in the cluster NAME of its `clusters:` (src/run/k8s/). The host or cluster itself is
+     * only ever declared by the user; `new --runner` overrides this for one task.
      */
     runner: z
       .string()
-      .regex(/^(local|k8s:[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?)$/, 'local, or k8s:NAME (a cluster of your config.yaml)')
+      .regex(RUNNER, 'local, ssh:NAME (a host of your config.yaml) or k8s:NAME (a cluster of your config.yaml)')
       .default('local'),
     /** How a workspace's tracked files are made: `git worktree add` (git), a copy-on-write overlay of a shared snapshot (cow), or cow above a measured size (auto). */
     checkout: z.enum(['git', 'cow', 'auto']).default('git'),
@@ -367,7 +369,7 @@ export const userConfigSchema = z.strictObject({
    */
   clusters: z
     .record(
-      z.string().regex(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/, 'a cluster name: lowercase letters, digits and -'),
+      z.string().regex(CLUSTER_NAME, 'a cluster name: lowercase letters, digits and -'),
       z.strictObject({
         kubeconfig: z
           .string()

@@ -55,6 +55,35 @@ export interface BoundaryRequest {
 }
 
 export async function boundaryOf(ctx: ProjectContext, task: Task, request: BoundaryRequest = {}): Promise<Boundary> {
+  const { profile, tmp } = await profileOf(ctx, task, request);
+  const own = { ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
+  const env =
+    profile.kind === 'none'
+      ? { ...process.env, ...own }
+      : {
+          ...pickEnv(process.env, [...SANDBOX_ENV, ...(request.passEnv ?? []), ...(ctx.user.sandbox_env ?? [])]),
+          ...own,
+        };
+  const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
+  const mounts: RunMount[] = [];
+  for (const step of ctx.lifecycle.beforeRun) {
+    if (request.service && step.beforeServices === false) continue;
+    mounts.push(...(await step.run(ctx, task)));
+  }
+  // As root, what the sandbox writes must be mappable to its uid (no overlay mounted for every process there).
+  assertMappable(profile, task.id);
+  return { profile, env, containment, mounts, tmp };
+}
+
+/**
+ * The boundary's checks and its sandbox alone (what is readable, writable, reachable), with
+ * nothing started for it: what a task's container is made from ahead of its first command.
+ */
+export async function profileOf(
+  ctx: ProjectContext,
+  task: Task,
+  request: Pick<BoundaryRequest, 'reach' | 'except' | 'readable' | 'writable'> = {},
+): Promise<{ profile: SandboxProfile; tmp: string }> {
   assertSettingsTrusted(ctx, `Nothing was run; task ${task.id} is as it was.`);
   assertContained(ctx.root, task.path);
   // The sandbox's writable git directory is read from the workspace's `.git` file, which its agent
@@ -77,21 +106,5 @@ export async function boundaryOf(ctx: ProjectContext, task: Task, request: Bound
     if (policy) checkPolicy(policy, task.id, profile);
   }
   await assertSandboxAvailable(profile, ctx.store.home);
-  const own = { ...taskEnv(ctx, task), ...tmpEnv(tmp), ...request.env };
-  const env =
-    profile.kind === 'none'
-      ? { ...process.env, ...own }
-      : {
-          ...pickEnv(process.env, [...SANDBOX_ENV, ...(request.passEnv ?? []), ...(ctx.user.sandbox_env ?? [])]),
-          ...own,
-        };
-  const containment = await detectContainment(path.join(ctx.store.home, 'cache'));
-  const mounts: RunMount[] = [];
-  for (const step of ctx.lifecycle.beforeRun) {
-    if (request.service && step.beforeServices === false) continue;
-    mounts.push(...(await step.run(ctx, task)));
-  }
-  // As root, what the sandbox writes must be mappable to its uid (no overlay mounted for every process there).
-  assertMappable(profile, task.id);
-  return { profile, env, containment, mounts, tmp };
+  return { profile, tmp };
 }

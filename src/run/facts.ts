@@ -3,6 +3,7 @@ import type { StepResult } from './commands.js';
 import type { PortBlock } from './ports.js';
 import type { Risk } from './risk.js';
 import type { SandboxKind } from '../config/sandbox.js';
+import { RUNNER } from '../config/runner.js';
 
 /** The newest conversation of an agent that ran in the task (`warren run --resume` continues it). */
 export interface AgentSession {
@@ -23,9 +24,8 @@ export const EXECUTION_FACTS = {
   risk: objectFact<Risk>((v) => typeof v.level === 'string' && Array.isArray(v.reasons)),
   /** The task's own sandbox (`new --sandbox`), overriding warren.yaml. */
   sandbox: sandboxKind,
-  /** Where the task's processes run (`new --runner ssh:NAME`): a host of the user's config.yaml; absent, here. */
-  runner: ((v: unknown) =>
-    typeof v === 'string' && /^ssh:[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/.test(v) ? v : undefined) as FactReader<string>,
+  /** Where the task's processes run, fixed at `new` (`--runner`, else warren.yaml's `runner:`): `local`, `ssh:NAME`, `k8s:NAME`; absent, warren.yaml's. */
+  runner: ((v: unknown) => (typeof v === 'string' && RUNNER.test(v) ? v : undefined)) as FactReader<string>,
   /** The last setup. */
   setup: objectFact<{
     at: string;

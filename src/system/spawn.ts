@@ -28,9 +28,10 @@ export interface SpawnSpec {
   /**
    * `inherit` passes this process's stdin; a string or Buffer is written and closed; `held` is
    * written and stays open until the process ends (an SSH runner's request: the remote side takes
-   * the end of its input for the end of the connection, src/run/ssh/).
+   * the end of its input for the end of the connection, src/run/ssh/); `later` is written and
+   * closed once it settles (a process started ahead of knowing its input; rejected: closed empty).
    */
-  stdin?: 'ignore' | 'inherit' | string | Buffer | { held: string };
+  stdin?: 'ignore' | 'inherit' | string | Buffer | { held: string } | { later: Promise<string> };
   stdout?: Sink;
   stderr?: Sink;
   timeoutMs?: number;
@@ -103,6 +104,11 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
     if (typeof stdin === 'object' && 'held' in stdin) {
       child.stdin.write(stdin.held);
       child.once('exit', () => child.stdin?.destroy());
+    } else if (typeof stdin === 'object' && 'later' in stdin) {
+      stdin.later.then(
+        (text) => child.stdin?.end(text),
+        () => child.stdin?.end(),
+      );
     } else child.stdin.end(stdin);
   }
 

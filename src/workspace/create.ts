@@ -17,6 +17,7 @@ import { type LockTiming, lockTask, withRepoLock } from './locks.js';
 import { metaPathFor, writeMeta } from './meta.js';
 import { assertNoTask, checkedBranch, checkSlot, defaultBase, validateBase } from './new-guards.js';
 import { runOperation, type Direction, type Operation, type Schema, type Scope, type Step } from './operation.js';
+import { runnerFor } from '../config/runner.js';
 import { assertContained } from './paths.js';
 import { afterRemoveSteps, releaseSteps } from './release.js';
 import { reportStep } from './reporter.js';
@@ -87,7 +88,7 @@ export async function createTask(ctx: ProjectContext, options: CreateOptions): P
 
     stopIfInterrupted(options);
     const live = startLive(ctx, options, { type, base, sync, tip: baseCommit });
-    await runOperation(ctx, NEW, id, { id, branch, path: wsPath, baseCommit }, live);
+    await runOperation(ctx, NEW, id, { id, branch, path: wsPath, baseCommit }, live).finally(() => endPrepared(live));
     return ctx.store.getTask(ctx.key, id) ?? fail(`task ${id} vanished after it was made`);
   } finally {
     lock.release();
@@ -133,6 +134,18 @@ export interface NewTaskLive {
   restore?: { from: string; populate(wsPath: string): Promise<void> };
 }
 
+/**
+ * Once the operation ended, done or not, and before the task's lock is let go: a prepared value
+ * that holds something open or under way (`close()`) is closed, and what it returns awaited.
+ */
+export async function endPrepared(live: Pick<NewTaskLive, 'prepared'>): Promise<void> {
+  const closeIt = async (value: unknown): Promise<void> => {
+    const held = value as { close?: () => unknown } | null | undefined;
+    if (typeof held?.close === 'function') await held.close();
+  };
+  await Promise.all(live.prepared.map((p) => p.then(closeIt, () => undefined)));
+}
+
 /** The live state of a new task's run; the features' reads start now, while git makes the worktree. */
 export function startLive(
   ctx: ProjectContext,
@@ -171,6 +184,7 @@ async function backUnlessMade({ ctx, data }: Scope<NewTaskData>): Promise<Direct
 const rowInserted: NewStep = {
   name: 'row-inserted',
   async run({ ctx, data, live }) {
+    const runner = runnerFor(ctx.config, live.options);
     ctx.store.insertTask({
       project: ctx.key,
       id: data.id,
@@ -183,7 +197,8 @@ const rowInserted: NewStep = {
       // The task's own sandbox from the start: how its checkout and layers are made depends on it (as root).
       data: {
         ...(live.options.sandbox ? { sandbox: live.options.sandbox } : {}),
-        ...(live.options.runner ? { runner: live.options.runner } : {}),
+        // Where it runs, fixed at `new` (its own `--runner`, else warren.yaml's): a later change moves no task.
+        ...(runner !== 'local' || live.options.runner ? { runner } : {}),
       },
     });
   },

@@ -4,7 +4,7 @@ import type { Task } from '../state/types.js';
 import { archiveStamp, populateFromArchive, scanArchives, type Archive, type IgnoredArchive } from './archive.js';
 import type { ProjectContext } from './context.js';
 import { assertNoTask, checkedBranch, checkSlot } from './new-guards.js';
-import { NEW, newTaskSteps, startLive, type NewStepName, type NewTaskLive } from './create.js';
+import { NEW, endPrepared, newTaskSteps, startLive, type NewStepName, type NewTaskLive } from './create.js';
 import { newTaskFailed } from './create-failed.js';
 import { validateTaskId, validateTaskType } from './ids.js';
 import { lockTask } from './locks.js';
@@ -93,7 +93,7 @@ export async function restoreTask(
       id,
       { id, branch, path: wsPath, baseCommit: archive.baseCommit, archive: archive.ref },
       live,
-    );
+    ).finally(() => endPrepared(live));
     const task = ctx.store.getTask(ctx.key, id);
     if (!task) throw new Error(`task ${id} vanished after it was restored`);
     return { task, archive, ignored };

@@ -73,7 +73,9 @@ export interface CreateStep<P = unknown> {
   check?(ctx: ProjectContext, options: CreateOptions): Promise<void>;
   /**
    * Reads that do not need the workspace (e.g. which paths to provision from the main
-   * checkout). They run while git creates the worktree; a failure rolls creation back.
+   * checkout). They run while git creates the worktree; a failure rolls creation back. A value
+   * with `close()` (a host's warren started ahead, a container being made) is closed, and what
+   * `close` returns awaited, once `new` ends and before the task's lock is let go.
    */
   prepare?(ctx: ProjectContext, options: CreateOptions): Promise<P>;
   /** Throwing rolls the whole creation back; leaving the task in another state (setup_failed) keeps it. */

@@ -289,6 +289,27 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/')).not.toContain('detached');
     },
   );
+
+  it(
+    'is made during new, running before the first command; not where something is provisioned (a layer mounted later would not be seen inside)',
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask();
+      const { name } = containerOf(repo, 'a');
+      expect(podman('container', 'inspect', '--format', '{{.State.Running}}', name).out).toBe('true');
+      expect((await repo.warren('exec', 'a', '--', 'true')).code).toBe(0);
+      const made = await repo.warrenJson<{ events: { kind: string }[] }>('show', 'a');
+      expect(made.json.events.filter((e) => e.kind === 'sandbox.container_made')).toHaveLength(1);
+
+      const later = await containerTask('sandbox: container\nprovision: [{path: .env, mode: copy}]\n', {
+        '.gitignore': '.env\n',
+      });
+      const other = containerOf(later.repo, 'a');
+      expect(podman('container', 'exists', other.name).code).not.toBe(0);
+      expect((await later.repo.warren('exec', 'a', '--', 'true')).code).toBe(0);
+      expect(podman('container', 'exists', other.name).code).toBe(0);
+    },
+  );
 });
 
 describe('where podman is missing', () => {

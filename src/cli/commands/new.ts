@@ -2,7 +2,7 @@ import type { Register } from '../command.js';
 import { createTask } from '../../workspace/create.js';
 import { createdSummary, type CreatedSummary } from '../../workspace/created.js';
 import { parseSandboxKind } from '../../config/sandbox.js';
-import { parseRunner } from '../../run/ssh/hosts.js';
+import { parseRunner } from '../../config/runner.js';
 import { taskTypes, validateTaskId, validateTaskType } from '../../workspace/ids.js';
 
 export const registerNew: Register = (program, run) => {
@@ -17,7 +17,7 @@ export const registerNew: Register = (program, run) => {
     .option('--sandbox <kind>', "this task's sandbox (none | bwrap | container), overriding warren.yaml")
     .option(
       '--runner <runner>',
-      "where the task's processes run: ssh:NAME, a host of `hosts:` in $WARREN_HOME/config.yaml (default: here)",
+      "where the task's processes run: ssh:NAME (a host of `hosts:` in $WARREN_HOME/config.yaml), k8s:NAME (a cluster of its `clusters:`) or local; default: warren.yaml's `runner:`",
     )
     .option('--require-sandbox', 'refuse a medium-or-higher risk task that would run without a sandbox')
     .action(

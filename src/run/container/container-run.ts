@@ -5,6 +5,7 @@ import { WarrenError } from '../../errors.js';
 import type { RunMount } from '../../system/mounts.js';
 import type { Task } from '../../state/types.js';
 import type { ProjectContext } from '../../workspace/context.js';
+import { profileOf } from '../boundary.js';
 import { bridgeScript } from '../egress.js';
 import type { BridgeSpec, SandboxProfile } from '../sandbox.js';
 import { containerExecScript, containerInitScript } from '../helper-scripts.js';
@@ -35,6 +36,20 @@ export async function containerFor(
   }
   // warren's own scripts run inside (the init, the egress bridge): their folder is bound read-only.
   return ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript()), ...installationOf(command)]);
+}
+
+/**
+ * The task's container made during `new`, while its later steps run, for a plain command (no
+ * tool of the host's bound beyond warren's own): its first command then finds it running. Only
+ * where nothing is provisioned: a layer mounted into the workspace after the container was made
+ * would not be seen inside it. A failure is left to the first command, which makes the
+ * container itself and says why it could not.
+ */
+export async function makeContainerAhead(ctx: ProjectContext, task: Task): Promise<void> {
+  if (ctx.config.provision.length > 0) return;
+  const { profile } = await profileOf(ctx, task);
+  if (profile.kind !== 'container') return;
+  await ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript())]);
 }
 
 /**

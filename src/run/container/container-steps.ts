@@ -7,22 +7,41 @@ const GATE_PREFIX = '.queue-';
 import { assertPodman } from './podman.js';
 import { containerPlace, recordedContainers, removeTaskContainer } from './task-container.js';
 import { takeContainerCommits } from './container-git.js';
+import { makeContainerAhead } from './container-run.js';
 
 /**
  * What `sandbox: container` plugs into a task's life: `new` refuses up front where podman is
- * missing (RUNNER_UNAVAILABLE, exit 2, nothing made); the container itself is made at the
- * task's first command (its setup, else its first run: task-container.ts), and `rm` and `gc`
- * remove it with its ledger record.
+ * missing (RUNNER_UNAVAILABLE, exit 2, nothing made); the container itself is made while the
+ * rest of `new` runs (container-run.ts makeContainerAhead; `new` waits for it before it lets the
+ * task go), else at the task's first command (task-container.ts), and `rm` and `gc` remove it
+ * with its ledger record.
  */
-export const containerCreate: CreateStep = {
+export const containerCreate: CreateStep<Ahead | null> = {
   name: 'container',
   async check(ctx, options) {
     if ((options.sandbox ?? sandboxKindOf(ctx.config)) === 'container') await assertPodman(`task ${options.id}`);
   },
-  async run() {
-    // made at first use, by the runner (task-container.ts ensureTaskContainer)
+  async prepare(ctx, options) {
+    return (options.sandbox ?? sandboxKindOf(ctx.config)) === 'container' ? ahead() : null;
+  },
+  async run(ctx, task, _options, making) {
+    making?.start(() => makeContainerAhead(ctx, task));
   },
 };
+
+/** The container being made while `new` goes on; `close` (when `new` ends) waits for it. */
+export interface Ahead {
+  start(make: () => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+function ahead(): Ahead {
+  let making: Promise<void> = Promise.resolve();
+  return {
+    start: (make) => void (making = make().catch(() => undefined)),
+    close: () => making,
+  };
+}
 
 export const containerRemove: RemoveStep = {
   name: 'container',

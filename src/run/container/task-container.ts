@@ -158,6 +158,31 @@ export async function ensureTaskContainer(
   profile: SandboxProfile,
   tools: readonly string[],
 ): Promise<TaskContainer> {
+  const { name } = containerPlace(ctx.store.home, ctx.key, task.id);
+  // One at a time per container in this process: `new` makes it ahead while its setup may ask for it.
+  return afterMaking(name, () => makeTaskContainer(ctx, task, profile, tools));
+}
+
+/** What is being made or removed now, by container name: the next asks wait for it. */
+const inFlight = new Map<string, Promise<unknown>>();
+
+function afterMaking<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const before = inFlight.get(name) ?? Promise.resolve();
+  const next = before.catch(() => undefined).then(work);
+  inFlight.set(name, next);
+  const forget = () => {
+    if (inFlight.get(name) === next) inFlight.delete(name);
+  };
+  next.then(forget, forget);
+  return next;
+}
+
+async function makeTaskContainer(
+  ctx: ProjectContext,
+  task: Task,
+  profile: SandboxProfile,
+  tools: readonly string[],
+): Promise<TaskContainer> {
   await assertPodman(`task ${task.id}`);
   const settings = containerSettingsOf(ctx.config);
   const { name, dir } = containerPlace(ctx.store.home, ctx.key, task.id);
@@ -331,6 +356,10 @@ function readLedger(dir: string): Ledger | null {
 
 /** Removes a task's container and its record; a problem in words, or null. */
 export async function removeTaskContainer(home: string, project: string, taskId: string): Promise<string | null> {
+  return afterMaking(containerPlace(home, project, taskId).name, () => removeIt(home, project, taskId));
+}
+
+async function removeIt(home: string, project: string, taskId: string): Promise<string | null> {
   const { name, dir } = containerPlace(home, project, taskId);
   if (!fs.existsSync(dir)) return null;
   const r = await podman(['rm', '-f', '-t', '0', '--ignore', name]);

@@ -33,7 +33,9 @@ export function clusterOf(ctx: ProjectContext, task: Task): string | null {
   if (task.id.startsWith(GATE_ID_PREFIX)) return null;
   const claimed = readLedger(claimPlace(ctx.store.home, ctx.key, task.id).dir);
   if (claimed) return claimed.cluster;
-  return ctx.config.runner.startsWith('k8s:') ? ctx.config.runner.slice(4) : null;
+  // Its runner as `new` fixed it; a task made before runners were recorded follows warren.yaml.
+  const runner = task.data.runner ?? ctx.config.runner;
+  return runner.startsWith('k8s:') ? runner.slice(4) : null;
 }
 
 /** The task's sandbox, claimed and Ready, with the task's branch and the run's folders (state-folders.ts) in it. */

@@ -1,23 +1,24 @@
+import { runnerFor } from '../../config/runner.js';
 import { WarrenError } from '../../errors.js';
 import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
 import { claimPlace, recordedClaims } from './ledger.js';
 
 /**
- * What `runner: k8s:NAME` plugs into a task's life: `new` refuses up front when config.yaml
+ * What `runner: k8s:NAME` (warren.yaml, or `new --runner`) plugs into a task's life: `new` refuses up front when config.yaml
  * declares no cluster NAME (RUNNER_UNAVAILABLE, exit 2, nothing made); the claim itself is made
  * at the task's first command (task-claim.ts), and `rm` and `gc` delete it with its record.
  */
 export const k8sCreate: CreateStep = {
   name: 'k8s',
   check(ctx, options) {
-    const runner = ctx.config.runner;
+    const runner = runnerFor(ctx.config, options);
     if (!runner.startsWith('k8s:')) return Promise.resolve();
     const name = runner.slice(4);
     if (ctx.user.clusters?.[name]) return Promise.resolve();
     return Promise.reject(
       new WarrenError(
         'RUNNER_UNAVAILABLE',
-        `warren.yaml runs tasks in the Kubernetes cluster ${name}, which $WARREN_HOME/config.yaml does not declare; task ${options.id} was not created.`,
+        `task ${options.id} would run in the Kubernetes cluster ${name} (${options.runner ? '--runner' : "warren.yaml's runner:"}), which $WARREN_HOME/config.yaml does not declare; nothing was created.`,
         {
           hint: `Declare it under \`clusters: { ${name}: { kubeconfig: /path/to/kubeconfig, namespace: NS } }\` in $WARREN_HOME/config.yaml, or set \`runner: local\`.`,
         },

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { ERROR_CODES, WarrenError, type ErrorCode } from '../../errors.js';
-import { runBounded } from '../../system/spawn.js';
+import { runBounded, type SpawnResult } from '../../system/spawn.js';
 import { shellCommand } from '../../util/shell.js';
 import { findCommand } from '../command-lookup.js';
 import type { Host } from './hosts.js';
@@ -91,13 +92,8 @@ export async function connect(home: string, host: Host, what: string): Promise<v
     );
   }
   connected.add(key);
-  const check = await runBounded({
-    argv: ['ssh', ...options(home, host, false), '-O', 'check', '--', host.ssh],
-    stdout: 'ignore',
-    stderr: 'ignore',
-    timeoutMs: 10_000,
-  });
-  if (check.exitCode === 0) return;
+  // A master listening on its socket is up (as `ssh -O check` would say, without a process).
+  if (await listening(socketOf(sshDir(home), host))) return;
   // A master killed (a lost connection) leaves its socket: a new master cannot bind over it.
   fs.rmSync(socketOf(sshDir(home), host), { force: true });
   // -f: the master goes to the background once it is connected; its output is closed then.
@@ -123,6 +119,20 @@ export async function connect(home: string, host: Host, what: string): Promise<v
   }
 }
 
+/** True when something accepts connections on the unix socket `file` (a master that died leaves its file, refusing). */
+function listening(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(file);
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.setTimeout(5_000, () => done(false));
+  });
+}
+
 /** Ends the host's connection (tests, and a host whose connection is stale). */
 export async function disconnect(home: string, host: Host): Promise<void> {
   await runBounded({
@@ -138,12 +148,42 @@ export async function disconnect(home: string, host: Host): Promise<void> {
  * refusal comes back as the same error (its code, the host named), a lost connection as REMOTE_FAILED.
  */
 export async function request<T>(home: string, host: Host, req: RemoteRequest, timeoutMs = 600_000): Promise<T> {
-  await connect(home, host, `task ${'id' in req ? req.id : ''}`.trim());
-  const run = await runBounded({
+  return (await openRequest(home, host, `task ${'id' in req ? req.id : ''}`.trim(), timeoutMs)).send<T>(req);
+}
+
+/** A host's warren started ahead of its request: `send` gives it the frame, `close` ends it unused. */
+export interface OpenRequest {
+  send<T>(req: RemoteRequest): Promise<T>;
+  /** Ends the host's warren if no frame was sent (it reads no request, changes nothing, and exits). */
+  close(): void;
+}
+
+/**
+ * Starts the host's warren now and sends it its request later: its start (a node process there,
+ * a third of a second) overlaps what this side does meanwhile (`new`'s worktree here).
+ */
+export async function openRequest(home: string, host: Host, what: string, timeoutMs = 600_000): Promise<OpenRequest> {
+  await connect(home, host, what);
+  let give: (frame: string) => void = () => undefined;
+  const frame = new Promise<string>((resolve) => (give = resolve));
+  const running = runBounded({
     argv: clientArgv(home, host, remoteWarren(host, ['runner', '--stdio'])),
-    stdin: `${JSON.stringify(req)}\n`,
+    stdin: { later: frame },
     timeoutMs,
   });
+  let sent = false;
+  return {
+    close: () => give(''),
+    async send<T>(req: RemoteRequest): Promise<T> {
+      if (sent) throw new Error('openRequest: one request per host process');
+      sent = true;
+      give(`${JSON.stringify(req)}\n`);
+      return replyData<T>(host, req, await running, timeoutMs);
+    },
+  };
+}
+
+function replyData<T>(host: Host, req: RemoteRequest, run: SpawnResult, timeoutMs: number): T {
   const reply = lastReply(run.stdout.toString());
   if (reply === null) {
     const said = run.stderr.toString().trim().split('\n').slice(-3).join(' | ');

@@ -1,4 +1,3 @@
-import { HOST_NAME } from '../../config/names.js';
 import type { HostConfig } from '../../config/schema.js';
 import { WarrenError } from '../../errors.js';
 import type { Task } from '../../state/types.js';
@@ -11,24 +10,13 @@ export interface Host extends HostConfig {
 
 const PREFIX = 'ssh:';
 
-/** `--runner ssh:NAME` checked: the stored form, or USAGE (exit 2) before anything is opened. */
-export function parseRunner(text: string): string {
-  const name = text.startsWith(PREFIX) ? text.slice(PREFIX.length) : null;
-  if (name === null || !HOST_NAME.test(name)) {
-    throw new WarrenError(
-      'USAGE',
-      `--runner ${JSON.stringify(text)} is not a runner warren knows; nothing was created.`,
-      {
-        hint: 'Use `--runner ssh:NAME`, NAME a host of `hosts:` in $WARREN_HOME/config.yaml (or leave it out: the task runs here).',
-      },
-    );
-  }
-  return `${PREFIX}${name}`;
-}
-
 /** The host's name when the task runs on another machine; null when it runs here. */
 export function remoteHostName(task: Pick<Task, 'data'>): string | null {
-  const runner = task.data.runner;
+  return sshHostOf(task.data.runner);
+}
+
+/** The host a runner (`ssh:NAME`) names, or null. */
+export function sshHostOf(runner: string | undefined): string | null {
   return runner?.startsWith(PREFIX) ? runner.slice(PREFIX.length) : null;
 }
 

@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../../util/atomic.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { pinned } from '../../workspace/pinned.js';
 import { trustState } from '../../trust/trust.js';
-import { connect, gitSshCommand, gitUrl, request } from './connection.js';
+import { connect, gitSshCommand, gitUrl, openRequest, request, type OpenRequest } from './connection.js';
 import { hostNamed, remoteHostName, type Host } from './hosts.js';
 import type { Committed, Created, Prepared, ProjectName, Report } from './protocol.js';
 
@@ -113,10 +113,18 @@ export function projectRecords(home: string, key: string): { id: string; record:
 
 /**
  * `new` on a host: the record first (so rm and gc know the host may hold something), the host's
- * repository made, the base commit pushed there, then the host's warren makes the task's
- * workspace from it — through its own `new` (its checkout, provisioning, its sandbox's checks).
+ * repository made, the base commit there, then the host's warren makes the task's workspace from
+ * it — through its own `new` (its checkout, provisioning, its sandbox's checks). The host's
+ * warren may have been started already (`opened`: sshCreate's prepare, while the worktree here
+ * was made). The base is pushed only when the host lacks it (it says so: BASE_UNKNOWN, nothing
+ * made), so a task from a base sent before costs one round trip.
  */
-export async function createRemote(ctx: ProjectContext, task: Task, host: Host): Promise<Created> {
+export async function createRemote(
+  ctx: ProjectContext,
+  task: Task,
+  host: Host,
+  opened: OpenRequest | null = null,
+): Promise<Created> {
   const home = ctx.store.home;
   const project = remoteProject(ctx);
   const record: RemoteRecord = {
@@ -128,38 +136,58 @@ export async function createRemote(ctx: ProjectContext, task: Task, host: Host):
     created: false,
   };
   writeRecord(home, ctx.key, task.id, record);
-  // The host's repository, asked for once per host (kept beside the records); asked again if a push to it fails.
-  const known = readPrepared(home, ctx.key, host.name);
+  let first: OpenRequest | null = opened;
+  const next = async (): Promise<OpenRequest> => {
+    const it = first ?? (await openRequest(home, host, `task ${task.id}`));
+    first = null;
+    return it;
+  };
+  const trust = trustState(ctx);
+  const createIt = async (): Promise<Created> =>
+    (await next()).send<Created>({
+      op: 'create',
+      v: 1,
+      project,
+      type: task.type,
+      id: task.id,
+      base: task.baseCommit,
+      ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}),
+      ...(trust.trusted ? { trusted: trust.hash } : {}),
+    });
   const push = (repo: string) =>
     pushCommits(ctx.repo, gitUrl(host, repo), gitSshCommand(home, host), [
       { commit: task.baseCommit, ref: sentRef(task.id) },
     ]);
-  let repo = known;
-  if (repo !== null) {
-    record.repo = repo;
-    writeRecord(home, ctx.key, task.id, record);
-    await push(repo).catch(() => {
-      repo = null;
-    });
+  // The host's repository, asked for once per host (kept beside the records); asked again if a push to it fails.
+  const known = readPrepared(home, ctx.key, host.name);
+  let created: Created | null = null;
+  try {
+    if (known !== null) {
+      record.repo = known;
+      writeRecord(home, ctx.key, task.id, record);
+      try {
+        created = await createIt();
+      } catch (err) {
+        if (!isWarrenError(err, 'BASE_UNKNOWN')) throw err;
+        // The host lacks the base (or its repository went): sent, then asked again.
+        const pushed = await push(known).then(
+          () => true,
+          () => false,
+        );
+        if (pushed) created = await createIt();
+      }
+    }
+    if (created === null) {
+      const repo = (await (await next()).send<Prepared>({ op: 'prepare', v: 1, project })).repo;
+      writePrepared(home, ctx.key, host.name, repo);
+      record.repo = repo;
+      writeRecord(home, ctx.key, task.id, record);
+      await push(repo);
+      created = await createIt();
+    }
+  } finally {
+    first?.close();
   }
-  if (repo === null) {
-    repo = (await request<Prepared>(home, host, { op: 'prepare', v: 1, project })).repo;
-    writePrepared(home, ctx.key, host.name, repo);
-    record.repo = repo;
-    writeRecord(home, ctx.key, task.id, record);
-    await push(repo);
-  }
-  const trust = trustState(ctx);
-  const created = await request<Created>(home, host, {
-    op: 'create',
-    v: 1,
-    project,
-    type: task.type,
-    id: task.id,
-    base: task.baseCommit,
-    ...(task.data.sandbox ? { sandbox: task.data.sandbox } : {}),
-    ...(trust.trusted ? { trusted: trust.hash } : {}),
-  });
   record.created = true;
   record.path = created.path;
   writeRecord(home, ctx.key, task.id, record);

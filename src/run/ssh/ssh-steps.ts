@@ -3,27 +3,33 @@ import { taskLockPath } from '../../workspace/locks.js';
 import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
 import { isHolderAlive, readHolder } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
-import { connect } from './connection.js';
-import { hostNamed, remoteHostName, taskHost } from './hosts.js';
+import { connect, openRequest, type OpenRequest } from './connection.js';
+import { runnerFor } from '../../config/runner.js';
+import { hostNamed, sshHostOf, taskHost } from './hosts.js';
 import { createRemote, projectRecords, readRecord, removeRemote } from './remote-task.js';
 
 /**
- * What `--runner ssh:NAME` plugs into a task's life. `new` refuses up front, nothing made, when
- * the host is not declared (HOST_UNKNOWN), ssh is missing or the host does not answer
- * (RUNNER_UNAVAILABLE); after the worktree here (the coordinator's copy of the branch, which only
+ * What `runner: ssh:NAME` (warren.yaml, or `new --runner`) plugs into a task's life. `new`
+ * refuses up front, nothing made, when the host is not declared (HOST_UNKNOWN), ssh is missing
+ * or the host does not answer (RUNNER_UNAVAILABLE); after the worktree here (the coordinator's copy of the branch, which only
  * checked commits move), the task is made on the host, before setup (which runs there).
  */
-export const sshCreate: CreateStep = {
+export const sshCreate: CreateStep<OpenRequest | null> = {
   name: 'ssh',
   async check(ctx, options) {
-    if (!options.runner) return;
-    const name = remoteHostName({ data: { runner: options.runner } });
+    const name = sshHostOf(runnerFor(ctx.config, options));
     if (name === null) return;
     await connect(ctx.store.home, hostNamed(ctx, name), `task ${options.id}`);
   },
-  async run(ctx, task) {
+  // The host's warren started while git makes the worktree here: it waits for its request (closed unused if `new` fails first).
+  async prepare(ctx, options) {
+    const name = sshHostOf(runnerFor(ctx.config, options));
+    return name === null ? null : openRequest(ctx.store.home, hostNamed(ctx, name), `task ${options.id}`);
+  },
+  async run(ctx, task, _options, opened) {
     const host = taskHost(ctx, task);
-    if (host) await createRemote(ctx, task, host);
+    if (host) await createRemote(ctx, task, host, opened);
+    else opened?.close();
   },
 };
 

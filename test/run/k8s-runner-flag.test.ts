@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimPlace } from '../../src/run/k8s/ledger.js';
+import { unavailable } from '../helpers/capabilities.js';
+import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
+import { makeRepo, type TestRepo } from '../helpers/repo.js';
+
+/**
+ * `new --runner k8s:NAME`: one task in a cluster while warren.yaml says nothing of runners (the
+ * cluster declared only in config.yaml), against the loopback API server of the tests.
+ */
+const noPodman = unavailable(import.meta.filename, 'podman');
+
+let server: K8sServer;
+let serverDir = '';
+
+beforeAll(async () => {
+  if (noPodman !== null) return;
+  serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-flag-'));
+  if (spawnSync('podman', ['image', 'exists', 'localhost/warren-base:1']).status !== 0) {
+    const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
+    await ensureBaseImage(await ensureApi(serverDir));
+  }
+  server = await startK8sServer(serverDir);
+}, 300_000);
+
+afterAll(async () => {
+  await server?.close();
+  if (serverDir) fs.rmSync(serverDir, { recursive: true, force: true });
+}, 120_000);
+
+function repoWithCluster(): TestRepo {
+  const repo = makeRepo({ files: { 'README.md': '# main\n' } });
+  fs.mkdirSync(repo.home, { recursive: true });
+  fs.writeFileSync(
+    path.join(repo.home, 'config.yaml'),
+    `clusters:\n  loop:\n    kubeconfig: ${server.kubeconfig}\n    namespace: default\n    replicas: 1\n`,
+  );
+  return repo;
+}
+
+const claims = (): string[] => server.objects('sandboxclaims').map((c) => c.metadata.name);
+
+describe.skipIf(noPodman !== null)('new --runner k8s:NAME', () => {
+  it(
+    'one task runs in the cluster, the next (no --runner) here; rm deletes the claim',
+    { timeout: 300_000 },
+    async () => {
+      const repo = repoWithCluster();
+      const made = await repo.warren('new', 'feat', 'k', '--runner', 'k8s:loop');
+      expect(made.code, made.stderr).toBe(0);
+      const there = await repo.warren('exec', 'k', '--', 'sh', '-c', 'cat /proc/1/comm; pwd');
+      expect(there.code, there.stderr).toBe(0);
+      expect(there.stdout).toBe('perl\n/work/task\n');
+      const project = fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
+      const { name } = claimPlace(repo.home, project, 'k');
+      expect(claims()).toContain(name);
+      expect((await repo.warren('audit', 'k')).stdout).toContain('cluster loop');
+
+      expect((await repo.warren('new', 'feat', 'h')).code).toBe(0);
+      const here = await repo.warren('exec', 'h', '--', 'pwd');
+      expect(here.stdout.trim()).not.toBe('/work/task');
+
+      expect((await repo.warren('rm', 'k')).code).toBe(0);
+      expect(claims()).not.toContain(name);
+      expect((await repo.warren('rm', 'h')).code).toBe(0);
+    },
+  );
+
+  it('an undeclared cluster: RUNNER_UNAVAILABLE, exit 2, nothing made', async () => {
+    const repo = repoWithCluster();
+    const r = await repo.warrenJson<{ error: { code: string } }>('new', 'feat', 'x', '--runner', 'k8s:nowhere');
+    expect(r.code).toBe(2);
+    expect(r.json.error.code).toBe('RUNNER_UNAVAILABLE');
+    expect(fs.existsSync(path.join(repo.home, 'worktrees'))).toBe(false);
+    const bad = await repo.warrenJson<{ error: { code: string } }>('new', 'feat', 'y', '--runner', 'k8s:Upper');
+    expect(bad.code).toBe(2);
+    expect(bad.json.error.code).toBe('USAGE');
+  });
+});
