@@ -1,4 +1,5 @@
 import { assertTrusted } from '../trust/trust.js';
+import { remoteHostName } from '../run/ssh/hosts.js';
 import { taskEnv } from '../run/task-env.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -34,6 +35,10 @@ export const servicesCreate: CreateStep = {
   async run(ctx, task, options) {
     const services = servicesOf(ctx);
     if (services.length === 0) return;
+    // A task on another machine: its services are the host's, made and started there by the
+    // host's own `new`, next to the code its commands run (none here: it would run the task's
+    // code on this machine, and take its ports twice).
+    if (remoteHostName(task) !== null) return;
     const facts: Record<string, ServiceFact> = {};
     for (const [name, config] of services) {
       facts[name] = await serviceKind(config.kind).make(ctx, task, name, config, options.restoredFrom);

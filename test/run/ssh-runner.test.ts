@@ -181,4 +181,29 @@ describe.skipIf(noSshd !== null)('a task on another machine over SSH', () => {
       expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
     },
   );
+  it(
+    "its dev server runs on the host, next to the code: the task's commands there reach it, and rm stops it",
+    { timeout: 300_000 },
+    async () => {
+      const server = `require('node:http').createServer((q, r) => r.end(process.cwd() + ' ' + process.getuid() + '\\n')).listen(Number(process.env.WARREN_PORT), '127.0.0.1');\n`;
+      const repo = host.hostRepo({
+        'server.js': server,
+        'warren.yaml':
+          'services:\n  web: { run: [node, server.js], ready: { http: /, timeout: 30s }, start: always }\n',
+      });
+      const made = await repo.warren('new', 'feat', 's', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const get =
+        'require("node:http").get(process.env.WARREN_SERVICE_WEB_URL, (r) => r.pipe(process.stdout)).on("error", (e) => { console.error(e.message); process.exit(3); })';
+      const r = await repo.warren('exec', 's', '--', 'node', '-e', get);
+      expect(r.code, r.stderr).toBe(0);
+      // Served from the host's workspace, by the host's user.
+      const [cwd, uid] = r.stdout.trim().split(' ');
+      expect(cwd?.startsWith(host.userHome)).toBe(true);
+      expect(uid).toBe(host.asHost('id -u').out);
+      expect((await repo.warren('rm', 's')).code).toBe(0);
+      await waitFor(() => host.asHost('pgrep -u ' + host.user + ' -f "[s]erver.js"').code !== 0);
+      expect(host.asHost('pgrep -u ' + host.user + ' -f "[s]erver.js"').code).not.toBe(0);
+    },
+  );
 });
