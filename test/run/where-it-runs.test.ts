@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 import type { WhereItRuns } from '../../src/run/where-it-runs.js';
 
@@ -28,6 +29,10 @@ async function said(repo: TestRepo, id: string): Promise<{ where: WhereItRuns; l
 describe('where a task runs, for each runner', () => {
   it('none, bwrap and container here: the runner, the sandbox and what holds it', { timeout: 120_000 }, async () => {
     const repo = makeRepo();
+    // The container task's container is made at `new`: it goes with the test (its folders do).
+    onTestFinished(
+      () => void spawnSync('podman', ['rm', '-f', '-t', '0', '--filter', `label=warren.home=${repo.home}`]),
+    );
     for (const [id, sandbox] of [
       ['n', 'none'],
       ['b', 'bwrap'],
