@@ -205,20 +205,24 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   // What the run left in the sandbox comes back (checked) before anything here reads the workspace;
   // a refusal is said once the run is recorded.
   if (claim) await k8sAfter(ctx, task, claim, folders);
-  return {
-    runId,
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    canceledBy: result.canceledBy,
-    durationMs: result.durationMs,
-    log,
+  return outcomeOf(runId, log, result, {
     sandbox: claim ? `k8s:${claim.cluster.name}` : profile.kind,
     reason,
     reasonInOutput: reason !== null && reason === notStarted,
     endedAfterFinal: result.endedAfterFinal,
     leftovers: result.leftovers,
-  };
+  });
+}
+
+/** A run's outcome: what its supervised process did, and what its runner says of it. */
+function outcomeOf(
+  runId: string,
+  log: string,
+  result: Pick<RunOutcome, 'exitCode' | 'signal' | 'timedOut' | 'canceledBy' | 'durationMs'>,
+  said: Pick<RunOutcome, 'sandbox' | 'reason' | 'reasonInOutput' | 'endedAfterFinal' | 'leftovers'>,
+): RunOutcome {
+  const { exitCode, signal, timedOut, canceledBy, durationMs } = result;
+  return { runId, exitCode, signal, timedOut, canceledBy, durationMs, log, ...said };
 }
 
 /**
@@ -282,20 +286,13 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
   const agent = lost ? null : await agentFromHost(ctx, task, host, record, request, runId);
   // What the run committed there comes back now, checked; a lost connection leaves it for the next command.
   if (!lost) await syncBack(ctx, task);
-  return {
-    runId,
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    canceledBy: result.canceledBy,
-    durationMs: result.durationMs,
-    log,
+  return outcomeOf(runId, log, result, {
     sandbox,
     reason,
     reasonInOutput: false,
     endedAfterFinal: agent?.endedAfterFinal ?? false,
     leftovers: agent?.leftovers ?? [],
-  };
+  });
 }
 
 /**
