@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -77,6 +78,26 @@ export interface K8sServerOptions {
    * /usr/local/bin, on the pod's PATH (`{name: podPath}`).
    */
   image?: { folders?: Record<string, string>; bin?: Record<string, string> };
+}
+
+/**
+ * A loopback cluster for one test file: a folder of its own, the container runner's image (built
+ * offline when missing), the server; its `close()` ends the server and removes the folder.
+ */
+export async function startTestCluster(options: K8sServerOptions = {}): Promise<K8sServer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-server-'));
+  if (spawnSync('podman', ['image', 'exists', 'localhost/warren-base:1']).status !== 0) {
+    const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
+    await ensureBaseImage(await ensureApi(dir));
+  }
+  const server = await startK8sServer(dir, options);
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function startK8sServer(dir: string, options: K8sServerOptions = {}): Promise<K8sServer> {

@@ -1,13 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { packHere, podValues, safeRelative, stateFolders, unpackHere } from '../../src/run/k8s/state-folders.js';
 import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
 import { pointAt } from '../helpers/agent-cli.js';
-import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
+import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
 import { COMMAND, FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from '../helpers/repo.js';
 
@@ -26,25 +24,18 @@ const skip = unavailable(import.meta.filename, 'podman') ?? unavailable(import.m
 const POD_CLIS = '/opt/agent-clis';
 
 let server: K8sServer;
-let serverDir = '';
 
 describe.skipIf(skip !== null)('a real agent CLI in a Kubernetes task (loopback API server)', () => {
   beforeAll(async () => {
-    serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-agents-'));
-    if (spawnSync('podman', ['image', 'exists', 'localhost/warren-base:1']).status !== 0) {
-      const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
-      await ensureBaseImage(await ensureApi(serverDir));
-    }
     const modules = fs.realpathSync(path.dirname(AGENT_CLI_BIN));
     const claude = path.relative(modules, fs.realpathSync(path.join(AGENT_CLI_BIN, 'claude')));
-    server = await startK8sServer(serverDir, {
+    server = await startTestCluster({
       image: { folders: { [POD_CLIS]: modules }, bin: { claude: path.posix.join(POD_CLIS, claude) } },
     });
   }, 300_000);
 
   afterAll(async () => {
     await server?.close();
-    if (serverDir) fs.rmSync(serverDir, { recursive: true, force: true });
   }, 120_000);
 
   it(

@@ -1,11 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
+import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -15,21 +13,14 @@ import { makeRepo, type TestRepo } from '../helpers/repo.js';
 const noPodman = unavailable(import.meta.filename, 'podman');
 
 let server: K8sServer;
-let serverDir = '';
 
 beforeAll(async () => {
   if (noPodman !== null) return;
-  serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-flag-'));
-  if (spawnSync('podman', ['image', 'exists', 'localhost/warren-base:1']).status !== 0) {
-    const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
-    await ensureBaseImage(await ensureApi(serverDir));
-  }
-  server = await startK8sServer(serverDir);
+  server = await startTestCluster();
 }, 300_000);
 
 afterAll(async () => {
   await server?.close();
-  if (serverDir) fs.rmSync(serverDir, { recursive: true, force: true });
 }, 120_000);
 
 function repoWithCluster(): TestRepo {

@@ -1,11 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { startK8sServer, type K8sServer } from '../helpers/k8s-server.js';
+import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
 import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -18,7 +17,6 @@ import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 const noPodman = unavailable(import.meta.filename, 'podman');
 
 let server: K8sServer;
-let serverDir = '';
 
 function podman(...args: string[]): { code: number; out: string } {
   const r = spawnSync('podman', args, { encoding: 'utf8', timeout: 120_000 });
@@ -27,18 +25,11 @@ function podman(...args: string[]): { code: number; out: string } {
 
 beforeAll(async () => {
   if (noPodman !== null) return;
-  serverDir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-k8s-server-'));
-  // The sandboxes' image is the container runner's: built offline by it when missing.
-  if (podman('image', 'exists', 'localhost/warren-base:1').code !== 0) {
-    const { ensureApi, ensureBaseImage } = await import('../../src/run/container/podman.js');
-    await ensureBaseImage(await ensureApi(serverDir));
-  }
-  server = await startK8sServer(serverDir);
+  server = await startTestCluster();
 }, 300_000);
 
 afterAll(async () => {
   await server?.close();
-  if (serverDir) fs.rmSync(serverDir, { recursive: true, force: true });
 }, 120_000);
 
 function clusterRepo(files: Record<string, string> = {}, yaml = 'runner: k8s:loop\n'): TestRepo {
