@@ -5,7 +5,7 @@ import { containerPlace } from './container/task-container.js';
 import { clusterOf } from './k8s/k8s-run.js';
 import { claimPlace } from './k8s/ledger.js';
 import { remoteHostName } from './ssh/hosts.js';
-import { readRecord } from './ssh/remote-task.js';
+import { readRecord } from './ssh/remote-records.js';
 
 /**
  * Where a task's processes run and what holds them, in one shape for every runner: `warren show`

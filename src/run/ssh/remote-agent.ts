@@ -9,7 +9,7 @@ import type { RunRequest } from '../execute.js';
 import { request } from './connection.js';
 import type { Host } from './hosts.js';
 import type { AgentFrame, AgentState } from './protocol.js';
-import type { RemoteRecord } from './remote-task.js';
+import type { RemoteRecord } from './remote-records.js';
 
 /**
  * The coordinator's half of `warren run` of a task on another machine. The agent runs there,

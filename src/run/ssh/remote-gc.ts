@@ -5,7 +5,7 @@ import type { GcCollected } from '../../workspace/types.js';
 import { request } from './connection.js';
 import { hostNamed } from './hosts.js';
 import type { Report } from './protocol.js';
-import { forgetRecord, projectRecords, type RemoteRecord } from './remote-task.js';
+import { forgetRecord, projectRecords, type RemoteRecord } from './remote-records.js';
 
 /**
  * `gc` of what a task that is gone here left on its host (a `remote-orphan`: its record with no

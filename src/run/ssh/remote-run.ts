@@ -3,7 +3,7 @@ import type { SuperviseResult } from '../supervisor.js';
 import type { RunRequest } from '../execute.js';
 import { clientArgv, connect, remoteWarren } from './connection.js';
 import type { Host } from './hosts.js';
-import type { RemoteRecord } from './remote-task.js';
+import type { RemoteRecord } from './remote-records.js';
 import type { RemoteRequest } from './protocol.js';
 import { agentFrame } from './remote-agent.js';
 

@@ -6,7 +6,7 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { gitSshCommand, gitUrl, request } from './connection.js';
 import { hostNamed } from './hosts.js';
 import { worktreeRef, type RemoteWorktree } from './protocol.js';
-import { readRecord } from './remote-task.js';
+import { readRecord } from './remote-records.js';
 
 /**
  * The workspace of a task on another machine as it is there, uncommitted work included, for

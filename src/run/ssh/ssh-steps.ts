@@ -6,7 +6,8 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { connect, openRequest, type OpenRequest } from './connection.js';
 import { runnerFor } from '../../config/runner.js';
 import { hostNamed, sshHostOf, taskHost } from './hosts.js';
-import { createRemote, projectRecords, readRecord, removeRemote } from './remote-task.js';
+import { projectRecords, readRecord } from './remote-records.js';
+import { createRemote, removeRemote } from './remote-task.js';
 
 /**
  * What `runner: ssh:NAME` (warren.yaml, or `new --runner`) plugs into a task's life. `new`
