@@ -72,7 +72,7 @@ const top = (p: string): string => p.split(path.sep)[0] ?? p;
  * up. The features sit side by side, and one uses another only along an edge of FEATURE_EDGES.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['util', 'errors.ts', 'error-docs.ts'],
+  ['util', 'errors.ts', 'error-docs.ts', 'error-docs-tasks.ts', 'error-docs-system.ts'],
   ['system'],
   ['git', 'state', 'config'],
   // The workspace core: create, remove, scan, gc, locks, the operation runner; which of warren.yaml's commands are trusted.

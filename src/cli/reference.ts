@@ -1,5 +1,6 @@
 import type { CommandReference } from './reference/shared.js';
 import { TASKS } from './reference/tasks.js';
+import { INSPECTING } from './reference/inspecting.js';
 import { REMOVAL } from './reference/removal.js';
 import { RUNNING } from './reference/running.js';
 import { REVIEWING } from './reference/reviewing.js';
@@ -35,6 +36,7 @@ export const EXIT_STATUSES: readonly (readonly [status: number, meaning: string]
 /** Every command's entry, by the command's full name (`'policy keygen'`), one file per area under reference/. */
 export const COMMAND_REFERENCE: Readonly<Record<string, CommandReference>> = {
   ...TASKS,
+  ...INSPECTING,
   ...REMOVAL,
   ...RUNNING,
   ...REVIEWING,

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic.js';
-import type { UserConfig, WarrenConfig } from './schema.js';
+import type { WarrenConfig } from './schema.js';
+import type { UserConfig } from './user-schema.js';
 
 export const CONFIG_FILE = 'warren.yaml';
 /** Ignored paths to copy into every workspace, as git's patterns (provision/modes/include.ts); counted in the trusted set. */

@@ -2,7 +2,8 @@ import { parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
 import { isValidBranchName } from '../git/refname.js';
-import { configSchema, userConfigSchema, type UserConfig, type WarrenConfig } from './schema.js';
+import { configSchema, type WarrenConfig } from './schema.js';
+import { userConfigSchema, type UserConfig } from './user-schema.js';
 
 const MAX_ALIAS_COUNT = 100;
 

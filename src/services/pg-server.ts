@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { UserConfig } from '../config/schema.js';
+import type { UserConfig } from '../config/user-schema.js';
 import { WarrenError } from '../errors.js';
 import { detectContainment, SERVICE_UID } from '../system/containment.js';
 import { isPortFree } from '../run/ports.js';

@@ -1,6 +1,7 @@
 import type { Task } from '../state/types.js';
 import type { MountEntry, RunMount } from '../system/mounts.js';
-import type { UserConfig, WarrenConfig } from '../config/schema.js';
+import type { WarrenConfig } from '../config/schema.js';
+import type { UserConfig } from '../config/user-schema.js';
 import type { WarrenError } from '../errors.js';
 import type { Repository } from '../git/repo.js';
 import type { Store } from '../state/store.js';

@@ -6,7 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { CustomObjectsApi, Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { WarrenError } from '../../errors.js';
-import type { UserConfig } from '../../config/schema.js';
+import type { UserConfig } from '../../config/user-schema.js';
 import { k8sManifest } from '../helper-scripts.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { HostConfig } from '../../config/schema.js';
+import type { HostConfig } from '../../config/user-schema.js';
 import { WarrenError } from '../../errors.js';
 import type { Task } from '../../state/types.js';
 import type { ProjectContext } from '../../workspace/context.js';
