@@ -99,7 +99,7 @@ export function perCheckoutScripts(
       };
   }
   const command = invoked.map((n) => how.command(tool, n)).join(' && ');
-  return { scripts: names, command, summary: command };
+  return { scripts: names, command, summary: `${names.join(', ')} by \`${command}\`` };
 }
 
 /** The manager whose table applies to what `status` recorded as the tree's installer. */
