@@ -63,7 +63,13 @@ export const EXECUTION_EVENTS = {
   'setup.failed': payload<StepsPayload>(),
   'setup.skipped': payload<Record<string, never>>(),
   /** `scripts`/`command`: the root package's per-checkout lifecycle scripts run in the install's place. */
-  'setup.install_skipped': payload<{ id: string; why: string; scripts?: string[]; command?: string }>(),
+  'setup.install_skipped': payload<{
+    id: string;
+    why: string;
+    scripts?: string[];
+    command?: string;
+    summary?: string;
+  }>(),
   'setup.reinstalls': payload<{ id: string; why: string; fastPath?: string }>(),
   'verify.passed': payload<StepsPayload>(),
   'verify.failed': payload<StepsPayload>(),

@@ -33,7 +33,7 @@ export const EXECUTION_FACTS = {
     log: string;
     failed: string | null;
     /** At `new`: the install steps skipped because the provisioned tree matched the lockfile, and the per-checkout scripts run instead. */
-    skipped?: { id: string; why: string; ran?: { scripts: string[]; command: string } }[];
+    skipped?: { id: string; why: string; ran?: { scripts: string[]; command: string; summary?: string } }[];
   }>((v) => typeof v.ok === 'boolean'),
   /** The last verify. */
   verify: objectFact<{ at: string; passed: boolean; log: string; results: StepResult[] }>(

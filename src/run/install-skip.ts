@@ -5,6 +5,7 @@ import { sha256File } from '../provision/snapshots/snapshot.js';
 import type { InstalledFacts, ProvisionRecord } from '../provision/types.js';
 import { ANY_INSTALL_SCRIPT, perCheckoutScripts, scriptManager } from './install-scripts.js';
 import { modeKind } from '../provision/modes/kinds.js';
+import { managerVersion } from './lifecycle-direct.js';
 
 /**
  * A setup step that only installs `node_modules` from the lockfile (`npm ci`, `pnpm install
@@ -23,7 +24,7 @@ export type InstallDecision =
       kind: 'skip';
       why: string;
       /** The root package's lifecycle scripts run instead of the install (null: none to run). */
-      perCheckout: { scripts: string[]; command: string } | null;
+      perCheckout: { scripts: string[]; command: string; summary: string } | null;
     }
   | { kind: 'warn'; why: string; fastPath: string }
   | { kind: 'run' };
@@ -126,10 +127,10 @@ export async function installDecision(
       `the workspace package(s) ${packaged.join(', ')} have lifecycle scripts of their own, and warren runs only the root package's per checkout`,
       'add --ignore-scripts to the step when those scripts are not needed per checkout, or move them to a setup step of their own',
     );
-  const scripts = readScripts(path.join(root, 'package.json'));
+  const pkg = readPackage(path.join(root, 'package.json'));
   const mgr = scriptManager(installed.manager);
   if (mgr === null) return { kind: 'run' };
-  const perCheckout = perCheckoutScripts(mgr, tool, scripts);
+  const perCheckout = perCheckoutScripts(mgr, tool, pkg, managerVersion(tool, process.env.PATH ?? '', root, pkg));
   if ('refused' in perCheckout)
     return warn(
       perCheckout.refused,
@@ -143,14 +144,20 @@ export async function installDecision(
   };
 }
 
-/** The scripts of a package.json ({} when it has none or cannot be read). */
-function readScripts(packageJson: string): Record<string, unknown> {
+/** A package.json ({} when it cannot be read or is not an object). */
+function readPackage(packageJson: string): Record<string, unknown> {
   try {
-    const scripts = (JSON.parse(fs.readFileSync(packageJson, 'utf8')) as { scripts?: unknown }).scripts;
-    return typeof scripts === 'object' && scripts !== null ? (scripts as Record<string, unknown>) : {};
+    const pkg: unknown = JSON.parse(fs.readFileSync(packageJson, 'utf8'));
+    return typeof pkg === 'object' && pkg !== null && !Array.isArray(pkg) ? (pkg as Record<string, unknown>) : {};
   } catch {
     return {};
   }
+}
+
+/** The scripts of a package.json ({} when it has none or cannot be read). */
+function readScripts(packageJson: string): Record<string, unknown> {
+  const scripts = readPackage(packageJson).scripts;
+  return typeof scripts === 'object' && scripts !== null ? (scripts as Record<string, unknown>) : {};
 }
 
 /** The packages of a pnpm/npm/yarn workspace at `root` whose package.json has an install lifecycle script. */

@@ -78,7 +78,7 @@ export async function runSetup(
 export interface SkippedInstall {
   id: string;
   why: string;
-  ran?: { scripts: string[]; command: string };
+  ran?: { scripts: string[]; command: string; summary: string };
 }
 
 /**
@@ -100,8 +100,12 @@ async function provisionedInstalls(ctx: ProjectContext, task: Task): Promise<Ski
         project: ctx.key,
         taskId: task.id,
         kind: 'setup.install_skipped',
-        message: `setup ${step.id} (${run}) skipped: ${decision.why}${ran ? `; ran instead: ${ran.command}` : ''}; \`warren setup ${task.id}\` runs the whole install`,
-        data: { id: step.id, why: decision.why, ...(ran ? { scripts: ran.scripts, command: ran.command } : {}) },
+        message: `setup ${step.id} (${run}) skipped: ${decision.why}${ran ? `; ran instead: ${ran.summary}` : ''}; \`warren setup ${task.id}\` runs the whole install`,
+        data: {
+          id: step.id,
+          why: decision.why,
+          ...(ran ? { scripts: ran.scripts, command: ran.command, summary: ran.summary } : {}),
+        },
       });
     } else if (decision.kind === 'warn') {
       ctx.store.addEvent({

@@ -16,7 +16,7 @@ export interface CreatedSummary {
   log?: string;
   setupOk?: boolean;
   /** The setup steps `new` skipped: installs of a tree provisioned matching its lockfile; `ran`: the root package's per-checkout scripts run instead. */
-  setupSkipped?: { id: string; why: string; ran?: { scripts: string[]; command: string } }[];
+  setupSkipped?: { id: string; why: string; ran?: { scripts: string[]; command: string; summary?: string } }[];
   /** Warnings and errors recorded while creating (e.g. hooks that will not run, skipped paths): shown, never only logged. */
   warnings: { kind: string; level: string; message: string }[];
   /** What was made for the task's services (a template built, its database, a process started), in words. */

@@ -169,7 +169,10 @@ describe.skipIf(noOverlay !== null)('an install with lifecycle scripts over a co
         ),
         ran: {
           scripts: ['postinstall', 'prepare'],
-          command: 'npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare',
+          command: expect.stringMatching(
+            /npm_lifecycle_event=postinstall npm_lifecycle_script='node scripts\/husky\.js' sh -c 'node scripts\/husky\.js' && npm_lifecycle_event=prepare /,
+          ),
+          summary: 'postinstall (node scripts/husky.js), prepare (node scripts/husky.js), directly as npm runs them',
         },
       },
     ]);
@@ -185,14 +188,14 @@ describe.skipIf(noOverlay !== null)('an install with lifecycle scripts over a co
 
     const shown = await repo.warrenJson<{ events: Event[] }>('show', 'hooks');
     expect(shown.json.events.find((e) => e.kind === 'setup.install_skipped')?.message).toMatch(
-      /^setup deps \(npm ci\) skipped: .*so they run per checkout; ran instead: npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare; `warren setup hooks` runs the whole install$/,
+      /^setup deps \(npm ci\) skipped: .*so they run per checkout; ran instead: postinstall \(node scripts\/husky\.js\), prepare \(node scripts\/husky\.js\), directly as npm runs them; `warren setup hooks` runs the whole install$/,
     );
     expect(shown.json.events.find((e) => e.kind === 'hooks.project_own')?.message).toMatch(
       /^the project's own setup set core\.hooksPath=\.husky\/_ /,
     );
     const human = await repo.warren('new', 'feat', 'human');
     expect(human.stdout).toMatch(
-      /^setup deps ran only postinstall, prepare: npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare$/m,
+      /^setup deps ran only postinstall \(node scripts\/husky\.js\), prepare \(node scripts\/husky\.js\), directly as npm runs them$/m,
     );
 
     // The hook-drift guard: the project's own core.hooksPath is not drift, so the checkpoint commits.
@@ -270,7 +273,10 @@ describe('which setup steps are an install warren can skip (pure, on files)', ()
       ),
       perCheckout: {
         scripts: ['postinstall', 'prepare'],
-        command: 'npm run --ignore-scripts postinstall && npm run --ignore-scripts prepare',
+        command: expect.stringContaining(
+          "npm_lifecycle_event=postinstall npm_lifecycle_script='node x.js' sh -c 'node x.js'",
+        ),
+        summary: 'postinstall (node x.js), prepare (husky), directly as npm runs them',
       },
     });
     expect(await installDecision('npm ci --ignore-scripts', [scripted.record], scripted.root)).toMatchObject({
@@ -295,12 +301,17 @@ describe('which setup steps are an install warren can skip (pure, on files)', ()
 
   it.each([
     // [manager, scripts, scripts the install runs, the command that runs exactly them]
-    ['npm', { prepare: 'husky' }, ['prepare'], 'npm run --ignore-scripts prepare'],
+    [
+      'npm',
+      { prepare: 'husky' },
+      ['prepare'],
+      /\nnpm_lifecycle_event=prepare npm_lifecycle_script='husky' sh -c 'husky'$/,
+    ],
     [
       'pnpm',
       { preinstall: 'node check.js', postinstall: 'simple-git-hooks', prepublish: 'x' },
       ['preinstall', 'postinstall'],
-      'pnpm run --config.enable-pre-post-scripts=false preinstall && pnpm run --config.enable-pre-post-scripts=false postinstall',
+      /\nnpm_lifecycle_event=preinstall npm_lifecycle_script='node check\.js' sh -c 'node check\.js' && npm_lifecycle_event=postinstall npm_lifecycle_script='simple-git-hooks' sh -c 'simple-git-hooks'$/,
     ],
     // yarn classic's `run install` runs preinstall and postinstall too: invoked once.
     [
@@ -314,11 +325,14 @@ describe('which setup steps are an install warren can skip (pure, on files)', ()
     ['yarn-berry', { postinstall: 'c', prepare: 'd' }, ['postinstall'], 'yarn run postinstall'],
   ] as const)('per package manager: %s with %j runs %j by `%s`', (manager, scripts, names, command) => {
     const tool = manager.startsWith('yarn') ? 'yarn' : manager;
-    expect(perCheckoutScripts(manager, tool, scripts)).toEqual({ scripts: names, command });
+    expect(perCheckoutScripts(manager, tool, { scripts })).toMatchObject({
+      scripts: names,
+      command: typeof command === 'string' ? command : expect.stringMatching(command),
+    });
   });
 
   it('yarn classic: a script its `run` would add that the install does not run is refused, not run', () => {
-    expect(perCheckoutScripts('yarn-classic', 'yarn', { prepare: 'd', preprepare: 'e' })).toEqual({
+    expect(perCheckoutScripts('yarn-classic', 'yarn', { scripts: { prepare: 'd', preprepare: 'e' } })).toEqual({
       refused: '`yarn run prepare` would also run preprepare, which the install does not',
     });
   });

@@ -84,7 +84,7 @@ function execLines(s: CreatedSummary): string {
   for (const m of s.services) human += `\n${m.message}`;
   for (const k of s.setupSkipped ?? []) {
     human += `\nsetup ${k.id} skipped: ${k.why}`;
-    if (k.ran) human += `\nsetup ${k.id} ran only ${k.ran.scripts.join(', ')}: ${k.ran.command}`;
+    if (k.ran) human += `\nsetup ${k.id} ran only ${k.ran.summary ?? `${k.ran.scripts.join(', ')}: ${k.ran.command}`}`;
   }
   if (s.log !== undefined) human += `\nsetup ${s.setupOk ? 'passed' : 'FAILED'}; log ${s.log}`;
   return human;

@@ -11,7 +11,7 @@ export const TASKS: Readonly<Record<string, CommandReference>> = {
   ports?: { first: number; count: number };      // the task's port block
   risk?: { level: 'low' | 'medium' | 'high'; reasons: string[]; recommendedSandbox: 'none' | 'bwrap' };
   log?: string; setupOk?: boolean;               // when setup ran
-  setupSkipped?: { id: string; why: string; ran?: { scripts: string[]; command: string } }[];  // install steps skipped: the provisioned tree matched the lockfile; ran: the root package's per-checkout scripts run instead
+  setupSkipped?: { id: string; why: string; ran?: { scripts: string[]; command: string; summary?: string } }[];  // install steps skipped: the provisioned tree matched the lockfile; ran: the root package's per-checkout scripts run instead
   warnings: { kind: string; level: string; message: string }[];  // everything recorded above info while creating
   services: { kind: string; message: string }[];  // what was made for services: template, database, process started
   provisionHint?: { paths: { path: string; mode: string }[]; lines: string[] };  // ignored node_modules/.env/venv nothing provisions: once per repository
