@@ -1,5 +1,6 @@
 import { git, gitError, type Where } from './exec.js';
 import { isTransientGitFailure } from './errors.js';
+import { askAboutObjects } from './object-answers.js';
 import { splitLines } from './parse.js';
 import type { Repository } from './repo.js';
 
@@ -7,7 +8,16 @@ import type { Repository } from './repo.js';
 
 /** A revision as a commit id, or null when it does not name a commit. `--end-of-options`: a name is never an option. */
 export async function revParse(repo: Repository, rev: string): Promise<string | null> {
-  return commitAt(repo.root, rev);
+  // A full id names the same commit for good once it is there; a name that moves is asked each time.
+  const result = await askAboutObjects(
+    repo,
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`],
+    {
+      ids: [rev],
+      allowFailure: true,
+    },
+  );
+  return result.exitCode === 0 ? result.stdout.trim() : null;
 }
 
 /** The commit `rev` names, read in `cwd` (a worktree's own HEAD), or null. */
@@ -22,7 +32,7 @@ export async function commitAt(cwd: string, rev: string): Promise<string | null>
 /** The tree of a commit. */
 export async function treeOf(repo: Repository, commit: string): Promise<string> {
   return (
-    await git(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { cwd: repo.root })
+    await askAboutObjects(repo, ['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { ids: [commit] })
   ).stdout.trim();
 }
 
