@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
 import { commitsNotOn, isAncestor, mergeBase } from '../../src/git/history.js';
-import { branchFacts, revParse, treeOf } from '../../src/git/refs.js';
+import { branchFacts, revParse, revParseMany, treeOf } from '../../src/git/refs.js';
 import { changedNames, fileAt, touchedPaths } from '../../src/git/trees.js';
 import { resolveRepository } from '../../src/git/repo.js';
 import { checkExecArgv } from '../../src/cli/exec-argv.js';
@@ -261,5 +261,31 @@ describe('answers about objects', () => {
     await treeOf(one.r, one.second);
     withoutGit();
     expect(await gitNotFound(treeOf(r2, one.second))).toBe('GIT_NOT_FOUND');
+  });
+});
+
+describe('several revisions in one git call', () => {
+  it('answers as revParse answers each: branches, ids, a tag peeled, and null for what names no commit', async () => {
+    const repo = makeRepo({ trusted: false });
+    const r = await resolveRepository(repo.root);
+    const first = repo.git('rev-parse', 'HEAD');
+    repo.git('tag', '-a', '-m', 'a tag', 'v1');
+    repo.write('b.txt', 'b\n');
+    const second = repo.commit('second');
+    const tree = repo.git('rev-parse', 'HEAD^{tree}');
+    const revs = ['refs/heads/main', first, 'refs/tags/v1', 'refs/heads/nope', tree, 'HEAD~1', '-main'] as const;
+    const one = await Promise.all(revs.map((rev) => revParse(r, rev)));
+    expect(one).toEqual([second, first, first, null, null, first, null]);
+    const env = process.env.GIT_TRACE;
+    const trace = path.join(tmpDir(), 'trace');
+    process.env.GIT_TRACE = trace;
+    try {
+      expect(await revParseMany(r, revs)).toEqual(one);
+    } finally {
+      if (env === undefined) delete process.env.GIT_TRACE;
+      else process.env.GIT_TRACE = env;
+    }
+    // One git for all seven.
+    expect(fs.readFileSync(trace, 'utf8').match(/trace: built-in: git /g)).toHaveLength(1);
   });
 });
