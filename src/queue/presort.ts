@@ -4,7 +4,7 @@ import { lockTask } from '../workspace/locks.js';
 import { mergeTreeDetailed } from '../git/merge-tree.js';
 import { changedSinceFork } from '../git/trees.js';
 import { mayConflict } from '../conflicts/compute.js';
-import { revParseMany } from '../git/refs.js';
+import { revParse, revParseMany } from '../git/refs.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { bounce } from './chain.js';
 import { activeEntries, type QueueEntry } from './store.js';
@@ -72,7 +72,7 @@ export async function bounceConflictingWithBase(ctx: ProjectContext, base: strin
   const waiting = activeEntries(ctx.store, ctx.key).filter(
     (e) => e.state === 'queued' && ctx.store.getTask(ctx.key, e.taskId)?.base === base,
   );
-  const [tip] = await revParseMany(ctx.repo, [`refs/heads/${base}`]);
+  const tip = await revParse(ctx.repo, `refs/heads/${base}`);
   if (!tip) return 0;
   const tipOf = await taskTips(ctx, waiting);
   let bounced = 0;
