@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStatusZ, parseWorktreeList } from '../src/git/parse.js';
+import { parseBatchCheckIds, parseStatusZ, parseWorktreeList } from '../src/git/parse.js';
 import { parseMountInfo } from '../src/system/mounts.js';
 import { classifyGitStderr, isTransientGitFailure } from '../src/git/errors.js';
 
@@ -64,6 +64,17 @@ describe('parseStatusZ', () => {
   });
   it('returns nothing for a clean tree', () => {
     expect(parseStatusZ('')).toEqual([]);
+  });
+});
+
+describe('parseBatchCheckIds', () => {
+  it('an id per question, null where git said missing or ambiguous; a count that does not match throws', () => {
+    const a = 'a'.repeat(40);
+    const b = 'b'.repeat(64);
+    const out = `${a}\nrefs/heads/gone^{commit} missing\n${b}\ndead^{commit} ambiguous\n`;
+    expect(parseBatchCheckIds(out, 4)).toEqual([a, null, b, null]);
+    expect(() => parseBatchCheckIds(out, 3)).toThrow(/4 answers to 3 questions/);
+    expect(parseBatchCheckIds('', 0)).toEqual([]);
   });
 });
 

@@ -1,14 +1,23 @@
 import { git, gitError } from './exec.js';
+import { askAboutObjects } from './object-answers.js';
 import { splitLines } from './parse.js';
 import type { Repository } from './repo.js';
 
 /** Questions about commit history: ancestry, merge bases, what one side has that others lack. */
 
+/** `merge-base` answers yes (0) or no (1) about the commits; anything else is an error, asked again. */
+const ANSWERED = (r: { exitCode: number }): boolean => r.exitCode === 0 || r.exitCode === 1;
+
 export async function isAncestor(repo: Repository, ancestor: string, descendant: string): Promise<boolean> {
-  const result = await git(['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant], {
-    cwd: repo.root,
-    allowFailure: true,
-  });
+  const result = await askAboutObjects(
+    repo,
+    ['merge-base', '--is-ancestor', '--end-of-options', ancestor, descendant],
+    {
+      ids: [ancestor, descendant],
+      allowFailure: true,
+      keep: ANSWERED,
+    },
+  );
   if (result.exitCode === 0) return true;
   if (result.exitCode === 1) return false;
   throw gitError(result);
@@ -16,7 +25,11 @@ export async function isAncestor(repo: Repository, ancestor: string, descendant:
 
 /** The best common ancestor of two commits, or null when they share no history. */
 export async function mergeBase(repo: Repository, a: string, b: string): Promise<string | null> {
-  const result = await git(['merge-base', '--end-of-options', a, b], { cwd: repo.root, allowFailure: true });
+  const result = await askAboutObjects(repo, ['merge-base', '--end-of-options', a, b], {
+    ids: [a, b],
+    allowFailure: true,
+    keep: ANSWERED,
+  });
   const sha = result.stdout.trim();
   if (result.exitCode === 0 && sha !== '') return sha;
   if (result.exitCode === 1) return null;
@@ -29,8 +42,8 @@ export async function commitsNotOn(
   rev: string,
   notRevs: readonly string[],
 ): Promise<{ sha: string; subject: string }[]> {
-  const result = await git(['log', '--format=%H %s', '--stdin', '--end-of-options', rev, '--'], {
-    cwd: repo.root,
+  const result = await askAboutObjects(repo, ['log', '--format=%H %s', '--stdin', '--end-of-options', rev, '--'], {
+    ids: [rev, ...notRevs],
     input: notRevs.map((r) => `^${r}`).join('\n') + '\n',
   });
   return splitLines(result.stdout).map((line) => ({ sha: line.slice(0, 40), subject: line.slice(41) }));

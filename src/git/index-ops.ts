@@ -52,10 +52,23 @@ export async function authorEnv(worktree: Where): Promise<Record<string, string>
   return { GIT_AUTHOR_NAME: m[1] ?? '', GIT_AUTHOR_EMAIL: m[2] ?? '', GIT_AUTHOR_DATE: `@${m[3]} ${m[4]}` };
 }
 
-/** `git --exec-path`: where git's own programs are, as git exports it (`GIT_EXEC_PATH`) to its hooks. */
-export async function gitExecPath(): Promise<string> {
-  return (await git(['--exec-path'], { cwd: '/' })).stdout.trim();
+/**
+ * `git --exec-path`: where git's own programs are, as git exports it (`GIT_EXEC_PATH`) to its
+ * hooks. Asked once per process for each git PATH finds (and GIT_EXEC_PATH, which overrides it):
+ * every checkpoint needs it.
+ */
+export function gitExecPath(): Promise<string> {
+  const key = `${process.env.PATH ?? ''}\0${process.env.GIT_EXEC_PATH ?? ''}`;
+  let known = execPaths.get(key);
+  if (!known) {
+    known = git(['--exec-path'], { cwd: '/' }).then((r) => r.stdout.trim());
+    known.catch(() => execPaths.delete(key));
+    execPaths.set(key, known);
+  }
+  return known;
 }
+
+const execPaths = new Map<string, Promise<string>>();
 
 /** The commit a worktree's HEAD points at. */
 export async function headOf(worktree: Where): Promise<string> {

@@ -192,3 +192,15 @@ export function splitPatchByFile(patch: string): string[] {
   if (start !== -1) files.push(patch.slice(start));
   return files;
 }
+
+/**
+ * Parses `git cat-file --batch-check=%(objectname)` for `count` questions: an object id per line,
+ * or `<name> missing` (or `ambiguous`) where a name resolves to none; null there.
+ */
+export function parseBatchCheckIds(output: string, count: number): (string | null)[] {
+  const lines = output.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (lines.length !== count)
+    throw new Error(`git cat-file --batch-check gave ${lines.length} answers to ${count} questions`);
+  return lines.map((line) => (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(line) ? line : null));
+}

@@ -1,13 +1,48 @@
 import { git, gitError, type Where } from './exec.js';
 import { isTransientGitFailure } from './errors.js';
-import { splitLines } from './parse.js';
+import { askAboutObjects } from './object-answers.js';
+import { parseBatchCheckIds, splitLines } from './parse.js';
 import type { Repository } from './repo.js';
 
 /** Refs and revisions: resolving them, reading branches, moving refs by compare-and-swap. */
 
 /** A revision as a commit id, or null when it does not name a commit. `--end-of-options`: a name is never an option. */
 export async function revParse(repo: Repository, rev: string): Promise<string | null> {
-  return commitAt(repo.root, rev);
+  // A full id names the same commit for good once it is there; a name that moves is asked each time.
+  const result = await askAboutObjects(
+    repo,
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`],
+    {
+      ids: [rev],
+      allowFailure: true,
+    },
+  );
+  return result.exitCode === 0 ? result.stdout.trim() : null;
+}
+
+/**
+ * What `revParse` says of each of `revs`, read together by one `cat-file --batch-check` (which
+ * resolves and peels each name as `rev-parse --verify` does): a name that moves is read once,
+ * with the others, where one `rev-parse` a name was a process each.
+ */
+export async function revParseMany<const T extends readonly string[]>(
+  repo: Repository,
+  revs: T,
+): Promise<{ [K in keyof T]: string | null }> {
+  // One line a question: a name holding a line break (no ref can) is asked alone.
+  const answers =
+    revs.length < 2 || revs.some((r) => /[\n\r\0]/.test(r))
+      ? await Promise.all(revs.map((r) => revParse(repo, r)))
+      : parseBatchCheckIds(
+          (
+            await git(['cat-file', '--batch-check=%(objectname)'], {
+              cwd: repo.root,
+              input: revs.map((r) => `${r}^{commit}\n`).join(''),
+            })
+          ).stdout,
+          revs.length,
+        );
+  return answers as { [K in keyof T]: string | null };
 }
 
 /** The commit `rev` names, read in `cwd` (a worktree's own HEAD), or null. */
@@ -22,7 +57,7 @@ export async function commitAt(cwd: string, rev: string): Promise<string | null>
 /** The tree of a commit. */
 export async function treeOf(repo: Repository, commit: string): Promise<string> {
   return (
-    await git(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { cwd: repo.root })
+    await askAboutObjects(repo, ['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], { ids: [commit] })
   ).stdout.trim();
 }
 

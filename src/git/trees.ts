@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { git, gitError } from './exec.js';
+import { askAboutObjects } from './object-answers.js';
 import { parseNameStatusZ, splitLines, splitZ, type NameStatus } from './parse.js';
 import type { Repository } from './repo.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
@@ -15,25 +16,33 @@ const ZERO = '0000000000000000000000000000000000000000';
 
 /** Paths that differ between two commits, with git's status letter; renames as delete + add. */
 export async function touchedPaths(repo: Repository, from: string, to: string): Promise<NameStatus[]> {
-  const result = await git(['diff', '--name-status', '-z', '--no-renames', '--end-of-options', from, to, '--'], {
-    cwd: repo.root,
-  });
+  const result = await askAboutObjects(
+    repo,
+    ['diff', '--name-status', '-z', '--no-renames', '--end-of-options', from, to, '--'],
+    { ids: [from, to] },
+  );
   return parseNameStatusZ(result.stdout);
 }
 
 /** Names of the paths that differ between two commits. */
 export async function changedNames(repo: Repository, from: string, to: string): Promise<string[]> {
-  const result = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', from, to, '--'], {
-    cwd: repo.root,
-  });
+  const result = await askAboutObjects(
+    repo,
+    ['diff', '--name-only', '-z', '--no-renames', '--end-of-options', from, to, '--'],
+    {
+      ids: [from, to],
+    },
+  );
   return splitZ(result.stdout);
 }
 
 /** Names of the paths `to` changed since it left `from` (`from...to`: from their merge base). */
 export async function changedSinceFork(repo: Repository, from: string, to: string): Promise<string[]> {
-  const result = await git(['diff', '--name-only', '-z', '--no-renames', '--end-of-options', `${from}...${to}`, '--'], {
-    cwd: repo.root,
-  });
+  const result = await askAboutObjects(
+    repo,
+    ['diff', '--name-only', '-z', '--no-renames', '--end-of-options', `${from}...${to}`, '--'],
+    { ids: [from, to] },
+  );
   return splitZ(result.stdout);
 }
 
@@ -43,8 +52,8 @@ export async function treeEntry(
   commit: string,
   file: string,
 ): Promise<{ mode: string; sha: string } | null> {
-  const result = await git(['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', file], {
-    cwd: repo.root,
+  const result = await askAboutObjects(repo, ['ls-tree', '-z', '--full-tree', '--end-of-options', commit, '--', file], {
+    ids: [commit],
   });
   const line = result.stdout.split('\0')[0];
   if (!line) return null;
@@ -55,7 +64,13 @@ export async function treeEntry(
 
 /** A file's content at a commit, or null when the commit has no such file. */
 export async function fileAt(repo: Repository, commit: string, file: string): Promise<string | null> {
-  const result = await git(['cat-file', 'blob', `${commit}:${file}`], { cwd: repo.root, allowFailure: true });
+  // Kept when the file is not there either: git says so of a commit it was asked about by id (and
+  // says the same of an id it lacks, which warren never asks: the ids it passes came from git).
+  const result = await askAboutObjects(repo, ['cat-file', 'blob', `${commit}:${file}`], {
+    ids: [commit],
+    allowFailure: true,
+    keep: (r) => r.exitCode === 0 || /^fatal: path '.*' does not exist in '/m.test(r.stderr),
+  });
   return result.exitCode === 0 ? result.stdout : null;
 }
 
@@ -101,6 +116,7 @@ export type Merged = { ok: true; tree: string } | { ok: false; conflicts: string
  * `merge-tree --write-tree`, which finds the merge base itself).
  */
 export async function mergeTrees(repo: Repository, ours: string, theirs: string): Promise<Merged> {
+  // Not remembered: the tree it writes is unreachable, and a `gc --prune=now` may take it.
   const result = await git(
     ['merge-tree', '--write-tree', '--name-only', '--no-messages', '--end-of-options', ours, theirs],
     { cwd: repo.root, allowFailure: true },

@@ -130,11 +130,14 @@ export async function checkpointTask(
   });
 }
 
-/** Takes provisioned paths staged by hand (or by a hook) back out of the index, with an event. */
-async function unstageProvisioned(ctx: ProjectContext, id: string, live: CheckpointLive): Promise<void> {
+/**
+ * Takes provisioned paths staged by hand (or by a hook) back out of the index, with an event.
+ * Returns what stays staged when it took nothing out (null when it did: the index changed).
+ */
+async function unstageProvisioned(ctx: ProjectContext, id: string, live: CheckpointLive): Promise<string[] | null> {
   const staged = await stagedNames(live.wt);
   const found = live.provisioned.filter((p) => staged.some((s) => isProvisioned(s, [p])));
-  if (found.length === 0) return;
+  if (found.length === 0) return staged;
   // reset, not rm --cached: a provisioned path that is also tracked goes back to HEAD's version.
   await unstage(live.wt, found);
   live.unstaged.push(...found.filter((p) => !live.unstaged.includes(p)));
@@ -146,6 +149,7 @@ async function unstageProvisioned(ctx: ProjectContext, id: string, live: Checkpo
     message: `took provisioned path(s) ${found.join(', ')} out of the index; warren's own paths are never committed`,
     data: { paths: found },
   });
+  return null;
 }
 
 /** The paths among `paths` that git does not ignore in `cwd` (e.g. a `share` symlink under a `dir/` pattern). */
@@ -208,11 +212,12 @@ export const CHECKPOINT: Operation<'checkpoint', 'staged' | 'committed' | 'recor
       async run({ ctx, data, live }) {
         await stageAll(live.wt, live.excluded);
         // A provisioned path staged earlier by hand (`git add -f node_modules`) is taken back out.
-        await unstageProvisioned(ctx, data.id, live);
+        const staged = await unstageProvisioned(ctx, data.id, live);
         const task = loadTask(ctx, data.id);
         const { current, drift } = live.fingerprint;
         live.warnings.push(...recordDrift(ctx, task, 'checkpoint', current, drift, live.acceptHooks));
-        return { nothing: !(await hasStagedChanges(live.wt)) };
+        // The names just read say whether anything is staged; after an unstage, git is asked again.
+        return { nothing: staged ? staged.length === 0 : !(await hasStagedChanges(live.wt)) };
       },
       async undo({ ctx, data, live, finished }) {
         // Cut off inside `git add`, or refused by a hook: the index is as git left it.

@@ -25,7 +25,7 @@ export type CommitHook = 'pre-commit' | 'prepare-commit-msg' | 'commit-msg' | 'p
 export const MESSAGE_CAP = 1024 * 1024;
 
 export interface CommitHooks {
-  /** What git would export to the hooks, and the commit then made (its author and date). */
+  /** What git would export to the hooks, and the commit then made (its author and date): empty while no hook has run. */
   author: Record<string, string>;
   env: Record<string, string>;
   ctx: ProjectContext;
@@ -41,17 +41,33 @@ export interface HookRun {
   ms: number;
 }
 
+const HOOKS: readonly CommitHook[] = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit'];
+
+/**
+ * The hooks' environment is read of git when there is a hook to run. With none there, nothing
+ * is exported and git dates the commit itself, as it would (two git calls fewer a checkpoint); a
+ * hook that appears meanwhile is given the environment when it runs, and the commit its author.
+ */
 export async function prepareCommitHooks(ctx: ProjectContext, task: Task, wt: Worktree): Promise<CommitHooks> {
-  const author = await authorEnv(wt);
-  const env = {
-    ...author,
+  const h: CommitHooks = { author: {}, env: {}, ctx, task, wt, ran: [] };
+  if (HOOKS.some((name) => fs.statSync(path.join(wt.hooksDir, name), { throwIfNoEntry: false })?.isFile()))
+    await hookEnv(h);
+  return h;
+}
+
+async function hookEnv(h: CommitHooks): Promise<Record<string, string>> {
+  if (Object.keys(h.env).length > 0) return h.env;
+  const { wt } = h;
+  h.author = await authorEnv(wt);
+  h.env = {
+    ...h.author,
     GIT_DIR: wt.gitDir,
     GIT_INDEX_FILE: path.join(wt.gitDir, 'index'),
     GIT_EDITOR: ':',
     GIT_PREFIX: '',
     GIT_EXEC_PATH: await gitExecPath(),
   };
-  return { author, env, ctx, task, wt, ran: [] };
+  return h.env;
 }
 
 /**
@@ -127,7 +143,8 @@ export function findHook(h: CommitHooks, name: CommitHook): string | null {
 async function runHook(h: CommitHooks, name: CommitHook, args: readonly string[]): Promise<RunOutcome | null> {
   const file = findHook(h, name);
   if (!file) return null;
-  const { ctx, task, wt, env } = h;
+  const env = await hookEnv(h);
+  const { ctx, task, wt } = h;
   const started = Date.now();
   const outcome = await runInTask(ctx, task, {
     kind: 'hook',

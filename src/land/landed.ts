@@ -1,5 +1,5 @@
 import { isAncestor, mergeBase } from '../git/history.js';
-import { revParse } from '../git/refs.js';
+import { revParse, revParseMany } from '../git/refs.js';
 import { changedNames, touchedPaths } from '../git/trees.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -24,9 +24,11 @@ export async function isTaskLanded(ctx: ProjectContext, task: Task): Promise<boo
   } catch {
     return false; // cannot tell what was meant to stay out: do not claim it landed
   }
-  const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  const baseTip = await revParse(ctx.repo, `refs/heads/${task.base}`);
-  const landedTaskCommit = await revParse(ctx.repo, record.taskCommit);
+  const [taskTip, baseTip, landedTaskCommit] = await revParseMany(ctx.repo, [
+    `refs/heads/${task.branch}`,
+    `refs/heads/${task.base}`,
+    record.taskCommit,
+  ]);
   if (!taskTip || !baseTip || !landedTaskCommit) return false;
 
   const since = await touchedPaths(ctx.repo, landedTaskCommit, taskTip);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import { commitsNotOn, commitsTouching, mergeBase } from '../git/history.js';
-import { revParse, treeOf } from '../git/refs.js';
+import { revParse, revParseMany, treeOf } from '../git/refs.js';
 import { checkIgnored, statusOf } from '../git/status.js';
 import { changedNames, commitTree, touchedPaths } from '../git/trees.js';
 import { listWorktrees } from '../git/worktrees.js';
@@ -86,7 +86,11 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
     'the land',
   );
   const baseRef = `refs/heads/${task.base}`;
-  const realTip = known ? known.baseTip : await revParse(ctx.repo, baseRef);
+  const taskRef = `refs/heads/${task.branch}`;
+  // Both tips read together (one git call), the base's refusal first as before.
+  const [realTip, taskTip] = known
+    ? [known.baseTip, await revParse(ctx.repo, taskRef)]
+    : await revParseMany(ctx.repo, [baseRef, taskRef]);
   if (!realTip) {
     throw new WarrenError(
       'BASE_UNKNOWN',
@@ -98,7 +102,6 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   }
   const policy = known ? known.policy : await landingPolicy(ctx, task.base, realTip);
   const baseTip = options.onto ?? realTip;
-  const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
   if (!taskTip)
     throw new WarrenError('TASK_STATE', `task ${task.id}'s branch ${task.branch} is missing; nothing was changed.`, {
       hint: 'See `warren scan`.',

@@ -4,7 +4,7 @@ import { lockTask } from '../workspace/locks.js';
 import { mergeTreeDetailed } from '../git/merge-tree.js';
 import { changedSinceFork } from '../git/trees.js';
 import { mayConflict } from '../conflicts/compute.js';
-import { revParse } from '../git/refs.js';
+import { revParse, revParseMany } from '../git/refs.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { bounce } from './chain.js';
 import { activeEntries, type QueueEntry } from './store.js';
@@ -29,10 +29,11 @@ export async function conflictFreeBatch(
   size: number,
 ): Promise<QueueEntry[]> {
   const taken: { entry: QueueEntry; tip: string; touched: string[] | null }[] = [];
+  const tipOf = await taskTips(ctx, queued);
   for (const entry of queued) {
     if (taken.length >= size) break;
     const task = ctx.store.getTask(ctx.key, entry.taskId);
-    const tip = task ? await revParse(ctx.repo, `refs/heads/${task.branch}`) : null;
+    const tip = tipOf.get(entry.taskId) ?? null;
     if (!task || !tip) {
       taken.push({ entry, tip: '', touched: [] }); // the chain bounces it, saying why
       continue;
@@ -68,14 +69,17 @@ export async function conflictFreeBatch(
  * was only in protected paths) or whose task is busy stays queued.
  */
 export async function bounceConflictingWithBase(ctx: ProjectContext, base: string): Promise<number> {
+  const waiting = activeEntries(ctx.store, ctx.key).filter(
+    (e) => e.state === 'queued' && ctx.store.getTask(ctx.key, e.taskId)?.base === base,
+  );
   const tip = await revParse(ctx.repo, `refs/heads/${base}`);
   if (!tip) return 0;
+  const tipOf = await taskTips(ctx, waiting);
   let bounced = 0;
-  for (const entry of activeEntries(ctx.store, ctx.key)) {
-    if (entry.state !== 'queued') continue;
+  for (const entry of waiting) {
     const task = ctx.store.getTask(ctx.key, entry.taskId);
-    if (task?.base !== base) continue;
-    const taskTip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
+    if (!task) continue;
+    const taskTip = tipOf.get(entry.taskId) ?? null;
     if (!taskTip || (await mergeTreeDetailed(ctx.repo, tip, taskTip)).clean) continue;
     let held: { release(): void };
     try {
@@ -98,4 +102,22 @@ export async function bounceConflictingWithBase(ctx: ProjectContext, base: strin
     }
   }
   return bounced;
+}
+
+/** The branch tip of each entry's task (absent: no task, or no branch), read in one git call. */
+async function taskTips(ctx: ProjectContext, entries: readonly QueueEntry[]): Promise<Map<string, string>> {
+  const withTask = entries.flatMap((e) => {
+    const task = ctx.store.getTask(ctx.key, e.taskId);
+    return task ? [{ id: e.taskId, ref: `refs/heads/${task.branch}` }] : [];
+  });
+  const tips = await revParseMany(
+    ctx.repo,
+    withTask.map((t) => t.ref),
+  );
+  const out = new Map<string, string>();
+  withTask.forEach((t, i) => {
+    const tip = tips[i];
+    if (tip) out.set(t.id, tip);
+  });
+  return out;
 }

@@ -1,7 +1,7 @@
 import { WarrenError } from '../errors.js';
 import { commitsNotOn } from '../git/history.js';
 import type { StatusEntry, WorktreeEntry } from '../git/parse.js';
-import { otherRefTips, revParse } from '../git/refs.js';
+import { otherRefTips, revParse, revParseMany } from '../git/refs.js';
 import { statusOf } from '../git/status.js';
 import { listWorktrees } from '../git/worktrees.js';
 import type { Task } from '../state/types.js';
@@ -66,8 +66,8 @@ export async function gatherRemoval(ctx: ProjectContext, task: Task): Promise<Re
   } else if (folder === 'leftover') {
     mounts = mountsUnder(readMounts(), task.path).map((m) => m.mountPoint);
   }
-  const tip = await revParse(ctx.repo, `refs/heads/${task.branch}`);
-  const baseTip = (await revParse(ctx.repo, `refs/heads/${task.base}`)) ?? (await revParse(ctx.repo, task.base));
+  const [tip, baseBranchTip] = await revParseMany(ctx.repo, [`refs/heads/${task.branch}`, `refs/heads/${task.base}`]);
+  const baseTip = baseBranchTip ?? (await revParse(ctx.repo, task.base));
   const unlanded = tip
     ? (await commitsNotOn(ctx.repo, `refs/heads/${task.branch}`, baseTip ? [baseTip] : [])).length
     : 0;

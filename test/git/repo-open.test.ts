@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
 import { isValidBranchName } from '../../src/git/refname.js';
-import { branchFacts } from '../../src/git/refs.js';
+import { commitsNotOn, isAncestor, mergeBase } from '../../src/git/history.js';
+import { branchFacts, revParse, revParseMany, treeOf } from '../../src/git/refs.js';
+import { changedNames, fileAt, touchedPaths } from '../../src/git/trees.js';
 import { resolveRepository } from '../../src/git/repo.js';
 import { checkExecArgv } from '../../src/cli/exec-argv.js';
 import { makeRepo, tmpDir, gitIn } from '../helpers/repo.js';
@@ -169,5 +171,121 @@ describe('branch facts in one for-each-ref', () => {
       if (before === undefined) delete process.env.GIT_TRACE;
       else process.env.GIT_TRACE = before;
     }
+  });
+});
+
+/**
+ * Answers about objects named by their full ids are asked of git once (src/git/object-answers.ts).
+ * Seen without mocking anything: once git cannot be started (PATH empty), a question asked before
+ * is still answered, and one that names a ref that moves is asked of git — and fails.
+ */
+
+async function twoCommits() {
+  const repo = makeRepo({ files: { 'a.txt': 'a\n', 'warren.yaml': 'verify: []\n' }, trusted: false });
+  const first = repo.git('rev-parse', 'HEAD');
+  repo.write('b.txt', 'b\n');
+  const second = repo.commit('second');
+  return { repo, r: await resolveRepository(repo.root), first, second };
+}
+
+function withoutGit(): void {
+  process.env.PATH = '';
+}
+
+async function gitNotFound(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return isWarrenError(err) ? err.code : String(err);
+  }
+}
+
+describe('answers about objects', () => {
+  const PATH = process.env.PATH;
+  afterEach(() => {
+    process.env.PATH = PATH;
+  });
+
+  it('are remembered: asked again with no git to start, they are the same', async () => {
+    const { r, first, second } = await twoCommits();
+    const ask = async () => ({
+      tree: await treeOf(r, second),
+      base: await mergeBase(r, first, second),
+      ancestor: await isAncestor(r, first, second),
+      notAncestor: await isAncestor(r, second, first),
+      log: await commitsNotOn(r, second, [first]),
+      touched: await touchedPaths(r, first, second),
+      names: await changedNames(r, first, second),
+      file: await fileAt(r, second, 'warren.yaml'),
+      missing: await fileAt(r, second, 'nowhere.txt'),
+      commit: await revParse(r, second),
+    });
+    const fresh = await ask();
+    expect(fresh).toMatchObject({
+      base: first,
+      ancestor: true,
+      notAncestor: false,
+      names: ['b.txt'],
+      file: 'verify: []\n',
+      missing: null,
+      commit: second,
+    });
+    withoutGit();
+    expect(await ask()).toEqual(fresh);
+  });
+
+  it('names that move are asked of git every time', async () => {
+    const { r, second } = await twoCommits();
+    expect(await revParse(r, 'refs/heads/main')).toBe(second);
+    expect(await treeOf(r, second)).toMatch(/^[0-9a-f]{40}$/);
+    withoutGit();
+    expect(await gitNotFound(revParse(r, 'refs/heads/main'))).toBe('GIT_NOT_FOUND');
+    expect(await gitNotFound(treeOf(r, 'main'))).toBe('GIT_NOT_FOUND');
+    // An abbreviated id can come to name another object: asked each time too.
+    expect(await gitNotFound(treeOf(r, second.slice(0, 12)))).toBe('GIT_NOT_FOUND');
+  });
+
+  it('a failure is not remembered: an id git lacks is asked again', async () => {
+    const { r } = await twoCommits();
+    const later = '1'.repeat(40);
+    expect(await revParse(r, later)).toBeNull();
+    withoutGit();
+    expect(await gitNotFound(revParse(r, later))).toBe('GIT_NOT_FOUND');
+  });
+
+  it('is kept per repository: the same question of another repository is asked of git', async () => {
+    const one = await twoCommits();
+    const other = makeRepo({ trusted: false });
+    const r2 = await resolveRepository(other.root);
+    await treeOf(one.r, one.second);
+    withoutGit();
+    expect(await gitNotFound(treeOf(r2, one.second))).toBe('GIT_NOT_FOUND');
+  });
+});
+
+describe('several revisions in one git call', () => {
+  it('answers as revParse answers each: branches, ids, a tag peeled, and null for what names no commit', async () => {
+    const repo = makeRepo({ trusted: false });
+    const r = await resolveRepository(repo.root);
+    const first = repo.git('rev-parse', 'HEAD');
+    repo.git('tag', '-a', '-m', 'a tag', 'v1');
+    repo.write('b.txt', 'b\n');
+    const second = repo.commit('second');
+    const tree = repo.git('rev-parse', 'HEAD^{tree}');
+    const revs = ['refs/heads/main', first, 'refs/tags/v1', 'refs/heads/nope', tree, 'HEAD~1', '-main'] as const;
+    const one = await Promise.all(revs.map((rev) => revParse(r, rev)));
+    expect(one).toEqual([second, first, first, null, null, first, null]);
+    const env = process.env.GIT_TRACE;
+    const trace = path.join(tmpDir(), 'trace');
+    process.env.GIT_TRACE = trace;
+    try {
+      expect(await revParseMany(r, revs)).toEqual(one);
+    } finally {
+      if (env === undefined) delete process.env.GIT_TRACE;
+      else process.env.GIT_TRACE = env;
+    }
+    // One git for all seven.
+    expect(fs.readFileSync(trace, 'utf8').match(/trace: built-in: git /g)).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
-import { BIN, gitIn, tmpDir, trustRepo } from './repo.js';
+import { BIN, gitIn, setTestConfig, tmpDir, trustRepo } from './repo.js';
 import { unmountUnder } from './tree.js';
 
 /** uid 65534 (through setpriv, from a root test): the CLI, and a plain shell as a user would have one. */
@@ -58,9 +58,7 @@ export function nobodyRepo(fill: (root: string) => void): NobodyRepo {
   fs.mkdirSync(root);
   fs.mkdirSync(home, { mode: 0o700 });
   gitIn(root, 'init', '-q', '-b', 'main');
-  gitIn(root, 'config', 'user.email', 'test@example.invalid');
-  gitIn(root, 'config', 'user.name', 'Warren Test');
-  gitIn(root, 'config', 'gc.auto', '0');
+  setTestConfig(root);
   fill(root);
   gitIn(root, 'add', '-A');
   gitIn(root, 'commit', '-q', '-m', 'init');

@@ -161,6 +161,36 @@ describe('warren checkpoint', () => {
   });
 });
 
+describe('what a checkpoint asks of git', () => {
+  it('with no commit hook: no `git var` for the hooks, and what is staged listed after staging and after the hooks, nothing more', async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'Q-1');
+    writeIn(ws, 'feature.js', 'export {};\n');
+    const trace = path.join(tmpDir('warren-trace-'), 'trace');
+    const before = process.env.GIT_TRACE;
+    process.env.GIT_TRACE = trace;
+    try {
+      const r = await repo.warren('checkpoint', 'Q-1', '-m', 'a feature');
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      if (before === undefined) delete process.env.GIT_TRACE;
+      else process.env.GIT_TRACE = before;
+    }
+    expect(gitIn(ws, 'log', '-1', '--format=%s')).toBe('a feature');
+    const ran = fs
+      .readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('trace: built-in: git '))
+      .map((l) => l.slice(l.indexOf('built-in: git ') + 'built-in: git '.length));
+    expect(ran.filter((c) => c.startsWith('var '))).toEqual([]);
+    // Whether anything is staged is read from the first list (`diff --cached --quiet` was a third call).
+    expect(ran.filter((c) => c.startsWith('diff ') && c.includes('--cached'))).toEqual([
+      'diff --cached --name-only -z --no-renames',
+      'diff --cached --name-only -z --no-renames',
+    ]);
+  });
+});
+
 /** A commit hook of the main checkout's that logs its name, arguments and git's variables to `log`, then runs `body`. */
 function commitHook(root: string, name: string, log: string, body = '', mode = 0o755): void {
   fs.writeFileSync(
