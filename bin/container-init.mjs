@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// What every command of a `sandbox: container` task runs under, inside the task's container
-// (src/run/container/): warren's exec client (src/cli/container-exec.ts) starts it through
-// podman's API as `node container-init.mjs RUN_ID -- CMD…`, host's node and this file bound in
-// read-only. It is the run's process-tree keeper there, as the PID namespace is outside:
+// What every command of a task in a cluster (`runner: k8s:NAME`, src/run/k8s/) runs under, in
+// its pod: src/cli/k8s-exec.ts passes this file's source to the pod's node as
+// `node -e INIT RUN_ID -- CMD…`. A `sandbox: container` task's commands run under
+// bin/container-init.pl instead, which does the same in perl (it starts in a tenth of node's
+// time); a pod's image may have node and no perl. It is the run's process-tree keeper there, as
+// the PID namespace is outside:
 //
 // - the command leads a process group and a session of its own, and carries WARREN_RUN_ID;
 // - its standard input arrives in frames (4-byte length, then bytes; length 0: end of input),
@@ -13,22 +15,18 @@
 //   that carries no run's mark at all (it cleared its environment to escape). A process of
 //   another, live run keeps its mark and is left alone.
 //
-// Plain JavaScript with no dependency: it runs with the host's node inside an image that has
+// Plain JavaScript with no dependency: it runs with the pod's node, in an image that has
 // nothing of warren's but this file.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 
 const args = process.argv.slice(2);
 const runId = args.shift();
-// `--ref REF COMMIT`: where the task's branch is on the host (see syncBranch).
-const ref = args[0] === '--ref' ? { name: args[1], commit: args[2] } : null;
-if (ref) args.splice(0, 3);
 const [sep, ...argv] = args;
-if (!runId || sep !== '--' || argv.length === 0 || (ref && !(ref.name && ref.commit))) {
-  process.stderr.write('usage: container-init.mjs RUN_ID [--ref REF COMMIT] -- CMD [ARG…]\n');
+if (!runId || sep !== '--' || argv.length === 0) {
+  process.stderr.write('usage: container-init.mjs RUN_ID -- CMD [ARG…]\n');
   process.exit(125);
 }
-if (ref) syncBranch(ref.name, ref.commit);
 const MARK = `WARREN_RUN_ID=${runId}`;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
@@ -67,33 +65,6 @@ child.on('error', (err) => {
 child.on('exit', (code, signal) => {
   finish(signal ? 128 + (signalNumber(signal) ?? 9) : (code ?? 1));
 });
-
-/**
- * The container sees the repository's common git directory through an overlay whose upper folder
- * holds what git wrote inside (src/run/container/task-container.ts). When warren moved the
- * branch on the host since (a checkpoint, a sync), the container's copy of the ref is behind:
- * it is moved forward here, before the command, so the agent's next commit builds on the
- * branch's real tip. Only forward: a tip the host does not have yet (a commit of a run still
- * going) is left for warren to take after that run. No hook runs.
- */
-function syncBranch(name, commit) {
-  const git = (...a) =>
-    spawnSync('git', ['-c', 'core.hooksPath=/dev/null', ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const seen = git('rev-parse', '--verify', '--quiet', name);
-  const inside = seen.status === 0 ? seen.stdout.trim() : null;
-  if (inside === commit) return;
-  if (inside !== null && git('merge-base', '--is-ancestor', inside, commit).status !== 0) return;
-  const moved = git(
-    'update-ref',
-    '-m',
-    'warren: the branch as it is on the host',
-    name,
-    commit,
-    ...(inside ? [inside] : []),
-  );
-  if (moved.status !== 0)
-    process.stderr.write(`warren: could not move ${name} to ${commit} in the container: ${moved.stderr.trim()}\n`);
-}
 
 function signalNumber(name) {
   const table = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };

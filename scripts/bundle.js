@@ -17,12 +17,10 @@ fs.rmSync(path.join(root, 'dist/bundle'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
   // service-host: what a sandboxed service's daemon runs (src/run/service-host.ts).
-  // container-exec: the exec client the runner supervises for a container task's command (src/cli/container-exec.ts).
   entryPoints: {
     bin: 'src/cli/bin.ts',
     'service-host': 'src/cli/service-host.ts',
-    'container-exec': 'src/cli/container-exec.ts',
-    // k8s-exec: the same for a `runner: k8s:NAME` task, through the cluster's API server (src/cli/k8s-exec.ts).
+    // k8s-exec: the exec client the runner supervises for a `runner: k8s:NAME` task, through the cluster's API server (src/cli/k8s-exec.ts).
     'k8s-exec': 'src/cli/k8s-exec.ts',
   },
   outdir: 'dist/bundle',

@@ -17,7 +17,7 @@ import { sandboxMapsRoot, Staging } from '../system/sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
-import { containerExecArgv, containerFor } from './container/container-run.js';
+import { containerExec, containerFor } from './container/container-run.js';
 import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
@@ -158,16 +158,17 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       node: process.execPath,
       bridge: bridgeScript(),
     };
+    const inContainer = container
+      ? containerExec(container, task.path, runId, request.argv, bridge, branch, env)
+      : null;
     const argv = claim
       ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request, folders))
-      : container
-        ? containerExecArgv(container, task.path, runId, request.argv, bridge, branch)
-        : sandboxArgv(profile, task.path, request.argv, bridge, staging);
+      : (inContainer?.argv ?? sandboxArgv(profile, task.path, request.argv, bridge, staging));
     result = await supervise({
       argv,
       cwd: task.path,
       // The exec client is warren's own, on the host: the pod's command gets podEnv only (in its argv).
-      env: claim ? process.env : env,
+      env: claim ? process.env : (inContainer?.env ?? env),
       stdin: request.stdin,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       graceMs,

@@ -4,12 +4,12 @@
  * resolves from the compiled file and from the bundle.
  */
 
-/** dist/bundle/container-exec.js (src/cli/container-exec.ts): the exec client the runner supervises on the host. */
-export function containerExecScript(): string {
-  return new URL('../../dist/bundle/container-exec.js', import.meta.url).pathname;
+/** bin/container-init.pl: what each command of a container task runs under inside its container. */
+export function containerInitPerlScript(): string {
+  return new URL('../../bin/container-init.pl', import.meta.url).pathname;
 }
 
-/** bin/container-init.mjs: what each command runs under inside the container. */
+/** bin/container-init.mjs: the same, with node, for a task in a cluster (its pod's image may have no perl). */
 export function containerInitScript(): string {
   return new URL('../../bin/container-init.mjs', import.meta.url).pathname;
 }

@@ -8,7 +8,7 @@ import { BIN, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from '../help
 
 /**
  * `sandbox: container` (src/run/container/): one long-lived podman container per task, each
- * command exec'd in it through podman's API under bin/container-init.mjs. The hostile-agent
+ * command exec'd in it through podman's API under bin/container-init.pl. The hostile-agent
  * arenas run against it in test/agent-boundary.test.ts; here: what the runner promises.
  */
 const noPodman = unavailable(import.meta.filename, 'podman');
@@ -134,6 +134,22 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       const bg = await repo.warren('exec', 'a', '--', 'sh', '-c', `env -i setsid sh -c "sleep 4${tag}" & exit 0`);
       expect(bg.code).toBe(0);
       expect(hostProcesses(`sleep 4${tag}`)).toEqual([]);
+    },
+  );
+
+  it(
+    "the command's environment and input arrive as given: a locale the machine lacks makes no warning, nothing of the exec client's is added, input past a pipe's buffer reaches a late reader",
+    { timeout: 180_000 },
+    async () => {
+      const { repo } = await containerTask();
+      const input = `${'x'.repeat(300_000)}\n`;
+      const r = await runCli(
+        ['exec', 'a', '--', 'sh', '-c', 'sleep 1; wc -c; echo "$LC_ALL"; env | grep -c PERL || true'],
+        { cwd: repo.root, home: repo.home, env: { LC_ALL: 'xx_YY.UTF-8' }, input },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('300001\nxx_YY.UTF-8\n0\n');
+      expect(r.stderr).not.toContain('warning');
     },
   );
 

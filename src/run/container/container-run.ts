@@ -8,13 +8,14 @@ import type { ProjectContext } from '../../workspace/context.js';
 import { profileOf } from '../boundary.js';
 import { bridgeScript } from '../egress.js';
 import type { BridgeSpec, SandboxProfile } from '../sandbox.js';
-import { containerExecScript, containerInitScript } from '../helper-scripts.js';
+import { containerInitPerlScript } from '../helper-scripts.js';
+import { execClientArgv, execClientEnv } from './exec-client.js';
 import { ensureTaskContainer, type TaskContainer } from './task-container.js';
 
 /**
  * The runner's container half (src/run/execute.ts calls it for a `sandbox: container` task):
  * the task's container made ready for a run, and the argv the runner supervises on the host —
- * warren's exec client, which runs the command there under bin/container-init.mjs.
+ * warren's exec client, which runs the command there under bin/container-init.pl.
  */
 export async function containerFor(
   ctx: ProjectContext,
@@ -70,8 +71,8 @@ function installationOf(command: string | null): string[] {
   return [...new Set(dirs)].filter((d) => !isInside('/usr', d) && d !== '/');
 }
 
-/** The host-side argv of one run in the task's container: the exec client, the init inside, the bridge when there is an allow list. */
-export function containerExecArgv(
+/** The host-side process of one run in the task's container: the exec client (its argv and environment), the init inside, the bridge when there is an allow list. */
+export function containerExec(
   container: TaskContainer,
   cwd: string,
   runId: string,
@@ -79,7 +80,9 @@ export function containerExecArgv(
   bridge: BridgeSpec | null,
   /** The task's branch and where it is on the host: the container's view of it is moved forward to it first. */
   branch: { ref: string; commit: string } | null,
-): string[] {
+  /** The run's environment (the boundary's): the command's in the container. */
+  env: NodeJS.ProcessEnv,
+): { argv: string[]; env: NodeJS.ProcessEnv } {
   const node = process.execPath;
   const egress = bridge?.egress ?? null;
   const bridged = egress
@@ -91,18 +94,27 @@ export function containerExecArgv(
         '--',
       ]
     : [];
-  return [
-    node,
-    containerExecScript(),
-    container.socket,
-    container.name,
-    cwd,
-    runId,
-    node,
-    containerInitScript(),
-    ...(branch ? ['--ref', branch.ref, branch.commit] : []),
-    '--',
-    ...bridged,
-    ...argv,
-  ];
+  const client = execClientEnv(env);
+  return {
+    argv: [
+      ...execClientArgv(container.socket, container.name, cwd),
+      '/usr/bin/perl',
+      containerInitPerlScript(),
+      runId,
+      String(setsidNumber()),
+      client.keep ? '1' : '0',
+      ...(branch ? ['--ref', branch.ref, branch.commit] : []),
+      '--',
+      ...bridged,
+      ...argv,
+    ],
+    env: client.env,
+  };
+}
+
+/** setsid(2)'s number, for the init inside (perl has no call of its own for it without POSIX, which costs 28 ms to load). */
+function setsidNumber(): number {
+  const n = { x64: 112, arm64: 157, riscv64: 157, loong64: 157 }[process.arch as string];
+  if (n === undefined) throw new Error(`setsidNumber: no system call number for ${process.arch}`);
+  return n;
 }

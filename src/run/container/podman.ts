@@ -47,7 +47,7 @@ export function podmanFailed(what: string, r: SpawnResult): WarrenError {
 }
 
 /** podman's API socket for this WARREN_HOME. */
-function apiSocket(home: string): string {
+export function apiSocket(home: string): string {
   return path.join(home, 'run', 'podman.sock');
 }
 

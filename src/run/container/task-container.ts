@@ -11,6 +11,7 @@ import type { SandboxProfile } from '../sandbox.js';
 import { containerSettingsOf, type ContainerSettings } from './settings.js';
 import { API, apiError, apiRequest, type ApiAnswer } from './api.js';
 import {
+  apiSocket,
   assertPodman,
   BASE_IMAGE,
   PODMAN_HINT,
@@ -193,9 +194,17 @@ async function makeTaskContainer(
   const want = bindsFor(ctx, task, profile, sockets, tools).filter((b) => b.source !== commonDir);
   const overlay = gitOverlayOf(ctx.store.home, ctx.key, task.id);
   for (const d of [overlay.upper, overlay.work]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
-  const socket = await ensureApi(ctx.store.home);
   const ledger = readLedger(dir);
-  const state = ledger ? await containerState(socket, name) : 'missing';
+  const socket = apiSocket(ctx.store.home);
+  // The first question to podman's service says it is up, too (no ping first: a round trip less
+  // on every command and in `new`); no answer, and it is started, and asked again.
+  const ask = <T>(question: () => Promise<T>): Promise<T> =>
+    question().catch(async (err: unknown) => {
+      if (err instanceof WarrenError) throw err; // an answer, not a service that did not answer
+      await ensureApi(ctx.store.home);
+      return question();
+    });
+  const state = ledger ? await ask(() => containerState(socket, name)) : 'missing';
   if (
     ledger &&
     state !== 'missing' &&
@@ -211,8 +220,9 @@ async function makeTaskContainer(
     return { name, socket, sockets };
   }
   if (state !== 'missing') await podman(['rm', '-f', '-t', '0', name]);
-  const image = settings.image ?? (await ensureBaseImage(socket));
-  if (settings.image && !(await imageExists(socket, settings.image))) {
+  const named = settings.image;
+  const image = named ?? (await ask(() => ensureBaseImage(socket)));
+  if (named && !(await ask(() => imageExists(socket, named)))) {
     throw new WarrenError(
       'SANDBOX_UNAVAILABLE',
       `warren.yaml's sandbox image ${settings.image} is not on this machine; nothing was run.`,
