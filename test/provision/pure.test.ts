@@ -16,7 +16,14 @@ import { SameVerdicts } from '../../src/provision/status/same-content.js';
 import { fsNow, sharedChangesSince, treeChangesSince } from '../../src/provision/status/since.js';
 import { selectIncluded, vcsMetadataOf } from '../../src/provision/modes/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../../src/provision/status/packages.js';
-import { findingsForCopy, newFindings, noteEntry, staysInside } from '../../src/provision/modes/contain.js';
+import {
+  findingsForCopy,
+  newFindings,
+  noteEntry,
+  sawCopy,
+  scanListings,
+  staysInside,
+} from '../../src/provision/modes/contain.js';
 import { copyGroups } from '../../src/provision/provision.js';
 import { expandGlob, isGlob } from '../../src/provision/modes/glob.js';
 import { npmWorkspaces, pnpmWorkspaces } from '../../src/provision/modes/workspaces.js';
@@ -619,6 +626,32 @@ describe('findingsForCopy: the source walk stands for the copy only when they sa
     expect(stale.links).toEqual([]);
     const checked = findingsForCopy(stale, path.join(dir, 'copy'));
     expect(checked).toMatchObject({ rewalked: true, found: { links: ['a/out'] } });
+  });
+});
+
+describe('sawCopy: hardlink scans the source while cp -al links it, and trusts that scan only for what cp saw', () => {
+  const tree = () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'src/a/b'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'src/a/b/f.js'), 'x\n');
+    fs.symlinkSync('../b/f.js', path.join(dir, 'src/a/in'));
+    return dir;
+  };
+  it('trusts the scan of the source when cp -al gave every folder the mtime the scan saw', () => {
+    const dir = tree();
+    const early = scanListings(path.join(dir, 'src'));
+    execFileSync('cp', ['-al', path.join(dir, 'src'), path.join(dir, 'copy')]);
+    expect(sawCopy(early.found, path.join(dir, 'copy'))).toBe(true);
+    expect(early.found.links).toEqual(['a/in']);
+  });
+  it('does not when a link out appeared in the main checkout after the scan and before cp -al read its folder', () => {
+    const dir = tree();
+    const early = scanListings(path.join(dir, 'src'));
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'src/a/b/out'));
+    execFileSync('cp', ['-al', path.join(dir, 'src'), path.join(dir, 'copy')]);
+    expect(early.found.links).toEqual(['a/in']);
+    expect(sawCopy(early.found, path.join(dir, 'copy'))).toBe(false);
+    expect(scanListings(path.join(dir, 'copy')).found.links.sort()).toEqual(['a/b/out', 'a/in']);
   });
 });
 

@@ -65,17 +65,19 @@ export function noteEntry(found: Findings, rel: string, st: fs.Stats): boolean {
  * the copy itself is walked. Costs one lstat per folder.
  */
 export function findingsForCopy(found: Findings, copy: string): { found: Findings; rewalked: boolean } {
-  if (!found.crossesDevice && found.dirs.size > 0) {
-    let same = true;
-    for (const [rel, mtime] of found.dirs) {
-      if (lstatOrNull(rel === '' ? copy : path.join(copy, rel))?.mtimeMs !== mtime) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return { found, rewalked: false };
-  }
-  return { found: scanTree(copy), rewalked: true };
+  return sawCopy(found, copy) ? { found, rewalked: false } : { found: scanTree(copy), rewalked: true };
+}
+
+/**
+ * Did the walk of the source see the entries `copy` (made by `cp -a` or `cp -al`, which give
+ * each folder the mtime it read) has? Yes when every folder of the copy has the mtime the walk
+ * saw (see findingsForCopy); never across file systems. One lstat per folder.
+ */
+export function sawCopy(found: Findings, copy: string): boolean {
+  if (found.crossesDevice || found.dirs.size === 0) return false;
+  for (const [rel, mtime] of found.dirs)
+    if (lstatOrNull(rel === '' ? copy : path.join(copy, rel))?.mtimeMs !== mtime) return false;
+  return true;
 }
 
 /** Walks `tree` (by lstat, through other file systems too) and returns its findings. */

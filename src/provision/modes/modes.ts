@@ -13,6 +13,7 @@ import {
   findingsForCopy,
   newFindings,
   noteEntry,
+  sawCopy,
   scanListings,
   type Contained,
   type Findings,
@@ -237,9 +238,14 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const started = Date.now();
   const rec = recordBase(env, item);
   env.progress(`warren: linking ${item.path}…`);
-  const outcome = await hardlinkTree(rec.source, dst);
-  // Containment needs the links, devices and VCS folders: the folders' listings name them.
-  const scanned = scanListings(dst);
+  const linking = hardlinkTree(rec.source, dst); // cp -al starts now
+  linking.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // Containment needs the links, devices and VCS folders: the folders' listings name them. The
+  // source's are read while cp links (on the other core, off the critical path); the copy's own
+  // are read after only when a folder changed meanwhile (cp gave it an mtime the scan did not see).
+  const early = scanListings(rec.source);
+  const outcome = await linking;
+  const scanned = sawCopy(early.found, dst) ? early : scanListings(dst);
   const contained = await contain(env, item, dst, rec.source, scanned.found);
   const entries = scanned.entries;
   const linked = outcome.linked ?? entries - scanned.found.dirs.size + (scanned.found.dirs.has('') ? 1 : 0);
