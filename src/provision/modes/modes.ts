@@ -85,13 +85,11 @@ export async function provisionCopies(
   const recs = group.map((g) => recordBase(env, g.item));
   const label =
     group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
-  const method = await bestCopyMethod(path.dirname(first.dst));
   const abort = new AbortController();
   let total: number | null = null; // known once the walks below are done
   const copying = startCopy(
     group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
     group.length === 1 ? first.dst : path.dirname(first.dst),
-    method,
     abort.signal,
     (written) =>
       env.progress(
@@ -99,9 +97,12 @@ export async function provisionCopies(
       ),
   );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // What cp can do here (clone or copy), asked while it copies: the record says which it was.
+  const probing = bestCopyMethod(path.dirname(first.dst));
+  probing.catch(() => undefined); // awaited below
   const undo = async (): Promise<void> => {
     abort.abort();
-    await copying.catch(() => undefined);
+    await Promise.all([copying.catch(() => undefined), probing.catch(() => undefined)]);
     for (const g of group) removeTree(g.dst);
   };
   const walked: { found: Findings; counted: Budget }[] = [];
@@ -137,6 +138,10 @@ export async function provisionCopies(
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${label} (${counted.entries} entries)…`);
   await copying;
+  const method = await probing.catch(async (err: unknown) => {
+    await undo();
+    throw err;
+  });
   const outcomes: ModeOutcome[] = [];
   for (const [i, g] of group.entries()) {
     const rec = recs[i] as (typeof recs)[number];
