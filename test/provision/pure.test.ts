@@ -20,7 +20,6 @@ import {
   findingsForCopy,
   newFindings,
   noteEntry,
-  sawCopy,
   scanListings,
   staysInside,
 } from '../../src/provision/modes/contain.js';
@@ -629,29 +628,26 @@ describe('findingsForCopy: the source walk stands for the copy only when they sa
   });
 });
 
-describe('sawCopy: hardlink scans the source while cp -al links it, and trusts that scan only for what cp saw', () => {
-  const tree = () => {
+describe('scanListings of a tree cp -al just made: the listings alone, no folder read by lstat', () => {
+  it('finds the same links, devices, VCS metadata and entries as the scan that reads each folder, and counts the folders', () => {
     const dir = tmpDir();
-    fs.mkdirSync(path.join(dir, 'src/a/b'), { recursive: true });
-    fs.writeFileSync(path.join(dir, 'src/a/b/f.js'), 'x\n');
-    fs.symlinkSync('../b/f.js', path.join(dir, 'src/a/in'));
-    return dir;
-  };
-  it('trusts the scan of the source when cp -al gave every folder the mtime the scan saw', () => {
-    const dir = tree();
-    const early = scanListings(path.join(dir, 'src'));
-    execFileSync('cp', ['-al', path.join(dir, 'src'), path.join(dir, 'copy')]);
-    expect(sawCopy(early.found, path.join(dir, 'copy'))).toBe(true);
-    expect(early.found.links).toEqual(['a/in']);
-  });
-  it('does not when a link out appeared in the main checkout after the scan and before cp -al read its folder', () => {
-    const dir = tree();
-    const early = scanListings(path.join(dir, 'src'));
+    fs.mkdirSync(path.join(dir, 'src/a/b/.git'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'src/a/b/.git/HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(dir, 'src/a/f.js'), 'x\n');
+    fs.writeFileSync(path.join(dir, 'src/a/.hg'), 'not a folder, still VCS metadata\n');
     fs.symlinkSync('/etc/passwd', path.join(dir, 'src/a/b/out'));
+    fs.symlinkSync('../f.js', path.join(dir, 'src/a/b/in'));
     execFileSync('cp', ['-al', path.join(dir, 'src'), path.join(dir, 'copy')]);
-    expect(early.found.links).toEqual(['a/in']);
-    expect(sawCopy(early.found, path.join(dir, 'copy'))).toBe(false);
-    expect(scanListings(path.join(dir, 'copy')).found.links.sort()).toEqual(['a/b/out', 'a/in']);
+    const made = scanListings(path.join(dir, 'copy'), { made: true });
+    const read = scanListings(path.join(dir, 'copy'));
+    expect(made.found.links.sort()).toEqual(['a/b/in', 'a/b/out']);
+    expect(made.found.vcs.sort()).toEqual(['a/.hg', 'a/b/.git']);
+    expect(made).toMatchObject({ entries: 7, folders: 2 }); // a, a/b, and five entries below; not what .git holds
+    expect({ ...made, found: { ...made.found, dirs: null, rootDev: null } }).toEqual({
+      ...read,
+      found: { ...read.found, dirs: null, rootDev: null },
+    });
+    expect(made.found.dirs.size).toBe(1); // the root alone: nothing below was read by lstat
   });
 });
 

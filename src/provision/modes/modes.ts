@@ -13,7 +13,6 @@ import {
   findingsForCopy,
   newFindings,
   noteEntry,
-  sawCopy,
   scanListings,
   type Contained,
   type Findings,
@@ -243,17 +242,13 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const started = Date.now();
   const rec = recordBase(env, item);
   env.progress(`warren: linking ${item.path}…`);
-  const linking = hardlinkTree(rec.source, dst); // cp -al starts now
-  linking.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
-  // Containment needs the links, devices and VCS folders: the folders' listings name them. The
-  // source's are read while cp links (on the other core, off the critical path); the copy's own
-  // are read after only when a folder changed meanwhile (cp gave it an mtime the scan did not see).
-  const early = scanListings(rec.source);
-  const outcome = await linking;
-  const scanned = sawCopy(early.found, dst) ? early : scanListings(dst);
+  const outcome = await hardlinkTree(rec.source, dst);
+  // Containment needs the links, devices and VCS folders: the folders' listings name them, and
+  // the copy cp just made holds no mount to look for (nor any folder to lstat).
+  const scanned = scanListings(dst, { made: true });
   const contained = await contain(env, item, dst, rec.source, scanned.found);
   const entries = scanned.entries;
-  const linked = outcome.linked ?? entries - scanned.found.dirs.size + (scanned.found.dirs.has('') ? 1 : 0);
+  const linked = outcome.linked ?? entries - scanned.folders;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
     if (outcome.failed.length === 0)
       env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);
