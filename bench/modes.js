@@ -5,6 +5,9 @@
 //   BENCH_ROUNDS=5 node bench/modes.js
 //   BENCH_PARTS=modes,status,db node bench/modes.js   (any of the three)
 //
+//   BENCH_BEFORE_BIN=DIR/bin/warren.js node bench/modes.js   (modes: another build's `new` too,
+//     in the same rounds, e.g. an earlier revision from `git archive REV | tar -x -C DIR`, built)
+//
 //  1. modes: `warren new feat ID` with node_modules as `share`, `hardlink` and `copy` — the whole
 //     CLI process, start to exit — against `git worktree add -b B DIR` followed by `ln -s`,
 //     `cp -al` or `cp -a` of the same node_modules (two processes, as a user types them). The
@@ -28,6 +31,7 @@ import { BIN, ROOT, median, tmp } from './lib.js';
 import { SHAPES } from './pg-shapes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const BEFORE_BIN = process.env.BENCH_BEFORE_BIN || null;
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'modes,status,db').split(','));
 const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 
@@ -115,6 +119,10 @@ function partModes() {
         return r;
       },
     })),
+    ...(BEFORE_BIN ? modes : []).map((m) => ({
+      name: `warren new (${m}), before`,
+      run: () => timed([process.execPath, BEFORE_BIN, 'new', 'feat', `${m}${n++}`], { cwd: repos[m], env }),
+    })),
     ...modes.map((m) => ({
       name: `git worktree add + ${diy[m]}`,
       run: () => {
@@ -155,6 +163,13 @@ function partModes() {
     const d = `git worktree add + ${diy[m]}`;
     say(
       `  ${w.padEnd(22)} ${fmt(med(w, 'ms')).padStart(8)} / ${fmt(med(w, 'cpu')).padStart(8)}   ${d.padEnd(26)} ${fmt(med(d, 'ms')).padStart(8)} / ${fmt(med(d, 'cpu')).padStart(8)}   × ${(med(w, 'ms') / med(d, 'ms')).toFixed(2)} wall, × ${(med(w, 'cpu') / med(d, 'cpu')).toFixed(2)} CPU`,
+    );
+  }
+  for (const m of BEFORE_BIN ? modes : []) {
+    const w = `warren new (${m}), before`;
+    const d = `git worktree add + ${diy[m]}`;
+    say(
+      `  ${w.padEnd(30)} ${fmt(med(w, 'ms')).padStart(8)} / ${fmt(med(w, 'cpu')).padStart(8)}   × ${(med(w, 'ms') / med(d, 'ms')).toFixed(2)} wall, × ${(med(w, 'cpu') / med(d, 'cpu')).toFixed(2)} CPU (${BEFORE_BIN})`,
     );
   }
   const f = 'floor: node -e 0 + git worktree add (bare)';

@@ -10,10 +10,12 @@ import { isTaskLanded } from './landed.js';
 
 /** Landing's steps in a workspace's life: the shared-git fingerprint at `new`, and "is it landed?" for `rm`. */
 
-export const fingerprintCreate: CreateStep = {
+export const fingerprintCreate: CreateStep<string | null> = {
   name: 'fingerprint',
-  async run(ctx, task) {
-    const fp = await takeFingerprint(await pinned(ctx, task.path), await configuredHooksPath(ctx));
+  // core.hooksPath read while git makes the worktree: nothing of the task runs before this step.
+  prepare: (ctx) => configuredHooksPath(ctx),
+  async run(ctx, task, _options, hooksPath) {
+    const fp = await takeFingerprint(await pinned(ctx, task.path), hooksPath);
     ctx.store.mergeData(ctx.key, task.id, { fingerprint: fp });
     ctx.store.addEvent({
       project: ctx.key,

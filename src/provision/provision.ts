@@ -11,7 +11,7 @@ import { staleEvent } from './modes/cow.js';
 import { provisionCopies, type ModeEnv } from './modes/modes.js';
 import { relocateRecords } from './relocate/relocate.js';
 import { resolveSources, type Sources } from './modes/sources.js';
-import type { ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
+import type { InstalledFacts, ProvisionItem, ProvisionRecord, ProvisionSkip } from './types.js';
 import { overlaySupport } from './cow-support.js';
 import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
@@ -139,10 +139,16 @@ async function provisionGroup(
 ): Promise<boolean> {
   const { ctx, task, event } = env;
   const only = group[0] as Ready;
-  const outcomes =
+  const making =
     group.length > 1
-      ? await provisionCopies(env, group)
-      : [await modeKind(only.item.mode).make(env, only.item, only.dst)];
+      ? provisionCopies(env, group)
+      : modeKind(only.item.mode)
+          .make(env, only.item, only.dst)
+          .then((o) => [o]);
+  // A mode's process (cp) is under way once `make` returns: the main checkout's install is read meanwhile.
+  const installing = group.map((g) => installedEarly(env, g.item));
+  for (const p of installing) p?.catch(() => undefined); // awaited below, or moot once a path is skipped
+  const outcomes = await making;
   for (const [i, outcome] of outcomes.entries()) {
     const { item, made } = group[i] as Ready;
     if ('skip' in outcome) {
@@ -150,7 +156,7 @@ async function provisionGroup(
       skips.push({ path: item.path, mode: item.mode, reason: outcome.skip, detail: outcome.detail });
       continue;
     }
-    const r = await withInstalled(env, outcome.record);
+    const r = await withInstalled(env, outcome.record, installing[i]);
     records.push(r);
     // Recorded at once: a crash later in `new` leaves a record that rm, gc and scan can act on (unmount first).
     ctx.store.mergeData(ctx.key, task.id, { provision: records });
@@ -210,9 +216,13 @@ export function copyGroups<T extends { item: ProvisionItem }>(ready: readonly T[
  * lockfile, so a copy of a stale install is said and `status` calls the task stale (a cow path
  * is checked before its snapshot is taken).
  */
-async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<ProvisionRecord> {
+async function withInstalled(
+  env: ModeEnv,
+  r: ProvisionRecord,
+  early: Promise<InstalledFacts> | null = null,
+): Promise<ProvisionRecord> {
   if (r.installed || !isNodeModules(r.path)) return r;
-  const installed = await installedFacts(env.ctx.repo.root, r.path);
+  const installed = await (early ?? installedFacts(env.ctx.repo.root, r.path));
   if (installed.state === 'differs')
     staleEvent(
       env,
@@ -223,6 +233,12 @@ async function withInstalled(env: ModeEnv, r: ProvisionRecord): Promise<Provisio
         : `a ${r.mode} of the main checkout's stale ${r.path}`,
     );
   return { ...r, installed };
+}
+
+/** withInstalled's read of the main checkout, started early; null where the mode checks its own (cow, before its snapshot). */
+function installedEarly(env: ModeEnv, item: ProvisionItem): Promise<InstalledFacts> | null {
+  if (modeKind(item.mode).layered || !isNodeModules(item.path)) return null;
+  return installedFacts(env.ctx.repo.root, item.path);
 }
 
 /** Why a namespaced layer was not a fuse-overlayfs one, which every process of the user would see. */

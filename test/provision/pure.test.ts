@@ -16,7 +16,13 @@ import { SameVerdicts } from '../../src/provision/status/same-content.js';
 import { fsNow, sharedChangesSince, treeChangesSince } from '../../src/provision/status/since.js';
 import { selectIncluded, vcsMetadataOf } from '../../src/provision/modes/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../../src/provision/status/packages.js';
-import { findingsForCopy, newFindings, noteEntry, staysInside } from '../../src/provision/modes/contain.js';
+import {
+  findingsForCopy,
+  newFindings,
+  noteEntry,
+  scanListings,
+  staysInside,
+} from '../../src/provision/modes/contain.js';
 import { copyGroups } from '../../src/provision/provision.js';
 import { expandGlob, isGlob } from '../../src/provision/modes/glob.js';
 import { npmWorkspaces, pnpmWorkspaces } from '../../src/provision/modes/workspaces.js';
@@ -619,6 +625,29 @@ describe('findingsForCopy: the source walk stands for the copy only when they sa
     expect(stale.links).toEqual([]);
     const checked = findingsForCopy(stale, path.join(dir, 'copy'));
     expect(checked).toMatchObject({ rewalked: true, found: { links: ['a/out'] } });
+  });
+});
+
+describe('scanListings of a tree cp -al just made: the listings alone, no folder read by lstat', () => {
+  it('finds the same links, devices, VCS metadata and entries as the scan that reads each folder, and counts the folders', () => {
+    const dir = tmpDir();
+    fs.mkdirSync(path.join(dir, 'src/a/b/.git'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'src/a/b/.git/HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(dir, 'src/a/f.js'), 'x\n');
+    fs.writeFileSync(path.join(dir, 'src/a/.hg'), 'not a folder, still VCS metadata\n');
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'src/a/b/out'));
+    fs.symlinkSync('../f.js', path.join(dir, 'src/a/b/in'));
+    execFileSync('cp', ['-al', path.join(dir, 'src'), path.join(dir, 'copy')]);
+    const made = scanListings(path.join(dir, 'copy'), { made: true });
+    const read = scanListings(path.join(dir, 'copy'));
+    expect(made.found.links.sort()).toEqual(['a/b/in', 'a/b/out']);
+    expect(made.found.vcs.sort()).toEqual(['a/.hg', 'a/b/.git']);
+    expect(made).toMatchObject({ entries: 7, folders: 2 }); // a, a/b, and five entries below; not what .git holds
+    expect({ ...made, found: { ...made.found, dirs: null, rootDev: null } }).toEqual({
+      ...read,
+      found: { ...read.found, dirs: null, rootDev: null },
+    });
+    expect(made.found.dirs.size).toBe(1); // the root alone: nothing below was read by lstat
   });
 });
 

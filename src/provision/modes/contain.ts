@@ -102,15 +102,23 @@ export function scanTree(tree: string): Findings {
  * folder's listing, an `lstat` only of each folder (for its device and mtime) and of an entry
  * whose listing gives no type. About a tenth of the entries of a node_modules are folders, so
  * this costs a fraction of a walk that reads every entry. Also counts the entries (the root not
- * included).
+ * included) and the folders among them.
+ *
+ * `made: true` is for a tree warren has just made on one file system (a `cp -al` copy): no
+ * folder is read by lstat, so `found.dirs` stays empty (nothing to compare with a walk of the
+ * source), and no mount can be inside it yet. A third of the cost again (issue 41).
  */
-export function scanListings(tree: string): { found: Findings; entries: number } {
+export function scanListings(
+  tree: string,
+  options: { made?: boolean } = {},
+): { found: Findings; entries: number; folders: number } {
   const found = newFindings();
   const top = lstatOrNull(tree);
-  if (!top) return { found, entries: 0 };
+  if (!top) return { found, entries: 0, folders: 0 };
   noteEntry(found, '', top);
-  if (!top.isDirectory()) return { found, entries: 1 };
+  if (!top.isDirectory()) return { found, entries: 1, folders: 0 };
   let entries = 0;
+  let folders = 0;
   const stack = [''];
   while (stack.length > 0) {
     const rel = stack.pop() as string;
@@ -122,19 +130,23 @@ export function scanListings(tree: string): { found: Findings; entries: number }
     }
     for (const d of listed) {
       entries++;
+      if (d.isFile() && !VCS_DIRS.has(d.name)) continue; // a plain file: nothing to note
       const child = rel === '' ? d.name : `${rel}/${d.name}`;
-      const known = d.isFile() || d.isSymbolicLink() || d.isBlockDevice() || d.isCharacterDevice();
-      if (known && !d.isSymbolicLink() && !d.isBlockDevice() && !d.isCharacterDevice() && !VCS_DIRS.has(d.name))
-        continue; // a plain file: nothing to note
-      const st = known ? null : lstatOrNull(`${tree}/${child}`);
-      if (known) {
-        if (VCS_DIRS.has(d.name)) found.vcs.push(child);
-        else if (d.isSymbolicLink()) found.links.push(child);
-        else found.devices.push(child);
-      } else if (st && noteEntry(found, child, st) && st.isDirectory() && st.dev === found.rootDev) stack.push(child);
+      if (VCS_DIRS.has(d.name)) found.vcs.push(child);
+      else if (d.isSymbolicLink()) found.links.push(child);
+      else if (d.isBlockDevice() || d.isCharacterDevice()) found.devices.push(child);
+      else if (options.made && d.isDirectory()) {
+        folders++;
+        stack.push(child);
+      } else if (!d.isFile()) {
+        // A folder (its device and mtime), or an entry whose listing gives no type.
+        const st = lstatOrNull(`${tree}/${child}`);
+        if (st?.isDirectory()) folders++;
+        if (st && noteEntry(found, child, st) && st.isDirectory() && st.dev === found.rootDev) stack.push(child);
+      }
     }
   }
-  return { found: found.crossesDevice ? scanTree(tree) : found, entries };
+  return { found: found.crossesDevice ? scanTree(tree) : found, entries, folders };
 }
 
 /**

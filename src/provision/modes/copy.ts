@@ -58,7 +58,7 @@ export function watchCopy(pid: number, report: (bytesWritten: number) => void, e
       return;
     }
     const written = Number(/^wchar:\s*(\d+)/m.exec(text)?.[1] ?? NaN);
-    if (!Number.isFinite(written) || written === last) return;
+    if (!Number.isFinite(written) || written === last || written === 0) return; // 0: a clone, so far
     last = written;
     report(written);
   }, everyMs);
@@ -68,13 +68,14 @@ export function watchCopy(pid: number, report: (bytesWritten: number) => void, e
 
 /**
  * Starts the copy now (the child is spawned before this returns, so the caller can work while
- * it runs); `signal` kills it, and the caller deletes what it had made. `onProgress` hears the
- * bytes written so far on long plain copies (a clone writes no data, so it has nothing to say).
+ * it runs); `signal` kills it, and the caller deletes what it had made. The best method is
+ * chosen by `cp` itself, file by file, so the caller learns which it was (bestCopyMethod) while
+ * the copy runs, not before. `onProgress` hears the bytes written so far on long plain copies
+ * (a clone writes no data, so it has nothing to say).
  */
 export function startCopy(
   src: string | readonly string[],
   dst: string,
-  method: CopyMethod,
   signal?: AbortSignal,
   onProgress?: (bytesWritten: number) => void,
 ): Promise<void> {
@@ -82,13 +83,12 @@ export function startCopy(
   const sources = typeof src === 'string' ? [src] : src;
   fs.mkdirSync(typeof src === 'string' ? path.dirname(dst) : dst, { recursive: true });
   // macOS cp -c uses clonefile(2) on APFS; GNU cp --reflink=auto uses FICLONE and falls back per file.
-  const argv =
-    method === 'clonefile'
-      ? ['cp', '-c', '-a', '--', ...sources, dst]
-      : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
+  const clonefile = os.platform() === 'darwin';
+  const argv = clonefile
+    ? ['cp', '-c', '-a', '--', ...sources, dst]
+    : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
   let stopWatching = (): void => undefined;
-  const watch =
-    onProgress && method === 'cp -a' ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
+  const watch = onProgress && !clonefile ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
   return runTool(argv, { ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {
     stopWatching();
     if (signal?.aborted || result.exitCode === 0) return;

@@ -84,13 +84,11 @@ export async function provisionCopies(
   const recs = group.map((g) => recordBase(env, g.item));
   const label =
     group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
-  const method = await bestCopyMethod(path.dirname(first.dst));
   const abort = new AbortController();
   let total: number | null = null; // known once the walks below are done
   const copying = startCopy(
     group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
     group.length === 1 ? first.dst : path.dirname(first.dst),
-    method,
     abort.signal,
     (written) =>
       env.progress(
@@ -98,9 +96,12 @@ export async function provisionCopies(
       ),
   );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // What cp can do here (clone or copy), asked while it copies: the record says which it was.
+  const probing = bestCopyMethod(path.dirname(first.dst));
+  probing.catch(() => undefined); // awaited below
   const undo = async (): Promise<void> => {
     abort.abort();
-    await copying.catch(() => undefined);
+    await Promise.all([copying.catch(() => undefined), probing.catch(() => undefined)]);
     for (const g of group) removeTree(g.dst);
   };
   const walked: { found: Findings; counted: Budget }[] = [];
@@ -136,6 +137,10 @@ export async function provisionCopies(
   env.budget.used.bytes += counted.bytes;
   if (counted.entries > 2000) env.progress(`warren: copying ${label} (${counted.entries} entries)…`);
   await copying;
+  const method = await probing.catch(async (err: unknown) => {
+    await undo();
+    throw err;
+  });
   const outcomes: ModeOutcome[] = [];
   for (const [i, g] of group.entries()) {
     const rec = recs[i] as (typeof recs)[number];
@@ -238,11 +243,12 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const rec = recordBase(env, item);
   env.progress(`warren: linking ${item.path}…`);
   const outcome = await hardlinkTree(rec.source, dst);
-  // Containment needs the links, devices and VCS folders: the folders' listings name them.
-  const scanned = scanListings(dst);
+  // Containment needs the links, devices and VCS folders: the folders' listings name them, and
+  // the copy cp just made holds no mount to look for (nor any folder to lstat).
+  const scanned = scanListings(dst, { made: true });
   const contained = await contain(env, item, dst, rec.source, scanned.found);
   const entries = scanned.entries;
-  const linked = outcome.linked ?? entries - scanned.found.dirs.size + (scanned.found.dirs.has('') ? 1 : 0);
+  const linked = outcome.linked ?? entries - scanned.folders;
   if (outcome.filled > 0 || outcome.failed.length > 0) {
     if (outcome.failed.length === 0)
       env.progress(`warren: ${item.path}: ${outcome.filled} file(s) could not be hard-linked and were copied instead`);

@@ -5,7 +5,7 @@ import { WarrenError } from '../../errors.js';
 import { acquireWaiting, type HeldLock } from '../../util/lockfile.js';
 import { writeFileAtomic } from '../../util/atomic.js';
 import { formatBytes, type Budget } from '../modes/budget.js';
-import { bestCopyMethod, startCopy } from '../modes/copy.js';
+import { startCopy } from '../modes/copy.js';
 import { containTree, findingsForCopy, newFindings, noteEntry, scanTree } from '../modes/contain.js';
 import { diskReader, isNodeModules, pickLockfile } from './installed.js';
 import { measureTree, walkTree } from '../status/manifest.js';
@@ -223,7 +223,7 @@ export async function ensureSnapshot(
     try {
       const tree = path.join(tmp, 'tree');
       const from = options.from ?? meta.source;
-      const copying = startCopy(from, tree, await bestCopyMethod(tmp), undefined, (written) =>
+      const copying = startCopy(from, tree, undefined, (written) =>
         progress(`warren: snapshot of ${meta.path}: ${formatBytes(written)} copied…`),
       );
       copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
