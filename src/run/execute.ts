@@ -11,7 +11,8 @@ import type { RunKind } from './records.js';
 import { beginRun, endRun, explain, runNotStarted } from './run-record.js';
 import { mountFailureReason } from '../system/run-mounts.js';
 import { sandboxArgv, sandboxFailureReason } from './sandbox.js';
-import { bridgeScript, startEgressProxy, type EgressProxy } from './egress.js';
+import { bridgeScript, type EgressProxy } from './egress.js';
+import { startEgress } from './egress-run.js';
 import { supervise, type SuperviseResult } from './supervisor.js';
 import { sandboxMapsRoot, Staging } from '../system/sandbox-uid.js';
 import type { RunMount } from '../system/mounts.js';
@@ -329,38 +330,6 @@ function finalWatch(
   };
 }
 
-/** The run's egress proxy (egress.ts): every refused host:port is a warning event, once per run. Its socket under `parent` (a container's bound folder). */
-async function startEgress(
-  ctx: ProjectContext,
-  task: Task,
-  runId: string,
-  allow: string[],
-  parent?: string,
-): Promise<EgressProxy> {
-  const proxy = await startEgressProxy(
-    allow,
-    (host, port, via, reason) => {
-      ctx.store.addEvent({
-        project: ctx.key,
-        taskId: task.id,
-        kind: 'sandbox.egress_refused',
-        level: 'warn',
-        message: `sandbox: run ${runId} tried to reach ${host}:${port}; refused: ${reason}`,
-        data: { runId, host, port, via, reason },
-      });
-    },
-    parent,
-  );
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'sandbox.egress_allowed',
-    message: `sandbox: run ${runId} may reach ${allow.length > 0 ? allow.join(', ') : 'no host'} through warren's proxy`,
-    data: { runId, allow, proxy: proxy.socket },
-  });
-  return proxy;
-}
-
 /**
  * The CLI's exit status for a run: the command's, 124 on timeout, 128+N when warren was stopped
  * by signal N, 141 (128+SIGPIPE) when its output closed.
@@ -374,8 +343,7 @@ export function exitStatusOf(outcome: RunOutcome): number {
   return outcome.exitCode ?? 1;
 }
 
-/** Why the run did not succeed: timeout and cancel first, else what the log says (a mount step, the sandbox). */
-
+/** The last 8 KiB of a run's log (where a failed mount step or sandbox said why); '' when it cannot be read. */
 function tail(file: string): string {
   try {
     const fd = fs.openSync(file, 'r');
