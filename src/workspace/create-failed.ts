@@ -1,6 +1,7 @@
 import { WarrenError, isWarrenError } from '../errors.js';
 import type { ProjectContext } from './context.js';
-import type { NewTaskData, NewTaskLive } from './create.js';
+import type { NewTaskData } from './create.js';
+import type { NewTaskLive } from './new-live.js';
 import type { SyncOutcome } from './sync.js';
 
 /** How a failed `new` or `restore` is told: what was undone, and what is left of the base. */
