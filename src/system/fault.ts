@@ -16,3 +16,23 @@ export function faultPoint(op: string, step: string): void {
   else if (wanted === `${op}:${step}:SIGINT`) process.kill(process.pid, 'SIGINT');
   else if (wanted === `${op}:${step}:SIGSTOP`) process.kill(process.pid, 'SIGSTOP');
 }
+
+/**
+ * faultPoint for a caller that can wait (an operation between two steps): a SIGINT it sends is
+ * handled — the command's own ctrl-c listener has run — before the caller goes on, as a real
+ * ctrl-c that came between the two steps would be. Without the wait, a step that happens to do
+ * no I/O (nothing to wait for, so the signal's turn of the event loop never comes) would run
+ * past it: a ctrl-c test would depend on which step spawns a process. With no listener, SIGINT
+ * ends the process, as before.
+ */
+export async function faultPointHandled(op: string, step: string): Promise<void> {
+  if (process.env[FAULT_ENV] === `${op}:${step}:SIGINT` && process.listenerCount('SIGINT') > 0) {
+    // A signal's watcher holds no event loop open: a timer does, until the signal's turn came.
+    const open = setInterval(() => undefined, 1000);
+    const handled = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    process.kill(process.pid, 'SIGINT');
+    await handled.finally(() => clearInterval(open));
+    return;
+  }
+  faultPoint(op, step);
+}

@@ -10,7 +10,7 @@ import {
   type IntentPayloads,
   type IntentRow,
 } from '../state/intents.js';
-import { faultPoint } from '../system/fault.js';
+import { faultPointHandled } from '../system/fault.js';
 import { ownerTag, settleLeftRunning } from '../system/left-running.js';
 import { tryAcquire } from '../util/lockfile.js';
 import type { ProjectContext } from './context.js';
@@ -131,7 +131,7 @@ export async function runOperation<Op extends IntentOp, N extends string, L>(
   const steps = operation.steps(ctx.lifecycle);
   const current = { ...data };
   const id = insertIntent(ctx.store, ctx.key, taskId, operation.op, current);
-  faultPoint(operation.op, 'begun');
+  await faultPointHandled(operation.op, 'begun');
   for (const [i, step] of steps.entries()) {
     let patch: Partial<IntentPayloads[Op]> | void;
     try {
@@ -141,7 +141,7 @@ export async function runOperation<Op extends IntentOp, N extends string, L>(
     }
     if (patch) Object.assign(current, patch);
     advanceIntent(ctx.store, id, step.name, current);
-    faultPoint(operation.op, step.name);
+    await faultPointHandled(operation.op, step.name);
   }
   deleteIntent(ctx.store, id);
   return current;
