@@ -115,6 +115,11 @@ export function containerExec(
 /** setsid(2)'s number, for the init inside (perl has no call of its own for it without POSIX, which costs 28 ms to load). */
 function setsidNumber(): number {
   const n = { x64: 112, arm64: 157, riscv64: 157, loong64: 157 }[process.arch as string];
-  if (n === undefined) throw new Error(`setsidNumber: no system call number for ${process.arch}`);
+  if (n === undefined)
+    throw new WarrenError(
+      'SANDBOX_UNAVAILABLE',
+      `a container sandbox needs setsid's system call number, which warren does not know for ${process.arch}; nothing was run.`,
+      { hint: 'Use `--sandbox bwrap` (or none) on this machine, and report the architecture.' },
+    );
   return n;
 }
