@@ -18,22 +18,27 @@ export function sameEntry(upper: string, upperSt: fs.Stats, lower: string, lower
   if (upperSt.mode !== lowerSt.mode) return false; // type and permission bits
   if (upperSt.isSymbolicLink()) return readlinkOrNull(upper) === readlinkOrNull(lower);
   if (!upperSt.isFile() || upperSt.size !== lowerSt.size) return false;
-  return sameBytes(upper, lower);
+  return sameBytes(upper, lower, upperSt.size);
 }
 
-function sameBytes(a: string, b: string): boolean {
+/**
+ * Both files' first `size` bytes (the size both were stat'ed at) are the same. No read past it
+ * for an end of file (a third of the reads of 18,000 small files): a file that changed size
+ * since its stat reads short and counts as changed, which the next status corrects.
+ */
+function sameBytes(a: string, b: string, size: number): boolean {
   let fa: number | null = null;
   let fb: number | null = null;
   try {
     fa = fs.openSync(a, 'r');
     fb = fs.openSync(b, 'r');
-    for (;;) {
-      const na = fs.readSync(fa, bufA, 0, CHUNK, null);
-      const nb = fs.readSync(fb, bufB, 0, CHUNK, null);
-      if (na !== nb) return false;
-      if (na === 0) return true;
-      if (bufA.compare(bufB, 0, nb, 0, na) !== 0) return false;
+    for (let done = 0; done < size;) {
+      const want = Math.min(CHUNK, size - done);
+      if (fs.readSync(fa, bufA, 0, want, null) !== want || fs.readSync(fb, bufB, 0, want, null) !== want) return false;
+      if (bufA.compare(bufB, 0, want, 0, want) !== 0) return false;
+      done += want;
     }
+    return true;
   } catch {
     return false; // unreadable: reported as a change, never hidden
   } finally {
