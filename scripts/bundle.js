@@ -11,6 +11,29 @@ import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
+/**
+ * pg picks its socket by asking whether it runs in a Cloudflare Worker, and when `navigator` is
+ * not there (Node 20) it builds a fetch `Response` to find out: that loads Node's own undici,
+ * 75–145 ms of every command that opens a database (`new`/`rm` of a task with PostgreSQL, the
+ * gate), measured with --cpu-prof. On Node the answer is always no: the bundle takes pg's Node
+ * branch only. The build fails if pg's file no longer has the shape this relies on.
+ */
+const pgNodeStreams = {
+  name: 'pg-node-streams',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, (args) => {
+      const source = fs.readFileSync(args.path, 'utf8');
+      const call = 'const { getStream, getSecureStream } = getStreamFuncs()';
+      if (!source.includes(call) || !source.includes('function getNodejsStreamFuncs()'))
+        throw new Error(`${args.path}: not the shape scripts/bundle.js expects (see pgNodeStreams)`);
+      return {
+        contents: source.replace(call, 'const { getStream, getSecureStream } = getNodejsStreamFuncs()'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 // Chunk names carry content hashes: start empty, or chunks of earlier builds pile up (and ship).
 fs.rmSync(path.join(root, 'dist/bundle'), { recursive: true, force: true });
 
@@ -34,6 +57,7 @@ await build({
   // pg's optional doors: libpq bindings (pg-native, not installed) and Cloudflare's sockets (only on
   // workerd). Neither is reached on Node; left out, each stays a require() that is never made.
   external: ['bindings', 'pg-native', 'pg-cloudflare'],
+  plugins: [pgNodeStreams],
   // commander and other CommonJS dependencies call require() for Node's built-ins.
   banner: {
     js: "import { createRequire as __warrenCreateRequire } from 'node:module'; const require = __warrenCreateRequire(import.meta.url);",
