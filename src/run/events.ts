@@ -25,6 +25,8 @@ export const EXECUTION_EVENTS = {
   'run.tmp_left': payload<{ paths: string[] }>(),
   /** An agent gave its final result, but processes it left keep it running: said at once, ended after the grace. */
   'agent.leftover': payload<{ runId: string; agent: string; processes: string[]; graceMs: number }>(),
+  /** A cluster task's agent's final-result marker could not be asked for in its pod: the run has no leftover grace. */
+  'agent.final_unasked': payload<{ runId: string; agent: string; error: string }>(),
   'agent.session': payload<{ agent: string; session: string; runId: string; resumed: boolean }>(),
   'agent.seeded': payload<{ agent: string; home: string; files: string[] }>(),
   'agent.link_replaced': payload<{ agent: string; path: string; target: string }>(),

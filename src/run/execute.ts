@@ -20,7 +20,7 @@ import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExec, containerFor } from './container/container-run.js';
 import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
-import { clusterOf, k8sAfter, k8sExecArgv, k8sFor, podEnv, podPath } from './k8s/k8s-run.js';
+import { clusterOf, followState, k8sAfter, k8sExecArgv, k8sFor, podEnv, podMarker, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
 import { stateFolders } from './k8s/state-folders.js';
 import { taskHost, type Host } from './ssh/hosts.js';
@@ -147,6 +147,7 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     ctx.reporter.line(`warren: ${message}`);
   }
   let egress: EgressProxy | null = null;
+  let following: { stop(): Promise<void> } | null = null;
   let result: SuperviseResult;
   try {
     // Inside the try: a proxy that cannot start closes the run with why, like a command that cannot.
@@ -165,6 +166,8 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
     const argv = claim
       ? k8sExecArgv(claim, podPath(task, task.path), runId, request.argv, podEnv(ctx, task, request, folders))
       : (inContainer?.argv ?? sandboxArgv(profile, task.path, request.argv, bridge, staging));
+    // A cluster's run: its folders (an agent's transcript) brought back while it runs, too.
+    following = claim ? followState(claim, folders) : null;
     result = await supervise({
       argv,
       cwd: task.path,
@@ -181,13 +184,14 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
       mounts: staging ? mounts.map((m) => staging.mount(m)) : mounts,
       command,
       ...(staging ? { staged: staging.sources } : {}),
-      // In a cluster the final-result marker is the pod's, and its processes are not this machine's: not watched.
-      ...(request.final && !claim ? { final: finalWatch(ctx, task, runId, request.argv, request.final) } : {}),
+      // In a cluster the final-result marker is a file of the pod's, asked for there (its processes are not listed).
+      ...(request.final ? { final: finalWatch(ctx, task, runId, request.argv, request.final, claim) } : {}),
     });
   } catch (err) {
     runNotStarted(ctx, task, request, started, err);
     throw err;
   } finally {
+    await following?.stop();
     await egress?.close();
     // What the agent committed inside its container, onto its branch (or kept aside, said).
     if (container)
@@ -307,9 +311,22 @@ function finalWatch(
   runId: string,
   argv: readonly string[],
   final: NonNullable<RunRequest['final']>,
+  claim: TaskClaim | null,
 ): NonNullable<Parameters<typeof supervise>[0]['final']> {
+  const unasked = (error: string): void => {
+    const message = `${final.agent}'s final result could not be looked for in task ${task.id}'s pod (${error}); the run goes on until it ends or times out, without the leftover grace (agents.${final.agent}.leftover_grace)`;
+    ctx.store.addEvent({
+      project: ctx.key,
+      taskId: task.id,
+      kind: 'agent.final_unasked',
+      level: 'warn',
+      message,
+      data: { runId, agent: final.agent, error },
+    });
+    ctx.reporter.line(`warren: warn: ${message}`);
+  };
   return {
-    file: final.file,
+    marker: claim ? podMarker(ctx, task, claim, final.file, unasked) : { kind: 'file', file: final.file },
     graceMs: final.graceMs,
     argv,
     onLeftover(processes, remainingMs) {

@@ -2,9 +2,18 @@ import fs from 'node:fs';
 import { processTree } from '../system/proc.js';
 import { describeProcess, leftoversIn } from './leftovers.js';
 
+/**
+ * Where an agent's final-result marker is looked for: a file of this machine (its processes are
+ * this machine's too, and what it left is listed), or a question asked elsewhere every
+ * `everyMs` (a task in a cluster: a file in its pod, whose processes warren cannot list here).
+ */
+export type FinalMarker =
+  | { kind: 'file'; file: string }
+  | { kind: 'asked'; exists(): Promise<boolean>; everyMs: number; onAskFailed(error: string): void };
+
 /** An agent's final-result marker, as the supervisor is given it (supervisor.ts `final`). */
 export interface FinalSpec {
-  file: string;
+  marker: FinalMarker;
   graceMs: number;
   /** The agent's command line: what tells its own processes from what it left (leftovers.ts). */
   argv: readonly string[];
@@ -41,7 +50,7 @@ export function watchFinal(final: FinalSpec, root: () => number | undefined, sto
   const state = { endedAfterFinal: false, leftovers: [] as string[] };
 
   const sayLeftovers = (atEnd: boolean): void => {
-    const rootPid = root();
+    const rootPid = final.marker.kind === 'file' ? root() : undefined; // another machine's processes are not listed
     if (finalAt === null || state.leftovers.length > 0 || rootPid === undefined) return;
     const now = Date.now();
     const left = leftoversIn(processTree(rootPid), final.argv);
@@ -54,9 +63,10 @@ export function watchFinal(final: FinalSpec, root: () => number | undefined, sto
     final.onLeftover(state.leftovers, Math.max(0, finalAt + final.graceMs - now));
   };
 
+  const asked = final.marker.kind === 'asked' ? askEvery(final.marker) : null;
   const poll = setInterval(() => {
     if (finalAt === null) {
-      if (!fs.existsSync(final.file)) return;
+      if (!(final.marker.kind === 'file' ? fs.existsSync(final.marker.file) : asked?.seen === true)) return;
       finalAt = Date.now();
       graceTimer = setTimeout(() => {
         sayLeftovers(true);
@@ -77,6 +87,41 @@ export function watchFinal(final: FinalSpec, root: () => number | undefined, sto
     close() {
       clearInterval(poll);
       clearTimeout(graceTimer);
+      asked?.stop();
+    },
+  };
+}
+
+/**
+ * Asks `exists` every `everyMs`, one question at a time, until it says yes or `stop`. A question
+ * that fails is said once (`onAskFailed`) and asked again: the run goes on as one whose marker
+ * is not there yet, bounded by its timeout as before.
+ */
+function askEvery(marker: Extract<FinalMarker, { kind: 'asked' }>): { readonly seen: boolean; stop(): void } {
+  let seen = false;
+  let stopped = false;
+  let said = false;
+  let timer: NodeJS.Timeout | undefined;
+  const ask = (): void => {
+    marker
+      .exists()
+      .then((yes) => (seen = yes))
+      .catch((err: unknown) => {
+        if (!said) marker.onAskFailed(err instanceof Error ? err.message : String(err));
+        said = true;
+      })
+      .finally(() => {
+        if (!stopped && !seen) timer = setTimeout(ask, marker.everyMs);
+      });
+  };
+  timer = setTimeout(ask, marker.everyMs);
+  return {
+    get seen() {
+      return seen;
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

@@ -38,7 +38,7 @@ export interface SuperviseSpec {
   /** As root in a sandbox: the clones its bound paths are bound from, made before it starts (sandbox-uid.ts). */
   staged?: readonly StagedSource[];
   /**
-   * An agent's final-result marker: once `file` exists while the command still runs, only what
+   * An agent's final-result marker: once it exists (`marker`) while the command still runs, only what
    * it left behind keeps it alive, and the run is ended after `graceMs`. `onLeftover` is told
    * (once, with those processes and the time left) when processes other than the agent's own
    * chain (`argv`, the agent's command line: leftovers.ts) are still alive a settle period later;

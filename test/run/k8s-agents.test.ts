@@ -6,7 +6,7 @@ import { packHere, podValues, safeRelative, stateFolders, unpackHere } from '../
 import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
 import { pointAt } from '../helpers/agent-cli.js';
 import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
-import { COMMAND, FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
+import { COMMAND, FINAL, NOTE, sendsToolResults, startModelServer } from '../helpers/model-server.js';
 import { makeRepo, runCli, tmpDir, type CliResult } from '../helpers/repo.js';
 
 /**
@@ -39,11 +39,27 @@ describe.skipIf(skip !== null)('a real agent CLI in a Kubernetes task (loopback 
   }, 120_000);
 
   it(
-    'claude: new → run → checkpoint → land → rm, the edit made in the pod, its transcript read here, the claim deleted',
+    'claude: new → run → checkpoint → land → rm, the edit made in the pod, its transcript followed here while it runs, the claim deleted',
     { timeout: 600_000 },
     async () => {
-      const model = await startModelServer();
+      // The final answer is held back until the transcript here shows the turn's tool call: the
+      // agent's folder comes back while it runs, not only at its end (90 s at most, then it is answered).
+      let seenLive = false;
+      const model = await startModelServer({
+        hold: (request) => (sendsToolResults(request.body) && !seenLive ? transcriptShowsTool() : undefined),
+      });
       onTestFinished(() => model.close());
+      const transcriptShowsTool = async (): Promise<void> => {
+        for (const until = Date.now() + 90_000; Date.now() < until; await new Promise((r) => setTimeout(r, 1000))) {
+          const t = await w('--json', 'transcript', 'a');
+          const items =
+            t.code === 0 ? (JSON.parse(t.stdout) as { items: { kind: string; input?: string }[] }).items : [];
+          if (items.some((i) => i.kind === 'tool' && (i.input ?? '').includes(COMMAND))) {
+            seenLive = true;
+            return;
+          }
+        }
+      };
       const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': 'runner: k8s:loop\n' } });
       fs.mkdirSync(repo.home, { recursive: true });
       fs.writeFileSync(
@@ -77,6 +93,7 @@ describe.skipIf(skip !== null)('a real agent CLI in a Kubernetes task (loopback 
       expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
       expect(fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8')).toBe('/work/task\n');
       expect(model.received.some((r) => r.answer === 'final')).toBe(true);
+      expect(seenLive).toBe(true);
       // The agent's state folder came back: its transcript names the run's tool calls.
       const transcript = await w('--json', 'transcript', 'a');
       expect(transcript.code, transcript.stderr).toBe(0);

@@ -278,6 +278,40 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
     },
   );
 
+  it(
+    'an agent that gave its final result in its pod and does not exit is ended after its grace, as here (the marker asked for in the pod)',
+    { timeout: 300_000 },
+    async () => {
+      // It marks its final result (as Claude Code's Stop hook does), then waits on a child for 10 minutes.
+      const repo = clusterRepo(
+        { 'linger.sh': 'echo "final answer"\ntouch "$WARREN_AGENT_DONE"\nsleep 600\n' },
+        'runner: k8s:loop\nagents:\n  lingering: { command: [sh, linger.sh], prompt: stdin, leftover_grace: 1s }\n',
+      );
+      expect((await repo.warren('new', 'feat', 'l')).code).toBe(0);
+      const ran = await repo.warrenJson<{
+        exitCode: number;
+        timedOut: boolean;
+        reason: string;
+        log: string;
+      }>('run', 'l', '--agent', 'lingering', '--prompt', 'do it', '--timeout', '4m');
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.json).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(ran.json.reason).toBe('lingering gave its final result but had not exited 1s later; warren ended it');
+      expect(fs.readFileSync(ran.json.log, 'utf8')).toContain('final answer');
+      // The run's processes in the pod ended with it: nothing of it is left there.
+      const left = await repo.warren(
+        'exec',
+        'l',
+        '--',
+        'sh',
+        '-c',
+        'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done | grep -c "^sleep 600" || true',
+      );
+      expect(left.stdout.trim()).toBe('0');
+      expect((await repo.warren('rm', 'l', '--discard')).code).toBe(0);
+    },
+  );
+
   it('new refuses a cluster config.yaml does not declare (exit 2, nothing made)', async () => {
     const repo = clusterRepo({}, 'runner: k8s:nowhere\n');
     const r = await runWarren(['new', 'feat', 'x'], { cwd: repo.root, home: repo.home });

@@ -10,6 +10,7 @@ import { containerInitScript, k8sExecScript } from '../helper-scripts.js';
 import { taskEnv } from '../task-env.js';
 import { taskTmpPath } from '../task-tmp.js';
 import { claimPlace, readLedger } from './ledger.js';
+import type { FinalMarker } from '../final-watch.js';
 import { bringStateBack, podValues, sendState, type StateFolder } from './state-folders.js';
 import type { TaskClaim } from './task-claim.js';
 
@@ -90,6 +91,74 @@ export async function k8sAfter(
   }
   const { bringBack } = await import('./git-sync.js');
   await bringBack(ctx, task, claim);
+}
+
+/** How often a run in a cluster is asked for its agent's final-result marker, and its folders brought back while it runs. */
+const MARKER_EVERY_MS = 2000;
+const STATE_EVERY_MS = 5000;
+
+/**
+ * An agent's final-result marker in the task's pod (the run's TMPDIR is the pod's /tmp), asked
+ * for through the API server: once it is there, the run has its leftover grace, as here.
+ */
+export function podMarker(
+  ctx: ProjectContext,
+  task: Task,
+  claim: TaskClaim,
+  file: string,
+  onAskFailed: (error: string) => void,
+): FinalMarker {
+  const inPod = podValues(
+    { file },
+    {
+      folders: [],
+      tmp: taskTmpPath(ctx.store.home, ctx.key, task.id),
+      workspace: task.path,
+      podWorkspace: POD_WORKSPACE,
+    },
+  ).file;
+  return {
+    kind: 'asked',
+    everyMs: MARKER_EVERY_MS,
+    onAskFailed,
+    async exists() {
+      const { execCollect } = await import('./cluster.js');
+      const r = await execCollect(claim.cluster, claim.pod, ['test', '-e', inPod ?? file]);
+      if (r.status !== 0 && r.status !== 1) throw new Error(lastLine(r.stderr) || `exit ${String(r.status)}`);
+      return r.status === 0;
+    },
+  };
+}
+
+/**
+ * The run's folders brought back every few seconds while it runs (an agent's transcript, which
+ * `warren transcript` and the dashboard read here), one copy at a time; `stop` waits for the one
+ * under way. What could not come back is said once, by the copy after the run (k8sAfter).
+ */
+export function followState(claim: TaskClaim, folders: readonly StateFolder[]): { stop(): Promise<void> } {
+  if (folders.length === 0) return { stop: () => Promise.resolve() };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let going: Promise<unknown> = Promise.resolve();
+  const copy = (): void => {
+    going = bringStateBack(claim, folders)
+      .catch(() => [])
+      .finally(() => {
+        if (!stopped) timer = setTimeout(copy, STATE_EVERY_MS);
+      });
+  };
+  timer = setTimeout(copy, STATE_EVERY_MS);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await going;
+    },
+  };
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop() ?? '';
 }
 
 const POD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
