@@ -200,8 +200,14 @@ export async function runAgent(ctx: ProjectContext, rawId: string, options: Agen
  * The user's login and settings copied into the task's state folder of `agent` (agent-home.ts),
  * each copy and each link replaced said as an event. On an SSH runner's host, the host's user's.
  */
-export function seedTaskAgentHome(ctx: ProjectContext, id: string, agent: ResumableAgent, home: string): void {
-  const { copied, replacedLinks } = seedAgentHome(agent, home, process.env);
+export function seedTaskAgentHome(
+  ctx: ProjectContext,
+  id: string,
+  agent: ResumableAgent,
+  home: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const { copied, replacedLinks } = seedAgentHome(agent, home, env);
   for (const link of replacedLinks) {
     ctx.store.addEvent({
       project: ctx.key,

@@ -62,7 +62,8 @@ export function placeAgent(
   if (frame.home !== null && kept === null)
     throw new WarrenError('USAGE', `${JSON.stringify(frame.name)} is not an agent that keeps a state folder.`);
   const home = frame.home !== null && kept !== null ? agentHome(ctx.store, ctx.key, id, kept) : null;
-  if (home !== null && kept !== null) seedTaskAgentHome(ctx, id, kept, home);
+  // With the coordinator's variables the agent is given (its model's key): gemini's auth choice is seeded from them.
+  if (home !== null && kept !== null) seedTaskAgentHome(ctx, id, kept, home, { ...process.env, ...frame.values });
   const done = path.join(taskTmp(ctx.store, ctx.key, id), `.warren-agent-done-${frame.run}`);
   const prompt = frame.prompt ? path.join(logDir(ctx.store, ctx.key, id), `${frame.run}-prompt.txt`) : null;
   if (frame.prompt && prompt) fs.writeFileSync(prompt, frame.prompt.text, { mode: 0o600 });

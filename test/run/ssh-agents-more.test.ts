@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { AGENT_CLI_BIN, unavailable, type CapabilityName } from '../helpers/capabilities.js';
+import { pointAt } from '../helpers/agent-cli.js';
+import { FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
+import { runCli, tmpDir, type CliResult } from '../helpers/repo.js';
+import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
+
+/**
+ * The other two real agent CLIs (codex, gemini: test/agent-clis) in a task on another machine
+ * (`--runner ssh:box`: a second local user behind sshd on loopback, its own WARREN_HOME), as
+ * ssh-agents.test.ts drives claude: the agent runs there, with its state folder there, against
+ * the scripted model server on this machine's loopback; its run, transcript and commits come
+ * back here: new → run → --resume → checkpoint → land → rm. The model's endpoint is what the
+ * host's user has: codex's in its ~/.codex/config.toml there (which the host's warren seeds into
+ * the task's state folder), gemini's in the variables warren passes to an agent.
+ */
+const noSshd = unavailable(import.meta.filename, 'sshd');
+const AGENTS = ['codex', 'gemini'] as const;
+
+let host: SshHost;
+
+beforeAll(async () => {
+  if (noSshd === null) host = await startSshHost('warrenssh-m');
+}, 120_000);
+
+afterAll(() => host?.stop());
+
+for (const agent of AGENTS) {
+  const missing = noSshd ?? unavailable(import.meta.filename, `${agent}-cli` as CapabilityName);
+  describe.skipIf(missing !== null)(`${agent} in a task on another machine over SSH`, () => {
+    it(
+      `${agent}: new → run → --resume → checkpoint → land → rm, the agent run on the host and its note landed here`,
+      { timeout: 600_000 },
+      async () => {
+        const server = await startModelServer();
+        onTestFinished(() => server.close());
+        const repo = host.hostRepo();
+        // The host's user has the CLI on its PATH (the host's warren is started with it).
+        const config = path.join(repo.home, 'config.yaml');
+        fs.writeFileSync(
+          config,
+          fs
+            .readFileSync(config, 'utf8')
+            .replace(
+              /^ {4}warren: \[/m,
+              `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
+            ),
+        );
+        // The endpoint as the host's user configured it (codex: a file in its HOME there).
+        const hostSide = pointAt(agent, server, host.userHome);
+        if (agent === 'codex') {
+          onTestFinished(() => fs.rmSync(path.join(host.userHome, '.codex'), { recursive: true, force: true }));
+          fs.chmodSync(path.join(host.userHome, '.codex'), 0o755); // root made it: readable to the host's user
+        }
+        // Here, the CLI is not on PATH and no endpoint is configured: the agent can only have run there.
+        const userHome = tmpDir(`warren-${agent}-user-`);
+        const env = { HOME: userHome, CODEX_HOME: '', GEMINI_CLI_HOME: '', ...hostSide };
+        const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });
+
+        const made = await w('--json', 'new', 'feat', 'a', '--runner', 'ssh:box');
+        expect(made.code, made.stderr).toBe(0);
+        const ws = (JSON.parse(made.stdout) as { path: string }).path;
+
+        const prompt = 'Write the note.';
+        const run = await w('--json', 'run', 'a', '--agent', agent, '--prompt', prompt, '--timeout', '5m');
+        const ran = JSON.parse(run.stdout || '{}') as {
+          exitCode: number;
+          log: string;
+          sandbox: string;
+          session: string;
+        };
+        expect(
+          run.code,
+          `${run.stderr}\n${ran.log && fs.existsSync(ran.log) ? fs.readFileSync(ran.log, 'utf8') : ''}`,
+        ).toBe(0);
+        expect(ran).toMatchObject({ exitCode: 0, sandbox: 'ssh:box' });
+        expect(ran.session).toMatch(/^[0-9a-f-]{36}$/);
+        expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
+        expect(server.received.map((r) => r.answer)).toEqual(expect.arrayContaining(['tools', 'final']));
+        // Nothing of the agent's in the user's HOME here.
+        expect(fs.readdirSync(userHome)).toEqual([]);
+
+        // The transcript came back here: `warren transcript` reads the session.
+        const transcript = await w('--json', 'transcript', 'a');
+        expect(transcript.code, transcript.stderr).toBe(0);
+        const conv = JSON.parse(transcript.stdout) as { file: string; items: { kind: string; text?: string }[] };
+        expect(conv.file.startsWith(repo.home)).toBe(true);
+        expect(conv.items.some((i) => i.kind === 'text' && (i.text ?? '').includes(FINAL))).toBe(true);
+
+        // --resume continues the conversation the host keeps: the model sees the first prompt again.
+        const seen = server.received.length;
+        const resumed = await w('--json', 'run', 'a', '--resume', '--prompt', 'And now?', '--timeout', '5m');
+        expect(resumed.code, resumed.stderr).toBe(0);
+        const later = server.received.slice(seen).filter((r) => r.body.includes('And now?'));
+        expect(later.length).toBeGreaterThan(0);
+        expect(later.every((r) => r.body.includes(prompt))).toBe(true);
+
+        // Checkpoint commits the note there and brings it here; land puts it on main; rm removes it there.
+        const cp = await w('checkpoint', 'a', '-m', 'the note');
+        expect(cp.code, cp.stderr).toBe(0);
+        expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+        const hostWorkspace = fs.readFileSync(path.join(ws, 'ran-in.txt'), 'utf8').trim();
+        expect(hostWorkspace.startsWith(host.userHome)).toBe(true);
+        const landed = await w('land', 'a');
+        expect(landed.code, landed.stderr).toBe(0);
+        expect(repo.git('show', 'main:agent-note.txt')).toBe(NOTE.trimEnd());
+        const removed = await w('rm', 'a');
+        expect(removed.code, removed.stderr).toBe(0);
+        expect(host.asHost(`test -e ${hostWorkspace}`).code).not.toBe(0);
+      },
+    );
+  });
+}
