@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { AGENT_CLI_BIN, unavailable, type CapabilityName } from '../helpers/capabilities.js';
@@ -14,7 +15,8 @@ import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
  * the scripted model server on this machine's loopback; its run, transcript and commits come
  * back here: new → run → --resume → checkpoint → land → rm. The model's endpoint is what the
  * host's user has: codex's in its ~/.codex/config.toml there (which the host's warren seeds into
- * the task's state folder), gemini's in the variables warren passes to an agent.
+ * the task's state folder), gemini's in the variables warren passes to an agent. And claude in
+ * the host's bwrap sandbox, the repository's `sandbox:` enforced there by the host's warren.
  */
 const noSshd = unavailable(import.meta.filename, 'sshd');
 const AGENTS = ['codex', 'gemini'] as const;
@@ -113,3 +115,61 @@ for (const agent of AGENTS) {
     );
   });
 }
+
+const noBwrap = noSshd ?? unavailable(import.meta.filename, 'bwrap') ?? unavailable(import.meta.filename, 'claude-cli');
+describe.skipIf(noBwrap !== null)('an agent in a sandbox on the host over SSH', () => {
+  it(
+    "claude in the host's bwrap sandbox: it reaches only its model through the host's egress proxy, and its note lands here",
+    { timeout: 600_000 },
+    async () => {
+      const server = await startModelServer();
+      onTestFinished(() => server.close());
+      // The task's sandbox is the repository's, made and enforced by the host's warren.
+      const repo = host.hostRepo({ 'warren.yaml': `sandbox: { kind: bwrap, allow: ["127.0.0.1:${server.port}"] }\n` });
+      const config = path.join(repo.home, 'config.yaml');
+      fs.writeFileSync(
+        config,
+        fs
+          .readFileSync(config, 'utf8')
+          .replace(
+            /^ {4}warren: \[/m,
+            `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
+          ),
+      );
+      const userHome = tmpDir('warren-claude-user-');
+      const env = { HOME: userHome, CLAUDE_CONFIG_DIR: '', ...pointAt('claude', server, userHome) };
+      const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });
+      expect((await w('trust', '--yes')).code).toBe(0);
+      const made = await w('--json', 'new', 'feat', 'b', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const ws = (JSON.parse(made.stdout) as { path: string }).path;
+      const run = await w('--json', 'run', 'b', '--agent', 'claude', '--prompt', 'Write the note.', '--timeout', '5m');
+      const ran = JSON.parse(run.stdout || '{}') as { exitCode: number; log: string; sandbox: string };
+      expect(
+        run.code,
+        `${run.stderr}\n${ran.log && fs.existsSync(ran.log) ? fs.readFileSync(ran.log, 'utf8') : ''}`,
+      ).toBe(0);
+      expect(fs.readFileSync(ran.log, 'utf8')).toContain(FINAL);
+      // In the sandbox there, the machine's loopback is not the command's: a server listening on it
+      // (not on the allow list) is not reached, where the same command on the host would reach it.
+      let hits = 0;
+      const other = net.createServer((c) => {
+        hits++;
+        c.end();
+      });
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      onTestFinished(() => void other.close());
+      const port = (other.address() as net.AddressInfo).port;
+      const probe = `require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('open'); process.exit(0); }).on('error', (e) => { console.log('closed ' + e.code); process.exit(0); })`;
+      const boxed = await w('exec', 'b', '--', process.execPath, '-e', probe);
+      expect(boxed.stdout.trim()).toBe('closed ECONNREFUSED');
+      expect(hits).toBe(0);
+      expect((await w('checkpoint', 'b', '-m', 'the note')).code).toBe(0);
+      expect(fs.readFileSync(path.join(ws, 'agent-note.txt'), 'utf8')).toBe(NOTE);
+      const landed = await w('land', 'b');
+      expect(landed.code, landed.stderr).toBe(0);
+      expect(repo.git('show', 'main:agent-note.txt')).toBe(NOTE.trimEnd());
+      expect((await w('rm', 'b')).code).toBe(0);
+    },
+  );
+});
