@@ -23,6 +23,7 @@ import { trustCommands, trustState } from '../trust/trust.js';
 import type {
   AgentState,
   Committed,
+  Listed,
   RemoteWorktree,
   Created,
   Prepared,
@@ -164,6 +165,11 @@ export async function hostReport(ctx: ProjectContext, id: string): Promise<Repor
   }
   const dirty = fs.existsSync(task.path) && (await statusOf(task.path)).length > 0;
   return { exists: true, head: await revParse(ctx.repo, `refs/heads/${task.branch}`), dirty, path: task.path, running };
+}
+
+/** `list`: the coordinator's tasks this host keeps for the project. */
+export function hostList(ctx: ProjectContext): Listed {
+  return { tasks: ctx.store.listTasks(ctx.key).map((t) => t.id) };
 }
 
 /** The task's workspace and branch here removed: the coordinator has fetched its commits (an archive is kept here too). */

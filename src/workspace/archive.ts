@@ -304,7 +304,8 @@ function archiveKeep(ctx: ProjectContext): { ms: number; configuredMs: number; u
  */
 export const archiveGc: GcStep = {
   name: 'archives',
-  async collect(ctx, now = new Date()): Promise<GcCollected> {
+  async collect(ctx): Promise<GcCollected> {
+    const now = new Date();
     const keep = archiveKeep(ctx);
     const removed: GcCollected['removed'] = [];
     const kept: GcCollected['kept'] = [];

@@ -11,7 +11,7 @@ import type { ProjectContext } from './context.js';
 import { withRepoLock } from './locks.js';
 import { forgetWorkspace, madeByWarren } from './ledger.js';
 import { branchRecord, branchRecords, forgetBranch } from './branch-records.js';
-import type { GcCollected } from './types.js';
+import type { GcAsk, GcCollected } from './types.js';
 import { releaseSteps } from './release.js';
 import { runOperation, type Operation, type Schema } from './operation.js';
 import { mountsUnder, readMounts } from '../system/mounts.js';
@@ -187,12 +187,12 @@ async function readFacts(ctx: ProjectContext, f: StrayFacts): Promise<void> {
 export type GcResult = GcCollected;
 
 /** `warren gc`: removes the strays that are provably safe to remove and says why it kept the rest. */
-export async function gc(ctx: ProjectContext): Promise<GcResult> {
+export async function gc(ctx: ProjectContext, ask: GcAsk = { hosts: false }): Promise<GcResult> {
   const input = await gatherScan(ctx);
   const strays = classifyStrays(input);
   const spare = new Set(input.tasks.filter(isLive).map((t) => t.path));
   const plan = planGc(await gatherFacts(ctx, strays, input.tasks), spare);
-  const live: GcLive = { plan, tasks: input.tasks, removed: [], kept: [...plan.kept] };
+  const live: GcLive = { plan, tasks: input.tasks, removed: [], kept: [...plan.kept], ask };
   await runOperation(ctx, GC, null, { actions: plan.actions.length }, live);
   // Records of branches that are gone and whose task is gone: nothing left to decide about.
   const tasks = ctx.store.listTasks(ctx.key);
@@ -249,6 +249,7 @@ declare module '../state/intents.js' {
 
 export interface GcLive {
   plan: GcPlan;
+  ask: GcAsk;
   tasks: readonly Task[];
   removed: GcResult['removed'];
   kept: GcResult['kept'];
@@ -377,7 +378,7 @@ export const GC: Operation<'gc', 'strays-collected' | 'features-collected', GcLi
         for (const step of ctx.lifecycle.gc) {
           // One feature that cannot collect does not stop the others.
           try {
-            const extra = await step.collect(ctx);
+            const extra = await step.collect(ctx, live.ask);
             removed.push(...extra.removed);
             kept.push(...extra.kept);
           } catch (err) {

@@ -132,10 +132,16 @@ export interface GcCollected {
   kept: { path: string; kind: string; reason: string }[];
 }
 
+/** What `gc` was asked for beyond its default. */
+export interface GcAsk {
+  /** `--hosts`: every host in config.yaml is asked for workspaces of this repository no task here knows. */
+  hosts: boolean;
+}
+
 /** What a feature leaves beside the workspaces and collects in `gc` (snapshots, logs). */
 export interface GcStep {
   name: string;
-  collect(ctx: ProjectContext): Promise<GcCollected>;
+  collect(ctx: ProjectContext, ask: GcAsk): Promise<GcCollected>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN, type TestRepo } from '../helpers/repo.js';
@@ -271,6 +272,56 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
       expect((await repo.warrenJson<Strays>('scan')).json.strays).toEqual([]);
       // The branch here keeps what was fetched (gc leaves a handed-over task's branch to the user).
       expect(repo.git('rev-parse', 'feat/o')).toBe(fetched);
+    },
+  );
+  it(
+    "gc --hosts finds a workspace on its host whose task and record are both gone here (this machine's WARREN_HOME lost), and removes it only when nothing would be lost",
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo();
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'u', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const ran = await repo.warren(
+        'exec',
+        'u',
+        '--',
+        'sh',
+        '-c',
+        'echo u > u.txt; git add u.txt; git commit -qm u; pwd',
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const there = ran.stdout.trim().split('\n').pop() ?? '';
+      // This machine's WARREN_HOME is lost; the user declares the same hosts again.
+      const config = fs.readFileSync(path.join(repo.home, 'config.yaml'), 'utf8');
+      fs.rmSync(repo.home, { recursive: true, force: true });
+      fs.mkdirSync(repo.home, { recursive: true, mode: 0o700 });
+      fs.writeFileSync(path.join(repo.home, 'config.yaml'), config, { mode: 0o600 });
+      repo.git('worktree', 'prune');
+      type Gc = { removed: { kind: string; id?: string }[]; kept: { kind: string; reason: string }[] };
+      // Plain gc knows nothing of it (no record here): it is left alone, and no host is asked.
+      const plain = await repo.warrenJson<Gc>('gc');
+      expect(plain.code, plain.stderr).toBe(0);
+      expect([...plain.json.removed, ...plain.json.kept].filter((x) => x.kind.startsWith('remote'))).toEqual([]);
+      expect(host.asHost(`test -d ${there}`).code).toBe(0);
+      // Uncommitted work there: kept, and why.
+      expect(host.asHost(`echo draft > ${there}/draft.txt`).code).toBe(0);
+      const dirty = await repo.warrenJson<Gc>('gc', '--hosts');
+      expect(dirty.code, dirty.stderr).toBe(0);
+      expect(dirty.json.kept).toEqual([
+        expect.objectContaining({ kind: 'remote-unknown', reason: expect.stringContaining('uncommitted changes') }),
+      ]);
+      expect(host.asHost(`test -d ${there}`).code).toBe(0);
+      // Nothing there that is not here (its commit was fetched back before the loss): removed there.
+      expect(host.asHost(`rm ${there}/draft.txt`).code).toBe(0);
+      const clean = await repo.warrenJson<Gc>('gc', '--hosts');
+      expect(clean.code, clean.stderr).toBe(0);
+      expect(clean.json.removed).toEqual([expect.objectContaining({ kind: 'remote-unknown', id: 'u' })]);
+      expect(host.asHost(`test -e ${there}`).code).not.toBe(0);
+      expect(host.hostTip(repo, 'feat/u')).toBe('');
+      expect(repo.git('show', 'feat/u:u.txt')).toBe('u');
+      // Asked again: nothing left there.
+      const again = await repo.warrenJson<Gc>('gc', '--hosts');
+      expect([...again.json.removed, ...again.json.kept].filter((x) => x.kind.startsWith('remote'))).toEqual([]);
     },
   );
 });

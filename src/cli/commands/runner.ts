@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { openProject } from '../../composition.js';
 import { WarrenError } from '../../errors.js';
 import { exitStatusOf } from '../../run/execute.js';
@@ -7,13 +8,14 @@ import {
   hostCommit,
   hostCreate,
   hostExec,
+  hostList,
   hostPrepare,
   hostRemove,
   hostReport,
   hostWorktree,
   hostRepoDir,
 } from '../ssh-host-side.js';
-import type { RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
+import type { Listed, RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
 import { warrenHome } from '../../state/home.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';
 
@@ -70,6 +72,8 @@ export const registerRunner: Register = (program, run) => {
 async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>): Promise<unknown> {
   const home = warrenHome();
   if (req.op === 'prepare') return hostPrepare(home, req.project);
+  // A project this host never prepared has no task here (and nothing is made to say so).
+  if (req.op === 'list' && !fs.existsSync(hostRepoDir(home, req.project))) return { tasks: [] } satisfies Listed;
   const dir =
     req.op === 'create' ? await hostCheckoutBase(home, req.project, req.base) : hostRepoDir(home, req.project);
   const ctx = await openProject(dir, { store: () => env.store(), reporter: env.reporter });
@@ -86,6 +90,8 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostAgentState(ctx, req);
     case 'worktree':
       return hostWorktree(ctx, req.id);
+    case 'list':
+      return hostList(ctx);
   }
 }
 

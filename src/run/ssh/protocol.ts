@@ -1,7 +1,7 @@
 /**
  * What the coordinator and the host's warren (`warren runner --stdio`) say to each other: one
  * JSON frame a line. A request is the first line of the remote's standard input; a control
- * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`) is
+ * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`, `list`) is
  * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
@@ -43,7 +43,8 @@ export type RemoteRequest =
   | { op: 'report'; v: 1; project: ProjectName; id: string }
   | { op: 'remove'; v: 1; project: ProjectName; id: string }
   | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string }
-  | { op: 'worktree'; v: 1; project: ProjectName; id: string };
+  | { op: 'worktree'; v: 1; project: ProjectName; id: string }
+  | { op: 'list'; v: 1; project: ProjectName };
 
 export type RemoteReply =
   { ok: true; data: unknown } | { ok: false; error: { code: string; message: string; hint?: string } };
@@ -69,6 +70,11 @@ export interface Report {
   path: string | null;
   /** A run of the task there still going (the coordinator's connection was lost). */
   running: boolean;
+}
+
+/** `list`'s answer: the tasks the host keeps for the project (none when it never had it). */
+export interface Listed {
+  tasks: string[];
 }
 
 /** `commit`'s answer. */

@@ -4,8 +4,9 @@ import type { ProjectContext } from '../../workspace/context.js';
 import type { GcCollected } from '../../workspace/types.js';
 import { request } from './connection.js';
 import { hostNamed } from './hosts.js';
-import type { Report } from './protocol.js';
+import type { Listed, Report } from './protocol.js';
 import { forgetRecord, projectRecords, type RemoteRecord } from './remote-records.js';
+import { remoteProject } from './remote-task.js';
 
 /**
  * `gc` of what a task that is gone here left on its host (a `remote-orphan`: its record with no
@@ -37,8 +38,59 @@ export async function collectRemoteOrphans(ctx: ProjectContext): Promise<GcColle
   return { removed, kept };
 }
 
-/** Removes one orphan there and its record here; the reason it is kept instead, or null. */
-async function removeOrphan(ctx: ProjectContext, id: string, record: RemoteRecord): Promise<string | null> {
+/**
+ * `gc --hosts`: what no record here knows — a workspace on a host whose task and record are both
+ * gone here (this machine's WARREN_HOME lost or replaced, then its hosts declared again). Every
+ * host in config.yaml is asked which tasks it keeps for this repository; each one no task and no
+ * record here names is an orphan as above, removed there only when nothing would be lost. A host
+ * that does not answer is said, and the rest go on.
+ */
+export async function collectUnknownOnHosts(ctx: ProjectContext): Promise<GcCollected> {
+  const removed: GcCollected['removed'] = [];
+  const kept: GcCollected['kept'] = [];
+  const home = ctx.store.home;
+  const known = new Set(projectRecords(home, ctx.key).map((r) => r.id));
+  const project = remoteProject(ctx);
+  for (const name of Object.keys(ctx.user.hosts ?? {})) {
+    const host = hostNamed(ctx, name);
+    let listed: Listed;
+    try {
+      listed = await request<Listed>(home, host, { op: 'list', v: 1, project });
+    } catch (err) {
+      kept.push({
+        path: `${name}:`,
+        kind: 'remote-unknown',
+        reason: `host ${name} could not be asked which workspaces it keeps (${err instanceof Error ? err.message : String(err)}); the next \`warren gc --hosts\` asks again`,
+      });
+      continue;
+    }
+    for (const id of listed.tasks) {
+      if (known.has(id) || ctx.store.getTask(ctx.key, id)) continue;
+      const record: RemoteRecord = { host: name, project, repo: '', sent: '', pending: false, created: true };
+      try {
+        const reason = await removeOrphan(ctx, id, record, false);
+        if (reason === null)
+          removed.push({ kind: 'remote-unknown', id, path: `${name}:`, action: `removed on host ${name}` });
+        else kept.push({ path: `${name}:`, kind: 'remote-unknown', reason });
+      } catch (err) {
+        kept.push({
+          path: `${name}:`,
+          kind: 'remote-unknown',
+          reason: `host ${name} could not be asked about task ${id} (${err instanceof Error ? err.message : String(err)}); the next \`warren gc --hosts\` asks again`,
+        });
+      }
+    }
+  }
+  return { removed, kept };
+}
+
+/** Removes one orphan there and its record here (when it has one); the reason it is kept instead, or null. */
+async function removeOrphan(
+  ctx: ProjectContext,
+  id: string,
+  record: RemoteRecord,
+  recorded = true,
+): Promise<string | null> {
   const home = ctx.store.home;
   // Nothing was ever made there: only the record goes.
   if (record.repo === null) {
@@ -59,7 +111,7 @@ async function removeOrphan(ctx: ProjectContext, id: string, record: RemoteRecor
   }
   // Also when the host has no task: what `new` pushed there (refs/warren/sent/ID) goes with it.
   await request(home, host, { op: 'remove', v: 1, project: record.project, id });
-  forgetRecord(home, ctx.key, id);
+  if (recorded) forgetRecord(home, ctx.key, id);
   return null;
 }
 

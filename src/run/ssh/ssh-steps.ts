@@ -52,12 +52,15 @@ export const sshRemove: RemoveStep = {
   },
 };
 
-/** `gc`: what tasks gone here left on their hosts, removed there when nothing would be lost (remote-gc.ts). */
+/** `gc`: what tasks gone here left on their hosts, removed there when nothing would be lost (remote-gc.ts); with `--hosts`, what no record here knows too. */
 export const sshGc: GcStep = {
   name: 'hosts',
-  async collect(ctx) {
-    const { collectRemoteOrphans } = await import('./remote-gc.js');
-    return collectRemoteOrphans(ctx);
+  async collect(ctx, ask) {
+    const { collectRemoteOrphans, collectUnknownOnHosts } = await import('./remote-gc.js');
+    const orphans = await collectRemoteOrphans(ctx);
+    if (!ask.hosts) return orphans;
+    const unknown = await collectUnknownOnHosts(ctx);
+    return { removed: [...orphans.removed, ...unknown.removed], kept: [...orphans.kept, ...unknown.kept] };
   },
 };
 
