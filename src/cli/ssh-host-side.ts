@@ -89,11 +89,12 @@ export async function hostCreate(ctx: ProjectContext, req: Extract<RemoteRequest
   return { path: task.path, branch: task.branch, state: task.state };
 }
 
-/** One command of the task, through this host's runner; its output to `output`, as it comes. */
+/** One command of the task, through this host's runner; its output to `output`, as it comes; `input`: the caller's, forwarded. */
 export async function hostExec(
   ctx: ProjectContext,
   req: Extract<RemoteRequest, { op: 'exec' }>,
   output: RunOutput,
+  input: NodeJS.ReadableStream | null,
 ): Promise<RunOutcome> {
   const id = validateTaskId(req.id);
   if (!KINDS.includes(req.kind as RunKind))
@@ -108,7 +109,7 @@ export async function hostExec(
       label: req.label,
       argv: req.argv,
       ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }),
-      stdin: req.stdin === undefined ? 'ignore' : { text: req.stdin },
+      stdin: input ? { stream: input } : req.stdin === undefined ? 'ignore' : { text: req.stdin },
       output,
       ...(req.env ? { env: req.env } : {}),
       ...agent?.request,

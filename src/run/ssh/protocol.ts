@@ -5,7 +5,8 @@
  * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
- * and its end (the connection lost, the coordinator's run ended) ends the command.
+ * and its end (the connection lost, the coordinator's run ended) ends the command. The caller's
+ * own input, when it is forwarded, follows the `exec` frame as frames of its own (input.ts).
  */
 
 /** Where a coordinator's repository lives on the host: `<home>/remote/<project>/repo`. */
@@ -36,6 +37,8 @@ export type RemoteRequest =
       timeoutMs?: number;
       env?: Record<string, string>;
       stdin?: string;
+      /** The caller's own input follows this frame, as input frames (input.ts); its end is a frame of its own. */
+      input?: true;
       /** A coding agent's run (`warren run`): placed on the host's own paths there (remote-agent.ts). */
       agent?: AgentFrame;
     }
