@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN } from '../helpers/repo.js';
@@ -8,7 +10,8 @@ import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
 /**
  * A task on another machine (`--runner ssh:box`: a second local user behind sshd on 127.0.0.1,
  * its own WARREN_HOME) behaves as a task here does where the docs once listed it did not: the
- * caller's own standard input reaches its command.
+ * caller's own standard input reaches its command; its ports and provisioned paths are made only
+ * on the host, next to the code, and status, audit, rm, gc and scan say so.
  */
 const noSshd = unavailable(import.meta.filename, 'sshd');
 
@@ -50,6 +53,73 @@ describe.skipIf(noSshd !== null)('an SSH task as a task here', () => {
       expect(out).toContain(`${createHash('sha256').update(rest).digest('hex')}  -`);
       // The end of the input did not end the run: the command went on after it.
       expect(out).toContain('after-eof');
+    },
+  );
+
+  it(
+    'its ports and provisioned paths are made on the host only; status, audit, rm, gc and scan say so',
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo({
+        '.gitignore': 'cache/\n',
+        'warren.yaml': 'provision:\n  - {path: cache, mode: copy}\n',
+      });
+      // The ignored path in the main checkout here, and (once the host has the repository) in the host's.
+      fs.mkdirSync(path.join(repo.root, 'cache'));
+      fs.writeFileSync(path.join(repo.root, 'cache', 'data.txt'), 'here\n');
+      expect((await repo.warren('new', 'feat', 'first', '--runner', 'ssh:box')).code).toBe(0);
+      const hostRepoDir = `${host.remoteHome(repo)}/remote/*/repo`;
+      expect(host.asHost(`cd ${hostRepoDir} && mkdir cache && echo there > cache/data.txt`).code).toBe(0);
+
+      const made = await repo.warrenJson<{ path: string; ports?: unknown }>('new', 'feat', 'p', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      // Nothing provisioned in the coordinator's copy of the branch, and no port block taken here.
+      expect(fs.existsSync(path.join(made.json.path, 'cache'))).toBe(false);
+      const shown = await repo.warrenJson<{ data: Record<string, unknown>; runner: { remotePath: string } }>(
+        'show',
+        'p',
+      );
+      expect(shown.json.data.ports).toBeUndefined();
+      expect(shown.json.data.provision ?? []).toEqual([]);
+      // Made there, from the host's main checkout, by the host's `new`.
+      const there = shown.json.runner.remotePath;
+      expect(host.asHost(`cat ${there}/cache/data.txt`).out).toBe('there');
+
+      // status: the changes inside the path provisioned there.
+      expect((await repo.warren('exec', 'p', '--', 'sh', '-c', 'echo more >> cache/data.txt')).code).toBe(0);
+      const status = await repo.warrenJson<{ provisioned: { path: string; changed: { path: string }[] }[] }>(
+        'status',
+        'p',
+      );
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.json.provisioned.map((p) => p.path)).toEqual(['cache']);
+      expect(JSON.stringify(status.json.provisioned[0]?.changed)).toContain('data.txt');
+
+      // audit: the ports and the provisioned paths are the host's.
+      const audit = await repo.warrenJson<{ sections: { name: string; data: { block?: { first: number } | null } }[] }>(
+        'audit',
+        'p',
+      );
+      expect(audit.code, audit.stderr).toBe(0);
+      const ports = audit.json.sections.find((x) => x.name === 'ports');
+      expect(ports?.data.block?.first).toEqual(expect.any(Number));
+      const text = (await repo.warren('audit', 'p')).stdout;
+      expect(text).toContain('on host box, taken there');
+      expect(text).toContain('provisioned on its host (ssh:box)');
+      // provision is the host's: refused here, nothing changed.
+      const refresh = await repo.warrenJson<{ error: { code: string } }>('provision', 'p', '--refresh');
+      expect(refresh.code).toBe(2);
+      expect(refresh.json.error.code).toBe('USAGE');
+      expect(fs.existsSync(path.join(made.json.path, 'cache'))).toBe(false);
+
+      // rm (its work there discarded), gc and scan: nothing left here or there.
+      expect((await repo.warren('exec', 'p', '--', 'git', 'checkout', '--', '.')).code).toBe(0);
+      const rm = await repo.warren('rm', 'p');
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(host.asHost(`test -e ${there}`).code).not.toBe(0);
+      expect((await repo.warren('rm', 'first')).code).toBe(0);
+      expect((await repo.warren('gc')).code).toBe(0);
+      expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
     },
   );
 });

@@ -9,6 +9,8 @@
  * own input, when it is forwarded, follows the `exec` frame as frames of its own (input.ts).
  */
 
+import type { TaskStatus } from '../../provision/status/status.js';
+
 /** Where a coordinator's repository lives on the host: `<home>/remote/<project>/repo`. */
 export type ProjectName = string;
 
@@ -61,6 +63,14 @@ export interface Created {
   path: string;
   branch: string;
   state: string;
+  /** The task's port block there, taken by the host's `new` (absent from a host's warren before it said). */
+  ports?: HostPorts | null;
+}
+
+/** A port block on the host: its first port and how many. */
+export interface HostPorts {
+  first: number;
+  count: number;
 }
 
 /** `report`'s answer: where the task stands there. */
@@ -122,6 +132,10 @@ export interface RemoteWorktree {
   commit: string;
   /** `git status` there: each changed path and its two-letter code. */
   tracked: { code: string; path: string }[];
+  /** The host's `warren status` of the paths it provisioned there (absent from a host's warren before it said). */
+  provisioned?: TaskStatus['provisioned'];
+  stale?: boolean;
+  staleLockfiles?: TaskStatus['staleLockfiles'];
 }
 
 /** Where the host keeps the workspace's uncommitted work as a commit (`worktree`). */
