@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { openProject, openStore } from '../../src/composition.js';
+import { taskView } from '../../src/web/task-view.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN } from '../helpers/repo.js';
 import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
@@ -11,7 +13,8 @@ import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
  * A task on another machine (`--runner ssh:box`: a second local user behind sshd on 127.0.0.1,
  * its own WARREN_HOME) behaves as a task here does where the docs once listed it did not: the
  * caller's own standard input reaches its command; its ports and provisioned paths are made only
- * on the host, next to the code, and status, audit, rm, gc and scan say so.
+ * on the host, next to the code, and status, audit, rm, gc and scan say so; the dashboard's diff
+ * is `warren diff`'s, of its workspace there.
  */
 const noSshd = unavailable(import.meta.filename, 'sshd');
 
@@ -120,6 +123,42 @@ describe.skipIf(noSshd !== null)('an SSH task as a task here', () => {
       expect((await repo.warren('rm', 'first')).code).toBe(0);
       expect((await repo.warren('gc')).code).toBe(0);
       expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
+    },
+  );
+
+  it(
+    "the dashboard's diff is `warren diff`'s: its commits and its workspace there, uncommitted work included",
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      const repo = host.hostRepo();
+      expect((await repo.warren('new', 'feat', 'd', '--runner', 'ssh:box')).code).toBe(0);
+      const ran = await repo.warren(
+        'exec',
+        'd',
+        '--',
+        'sh',
+        '-c',
+        'echo one > one.txt; git add one.txt; git commit -qm one; echo draft > draft.txt; echo two >> README.md',
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const cli = await repo.warrenJson<{ files: { path: string }[] }>('diff', 'd');
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.json.files.map((f) => f.path).sort()).toEqual(['README.md', 'draft.txt', 'one.txt']);
+
+      const store = openStore(repo.home);
+      onTestFinished(() => store.close());
+      const ctx = await openProject(repo.root, { store });
+      const view = await taskView(ctx, 'd');
+      if (!view.diff.ok) throw new Error(view.diff.error);
+      expect(view.diff.value.files.map((f) => f.path).sort()).toEqual(['README.md', 'draft.txt', 'one.txt']);
+      expect(view.diff.value.files.find((f) => f.path === 'draft.txt')?.patch).toContain('+draft');
+      // Read there, nothing moved here: the workspace here has neither the draft nor the edit.
+      const here = (await repo.warrenJson<{ path: string }>('show', 'd')).json.path;
+      expect(fs.existsSync(path.join(here, 'one.txt'))).toBe(true);
+      expect(fs.existsSync(path.join(here, 'draft.txt'))).toBe(false);
+      expect(repo.git('for-each-ref', 'refs/warren/remote-worktree')).toBe('');
     },
   );
 });
