@@ -10,6 +10,7 @@ import { worktreeRef } from '../run/ssh/protocol.js';
 import { detachMain, dropRef, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
 import { statusOf } from '../git/status.js';
 import { checkpointTask } from '../land/checkpoint.js';
+import { statusTask } from '../provision/operations.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { createTask } from '../workspace/create.js';
 import { validateTaskId } from '../workspace/ids.js';
@@ -87,14 +88,22 @@ export async function hostCreate(ctx: ProjectContext, req: Extract<RemoteRequest
     runner: 'local',
     ...(req.sandbox ? { sandbox: req.sandbox } : {}),
   });
-  return { path: task.path, branch: task.branch, state: task.state };
+  // Its port block, taken here: the coordinator takes none for it.
+  const ports = ctx.store.getTask(ctx.key, task.id)?.data.ports ?? null;
+  return {
+    path: task.path,
+    branch: task.branch,
+    state: task.state,
+    ports: ports && { first: ports.first, count: ports.count },
+  };
 }
 
-/** One command of the task, through this host's runner; its output to `output`, as it comes. */
+/** One command of the task, through this host's runner; its output to `output`, as it comes; `input`: the caller's, forwarded. */
 export async function hostExec(
   ctx: ProjectContext,
   req: Extract<RemoteRequest, { op: 'exec' }>,
   output: RunOutput,
+  input: NodeJS.ReadableStream | null,
 ): Promise<RunOutcome> {
   const id = validateTaskId(req.id);
   if (!KINDS.includes(req.kind as RunKind))
@@ -109,7 +118,7 @@ export async function hostExec(
       label: req.label,
       argv: req.argv,
       ...(req.timeoutMs === undefined ? {} : { timeoutMs: req.timeoutMs }),
-      stdin: req.stdin === undefined ? 'ignore' : { text: req.stdin },
+      stdin: input ? { stream: input } : req.stdin === undefined ? 'ignore' : { text: req.stdin },
       output,
       ...(req.env ? { env: req.env } : {}),
       ...agent?.request,
@@ -133,8 +142,9 @@ export async function hostWorktree(ctx: ProjectContext, id: string): Promise<Rem
   const commit = await snapshotCommit(wt, tree, head);
   if (commit !== head)
     await setRef(ctx.repo, worktreeRef(task.id), commit, 'warren: uncommitted work, for the coordinator');
-  const tracked = (await statusOf(wt)).map((e) => ({ code: e.code, path: e.path }));
-  return { head, commit, tracked };
+  // This host's `warren status`: the paths it provisioned are here, not on the coordinator.
+  const { tracked, provisioned, stale, staleLockfiles } = await statusTask(ctx, task.id);
+  return { head, commit, tracked, provisioned, stale, staleLockfiles };
 }
 
 /** How an agent's run for the coordinator ended here, and its transcript. */

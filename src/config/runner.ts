@@ -25,6 +25,15 @@ export function parseRunner(text: string): string {
   );
 }
 
+/**
+ * Whether a task with this runner is made on a host over SSH (`ssh:NAME`): its ports, provisioned
+ * paths and services are made there by the host's own `new`, next to the code, and none here —
+ * its workspace here is only the coordinator's copy of its branch.
+ */
+export function madeOnHost(runner: string | undefined): boolean {
+  return runner?.startsWith('ssh:') === true;
+}
+
 /** The runner a new task gets: its own (`new --runner`), else warren.yaml's. */
 export function runnerFor(config: { runner: string }, options: { runner?: string | undefined }): string {
   return options.runner ?? config.runner;

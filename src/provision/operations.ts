@@ -1,4 +1,5 @@
 import { WarrenError } from '../errors.js';
+import { madeOnHost } from '../config/runner.js';
 import { assertSettingsTrusted } from '../trust/trust.js';
 import type { Task } from '../state/types.js';
 import { removeTree } from '../system/remove-tree.js';
@@ -42,6 +43,13 @@ export async function provisionTask(
   return withTaskLock(ctx, id, options.refresh ? 'provision --refresh' : 'provision', async () => {
     const task = requireTask(ctx, id);
     assertContained(ctx.root, task.path);
+    if (madeOnHost(task.data.runner)) {
+      throw new WarrenError(
+        'USAGE',
+        `task ${id} runs on host ${task.data.runner?.slice('ssh:'.length)}, where its paths are provisioned, by the host's warren; nothing was provisioned here.`,
+        { hint: `\`warren status ${id}\` shows them; to provision them again, remove the task and make it again.` },
+      );
+    }
     if (options.refresh) {
       // Provisioned again as warren.yaml and .worktreeinclude say now: only as the user trusted them.
       assertSettingsTrusted(ctx, `Nothing was provisioned again; task ${id} is as it was.`);

@@ -7,6 +7,7 @@ import { provisionPaths } from './provision.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 import { modeKind } from './modes/kinds.js';
+import { madeOnHost } from '../config/runner.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
@@ -15,6 +16,8 @@ export const provisionCreate: CreateStep<Sources> = {
   name: 'provision',
   prepare: (ctx) => resolveSources(ctx),
   async run(ctx, task, _options, sources) {
+    // A task on a host: the host's `new` provisions its workspace there (remote-task.ts says so in its event).
+    if (madeOnHost(task.data.runner)) return;
     await provisionPaths(ctx, task, sources);
     await hintUnprovisioned(ctx, task, sources);
   },
@@ -49,6 +52,14 @@ export const provisionBeforeRun: BeforeRunStep = {
 export const provisionAudit: AuditSection = {
   name: 'provisioning',
   async collect(_ctx, task) {
+    if (madeOnHost(task.data.runner)) {
+      return {
+        data: { host: task.data.runner },
+        lines: [
+          `provisioned on its host (${task.data.runner}), by the host's warren, and nothing here: \`warren status ${task.id}\` shows changes inside them there`,
+        ],
+      };
+    }
     const records = provisionRecords(task.data);
     const data = records.map((r) => ({
       path: r.path,

@@ -4,7 +4,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { assertContained } from '../workspace/paths.js';
 import { requireTask } from '../workspace/tasks.js';
-import { diffOf } from './diff.js';
+import { diffTask } from './diff.js';
 import { contextAround, hunkAround, type Side } from './hunks.js';
 import { checkInsideWorkspace, readWorkspaceFile } from './workspace-file.js';
 
@@ -124,7 +124,8 @@ export async function addComment(ctx: ProjectContext, rawId: string, input: NewC
 }
 
 async function hunkFor(ctx: ProjectContext, task: Task, file: string, line: number, side: Side): Promise<string> {
-  const diff = await diffOf(ctx, task, { byFile: true });
+  // The diff the dashboard showed (of a task on a host, its workspace there).
+  const diff = await diffTask(ctx, task.id, { byFile: true });
   const changed = diff.files.find((f) => f.path === file || (side === 'old' && f.from === file));
   const around = changed?.patch ? hunkAround(changed.patch, line, side) : null;
   if (around) return around;

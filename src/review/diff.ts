@@ -13,6 +13,9 @@ import { assertContained } from '../workspace/paths.js';
 import { provisionedExcludes } from '../workspace/provisioned.js';
 import { requireTask } from '../workspace/tasks.js';
 import { pinned } from '../workspace/pinned.js';
+import { remoteHostName } from '../run/ssh/hosts.js';
+import { bringBack } from '../run/ssh/remote-task.js';
+import { hostWorkspace } from '../run/ssh/remote-worktree.js';
 
 /**
  * `warren diff ID`: everything the task changed against its base — its commits, and what is not
@@ -81,8 +84,30 @@ export interface DiffOptions {
 /** What the dashboard shows of one task: each file's patch until about 1 MiB in all. */
 export const DASHBOARD_PATCH_BYTES = 1024 * 1024;
 
-export async function diffTask(ctx: ProjectContext, rawId: string, options: DiffOptions = {}): Promise<TaskDiff> {
-  return diffOf(ctx, requireTask(ctx, rawId), options);
+/**
+ * `warren diff ID`'s answer wherever the task runs: the command line's `diff`, the dashboard's
+ * task view, a review comment's hunk and MCP's `changes` all read it. Of a task on a host over
+ * SSH, what it committed there is fetched and checked first (as before every command that reads
+ * its branch) and, unless `committed`, its workspace there is read, uncommitted work included
+ * (src/run/ssh/remote-worktree.ts); of a task here, its workspace here.
+ */
+export async function diffTask(
+  ctx: ProjectContext,
+  rawId: string,
+  options: Omit<DiffOptions, 'worktree'> = {},
+): Promise<TaskDiff> {
+  const task = requireTask(ctx, rawId);
+  if (remoteHostName(task) === null) return diffOf(ctx, task, options);
+  await bringBack(ctx, task, null);
+  const there = (options.scope ?? 'all') === 'committed' ? null : await hostWorkspace(ctx, task);
+  try {
+    return await diffOf(ctx, task, {
+      ...options,
+      ...(there ? { worktree: { head: there.head, tree: there.tree } } : {}),
+    });
+  } finally {
+    await there?.release();
+  }
 }
 
 export async function diffOf(ctx: ProjectContext, task: Task, options: DiffOptions = {}): Promise<TaskDiff> {

@@ -1,6 +1,8 @@
 import type { AuditSection } from '../workspace/types.js';
 import type { Task } from '../state/types.js';
 import { portsOf, type PortBlock } from './ports.js';
+import { remoteHostName } from './ssh/hosts.js';
+import { readRecord } from './ssh/remote-records.js';
 import { environOf, hasProc, listeningSocketsSeenBy, listPids, socketInodesOf } from '../system/proc.js';
 
 /**
@@ -44,6 +46,18 @@ export function listeningPortsOf(pids: readonly number[], block: PortBlock | nul
 export const portsAudit: AuditSection = {
   name: 'ports',
   async collect(ctx, task) {
+    const host = remoteHostName(task);
+    if (host !== null) {
+      // Its processes are the host's: the block is the one the host's `new` took there, and what listens is seen there.
+      const block = readRecord(ctx.store.home, ctx.key, task.id)?.ports ?? null;
+      const text = block ? `${block.first}-${block.first + block.count - 1}` : 'unknown (the host did not say)';
+      return {
+        data: { host, block, listening: [], outside: [] },
+        lines: [
+          `ports: block ${text} on host ${host}, taken there by the host's warren (none here); \`warren audit ${task.id}\` there lists what listens`,
+        ],
+      };
+    }
     const block = portsOf(ctx.store, ctx.key, task.id);
     const blockText = block ? `${block.first}-${block.first + block.count - 1}` : 'none';
     if (!hasProc()) {

@@ -54,7 +54,12 @@ export const EXECUTION_EVENTS = {
   /** A run's folders (an agent's state) that did not all come back from the task's sandbox. */
   'runner.state_left': payload<{ cluster: string; pod: string; problems: string[] }>(),
   // src/run/ssh/: a task on another machine — made there, its commits fetched back and checked, refused, removed there.
-  'remote.created': payload<{ host: string; path: string; base: string }>(),
+  'remote.created': payload<{
+    host: string;
+    path: string;
+    base: string;
+    ports?: { first: number; count: number } | null;
+  }>(),
   'remote.fetched': payload<{ host: string; from: string; to: string }>(),
   'remote.refused': payload<{ host: string; tip: string; sent: string; reason: string; paths: string[] }>(),
   'remote.lost': payload<{ host: string; runId: string }>(),

@@ -24,7 +24,7 @@ import { clusterOf, followState, k8sAfter, k8sExecArgv, k8sFor, podEnv, podMarke
 import type { TaskClaim } from './k8s/task-claim.js';
 import { stateFolders } from './k8s/state-folders.js';
 import { taskHost, type Host } from './ssh/hosts.js';
-import { hostRunArgv, hostRunFrame, lostConnection } from './ssh/remote-run.js';
+import { hostRunArgv, hostRunFrame, hostRunInput, lostConnection } from './ssh/remote-run.js';
 import { markPending, pendingOnHost, syncBack } from './ssh/remote-task.js';
 import { agentFromHost } from './ssh/remote-agent.js';
 import { assertSettingsTrusted } from '../trust/trust.js';
@@ -35,7 +35,8 @@ export interface RunRequest {
   label: string;
   argv: readonly string[];
   timeoutMs?: number;
-  stdin: 'inherit' | 'ignore' | { text: string };
+  /** `inherit`: this process's own input (on a host over SSH: read here and streamed there, src/run/ssh/input.ts). */
+  stdin: 'inherit' | 'ignore' | { text: string } | { stream: NodeJS.ReadableStream };
   /** Where the command's output is shown live, besides its log. */
   output: RunOutput;
   /** Append to this log instead of a new one (setup and verify keep one log per invocation). */
@@ -255,6 +256,8 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
   const sandbox = `ssh:${host.name}`;
   const started = beginRun(ctx, task, request, sandbox, 'process-group', ` on host ${host.name}`);
   const { runId, log } = started;
+  // The run's own input, streamed there as it comes (never read whole first), until the run ends.
+  const input = hostRunInput(request);
   let result: SuperviseResult;
   try {
     result = await supervise({
@@ -262,7 +265,7 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
       cwd: task.path,
       env: process.env,
       // Held open for the run: its end is, on the host, the end of the run (a lost connection too).
-      stdin: { held: hostRunFrame(task, record, request, runId) },
+      stdin: { held: hostRunFrame(task, record, request, runId), ...(input ? { then: input.frames } : {}) },
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       graceMs,
       logPath: log,
@@ -274,6 +277,8 @@ async function runOnHost(ctx: ProjectContext, task: Task, request: RunRequest, h
   } catch (err) {
     runNotStarted(ctx, task, request, started, err);
     throw err;
+  } finally {
+    input?.stop();
   }
   const lost = lostConnection(result, host);
   const reason = lost ?? explain(result, request.timeoutMs, null);

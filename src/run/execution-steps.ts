@@ -1,4 +1,6 @@
 import { sandboxKindOf } from '../config/sandbox.js';
+import { madeOnHost } from '../config/runner.js';
+import type { ProjectContext } from '../workspace/context.js';
 import { resolveSources } from '../provision/modes/sources.js';
 import type { CreateStep, GcStep, RemoveStep } from '../workspace/types.js';
 import { runSteps } from './commands.js';
@@ -25,6 +27,8 @@ export const portsCreate: CreateStep<PortCheck | null> = {
   },
   prepare: (ctx) => precheckPorts(ctx.store, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT),
   async run(ctx, task, _options, checked) {
+    // A task on a host: its block is the host's, taken there by the host's `new` (remote-task.ts records it).
+    if (madeOnHost(task.data.runner)) return;
     const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;
     const { block, busySkipped, reclaimed } = await allocatePorts(ctx.store, ctx.key, task.id, count, checked);
     ctx.store.mergeData(ctx.key, task.id, { ports: block });
@@ -46,7 +50,7 @@ export const riskCreate: CreateStep = {
   async check(ctx, options) {
     if (!options.requireSandbox) return;
     // The paths provisioning will share (read as it will read them), not a share entry it will skip.
-    const shared = (await resolveSources(ctx)).items.filter((i) => modeKind(i.mode).sharesSource).map((i) => i.path);
+    const shared = await sharedPaths(ctx);
     assertSandboxRequirement(
       options.id,
       classifyRisk(ctx.config, shared, { setup: options.setup !== false }),
@@ -57,7 +61,10 @@ export const riskCreate: CreateStep = {
     if (options.sandbox) ctx.store.mergeData(ctx.key, task.id, { sandbox: options.sandbox });
     const sandbox = options.sandbox ?? sandboxKindOf(ctx.config);
     // After provisioning: only what was actually shared counts, not a share entry that was skipped.
-    const shared = (task.data.provision ?? []).filter((r) => modeKind(r.mode).sharesSource).map((r) => r.path);
+    // A task on a host is provisioned there: what it would share, read as `--require-sandbox` reads it.
+    const shared = madeOnHost(task.data.runner)
+      ? await sharedPaths(ctx)
+      : (task.data.provision ?? []).filter((r) => modeKind(r.mode).sharesSource).map((r) => r.path);
     const records = task.data.provision ?? [];
     // A skipped install adds no package manager's risk: what runs instead is the project's own scripts.
     const skippedSetup: string[] = [];
@@ -75,6 +82,11 @@ export const riskCreate: CreateStep = {
     });
   },
 };
+
+/** The paths provisioning will share with the main checkout, read from it as provisioning reads them. */
+async function sharedPaths(ctx: ProjectContext): Promise<string[]> {
+  return (await resolveSources(ctx)).items.filter((i) => modeKind(i.mode).sharesSource).map((i) => i.path);
+}
 
 export const setupCreate: CreateStep = {
   name: 'setup',

@@ -21,8 +21,16 @@ export interface SuperviseSpec {
   argv: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** `inherit` passes warren's stdin; a string is written to the command's stdin and closed; `held` stays open (spawn.ts). */
-  stdin: 'inherit' | 'ignore' | { text: string } | { held: string };
+  /**
+   * `inherit` passes warren's stdin; a string is written to the command's stdin and closed;
+   * `held` stays open, `then` piped after it; `stream` is piped in (spawn.ts).
+   */
+  stdin:
+    | 'inherit'
+    | 'ignore'
+    | { text: string }
+    | { held: string; then?: NodeJS.ReadableStream }
+    | { stream: NodeJS.ReadableStream };
   timeoutMs?: number;
   graceMs: number;
   /** Appended to (opened with O_APPEND); output goes here as well as to `output`. */

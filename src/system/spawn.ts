@@ -28,10 +28,19 @@ export interface SpawnSpec {
   /**
    * `inherit` passes this process's stdin; a string or Buffer is written and closed; `held` is
    * written and stays open until the process ends (an SSH runner's request: the remote side takes
-   * the end of its input for the end of the connection, src/run/ssh/); `later` is written and
-   * closed once it settles (a process started ahead of knowing its input; rejected: closed empty).
+   * the end of its input for the end of the connection, src/run/ssh/), `then` piped after it as it
+   * comes (its end does not close the input); `stream` is piped in, its end the input's;
+   * `later` is written and closed once it settles (a process started ahead of knowing its input;
+   * rejected: closed empty). A piped stream is unpiped when the process exits, never read after.
    */
-  stdin?: 'ignore' | 'inherit' | string | Buffer | { held: string } | { later: Promise<string> };
+  stdin?:
+    | 'ignore'
+    | 'inherit'
+    | string
+    | Buffer
+    | { held: string; then?: NodeJS.ReadableStream }
+    | { stream: NodeJS.ReadableStream }
+    | { later: Promise<string> };
   stdout?: Sink;
   stderr?: Sink;
   timeoutMs?: number;
@@ -101,9 +110,19 @@ export function startBounded(spec: SpawnSpec): BoundedProcess {
   attach(child.stderr, spec.stderr, err);
   if (child.stdin && stdin !== 'ignore' && stdin !== 'inherit') {
     child.stdin.on('error', () => undefined); // the process may exit without reading it all
+    const input = child.stdin;
     if (typeof stdin === 'object' && 'held' in stdin) {
-      child.stdin.write(stdin.held);
-      child.once('exit', () => child.stdin?.destroy());
+      input.write(stdin.held);
+      const then = stdin.then;
+      then?.pipe(input, { end: false });
+      child.once('exit', () => {
+        then?.unpipe(input);
+        input.destroy();
+      });
+    } else if (typeof stdin === 'object' && 'stream' in stdin) {
+      const from = stdin.stream;
+      from.pipe(input);
+      child.once('exit', () => from.unpipe(input));
     } else if (typeof stdin === 'object' && 'later' in stdin) {
       stdin.later.then(
         (text) => child.stdin?.end(text),

@@ -1,4 +1,4 @@
-import { diffOf } from '../review/diff.js';
+import { diffTask } from '../review/diff.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { removeTask, type RemoveOptions } from '../workspace/remove.js';
 import { requireTask } from '../workspace/tasks.js';
@@ -15,11 +15,10 @@ export function landedView<R extends object>(result: R) {
  * and the uncommitted and untracked files beside it (`diff --uncommitted --stat`'s files).
  */
 export async function changesView(ctx: ProjectContext, rawId: string) {
-  const task = requireTask(ctx, rawId);
-  const [committed, uncommitted] = await Promise.all([
-    diffOf(ctx, task, { scope: 'committed' }),
-    diffOf(ctx, task, { scope: 'uncommitted', stat: true }),
-  ]);
+  const { id } = requireTask(ctx, rawId);
+  // One after the other: of a task on a host, each fetches its commits from there first.
+  const committed = await diffTask(ctx, id, { scope: 'committed' });
+  const uncommitted = await diffTask(ctx, id, { scope: 'uncommitted', stat: true });
   return { committed, uncommitted: uncommitted.files };
 }
 

@@ -67,9 +67,14 @@ export async function statusView(ctx: ProjectContext, rawId: string) {
   await bringBackTask(ctx, validateTaskId(rawId));
   const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
   const task = requireTask(ctx, rawId);
-  // Its changes are those of its workspace there, uncommitted work included.
+  // Its changes are those of its workspace there, uncommitted work included, and of the paths provisioned there.
   const there = await hostChanges(ctx, task);
-  if (there) status.tracked = there;
+  if (there) {
+    status.tracked = there.tracked;
+    status.provisioned = there.provisioned ?? [];
+    status.stale = there.stale ?? false;
+    status.staleLockfiles = there.staleLockfiles ?? [];
+  }
   const conflicts = await taskConflicts(ctx, rawId).then(
     (c) => c.with,
     (err: unknown) => {

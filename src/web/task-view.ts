@@ -4,7 +4,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { agentNames } from '../run/agents.js';
 import { newestConversation, type Conversation } from '../run/transcript.js';
 import { taskComments, type Comment } from '../review/comments.js';
-import { DASHBOARD_PATCH_BYTES, diffOf, type TaskDiff } from '../review/diff.js';
+import { DASHBOARD_PATCH_BYTES, diffTask, type TaskDiff } from '../review/diff.js';
 import { defaultReviewAgent } from '../review/send.js';
 import { branchCommits } from '../workspace/git-view.js';
 import { taskConflictPairs } from '../conflicts/operations.js';
@@ -78,7 +78,8 @@ export async function taskView(ctx: ProjectContext, rawId: string): Promise<Task
     taskDetails(ctx, task),
     auditOf(ctx, task),
     readout(() => branchCommits(ctx.repo, task)),
-    readout(() => diffOf(ctx, task, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
+    // `warren diff`'s own answer: of a task on a host, its workspace there.
+    readout(() => diffTask(ctx, task.id, { byFile: true, maxPatchBytes: DASHBOARD_PATCH_BYTES })),
     readout(() => taskConflictPairs(ctx, task.id)),
   ]);
   const { id: _, ...detailsOfTask } = details;

@@ -1,6 +1,3 @@
-import { bringBackTask } from '../../run/ssh/remote-task.js';
-import { hostWorkspace } from '../../run/ssh/remote-worktree.js';
-import { requireTask } from '../../workspace/tasks.js';
 import { WarrenError } from '../../errors.js';
 import { diffTask, type DiffScope, type TaskDiff } from '../../review/diff.js';
 import { validateTaskId } from '../../workspace/ids.js';
@@ -26,16 +23,8 @@ export const registerDiff: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const scope: DiffScope = opts.committed ? 'committed' : opts.uncommitted ? 'uncommitted' : 'all';
         const ctx = await env.project();
-        // A task on another machine: what it committed there, fetched and checked first.
-        await bringBackTask(ctx, env.taskId);
-        // Its workspace there, uncommitted work included (not needed for --committed).
-        const task = requireTask(ctx, env.taskId);
-        const there = scope === 'committed' ? null : await hostWorkspace(ctx, task);
-        const diff = await diffTask(ctx, rawId, {
-          scope,
-          stat: opts.stat === true,
-          ...(there ? { worktree: { head: there.head, tree: there.tree } } : {}),
-        }).finally(() => there?.release());
+        // A task on another machine: its commits fetched and checked first, then its workspace there read.
+        const diff = await diffTask(ctx, env.taskId, { scope, stat: opts.stat === true });
         // The patch is printed as a block (newlines and tabs kept): git quotes a file name with a
         // control character in its headers, and the printer shows every other control in it,
         // and in the changed lines, as an escape (a `\r` hiding the start of a line included).

@@ -16,6 +16,7 @@ import {
   hostRepoDir,
 } from '../ssh-host-side.js';
 import type { Listed, RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
+import { inputFromFrames } from '../../run/ssh/input.js';
 import { warrenHome } from '../../state/home.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';
 
@@ -41,15 +42,23 @@ export const registerRunner: Register = (program, run) => {
         }
         if (req.op === 'exec') {
           // The connection's end is the run's end: the supervisor ends the tree on SIGHUP.
-          const hangUp = () => process.kill(process.pid, 'SIGHUP');
-          rest.on('end', hangUp);
-          rest.resume();
+          let over = false;
+          const hangUp = () => {
+            if (!over) process.kill(process.pid, 'SIGHUP');
+          };
+          // The caller's own input, when it is forwarded, follows the frame (input.ts).
+          const input = req.input ? inputFromFrames(rest, hangUp) : null;
+          if (!input) {
+            rest.on('end', hangUp);
+            rest.resume();
+          }
           const ctx = await openProject(hostRepoDir(warrenHome(), req.project), {
             store: () => env.store(),
             reporter: env.reporter,
           });
-          const outcome = await hostExec(ctx, req, env.reporter.output).finally(() => {
+          const outcome = await hostExec(ctx, req, env.reporter.output, input).finally(() => {
             // The run is over: its input, held open by the coordinator, no longer keeps this process.
+            over = true;
             rest.removeListener('end', hangUp);
             (rest as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
           });
@@ -100,18 +109,20 @@ function reply(env: CliEnv, frame: RemoteReply, exitCode: number): CommandResult
   return { data: frame, human: JSON.stringify(frame), exitCode };
 }
 
-/** Reads up to the first newline; the stream, paused, keeps the rest. */
+/** Reads up to the first newline; the stream, paused, keeps the rest (what came with the line put back). */
 function firstLine(stdin: NodeJS.ReadableStream): Promise<{ line: string; rest: NodeJS.ReadableStream }> {
   return new Promise((resolve, reject) => {
-    let buf = '';
+    let buf = Buffer.alloc(0);
     const onData = (chunk: Buffer | string) => {
-      buf += chunk.toString();
-      const nl = buf.indexOf('\n');
+      buf = Buffer.concat([buf, typeof chunk === 'string' ? Buffer.from(chunk) : chunk]);
+      const nl = buf.indexOf(0x0a);
       if (nl === -1) return;
       stdin.removeListener('data', onData);
       stdin.removeListener('end', onEnd);
       stdin.pause();
-      resolve({ line: buf.slice(0, nl), rest: stdin });
+      // The frames that follow (the caller's input) may come in the same chunk.
+      if (nl + 1 < buf.length) stdin.unshift(buf.subarray(nl + 1));
+      resolve({ line: buf.subarray(0, nl).toString(), rest: stdin });
     };
     const onEnd = () => reject(new WarrenError('USAGE', 'no request frame on stdin'));
     stdin.on('data', onData);

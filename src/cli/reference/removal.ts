@@ -252,9 +252,12 @@ $ warren --json gc
     exit: [
       [0, 'everything is in place (or provisioned again)'],
       [1, 'refused or failed: the lock is held, a mount or copy failed'],
-      TASK_EXIT_2,
+      [
+        2,
+        "bad input (an invalid ID, no such task, an unknown option), or a task on a host over SSH, whose paths are the host's (USAGE); nothing was touched",
+      ],
     ],
-    errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE'],
+    errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE', 'USAGE'],
     example: `$ warren provision login
 2 provisioned path(s), all in place
 [exit 0]

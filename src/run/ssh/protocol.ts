@@ -5,8 +5,11 @@
  * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
- * and its end (the connection lost, the coordinator's run ended) ends the command.
+ * and its end (the connection lost, the coordinator's run ended) ends the command. The caller's
+ * own input, when it is forwarded, follows the `exec` frame as frames of its own (input.ts).
  */
+
+import type { TaskStatus } from '../../provision/status/status.js';
 
 /** Where a coordinator's repository lives on the host: `<home>/remote/<project>/repo`. */
 export type ProjectName = string;
@@ -36,6 +39,8 @@ export type RemoteRequest =
       timeoutMs?: number;
       env?: Record<string, string>;
       stdin?: string;
+      /** The caller's own input follows this frame, as input frames (input.ts); its end is a frame of its own. */
+      input?: true;
       /** A coding agent's run (`warren run`): placed on the host's own paths there (remote-agent.ts). */
       agent?: AgentFrame;
     }
@@ -59,6 +64,14 @@ export interface Created {
   path: string;
   branch: string;
   state: string;
+  /** The task's port block there, taken by the host's `new` (absent from a host's warren before it said). */
+  ports?: HostPorts | null;
+}
+
+/** A port block on the host: its first port and how many. */
+export interface HostPorts {
+  first: number;
+  count: number;
 }
 
 /** `report`'s answer: where the task stands there. */
@@ -125,6 +138,10 @@ export interface RemoteWorktree {
   commit: string;
   /** `git status` there: each changed path and its two-letter code. */
   tracked: { code: string; path: string }[];
+  /** The host's `warren status` of the paths it provisioned there (absent from a host's warren before it said). */
+  provisioned?: TaskStatus['provisioned'];
+  stale?: boolean;
+  staleLockfiles?: TaskStatus['staleLockfiles'];
 }
 
 /** Where the host keeps the workspace's uncommitted work as a commit (`worktree`). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../../util/atomic.js';
-import type { ProjectName } from './protocol.js';
+import type { HostPorts, ProjectName } from './protocol.js';
 
 /**
  * The coordinator's side of a task that runs on another machine. Its record —
@@ -24,6 +24,8 @@ export interface RemoteRecord {
   created: boolean;
   /** The workspace's path there. */
   path?: string;
+  /** The task's port block there (the host's `new` took it; none is taken here). */
+  ports?: HostPorts | null;
 }
 
 function recordFile(home: string, key: string, id: string): string {

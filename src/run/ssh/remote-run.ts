@@ -6,6 +6,7 @@ import type { Host } from './hosts.js';
 import type { RemoteRecord } from './remote-records.js';
 import type { RemoteRequest } from './protocol.js';
 import { agentFrame } from './remote-agent.js';
+import { inputFrames } from './input.js';
 
 /**
  * The runner's SSH half (src/run/execute.ts supervises what it returns): the argv of a client of
@@ -34,10 +35,24 @@ export function hostRunFrame(task: Task, record: RemoteRecord, request: RunReque
     argv: request.argv.map(moved),
     ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
     ...(request.env ? { env: Object.fromEntries(Object.entries(request.env).map(([k, v]) => [k, moved(v)])) } : {}),
-    ...(typeof request.stdin === 'object' ? { stdin: request.stdin.text } : {}),
+    ...(typeof request.stdin === 'object' && 'text' in request.stdin ? { stdin: request.stdin.text } : {}),
+    ...(forwardsInput(request) ? { input: true } : {}),
     ...(agent ? { agent } : {}),
   };
   return `${JSON.stringify(frame)}\n`;
+}
+
+/** The run's own input goes to the host as it comes (input.ts): this process's stdin, or a stream. */
+function forwardsInput(request: RunRequest): boolean {
+  return request.stdin === 'inherit' || (typeof request.stdin === 'object' && 'stream' in request.stdin);
+}
+
+/** The frames of the run's own input, to follow its `exec` frame; `stop` once the run is over. Null: none is forwarded. */
+export function hostRunInput(request: RunRequest): ReturnType<typeof inputFrames> | null {
+  if (!forwardsInput(request)) return null;
+  return inputFrames(
+    typeof request.stdin === 'object' && 'stream' in request.stdin ? request.stdin.stream : process.stdin,
+  );
 }
 
 /** ssh's own failure (exit 255), not the command's and not a timeout or cancel here: the connection was lost. */

@@ -116,13 +116,18 @@ export async function createRemote(
   }
   record.created = true;
   record.path = created.path;
+  record.ports = created.ports ?? null;
   writeRecord(home, ctx.key, task.id, record);
+  const ports = created.ports
+    ? `ports ${created.ports.first}-${created.ports.first + created.ports.count - 1}`
+    : 'ports';
   ctx.store.addEvent({
     project: ctx.key,
     taskId: task.id,
     kind: 'remote.created',
-    message: `task ${task.id} runs on host ${host.name}, in ${created.path}`,
-    data: { host: host.name, path: created.path, base: task.baseCommit },
+    // What the host's `new` made there is not made here (src/config/runner.ts's madeOnHost): said once.
+    message: `task ${task.id} runs on host ${host.name}, in ${created.path}; its ${ports}, provisioned paths and services are the host's, made there (none here)`,
+    data: { host: host.name, path: created.path, base: task.baseCommit, ports: created.ports ?? null },
   });
   return created;
 }

@@ -39,9 +39,18 @@ async function ask(ctx: ProjectContext, task: Task) {
   return { host, repo: record.repo, there };
 }
 
-/** `git status` of the task's workspace on its host; null for a task here (or one not made there yet). */
-export async function hostChanges(ctx: ProjectContext, task: Task): Promise<RemoteWorktree['tracked'] | null> {
-  return (await ask(ctx, task))?.there.tracked ?? null;
+/**
+ * `warren status` of the task's workspace on its host — `git status` there, and the paths the
+ * host provisioned — or null for a task here (or one not made there yet).
+ */
+export async function hostChanges(
+  ctx: ProjectContext,
+  task: Task,
+): Promise<Omit<RemoteWorktree, 'head' | 'commit'> | null> {
+  const there = (await ask(ctx, task))?.there;
+  if (!there) return null;
+  const { head: _head, commit: _commit, ...changes } = there;
+  return changes;
 }
 
 /** The workspace there of a task on a host; null for a task here (or one not made there yet). */
