@@ -163,8 +163,9 @@ export const TASK_ERROR_DOCS = {
   },
   WORKSPACE_MOUNTED: {
     meaning:
-      'A mount that warren did not make is inside the workspace: `git worktree remove` would delete the mounted files. Nothing was removed.',
-    action: 'Unmount it (`umount PATH`) and run `warren rm ID` again.',
+      'Something inside the workspace could not be released: a mount that warren did not make (`git worktree remove` would delete the mounted files), or what a feature holds there and says (a host with uncommitted work, commits an agent made in its container). Nothing was removed.',
+    action:
+      'For a mount: unmount it (`umount PATH`). Otherwise do what the message says. Then run `warren rm ID` again.',
   },
   OWNERSHIP_MISMATCH: {
     meaning:

@@ -144,7 +144,7 @@ const archived: RemovalStep = {
     for (const step of ctx.lifecycle.remove) await step.save?.(ctx, live.task, stamp);
     if (data.folder === 'whole') {
       const problems = await releaseSteps(ctx, live.task, 'inside');
-      if (problems.length > 0) throw notReleased(data, problems);
+      if (problems.length > 0) throw notReleased(data, problems, false);
     }
     if (!data.tip) return;
     const snapshot = data.folder === 'whole' ? await snapshotTask(ctx, live.task) : null;
@@ -185,21 +185,24 @@ function released(which: 'all' | 'workspace'): RemovalStep {
       // The workspace's own mount (a cow checkout) comes off only once everything inside it did.
       let problems = await releaseSteps(ctx, live.task, which === 'all' ? 'inside' : 'workspace');
       if (which === 'all' && problems.length === 0) problems = await releaseSteps(ctx, live.task, 'workspace');
-      const what = [
-        ...problems,
-        ...mountsUnder(readMounts(), data.path).map((m) => `${m.mountPoint} is still mounted`),
-      ];
-      if (what.length > 0) throw notReleased(data, what);
+      const mounted = mountsUnder(readMounts(), data.path).map((m) => `${m.mountPoint} is still mounted`);
+      if (problems.length + mounted.length > 0) throw notReleased(data, [...problems, ...mounted], mounted.length > 0);
     },
     recover: 'back',
   };
 }
 
-function notReleased(data: RemovalData, problems: readonly string[]): WarrenError {
+/** The hint names the fix of what is there: a mount still up, or (a feature's refusal) what its own words say. */
+function notReleased(data: RemovalData, problems: readonly string[], mounted: boolean): WarrenError {
   return new WarrenError(
     'WORKSPACE_MOUNTED',
     `could not release what is inside ${data.path}: ${problems.join('; ')}. Nothing was removed${data.archive ? ` (a copy of it was saved as ${data.archive})` : ''}.`,
-    { hint: 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.', details: { problems } },
+    {
+      hint: mounted
+        ? 'Stop what uses it (fuser -m PATH), unmount it, and run `warren rm` again.'
+        : 'Do what is said above (each names its way out), then run `warren rm` again.',
+      details: { problems },
+    },
   );
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
-import { BIN, type TestRepo } from '../helpers/repo.js';
+import { BIN, runCli, type TestRepo } from '../helpers/repo.js';
 import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
 
 /**
@@ -322,6 +322,35 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
       // Asked again: nothing left there.
       const again = await repo.warrenJson<Gc>('gc', '--hosts');
       expect([...again.json.removed, ...again.json.kept].filter((x) => x.kind.startsWith('remote'))).toEqual([]);
+    },
+  );
+  it(
+    "reads at once of a task's workspace on its host (the dashboard's, diff's) take turns: each answers with the same files",
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo();
+      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'r', '--runner', 'ssh:box');
+      expect(made.code, made.stderr).toBe(0);
+      const edit = 'echo c > c.txt; git add c.txt; git commit -qm c; echo draft > draft.txt; echo more >> README.md';
+      expect((await repo.warren('exec', 'r', '--', 'sh', '-c', edit)).code).toBe(0);
+      // Six processes at once, each fetching the host's workspace into the task's ref here.
+      const reads = await Promise.all(
+        Array.from({ length: 6 }, () => runCli(['--json', 'diff', 'r', '--stat'], { cwd: repo.root, home: repo.home })),
+      );
+      for (const r of reads) {
+        expect(r.code, r.stderr).toBe(0);
+        const files = (JSON.parse(r.stdout) as { files: { path: string }[] }).files.map((f) => f.path).sort();
+        expect(files).toEqual(['README.md', 'c.txt', 'draft.txt']);
+      }
+      expect(repo.git('for-each-ref', 'refs/warren/remote-worktree', 'refs/warren/quarantine')).toBe('');
+      // Its uncommitted work there is not removed from here: rm says so, and how out (not a mount's fix).
+      const refused = await repo.warren('rm', 'r', '--discard');
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('uncommitted changes (`warren checkpoint r` brings them here)');
+      expect(refused.stderr).not.toContain('fuser');
+      expect((await repo.warren('checkpoint', 'r', '-m', 'draft')).code).toBe(0);
+      const rm = await repo.warren('rm', 'r', '--discard');
+      expect(rm.code, rm.stderr).toBe(0);
     },
   );
 });

@@ -7,6 +7,7 @@ import { dropRef, fastForwardWorkspace, fetchInto, pathsBetween, pushCommits } f
 import { compilePolicy } from '../../config/protected.js';
 import type { Task } from '../../state/types.js';
 import { faultPoint } from '../../system/fault.js';
+import { acquireWaiting, type HeldLock } from '../../util/lockfile.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { pinned } from '../../workspace/pinned.js';
 import { trustState } from '../../trust/trust.js';
@@ -160,6 +161,35 @@ function missingRecord(task: Task): WarrenError {
  * moved to them. Refused: REMOTE_COMMITS_REFUSED, the quarantine ref kept, the branch as it was.
  */
 export async function syncBack(ctx: ProjectContext, task: Task): Promise<{ from: string; to: string } | null> {
+  const turn = await fetchTurn(ctx, task.id, 'fetching its commits from its host');
+  try {
+    return await syncBackInTurn(ctx, task);
+  } finally {
+    turn.release();
+  }
+}
+
+/**
+ * One fetch from a task's host at a time, whichever command asks (a run's, the dashboard's diff,
+ * `status`): fetches go into refs of the task's own here (its quarantine, the workspace read
+ * there), and two at once would race on them. Waited for, not refused: a read of a task whose
+ * run is going (it holds the task's lock) still gets its turn.
+ */
+export async function fetchTurn(ctx: ProjectContext, id: string, purpose: string): Promise<HeldLock> {
+  const file = path.join(ctx.store.home, 'locks', ctx.key, `${id}.fetch.lock`);
+  const got = await acquireWaiting(file, purpose, FETCH_WAIT_MS);
+  if (!got.ok)
+    throw new WarrenError(
+      'LOCK_TIMEOUT',
+      `task ${id}'s fetch from its host was held for over ${FETCH_WAIT_MS / 1000}s (pid ${got.holder?.pid ?? '?'}: ${got.holder?.purpose ?? 'another warren'}); nothing was changed.`,
+      { hint: 'Run the command again once that one has ended.' },
+    );
+  return got.lock;
+}
+
+const FETCH_WAIT_MS = 120_000;
+
+async function syncBackInTurn(ctx: ProjectContext, task: Task): Promise<{ from: string; to: string } | null> {
   const home = ctx.store.home;
   const record = readRecord(home, ctx.key, task.id);
   if (!record?.repo || !record.created) return null;

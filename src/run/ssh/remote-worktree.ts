@@ -7,6 +7,7 @@ import { gitSshCommand, gitUrl, request } from './connection.js';
 import { hostNamed } from './hosts.js';
 import { worktreeRef, type RemoteWorktree } from './protocol.js';
 import { readRecord } from './remote-records.js';
+import { fetchTurn } from './remote-task.js';
 
 /**
  * The workspace of a task on another machine as it is there, uncommitted work included, for
@@ -55,11 +56,24 @@ export async function hostChanges(
 
 /** The workspace there of a task on a host; null for a task here (or one not made there yet). */
 export async function hostWorkspace(ctx: ProjectContext, task: Task): Promise<HostWorkspace | null> {
+  // Its turn among the task's fetches (remote-task.ts fetchTurn), held until it is released.
+  const turn = await fetchTurn(ctx, task.id, 'reading its workspace on its host');
+  try {
+    const read = await readHostWorkspace(ctx, task, () => turn.release());
+    if (read === null) turn.release();
+    return read;
+  } catch (err) {
+    turn.release();
+    throw err;
+  }
+}
+
+async function readHostWorkspace(ctx: ProjectContext, task: Task, done: () => void): Promise<HostWorkspace | null> {
   const home = ctx.store.home;
   const asked = await ask(ctx, task);
   if (asked === null) return null;
   const { host, repo, there } = asked;
-  const release = () => dropRef(ctx.repo.root, fetchedRef(task.id));
+  const release = () => dropRef(ctx.repo.root, fetchedRef(task.id)).finally(done);
   if (there.commit === there.head)
     return { head: there.head, tree: await treeOf(ctx.repo, there.head), tracked: there.tracked, release };
   const got = await fetchInto(
