@@ -171,10 +171,13 @@ export async function runGate(
       };
     }
   } finally {
-    await reportStep(ctx.reporter, 'merge queue: removing the integration workspace', async () => {
-      problems = await stopGateServices(ctx, gateTask);
-      await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
-    });
+    problems = await stopGateServices(ctx, gateTask);
+    // The verdict is known: the workspace goes while the queue acts on it (gateRemovals).
+    const removal = removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } }).catch(
+      (err: unknown) => leftBehind(ctx, wsPath, err),
+    );
+    removals.add(removal);
+    void removal.finally(() => removals.delete(removal));
   }
   if (problems.length > 0)
     throw new WarrenError(
@@ -185,6 +188,32 @@ export async function runGate(
       },
     );
   return outcome;
+}
+
+/** Integration workspaces being removed after their run, off the land's critical path. */
+const removals = new Set<Promise<void>>();
+
+/**
+ * Until every integration workspace this process is removing is gone (or was left, and said):
+ * the processor waits for them before it lets go of the queue's lease, so that the next one
+ * never finds a workspace still being removed.
+ */
+export async function gateRemovals(): Promise<void> {
+  while (removals.size > 0) await Promise.allSettled([...removals]);
+}
+
+/** An integration workspace that could not be removed: said; the ledger keeps it, and the next processor removes it. */
+function leftBehind(ctx: ProjectContext, wsPath: string, err: unknown): void {
+  const why = err instanceof Error ? err.message : String(err);
+  const message = `the merge queue's integration workspace ${wsPath} could not be removed after its run (${why.replace(/\.$/, '')}); the next run of the queue removes it`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    kind: 'queue.gate_left',
+    level: 'warn',
+    message,
+    data: { path: wsPath, reason: why },
+  });
+  ctx.reporter.line(`warren: warn: ${message}`);
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {

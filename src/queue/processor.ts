@@ -5,7 +5,7 @@ import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
-import { gateSteps, removeStaleGates } from './gate.js';
+import { gateRemovals, gateSteps, removeStaleGates } from './gate.js';
 import { joiningTasks } from './joining.js';
 import { bounceConflictingWithBase, conflictFreeBatch, presortOn } from './presort.js';
 import { settle, type Counter } from './settle.js';
@@ -61,6 +61,7 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       if (base && presortOn(ctx)) await bounceConflictingWithBase(ctx, base);
     }
   } finally {
+    await gateRemovals();
     clearInterval(beat);
     lease.release();
   }
