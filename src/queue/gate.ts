@@ -172,10 +172,10 @@ export async function runGate(
     }
   } finally {
     problems = await stopGateServices(ctx, gateTask);
-    // The verdict is known: the workspace goes while the queue acts on it (gateRemovals).
-    const removal = removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } }).catch(
-      (err: unknown) => leftBehind(ctx, wsPath, err),
-    );
+    const used = { ...task, data: { ...task.data, provision: records } };
+    // Its mounts come off now (a killed warren leaves none); the folder goes while the queue acts on the verdict (gateRemovals).
+    await detachGateWorkspace(ctx, used);
+    const removal = dropGateWorkspace(ctx, used).catch((err: unknown) => leftBehind(ctx, wsPath, err));
     removals.add(removal);
     void removal.finally(() => removals.delete(removal));
   }
@@ -217,6 +217,12 @@ function leftBehind(ctx: ProjectContext, wsPath: string, err: unknown): void {
 }
 
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
+  await detachGateWorkspace(ctx, task);
+  await dropGateWorkspace(ctx, task);
+}
+
+/** What binds the integration workspace, taken off: its container, its mounts. Refuses when a mount of anyone else's is inside. */
+async function detachGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   // A container gate's container first: it binds the workspace.
   const left = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
   if (left !== null)
@@ -244,6 +250,10 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
       },
     );
   }
+}
+
+/** The detached integration workspace's folder, worktree, ports and records, gone. */
+async function dropGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   releasePorts(ctx.store, ctx.key, task.id);
   removeTaskTmp(ctx.store.home, ctx.key, task.id);
   // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate
