@@ -27,10 +27,16 @@
 //   one by hand in the main checkout (squash-merge, `npm test`, undo on failure).
 // Goals: ready ≤ 0.3× by hand and ≤ 10 MB per task; status ≤ 1 s; fleet ≤ 500 ms for 20
 // tasks; landing ≤ 0.6× by hand. Prints; never fails on a slow machine.
+// Landing alone: BENCH_ONLY=land, BENCH_LAND_ROUNDS (rounds of six fresh tasks, each against
+// its own six by hand, in rotating order; where the culprit fell in the queue is printed: the
+// number of gate runs depends on it), BENCH_BEFORE_BIN (another build's bin/warren.js, whose
+// `land` is timed in the same rounds), BENCH_TRACE=FILE (where the time went: each land's
+// stderr and the events, in ms), BENCH_KEEP=1 (the run's folder is left for inspection).
 //
 //   npm run bench realworld            BENCH_TASKS=20 BENCH_TEST_S=4 BENCH_ROUNDS=3 BENCH_SHAPE=vue
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BIN, machine, median, ROOT, run, startServe, time, tmp } from './lib.js';
 
@@ -38,6 +44,11 @@ const TASKS = Number(process.env.BENCH_TASKS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TEST_S = Number(process.env.BENCH_TEST_S ?? 4);
 const SHAPE = process.env.BENCH_SHAPE === 'vue' ? 'vue' : 'luxon';
+/** BENCH_ONLY=land: the landing alone (the project, then BENCH_LAND_ROUNDS rounds of landing 6). */
+const LAND_ONLY = process.env.BENCH_ONLY === 'land';
+const LAND_ROUNDS = Number(process.env.BENCH_LAND_ROUNDS ?? 1);
+/** BENCH_BEFORE_BIN: another build's bin/warren.js, whose `land` is timed in the same rounds. */
+const BEFORE_BIN = process.env.BENCH_BEFORE_BIN;
 const where = Object.fromEntries(
   execFileSync(path.join(ROOT, '.ci/deps-20k'), ['--where'], { encoding: 'utf8' })
     .trim()
@@ -215,6 +226,38 @@ async function resolveOffline() {
   }
 }
 
+// BENCH_TRACE=FILE: where the landing's time goes — each `warren land`'s stderr lines and the
+// state's events, in ms from the moment the six lands started.
+const TRACE = process.env.BENCH_TRACE;
+const traceLines = [];
+function traced(bin, id, start) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, 'land', id], { cwd: repo, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let rest = '';
+    child.stderr.on('data', (d) => {
+      const lines = (rest + d).split('\n');
+      rest = lines.pop() ?? '';
+      for (const l of lines) traceLines.push([Date.now() - start, `${id}: ${l}`]);
+    });
+    child.on('close', (code) => resolve({ code, stderr: '' }));
+  });
+}
+function writeTrace(file, start) {
+  const db = path.join(env.WARREN_HOME, 'state.db');
+  const rows = ok([
+    'sqlite3',
+    db,
+    `SELECT at, kind, message FROM events WHERE at >= '${new Date(start).toISOString()}' ORDER BY seq`,
+  ]);
+  const events = rows
+    .split('\n')
+    .filter(Boolean)
+    .map((r) => [Date.parse(r.slice(0, r.indexOf('|'))) - start, `event ${r.slice(r.indexOf('|') + 1)}`]);
+  const all = [...traceLines, ...events].sort((a, b) => a[0] - b[0]);
+  fs.writeFileSync(file, all.map(([t, l]) => `${String(t).padStart(7)} ${l}`).join('\n') + '\n');
+  traceLines.length = 0;
+}
+
 const results = {};
 const note = (k, v) => (results[k] ??= []).push(v);
 
@@ -228,105 +271,135 @@ try {
   );
   let n = 0;
   const ids = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['warren', 'hand'] : ['hand', 'warren'];
-    for (const who of order) {
-      const id = `r${n++}`;
-      if (who === 'warren') {
-        const before = duK(env.WARREN_HOME, false);
-        note(
-          'ready warren',
-          ms(() => warren('new', 'feat', id)),
-        );
-        note('disk warren', duK(env.WARREN_HOME, false) - before);
-        ids.push(id);
-      } else {
-        const dir = path.join(hand, id);
-        note(
-          'ready hand',
-          ms(() => {
-            g('worktree', 'add', '-q', '-b', `hand/${id}`, dir);
-            ok(['sh', '-c', INSTALL], { cwd: dir });
-          }),
-        );
-        note('disk hand', duK(dir));
-        note(
-          'rm hand',
-          ms(() => {
-            g('worktree', 'remove', '--force', dir);
-            g('branch', '-D', `hand/${id}`);
-          }),
-        );
+  if (!LAND_ONLY) {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? ['warren', 'hand'] : ['hand', 'warren'];
+      for (const who of order) {
+        const id = `r${n++}`;
+        if (who === 'warren') {
+          const before = duK(env.WARREN_HOME, false);
+          note(
+            'ready warren',
+            ms(() => warren('new', 'feat', id)),
+          );
+          note('disk warren', duK(env.WARREN_HOME, false) - before);
+          ids.push(id);
+        } else {
+          const dir = path.join(hand, id);
+          note(
+            'ready hand',
+            ms(() => {
+              g('worktree', 'add', '-q', '-b', `hand/${id}`, dir);
+              ok(['sh', '-c', INSTALL], { cwd: dir });
+            }),
+          );
+          note('disk hand', duK(dir));
+          note(
+            'rm hand',
+            ms(() => {
+              g('worktree', 'remove', '--force', dir);
+              g('branch', '-D', `hand/${id}`);
+            }),
+          );
+        }
       }
     }
-  }
-  for (const id of ids)
-    note(
-      'status',
-      ms(() => warren('status', id)),
-    );
-  // The fleet: TASKS tasks in all.
-  while (ids.length + 1 < TASKS) {
-    const id = `r${n++}`;
-    warren('new', 'feat', id);
-    ids.push(id);
-  }
-  const serve = await startServe(repo, env);
-  try {
-    const get = (url) =>
-      fetch(`${serve.url}${url}`, { headers: { 'x-warren-token': serve.token } }).then(async (r) => {
-        if (!r.ok) throw new Error(`GET ${url}: ${r.status} ${(await r.text()).slice(0, 300)}`);
-        return r.text();
-      });
-    for (let i = 0; i < 5; i++) {
-      note('fleet', (await time(() => get('api/fleet'))).ms);
-      note('fleet details', (await time(() => get('api/fleet/details'))).ms);
+    for (const id of ids)
+      note(
+        'status',
+        ms(() => warren('status', id)),
+      );
+    // The fleet: TASKS tasks in all.
+    while (ids.length + 1 < TASKS) {
+      const id = `r${n++}`;
+      warren('new', 'feat', id);
+      ids.push(id);
     }
-  } finally {
-    await serve.stop();
+    const serve = await startServe(repo, env);
+    try {
+      const get = (url) =>
+        fetch(`${serve.url}${url}`, { headers: { 'x-warren-token': serve.token } }).then(async (r) => {
+          if (!r.ok) throw new Error(`GET ${url}: ${r.status} ${(await r.text()).slice(0, 300)}`);
+          return r.text();
+        });
+      for (let i = 0; i < 5; i++) {
+        note('fleet', (await time(() => get('api/fleet'))).ms);
+        note('fleet details', (await time(() => get('api/fleet/details'))).ms);
+      }
+    } finally {
+      await serve.stop();
+    }
+    for (const id of ids.slice(0, ROUNDS))
+      note(
+        'rm warren',
+        ms(() => warren('rm', id)),
+      );
   }
-  for (const id of ids.slice(0, ROUNDS))
-    note(
-      'rm warren',
-      ms(() => warren('rm', id)),
-    );
-
   // Landing 6: each adds a passing test of its own; t3 breaks src/m0.js, which only test/m0 shows.
-  const land = ['l0', 'l1', 'l2', 'l3', 'l4', 'l5'];
-  const work = (dir, i) => {
-    if (i === 3) fs.writeFileSync(path.join(dir, pkgDir(0), 'src', 'm0.js'), 'exports.value = () => -1;\n');
-    else fs.writeFileSync(path.join(dir, pkgDir(i + 1), 'test', `new${i}.test.js`), `module.exports = () => true;\n`);
-  };
-  for (const [i, id] of land.entries()) {
-    const made = JSON.parse(warren('--json', 'new', 'feat', id));
-    work(made.path, i);
-    warren('checkpoint', id, '-m', `${id} work`);
-  }
-  const landed = await time(() =>
-    Promise.all(land.map((id) => run(process.execPath, [BIN, 'land', id], { cwd: repo, env }))),
-  );
-  note('land warren', landed.ms);
-  const passedWarren = landed.result.filter((r) => r.code === 0).length;
-  // By hand: the same six, one at a time, in a clone of the repository as it was.
+  // BENCH_LAND_ROUNDS rounds, each six fresh tasks; by hand in a clone of its own, one at a time.
   const clone = path.join(base, 'hand-clone');
   g('clone', '-q', '--no-hardlinks', '--branch', 'main', repo, clone);
   const c = (...args) => ok(['git', ...args], { cwd: clone });
-  c('reset', '-q', '--hard', `main~${passedWarren}`); // before warren landed anything
   ok(['sh', '-c', INSTALL], { cwd: clone });
-  let passedHand = 0;
-  note(
-    'land hand',
-    ms(() => {
-      for (const [i] of land.entries()) {
-        work(clone, i);
-        c('add', '-A');
-        c('commit', '-q', '-m', `l${i} work`);
-        const r = spawnSync('npm', ['test'], { cwd: clone, encoding: 'utf8' });
-        if (r.status === 0) passedHand++;
-        else c('reset', '-q', '--hard', 'HEAD~1');
+  const work = (dir, tag, i) => {
+    if (i === 3) fs.writeFileSync(path.join(dir, pkgDir(0), 'src', 'm0.js'), 'exports.value = () => -1;\n');
+    else
+      fs.writeFileSync(
+        path.join(dir, pkgDir(i + 1), 'test', `new${tag}_${i}.test.js`),
+        `module.exports = () => true;\n`,
+      );
+  };
+  const whos = BEFORE_BIN ? ['warren', 'before', 'hand'] : ['warren', 'hand'];
+  for (let round = 0; round < LAND_ROUNDS; round++) {
+    for (let k = 0; k < whos.length; k++) {
+      const who = whos[(round + k) % whos.length];
+      if (who === 'hand') {
+        let passed = 0;
+        note(
+          'land hand',
+          ms(() => {
+            for (let i = 0; i < 6; i++) {
+              work(clone, round, i);
+              c('add', '-A');
+              c('commit', '-q', '-m', `l${i} work`);
+              const r = spawnSync('npm', ['test'], { cwd: clone, encoding: 'utf8' });
+              if (r.status === 0) passed++;
+              else c('reset', '-q', '--hard', 'HEAD~1');
+            }
+          }),
+        );
+        note('landed hand', passed);
+        continue;
       }
-    }),
-  );
+      const land = [0, 1, 2, 3, 4, 5].map((i) => `${who === 'before' ? 'b' : 'l'}${round}-${i}`);
+      for (const [i, id] of land.entries()) {
+        const made = JSON.parse(warren('--json', 'new', 'feat', id));
+        work(made.path, `${who}${round}`, i);
+        warren('checkpoint', id, '-m', `${id} work`);
+      }
+      const bin = who === 'before' ? BEFORE_BIN : BIN;
+      const landStart = Date.now();
+      const landed = await time(() =>
+        Promise.all(
+          land.map((id) =>
+            TRACE ? traced(bin, id, landStart) : run(process.execPath, [bin, 'land', id], { cwd: repo, env }),
+          ),
+        ),
+      );
+      if (TRACE) writeTrace(`${TRACE}.${who}${round}`, landStart);
+      note(`land ${who}`, landed.ms);
+      note(`landed ${who}`, landed.result.filter((r) => r.code === 0).length);
+      // Where the culprit was in the queue (1-6): the number of gate runs depends on it.
+      const order = ok([
+        'sqlite3',
+        path.join(env.WARREN_HOME, 'state.db'),
+        `SELECT task_id FROM queue WHERE task_id LIKE '${land[0].slice(0, -1)}%' ORDER BY id`,
+      ])
+        .trim()
+        .split('\n');
+      note(`culprit ${who}`, order.indexOf(land[3]) + 1);
+    }
+  }
 
   const m = (k) => median(results[k]);
   const x = (a, b) => `${(m(a) / m(b)).toFixed(2)}×`;
@@ -335,28 +408,45 @@ try {
       ? 'vue-shaped: pnpm workspace of 16 packages from deps-20k + preinstall/postinstall'
       : 'luxon-shaped: deps-20k + husky prepare';
   console.log(`realworld (${shape} + jest-like tests ≈ ${TEST_S} s), ${machine()}`);
-  console.log(`${ROUNDS} interleaved rounds; medians`);
+  console.log(
+    `${LAND_ONLY ? `landing only, ${LAND_ROUNDS}` : ROUNDS} interleaved rounds; medians; load ${os.loadavg()[0].toFixed(1)}`,
+  );
   console.log(`| what | warren | by hand | ratio | goal |`);
   console.log(`|---|---|---|---|---|`);
-  console.log(`| the first task (makes the snapshot) | ${Math.round(m('first'))} ms | | | |`);
-  console.log(
-    `| a ready task | ${Math.round(m('ready warren'))} ms | ${Math.round(m('ready hand'))} ms | ${x('ready warren', 'ready hand')} | ≤ 0.3× |`,
-  );
-  console.log(
-    `| disk per task | ${(m('disk warren') / 1024).toFixed(1)} MB | ${(m('disk hand') / 1024).toFixed(1)} MB | ${x('disk warren', 'disk hand')} | ≤ 10 MB |`,
-  );
-  console.log(`| \`warren status ID\` | ${Math.round(m('status'))} ms | | | ≤ 1 s |`);
-  console.log(`| fleet API, ${ids.length + 1} tasks | ${Math.round(m('fleet'))} ms | | | ≤ 500 ms for 20 |`);
-  console.log(
-    `| fleet details (change counts), ${ids.length + 1} tasks | ${Math.round(m('fleet details'))} ms | | | |`,
-  );
-  console.log(
-    `| rm | ${Math.round(m('rm warren'))} ms | ${Math.round(m('rm hand'))} ms | ${x('rm warren', 'rm hand')} | |`,
-  );
-  console.log(
-    `| landing 6, one silent culprit | ${Math.round(m('land warren'))} ms (${passedWarren} landed) | ${Math.round(m('land hand'))} ms (${passedHand} landed) | ${x('land warren', 'land hand')} | ≤ 0.6× |`,
-  );
+  if (!LAND_ONLY) {
+    console.log(`| the first task (makes the snapshot) | ${Math.round(m('first'))} ms | | | |`);
+    console.log(
+      `| a ready task | ${Math.round(m('ready warren'))} ms | ${Math.round(m('ready hand'))} ms | ${x('ready warren', 'ready hand')} | ≤ 0.3× |`,
+    );
+    console.log(
+      `| disk per task | ${(m('disk warren') / 1024).toFixed(1)} MB | ${(m('disk hand') / 1024).toFixed(1)} MB | ${x('disk warren', 'disk hand')} | ≤ 10 MB |`,
+    );
+    console.log(`| \`warren status ID\` | ${Math.round(m('status'))} ms | | | ≤ 1 s |`);
+    console.log(`| fleet API, ${ids.length + 1} tasks | ${Math.round(m('fleet'))} ms | | | ≤ 500 ms for 20 |`);
+    console.log(
+      `| fleet details (change counts), ${ids.length + 1} tasks | ${Math.round(m('fleet details'))} ms | | | |`,
+    );
+    console.log(
+      `| rm | ${Math.round(m('rm warren'))} ms | ${Math.round(m('rm hand'))} ms | ${x('rm warren', 'rm hand')} | |`,
+    );
+  }
+  for (const who of whos.filter((w) => w !== 'hand')) {
+    const label = who === 'before' ? `landing 6 (before: ${BEFORE_BIN})` : 'landing 6, one silent culprit';
+    console.log(
+      `| ${label} | ${Math.round(m(`land ${who}`))} ms (${results[`landed ${who}`].join('/')} landed; culprit ${results[`culprit ${who}`].join('/')} in the queue) | ${Math.round(m('land hand'))} ms (${results['landed hand'].join('/')} landed) | ${x(`land ${who}`, 'land hand')} | ≤ 0.6× |`,
+    );
+  }
+  if (LAND_ROUNDS > 1)
+    console.log(
+      `landing, each round (ms): ${whos.map((w) => `${w} ${results[`land ${w}`].map(Math.round).join(' / ')}`).join('; ')}`,
+    );
 } finally {
+  if (process.env.BENCH_KEEP)
+    process.stderr.write(`bench: BENCH_KEEP: left ${base} (WARREN_HOME ${env.WARREN_HOME})\n`);
+  else cleanUp();
+}
+
+function cleanUp() {
   for (const id of fs.existsSync(repo) ? JSON.parse(warren('--json', 'list')) : []) {
     spawnSync(process.execPath, [BIN, 'rm', id.id ?? id, '--discard'], { cwd: repo, env });
   }

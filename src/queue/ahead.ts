@@ -62,6 +62,8 @@ export interface AheadRunner<F> {
   gate(group: Candidate[], onTopOf: string[], priority: number, cancelled: () => boolean): Promise<AheadVerdict<F>>;
   /** Entries that joined the queue since, to be gated behind the rest (after a short window); none yet: empty. */
   arrivals(): Promise<Locked[]>;
+  /** Is `part` already integrated on `onto` into a tree the gate failed on (the rest of a failing group)? Then nothing is speculated. */
+  failedOn?(part: readonly Locked[], onto: string): boolean;
 }
 
 export class Ahead<F> {
@@ -95,6 +97,8 @@ export class Ahead<F> {
         parts.push(more);
         part = more;
       }
+      // The rest of a failing group on top of its first half is the tree that failed: neither made again nor gated.
+      if (this.runner.failedOn?.(part, onto)) return;
       const chain = await integrateAhead(this.ctx, part, onto, onTopOf);
       const spec: Spec<F> = {
         part,

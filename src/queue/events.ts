@@ -27,6 +27,8 @@ export const QUEUE_EVENTS = {
   'queue.discarded': payload<{ tasks: string[]; onTopOf: string[]; reason: string; verdict: string }>(),
   /** The gate could not give the integrated tree its own dependencies, and says what it used instead. */
   'queue.gate_deps': payload<{ paths: string }>(),
+  /** An integration workspace that could not be removed after its run (removed while the queue goes on): the next processor removes it. */
+  'queue.gate_left': payload<{ path: string; reason: string }>(),
   /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */
   'queue.foreign': payload<{ path: string; what: string }>(),
 };

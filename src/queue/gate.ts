@@ -171,10 +171,13 @@ export async function runGate(
       };
     }
   } finally {
-    await reportStep(ctx.reporter, 'merge queue: removing the integration workspace', async () => {
-      problems = await stopGateServices(ctx, gateTask);
-      await removeGateWorkspace(ctx, { ...task, data: { ...task.data, provision: records } });
-    });
+    problems = await stopGateServices(ctx, gateTask);
+    const used = { ...task, data: { ...task.data, provision: records } };
+    // Its mounts come off now (a killed warren leaves none); the folder goes while the queue acts on the verdict (gateRemovals).
+    await detachGateWorkspace(ctx, used);
+    const removal = dropGateWorkspace(ctx, used).catch((err: unknown) => leftBehind(ctx, wsPath, err));
+    removals.add(removal);
+    void removal.finally(() => removals.delete(removal));
   }
   if (problems.length > 0)
     throw new WarrenError(
@@ -187,7 +190,39 @@ export async function runGate(
   return outcome;
 }
 
+/** Integration workspaces being removed after their run, off the land's critical path. */
+const removals = new Set<Promise<void>>();
+
+/**
+ * Until every integration workspace this process is removing is gone (or was left, and said):
+ * the processor waits for them before it lets go of the queue's lease, so that the next one
+ * never finds a workspace still being removed.
+ */
+export async function gateRemovals(): Promise<void> {
+  while (removals.size > 0) await Promise.allSettled([...removals]);
+}
+
+/** An integration workspace that could not be removed: said; the ledger keeps it, and the next processor removes it. */
+function leftBehind(ctx: ProjectContext, wsPath: string, err: unknown): void {
+  const why = err instanceof Error ? err.message : String(err);
+  const message = `the merge queue's integration workspace ${wsPath} could not be removed after its run (${why.replace(/\.$/, '')}); the next run of the queue removes it`;
+  ctx.store.addEvent({
+    project: ctx.key,
+    kind: 'queue.gate_left',
+    level: 'warn',
+    message,
+    data: { path: wsPath, reason: why },
+  });
+  ctx.reporter.line(`warren: warn: ${message}`);
+}
+
 async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
+  await detachGateWorkspace(ctx, task);
+  await dropGateWorkspace(ctx, task);
+}
+
+/** What binds the integration workspace, taken off: its container, its mounts. Refuses when a mount of anyone else's is inside. */
+async function detachGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   // A container gate's container first: it binds the workspace.
   const left = await removeTaskContainer(ctx.store.home, ctx.key, task.id);
   if (left !== null)
@@ -215,6 +250,10 @@ async function removeGateWorkspace(ctx: ProjectContext, task: Task): Promise<voi
       },
     );
   }
+}
+
+/** The detached integration workspace's folder, worktree, ports and records, gone. */
+async function dropGateWorkspace(ctx: ProjectContext, task: Task): Promise<void> {
   releasePorts(ctx.store, ctx.key, task.id);
   removeTaskTmp(ctx.store.home, ctx.key, task.id);
   // The workspace was made by this call and holds nothing of anyone's: --force. (A folder the gate

@@ -5,7 +5,7 @@ import { faultPoint } from '../system/fault.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
-import { gateSteps, removeStaleGates } from './gate.js';
+import { gateRemovals, gateSteps, removeStaleGates } from './gate.js';
 import { joiningTasks } from './joining.js';
 import { bounceConflictingWithBase, conflictFreeBatch, presortOn } from './presort.js';
 import { settle, type Counter } from './settle.js';
@@ -61,6 +61,7 @@ export async function processQueue(ctx: ProjectContext, stop: () => boolean = ()
       if (base && presortOn(ctx)) await bounceConflictingWithBase(ctx, base);
     }
   } finally {
+    await gateRemovals();
     clearInterval(beat);
     lease.release();
   }
@@ -82,8 +83,14 @@ async function nextBatch(ctx: ProjectContext): Promise<QueueEntry[]> {
   if (!first) return [];
   const base = baseOf(ctx, first);
   const same = queued.filter((e) => baseOf(ctx, e) === base || e === first);
-  return presortOn(ctx) ? conflictFreeBatch(ctx, same, size) : same.slice(0, size);
+  const batch = presortOn(ctx) ? await conflictFreeBatch(ctx, same, size) : same.slice(0, size);
+  // What waited and was not taken (the batch was full, or it does not merge) is not the filling's to take.
+  passedOver.set(batch, new Set(queued.filter((e) => !batch.includes(e)).map((e) => e.id)));
+  return batch;
 }
+
+/** The entries a batch was taken without, by batch. */
+const passedOver = new WeakMap<QueueEntry[], Set<number>>();
 
 /**
  * After a processor died: an entry it was testing has landed if its planned commit is on the
@@ -228,7 +235,20 @@ async function fillBatch(
 ): Promise<void> {
   const size = ctx.config.land?.batch ?? DEFAULT_BATCH;
   const deadline = Date.now() + BATCH_WINDOW_MAX_MS;
+  const skip = passedOver.get(batch) ?? new Set<number>();
   for (;;) {
+    // First what joined already — while the batch was being integrated, too: a land that joined
+    // then holds no marker any more, and would otherwise be left to a later part.
+    const fresh = activeEntries(ctx.store, ctx.key)
+      .filter(
+        (e) => e.state === 'queued' && !batch.some((b) => b.id === e.id) && !skip.has(e.id) && baseOf(ctx, e) === base,
+      )
+      .slice(0, size - batch.length);
+    if (fresh.length > 0) {
+      batch.push(...fresh);
+      await joined(fresh);
+      continue;
+    }
     if (batch.length >= size) return;
     const coming = joiningTasks(ctx).filter(
       (id) => !batch.some((e) => e.taskId === id) && ctx.store.getTask(ctx.key, id)?.base === base,
@@ -236,11 +256,5 @@ async function fillBatch(
     const left = deadline - Date.now();
     if (coming.length === 0 || !(left > 0)) return;
     await new Promise((r) => setTimeout(r, Math.min(JOIN_POLL_MS, left)));
-    const fresh = activeEntries(ctx.store, ctx.key)
-      .filter((e) => e.state === 'queued' && !batch.some((b) => b.id === e.id) && baseOf(ctx, e) === base)
-      .slice(0, size - batch.length);
-    if (fresh.length === 0) continue;
-    batch.push(...fresh);
-    await joined(fresh);
   }
 }

@@ -51,7 +51,18 @@ interface Front {
   group: Candidate[];
   tip: string;
   verdict: Promise<AheadVerdict<Failure>> | null;
+  /** A half of a failing group (bisection): its own first half is probed while it runs. */
+  half: boolean;
 }
+
+/** A bisection's probe: the first half of the group in its gate, gated on the same base at once. */
+interface Probe {
+  group: Candidate[];
+  verdict: Promise<Verdict>;
+}
+
+/** A probe's slot: after the front's, before any speculation's. */
+const PROBE_PRIORITY = 0.5;
 
 /**
  * Gates `group` (integrated on `base`) and lands what passes, finding the culprits of a failure.
@@ -75,6 +86,10 @@ export async function settle(
   const slots = new Slots(ctx.config.land?.gates ?? DEFAULT_GATES);
   const ahead = new Ahead<Failure>(ctx, ctx.config.land?.speculate ?? DEFAULT_SPECULATE, {
     arrivals,
+    failedOn(part, onto) {
+      const chain = chainedOn(part, onto);
+      return chain !== null && chain.length > 0 && failures.has((chain[chain.length - 1] as Candidate).plan.tree);
+    },
     async gate(chain, onTopOf, priority, cancelled) {
       // A tree the gate failed on is not run again: the front says so when it gets there.
       if (failures.has((chain[chain.length - 1] as Candidate).plan.tree)) return 'unrun';
@@ -91,7 +106,11 @@ export async function settle(
   });
   // Parts still to settle, in queue order; the first is `group`, integrated on `base` already.
   const parts: Locked[][] = [];
-  let next: Front | null = { group, tip: base, verdict: null };
+  let next: Front | null = { group, tip: base, verdict: null, half: false };
+  // The halves of failing groups, and whether a culprit is still being looked for (none bounced since the last failure).
+  const halves = new WeakSet<readonly Locked[]>();
+  let probing = false;
+  const probes = new Set<Promise<unknown>>();
   try {
     for (;;) {
       if (!next) {
@@ -104,10 +123,14 @@ export async function settle(
           ctx.reporter.line(
             `warren: merge queue: ${spec.chain.candidates.map((c) => c.entry.taskId).join(' + ')} was gated on top of ${spec.onTopOf.join(' + ')}, which landed: that run tested the base it lands on`,
           );
-          next = { group: spec.chain.candidates, tip, verdict: spec.verdict };
-        } else next = { group: (await integrate(ctx, part, tip)).candidates, tip, verdict: null };
+          next = { group: spec.chain.candidates, tip, verdict: spec.verdict, half: halves.has(part) };
+        } else {
+          // A half of a failing group is integrated on this tip already: its own commits, not made again.
+          const group = chainedOn(part, tip) ?? (await integrate(ctx, part, tip)).candidates;
+          next = { group, tip, verdict: null, half: halves.has(part) };
+        }
       }
-      const { group: now, tip, verdict: early } = next;
+      const { group: now, tip, verdict: early, half: isHalf }: Front = next;
       next = null;
       if (now.length === 0) continue;
       // While the front is in its gate, what waits behind it is integrated on top of it and gated.
@@ -122,6 +145,13 @@ export async function settle(
       // A tree the gate already failed on is neither run again nor built on. (A speculative run's
       // own failure is the front's to record, when it gets there: then it is a fresh one.)
       const seen = known(ctx, now, tip, failures);
+      // A half of a failing group, gated now: its own first half is gated on the same base at once,
+      // so that the next step of the bisection has its verdict whichever way this run goes.
+      const probe: Probe | null =
+        !seen && !early && isHalf && probing && now.length >= 2 && !ctx.config.land?.parallel
+          ? startProbe(ctx, now, counter, slots)
+          : null;
+      if (probe) probes.add(probe.verdict.catch(() => undefined));
       const ran = seen ?? (early ? await meanwhile(early) : 'unrun');
       const verdict: Verdict =
         ran !== 'unrun' ? ran : await meanwhile(inSlot(slots, () => gate(ctx, now, counter, null)));
@@ -138,6 +168,7 @@ export async function settle(
       );
       if (verdict === 'bounced') continue;
       failures.set(verdict.tree, verdict);
+      probing = now.length > 1;
       if (now.length === 1) {
         bounceFailed(ctx, now[0] as Candidate, tip, verdict);
         // The culprit is out: what still waits is gated together.
@@ -153,25 +184,58 @@ export async function settle(
         );
         continue;
       }
-      const half = Math.ceil(now.length / 2);
-      const halves: [Candidate[], Candidate[]] = [now.slice(0, half), now.slice(half)];
+      const cut = Math.ceil(now.length / 2);
+      const split: [Candidate[], Candidate[]] = [now.slice(0, cut), now.slice(cut)];
+      for (const h of split) halves.add(h);
       if (!ctx.config.land?.parallel) {
-        parts.unshift(...halves);
+        if (probe && probe.group.length === cut) {
+          // The first half was probed on this base: its verdict is used, on the very commits it gated.
+          next = {
+            group: probe.group,
+            tip,
+            verdict: probe.verdict.then((v): AheadVerdict<Failure> => (v === 'bounced' ? 'unrun' : v)),
+            half: true,
+          };
+          parts.unshift(split[1]);
+        } else parts.unshift(...split);
         continue;
       }
-      const left = await atOnce(ctx, halves, tip, counter, failures, slots);
+      const left = await atOnce(ctx, split, tip, counter, failures, slots);
       if (left === false) return false;
       parts.unshift(...left);
     }
   } finally {
     ahead.discardAll('the batch is settled');
     await ahead.drain();
+    await Promise.allSettled([...probes]);
   }
 }
 
+/** The first half of `group` (its chain's own commits, on the same base), gated in a slot of its own. */
+function startProbe(ctx: ProjectContext, group: Candidate[], counter: Counter, slots: Slots): Probe {
+  const first = group.slice(0, Math.ceil(group.length / 2));
+  return { group: first, verdict: inSlot(slots, () => gate(ctx, first, counter, null, group), PROBE_PRIORITY) };
+}
+
+/**
+ * `part` when it is a chain already integrated on `tip` — each entry's squash on the one before,
+ * the first on `tip` (a half of a failing group, or the rest of one whose first half landed as
+ * it was integrated) — else null: it is integrated again. Pure.
+ */
+export function chainedOn(part: readonly Locked[], tip: string): Candidate[] | null {
+  let onto = tip;
+  const chain: Candidate[] = [];
+  for (const l of part) {
+    if (!('plan' in l) || (l as Candidate).plan.baseTip !== onto) return null;
+    chain.push(l as Candidate);
+    onto = (l as Candidate).plan.commit;
+  }
+  return chain;
+}
+
 /** `run` once a gate slot is free (the front of the queue first). */
-async function inSlot<T>(slots: Slots, run: () => Promise<T>): Promise<T> {
-  const release = await slots.take(0);
+async function inSlot<T>(slots: Slots, run: () => Promise<T>, priority = 0): Promise<T> {
+  const release = await slots.take(priority);
   try {
     return await run();
   } finally {
@@ -235,12 +299,17 @@ async function gate(
   group: Candidate[],
   counter: Counter,
   onTopOf: string[] | null,
+  probeOf: Candidate[] | null = null,
 ): Promise<Verdict> {
   const steps = gateSteps(ctx.config);
   const last = group[group.length - 1] as Candidate;
   const tasks = group.map((c) => c.entry.taskId);
   const run = ++counter.gateRuns;
-  const over = onTopOf ? ` on top of ${onTopOf.join(' + ')} (speculative)` : '';
+  const over = onTopOf
+    ? ` on top of ${onTopOf.join(' + ')} (speculative)`
+    : probeOf
+      ? ` (the first half of ${probeOf.map((c) => c.entry.taskId).join(' + ')}, probed at once)`
+      : '';
   const sandbox = gateSandbox(
     ctx,
     tasks.map((id) => ctx.store.getTask(ctx.key, id)).filter((t): t is Task => t !== null),
@@ -258,7 +327,8 @@ async function gate(
       ),
     );
   } catch (err) {
-    if (onTopOf) return 'bounced';
+    // A speculative run or a probe that cannot run bounces nobody: the front's own run will say.
+    if (onTopOf || probeOf) return 'bounced';
     // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
     for (const c of group) bounce(ctx, c.entry, err, null);
     return 'bounced';

@@ -135,9 +135,9 @@ describe('the merge queue', () => {
     'bisects a failing batch of 4: the other three land, the culprit bounces, within 2·log2(4)+1 gate runs',
     { timeout: 240_000 },
     async () => {
-      // Culprit in the middle of the batch: the batch (fails), q1 + bad (fails), q1 (passes, lands);
-      // bad on top of q1 is what the second run failed on: bounced without gating it again; q2 + q3
-      // (passes). Within 2·log2(4)+1.
+      // Culprit in the middle of the batch: the batch (fails), q1 + bad (fails) and q1 alone at the
+      // same time (passes, lands); bad on top of q1 is what the second run failed on: bounced
+      // without gating it again; q2 + q3 (passes). Within 2·log2(4)+1.
       const run = await culpritBatch(['q1', 'bad', 'q2', 'q3']);
       expect(run.states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
       expect(run.gateRuns).toBe(4);
@@ -259,11 +259,12 @@ describe('the merge queue', () => {
     { timeout: 240_000 },
     async () => {
       // Culprit in the second half: the first half passes and lands, and the second half on the new
-      // base is exactly what failed — it is split at once (4 runs, not 5).
+      // base is exactly what failed — it is split at once, without a run.
       const run = await culpritBatch(['r1', 'r2', 'bad', 'r3']);
       expect(run.states).toEqual({ r1: 'landed', r2: 'landed', bad: 'bounced', r3: 'landed' });
-      // The batch (fails), r1 + r2 (passes), bad alone (fails), r3 alone (passes).
-      expect(run.gateRuns).toBe(4);
+      // The batch (fails), r1 + r2 (passes) with r1 alone probed at the same time (bisect.test.ts),
+      // bad alone (fails), r3 alone (passes): 5 runs in 4 gate times.
+      expect(run.gateRuns).toBe(5);
     },
   );
 
@@ -281,15 +282,16 @@ describe('the merge queue', () => {
   );
 
   it(
-    'a culprit last in its batch: the rest on top of the first half is split at once, and the culprit on top of the rest is the failed batch (3 runs)',
+    'a culprit last in its batch: the rest on top of the first half is split at once, and the culprit on top of the rest is the failed batch (3 gate times)',
     {
       timeout: 240_000,
     },
     async () => {
-      // The batch (fails), z1 + z2 (passes), z3 (passes); bad on top of them is the batch's tree: bounced with run 1's log.
+      // The batch (fails), z1 + z2 (passes; z1 alone probed at the same time), z3 (passes); bad on
+      // top of them is the batch's tree: bounced with run 1's log. 4 runs in 3 gate times.
       const run = await culpritBatch(['z1', 'z2', 'z3', 'bad']);
       expect(run.states).toEqual({ z1: 'landed', z2: 'landed', z3: 'landed', bad: 'bounced' });
-      expect(run.gateRuns).toBe(3);
+      expect(run.gateRuns).toBe(4);
     },
   );
 

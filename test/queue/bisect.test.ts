@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openProject, openStore } from '../../src/composition.js';
+import { checkpointTask } from '../../src/land/checkpoint.js';
+import { listQueue, queueLand } from '../../src/queue/operations.js';
+import { processQueue } from '../../src/queue/processor.js';
+import { createTask } from '../../src/workspace/create.js';
+import type { ProjectContext } from '../../src/workspace/context.js';
+import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
+
+/**
+ * Where the land's time goes in a bisection (issue 41): a half of a failing batch has its own
+ * first half gated on the same base at the same time (the probe), so the next step's verdict is
+ * there whichever way the half goes; and lands that joined while the batch was being integrated
+ * are in the batch, not left to a later part.
+ */
+
+async function project(repo: TestRepo): Promise<ProjectContext> {
+  const store = openStore(repo.home);
+  onTestFinished(() => store.close());
+  return openProject(repo.root, { store });
+}
+
+async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<void> {
+  const ctx = await project(repo);
+  const task = await createTask(ctx, { type: 'feat', id });
+  for (const [rel, content] of Object.entries(files)) fs.writeFileSync(path.join(task.path, rel), content);
+  await checkpointTask(ctx, id, { message: `${id}'s work` });
+}
+
+function landedSubjects(repo: TestRepo, since: string): string[] {
+  return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
+}
+
+/** Each gate run writes when it started and ended under `marks` (mktemp: each run is in a PID namespace of its own). */
+function markingGate(marks: string): string {
+  const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 1.5; date +%s%N > $f.end; ! test -e culprit.txt`;
+  return `verify:\n  - { id: no-culprit, run: "${gate}" }\n`;
+}
+
+/** The gate runs that overlapped in time, as pairs. */
+function overlaps(marks: string): number {
+  const runs = fs
+    .readdirSync(marks)
+    .filter((f) => f.endsWith('.start'))
+    .map((f) => [f, f.replace(/start$/, 'end')].map((m) => Number(fs.readFileSync(path.join(marks, m), 'utf8'))));
+  return runs.flatMap((a, i) => runs.slice(i + 1).filter((b) => a[0]! < b[1]! && b[0]! < a[1]!)).length;
+}
+
+describe('bisecting a failing batch', () => {
+  it(
+    "gates a half's first half at the same time as the half: the culprit first of 4 is found in 3 gate times, the others land in queue order",
+    { timeout: 240_000 },
+    async () => {
+      const marks = tmpDir();
+      const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
+      const order = ['bad', 'w1', 'w2', 'w3'];
+      for (const id of order)
+        await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
+      const ctx = await project(repo);
+      const before = repo.git('rev-parse', 'main');
+      for (const id of order) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
+      expect(landedSubjects(repo, before)).toEqual(["w1's work", "w2's work", "w3's work"]);
+      // The batch (fails); bad + w1 (fails) and, at the same time, bad alone (fails: bounced with
+      // its own log); w1 + w2 + w3 (passes). Four runs, two of them at once: three gate times where
+      // one half after the other took four.
+      expect(worked.gateRuns).toBe(4);
+      expect(overlaps(marks)).toBe(1);
+      expect(listQueue(ctx).entries.find((e) => e.id === 'bad')).toMatchObject({ code: 'GATE_FAILED' });
+      expect(repo.git('status', '--porcelain')).toBe('');
+      // Each integration workspace was removed (after its verdict, while the queue went on).
+      expect(fs.readdirSync(ctx.root).filter((f) => f.startsWith('.queue-'))).toEqual([]);
+    },
+  );
+
+  it(
+    'a probe that passed lands on the commits it gated: the culprit second of 4 costs no run of its own',
+    { timeout: 240_000 },
+    async () => {
+      const marks = tmpDir();
+      const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
+      const order = ['q1', 'bad', 'q2', 'q3'];
+      for (const id of order)
+        await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
+      const ctx = await project(repo);
+      const before = repo.git('rev-parse', 'main');
+      for (const id of order) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
+      expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
+      // The batch (fails); q1 + bad (fails) with q1 alone (passes, lands) at once; bad on top of q1
+      // is what the second run failed on: bounced without a run; q2 + q3 (passes).
+      expect(worked.gateRuns).toBe(4);
+      expect(overlaps(marks)).toBe(1);
+    },
+  );
+
+  it(
+    'takes into the batch the lands that joined while it was being integrated (one gate run for all, not a second part)',
+    { timeout: 240_000 },
+    async () => {
+      const repo = makeRepo({ files: { 'warren.yaml': 'verify:\n  - { id: ok, run: "true" }\n' } });
+      const first = ['a1', 'a2', 'a3', 'a4', 'a5'];
+      for (const id of [...first, 'late']) await taskWith(repo, id, { [`${id}.txt`]: `${id}\n` });
+      const ctx = await project(repo);
+      for (const id of first) await queueLand(ctx, id, { wait: false });
+      const working = processQueue(ctx);
+      // `late` joins once the batch is being integrated (a1 is squashed; the others are being
+      // squashed onto it), holding no marker by the time the batch looks for more.
+      const state = (id: string) => listQueue(ctx).entries.find((e) => e.id === id)?.state;
+      while (state('a1') !== 'testing') await new Promise((r) => setTimeout(r, 2));
+      await queueLand(await project(repo), 'late', { wait: false });
+      const worked = await working;
+      expect(Object.values(Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state])))).toEqual(
+        Array(6).fill('landed'),
+      );
+      const gates = ctx.store.projectEvents(ctx.key, 'queue.gate', 100) as unknown as { data: { tasks: string[] } }[];
+      expect(gates.map((g) => g.data.tasks.length)).toEqual([6]);
+      expect(worked.gateRuns).toBe(1);
+    },
+  );
+});
