@@ -3,7 +3,7 @@
 // - per exec: `warren exec ID -- true` end to end, and the run's own duration as the supervisor
 //   measured it, for a task with no sandbox, in bwrap, and in its container (sandbox: container);
 // - per task: `warren new` and its first `exec -- true` end to end (a container task's container
-//   is made at its first command), then `warren rm`.
+//   is made during `new`), then `warren rm`.
 // - the same for a task in a Kubernetes cluster (`runner: k8s:NAME`) against the loopback API
 //   server of the tests (test/helpers/k8s-server.ts, run in a process of its own): its sandboxes
 //   are podman containers, so this is warren's side of the cost (claim, exec through the API
@@ -12,6 +12,9 @@
 //   here as root; left out where sshd is missing or not root) against a local task's `new`.
 // Prints medians and ratios; never fails. Goals (issue 37): a task ready in a container ≤ 1.5×
 // bwrap's; per-exec overhead ≤ 0.4 s; an SSH task's `new` ≤ 2× a local one. Run: npm run bench runners [rounds]
+//   BENCH_RUNNERS=bwrap,container   only these (of none, bwrap, container, k8s, ssh)
+//   BENCH_BEFORE_BIN=DIR/bin/warren.js   another build's task readiness too, in the same rounds (e.g. main's
+//     from `git archive main | tar -x -C DIR`, built): each runner's `new` + first exec by both builds
 import { spawn, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import fs from 'node:fs';
@@ -20,7 +23,9 @@ import { BIN, makeRepo, median, msOf, ROOT, sh, tmp, warrenIn } from './lib.js';
 import { startHost } from './ssh-host.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
-const KINDS = ['none', 'bwrap', 'container', 'k8s'];
+const ONLY = process.env.BENCH_RUNNERS ? process.env.BENCH_RUNNERS.split(',') : null;
+const KINDS = ['none', 'bwrap', 'container', 'k8s'].filter((k) => !ONLY || ONLY.includes(k));
+const BEFORE_BIN = process.env.BENCH_BEFORE_BIN || null;
 const podman = spawnSync('podman', ['--version']).status === 0;
 const bwrap = spawnSync('bwrap', ['--version']).status === 0;
 const kinds = KINDS.filter((k) => (k === 'container' || k === 'k8s' ? podman : k === 'bwrap' ? bwrap : true));
@@ -43,8 +48,21 @@ for (const k of kinds) warren('exec', `exec-${k}`, '--', 'true');
 const endToEnd = Object.fromEntries(kinds.map((k) => [k, []]));
 const supervised = Object.fromEntries(kinds.map((k) => [k, []]));
 const ready = Object.fromEntries(kinds.map((k) => [k, []]));
+const readyBefore = Object.fromEntries(kinds.map((k) => [k, []]));
+// The other build's warren, in the same repositories and WARREN_HOME (its state must be this build's schema).
+const before = (...args) => {
+  const dir = args.some((a) => /-k8s$/.test(a)) ? path.join(base, 'cluster-repo') : repo;
+  const home = args.some((a) => /-k8s$/.test(a)) ? path.join(base, 'cluster-home') : env.WARREN_HOME;
+  const r = spawnSync(process.execPath, [BEFORE_BIN, ...args], {
+    cwd: dir,
+    env: { ...env, WARREN_HOME: home },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`before: warren ${args.join(' ')} failed: ${r.stdout}${r.stderr}`);
+};
 const removed = Object.fromEntries(kinds.map((k) => [k, []]));
-const host = await startHost(base, env.WARREN_HOME, BIN);
+const host =
+  !ONLY || ONLY.includes('ssh') ? await startHost(base, env.WARREN_HOME, BIN) : { ok: false, why: 'not asked for' };
 if (!host.ok) console.log(`skipped: ssh (${host.why})`);
 const made = { here: [], ssh: [] };
 // Warm-up: the host's connection and repository made once (as a user's first task there would).
@@ -60,13 +78,19 @@ for (let round = 0; round < ROUNDS; round++) {
   }
   for (const k of order) {
     const id = `t${round}-${k}`;
-    ready[k].push(
-      msOf(() => {
-        warren('new', 'feat', id, ...sandboxOf(k));
-        warren('exec', id, '--', 'true');
-      }),
-    );
-    removed[k].push(msOf(() => warren('rm', id)));
+    const builds = BEFORE_BIN ? (round % 2 ? ['before', 'this'] : ['this', 'before']) : ['this'];
+    for (const b of builds) {
+      const w = b === 'this' ? warren : before;
+      const tid = b === 'this' ? id : `${id}-before`;
+      (b === 'this' ? ready : readyBefore)[k].push(
+        msOf(() => {
+          w('new', 'feat', tid, ...sandboxOf(k));
+          w('exec', tid, '--', 'true');
+        }),
+      );
+      if (b === 'this') removed[k].push(msOf(() => warren('rm', tid)));
+      else warren('rm', tid);
+    }
   }
   if (host.ok) {
     for (const where of round % 2 ? ['ssh', 'here'] : ['here', 'ssh']) {
@@ -87,8 +111,10 @@ console.log('|---|---|---|---|---|');
 for (const k of kinds)
   console.log(`| ${k} | ${m(endToEnd[k])} | ${m(supervised[k])} | ${m(ready[k])} | ${m(removed[k])} |`);
 if (kinds.includes('container')) {
-  const over = m(supervised.container) - m(supervised.none);
-  console.log(`container per-exec overhead over none (the run itself): ${over} ms (goal ≤ 400 ms)`);
+  if (kinds.includes('none')) {
+    const over = m(supervised.container) - m(supervised.none);
+    console.log(`container per-exec overhead over none (the run itself): ${over} ms (goal ≤ 400 ms)`);
+  }
   if (kinds.includes('bwrap')) {
     console.log(
       `a task ready in a container / in bwrap: ${(median(ready.container) / median(ready.bwrap)).toFixed(2)}× (goal ≤ 1.5×)`,
@@ -98,8 +124,17 @@ if (kinds.includes('container')) {
     );
   }
 }
+if (BEFORE_BIN) {
+  console.log(`new + first exec, ${BEFORE_BIN} (before) → this build, same rounds:`);
+  for (const k of kinds) console.log(`| ${k} | ${m(readyBefore[k])} → ${m(ready[k])} |`);
+  if (kinds.includes('container') && kinds.includes('bwrap'))
+    console.log(
+      `a task ready in a container / in bwrap: before ${(median(readyBefore.container) / median(readyBefore.bwrap)).toFixed(2)}×, this build ${(median(ready.container) / median(ready.bwrap)).toFixed(2)}×`,
+    );
+}
 if (kinds.includes('k8s')) {
-  console.log(`k8s per-exec overhead over none (the run itself): ${m(supervised.k8s) - m(supervised.none)} ms`);
+  if (kinds.includes('none'))
+    console.log(`k8s per-exec overhead over none (the run itself): ${m(supervised.k8s) - m(supervised.none)} ms`);
   if (kinds.includes('container'))
     console.log(
       `a task ready in a cluster / in a container: ${(median(ready.k8s) / median(ready.container)).toFixed(2)}×`,

@@ -1,6 +1,6 @@
 # What every command of a `sandbox: container` task runs under, inside the task's container
 # (src/run/container/): warren's exec client (src/run/container/exec-client.ts) starts it through
-# podman's API as `perl container-init.pl RUN_ID SETSID KEEP_BADLANG [--ref REF COMMIT] -- CMD…`,
+# podman's API as `perl container-init.pl RUN_ID SETSID KEEP_BADLANG [--ref GIT_DIR REF COMMIT] -- CMD…`,
 # the host's perl (in /usr) and this file bound in read-only. It is the run's process-tree keeper
 # there, as the PID namespace is outside:
 #
@@ -10,7 +10,8 @@
 #   KEEP_BADLANG is 1 (the run's own environment had it);
 # - its standard input arrives in frames (4-byte length, then bytes; length 0: end of input),
 #   so that the end of the connection itself — the client ended, killed or cut off — is told
-#   apart from the end of the input, and ends the run;
+#   apart from the end of the input, and ends the run; none arrives when the client had none
+#   (WARREN_NO_INPUT=1 in the environment, taken out: the command's input ends at once);
 # - when the command exits, or the connection ends, everything of the run is killed: its group,
 #   every process carrying its WARREN_RUN_ID, and every process left to the container's init
 #   that carries no run's mark at all (it cleared its environment to escape). A process of
@@ -23,14 +24,15 @@
 use strict;
 
 my ($run_id, $setsid, $keep) = splice @ARGV, 0, 3;
-# `--ref REF COMMIT`: where the task's branch is on the host (see sync_branch).
-my @ref = $ARGV[0] && $ARGV[0] eq '--ref' ? (splice @ARGV, 0, 3)[1, 2] : ();
+# `--ref GIT_DIR REF COMMIT`: where the task's branch is on the host (see sync_branch).
+my @ref = $ARGV[0] && $ARGV[0] eq '--ref' ? (splice @ARGV, 0, 4)[1, 2, 3] : ();
 my $sep = shift @ARGV;
-unless ($run_id && $setsid && $setsid =~ /^\d+$/ && defined $keep && defined $sep && $sep eq '--' && @ARGV && (!@ref || ($ref[0] && $ref[1]))) {
-  print STDERR "usage: container-init.pl RUN_ID SETSID KEEP_BADLANG [--ref REF COMMIT] -- CMD [ARG...]\n";
+unless ($run_id && $setsid && $setsid =~ /^\d+$/ && defined $keep && defined $sep && $sep eq '--' && @ARGV && (!@ref || ($ref[0] && $ref[1] && $ref[2]))) {
+  print STDERR "usage: container-init.pl RUN_ID SETSID KEEP_BADLANG [--ref GIT_DIR REF COMMIT] -- CMD [ARG...]\n";
   exit 125;
 }
 $SIG{PIPE} = 'IGNORE';
+my $no_input = (delete($ENV{WARREN_NO_INPUT}) // '') eq '1';
 sync_branch(@ref) if @ref;
 my $mark = "WARREN_RUN_ID=$run_id";
 
@@ -55,6 +57,7 @@ fcntl($input, 4, 2048);
 $SIG{CHLD} = sub { };
 
 my ($pending, $queued, $input_open, $end) = ('', '', 1, 0);
+if ($no_input) { close $input; ($input_open, $end) = (0, 1) }
 while (1) {
   if (waitpid($child, 1) == $child) {
     my $status = $?;
@@ -91,9 +94,12 @@ while (1) {
 # branch on the host since (a checkpoint, a sync), the container's copy of the ref is behind:
 # it is moved forward here, before the command, so the agent's next commit builds on the
 # branch's real tip. Only forward: a tip the host does not have yet (a commit of a run still
-# going) is left for warren to take after that run. No hook runs.
+# going) is left for warren to take after that run. No hook runs. GIT_DIR is the common git
+# directory, where the overlay is: the ref's own file there holding the commit already (every
+# command's case but the first after a move) is what git would answer, without a git process.
 sub sync_branch {
-  my ($name, $commit) = @_;
+  my ($common, $name, $commit) = @_;
+  return if loose_ref("$common/$name") eq $commit;
   my ($seen, $out) = git('rev-parse', '--verify', '--quiet', $name);
   my $inside = $seen == 0 ? (split /\s+/, $out)[0] : undef;
   return if defined $inside && $inside eq $commit;
@@ -104,6 +110,16 @@ sub sync_branch {
     $err =~ s/\s+\z//;
     print STDERR "warren: could not move $name to $commit in the container: $err\n";
   }
+}
+
+# A loose ref's commit, as git reads it before any packed one: a regular file (a link, a
+# missing file or anything else is '': git is asked).
+sub loose_ref {
+  my ($file) = @_;
+  return '' if -l $file || !-f _;
+  open(my $fh, '<', $file) or return '';
+  my $line = <$fh> // '';
+  $line =~ /\A([0-9a-f]{40}(?:[0-9a-f]{24})?)\n?\z/ ? $1 : '';
 }
 
 # git, hooks off: its status, stdout and stderr (each small here).

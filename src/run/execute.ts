@@ -19,7 +19,7 @@ import type { RunMount } from '../system/mounts.js';
 import type { RunOutput } from '../workspace/reporter.js';
 import { assertRunnable } from './task-env.js';
 import { containerExec, containerFor } from './container/container-run.js';
-import { containerBranch, containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
+import { containerCommitsFailed, takeContainerCommits } from './container/container-git.js';
 import { clusterOf, followState, k8sAfter, k8sExecArgv, k8sFor, podEnv, podMarker, podPath } from './k8s/k8s-run.js';
 import type { TaskClaim } from './k8s/task-claim.js';
 import { stateFolders } from './k8s/state-folders.js';
@@ -114,11 +114,12 @@ export async function runInTask(ctx: ProjectContext, task: Task, request: RunReq
   )
     throw commandNotFound(command);
   assertMountable(task, mounts, containment);
-  // A container task: its container, running with what this run needs bound, before the run is recorded.
-  const container =
-    profile.kind === 'container' && cluster === null ? await containerFor(ctx, task, profile, mounts, found) : null;
-  // What an earlier run committed inside and a crash kept from being taken, first; then where the branch is.
-  const branch = container ? await containerBranch(ctx, task) : null;
+  // A container task: its container, running with what this run needs bound, and where its branch is
+  // (what an earlier run committed inside and a crash kept from being taken, first), before the run is recorded.
+  const { container, branch } =
+    profile.kind === 'container' && cluster === null
+      ? await containerFor(ctx, task, profile, mounts, found)
+      : { container: null, branch: null };
   // A task in a cluster: its claim Ready, its branch and the run's own folders (an agent's state) in
   // the sandbox, before the run is recorded.
   const folders = cluster === null ? [] : stateFolders(task, request.writable ?? []);

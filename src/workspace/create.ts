@@ -14,7 +14,7 @@ import { branchRecord, forgetBranch, recordBranch } from './branch-records.js';
 import { taskTypes, validateTaskId, validateTaskType } from './ids.js';
 import { forgetWorkspace, recordMade } from './ledger.js';
 import { lockTask, withRepoLock } from './locks.js';
-import { endPrepared, startLive, type NewTaskLive } from './new-live.js';
+import { endPrepared, startLive, startsWhileCheckingOut, type NewTaskLive } from './new-live.js';
 import { metaPathFor, writeMeta } from './meta.js';
 import { assertNoTask, checkedBranch, checkSlot, defaultBase, validateBase } from './new-guards.js';
 import { runOperation, type Direction, type Operation, type Schema, type Scope, type Step } from './operation.js';
@@ -190,7 +190,10 @@ const worktreeAdded: NewStep = {
       if (!live.restore && (await ctx.lifecycle.checkout?.add(ctx, row))) {
         Object.assign(live.made, { worktree: true, branch: true });
       } else {
-        await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock);
+        // What needs only git's records (a container task's container) starts while git checks the files out.
+        const start = await startsWhileCheckingOut(ctx, live);
+        const recorded = start && (() => start(row));
+        await addTaskWorktree(ctx, data.branch, data.path, live.tip, live.made, live.repoLock, recorded);
       }
     });
     await reportPostCheckoutNotRun(ctx, data.id, data.path);

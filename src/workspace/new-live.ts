@@ -1,3 +1,4 @@
+import type { Task } from '../state/types.js';
 import type { ProjectContext } from './context.js';
 import type { LockTiming } from './locks.js';
 import type { SyncOutcome } from './sync.js';
@@ -43,4 +44,22 @@ export function startLive(
   );
   for (const p of prepared) p.catch(() => undefined); // a failure surfaces when its step awaits it, or is moot once undone
   return { options, ...read, prepared, made: { worktree: false, branch: false }, repoLock: {} };
+}
+
+/**
+ * What the features start once git recorded the worktree, while it checks the files out
+ * (CreateStep.whileCheckingOut): null when this task has none, else what starts it. The prepared
+ * values it needs are awaited first (a container's is at hand).
+ */
+export async function startsWhileCheckingOut(
+  ctx: ProjectContext,
+  live: Pick<NewTaskLive, 'options' | 'prepared'>,
+): Promise<((task: Task) => void) | null> {
+  const wanted = ctx.lifecycle.create.flatMap((step, i) => {
+    const hook = step.whileCheckingOut;
+    return hook?.wanted(ctx, live.options) ? [{ hook, value: live.prepared[i] }] : [];
+  });
+  if (wanted.length === 0) return null;
+  const values = await Promise.all(wanted.map((w) => w.value));
+  return (task) => wanted.forEach((w, n) => w.hook.start(ctx, task, live.options, values[n]));
 }

@@ -79,6 +79,18 @@ export interface CreateStep<P = unknown> {
    * `close` returns awaited, once `new` ends and before the task's lock is let go.
    */
   prepare?(ctx: ProjectContext, options: CreateOptions): Promise<P>;
+  /**
+   * Work that needs the worktree's records — its folder, `.git` file and git directory — but
+   * not its files (a container made with them bound), started as soon as git made them, while
+   * git checks the files out. `wanted`, asked before git runs, says whether this task has any:
+   * the worktree is then made in two steps (records, then files). `start` gets `prepare`'s value
+   * and must not throw: what it starts is that value's, which `run` and `close` wait for. A
+   * checkout made otherwise (copy-on-write) calls no `start`: `run` starts the work itself.
+   */
+  whileCheckingOut?: {
+    wanted(ctx: ProjectContext, options: CreateOptions): boolean;
+    start(ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P): void;
+  };
   /** Throwing rolls the whole creation back; leaving the task in another state (setup_failed) keeps it. */
   run(ctx: ProjectContext, task: Task, options: CreateOptions, prepared: P): Promise<void>;
 }

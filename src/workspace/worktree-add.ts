@@ -22,9 +22,11 @@ export const CHECKOUT_OUTSIDE_LOCK_MIN_FILES = 1000;
 /**
  * `git worktree add` under the repository lock, retried on transient failures. A failed attempt
  * can leave its new branch behind; that branch is deleted before the next try. In a large
- * repository only the records are made under the lock (`--no-checkout`); the files are then
- * written outside it — each worktree has its own index, so checkouts need not take turns. No git
- * hook runs (post-checkout would run on the host, in the new workspace): see `postCheckoutHook`.
+ * repository, or when something waits for the records (`recorded`: a container made with the
+ * workspace and its git directory bound), only the records are made under the lock
+ * (`--no-checkout`); `recorded` is then called and the files are written outside the lock —
+ * each worktree has its own index, so checkouts need not take turns. No git hook runs
+ * (post-checkout would run on the host, in the new workspace): see `postCheckoutHook`.
  */
 export async function addTaskWorktree(
   ctx: ProjectContext,
@@ -33,8 +35,11 @@ export async function addTaskWorktree(
   baseCommit: string,
   made: { worktree: boolean; branch: boolean },
   timing: LockTiming,
+  recorded: (() => void) | null = null,
 ): Promise<void> {
-  const outside = (indexEntryCount(path.join(ctx.repo.commonDir, 'index')) ?? 0) >= CHECKOUT_OUTSIDE_LOCK_MIN_FILES;
+  const outside =
+    recorded !== null ||
+    (indexEntryCount(path.join(ctx.repo.commonDir, 'index')) ?? 0) >= CHECKOUT_OUTSIDE_LOCK_MIN_FILES;
   await withRepoLock(
     ctx,
     `worktree add ${branch}`,
@@ -73,7 +78,9 @@ export async function addTaskWorktree(
     timing,
   );
   if (!outside) return;
-  const result = await checkoutEmptyWorktree(await pinned(ctx, wsPath));
+  const worktree = await pinned(ctx, wsPath);
+  recorded?.();
+  const result = await checkoutEmptyWorktree(worktree);
   if (result.exitCode !== 0) {
     throw new WarrenError(
       'CREATE_FAILED',

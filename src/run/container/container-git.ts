@@ -113,14 +113,18 @@ function said(ctx: ProjectContext, task: Task, taken: Taken): Taken {
 }
 
 /** Before a run in the task's container: what is left to take, taken; then the branch and its commit on the host. */
-export async function containerBranch(
-  ctx: ProjectContext,
-  task: Task,
-): Promise<{ ref: string; commit: string } | null> {
+export async function containerBranch(ctx: ProjectContext, task: Task): Promise<ContainerBranch | null> {
   await takeContainerCommits(ctx, task);
   const ref = `refs/heads/${task.branch}`;
   const commit = await revParse(ctx.repo, ref);
-  return commit === null ? null : { ref, commit };
+  return commit === null ? null : { ref, commit, commonDir: ctx.repo.commonDir };
+}
+
+/** The task's branch, its commit on the host, and the common git directory (the overlay's place in the container). */
+export interface ContainerBranch {
+  ref: string;
+  commit: string;
+  commonDir: string;
 }
 
 /** Taking them failed outright (git itself): said, and the run's own result stands; the commits stay in the upper folder for the next try. */

@@ -9,13 +9,16 @@ import { profileOf } from '../boundary.js';
 import { bridgeScript } from '../egress.js';
 import type { BridgeSpec, SandboxProfile } from '../sandbox.js';
 import { containerInitPerlScript } from '../helper-scripts.js';
+import { containerBranch, type ContainerBranch } from './container-git.js';
 import { execClientArgv, execClientEnv } from './exec-client.js';
 import { ensureTaskContainer, type TaskContainer } from './task-container.js';
 
 /**
  * The runner's container half (src/run/execute.ts calls it for a `sandbox: container` task):
- * the task's container made ready for a run, and the argv the runner supervises on the host —
- * warren's exec client, which runs the command there under bin/container-init.pl.
+ * the task's container made ready for a run and, meanwhile (a podman question and a git one at
+ * once), what an earlier run committed inside and a crash kept from being taken, taken, then
+ * where the branch is; and the argv the runner supervises on the host — warren's exec client,
+ * which runs the command there under bin/container-init.pl.
  */
 export async function containerFor(
   ctx: ProjectContext,
@@ -24,7 +27,7 @@ export async function containerFor(
   mounts: readonly RunMount[],
   /** The command as found on the host's PATH: its installation is bound read-only when nothing else binds it. */
   command: string | null,
-): Promise<TaskContainer> {
+): Promise<{ container: TaskContainer; branch: ContainerBranch | null }> {
   // A layer mounted only in a run's own namespace cannot reach a container that is already running.
   if (mounts.length > 0) {
     throw new WarrenError(
@@ -36,7 +39,11 @@ export async function containerFor(
     );
   }
   // warren's own scripts run inside (the init, the egress bridge): their folder is bound read-only.
-  return ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript()), ...installationOf(command)]);
+  const [container, branch] = await Promise.all([
+    ensureTaskContainer(ctx, task, profile, [path.dirname(bridgeScript()), ...installationOf(command)]),
+    containerBranch(ctx, task),
+  ]);
+  return { container, branch };
 }
 
 /**
@@ -79,7 +86,7 @@ export function containerExec(
   argv: readonly string[],
   bridge: BridgeSpec | null,
   /** The task's branch and where it is on the host: the container's view of it is moved forward to it first. */
-  branch: { ref: string; commit: string } | null,
+  branch: ContainerBranch | null,
   /** The run's environment (the boundary's): the command's in the container. */
   env: NodeJS.ProcessEnv,
 ): { argv: string[]; env: NodeJS.ProcessEnv } {
@@ -103,7 +110,7 @@ export function containerExec(
       runId,
       String(setsidNumber()),
       client.keep ? '1' : '0',
-      ...(branch ? ['--ref', branch.ref, branch.commit] : []),
+      ...(branch ? ['--ref', branch.commonDir, branch.ref, branch.commit] : []),
       '--',
       ...bridged,
       ...argv,

@@ -1,5 +1,5 @@
 import { sandboxKindOf } from '../../config/sandbox.js';
-import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
+import type { CreateOptions, CreateStep, GcStep, ProjectContext, RemoveStep } from '../../workspace/types.js';
 import fs from 'node:fs';
 import path from 'node:path';
 /** src/queue/gate.ts's prefix of an integration workspace's folder (run/ does not import queue/). */
@@ -11,7 +11,8 @@ import { makeContainerAhead } from './container-run.js';
 
 /**
  * What `sandbox: container` plugs into a task's life: `new` refuses up front where podman is
- * missing (RUNNER_UNAVAILABLE, exit 2, nothing made); the container itself is made while the
+ * missing (RUNNER_UNAVAILABLE, exit 2, nothing made); the container itself is made as soon as
+ * git recorded the worktree (the binds' sources exist), while git checks the files out and the
  * rest of `new` runs (container-run.ts makeContainerAhead; `new` waits for it before it lets the
  * task go), else at the task's first command (task-container.ts), and `rm` and `gc` remove it
  * with its ledger record.
@@ -19,27 +20,37 @@ import { makeContainerAhead } from './container-run.js';
 export const containerCreate: CreateStep<Ahead | null> = {
   name: 'container',
   async check(ctx, options) {
-    if ((options.sandbox ?? sandboxKindOf(ctx.config)) === 'container') await assertPodman(`task ${options.id}`);
+    if (inContainer(ctx, options)) await assertPodman(`task ${options.id}`);
   },
   async prepare(ctx, options) {
-    return (options.sandbox ?? sandboxKindOf(ctx.config)) === 'container' ? ahead() : null;
+    return inContainer(ctx, options) ? ahead() : null;
+  },
+  whileCheckingOut: {
+    // Where warren.yaml provisions, the first command makes it (makeContainerAhead says why).
+    wanted: (ctx, options) => inContainer(ctx, options) && ctx.config.provision.length === 0,
+    start: (ctx, task, _options, making) => making?.start(() => makeContainerAhead(ctx, task)),
   },
   async run(ctx, task, _options, making) {
+    // Started already while git checked the files out, unless the checkout was made otherwise (copy-on-write).
     making?.start(() => makeContainerAhead(ctx, task));
   },
 };
 
-/** The container being made while `new` goes on; `close` (when `new` ends) waits for it. */
+function inContainer(ctx: ProjectContext, options: CreateOptions): boolean {
+  return (options.sandbox ?? sandboxKindOf(ctx.config)) === 'container';
+}
+
+/** The container being made while `new` goes on (started once); `close` (when `new` ends) waits for it. */
 export interface Ahead {
   start(make: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
 function ahead(): Ahead {
-  let making: Promise<void> = Promise.resolve();
+  let making: Promise<void> | null = null;
   return {
-    start: (make) => void (making = make().catch(() => undefined)),
-    close: () => making,
+    start: (make) => void (making ??= make().catch(() => undefined)),
+    close: () => making ?? Promise.resolve(),
   };
 }
 

@@ -14,7 +14,7 @@ import { API } from './api.js';
  * perl with no module, not node: the client starts with every command of a container task, and
  * node's start-up (40 ms idle, 300–700 ms on a loaded machine) was a third of the exec's cost;
  * perl's is a tenth of it (src/system/sandbox-uid.ts makes the same choice). System calls by
- * Linux's numbers that every architecture warren runs on shares: AF_UNIX 1, SOCK_STREAM 1, EINTR 4.
+ * Linux's numbers that every architecture warren runs on shares: AF_UNIX 1, SOCK_STREAM 1, EINTR 4, EAGAIN 11.
  *
  *   perl -e EXEC_CLIENT SOCKET CONTAINER CWD CMD [ARG…]
  *
@@ -69,6 +69,23 @@ sub request {
 }
 sub said { my ($status, $body) = @_; $body =~ /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/ ? $1 : "HTTP $status" . ($body =~ /\S/ ? ": $body" : '') }
 
+# Input that has ended before the command starts (/dev/null, a closed pipe, none) is not sent:
+# the init is told in the environment (WARREN_NO_INPUT=1, which it takes out), and nothing goes
+# on the connection. conmon closes an exec's attach socket when the command ends, and input on
+# it not read yet makes podman lose the output still on its way (containers/podman#11446): a
+# command that ends at once, before the end-of-input frame got through, printed nothing.
+my $input = defined fileno(STDIN);
+my $first = '';
+if ($input) {
+  my $ready = '';
+  vec($ready, fileno(STDIN), 1) = 1;
+  if (select($ready, undef, undef, 0) > 0) {
+    my $got = sysread(STDIN, $first, 65536);
+    $input = 0 if defined $got ? $got == 0 : $! != 11;
+  }
+}
+delete $ENV{WARREN_NO_INPUT};
+$ENV{WARREN_NO_INPUT} = '1' unless $input;
 my ($made, $answer) = request('POST', "$API/containers/$container/exec", join('',
   '{"AttachStdin":true,"AttachStdout":true,"AttachStderr":true,"Cmd":', list(@cmd),
   ',"Env":', list(map { "$_=$ENV{$_}" } sort keys %ENV), ',"WorkingDir":', js($cwd), '}'));
@@ -87,8 +104,7 @@ sub demultiplex {
   }
 }
 demultiplex();
-my $input = defined fileno(STDIN);
-put($conn, pack('N', 0)) unless $input;
+put($conn, pack('N', length $first) . $first) if length $first;
 while (1) {
   my $want = '';
   vec($want, fileno($conn), 1) = 1;
