@@ -3,19 +3,36 @@ import { formatBytes } from './modes/budget.js';
 import { collectProvisionGarbage } from './snapshots/collect.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './task-mounts.js';
 import { hintUnprovisioned } from './hint.js';
-import { provisionPaths } from './provision.js';
+import { provisionPaths, stageCopies } from './provision.js';
+import type { Staging } from './modes/staging.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 import { modeKind } from './modes/kinds.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
-/** Which paths to provision is read from the main checkout while git creates the worktree. */
-export const provisionCreate: CreateStep<Sources> = {
+/** What provisioning reads and starts while git creates the worktree. */
+export interface Prepared {
+  sources: Sources;
+  staging: Staging | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Which paths to provision is read from the main checkout while git creates the worktree, and
+ * the copies of the `copy` and `hardlink` paths are started then, outside it (staging.ts).
+ */
+export const provisionCreate: CreateStep<Prepared> = {
   name: 'provision',
-  prepare: (ctx) => resolveSources(ctx),
-  async run(ctx, task, _options, sources) {
-    await provisionPaths(ctx, task, sources);
+  async prepare(ctx, options) {
+    const sources = await resolveSources(ctx);
+    // Only once the task's row is there: its undo deletes the staging folder.
+    const staging = ctx.store.getTask(ctx.key, options.id) ? stageCopies(ctx, options.id, sources) : null;
+
+    return { sources, staging, close: async () => staging?.close() };
+  },
+  async run(ctx, task, _options, { sources, staging }) {
+    await provisionPaths(ctx, task, sources, staging ? { staging } : {});
     await hintUnprovisioned(ctx, task, sources);
   },
 };

@@ -112,10 +112,13 @@ export interface HardlinkOutcome {
  * `cp -al` semantics: directories made, files hard-linked. The kernel refuses some links
  * (fs.protected_hardlinks for files the user does not own, immutable or append-only files,
  * another file system); `cp` reports each and goes on, and the fill pass copies what is missing.
+ * `signal` kills `cp`; the caller deletes what it had made.
  */
-export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOutcome> {
+export async function hardlinkTree(src: string, dst: string, signal?: AbortSignal): Promise<HardlinkOutcome> {
   fs.mkdirSync(path.dirname(dst), { recursive: true });
-  const result = await runTool(['cp', '-al', '--', src, dst]);
+  const result = await runTool(['cp', '-al', '--', src, dst], signal ? { signal } : {});
+  // Killed: what it made is deleted by whoever killed it, and nothing is filled in.
+  if (signal?.aborted) return { linked: null, filled: 0, filledBytes: 0, failed: [] };
   if (!fs.existsSync(dst)) {
     throw new WarrenError('PROVISION_FAILED', `cp -al ${src} ${dst} made nothing: ${firstLine(result.stderr)}`);
   }
