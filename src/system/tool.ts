@@ -1,5 +1,3 @@
-import { procStartTime } from '../util/lockfile.js';
-import { OWNER_ENV, ownerTag } from './left-running.js';
 import { runBounded } from './spawn.js';
 
 /**
@@ -27,14 +25,10 @@ export interface ToolOptions {
   onSpawn?: (pid: number) => void;
 }
 
-/** Which warren started a tool (left-running.ts): a repair waits for the `cp` a killed `new` left copying. */
-let owner: Record<string, string> | null = null;
-
 export async function runTool(argv: readonly string[], options: ToolOptions = {}): Promise<ToolResult> {
-  owner ??= { [OWNER_ENV]: ownerTag(process.pid, procStartTime(process.pid)) };
   const result = await runBounded({
     argv,
-    env: { ...process.env, ...options.env, ...owner, LC_ALL: 'C' },
+    env: { ...process.env, ...options.env, LC_ALL: 'C' },
     stdin: options.input ?? 'ignore',
     stdout: 'collect',
     stderr: 'collect',
