@@ -3,7 +3,8 @@ import { formatBytes } from './modes/budget.js';
 import { collectProvisionGarbage } from './snapshots/collect.js';
 import { ensureMounted, forgetTask, ownsMount, releaseRecords, runMounts, warnReplaced } from './task-mounts.js';
 import { hintUnprovisioned } from './hint.js';
-import { provisionPaths } from './provision.js';
+import { provisionPaths, stageCopies } from './provision.js';
+import type { Staging } from './modes/staging.js';
 import { resolveSources, type Sources } from './modes/sources.js';
 import { provisionRecords, verifiedIsolated, type ProvisionRecord } from './types.js';
 import { modeKind } from './modes/kinds.js';
@@ -11,14 +12,30 @@ import { madeOnHost } from '../config/runner.js';
 
 /** Provisioning's steps in a workspace's life: create, remove, gc, before a run, and audit. */
 
-/** Which paths to provision is read from the main checkout while git creates the worktree. */
-export const provisionCreate: CreateStep<Sources> = {
+/** What provisioning reads and starts while git creates the worktree. */
+export interface Prepared {
+  sources: Sources;
+  staging: Staging | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Which paths to provision is read from the main checkout while git creates the worktree, and
+ * the copies of the `copy` and `hardlink` paths are started then, outside it (staging.ts).
+ */
+export const provisionCreate: CreateStep<Prepared> = {
   name: 'provision',
-  prepare: (ctx) => resolveSources(ctx),
-  async run(ctx, task, _options, sources) {
+  async prepare(ctx, options) {
+    const sources = await resolveSources(ctx);
+    // Only once the task's row is there: its undo deletes the staging folder. A task on a host is provisioned there.
+    const task = ctx.store.getTask(ctx.key, options.id);
+    const staging = task && !madeOnHost(task.data.runner) ? stageCopies(ctx, options.id, sources) : null;
+    return { sources, staging, close: async () => staging?.close() };
+  },
+  async run(ctx, task, _options, { sources, staging }) {
     // A task on a host: the host's `new` provisions its workspace there (remote-task.ts says so in its event).
     if (madeOnHost(task.data.runner)) return;
-    await provisionPaths(ctx, task, sources);
+    await provisionPaths(ctx, task, sources, staging ? { staging } : {});
     await hintUnprovisioned(ctx, task, sources);
   },
 };

@@ -17,6 +17,7 @@ import { SANDBOX_UID, sandboxMapsRoot } from '../system/sandbox-uid.js';
 import { lexists } from '../util/lexists.js';
 import { startStep } from '../workspace/reporter.js';
 import { modeKind } from './modes/kinds.js';
+import { startStaging, type Staging } from './modes/staging.js';
 
 export interface ProvisionResult {
   records: ProvisionRecord[];
@@ -32,7 +33,7 @@ export async function provisionPaths(
   ctx: ProjectContext,
   task: Task,
   sources?: Sources,
-  options: { lockfileRoot?: string } = {},
+  options: { lockfileRoot?: string; staging?: Staging } = {},
 ): Promise<ProvisionResult> {
   const progress = (line: string): void => ctx.reporter.line(line);
   const { items, skips, workspaces } = sources ?? (await resolveSources(ctx));
@@ -46,6 +47,7 @@ export async function provisionPaths(
     progress,
     event,
     ...(options.lockfileRoot ? { lockfileRoot: options.lockfileRoot } : {}),
+    ...(options.staging ? { staging: options.staging } : {}),
   };
   try {
     const ready: Ready[] = [];
@@ -128,6 +130,21 @@ export async function provisionPaths(
   }
   ctx.store.mergeData(ctx.key, task.id, { provision: records, provisionSkips: skips });
   return { records, skips };
+}
+
+/**
+ * `new`, while git makes the worktree: starts the copy of each path its mode stages and no
+ * other path shares a process with (staging.ts); null when there is none.
+ */
+export function stageCopies(ctx: ProjectContext, taskId: string, sources: Sources): Staging | null {
+  const alone = copyGroups(sources.items.map((item) => ({ item })))
+    .filter((g) => g.length === 1)
+    .map((g) => (g[0] as { item: ProvisionItem }).item);
+  return startStaging(
+    ctx,
+    taskId,
+    alone.filter((item) => modeKind(item.mode).staged),
+  );
 }
 
 /** One group of `copyGroups`: provisioned, recorded as each path is made; false when every path was skipped. */

@@ -1,3 +1,4 @@
+import { procStartTime } from '../util/lockfile.js';
 import { environOf, isAlive, listPids } from './proc.js';
 
 /**
@@ -15,6 +16,18 @@ export const OWNER_ENV = 'WARREN_OWNER';
 /** This process's identity, as its children carry it: pid and start time (a pid is reused). */
 export function ownerTag(pid: number, procStart: string | null): string {
   return `${pid}@${procStart ?? '?'}`;
+}
+
+let own: Record<string, string> | null = null;
+
+/**
+ * The variable that names this warren as the owner of a child, for a tool whose work a repair
+ * must not judge half done (a `cp` into a task's folder). Never for a daemon (a fuse mount, a
+ * database server): a repair ends what its owner left running.
+ */
+export function ownerEnv(): Record<string, string> {
+  own ??= { [OWNER_ENV]: ownerTag(process.pid, procStartTime(process.pid)) };
+  return own;
 }
 
 /** Live processes (not zombies) whose environment names `tag` as their owner. */

@@ -174,6 +174,9 @@ describe('share', () => {
     expect(fs.readlinkSync(link)).toBe(main);
     // `.gitignore` says node_modules/ (directories only): without warren's exclude line the link would be untracked.
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: a.path, encoding: 'utf8' })).toBe('');
+    // b found a's line standing and asked git nothing: git agrees.
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: b.path, encoding: 'utf8' })).toBe('');
+    expect(a.events.some((e) => e.kind === 'provision.excluded')).toBe(true);
     fs.writeFileSync(path.join(b.path, 'node_modules/dep/lib/main.js'), 'changed by b\n');
     const status = await repo.warrenJson<Status>('status', 'a');
     expect(status.json.provisioned[0]).toMatchObject({

@@ -8,7 +8,13 @@ import type { Task } from '../../src/state/types.js';
 import type { ProjectContext } from '../../src/workspace/context.js';
 import { formatBytes, overBudget, parseBytes } from '../../src/provision/modes/budget.js';
 import { watchCopy } from '../../src/provision/modes/copy.js';
-import { ignoredAsInMain, joinBlock, literalPattern, splitBlock } from '../../src/provision/modes/exclude.js';
+import {
+  excludedByOurLine,
+  ignoredAsInMain,
+  joinBlock,
+  literalPattern,
+  splitBlock,
+} from '../../src/provision/modes/exclude.js';
 import { diffManifests, type Manifest } from '../../src/provision/status/manifest.js';
 import { dedupe, normalizeProvisionPath } from '../../src/provision/modes/sources.js';
 import { opacityProbes, upperChanges } from '../../src/provision/status/status.js';
@@ -434,6 +440,19 @@ describe('ignoredAsInMain: when git need not be asked again in the workspace', (
     fs.rmdirSync(path.join(ws, 'app/node_modules'));
     fs.symlinkSync(path.join(main, 'app/node_modules'), path.join(ws, 'app/node_modules'));
     expect(ignoredAsInMain(main, ws, 'app/node_modules')).toBe(false);
+  });
+
+  it("a share symlink is known excluded once warren's own line for it stands and the .gitignore files read the same", () => {
+    const { main, ws } = pair();
+    fs.rmdirSync(path.join(ws, 'app/node_modules'));
+    fs.symlinkSync(path.join(main, 'app/node_modules'), path.join(ws, 'app/node_modules'));
+    const ours = [literalPattern('app/node_modules')];
+    expect(excludedByOurLine(ours, main, ws, 'app/node_modules')).toBe(true);
+    expect(excludedByOurLine([literalPattern('node_modules')], main, ws, 'app/node_modules')).toBe(false);
+    expect(excludedByOurLine([], main, ws, 'app/node_modules')).toBe(false);
+    fs.writeFileSync(path.join(ws, 'app/.gitignore'), '!node_modules\n');
+    expect(excludedByOurLine(ours, main, ws, 'app/node_modules')).toBe(false);
+    expect(excludedByOurLine(ours, main, ws, 'app/missing')).toBe(false);
   });
 });
 

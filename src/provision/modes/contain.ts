@@ -65,17 +65,16 @@ export function noteEntry(found: Findings, rel: string, st: fs.Stats): boolean {
  * the copy itself is walked. Costs one lstat per folder.
  */
 export function findingsForCopy(found: Findings, copy: string): { found: Findings; rewalked: boolean } {
-  if (!found.crossesDevice && found.dirs.size > 0) {
-    let same = true;
-    for (const [rel, mtime] of found.dirs) {
-      if (lstatOrNull(rel === '' ? copy : path.join(copy, rel))?.mtimeMs !== mtime) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return { found, rewalked: false };
+  return copySawSame(found, copy) ? { found, rewalked: false } : { found: scanTree(copy), rewalked: true };
+}
+
+/** Does every folder of `copy` have the mtime the walk of its source saw (findingsForCopy)? */
+export function copySawSame(found: Findings, copy: string): boolean {
+  if (found.crossesDevice || found.dirs.size === 0) return false;
+  for (const [rel, mtime] of found.dirs) {
+    if (lstatOrNull(rel === '' ? copy : path.join(copy, rel))?.mtimeMs !== mtime) return false;
   }
-  return { found: scanTree(copy), rewalked: true };
+  return true;
 }
 
 /** Walks `tree` (by lstat, through other file systems too) and returns its findings. */

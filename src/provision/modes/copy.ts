@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
+import { ownerEnv } from '../../system/left-running.js';
 import { runTool } from '../../system/tool.js';
 import { walkTree } from '../status/manifest.js';
 import { removeTreeOrThrow } from '../../system/remove-tree.js';
@@ -89,7 +90,9 @@ export function startCopy(
     : ['cp', '-a', '--reflink=auto', '--', ...sources, dst];
   let stopWatching = (): void => undefined;
   const watch = onProgress && !clonefile ? (pid: number) => (stopWatching = watchCopy(pid, onProgress)) : undefined;
-  return runTool(argv, { ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {
+  // Owned: a repair after a killed `new` waits for it before deleting what it was writing.
+  const env = ownerEnv();
+  return runTool(argv, { env, ...(signal ? { signal } : {}), ...(watch ? { onSpawn: watch } : {}) }).then((result) => {
     stopWatching();
     if (signal?.aborted || result.exitCode === 0) return;
     throw new WarrenError('PROVISION_FAILED', `${argv.join(' ')} failed: ${firstLine(result.stderr)}`, {
@@ -112,10 +115,13 @@ export interface HardlinkOutcome {
  * `cp -al` semantics: directories made, files hard-linked. The kernel refuses some links
  * (fs.protected_hardlinks for files the user does not own, immutable or append-only files,
  * another file system); `cp` reports each and goes on, and the fill pass copies what is missing.
+ * `signal` kills `cp`; the caller deletes what it had made.
  */
-export async function hardlinkTree(src: string, dst: string): Promise<HardlinkOutcome> {
+export async function hardlinkTree(src: string, dst: string, signal?: AbortSignal): Promise<HardlinkOutcome> {
   fs.mkdirSync(path.dirname(dst), { recursive: true });
-  const result = await runTool(['cp', '-al', '--', src, dst]);
+  const result = await runTool(['cp', '-al', '--', src, dst], { env: ownerEnv(), ...(signal ? { signal } : {}) });
+  // Killed: what it made is deleted by whoever killed it, and nothing is filled in.
+  if (signal?.aborted) return { linked: null, filled: 0, filledBytes: 0, failed: [] };
   if (!fs.existsSync(dst)) {
     throw new WarrenError('PROVISION_FAILED', `cp -al ${src} ${dst} made nothing: ${firstLine(result.stderr)}`);
   }

@@ -64,7 +64,11 @@ async function rewrite(ctx: ProjectContext, change: (ours: string[]) => string[]
 
 /** Returns the paths that needed an exclude line. */
 export async function keepOutOfStatus(ctx: ProjectContext, wsPath: string, rels: readonly string[]): Promise<string[]> {
-  const unsure = rels.filter((rel) => !ignoredAsInMain(ctx.repo.root, wsPath, rel));
+  const file = excludeFile(ctx);
+  const { ours } = splitBlock(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
+  const unsure = rels.filter(
+    (rel) => !ignoredAsInMain(ctx.repo.root, wsPath, rel) && !excludedByOurLine(ours, ctx.repo.root, wsPath, rel),
+  );
   const ignored = await checkIgnored(await pinned(ctx, wsPath), unsure);
   const missing = unsure.filter((r) => !ignored.has(r));
   if (missing.length === 0) return [];
@@ -81,6 +85,27 @@ export async function keepOutOfStatus(ctx: ProjectContext, wsPath: string, rels:
  */
 export function ignoredAsInMain(mainRoot: string, wsPath: string, rel: string): boolean {
   if (kindOf(path.join(mainRoot, rel)) !== kindOf(path.join(wsPath, rel))) return false;
+  return sameIgnoreFilesAbove(mainRoot, wsPath, rel);
+}
+
+/**
+ * True when warren's own line for `rel` already stands in the exclude block and the .gitignore
+ * files above it read the same in both checkouts: a `share` symlink, which a dir-only pattern
+ * (`node_modules/`) does not ignore, is ignored by that line in every workspace after the first,
+ * so git need not be asked again (issue 41: a process on the path of every `share` task). A
+ * .gitignore could still keep it in git's view only by a pattern that matches the workspace's
+ * kind of entry and not the main checkout's (`!node_modules` before `node_modules/`); .gitignore
+ * outranks info/exclude, so no exclude line could undo that, and asking would change nothing.
+ * Pure reads.
+ */
+export function excludedByOurLine(ours: readonly string[], mainRoot: string, wsPath: string, rel: string): boolean {
+  if (!ours.includes(literalPattern(rel))) return false;
+  if (kindOf(path.join(mainRoot, rel)) === null || kindOf(path.join(wsPath, rel)) === null) return false;
+  return sameIgnoreFilesAbove(mainRoot, wsPath, rel);
+}
+
+/** Do the .gitignore files above `rel` (and the folders holding them) read the same in both checkouts? */
+function sameIgnoreFilesAbove(mainRoot: string, wsPath: string, rel: string): boolean {
   const parts = rel.split('/');
   for (let depth = 0; depth < parts.length; depth++) {
     const dir = parts.slice(0, depth).join('/');

@@ -27,6 +27,8 @@ export interface ModeKind {
   sharesInodes: boolean;
   /** Several `.worktreeinclude` paths with one parent folder are made by one process. */
   groups: boolean;
+  /** `new` starts its copy while git makes the worktree, outside it, and moves it in (staging.ts). */
+  staged: boolean;
 }
 
 const MODE_KINDS = {
@@ -36,6 +38,7 @@ const MODE_KINDS = {
     sharesSource: false,
     sharesInodes: false,
     groups: true,
+    staged: true,
   },
   hardlink: {
     make: (env, item, dst) => provisionHardlink(env, item, dst),
@@ -43,6 +46,7 @@ const MODE_KINDS = {
     sharesSource: false,
     sharesInodes: true,
     groups: false,
+    staged: true,
   },
   share: {
     make: (env, item, dst) => provisionShare(env, item, dst),
@@ -50,6 +54,7 @@ const MODE_KINDS = {
     sharesSource: true,
     sharesInodes: false,
     groups: false,
+    staged: false,
   },
   cow: {
     make: (env, item, dst) => provisionCow(env, item, dst),
@@ -57,6 +62,7 @@ const MODE_KINDS = {
     sharesSource: false,
     sharesInodes: false,
     groups: false,
+    staged: false,
   },
 } satisfies Record<ProvisionMode, ModeKind>;
 

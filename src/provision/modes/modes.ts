@@ -7,9 +7,11 @@ import type { ProjectContext } from '../../workspace/context.js';
 import type { EventKind, EventPayloads } from '../../state/events.js';
 import { formatBytes, overBudget, type Budget } from './budget.js';
 import { bestCopyMethod, hardlinkTree, startCopy } from './copy.js';
+import { moveIn, type Staging } from './staging.js';
 import { sameCacheFile, taskManifestDir } from '../layout.js';
 import {
   containTree,
+  copySawSame,
   findingsForCopy,
   newFindings,
   noteEntry,
@@ -35,6 +37,8 @@ export interface ModeEnv {
    * queue's gate passes the integrated tree, so a snapshot built for its lockfile is the one used.
    */
   lockfileRoot?: string;
+  /** `new`: the copies started while git made the worktree, for the modes to move in (staging.ts). */
+  staging?: Staging;
   /** Records an event; the CLI shows every warning event itself, so a warning is not also a progress line. */
   event<K extends EventKind>(kind: K, level: 'info' | 'warn', message: string, data: EventPayloads[K]): void;
 }
@@ -86,15 +90,24 @@ export async function provisionCopies(
     group.length === 1 ? first.item.path : `${group.length} paths in ${path.posix.dirname(first.item.path)}`;
   const abort = new AbortController();
   let total: number | null = null; // known once the walks below are done
-  const copying = startCopy(
-    group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
-    group.length === 1 ? first.dst : path.dirname(first.dst),
-    abort.signal,
-    (written) =>
-      env.progress(
-        `warren: copying ${label}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`,
-      ),
-  );
+  const progress = (written: number): void =>
+    env.progress(
+      `warren: copying ${label}: ${formatBytes(written)}${total ? ` of ${formatBytes(total)} (${Math.min(99, Math.floor((written * 100) / total))}%)` : ''}…`,
+    );
+  // Started while git made the worktree (staging.ts), or now.
+  const staged = group.length === 1 ? (env.staging?.take(first.item.path) ?? null) : null;
+  staged?.onProgress(progress);
+  abort.signal.addEventListener('abort', () => staged?.abort());
+  const copying = staged
+    ? staged.made.then(() => {
+        if (!abort.signal.aborted) moveIn(staged, first.dst);
+      })
+    : startCopy(
+        group.length === 1 ? (recs[0] as (typeof recs)[number]).source : recs.map((r) => r.source),
+        group.length === 1 ? first.dst : path.dirname(first.dst),
+        abort.signal,
+        progress,
+      );
   copying.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   // What cp can do here (clone or copy), asked while it copies: the record says which it was.
   const probing = bestCopyMethod(path.dirname(first.dst));
@@ -242,10 +255,29 @@ export async function provisionHardlink(env: ModeEnv, item: ProvisionItem, dst: 
   const started = Date.now();
   const rec = recordBase(env, item);
   env.progress(`warren: linking ${item.path}…`);
-  const outcome = await hardlinkTree(rec.source, dst);
-  // Containment needs the links, devices and VCS folders: the folders' listings name them, and
-  // the copy cp just made holds no mount to look for (nor any folder to lstat).
-  const scanned = scanListings(dst, { made: true });
+  // Started while git made the worktree (staging.ts), or now.
+  const staged = env.staging?.take(item.path) ?? null;
+  const linking = staged
+    ? staged.made.then((o) => {
+        moveIn(staged, dst);
+        return o ?? { linked: null, filled: 0, filledBytes: 0, failed: [] };
+      })
+    : hardlinkTree(rec.source, dst);
+  linking.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  // Containment needs the links, devices and VCS folders: the source's folder listings name
+  // them, read while cp links (on the other core). `cp -al` gives each folder the mtime it
+  // read, so where every folder of the copy has the mtime the listing saw, the copy holds what
+  // was listed; else (the source changed meanwhile, a fill pass wrote into a folder) the copy's
+  // own listings are read, which hold no mount to look for (nor any folder to lstat).
+  let listed: ReturnType<typeof scanListings>;
+  try {
+    listed = scanListings(rec.source);
+  } catch (err) {
+    await linking.catch(() => undefined);
+    throw err;
+  }
+  const outcome = await linking;
+  const scanned = copySawSame(listed.found, dst) ? listed : scanListings(dst, { made: true });
   const contained = await contain(env, item, dst, rec.source, scanned.found);
   const entries = scanned.entries;
   const linked = outcome.linked ?? entries - scanned.folders;
