@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { AGENT_CLI_BIN } from './capabilities.js';
 import { BIN, makeRepo, type TestRepo } from './repo.js';
 
 /**
@@ -59,6 +60,23 @@ function answers(p: number): Promise<boolean> {
 /** Polls `ok` every 100 ms for up to a minute. */
 export async function waitFor(ok: () => boolean): Promise<void> {
   for (let i = 0; i < 600 && !ok(); i++) await new Promise((res) => setTimeout(res, 100));
+}
+
+/**
+ * The host's warren (as `repo`'s config.yaml starts it there) started with the real agent CLIs
+ * (test/agent-clis) on its PATH: the host's user has them, and the coordinator's tests do not.
+ */
+export function hostHasAgentClis(repo: TestRepo): void {
+  const config = path.join(repo.home, 'config.yaml');
+  fs.writeFileSync(
+    config,
+    fs
+      .readFileSync(config, 'utf8')
+      .replace(
+        /^ {4}warren: \[/m,
+        `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
+      ),
+  );
 }
 
 /** Makes the user (once), its key and an sshd on a free loopback port; `stop()` ends all of it. */

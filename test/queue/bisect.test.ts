@@ -48,21 +48,26 @@ function overlaps(marks: string): number {
   return runs.flatMap((a, i) => runs.slice(i + 1).filter((b) => a[0]! < b[1]! && b[0]! < a[1]!)).length;
 }
 
+/** Tasks in `order` (the one named `bad` breaks the gate), each landed in turn, then the queue worked through. */
+async function landInOrder(order: readonly string[]) {
+  const marks = tmpDir();
+  const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
+  for (const id of order)
+    await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
+  const ctx = await project(repo);
+  const before = repo.git('rev-parse', 'main');
+  for (const id of order) await queueLand(ctx, id, { wait: false });
+  const worked = await processQueue(ctx);
+  const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+  return { marks, repo, ctx, before, worked, states };
+}
+
 describe('bisecting a failing batch', () => {
   it(
     "gates a half's first half at the same time as the half: the culprit first of 4 is found in 3 gate times, the others land in queue order",
     { timeout: 240_000 },
     async () => {
-      const marks = tmpDir();
-      const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
-      const order = ['bad', 'w1', 'w2', 'w3'];
-      for (const id of order)
-        await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
-      const ctx = await project(repo);
-      const before = repo.git('rev-parse', 'main');
-      for (const id of order) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      const { marks, repo, ctx, before, worked, states } = await landInOrder(['bad', 'w1', 'w2', 'w3']);
       expect(states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
       expect(landedSubjects(repo, before)).toEqual(["w1's work", "w2's work", "w3's work"]);
       // The batch (fails); bad + w1 (fails) and, at the same time, bad alone (fails: bounced with
@@ -81,16 +86,7 @@ describe('bisecting a failing batch', () => {
     'a probe that passed lands on the commits it gated: the culprit second of 4 costs no run of its own',
     { timeout: 240_000 },
     async () => {
-      const marks = tmpDir();
-      const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
-      const order = ['q1', 'bad', 'q2', 'q3'];
-      for (const id of order)
-        await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
-      const ctx = await project(repo);
-      const before = repo.git('rev-parse', 'main');
-      for (const id of order) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      const { marks, repo, before, worked, states } = await landInOrder(['q1', 'bad', 'q2', 'q3']);
       expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
       expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
       // The batch (fails); q1 + bad (fails) with q1 alone (passes, lands) at once; bad on top of q1

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { AGENT_CLI_BIN, unavailable, type CapabilityName } from '../helpers/capabilities.js';
+import { unavailable, type CapabilityName } from '../helpers/capabilities.js';
 import { pointAt } from '../helpers/agent-cli.js';
 import { FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
 import { runCli, tmpDir, type CliResult } from '../helpers/repo.js';
-import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
+import { hostHasAgentClis, startSshHost, type SshHost } from '../helpers/ssh-host.js';
 
 /**
  * The other two real agent CLIs (codex, gemini: test/agent-clis) in a task on another machine
@@ -40,16 +40,7 @@ for (const agent of AGENTS) {
         onTestFinished(() => server.close());
         const repo = host.hostRepo();
         // The host's user has the CLI on its PATH (the host's warren is started with it).
-        const config = path.join(repo.home, 'config.yaml');
-        fs.writeFileSync(
-          config,
-          fs
-            .readFileSync(config, 'utf8')
-            .replace(
-              /^ {4}warren: \[/m,
-              `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
-            ),
-        );
+        hostHasAgentClis(repo);
         // The endpoint as the host's user configured it (codex: a file in its HOME there).
         const hostSide = pointAt(agent, server, host.userHome);
         if (agent === 'codex') {
@@ -126,16 +117,7 @@ describe.skipIf(noBwrap !== null)('an agent in a sandbox on the host over SSH', 
       onTestFinished(() => server.close());
       // The task's sandbox is the repository's, made and enforced by the host's warren.
       const repo = host.hostRepo({ 'warren.yaml': `sandbox: { kind: bwrap, allow: ["127.0.0.1:${server.port}"] }\n` });
-      const config = path.join(repo.home, 'config.yaml');
-      fs.writeFileSync(
-        config,
-        fs
-          .readFileSync(config, 'utf8')
-          .replace(
-            /^ {4}warren: \[/m,
-            `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
-          ),
-      );
+      hostHasAgentClis(repo);
       const userHome = tmpDir('warren-claude-user-');
       const env = { HOME: userHome, CLAUDE_CONFIG_DIR: '', ...pointAt('claude', server, userHome) };
       const w = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: repo.root, home: repo.home, env });

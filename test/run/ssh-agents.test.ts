@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
+import { unavailable } from '../helpers/capabilities.js';
 import { pointAt } from '../helpers/agent-cli.js';
 import { FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
 import { BIN, runCli, tmpDir, type CliResult } from '../helpers/repo.js';
-import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
+import { hostHasAgentClis, startSshHost, type SshHost } from '../helpers/ssh-host.js';
 
 /**
  * A real agent CLI (claude, test/agent-clis) in a task on another machine (`--runner ssh:box`:
@@ -88,17 +88,8 @@ describe.skipIf(noClaude !== null)('a real agent CLI in a task on another machin
       onTestFinished(() => server.close());
       const repo = host.hostRepo();
       // The host's user has the CLI on its PATH (the host's warren is started with it).
-      const config = path.join(repo.home, 'config.yaml');
-      fs.writeFileSync(
-        config,
-        fs
-          .readFileSync(config, 'utf8')
-          .replace(
-            /^ {4}warren: \[/m,
-            `    warren: ["env", ${JSON.stringify(`PATH=${AGENT_CLI_BIN}:/usr/local/bin:/usr/bin:/bin`)}, `,
-          ),
-      );
-      expect(fs.readFileSync(config, 'utf8')).toContain(JSON.stringify(BIN));
+      hostHasAgentClis(repo);
+      expect(fs.readFileSync(path.join(repo.home, 'config.yaml'), 'utf8')).toContain(JSON.stringify(BIN));
       // Here, the CLI is not on PATH: the agent can only have run there.
       const userHome = tmpDir('warren-claude-user-');
       const env = { HOME: userHome, CLAUDE_CONFIG_DIR: '', ...pointAt('claude', server, userHome) };
