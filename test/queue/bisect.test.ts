@@ -1,13 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { openProject, openStore } from '../../src/composition.js';
-import { checkpointTask } from '../../src/land/checkpoint.js';
+import { describe, expect, it } from 'vitest';
 import { listQueue, queueLand } from '../../src/queue/operations.js';
 import { processQueue } from '../../src/queue/processor.js';
-import { createTask } from '../../src/workspace/create.js';
-import type { ProjectContext } from '../../src/workspace/context.js';
-import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
+import { makeRepo, tmpDir } from '../helpers/repo.js';
+import { landedSubjects, project, taskWith } from '../helpers/queue.js';
 
 /**
  * Where the land's time goes in a bisection (issue 41): a half of a failing batch has its own
@@ -15,23 +12,6 @@ import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
  * there whichever way the half goes; and lands that joined while the batch was being integrated
  * are in the batch, not left to a later part.
  */
-
-async function project(repo: TestRepo): Promise<ProjectContext> {
-  const store = openStore(repo.home);
-  onTestFinished(() => store.close());
-  return openProject(repo.root, { store });
-}
-
-async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<void> {
-  const ctx = await project(repo);
-  const task = await createTask(ctx, { type: 'feat', id });
-  for (const [rel, content] of Object.entries(files)) fs.writeFileSync(path.join(task.path, rel), content);
-  await checkpointTask(ctx, id, { message: `${id}'s work` });
-}
-
-function landedSubjects(repo: TestRepo, since: string): string[] {
-  return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
-}
 
 /** Each gate run writes when it started and ended under `marks` (mktemp: each run is in a PID namespace of its own). */
 function markingGate(marks: string): string {

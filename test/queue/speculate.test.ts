@@ -1,15 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { openProject, openStore } from '../../src/composition.js';
-import { checkpointTask } from '../../src/land/checkpoint.js';
+import { describe, expect, it } from 'vitest';
 import { listQueue, queueLand } from '../../src/queue/operations.js';
 import { processQueue } from '../../src/queue/processor.js';
 import { readMounts } from '../../src/system/mounts.js';
-import { createTask } from '../../src/workspace/create.js';
 import type { ProjectContext } from '../../src/workspace/context.js';
-import { gitIn, makeRepo, runCli, tmpDir, type TestRepo } from '../helpers/repo.js';
+import { makeRepo, runCli, tmpDir, type TestRepo } from '../helpers/repo.js';
+import { landedSubjects, project, taskWith } from '../helpers/queue.js';
 
 /**
  * The speculative merge queue (land.speculate): the next batch is integrated on top of the one
@@ -17,23 +15,6 @@ import { gitIn, makeRepo, runCli, tmpDir, type TestRepo } from '../helpers/repo.
  * on top of a batch that then failed is thrown away, and its entries gated again on the real
  * base — here, where they fail.
  */
-
-async function project(repo: TestRepo): Promise<ProjectContext> {
-  const store = openStore(repo.home);
-  onTestFinished(() => store.close());
-  return openProject(repo.root, { store });
-}
-
-async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<void> {
-  const ctx = await project(repo);
-  const task = await createTask(ctx, { type: 'feat', id });
-  for (const [rel, content] of Object.entries(files)) fs.writeFileSync(path.join(task.path, rel), content);
-  await checkpointTask(ctx, id, { message: `${id}'s work` });
-}
-
-function landedSubjects(repo: TestRepo, since: string): string[] {
-  return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
-}
 
 type Ev = { seq: number; kind: string; taskId: string | null; data: Record<string, unknown> };
 /** The project's events of these kinds, oldest first. */
