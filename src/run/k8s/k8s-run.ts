@@ -11,7 +11,7 @@ import { taskEnv } from '../task-env.js';
 import { taskTmpPath } from '../task-tmp.js';
 import { claimPlace, readLedger } from './ledger.js';
 import type { FinalMarker } from '../final-watch.js';
-import { bringStateBack, podValues, sendState, type StateFolder } from './state-folders.js';
+import { bringStateBack, lastLines, podValues, sendState, type StateFolder } from './state-folders.js';
 import type { TaskClaim } from './task-claim.js';
 
 /**
@@ -124,7 +124,7 @@ export function podMarker(
     async exists() {
       const { execCollect } = await import('./cluster.js');
       const r = await execCollect(claim.cluster, claim.pod, ['test', '-e', inPod ?? file]);
-      if (r.status !== 0 && r.status !== 1) throw new Error(lastLine(r.stderr) || `exit ${String(r.status)}`);
+      if (r.status !== 0 && r.status !== 1) throw new Error(lastLines(r.stderr) || `exit ${String(r.status)}`);
       return r.status === 0;
     },
   };
@@ -155,10 +155,6 @@ export function followState(claim: TaskClaim, folders: readonly StateFolder[]): 
       await going;
     },
   };
-}
-
-function lastLine(text: string): string {
-  return text.trim().split('\n').pop() ?? '';
 }
 
 const POD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

@@ -215,6 +215,7 @@ export function podValues(
   return out;
 }
 
-function lastLines(text: string): string {
+/** A command's last two lines of error output, for a message. */
+export function lastLines(text: string): string {
   return text.trim().split('\n').slice(-2).join(' ');
 }

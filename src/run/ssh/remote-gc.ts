@@ -3,8 +3,8 @@ import { otherRefTips } from '../../git/refs.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import type { GcCollected } from '../../workspace/types.js';
 import { request } from './connection.js';
-import { hostNamed } from './hosts.js';
-import type { Listed, Report } from './protocol.js';
+import { hostNamed, type Host } from './hosts.js';
+import type { Listed, ProjectName, Report } from './protocol.js';
 import { forgetRecord, projectRecords, type RemoteRecord } from './remote-records.js';
 import { remoteProject } from './remote-task.js';
 
@@ -66,9 +66,8 @@ export async function collectUnknownOnHosts(ctx: ProjectContext): Promise<GcColl
     }
     for (const id of listed.tasks) {
       if (known.has(id) || ctx.store.getTask(ctx.key, id)) continue;
-      const record: RemoteRecord = { host: name, project, repo: '', sent: '', pending: false, created: true };
       try {
-        const reason = await removeOrphan(ctx, id, record, false);
+        const reason = await removeThere(ctx, id, host, project);
         if (reason === null)
           removed.push({ kind: 'remote-unknown', id, path: `${name}:`, action: `removed on host ${name}` });
         else kept.push({ path: `${name}:`, kind: 'remote-unknown', reason });
@@ -84,21 +83,22 @@ export async function collectUnknownOnHosts(ctx: ProjectContext): Promise<GcColl
   return { removed, kept };
 }
 
-/** Removes one orphan there and its record here (when it has one); the reason it is kept instead, or null. */
-async function removeOrphan(
-  ctx: ProjectContext,
-  id: string,
-  record: RemoteRecord,
-  recorded = true,
-): Promise<string | null> {
-  const home = ctx.store.home;
+/** Removes one orphan there and its record here; the reason it is kept instead, or null. */
+async function removeOrphan(ctx: ProjectContext, id: string, record: RemoteRecord): Promise<string | null> {
   // Nothing was ever made there: only the record goes.
-  if (record.repo === null) {
-    forgetRecord(home, ctx.key, id);
-    return null;
-  }
-  const host = hostNamed(ctx, record.host);
-  const report = await request<Report>(home, host, { op: 'report', v: 1, project: record.project, id });
+  const reason = record.repo === null ? null : await removeThere(ctx, id, hostNamed(ctx, record.host), record.project);
+  if (reason === null) forgetRecord(ctx.store.home, ctx.key, id);
+  return reason;
+}
+
+/**
+ * Task `id`'s workspace and branch on `host` removed — the host's own `rm --discard` — only when
+ * nothing would be lost: no run of it going, no uncommitted change, every commit of its branch
+ * here already. The reason it is kept instead, or null.
+ */
+async function removeThere(ctx: ProjectContext, id: string, host: Host, project: ProjectName): Promise<string | null> {
+  const home = ctx.store.home;
+  const report = await request<Report>(home, host, { op: 'report', v: 1, project, id });
   if (report.exists) {
     if (report.running) return `a run of task ${id} is still going on host ${host.name}`;
     if (report.dirty)
@@ -110,8 +110,7 @@ async function removeOrphan(
     }
   }
   // Also when the host has no task: what `new` pushed there (refs/warren/sent/ID) goes with it.
-  await request(home, host, { op: 'remove', v: 1, project: record.project, id });
-  if (recorded) forgetRecord(home, ctx.key, id);
+  await request(home, host, { op: 'remove', v: 1, project, id });
   return null;
 }
 
