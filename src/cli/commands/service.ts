@@ -44,7 +44,12 @@ export const registerService: Register = (program, run) => {
         env.taskId = validateTaskId(rawId);
         const ctx = await env.project();
         const log = serviceLogFile(ctx, rawId, name);
-        let text = fs.readFileSync(log, 'utf8');
+        // Followed from the bytes read here, not the size after printing them: what the service
+        // appends in between would be skipped. One decoder for both, so a character split at the
+        // end of this read is printed whole by the first follow.
+        const bytes = fs.readFileSync(log);
+        const decoder = new StringDecoder('utf8');
+        let text = opts.follow && !env.json ? decoder.write(bytes) : bytes.toString('utf8');
         const n = opts.lines === undefined ? null : Number.parseInt(opts.lines, 10);
         if (n !== null && n >= 0) text = text.trimEnd().split('\n').slice(-n).join('\n');
         // The service's output, as a terminal would show it with colours, none of its other escape sequences obeyed.
@@ -52,7 +57,7 @@ export const registerService: Register = (program, run) => {
           return { data: { name, log, text }, human: text.trimEnd(), humanLayout: 'stream' };
         const shown = terminalStream();
         env.io.stdout.write(shown.write(text.endsWith('\n') || text === '' ? text : `${text}\n`));
-        await follow(log, fs.statSync(log).size, (chunk) => env.io.stdout.write(shown.write(chunk)));
+        await follow(log, bytes.length, decoder, (chunk) => env.io.stdout.write(shown.write(chunk)));
         env.io.stdout.write(shown.flush());
         return { data: { name, log, text }, human: '' };
       }),
@@ -60,8 +65,7 @@ export const registerService: Register = (program, run) => {
 };
 
 /** Passes on what is appended to `log` from `from` on, every 200 ms, until SIGINT or SIGTERM. */
-async function follow(log: string, from: number, out: (text: string) => void): Promise<void> {
-  const decoder = new StringDecoder('utf8');
+async function follow(log: string, from: number, decoder: StringDecoder, out: (text: string) => void): Promise<void> {
   let at = from;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
