@@ -6,7 +6,8 @@ import type { ProjectContext } from '../workspace/context.js';
 import { advance } from './advance.js';
 import { Ahead, Slots, type AheadVerdict } from './ahead.js';
 import { bounce, integrate, type Candidate, type Locked } from './chain.js';
-import { gateSandbox, gateSteps, runGate } from './gate.js';
+import { gateSteps } from './gate.js';
+import { describeGatePlace, gatePlace, runGateAt } from './gate-place.js';
 import { describeSnapshots } from './gate-deps.js';
 import { setGateTask } from './store.js';
 import { likelyCulprits } from './suspects.js';
@@ -310,16 +311,16 @@ async function gate(
     : probeOf
       ? ` (the first half of ${probeOf.map((c) => c.entry.taskId).join(' + ')}, probed at once)`
       : '';
-  const sandbox = gateSandbox(
+  const place = gatePlace(
     ctx,
     tasks.map((id) => ctx.store.getTask(ctx.key, id)).filter((t): t is Task => t !== null),
   );
   ctx.reporter.line(
-    `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')}${over} (run ${run}, sandbox ${sandbox})…`,
+    `warren: merge queue: gate ${steps.map((s) => s.id).join(', ')} on ${tasks.join(' + ')}${over} (run ${run}, ${describeGatePlace(place)})…`,
   );
-  let outcome: Awaited<ReturnType<typeof runGate>>;
+  let outcome: Awaited<ReturnType<typeof runGateAt>>;
   try {
-    outcome = await runGate(ctx, last.plan.commit, steps, sandbox, (gateTask) =>
+    outcome = await runGateAt(ctx, place, last.plan.commit, steps, (gateTask) =>
       setGateTask(
         ctx.store,
         group.map((c) => c.entry.id),
@@ -339,14 +340,14 @@ async function gate(
     project: ctx.key,
     kind: 'queue.gate',
     level: outcome.passed ? 'info' : 'warn',
-    message: `gate ${outcome.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')}${over} (run ${run}, sandbox ${sandbox}${deps ? `; ${deps}` : ''}; log ${outcome.log})`,
+    message: `gate ${outcome.passed ? 'passed' : 'FAILED'} on ${tasks.join(' + ')}${over} (run ${run}, ${describeGatePlace(place)}${deps ? `; ${deps}` : ''}; log ${outcome.log})`,
     data: {
       tasks,
       passed: outcome.passed,
       log: outcome.log,
       gateTask: outcome.gateTask,
       run,
-      sandbox,
+      sandbox: place.sandbox,
       snapshots: outcome.snapshots,
       setupLog: outcome.setupLog,
       ...(onTopOf ? { onTopOf } : {}),
