@@ -26,6 +26,12 @@ export interface Spec<F> {
   /** Said when the run ends: passed, failed, or not run. */
   state: 'running' | 'passed' | 'failed' | 'unrun';
   cancelled: boolean;
+  /**
+   * The part it left out: one entry whose integration on `onto` the gate failed on, so that it
+   * is bounced without a run if `onto` lands. `part` is then every part behind it, joined, as
+   * the queue joins them once a culprit is out.
+   */
+  skipped?: Locked[];
 }
 
 /** Gate runs at once, at most `size` (land.gates); the front of the queue first, then the nearest speculation. */
@@ -84,7 +90,8 @@ export class Ahead<F> {
   async fill(front: Candidate[], parts: Locked[][]): Promise<void> {
     const last = front[front.length - 1];
     if (!last || this.depth === 0) return;
-    while (this.specs.length < this.depth) {
+    // A speculation that left an entry out took every part behind the front: none goes deeper.
+    while (this.specs.length < this.depth && !this.specs.some((s) => s.skipped)) {
       const i = this.specs.length;
       const prev = this.specs[i - 1];
       if (prev && !prev.chain) return;
@@ -97,8 +104,17 @@ export class Ahead<F> {
         parts.push(more);
         part = more;
       }
-      // The rest of a failing group on top of its first half is the tree that failed: neither made again nor gated.
-      if (this.runner.failedOn?.(part, onto)) return;
+      // The rest of a failing group on top of its first half is the tree that failed: neither made
+      // again nor gated. When the front is one entry and that rest another (the two of a failing
+      // pair), the front landing bounces the other without a run and the parts behind it are
+      // gated together: those are speculated on the front, without it.
+      let skipped: Locked[] | undefined;
+      if (this.runner.failedOn?.(part, onto)) {
+        const rest = parts.slice(i + 1);
+        if (i > 0 || front.length !== 1 || part.length !== 1 || rest.length === 0) return;
+        skipped = part;
+        part = rest.length === 1 ? (rest[0] as Locked[]) : rest.flat();
+      }
       const chain = await integrateAhead(this.ctx, part, onto, onTopOf);
       const spec: Spec<F> = {
         part,
@@ -108,17 +124,22 @@ export class Ahead<F> {
         verdict: Promise.resolve('unrun'),
         state: 'unrun',
         cancelled: false,
+        ...(skipped ? { skipped } : {}),
       };
       this.specs.push(spec);
       if (!spec.chain) continue;
       const tasks = taskIds(spec.chain.candidates);
-      const message = `${tasks.join(' + ')} integrated on top of ${onTopOf.join(' + ')} (not landed yet) and gated at once`;
+      const leftOut = skipped ? skipped.map((l) => l.entry.taskId) : [];
+      const without = skipped
+        ? `, leaving out ${leftOut.join(' + ')} (the gate failed on it on top of ${taskIds(front).join(' + ')})`
+        : '';
+      const message = `${tasks.join(' + ')} integrated on top of ${onTopOf.join(' + ')} (not landed yet)${without} and gated at once`;
       this.ctx.store.addEvent({
         project: this.ctx.key,
         kind: 'queue.speculative',
         level: 'info',
         message,
-        data: { tasks, onTopOf, onto },
+        data: { tasks, onTopOf, onto, ...(skipped ? { leftOut } : {}) },
       });
       this.ctx.reporter.line(`warren: merge queue: ${message}…`);
       spec.state = 'running';
@@ -134,12 +155,27 @@ export class Ahead<F> {
     }
   }
 
+  /** Is `group` the entry the first speculation left out (it was built on the front without it)? */
+  leftOut(group: readonly Locked[]): boolean {
+    const skipped = this.specs[0]?.skipped;
+    return skipped !== undefined && sameEntries(skipped, group);
+  }
+
+  /** The parts still waiting, joined into one once a culprit is out: the first speculation's own when it holds exactly them. */
+  joined(parts: readonly Locked[][]): Locked[] {
+    const flat = parts.flat();
+    const spec = this.specs[0];
+    return spec?.skipped && sameEntries(spec.part, flat) ? spec.part : flat;
+  }
+
   /**
    * The speculation of `part`, now at the front of the queue, when it was built on `tip` —
    * the base as it is: its gate run tested the tree that lands. Else null, and it is thrown away.
    */
   take(part: Locked[], tip: string): Spec<F> | null {
     const spec = this.specs[0];
+    // The entry it left out comes first: it is bounced without a run, and the speculation waits for the rest.
+    if (spec?.skipped === part && spec.onto === tip) return null;
     if (!spec || spec.part !== part) {
       this.discardAll('the parts behind it changed');
       return null;
@@ -189,6 +225,10 @@ export class Ahead<F> {
   }
 }
 
-function taskIds(group: readonly Candidate[]): string[] {
+function sameEntries(a: readonly Locked[], b: readonly Locked[]): boolean {
+  return a.length === b.length && a.every((l, i) => l.entry.id === b[i]?.entry.id);
+}
+
+function taskIds(group: readonly Locked[]): string[] {
   return group.map((c) => c.entry.taskId);
 }

@@ -22,6 +22,9 @@ import { likelyCulprits } from './suspects.js';
  * The gate never runs twice on a tree it failed on in the batch: a part whose integration is
  * such a tree (the rest of a group on top of its passing first half) is split, or bounced when
  * alone, at once. With `land.parallel`, a failing group's two halves are gated at the same time.
+ * When the entry behind the front is such a known failure on top of it, what waits behind that
+ * entry is speculated on the front without it (ahead.ts), so that the front landing leaves the
+ * rest's verdict already on its way.
  */
 
 export interface Counter {
@@ -137,6 +140,9 @@ export async function settle(
       // While the front is in its gate, what waits behind it is integrated on top of it and gated.
       const meanwhile = async <T>(p: Promise<T>): Promise<T> => {
         const done = p.then((v) => ({ v }));
+        // A failure already there (a probe's) is used as it is: nothing is built on it first.
+        const already = await Promise.race([done, new Promise<null>((go) => setImmediate(() => go(null)))]);
+        if (already && already.v !== 'passed') return already.v;
         for (;;) {
           await ahead.fill(now, parts);
           const r = await Promise.race([done, new Promise<null>((go) => setTimeout(() => go(null), AHEAD_POLL_MS))]);
@@ -163,17 +169,19 @@ export async function settle(
         }
         continue;
       }
-      // What was built on top of `now` was built on a tree that does not land as it is.
-      ahead.discardAll(
-        `${now.map((c) => c.entry.taskId).join(' + ')}, which it was built on, ${verdict === 'bounced' ? 'bounced' : 'failed the gate'}`,
-      );
+      // What was built on top of `now` was built on a tree that does not land as it is (a
+      // speculation that left `now` out, a failure known before it was made, was not).
+      if (!(seen && ahead.leftOut(now)))
+        ahead.discardAll(
+          `${now.map((c) => c.entry.taskId).join(' + ')}, which it was built on, ${verdict === 'bounced' ? 'bounced' : 'failed the gate'}`,
+        );
       if (verdict === 'bounced') continue;
       failures.set(verdict.tree, verdict);
       probing = now.length > 1;
       if (now.length === 1) {
         bounceFailed(ctx, now[0] as Candidate, tip, verdict);
         // The culprit is out: what still waits is gated together.
-        if (parts.length > 1) parts.splice(0, parts.length, parts.flat());
+        if (parts.length > 1) parts.splice(0, parts.length, ahead.joined(parts));
         continue;
       }
       const suspects = seen ? [] : await likelyCulprits(ctx, now, verdict.log);

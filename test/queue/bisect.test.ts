@@ -19,6 +19,17 @@ function markingGate(marks: string): string {
   return `verify:\n  - { id: no-culprit, run: "${gate}" }\n`;
 }
 
+/**
+ * markingGate, whose run of p1 alone waits (at most a minute) until a run of p1 and p2 without
+ * the culprit has started: two runs at once, whatever the machine's load, if the queue starts both.
+ */
+function waitingGate(marks: string): string {
+  const spec = `test -e p1.txt && test -e p2.txt && ! test -e culprit.txt && touch $f.spec`;
+  const front = `if test -e p1.txt && ! test -e p2.txt && ! test -e culprit.txt; then i=0; while ! ls ${marks}/*.spec >/dev/null 2>&1 && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; fi`;
+  const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; ${spec}; ${front}; sleep 1.5; date +%s%N > $f.end; ! test -e culprit.txt`;
+  return `verify:\n  - { id: no-culprit, run: "${gate}" }\n`;
+}
+
 /** The gate runs that overlapped in time, as pairs. */
 function overlaps(marks: string): number {
   const runs = fs
@@ -29,9 +40,9 @@ function overlaps(marks: string): number {
 }
 
 /** Tasks in `order` (the one named `bad` breaks the gate), each landed in turn, then the queue worked through. */
-async function landInOrder(order: readonly string[]) {
+async function landInOrder(order: readonly string[], gate: (marks: string) => string = markingGate) {
   const marks = tmpDir();
-  const repo = makeRepo({ files: { 'warren.yaml': markingGate(marks) } });
+  const repo = makeRepo({ files: { 'warren.yaml': gate(marks) } });
   for (const id of order)
     await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
   const ctx = await project(repo);
@@ -73,6 +84,34 @@ describe('bisecting a failing batch', () => {
       // is what the second run failed on: bounced without a run; q2 + q3 (passes).
       expect(worked.gateRuns).toBe(4);
       expect(overlaps(marks)).toBe(1);
+    },
+  );
+
+  it(
+    'the entry alone in its gate, the one after it a known failure on top of it: the rest is gated on it at once, without the culprit',
+    { timeout: 240_000 },
+    async () => {
+      const { marks, repo, ctx, before, worked, states } = await landInOrder(
+        ['p1', 'bad', 'p2', 'p3', 'p4', 'p5'],
+        waitingGate,
+      );
+      expect(states).toEqual({ p1: 'landed', bad: 'bounced', p2: 'landed', p3: 'landed', p4: 'landed', p5: 'landed' });
+      expect(landedSubjects(repo, before)).toEqual(["p1's work", "p2's work", "p3's work", "p4's work", "p5's work"]);
+      // The batch (fails); p1 + bad + p2 (fails) with p1 + bad (fails) at once; then p1 alone
+      // (passes) and, at the same time, p2…p5 on top of p1 without bad — whose integration on p1
+      // the gate failed on, so that p1 landing bounces it without a run. Five runs in three gate
+      // times where the rest after p1 was a fourth. (p1's run waits for the other to start.)
+      expect(worked.gateRuns).toBe(5);
+      expect(overlaps(marks)).toBe(2);
+      const spec = ctx.store.projectEvents(ctx.key, 'queue.speculative', 100) as unknown as {
+        data: { tasks: string[]; onTopOf: string[]; leftOut?: string[] };
+      }[];
+      expect(spec.map((e) => e.data)).toEqual([
+        expect.objectContaining({ tasks: ['p2', 'p3', 'p4', 'p5'], onTopOf: ['p1'], leftOut: ['bad'] }),
+      ]);
+      expect(ctx.store.projectEvents(ctx.key, 'queue.discarded', 100)).toEqual([]);
+      expect(repo.git('status', '--porcelain')).toBe('');
+      expect(repo.git('ls-tree', '--name-only', 'main')).not.toContain('culprit.txt');
     },
   );
 
