@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WarrenConfig } from '../config/schema.js';
 import type { SandboxKind } from '../config/sandbox.js';
-import { WarrenError } from '../errors.js';
+import { isWarrenError, WarrenError } from '../errors.js';
 import { deleteRemoteRefs, pushCommits } from '../git/ssh-transfer.js';
 import { DEFAULT_STEP_TIMEOUT } from '../run/commands.js';
 import { logDir } from '../run/records.js';
@@ -68,7 +68,12 @@ export async function runGateOnHost(
   } catch (err) {
     // The host drops the ref itself once its gate is done; one that never got the request would keep it.
     await deleteRemoteRefs(ctx.repo, url, gitSshCommand(home, host), [gateRef(gate)]).catch(() => undefined);
-    throw err;
+    if (!isWarrenError(err, 'REMOTE_FAILED')) throw err;
+    // A lost connection, a host's warren that ended: the gate could not run (settle.ts bounces the batch).
+    throw new WarrenError('REMOTE_FAILED', `the gate on host ${host.name} could not run: ${err.message}`, {
+      hint: `Once host ${host.name} answers again, land the task again: its gate runs there again.`,
+      cause: err,
+    });
   }
   return {
     passed: ran.passed,

@@ -7,8 +7,8 @@ import { gatePlace } from '../../src/queue/gate-place.js';
 import type { Task } from '../../src/state/types.js';
 import type { ProjectContext } from '../../src/workspace/context.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { tmpDir } from '../helpers/repo.js';
-import { startSshHost, type SshHost } from '../helpers/ssh-host.js';
+import { runCli, tmpDir } from '../helpers/repo.js';
+import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
 
 /**
  * The merge queue's gate of a batch whose strictest task runs on an SSH host runs on that host
@@ -90,6 +90,48 @@ describe.skipIf(noSshd !== null)("the gate of an SSH task's batch", () => {
       expect(
         host.asHost(`cd ${home}/remote/*/repo && git worktree list --porcelain | grep -c queue- || true`).out,
       ).toBe('0');
+    },
+  );
+
+  it(
+    'a connection lost during the gate there is a gate that could not run: nothing lands, the task bounces with why; the next gate lands it and nothing is left',
+    { timeout: 400_000 },
+    async () => {
+      // The step says it has started, then waits for the test's word (a folder both users can write).
+      const signal = fs.mkdtempSync('/tmp/warren-sshgate-');
+      fs.chmodSync(signal, 0o777);
+      onTestFinished(() => fs.rmSync(signal, { recursive: true, force: true }));
+      const started = path.join(signal, 'started');
+      const go = path.join(signal, 'go');
+      const waits = `touch ${started}; i=0; while [ ! -e ${go} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; test -e ${go}`;
+      const repo = host.hostRepo({ 'warren.yaml': `verify:\n  - { id: waits, run: '${waits}' }\n` });
+      expect((await repo.warren('new', 'feat', 'c', '--runner', 'ssh:box')).code).toBe(0);
+      const work = await repo.warren('exec', 'c', '--', 'sh', '-c', 'echo c > c.txt; git add c.txt; git commit -qm c');
+      expect(work.code, work.stderr).toBe(0);
+      const before = repo.git('rev-parse', 'main');
+
+      // A process of its own: its connection to the host is cut while the gate runs there.
+      const landing = runCli(['land', 'c'], { cwd: repo.root, home: repo.home });
+      await waitFor(() => fs.existsSync(started));
+      expect(fs.existsSync(started)).toBe(true);
+      const master = host.masterPid(repo);
+      expect(master).not.toBeNull();
+      process.kill(master!, 'SIGKILL');
+      fs.writeFileSync(go, '');
+      const cut = await landing;
+      expect(cut.code, cut.stderr).toBe(1);
+      expect(cut.stderr).toContain('the gate on host box could not run');
+      expect(repo.git('rev-parse', 'main')).toBe(before);
+      const queue = await repo.warrenJson<{ id: string; state: string; code: string | null }[]>('queue');
+      expect(queue.json).toEqual([expect.objectContaining({ id: 'c', state: 'bounced', code: 'REMOTE_FAILED' })]);
+
+      // Landed again: the gate there runs (after the cut one ended, or collecting what it left), and passes.
+      const again = await runCli(['land', 'c'], { cwd: repo.root, home: repo.home });
+      expect(again.code, again.stderr).toBe(0);
+      expect(repo.git('show', 'main:c.txt')).toBe('c');
+      const home = host.remoteHome(repo);
+      expect(host.asHost(`find ${home}/worktrees -maxdepth 2 -name '.queue-*'`).out).toBe('');
+      expect(host.asHost(`cd ${home}/remote/*/repo && git for-each-ref refs/warren/gate`).out).toBe('');
     },
   );
 });
