@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseSandboxKind } from '../config/sandbox.js';
-import type { WarrenConfig } from '../config/schema.js';
+import { configSchema, type WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { dropRef, hasCommit } from '../git/ssh-transfer.js';
 import { gateRemovals, removeStaleGates, runGate } from '../queue/gate.js';
@@ -36,6 +36,7 @@ export async function hostGate(ctx: ProjectContext, req: GateRequest): Promise<G
       `${JSON.stringify(req.gate)} at ${JSON.stringify(req.commit)} is not a gate a coordinator sends; nothing was run.`,
     );
   const sandbox = parseSandboxKind(req.sandbox);
+  const gateCtx: ProjectContext = { ...ctx, config: coordinatorCommands(ctx.config, req) };
   if ((await hasCommit(ctx.repo.root, gateRef(req.gate))) !== req.commit)
     throw new WarrenError(
       'BASE_UNKNOWN',
@@ -55,8 +56,7 @@ export async function hostGate(ctx: ProjectContext, req: GateRequest): Promise<G
   }
   try {
     await collectCutOff(ctx);
-    const gateCtx: ProjectContext = { ...ctx, config: coordinatorCommands(ctx.config, req) };
-    const outcome = await runGate(gateCtx, req.commit, req.steps, sandbox, () => undefined, {
+    const outcome = await runGate(gateCtx, req.commit, gateCtx.config.verify, sandbox, () => undefined, {
       id: req.gate,
       trustedBy: 'coordinator',
     });
@@ -78,10 +78,17 @@ export async function hostGate(ctx: ProjectContext, req: GateRequest): Promise<G
   }
 }
 
-/** This host's configuration with the coordinator's commands in place of its checkout's. */
+/** This host's configuration with the coordinator's commands in place of its checkout's (checked as warren.yaml's are). */
 function coordinatorCommands(config: WarrenConfig, req: GateRequest): WarrenConfig {
+  const sent = configSchema.safeParse({ setup: req.setup, verify: req.steps, services: req.services });
+  if (!sent.success)
+    throw new WarrenError(
+      'USAGE',
+      `the commands the coordinator sent for gate ${req.gate} are not valid (${sent.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}); nothing was run.`,
+    );
   const { services: _theirs, ...rest } = config;
-  return { ...rest, setup: req.setup, verify: req.steps, ...(req.services ? { services: req.services } : {}) };
+  const { setup, verify, services } = sent.data;
+  return { ...rest, setup, verify, ...(services ? { services } : {}) };
 }
 
 /** What a gate cut off here left (its warren killed): its workspace, as the ledger names it, and its ref. */
