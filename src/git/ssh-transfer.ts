@@ -26,6 +26,21 @@ export async function pushCommits(
   });
 }
 
+/** Deletes `refs` of `url` (those it does not have are no error to git). */
+export async function deleteRemoteRefs(
+  repo: Repository,
+  url: string,
+  sshCommand: string,
+  refs: readonly string[],
+): Promise<void> {
+  await git(['push', '--quiet', '--no-verify', '--', url, ...refs.map((r) => `:${r}`)], {
+    cwd: repo.root,
+    env: { GIT_SSH_COMMAND: sshCommand },
+    timeoutMs: 60_000,
+    ...NO_HOOKS,
+  });
+}
+
 /** Fetches `remoteRef` of `url` into `localRef` (forced); its commit, or null when the remote has no such ref. */
 export async function fetchInto(
   repo: Repository,

@@ -14,6 +14,8 @@ export const QUEUE_EVENTS = {
     gateTask: string;
     run: number;
     sandbox?: 'none' | 'bwrap' | 'container';
+    /** The SSH host the gate ran on (gate-place.ts); absent when it ran here. */
+    host?: string;
     /** The dependency snapshots the gate ran with, and how it got each (gate-deps.ts). */
     snapshots?: { path: string; key: string | null; lockfile: string | null; how: string }[];
     /** The log of the setup steps the gate ran (the install, `gate: true` steps). */

@@ -74,6 +74,7 @@ export async function provisionGate(
   task: Task,
   provisioned: (records: ProvisionRecord[]) => void,
   prepare: (provisioned: Task) => Promise<Task>,
+  trustedBy?: 'coordinator',
 ): Promise<GateProvision> {
   const sources = await resolveSources(ctx);
   const cow = (await overlaySupport(ctx.store.home)).ok;
@@ -148,6 +149,7 @@ export async function provisionGate(
   const setup = await runSteps(ctx, prepared, 'setup', steps, {
     stopOnFailure: true,
     output: { stdout: null, stderr: null },
+    ...(trustedBy ? { trustedBy } : {}),
   });
   if (!setup.ok) return { records, task: prepared, snapshots, setup };
   // Deepest first: a pnpm package's folder links into the root's, which must still be in place when it is taken.

@@ -81,15 +81,26 @@ export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): Sandbo
 
 let gateSerial = 0;
 
+/** A new integration workspace's id: unique within this process too (with `land.parallel` two gates start in the same millisecond). */
+export function newGateId(): string {
+  return `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
+}
+
+/** What a gate run on a host for a coordinator is told: its id, and that its commands are the coordinator's (gate-host.ts). */
+export interface GateOptions {
+  id?: string;
+  trustedBy?: 'coordinator';
+}
+
 export async function runGate(
   ctx: ProjectContext,
   commit: string,
   steps: readonly VerifyStep[],
   sandbox: SandboxKind,
   onStart: (gateTask: string) => void,
+  options: GateOptions = {},
 ): Promise<GateOutcome> {
-  // Unique within this process too: with `land.parallel` two gates start in the same millisecond.
-  const gateTask = `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
+  const gateTask = options.id ?? newGateId();
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   // In the ledger before it exists: only what the ledger names is ever removed as a gate's.
   recordMade(ctx, wsPath, 'integration', gateTask);
@@ -141,6 +152,7 @@ export async function runGate(
         ...provisioned,
         data: { ...provisioned.data, services: await startGateServices(ctx, provisioned) },
       }),
+      options.trustedBy,
     );
     records = deps.records;
     const setupLog = deps.setup?.log ?? null;
@@ -159,6 +171,7 @@ export async function runGate(
       const ran = await runSteps(ctx, deps.task, 'verify', steps, {
         stopOnFailure: false,
         output: { stdout: null, stderr: null },
+        ...(options.trustedBy ? { trustedBy: options.trustedBy } : {}),
       });
       outcome = {
         passed: ran.ok,

@@ -338,7 +338,7 @@ async function gate(
   } catch (err) {
     // A speculative run or a probe that cannot run bounces nobody: the front's own run will say.
     if (onTopOf || probeOf) return 'bounced';
-    // The gate could not run at all (its commands are no longer trusted, the workspace could not be made): nothing lands.
+    // The gate could not run at all (its commands untrusted, no workspace, its host lost): nothing lands.
     for (const c of group) bounce(ctx, c.entry, err, null);
     return 'bounced';
   }
@@ -356,6 +356,7 @@ async function gate(
       gateTask: outcome.gateTask,
       run,
       sandbox: place.sandbox,
+      ...(place.where === 'ssh' ? { host: place.host } : {}),
       snapshots: outcome.snapshots,
       setupLog: outcome.setupLog,
       ...(onTopOf ? { onTopOf } : {}),

@@ -44,15 +44,28 @@ export interface StepsOutcome {
   failed: StepResult | null;
 }
 
+export interface StepsOptions {
+  stopOnFailure: boolean;
+  output: RunOutput;
+  skipStateCheck?: boolean;
+  /**
+   * `coordinator`: on a host, steps a coordinator sent (the merge queue's gate there), checked
+   * against its user's trust before they were sent, as every command it sends is; the host's
+   * own settings are still checked before each runs (boundary.ts).
+   */
+  trustedBy?: 'coordinator';
+}
+
 export async function runSteps(
   ctx: ProjectContext,
   task: Task,
   kind: 'setup' | 'verify' | 'teardown',
   steps: readonly Step[],
-  options: { stopOnFailure: boolean; output: RunOutput; skipStateCheck?: boolean },
+  options: StepsOptions,
 ): Promise<StepsOutcome> {
-  // The one place warren.yaml's steps run: none of them without the user's trust.
-  assertTrusted(ctx, [kind], `Nothing was run; task ${task.id} is as it was.`);
+  // The one place warren.yaml's steps run: none of them without the user's trust (the
+  // coordinator's, for a gate it sent here: it checked them, as it does every command it sends).
+  if (options.trustedBy !== 'coordinator') assertTrusted(ctx, [kind], `Nothing was run; task ${task.id} is as it was.`);
   const log = path.join(logDir(ctx.store, ctx.key, task.id), `${newRunId()}-${kind}.log`);
   fs.writeFileSync(log, '', { mode: 0o600 });
   const results: StepResult[] = [];

@@ -15,6 +15,7 @@ import {
   hostWorktree,
   hostRepoDir,
 } from '../ssh-host-side.js';
+import { hostGate } from '../ssh-host-gate.js';
 import type { Listed, RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
 import { inputFromFrames } from '../../run/ssh/input.js';
 import { warrenHome } from '../../state/home.js';
@@ -101,6 +102,8 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostWorktree(ctx, req.id);
     case 'list':
       return hostList(ctx);
+    case 'gate':
+      return hostGate(ctx, req);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * What the coordinator and the host's warren (`warren runner --stdio`) say to each other: one
  * JSON frame a line. A request is the first line of the remote's standard input; a control
- * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`, `list`) is
+ * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`, `list`, `gate`) is
  * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
@@ -9,7 +9,9 @@
  * own input, when it is forwarded, follows the `exec` frame as frames of its own (input.ts).
  */
 
+import type { WarrenConfig } from '../../config/schema.js';
 import type { TaskStatus } from '../../provision/status/status.js';
+import type { StepResult } from '../commands.js';
 
 /** Where a coordinator's repository lives on the host: `<home>/remote/<project>/repo`. */
 export type ProjectName = string;
@@ -49,7 +51,53 @@ export type RemoteRequest =
   | { op: 'remove'; v: 1; project: ProjectName; id: string }
   | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string }
   | { op: 'worktree'; v: 1; project: ProjectName; id: string }
-  | { op: 'list'; v: 1; project: ProjectName };
+  | { op: 'list'; v: 1; project: ProjectName }
+  | GateRequest;
+
+/**
+ * `gate`: the merge queue's gate of a batch run on this host (src/queue/gate-host.ts here,
+ * src/cli/ssh-host-gate.ts there). The integrated commit was pushed to `gateRef(gate)` first;
+ * the commands are the coordinator's, from the warren.yaml its user trusted — never the host's
+ * checkout's.
+ */
+export interface GateRequest {
+  op: 'gate';
+  v: 1;
+  project: ProjectName;
+  /** The integration workspace's id there (`queue-…`), the ref's name too. */
+  gate: string;
+  commit: string;
+  sandbox: 'none' | 'bwrap' | 'container';
+  /** The verify steps the gate runs (`land.gate`, else the required ones). */
+  steps: WarrenConfig['verify'];
+  /** The coordinator's setup (the gate picks its install and `gate: true` steps from it) and services. */
+  setup: WarrenConfig['setup'];
+  services?: WarrenConfig['services'];
+}
+
+/** Where the coordinator pushes the integrated commit for a gate there (dropped once the gate is done). */
+export const gateRef = (gate: string): string => `refs/warren/gate/${gate}`;
+
+/** A log of the gate there, sent back: its file's name and its text (the end of it, past 8 MiB). */
+export interface SentLog {
+  name: string;
+  text: string;
+}
+
+/** `gate`'s answer: how the gate went there. */
+export interface GateRan {
+  passed: boolean;
+  results: StepResult[];
+  snapshots: {
+    path: string;
+    key: string | null;
+    lockfile: string | null;
+    how: 'main' | 'reused' | 'installed' | 'unmatched';
+  }[];
+  setupFailed: boolean;
+  log: SentLog | null;
+  setupLog: SentLog | null;
+}
 
 export type RemoteReply =
   { ok: true; data: unknown } | { ok: false; error: { code: string; message: string; hint?: string } };
