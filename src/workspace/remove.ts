@@ -164,7 +164,8 @@ const removing: RemovalStep = {
 /**
  * `--discard`: everything saved under refs/warren/archive/ — after teardown, before the
  * workspace's own mount (a cow checkout) comes off: the archive is the workspace as it is
- * removed. A folder that is gone (or left over) has only its branch left to save. Not undone:
+ * removed. A folder that is gone (or left over) has only its branch left to save; files that live
+ * elsewhere (a host's workspace) were read before the operation began (RemoveStep.snapshot). Not undone:
  * the archive is a copy, and a refusal after it says where it is.
  */
 const archived: RemovalStep = {

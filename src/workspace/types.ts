@@ -111,8 +111,6 @@ export interface HeldSnapshot {
   snapshot: WorktreeSnapshot;
   /** Its uncommitted changes there, as `git status` counts them. */
   changes: number;
-  /** Where it was read, for the event: `host box`. */
-  where: string;
   /** Once the archive holds its objects (or the removal was refused): what held them here is dropped. */
   release(): Promise<void>;
 }

@@ -29,7 +29,7 @@ export async function snapshotRemote(ctx: ProjectContext, task: Task): Promise<H
   } catch (err) {
     // Refused commits keep their own words (they are kept here, under the quarantine ref).
     if (!isWarrenError(err, 'REMOTE_FAILED')) throw err;
-    throw notBrought(task, host, lastLine(err), err);
+    throw notBrought(task, host, err.message, err);
   }
   let there: Snapshot | undefined;
   try {
@@ -73,7 +73,7 @@ export async function snapshotRemote(ctx: ProjectContext, task: Task): Promise<H
       tree: await treeOf(ctx.repo, got),
       indexTree: index === null ? null : await treeOf(ctx.repo, index),
     };
-    return { snapshot, changes: made.changes, where: `host ${host.name}`, release };
+    return { snapshot, changes: made.changes, release };
   } catch (err) {
     await release();
     throw err;
