@@ -70,7 +70,7 @@ export const TASK_ERROR_DOCS = {
   },
   REMOTE_FAILED: {
     meaning:
-      "An SSH task's remote side refused or failed a request (its warren said why), or the connection to the host was lost. What the task committed there stays there and is fetched back by the next command; the task's branch here did not move.",
+      "An SSH task's remote side refused or failed a request (its warren said why), or the connection to the host was lost. What the task committed there stays there and is fetched back by the next command; the task's branch here did not move. From `rm --discard`: the workspace there could not be brought here to be archived, so nothing was removed, there or here.",
     action:
       'Run the command again once the host answers; `warren scan` names a task whose remote work is not fetched back yet.',
   },

@@ -6,7 +6,7 @@ import { headOrNull } from '../git/index-ops.js';
 import { snapshotCommit, snapshotWorktree } from '../git/snapshot.js';
 import { pinned } from '../workspace/pinned.js';
 import { provisionedExcludes } from '../workspace/provisioned.js';
-import { worktreeRef } from '../run/ssh/protocol.js';
+import { snapshotRef, worktreeRef } from '../run/ssh/protocol.js';
 import { detachMain, dropRef, hasCommit, initHostRepository } from '../git/ssh-transfer.js';
 import { statusOf } from '../git/status.js';
 import { checkpointTask } from '../land/checkpoint.js';
@@ -190,5 +190,6 @@ export async function hostRemove(ctx: ProjectContext, id: string): Promise<{ rem
   await dropRef(ctx.repo.root, `refs/warren/sent/${id}`);
   // The uncommitted work last shown to the coordinator (`worktree`): the archive has what was there.
   await dropRef(ctx.repo.root, worktreeRef(id));
+  await dropRef(ctx.repo.root, snapshotRef(id));
   return { removed: had };
 }

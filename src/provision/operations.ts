@@ -47,7 +47,9 @@ export async function provisionTask(
       throw new WarrenError(
         'USAGE',
         `task ${id} runs on host ${task.data.runner?.slice('ssh:'.length)}, where its paths are provisioned, by the host's warren; nothing was provisioned here.`,
-        { hint: `\`warren status ${id}\` shows them; to provision them again, remove the task and make it again.` },
+        {
+          hint: `\`warren provision ${id}\` asks the host's warren to (src/views/provision.ts); \`warren status ${id}\` shows them.`,
+        },
       );
     }
     if (options.refresh) {

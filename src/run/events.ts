@@ -64,6 +64,8 @@ export const EXECUTION_EVENTS = {
   'remote.refused': payload<{ host: string; tip: string; sent: string; reason: string; paths: string[] }>(),
   'remote.lost': payload<{ host: string; runId: string }>(),
   'remote.removed': payload<{ host: string }>(),
+  /** One of the task's events the host's warren recorded while it did what the coordinator asked (`provision`). */
+  'remote.relayed': payload<{ host: string; kind: string }>(),
   /** How an agent's run on a host ended and its transcript could not be read back (the run itself is recorded). */
   'remote.agent_unfetched': payload<{ host: string; runId: string; agent: string; reason: string }>(),
   'setup.passed': payload<StepsPayload>(),

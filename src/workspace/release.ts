@@ -16,12 +16,14 @@ export function isOwnedMount(ctx: ProjectContext, task: Task, mount: MountEntry)
  * Runs every feature's `release` in order (teardown, unmount) and returns every problem they
  * met. A step that throws is a problem too: the next steps still run, so one broken teardown
  * cannot keep a layer mounted. `inside`: all but the step that holds the workspace's files (a
- * cow checkout); `workspace`: only that one; `all`: both, that one last.
+ * cow checkout); `workspace`: only that one; `all`: both, that one last. `discarded`: `rm
+ * --discard`'s archive, made.
  */
 export async function releaseSteps(
   ctx: ProjectContext,
   task: Task,
   which: 'inside' | 'workspace' | 'all' = 'all',
+  discarded?: { archive: string },
 ): Promise<string[]> {
   const problems: string[] = [];
   const steps = ctx.lifecycle.remove;
@@ -32,7 +34,7 @@ export async function releaseSteps(
   for (const step of ordered) {
     if (!step.release) continue;
     try {
-      problems.push(...(await step.release(ctx, task)));
+      problems.push(...(await step.release(ctx, task, discarded)));
     } catch (err) {
       problems.push(`${step.name}: ${err instanceof Error ? err.message : String(err)}`);
     }

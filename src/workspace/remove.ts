@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { z } from 'zod';
 import { WarrenError } from '../errors.js';
 import type { WorktreeEntry } from '../git/parse.js';
+import type { WorktreeSnapshot } from '../git/snapshot.js';
 import { deleteBranch as deleteGitBranch, revParse } from '../git/refs.js';
 import { listWorktrees, removeWorktree, SPARE_LOCK_REASON, unlockWorktree } from '../git/worktrees.js';
 import { TASK_STATES, type Task } from '../state/types.js';
@@ -18,6 +19,7 @@ import { runOperation, type Direction, type Operation, type Schema, type Step } 
 import { afterRemoveSteps, releaseSteps } from './release.js';
 import { checkBranchLanded, checkRemoval, gatherRemoval, type RemoveOptions } from './removal-facts.js';
 import { requireTask } from './tasks.js';
+import type { HeldSnapshot } from './types.js';
 
 export type { RemoveOptions } from './removal-facts.js';
 
@@ -49,36 +51,62 @@ export async function removeTask(
   const lock = lockTask(ctx, id, `rm ${id}`);
   try {
     for (const step of ctx.lifecycle.remove) await step.collect?.(ctx, requireTask(ctx, id));
-    const facts = await gatherRemoval(ctx, requireTask(ctx, id));
-    checkRemoval(facts, options);
-    await checkBranchLanded(ctx, facts, options);
-    const { task } = facts;
     const discard = options.discard === true;
-    const data: RemovalData = {
-      id,
-      path: task.path,
-      branch: task.branch,
-      base: task.base,
-      folder: facts.folder,
-      deleteBranch: options.deleteBranch === true || discard,
-      prevState: task.state,
-      tip: facts.tip,
-      changes: facts.dirty.length,
-      unlanded: facts.unlanded,
-    };
-    const done = await runOperation(ctx, discard ? DISCARD : RM, id, data, { task, entry: facts.entry });
-    return {
-      removed: true,
-      id,
-      branch: task.branch,
-      branchDeleted: done.branchDeleted === true,
-      unlandedCommits: facts.unlanded,
-      ...(facts.folder === 'missing' ? { folderMissing: true as const } : {}),
-      ...(done.archive ? { archive: done.archive } : {}),
-    };
+    // --discard of a workspace whose files live elsewhere (a host's): read here before any guard or change.
+    const held = discard ? await snapshotElsewhere(ctx, requireTask(ctx, id)) : null;
+    try {
+      return await removeGathered(ctx, id, options, held);
+    } finally {
+      await held?.release();
+    }
   } finally {
     lock.release();
   }
+}
+
+async function snapshotElsewhere(ctx: ProjectContext, task: Task): Promise<HeldSnapshot | null> {
+  for (const step of ctx.lifecycle.remove) {
+    const held = await step.snapshot?.(ctx, task);
+    if (held) return held;
+  }
+  return null;
+}
+
+/** `rm` once the task's lock is held (and, for `--discard`, its files elsewhere read): gather → check → act. */
+async function removeGathered(
+  ctx: ProjectContext,
+  id: string,
+  options: RemoveOptions,
+  held: HeldSnapshot | null,
+): Promise<RemoveResult> {
+  const facts = await gatherRemoval(ctx, requireTask(ctx, id));
+  checkRemoval(facts, options);
+  await checkBranchLanded(ctx, facts, options);
+  const { task } = facts;
+  const discard = options.discard === true;
+  const data: RemovalData = {
+    id,
+    path: task.path,
+    branch: task.branch,
+    base: task.base,
+    folder: facts.folder,
+    deleteBranch: options.deleteBranch === true || discard,
+    prevState: task.state,
+    tip: facts.tip,
+    changes: held ? held.changes : facts.dirty.length,
+    unlanded: facts.unlanded,
+  };
+  const live = { task, entry: facts.entry, snapshot: held?.snapshot ?? null };
+  const done = await runOperation(ctx, discard ? DISCARD : RM, id, data, live);
+  return {
+    removed: true,
+    id,
+    branch: task.branch,
+    branchDeleted: done.branchDeleted === true,
+    unlandedCommits: facts.unlanded,
+    ...(facts.folder === 'missing' ? { folderMissing: true as const } : {}),
+    ...(done.archive ? { archive: done.archive } : {}),
+  };
 }
 
 // ─── The operations ─────────────────────────────────────────────────────────────────────────
@@ -112,6 +140,8 @@ declare module '../state/intents.js' {
 export interface RemovalLive {
   task: Task;
   entry: WorktreeEntry | null;
+  /** `--discard`: the workspace's files as read from where they live (a host's), for the archive. */
+  snapshot?: WorktreeSnapshot | null;
 }
 
 type RemovalStepName = 'removing' | 'archived' | 'released' | 'worktree-removed' | 'branch-deleted' | 'after-remove';
@@ -134,7 +164,8 @@ const removing: RemovalStep = {
 /**
  * `--discard`: everything saved under refs/warren/archive/ — after teardown, before the
  * workspace's own mount (a cow checkout) comes off: the archive is the workspace as it is
- * removed. A folder that is gone (or left over) has only its branch left to save. Not undone:
+ * removed. A folder that is gone (or left over) has only its branch left to save; files that live
+ * elsewhere (a host's workspace) were read before the operation began (RemoveStep.snapshot). Not undone:
  * the archive is a copy, and a refusal after it says where it is.
  */
 const archived: RemovalStep = {
@@ -147,7 +178,7 @@ const archived: RemovalStep = {
       if (problems.length > 0) throw notReleased(data, problems, false);
     }
     if (!data.tip) return;
-    const snapshot = data.folder === 'whole' ? await snapshotTask(ctx, live.task) : null;
+    const snapshot = live.snapshot ?? (data.folder === 'whole' ? await snapshotTask(ctx, live.task) : null);
     const archive = await archiveTask(ctx, live.task, data.tip, snapshot);
     ctx.store.addEvent({
       project: ctx.key,
@@ -178,13 +209,15 @@ function released(which: 'all' | 'workspace'): RemovalStep {
     name: 'released',
     async run({ ctx, data, live }) {
       if (data.folder === 'leftover') return;
+      const discarded = data.archive ? { archive: data.archive } : undefined;
       if (data.folder === 'missing') {
-        await releaseSteps(ctx, live.task, 'all');
+        await releaseSteps(ctx, live.task, 'all', discarded);
         return;
       }
       // The workspace's own mount (a cow checkout) comes off only once everything inside it did.
-      let problems = await releaseSteps(ctx, live.task, which === 'all' ? 'inside' : 'workspace');
-      if (which === 'all' && problems.length === 0) problems = await releaseSteps(ctx, live.task, 'workspace');
+      let problems = await releaseSteps(ctx, live.task, which === 'all' ? 'inside' : 'workspace', discarded);
+      if (which === 'all' && problems.length === 0)
+        problems = await releaseSteps(ctx, live.task, 'workspace', discarded);
       const mounted = mountsUnder(readMounts(), data.path).map((m) => `${m.mountPoint} is still mounted`);
       if (problems.length + mounted.length > 0) throw notReleased(data, [...problems, ...mounted], mounted.length > 0);
     },

@@ -4,6 +4,7 @@ import type { WarrenConfig } from '../config/schema.js';
 import type { UserConfig } from '../config/user-schema.js';
 import type { WarrenError } from '../errors.js';
 import type { Repository } from '../git/repo.js';
+import type { WorktreeSnapshot } from '../git/snapshot.js';
 import type { Store } from '../state/store.js';
 import type { Reporter } from './reporter.js';
 
@@ -105,6 +106,15 @@ export interface CheckoutStep {
   add(ctx: ProjectContext, task: Task): Promise<boolean>;
 }
 
+/** A workspace's files read from elsewhere for `rm --discard`'s archive (RemoveStep.snapshot). */
+export interface HeldSnapshot {
+  snapshot: WorktreeSnapshot;
+  /** Its uncommitted changes there, as `git status` counts them. */
+  changes: number;
+  /** Once the archive holds its objects (or the removal was refused): what held them here is dropped. */
+  release(): Promise<void>;
+}
+
 /** What a feature plugs into removal (`rm`, and the rollback of a failed `new`). */
 export interface RemoveStep {
   name: string;
@@ -119,14 +129,22 @@ export interface RemoveStep {
   /**
    * After every guard passed, before git removes the worktree: teardown, unmount. Returns the
    * problems it met (a mount that would not come off), each in words; removal then refuses.
+   * `discarded`: `rm --discard`, its archive made (the workspace's files saved in it).
    */
-  release?(ctx: ProjectContext, task: Task): Promise<readonly string[]>;
+  release?(ctx: ProjectContext, task: Task, discarded?: { archive: string }): Promise<readonly string[]>;
   /**
    * True when the workspace's files themselves live in what this step releases (a cow
-   * checkout's overlay): it is released after every other step, and after what removal saves
-   * from the workspace (`rm --discard`'s archive), which must still see the files.
+   * checkout's overlay, a host's workspace): it is released after every other step, and after
+   * what removal saves from the workspace (`rm --discard`'s archive), which must still see the files.
    */
   holdsWorkspace?: boolean;
+  /**
+   * `rm --discard`, before removal's guards read the task: the workspace's files as they are,
+   * when they live elsewhere (a host's workspace), brought here as trees for the archive — and
+   * the task's commits there onto its branch first. Null: none elsewhere for this task.
+   * Throwing refuses the removal with nothing changed.
+   */
+  snapshot?(ctx: ProjectContext, task: Task): Promise<HeldSnapshot | null>;
   /**
    * `rm --discard`, before any release: saves what the feature keeps outside the workspace and
    * release would destroy (a task's databases, dumped), under `stamp` (an archive stamp, at or

@@ -343,8 +343,8 @@ describe.skipIf(noSshd !== null)('faults of a task on another machine', () => {
         expect(files).toEqual(['README.md', 'c.txt', 'draft.txt']);
       }
       expect(repo.git('for-each-ref', 'refs/warren/remote-worktree', 'refs/warren/quarantine')).toBe('');
-      // Its uncommitted work there is not removed from here: rm says so, and how out (not a mount's fix).
-      const refused = await repo.warren('rm', 'r', '--discard');
+      // Its uncommitted work there is not removed by a plain rm: it says so, and how out (not a mount's fix).
+      const refused = await repo.warren('rm', 'r');
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain('uncommitted changes (`warren checkpoint r` brings them here)');
       expect(refused.stderr).not.toContain('fuser');

@@ -1,4 +1,4 @@
-import { provisionTask } from '../../provision/operations.js';
+import { provisionView } from '../../views/provision.js';
 import type { Register } from '../command.js';
 
 export const registerProvision: Register = (program, run) => {
@@ -12,13 +12,19 @@ export const registerProvision: Register = (program, run) => {
     .action((rawId: string, opts: { refresh?: boolean }) =>
       run(async (env) => {
         const ctx = await env.project();
-        const result = await provisionTask(ctx, rawId, { refresh: opts.refresh === true });
+        const result = await provisionView(ctx, rawId, { refresh: opts.refresh === true });
+        // A task on a host: its paths there, provisioned by the host's warren.
+        const host = result.host === undefined ? {} : { host: result.host };
+        const where = result.host === undefined ? '' : `on host ${result.host}: `;
         if (result.refreshed) {
           const human = [
             ...result.records.map((r) => `${r.path}: ${r.mode} by ${r.method}, ${r.entries} entries, ${r.ms} ms`),
             ...result.skips.map((s) => `skipped ${s.path} (${s.reason}): ${s.detail}`),
           ].join('\n');
-          return { data: { provision: result.records, skips: result.skips }, human: human || 'nothing to provision' };
+          return {
+            data: { provision: result.records, skips: result.skips, ...host },
+            human: `${where}${human || 'nothing to provision'}`,
+          };
         }
         const replaced = result.replaced.map(
           (r) => `${r}; not mounted over it (\`warren status ${rawId}\` says what it holds)`,
@@ -30,8 +36,8 @@ export const registerProvision: Register = (program, run) => {
               ? ''
               : `${result.provision.length} provisioned path(s), all in place`;
         return {
-          data: { provision: result.provision, remounted: result.remounted, replaced: result.replaced },
-          human: [placed, ...replaced].filter(Boolean).join('\n'),
+          data: { provision: result.provision, remounted: result.remounted, replaced: result.replaced, ...host },
+          human: `${where}${[placed, ...replaced].filter(Boolean).join('\n')}`,
         };
       }),
     );

@@ -16,9 +16,11 @@ import {
   hostRepoDir,
 } from '../ssh-host-side.js';
 import { hostGate } from '../ssh-host-gate.js';
+import { hostProvision, hostSnapshot } from '../ssh-host-ops.js';
 import type { Listed, RemoteReply, RemoteRequest } from '../../run/ssh/protocol.js';
 import { inputFromFrames } from '../../run/ssh/input.js';
 import { warrenHome } from '../../state/home.js';
+import { NO_OUTPUT } from '../../workspace/reporter.js';
 import type { CliEnv, CommandResult, Register } from '../command.js';
 
 /**
@@ -84,9 +86,16 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
   if (req.op === 'prepare') return hostPrepare(home, req.project);
   // A project this host never prepared has no task here (and nothing is made to say so).
   if (req.op === 'list' && !fs.existsSync(hostRepoDir(home, req.project))) return { tasks: [] } satisfies Listed;
+  // `create` and `provision` read the task's own settings: the main checkout at its base first.
   const dir =
-    req.op === 'create' ? await hostCheckoutBase(home, req.project, req.base) : hostRepoDir(home, req.project);
-  const ctx = await openProject(dir, { store: () => env.store(), reporter: env.reporter });
+    req.op === 'create' || req.op === 'provision'
+      ? await hostCheckoutBase(home, req.project, req.base)
+      : hostRepoDir(home, req.project);
+  // What `provision` says is sent back in its answer, for the coordinator to say.
+  const lines: string[] = [];
+  const reporter =
+    req.op === 'provision' ? { line: (text: string) => void lines.push(text), output: NO_OUTPUT } : env.reporter;
+  const ctx = await openProject(dir, { store: () => env.store(), reporter });
   switch (req.op) {
     case 'create':
       return hostCreate(ctx, req);
@@ -104,6 +113,10 @@ async function control(env: CliEnv, req: Exclude<RemoteRequest, { op: 'exec' }>)
       return hostList(ctx);
     case 'gate':
       return hostGate(ctx, req);
+    case 'snapshot':
+      return hostSnapshot(ctx, req.id);
+    case 'provision':
+      return hostProvision(ctx, req, lines);
   }
 }
 

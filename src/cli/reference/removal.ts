@@ -6,6 +6,7 @@ export const REMOVAL: Readonly<Record<string, CommandReference>> = {
     json: `{ removed: true; id: string; branch: string; branchDeleted: boolean; unlandedCommits: number;
   folderMissing?: true;        // the folder was already missing: only the records went
   archive?: string;            // --discard: the ref everything was saved under, refs/warren/archive/<ID>/<UTC time>
+                               //   (a task on a host: its workspace there, brought here first)
   services: string[] }         // what went with its services: processes stopped, databases dropped and checked gone`,
     exit: [
       [
@@ -14,7 +15,7 @@ export const REMOVAL: Readonly<Record<string, CommandReference>> = {
       ],
       [
         1,
-        'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`, `--discard`); or removal was incomplete (`remove_failed`)',
+        'refused: uncommitted work, unlanded commits, a foreign mount, records that disagree, a workspace off its branch or mid-rebase/merge, a branch checked out elsewhere (`--delete-branch`, `--discard`), a task on a host whose workspace there could not be brought here to archive (`--discard`: REMOTE_FAILED, nothing removed) or that a run there holds; or removal was incomplete (`remove_failed`)',
       ],
       TASK_EXIT_2,
     ],
@@ -28,6 +29,7 @@ export const REMOVAL: Readonly<Record<string, CommandReference>> = {
       'PATH_ESCAPE',
       'REMOVE_INCOMPLETE',
       'LOCK_HELD',
+      'REMOTE_FAILED',
       'TASK_NOT_FOUND',
       'USAGE',
     ],
@@ -246,18 +248,20 @@ $ warren --json gc
   replaced: string[] }   // cow paths something else replaced (a plain folder, a file, a link): not mounted over
 // with --refresh
 { provision: ProvisionRecord[]; skips: { path: string; mode?: string; reason: string; detail: string }[] }
+// either, for a task on a host over SSH (done there by its warren, from its main checkout at the task's base):
+//   host: string;   // the host's name; the records' paths and \`source\` are the host's
 // ProvisionRecord: { path, mode, requested, isolated, entries, bytes, ms, method, source, lockfile?, fallback?,
 //                    linked?, filled?, snapshot?, lower?, upper?, work?, namespaced?, fuse?, manifest?,
 //                    relocation?: { from, aliases?, to, checked, rewritten: { path, sha256 }[], left: { path, why }[] } }`,
     exit: [
       [0, 'everything is in place (or provisioned again)'],
-      [1, 'refused or failed: the lock is held, a mount or copy failed'],
       [
-        2,
-        "bad input (an invalid ID, no such task, an unknown option), or a task on a host over SSH, whose paths are the host's (USAGE); nothing was touched",
+        1,
+        "refused or failed: the lock is held, a mount or copy failed (here or on the task's host), the host did not answer",
       ],
+      [2, 'bad input (an invalid ID, no such task, an unknown option); nothing was touched'],
     ],
-    errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE', 'USAGE'],
+    errors: ['TASK_NOT_FOUND', 'LOCK_HELD', 'PROVISION_FAILED', 'PATH_ESCAPE', 'REMOTE_FAILED', 'USAGE'],
     example: `$ warren provision login
 2 provisioned path(s), all in place
 [exit 0]

@@ -1,7 +1,8 @@
 /**
  * What the coordinator and the host's warren (`warren runner --stdio`) say to each other: one
  * JSON frame a line. A request is the first line of the remote's standard input; a control
- * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`, `list`, `gate`) is
+ * request (`prepare`, `create`, `commit`, `report`, `remove`, `agent-state`, `worktree`, `list`,
+ * `gate`, `snapshot`, `provision`) is
  * answered by one reply frame on its standard output. `exec` runs a command of the task through the host's own runner (its
  * boundary, sandbox, setup, layers): its output is the command's own, streamed as it comes, its
  * exit status the command's; its standard input stays open while the coordinator's ssh lives,
@@ -52,6 +53,18 @@ export type RemoteRequest =
   | { op: 'agent-state'; v: 1; project: ProjectName; id: string; agent: string; run: string }
   | { op: 'worktree'; v: 1; project: ProjectName; id: string }
   | { op: 'list'; v: 1; project: ProjectName }
+  | { op: 'snapshot'; v: 1; project: ProjectName; id: string }
+  | {
+      op: 'provision';
+      v: 1;
+      project: ProjectName;
+      id: string;
+      /** The task's base: the host's main checkout is put there first, as at `create`. */
+      base: string;
+      refresh?: boolean;
+      /** The hash of the settings the coordinator's user trusted, as at `create`. */
+      trusted?: string;
+    }
   | GateRequest;
 
 /**
@@ -194,3 +207,38 @@ export interface RemoteWorktree {
 
 /** Where the host keeps the workspace's uncommitted work as a commit (`worktree`). */
 export const worktreeRef = (id: string): string => `refs/warren/worktree/${id}`;
+
+/**
+ * `snapshot`'s answer, for `rm --discard` here: the workspace there as `rm --discard` archives it
+ * (its files, untracked included, provisioned and ignored paths left out; and its index), as a
+ * commit on `head` at `refs/warren/discard/<id>` there — its tree the files, its second parent a
+ * commit of the index (of `head`'s tree when `indexKept` is false: unmerged paths). Made under
+ * the task's lock there: a run going there refuses it (LOCK_HELD).
+ */
+export interface Snapshot {
+  head: string;
+  commit: string;
+  indexKept: boolean;
+  /** Uncommitted changes there (`git status` entries). */
+  changes: number;
+}
+
+/** Where the host keeps `snapshot`'s commit until the task is removed there. */
+export const snapshotRef = (id: string): string => `refs/warren/discard/${id}`;
+
+/** A host's event of the task, recorded there during a request, for the coordinator to record too. */
+export interface HostEvent {
+  kind: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}
+
+/**
+ * `provision`'s answer: the host's `warren provision` of the task (ProvisionOutcome, src/provision/
+ * operations.ts), the lines it said and the task's events it recorded there meanwhile.
+ */
+export interface HostProvisioned {
+  outcome: unknown;
+  lines: string[];
+  events: HostEvent[];
+}

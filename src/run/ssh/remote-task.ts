@@ -14,14 +14,7 @@ import { trustState } from '../../trust/trust.js';
 import { connect, gitSshCommand, gitUrl, openRequest, request, type OpenRequest } from './connection.js';
 import { hostNamed, remoteHostName, type Host } from './hosts.js';
 import type { Committed, Created, Prepared, ProjectName, Report } from './protocol.js';
-import {
-  forgetRecord,
-  readPrepared,
-  readRecord,
-  writePrepared,
-  writeRecord,
-  type RemoteRecord,
-} from './remote-records.js';
+import { readPrepared, readRecord, writePrepared, writeRecord, type RemoteRecord } from './remote-records.js';
 
 /** The task's ref here where fetched commits wait until they are checked. */
 export const quarantineRef = (id: string): string => `refs/warren/quarantine/${id}`;
@@ -146,7 +139,7 @@ export function markPending(ctx: ProjectContext, task: Task): RemoteRecord {
   return { ...record, pending: true };
 }
 
-function missingRecord(task: Task): WarrenError {
+export function missingRecord(task: Task): WarrenError {
   return new WarrenError(
     'REMOTE_FAILED',
     `task ${task.id} runs on another machine, but warren has no record of where its workspace is there; nothing was run.`,
@@ -238,7 +231,7 @@ async function syncBackInTurn(ctx: ProjectContext, task: Task): Promise<{ from: 
 }
 
 /** What ssh (else git) said of a failed fetch, in one line. */
-function lastLine(err: unknown): string {
+export function lastLine(err: unknown): string {
   const details = err instanceof WarrenError ? err.details : undefined;
   const said = typeof details?.stderr === 'string' ? details.stderr : err instanceof Error ? err.message : String(err);
   const lines = said
@@ -338,44 +331,4 @@ export async function bringBack(ctx: ProjectContext, task: Task, clean: string |
       { hint: `\`warren checkpoint ${task.id}\` commits them there and brings them here.` },
     );
   }
-}
-
-/**
- * `rm` of a task on a host: its commits fetched back first (refused or unreachable: the removal
- * is refused, nothing removed), then the workspace and branch there removed, then the record.
- */
-export async function removeRemote(ctx: ProjectContext, task: Task): Promise<string[]> {
-  const home = ctx.store.home;
-  const record = readRecord(home, ctx.key, task.id);
-  if (!record) return [];
-  const host = hostNamed(ctx, record.host);
-  if (record.repo !== null) {
-    try {
-      if (record.created) {
-        await syncBack(ctx, task);
-        const report = await reportRemote(ctx, task);
-        if (report.dirty)
-          return [
-            `its workspace on host ${host.name} has uncommitted changes (\`warren checkpoint ${task.id}\` brings them here)`,
-          ];
-        if (report.running) return [`a run of it is still going on host ${host.name}`];
-      }
-      // Also when `create` never answered: a task the host made before the coordinator died goes too.
-      await request(home, host, { op: 'remove', v: 1, project: record.project, id: task.id });
-    } catch (err) {
-      return [
-        `its workspace on host ${host.name} could not be brought back and removed: ${err instanceof Error ? err.message : String(err)}`,
-      ];
-    }
-  }
-  forgetRecord(home, ctx.key, task.id);
-  await dropRef(ctx.repo.root, quarantineRef(task.id));
-  ctx.store.addEvent({
-    project: ctx.key,
-    taskId: task.id,
-    kind: 'remote.removed',
-    message: `task ${task.id}'s workspace on host ${host.name} removed`,
-    data: { host: host.name },
-  });
-  return [];
 }

@@ -7,7 +7,8 @@ import { connect, openRequest, type OpenRequest } from './connection.js';
 import { runnerFor } from '../../config/runner.js';
 import { hostNamed, sshHostOf, taskHost } from './hosts.js';
 import { projectRecords, readRecord } from './remote-records.js';
-import { createRemote, removeRemote } from './remote-task.js';
+import { createRemote } from './remote-task.js';
+import { removeRemote, snapshotRemote } from './remote-remove.js';
 
 /**
  * What `runner: ssh:NAME` (warren.yaml, or `new --runner`) plugs into a task's life. `new`
@@ -38,12 +39,16 @@ export const sshCreate: CreateStep<OpenRequest | null> = {
  * `rm`: after teardown (which runs on the host), the host's commits fetched back and checked,
  * then its workspace and branch removed there. Refused (nothing removed) while the host holds
  * uncommitted work, a run, or commits that just arrived (the guards here saw the branch before them).
+ * `rm --discard`: the host's workspace read here first (`snapshot`), for the archive made here
+ * before the host removes it; so, like a cow checkout, it holds the workspace: released last.
  */
 export const sshRemove: RemoveStep = {
   name: 'ssh',
-  async release(ctx, task) {
+  holdsWorkspace: true,
+  snapshot: (ctx, task) => snapshotRemote(ctx, task),
+  async release(ctx, task, discarded) {
     const before = readRecord(ctx.store.home, ctx.key, task.id)?.sent ?? null;
-    const problems = await removeRemote(ctx, task);
+    const problems = await removeRemote(ctx, task, discarded);
     if (problems.length > 0) return problems;
     const after = readRecord(ctx.store.home, ctx.key, task.id)?.sent ?? null;
     return before !== null && after !== null && after !== before
