@@ -27,6 +27,8 @@ export const WORKSPACE_EVENTS = {
   }>(),
   /** A ref under refs/warren/archive/ that `restore` passed over: warren did not make it, it moved, or it is dated in the future. */
   'archive.ignored': payload<{ ref: string; commit: string; why: 'unrecorded' | 'moved' | 'future' }>(),
+  /** `restore` made the task here although warren.yaml names another runner: the archive's files are here. */
+  'archive.restored_here': payload<{ runner: string }>(),
   'task.leftover_removed': payload<{ gitStderr: string }>(),
   'task.remove_failed': payload<{ path: string; failures: RemoveFailure[]; gitStderr: string }>(),
   'base.fast_forwarded': payload<{

@@ -1,3 +1,4 @@
+import { runnerFor } from '../config/runner.js';
 import { WarrenError } from '../errors.js';
 import { branchFacts, revParse } from '../git/refs.js';
 import type { Task } from '../state/types.js';
@@ -57,6 +58,9 @@ export async function restoreTask(
   // A restored task keeps the type it was archived with, even one warren.yaml no longer lists.
   const type = validateTaskType(archive.type, [archive.type]);
   const branch = checkedBranch(type, id);
+  // The archive and its files are here: the task is restored here, whatever runner warren.yaml
+  // names (made on a host or in a cluster, it would start from its base without them). Said.
+  const elsewhere = runnerFor(ctx.config, {});
   const createOptions = {
     type,
     id,
@@ -64,6 +68,7 @@ export async function restoreTask(
     sync: false,
     setup: options.setup !== false,
     ...(archive.sandbox ? { sandbox: archive.sandbox } : {}),
+    ...(elsewhere !== 'local' ? { runner: 'local' } : {}),
     restoredFrom: archiveStamp(new Date(archive.at)),
   };
   for (const step of ctx.lifecycle.create) await step.check?.(ctx, createOptions);
@@ -97,6 +102,15 @@ export async function restoreTask(
     ).finally(() => endPrepared(live));
     const task = ctx.store.getTask(ctx.key, id);
     if (!task) throw new Error(`task ${id} vanished after it was restored`);
+    if (elsewhere !== 'local')
+      ctx.store.addEvent({
+        project: ctx.key,
+        taskId: id,
+        kind: 'archive.restored_here',
+        level: 'warn',
+        message: `restored on this machine, not by warren.yaml's runner ${elsewhere}: the archive's files are here, and a task made there would start from its base without them`,
+        data: { runner: elsewhere },
+      });
     return { task, archive, ignored };
   } finally {
     lock.release();

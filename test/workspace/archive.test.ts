@@ -189,6 +189,26 @@ describe('rm --discard and restore', () => {
     expect(both.code).toBe(2);
   });
 
+  it("restores here, and says so, where warren.yaml runs tasks on a host: the archive's files are here", async () => {
+    const repo = makeRepo();
+    const ws = await newTask(repo, 'D-3');
+    fs.writeFileSync(path.join(ws, 'wip.txt'), 'wip\n');
+    expect((await repo.warren('rm', 'D-3', '--discard')).code).toBe(0);
+    // Tasks of this repository now run on a host no config.yaml declares: none is asked.
+    fs.writeFileSync(path.join(repo.root, 'warren.yaml'), 'runner: ssh:box\n');
+    repo.git('add', 'warren.yaml');
+    repo.git('commit', '-q', '-m', 'tasks on a host');
+    expect((await repo.warren('trust', '--yes')).code).toBe(0);
+    const restored = await repo.warren('restore', 'D-3');
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout + restored.stderr).toContain(
+      "restored on this machine, not by warren.yaml's runner ssh:box",
+    );
+    const shown = await repo.warrenJson<{ path: string; data: { runner?: string } }>('show', 'D-3');
+    expect(fs.readFileSync(path.join(shown.json.path, 'wip.txt'), 'utf8')).toBe('wip\n');
+    expect(shown.json.data.runner).toBe('local');
+  });
+
   it('a task discarded twice restores the newer archive; gc deletes archives past archive.keep and lists them', async () => {
     const repo = makeRepo({ files: { 'README.md': '# r\n', 'warren.yaml': 'archive: { keep: 2d }\n' } });
     let ws = await newTask(repo, 'D-3');

@@ -71,6 +71,7 @@ discarded search and branch feat/search; everything is saved in refs/warren/arch
   },
   restore: {
     json: `// as new, plus the archive it came from, and the refs under refs/warren/archive/<ID>/ it passed over
+// (made on this machine, where the archive is, whatever runner warren.yaml names: a warning says so)
 { id; type; branch; path; base; baseCommit; state: 'ready' | 'setup_failed'; ports?; risk?; log?; setupOk?; warnings; services; archive: string;
   ignored: { ref: string; why: 'unrecorded' | 'moved' | 'future'; reason: string }[] }   // warren did not make it, it moved, or it is dated in the future`,
     exit: [
