@@ -1,28 +1,52 @@
 import type { WarrenConfig } from '../config/schema.js';
 import type { SandboxKind } from '../config/sandbox.js';
+import { clusterOf } from '../run/k8s/k8s-run.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { gateSandbox, runGate, type GateOutcome } from './gate.js';
+import { runGateInClaim } from './gate-k8s.js';
 
 /**
  * Where a batch's gate runs: where the strictest task of the batch runs
  * (docs/design/runners.md#where-the-gate-runs). One variant per place; `runGateAt` is the only
  * switch over them, so a new place is one variant, one case and one description.
  */
-export type GatePlace = { where: 'here'; sandbox: SandboxKind };
+export type GatePlace =
+  | {
+      where: 'here';
+      sandbox: SandboxKind;
+      /** A batch with a cluster's task gated here instead: the cluster and why (said as an event). */
+      instead?: { cluster: string; why: string };
+    }
+  | { where: 'k8s'; sandbox: `k8s:${string}`; cluster: string };
 
 type VerifyStep = WarrenConfig['verify'][number];
 
 /** Pure over the records: the place of the gate of a batch of these tasks. */
 export function gatePlace(ctx: ProjectContext, tasks: readonly Task[]): GatePlace {
-  return { where: 'here', sandbox: gateSandbox(ctx, tasks) };
+  // A claim of the cluster of the batch's first task there (two clusters are as strict as one).
+  const cluster = tasks.map((t) => clusterOf(ctx, t)).find((c) => c !== null);
+  if (cluster === undefined) return { where: 'here', sandbox: gateSandbox(ctx, tasks) };
+  const why = notInCluster(ctx);
+  if (why !== null) return { where: 'here', sandbox: gateSandbox(ctx, tasks), instead: { cluster, why } };
+  return { where: 'k8s', sandbox: `k8s:${cluster}`, cluster };
 }
 
-/** For the queue's lines and events: "sandbox bwrap". */
+/** Why a gate cannot run in a claim of a cluster, or null: warren.yaml's services are started on this machine. */
+function notInCluster(ctx: ProjectContext): string | null {
+  const services = Object.keys(ctx.config.services ?? {});
+  return services.length > 0
+    ? `the gate's services (${services.join(', ')}) run on this machine, where a sandbox of the cluster cannot reach them`
+    : null;
+}
+
+/** For the queue's lines and events: "sandbox bwrap", "a claim of cluster NAME". */
 export function describeGatePlace(place: GatePlace): string {
   switch (place.where) {
     case 'here':
-      return `sandbox ${place.sandbox}`;
+      return `sandbox ${place.sandbox}${place.instead ? `, not in cluster ${place.instead.cluster}: ${place.instead.why}` : ''}`;
+    case 'k8s':
+      return `a claim of cluster ${place.cluster}`;
   }
 }
 
@@ -36,6 +60,16 @@ export async function runGateAt(
 ): Promise<GateOutcome> {
   switch (place.where) {
     case 'here':
+      if (place.instead) saidHere(ctx, place.instead);
       return runGate(ctx, commit, steps, place.sandbox, onStart);
+    case 'k8s':
+      return runGateInClaim(ctx, place.cluster, commit, steps, onStart);
   }
+}
+
+/** A batch with a cluster's task gated here, in a container: an event, never silent. */
+function saidHere(ctx: ProjectContext, instead: { cluster: string; why: string }): void {
+  const message = `the merge queue's gate runs in a container here, not in a claim of cluster ${instead.cluster}: ${instead.why}`;
+  ctx.store.addEvent({ project: ctx.key, kind: 'queue.gate_here', level: 'warn', message, data: instead });
+  ctx.reporter.line(`warren: warn: ${message}`);
 }

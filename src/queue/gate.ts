@@ -65,11 +65,11 @@ export interface GateOutcome {
 export const GATE_PREFIX = '.queue-';
 
 /**
- * The sandbox the gate's commands run in: the strictest of warren.yaml's and of each task in the
- * batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
+ * The sandbox the gate's commands run in here: the strictest of warren.yaml's and of each task in
+ * the batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
  * task made `--sandbox bwrap` has its tests gated in bwrap even where warren.yaml names none.
- * A task that runs in a cluster counts as a container: its code was written where nothing of this
- * machine was reachable, so it is gated in a container here, never on the host
+ * A task that runs in a cluster counts as a container: where its batch cannot be gated in a claim
+ * of its cluster (gate-place.ts), it is gated in a container here, never on the host
  * (docs/design/runners.md#where-the-gate-runs).
  */
 export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): SandboxKind {
@@ -81,6 +81,11 @@ export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): Sandbo
 
 let gateSerial = 0;
 
+/** A new integration workspace's id: unique within this process too (with `land.parallel` two gates start in the same millisecond). */
+export function newGateTask(): string {
+  return `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
+}
+
 export async function runGate(
   ctx: ProjectContext,
   commit: string,
@@ -88,8 +93,7 @@ export async function runGate(
   sandbox: SandboxKind,
   onStart: (gateTask: string) => void,
 ): Promise<GateOutcome> {
-  // Unique within this process too: with `land.parallel` two gates start in the same millisecond.
-  const gateTask = `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
+  const gateTask = newGateTask();
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   // In the ledger before it exists: only what the ledger names is ever removed as a gate's.
   recordMade(ctx, wsPath, 'integration', gateTask);
@@ -175,9 +179,7 @@ export async function runGate(
     const used = { ...task, data: { ...task.data, provision: records } };
     // Its mounts come off now (a killed warren leaves none); the folder goes while the queue acts on the verdict (gateRemovals).
     await detachGateWorkspace(ctx, used);
-    const removal = dropGateWorkspace(ctx, used).catch((err: unknown) => leftBehind(ctx, wsPath, err));
-    removals.add(removal);
-    void removal.finally(() => removals.delete(removal));
+    dropAfterRun(ctx, used);
   }
   if (problems.length > 0)
     throw new WarrenError(
@@ -192,6 +194,13 @@ export async function runGate(
 
 /** Integration workspaces being removed after their run, off the land's critical path. */
 const removals = new Set<Promise<void>>();
+
+/** The integration workspace `task` (nothing binds it any more) removed off the land's critical path; one that will not go is said. */
+export function dropAfterRun(ctx: ProjectContext, task: Task): void {
+  const removal = dropGateWorkspace(ctx, task).catch((err: unknown) => leftBehind(ctx, task.path, err));
+  removals.add(removal);
+  void removal.finally(() => removals.delete(removal));
+}
 
 /**
  * Until every integration workspace this process is removing is gone (or was left, and said):

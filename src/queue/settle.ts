@@ -348,6 +348,7 @@ async function gate(
       gateTask: outcome.gateTask,
       run,
       sandbox: place.sandbox,
+      ...(place.where === 'k8s' ? { cluster: place.cluster } : {}),
       snapshots: outcome.snapshots,
       setupLog: outcome.setupLog,
       ...(onTopOf ? { onTopOf } : {}),
