@@ -173,4 +173,27 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
       expect((await repo.warren('rm', 'k', '--discard')).code).toBe(0);
     },
   );
+
+  it(
+    "with warren.yaml's services (this machine's), the batch is gated in a container here instead, and that is said",
+    { timeout: 300_000 },
+    async () => {
+      // Passes only under the container runner's init here (perl is its first process; the pod's clone is not the folder).
+      const repo = clusterRepo(
+        `  - { id: here, run: 'test "$(cat /proc/1/comm)" = perl && test "$(pwd)" != /work/task' }\n`,
+        "services:\n  web: { run: 'sleep 600', start: on-demand }\n",
+      );
+      await taskWithWork(repo, 's');
+      const before = gateClaimsMade().length;
+      const landed = await repo.warren('land', 's');
+      expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
+      expect(gateClaimsMade()).toHaveLength(before);
+      expect(eventsOf(repo, 'queue.gate_here').at(-1)?.data).toEqual({
+        cluster: 'loop',
+        why: "the gate's services (web) run on this machine, where a sandbox of the cluster cannot reach them",
+      });
+      expect(eventsOf(repo, 'queue.gate').at(-1)?.data).toMatchObject({ passed: true, sandbox: 'container' });
+      expect((await repo.warren('rm', 's')).code).toBe(0);
+    },
+  );
 });
