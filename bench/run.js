@@ -20,6 +20,7 @@ const BENCHES = [
   'services',
   'fleet',
   'runners',
+  'gate-place',
   'conflicts',
   'realworld',
   'modes',

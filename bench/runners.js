@@ -15,11 +15,11 @@
 //   BENCH_RUNNERS=bwrap,container   only these (of none, bwrap, container, k8s, ssh)
 //   BENCH_BEFORE_BIN=DIR/bin/warren.js   another build's task readiness too, in the same rounds (e.g. main's
 //     from `git archive main | tar -x -C DIR`, built): each runner's `new` + first exec by both builds
-import { spawn, spawnSync } from 'node:child_process';
-import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BIN, makeRepo, median, msOf, ROOT, sh, tmp, warrenIn } from './lib.js';
+import { startServer } from './k8s-loop.js';
 import { startHost } from './ssh-host.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
@@ -147,36 +147,6 @@ if (host.ok) {
   host.stop();
 }
 fs.rmSync(base, { recursive: true, force: true });
-
-/** The tests' loopback API server, built from its TypeScript and run as a process of its own (warren is run synchronously here). */
-async function startServer(dir) {
-  fs.mkdirSync(dir, { recursive: true });
-  // Two folders below the package, as test/helpers/ is: its packages resolve, and so do the CRDs.
-  const entry = path.join(ROOT, '.bench-cache', 'k8s', 'server.mjs');
-  await build({
-    stdin: {
-      contents: `import { startK8sServer } from './test/helpers/k8s-server.ts';
-const s = await startK8sServer(process.argv[2]);
-console.log(s.kubeconfig);
-process.on('SIGTERM', async () => { await s.close(); process.exit(0); });`,
-      resolveDir: ROOT,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    outfile: entry,
-    logLevel: 'warning',
-  });
-  const child = spawn(process.execPath, [entry, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const kubeconfig = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(d.toString().trim())));
-  fs.rmSync(path.dirname(entry), { recursive: true, force: true }); // loaded: nothing of it is left behind
-  return {
-    kubeconfig,
-    close: () => new Promise((resolve) => (child.on('close', resolve), child.kill('SIGTERM'))),
-  };
-}
 
 function clusterRepo(kubeconfig) {
   const dir = makeRepo(path.join(base, 'cluster-repo'), 200);

@@ -18,6 +18,24 @@ export async function bundleOf(repo: Repository, branch: string, have: readonly 
 }
 
 /**
+ * A bundle of one commit and its history, under `ref` (a ref under refs/warren/ made for the
+ * bundle and deleted after it: git bundles refs, not bare commits).
+ */
+export async function bundleOfCommit(repo: Repository, commit: string, ref: string): Promise<Buffer> {
+  await git(['update-ref', '--end-of-options', ref, commit], { cwd: repo.root, noHooks: true });
+  try {
+    const r = await git(['bundle', 'create', '-q', '-', ref], { cwd: repo.root, noHooks: true });
+    return r.stdoutBuffer;
+  } finally {
+    await git(['update-ref', '-d', '--end-of-options', ref, commit], {
+      cwd: repo.root,
+      noHooks: true,
+      allowFailure: true,
+    });
+  }
+}
+
+/**
  * Fetches `ref` of the bundle at `file` into `into` (a ref under refs/warren/), no hook run and no
  * tag followed; returns the commit it names.
  */

@@ -13,7 +13,10 @@ export const QUEUE_EVENTS = {
     log: string | null;
     gateTask: string;
     run: number;
-    sandbox?: 'none' | 'bwrap' | 'container';
+    /** Where its steps ran: a sandbox kind here, or `k8s:NAME` (a claim of cluster NAME). */
+    sandbox?: 'none' | 'bwrap' | 'container' | `k8s:${string}`;
+    /** The cluster whose claim it ran in. */
+    cluster?: string;
     /** The SSH host the gate ran on (gate-place.ts); absent when it ran here. */
     host?: string;
     /** The dependency snapshots the gate ran with, and how it got each (gate-deps.ts). */
@@ -31,6 +34,10 @@ export const QUEUE_EVENTS = {
   'queue.gate_deps': payload<{ paths: string }>(),
   /** An integration workspace that could not be removed after its run (removed while the queue goes on): the next processor removes it. */
   'queue.gate_left': payload<{ path: string; reason: string }>(),
+  /** A gate's claim in a cluster that could not be deleted after its run: `gc` or the next processor deletes it. */
+  'queue.gate_claim_left': payload<{ gateTask: string; reason: string }>(),
+  /** A batch with a cluster's task gated in a container here, not in a claim of its cluster, and why. */
+  'queue.gate_here': payload<{ cluster: string; why: string }>(),
   /** A `.queue-*` folder in the workspace root that warren's ledger does not say it made: left as it is. */
   'queue.foreign': payload<{ path: string; what: string }>(),
 };

@@ -6,6 +6,7 @@ import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { gateSandbox, runGate, type GateOutcome } from './gate.js';
 import { runGateOnHost } from './gate-host.js';
+import { runGateInClaim } from './gate-k8s.js';
 
 /**
  * Where a batch's gate runs: where the strictest task of the batch runs
@@ -13,36 +14,60 @@ import { runGateOnHost } from './gate-host.js';
  * switch over them, so a new place is one variant, one case and one description.
  */
 export type GatePlace =
-  | { where: 'here'; sandbox: SandboxKind }
+  | {
+      where: 'here';
+      sandbox: SandboxKind;
+      /** A batch with a cluster's task gated here instead: the cluster and why (said as an event). */
+      instead?: { cluster: string; why: string };
+    }
   /** On the SSH host of `task`, a task of the batch whose own sandbox kind is the gate's. */
-  | { where: 'ssh'; sandbox: SandboxKind; host: string; task: string };
+  | { where: 'ssh'; sandbox: SandboxKind; host: string; task: string }
+  | { where: 'k8s'; sandbox: `k8s:${string}`; cluster: string };
 
 type VerifyStep = WarrenConfig['verify'][number];
 
 /**
- * Pure over the records: the place of the gate of a batch of these tasks. Its sandbox kind is
- * the strictest of the batch's (`gateSandbox`); the first task, in the batch's order, whose own
- * kind is that one and that runs on an SSH host puts the gate on that host — a tie between a
- * task here and one there goes to the host, where its code was written and its services and
- * dependencies are. Otherwise here (a cluster's task counts as a container here).
+ * Pure over the records: the place of the gate of a batch of these tasks. A batch with a task in
+ * a cluster is gated in a claim of that cluster (here in a container when warren.yaml has
+ * services, said). Else its sandbox kind is the strictest of the batch's (`gateSandbox`); the
+ * first task, in the batch's order, whose own kind is that one and that runs on an SSH host puts
+ * the gate on that host — a tie between a task here and one there goes to the host, where its
+ * code was written and its services and dependencies are. Otherwise here.
  */
 export function gatePlace(ctx: ProjectContext, tasks: readonly Task[]): GatePlace {
+  // A claim of the cluster of the batch's first task there (two clusters are as strict as one; a
+  // cluster's task counts as a container, the strictest kind).
+  const cluster = tasks.map((t) => clusterOf(ctx, t)).find((c) => c !== null);
   const sandbox = gateSandbox(ctx, tasks);
+  if (cluster !== undefined) {
+    const why = notInCluster(ctx);
+    if (why !== null) return { where: 'here', sandbox, instead: { cluster, why } };
+    return { where: 'k8s', sandbox: `k8s:${cluster}`, cluster };
+  }
   for (const t of tasks) {
     const host = remoteHostName(t);
-    if (host !== null && clusterOf(ctx, t) === null && sandboxKindFor(ctx, t) === sandbox)
-      return { where: 'ssh', sandbox, host, task: t.id };
+    if (host !== null && sandboxKindFor(ctx, t) === sandbox) return { where: 'ssh', sandbox, host, task: t.id };
   }
   return { where: 'here', sandbox };
 }
 
-/** For the queue's lines and events: "sandbox bwrap", "on host box, sandbox bwrap". */
+/** Why a gate cannot run in a claim of a cluster, or null: warren.yaml's services are started on this machine. */
+function notInCluster(ctx: ProjectContext): string | null {
+  const services = Object.keys(ctx.config.services ?? {});
+  return services.length > 0
+    ? `the gate's services (${services.join(', ')}) run on this machine, where a sandbox of the cluster cannot reach them`
+    : null;
+}
+
+/** For the queue's lines and events: "sandbox bwrap", "on host box, sandbox bwrap", "a claim of cluster NAME". */
 export function describeGatePlace(place: GatePlace): string {
   switch (place.where) {
     case 'here':
-      return `sandbox ${place.sandbox}`;
+      return `sandbox ${place.sandbox}${place.instead ? `, not in cluster ${place.instead.cluster}: ${place.instead.why}` : ''}`;
     case 'ssh':
       return `on host ${place.host}, sandbox ${place.sandbox}`;
+    case 'k8s':
+      return `a claim of cluster ${place.cluster}`;
   }
 }
 
@@ -56,8 +81,18 @@ export async function runGateAt(
 ): Promise<GateOutcome> {
   switch (place.where) {
     case 'here':
+      if (place.instead) saidHere(ctx, place.instead);
       return runGate(ctx, commit, steps, place.sandbox, onStart);
     case 'ssh':
       return runGateOnHost(ctx, place, commit, steps, onStart);
+    case 'k8s':
+      return runGateInClaim(ctx, place.cluster, commit, steps, onStart);
   }
+}
+
+/** A batch with a cluster's task gated here, in a container: an event, never silent. */
+function saidHere(ctx: ProjectContext, instead: { cluster: string; why: string }): void {
+  const message = `the merge queue's gate runs in a container here, not in a claim of cluster ${instead.cluster}: ${instead.why}`;
+  ctx.store.addEvent({ project: ctx.key, kind: 'queue.gate_here', level: 'warn', message, data: instead });
+  ctx.reporter.line(`warren: warn: ${message}`);
 }

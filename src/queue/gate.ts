@@ -65,11 +65,11 @@ export interface GateOutcome {
 export const GATE_PREFIX = '.queue-';
 
 /**
- * The sandbox the gate's commands run in: the strictest of warren.yaml's and of each task in the
- * batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
+ * The sandbox the gate's commands run in here: the strictest of warren.yaml's and of each task in
+ * the batch. The gate runs the integrated commit's code — each task's agent wrote some of it — so a
  * task made `--sandbox bwrap` has its tests gated in bwrap even where warren.yaml names none.
- * A task that runs in a cluster counts as a container: its code was written where nothing of this
- * machine was reachable, so it is gated in a container here, never on the host
+ * A task that runs in a cluster counts as a container: where its batch cannot be gated in a claim
+ * of its cluster (gate-place.ts), it is gated in a container here, never on the host
  * (docs/design/runners.md#where-the-gate-runs).
  */
 export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): SandboxKind {
@@ -188,9 +188,7 @@ export async function runGate(
     const used = { ...task, data: { ...task.data, provision: records } };
     // Its mounts come off now (a killed warren leaves none); the folder goes while the queue acts on the verdict (gateRemovals).
     await detachGateWorkspace(ctx, used);
-    const removal = dropGateWorkspace(ctx, used).catch((err: unknown) => leftBehind(ctx, wsPath, err));
-    removals.add(removal);
-    void removal.finally(() => removals.delete(removal));
+    dropAfterRun(ctx, used);
   }
   if (problems.length > 0)
     throw new WarrenError(
@@ -205,6 +203,13 @@ export async function runGate(
 
 /** Integration workspaces being removed after their run, off the land's critical path. */
 const removals = new Set<Promise<void>>();
+
+/** The integration workspace `task` (nothing binds it any more) removed off the land's critical path; one that will not go is said. */
+export function dropAfterRun(ctx: ProjectContext, task: Task): void {
+  const removal = dropGateWorkspace(ctx, task).catch((err: unknown) => leftBehind(ctx, task.path, err));
+  removals.add(removal);
+  void removal.finally(() => removals.delete(removal));
+}
 
 /**
  * Until every integration workspace this process is removing is gone (or was left, and said):

@@ -6,6 +6,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { lockTask } from '../workspace/locks.js';
 import { bounce, extendChain, integrate, type Chain, type Locked } from './chain.js';
 import { gateRemovals, gateSteps, removeStaleGates } from './gate.js';
+import { removeStaleGateClaims } from './gate-k8s.js';
 import { joiningTasks } from './joining.js';
 import { bounceConflictingWithBase, conflictFreeBatch, presortOn } from './presort.js';
 import { settle, type Counter } from './settle.js';
@@ -118,6 +119,8 @@ async function resume(ctx: ProjectContext): Promise<void> {
     } else setQueued(ctx.store, e.id);
   }
   await removeStaleGates(ctx);
+  // And the claims of gates in a cluster a warren left (killed while its gate ran): none is in use either.
+  await removeStaleGateClaims(ctx);
 }
 
 /**

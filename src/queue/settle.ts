@@ -357,6 +357,7 @@ async function gate(
       run,
       sandbox: place.sandbox,
       ...(place.where === 'ssh' ? { host: place.host } : {}),
+      ...(place.where === 'k8s' ? { cluster: place.cluster } : {}),
       snapshots: outcome.snapshots,
       setupLog: outcome.setupLog,
       ...(onTopOf ? { onTopOf } : {}),

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,16 +12,12 @@ import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
  * command exec'd in the claimed pod through the API server, the branch sent in and the work
  * brought back as git bundles. No cluster runs here: the API server is test/helpers/k8s-server.ts,
  * which validates what warren creates against the agent-sandbox CRDs' own schemas and whose
- * sandboxes are podman containers (docs/design/runners.md says what that leaves untested).
+ * sandboxes are podman containers (docs/design/runners.md says what that leaves untested). The
+ * merge queue's gate of such a task, in a claim of its own: test/run/k8s-gate.test.ts.
  */
 const noPodman = unavailable(import.meta.filename, 'podman');
 
 let server: K8sServer;
-
-function podman(...args: string[]): { code: number; out: string } {
-  const r = spawnSync('podman', args, { encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}`.trim() };
-}
 
 beforeAll(async () => {
   if (noPodman !== null) return;
@@ -251,30 +247,6 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
       const rmC = await repo.warren('rm', 'c', '--discard');
       expect(rmC.code, rmC.stderr).toBe(0);
       expect(claims()).not.toContain(name);
-    },
-  );
-
-  it(
-    "land: the gate of a batch with a task in a cluster runs in a container here (the container runner's), never on the host",
-    { timeout: 300_000 },
-    async () => {
-      // Passes only under the container runner's init (perl is its first process; here it is not).
-      const repo = clusterRepo(
-        {},
-        `runner: k8s:loop\nverify:\n  - { id: contained, run: 'test "$(cat /proc/1/comm)" = perl' }\n`,
-      );
-      const made = await repo.warrenJson<{ path: string }>('new', 'feat', 'g');
-      expect(made.code, made.stderr).toBe(0);
-      expect((await repo.warren('exec', 'g', '--', 'sh', '-c', 'echo gated > gated.txt')).code).toBe(0);
-      expect((await repo.warren('checkpoint', 'g', '-m', 'gated')).code).toBe(0);
-      const landed = await repo.warren('land', 'g');
-      expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
-      expect(`${landed.stdout}${landed.stderr}`).toContain('sandbox container');
-      expect(repo.git('show', 'main:gated.txt')).toBe('gated');
-      // The gate's container went with its integration workspace.
-      expect(podman('ps', '-a', '--filter', `label=warren.home=${repo.home}`, '--format', '{{.Names}}').out).toBe('');
-      const removed = await repo.warren('rm', 'g');
-      expect(removed.code, removed.stderr).toBe(0);
     },
   );
 

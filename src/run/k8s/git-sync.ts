@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../../errors.js';
-import { bundleOf, fetchBundle, firstParent, mirrorTree, pathsBetween } from '../../git/bundle.js';
+import { bundleOf, bundleOfCommit, fetchBundle, firstParent, mirrorTree, pathsBetween } from '../../git/bundle.js';
 import { isAncestor } from '../../git/history.js';
 import { compareAndSwapRef, revParse, treeOf } from '../../git/refs.js';
 import { compilePolicy } from '../../config/protected.js';
@@ -54,6 +54,32 @@ if [ "$H" = "$2" ] && [ "$T" = "$3" ]; then exit 0; fi
 S=$(${GIT} commit-tree "$T" -p "$H" -m "warren: the sandbox's files")
 git update-ref refs/warren/back "$S"
 git bundle create -q - refs/warren/back "^$2"`;
+
+/** In the gate's sandbox: the bundle on stdin fetched, the clone checked out (detached) at what it holds. */
+const RECEIVE_COMMIT = `set -e
+mkdir -p "$1"; cd "$1"
+git init -q
+cat > .git/warren-in.bundle
+${GIT} fetch -q --no-tags .git/warren-in.bundle "+$2:refs/warren/sent"
+rm -f .git/warren-in.bundle
+${GIT} checkout -q --detach refs/warren/sent`;
+
+/**
+ * The merge queue's integrated commit into its gate's sandbox (a fresh one: the whole history
+ * goes). Nothing comes back from a gate's sandbox but its steps' output and exit statuses.
+ */
+export async function sendCommit(ctx: ProjectContext, claim: TaskClaim, commit: string): Promise<void> {
+  const ref = `refs/warren/gate/${claim.ledger.task}`;
+  const bundle = await bundleOfCommit(ctx.repo, commit, ref);
+  const r = await execCollect(claim.cluster, claim.pod, ['sh', '-c', RECEIVE_COMMIT, 'sh', POD_WORKSPACE, ref], bundle);
+  if (r.status !== 0) {
+    throw new WarrenError(
+      'RUNNER_UNAVAILABLE',
+      `the integrated commit ${commit.slice(0, 12)} could not be given to the merge queue's sandbox (pod ${claim.pod}): ${r.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${r.status}`}; the gate did not run.`,
+      { hint: "The sandbox's image needs sh and git." },
+    );
+  }
+}
 
 /** The task's branch into its sandbox, when it is not there yet. */
 export async function sendBranch(ctx: ProjectContext, task: Task, claim: TaskClaim): Promise<void> {

@@ -29,10 +29,10 @@ const GATE_ID_PREFIX = 'queue-';
 
 /** The cluster a task runs in, or null when it runs here. A task claimed already stays where its claim is. */
 export function clusterOf(ctx: ProjectContext, task: Task): string | null {
-  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs here, in a
-  // container when its batch holds a cluster's task (src/queue/gate.ts, docs/design/runners.md#where-the-gate-runs).
-  if (task.id.startsWith(GATE_ID_PREFIX)) return null;
   const claimed = readLedger(claimPlace(ctx.store.home, ctx.key, task.id).dir);
+  // The merge queue's gate (an integration workspace `queue-…`, no task of its own) runs in a cluster
+  // only in a claim its gate made (src/queue/gate-k8s.ts), else here (docs/design/runners.md#where-the-gate-runs).
+  if (task.id.startsWith(GATE_ID_PREFIX)) return claimed?.gate ? claimed.cluster : null;
   if (claimed) return claimed.cluster;
   // Its runner as `new` fixed it; a task made before runners were recorded follows warren.yaml.
   const runner = task.data.runner ?? ctx.config.runner;
@@ -57,7 +57,8 @@ export async function k8sFor(
   const { ensureTaskClaim } = await import('./task-claim.js');
   const { sendBranch } = await import('./git-sync.js');
   const claim = await ensureTaskClaim(ctx, task, cluster);
-  await sendBranch(ctx, task, claim);
+  // A gate's sandbox was given its commit once, when claimed; it has no branch.
+  if (!claim.ledger.gate) await sendBranch(ctx, task, claim);
   if (folders.length > 0) {
     await sendState(task, claim, folders);
   }
@@ -89,6 +90,8 @@ export async function k8sAfter(
       ctx.reporter.line(`warren: warn: ${message}`);
     }
   }
+  // Nothing of a gate's sandbox comes back but its steps' output and exit statuses.
+  if (claim.ledger.gate) return;
   const { bringBack } = await import('./git-sync.js');
   await bringBack(ctx, task, claim);
 }

@@ -1,7 +1,8 @@
 import { runnerFor } from '../../config/runner.js';
 import { WarrenError } from '../../errors.js';
 import type { CreateStep, GcStep, RemoveStep } from '../../workspace/types.js';
-import { claimPlace, recordedClaims } from './ledger.js';
+import { isHolderAlive } from '../../util/lockfile.js';
+import { claimPlace, recordedClaims, type GateOwner } from './ledger.js';
 
 /**
  * What `runner: k8s:NAME` (warren.yaml, or `new --runner`) plugs into a task's life: `new` refuses up front when config.yaml
@@ -52,14 +53,20 @@ export const k8sRemove: RemoveStep = {
   },
 };
 
-/** Claims of this project whose task is gone (a crash between the record and the claim, or the row). */
+/**
+ * Claims of this project whose task is gone (a crash between the record and the claim, or the
+ * row), and the merge queue's gate claims whose warren is gone (killed while its gate ran); a
+ * gate claim whose warren still runs is its gate's.
+ */
 export const k8sGc: GcStep = {
   name: 'claims',
   async collect(ctx) {
     const removed: { kind: string; id?: string; action: string }[] = [];
     const kept: { path: string; kind: string; reason: string }[] = [];
     const live = new Set(ctx.store.listTasks(ctx.key).map((t) => t.id));
-    const orphans = recordedClaims(ctx.store.home).filter((c) => c.project === ctx.key && !live.has(c.task));
+    const orphans = recordedClaims(ctx.store.home).filter(
+      (c) => c.project === ctx.key && !live.has(c.task) && !(c.gate && gateRunning(c.gate)),
+    );
     if (orphans.length === 0) return { removed, kept };
     const { removeTaskClaim } = await import('./task-claim.js');
     for (const c of orphans) {
@@ -71,3 +78,8 @@ export const k8sGc: GcStep = {
     return { removed, kept };
   },
 };
+
+/** The warren that made a gate's claim still runs (on another host: cannot tell, so it is taken to). */
+function gateRunning(owner: GateOwner): boolean {
+  return isHolderAlive({ ...owner, startedAt: '', purpose: 'queue gate', token: '' });
+}

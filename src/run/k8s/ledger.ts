@@ -6,7 +6,8 @@ import { writeFileAtomic } from '../../util/atomic.js';
 /**
  * The ledger of a task's claim: `$WARREN_HOME/k8s/<id>/claim.json`, written before the claim is
  * asked for (task-claim.ts), so a crash between the two leaves a record `rm` and `gc` find.
- * Read without loading the cluster's client (it costs part of a second).
+ * Read without loading the cluster's client (it costs part of a second). The merge queue's gate
+ * in a cluster has a record of its own, as a task (src/queue/gate-k8s.ts).
  */
 export interface Ledger {
   cluster: string;
@@ -18,6 +19,18 @@ export interface Ledger {
   sentHead: string | null;
   /** The tree of the sandbox's files last brought back: unchanged, nothing is brought. */
   broughtTree: string | null;
+  /**
+   * A claim of the merge queue's gate (`task` is its integration workspace's id, no task of its
+   * own): the warren process that made it. While that process lives, `gc` leaves the claim.
+   */
+  gate?: GateOwner;
+}
+
+export interface GateOwner {
+  pid: number;
+  host: string;
+  /** Kernel start time of the process, to tell a reused pid from it. */
+  procStart: string | null;
 }
 
 /** The claim's name and its record's folder, for a task of a project. */

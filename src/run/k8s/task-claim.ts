@@ -3,7 +3,7 @@ import { WarrenError } from '../../errors.js';
 import type { Task } from '../../state/types.js';
 import { faultPoint } from '../../system/fault.js';
 import type { ProjectContext } from '../../workspace/context.js';
-import { claimPlace, readLedger, writeLedger, type Ledger } from './ledger.js';
+import { claimPlace, readLedger, writeLedger, type GateOwner, type Ledger } from './ledger.js';
 import {
   claimBody,
   connect,
@@ -28,10 +28,19 @@ export interface TaskClaim {
 
 const READY_WAIT_MS = 120_000;
 
-/** The task's claim, Ready, with the pod it runs in: claimed when missing (recorded first). */
-export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterName: string): Promise<TaskClaim> {
+/**
+ * The task's claim, Ready, with the pod it runs in: claimed when missing (recorded first). `gate`:
+ * the merge queue's gate claims for its integration workspace `task` (src/queue/gate-k8s.ts).
+ */
+export async function ensureTaskClaim(
+  ctx: ProjectContext,
+  task: Task,
+  clusterName: string,
+  gate?: GateOwner,
+): Promise<TaskClaim> {
   const { name, dir } = claimPlace(ctx.store.home, ctx.key, task.id);
   let ledger = readLedger(dir);
+  const recorded = ledger !== null;
   const settings = settingsOf(ctx.user, ledger?.cluster ?? clusterName, `task ${task.id}`);
   const cluster = connect(ledger?.cluster ?? clusterName, settings);
   if (ledger === null) {
@@ -44,6 +53,7 @@ export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterNa
       createdAt: new Date().toISOString(),
       sentHead: null,
       broughtTree: null,
+      ...(gate ? { gate } : {}),
     };
     writeLedger(dir, ledger);
     faultPoint('k8s', 'claim-recorded');
@@ -51,6 +61,12 @@ export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterNa
   const labels = { 'app.kubernetes.io/managed-by': 'warren', 'warren.dev/task': dnsLabel(task.id) };
   let made = false;
   if ((await readyPod(cluster, ledger.claim).catch(() => 'gone')) === 'gone') {
+    // A gate's claim gone while its gate runs is not claimed again: a new sandbox would not hold the integrated commit.
+    if (recorded && ledger.gate)
+      throw new WarrenError(
+        'RUNNER_UNAVAILABLE',
+        `the merge queue's claim ${ledger.claim} in cluster ${cluster.name} went away while its gate ran; the gate could not finish.`,
+      );
     // Recorded, never made (a crash between the two) or deleted by someone else: claimed (again); the new sandbox has nothing of ours.
     await createObject(cluster, 'sandboxclaims', claimBody(ledger.claim, settings.template, labels));
     ledger = { ...ledger, sentHead: null, broughtTree: null };
@@ -64,9 +80,9 @@ export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterNa
       if (made) {
         ctx.store.addEvent({
           project: ctx.key,
-          taskId: task.id,
+          ...(gate ? {} : { taskId: task.id }),
           kind: 'runner.claimed',
-          message: `task ${task.id} runs in cluster ${cluster.name}: claim ${ledger.claim}, pod ${pod} (namespace ${settings.namespace}), Ready after ${Date.now() - started}ms`,
+          message: `${gate ? "the merge queue's gate" : `task ${task.id}`} runs in cluster ${cluster.name}: claim ${ledger.claim}, pod ${pod} (namespace ${settings.namespace}), Ready after ${Date.now() - started}ms`,
           data: { cluster: cluster.name, claim: ledger.claim, pod, namespace: settings.namespace },
         });
       }
@@ -75,9 +91,9 @@ export async function ensureTaskClaim(ctx: ProjectContext, task: Task, clusterNa
     if (Date.now() - started > READY_WAIT_MS) {
       throw new WarrenError(
         'RUNNER_UNAVAILABLE',
-        `task ${task.id}'s claim ${ledger.claim} in cluster ${cluster.name} was not Ready within ${READY_WAIT_MS / 1000} s; nothing was run.`,
+        `${gate ? "the merge queue's gate" : `task ${task.id}`}'s claim ${ledger.claim} in cluster ${cluster.name} was not Ready within ${READY_WAIT_MS / 1000} s; nothing was run.`,
         {
-          hint: `See why with \`kubectl -n ${settings.namespace} describe sandboxclaim ${ledger.claim}\`; \`warren rm ${task.id}\` deletes the claim.`,
+          hint: `See why with \`kubectl -n ${settings.namespace} describe sandboxclaim ${ledger.claim}\`; ${gate ? '`warren gc`' : `\`warren rm ${task.id}\``} deletes the claim.`,
         },
       );
     }
