@@ -12,7 +12,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { recordMade } from '../workspace/ledger.js';
 import { reportStep } from '../workspace/reporter.js';
 import { gateSetupSteps } from './gate-deps.js';
-import { dropAfterRun, GATE_PREFIX, newGateId, type GateOutcome } from './gate.js';
+import { dropAfterRun, GATE_PREFIX, gateTaskRecord, newGateId, type GateOutcome } from './gate.js';
 
 /**
  * The gate in a claim of a cluster (docs/design/runners.md#where-the-gate-runs): a batch holding
@@ -40,20 +40,8 @@ export async function runGateInClaim(
   const wsPath = path.join(ctx.root, `${GATE_PREFIX}${gateTask}`);
   recordMade(ctx, wsPath, 'integration', gateTask);
   fs.mkdirSync(wsPath, { recursive: true });
-  const task: Task = {
-    project: ctx.key,
-    id: gateTask,
-    type: 'chore',
-    branch: '(detached)',
-    path: wsPath,
-    base: '',
-    baseCommit: commit,
-    state: 'ready',
-    createdAt: new Date().toISOString(),
-    updatedAt: new Date().toISOString(),
-    // Nothing of the gate runs here but warren's exec client: the claim is its boundary, as for a cluster's task.
-    data: { sandbox: 'none', runner: `k8s:${cluster}` },
-  };
+  // Nothing of the gate runs here but warren's exec client: the claim is its boundary, as for a cluster's task.
+  const task = gateTaskRecord(ctx, gateTask, wsPath, commit, { sandbox: 'none', runner: `k8s:${cluster}` });
   const { ensureTaskClaim } = await import('../run/k8s/task-claim.js'); // loads client-node: only for a gate in a cluster
   const { sendCommit } = await import('../run/k8s/git-sync.js');
   try {

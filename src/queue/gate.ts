@@ -82,6 +82,30 @@ export function gateSandbox(ctx: ProjectContext, tasks: readonly Task[]): Sandbo
 let gateSerial = 0;
 
 /** A new integration workspace's id: unique within this process too (with `land.parallel` two gates start in the same millisecond). */
+/** The task record a gate's commands run as (never stored): detached at `commit`, in `wsPath`. */
+export function gateTaskRecord(
+  ctx: ProjectContext,
+  gateTask: string,
+  wsPath: string,
+  commit: string,
+  data: Task['data'],
+): Task {
+  const now = new Date().toISOString();
+  return {
+    project: ctx.key,
+    id: gateTask,
+    type: 'chore',
+    branch: '(detached)',
+    path: wsPath,
+    base: '',
+    baseCommit: commit,
+    state: 'ready',
+    createdAt: now,
+    updatedAt: now,
+    data,
+  };
+}
+
 export function newGateId(): string {
   return `queue-${Date.now().toString(36)}-${process.pid}-${++gateSerial}`;
 }
@@ -123,19 +147,7 @@ export async function runGate(
       return null;
     },
   );
-  const task: Task = {
-    project: ctx.key,
-    id: gateTask,
-    type: 'chore',
-    branch: '(detached)',
-    path: wsPath,
-    base: '',
-    baseCommit: commit,
-    state: 'ready',
-    createdAt: new Date().toISOString(),
-    updatedAt: new Date().toISOString(),
-    data: { sandbox, ...(checkout ? { checkout } : {}) },
-  };
+  const task = gateTaskRecord(ctx, gateTask, wsPath, commit, { sandbox, ...(checkout ? { checkout } : {}) });
   let records: ProvisionRecord[] = [];
   let outcome: GateOutcome;
   let problems: string[] = [];

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { recordedClaims } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
+import { clusterForFile } from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -14,16 +14,7 @@ import { makeRepo, type TestRepo } from '../helpers/repo.js';
  */
 const noPodman = unavailable(import.meta.filename, 'podman');
 
-let server: K8sServer;
-
-beforeAll(async () => {
-  if (noPodman !== null) return;
-  server = await startTestCluster();
-}, 300_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 120_000);
+const cluster = clusterForFile(noPodman);
 
 /** The install leaves `.installed` (ignored: only a setup run in the gate's own sandbox makes it there). */
 function clusterRepo(verify: string, more = ''): TestRepo {
@@ -37,7 +28,7 @@ function clusterRepo(verify: string, more = ''): TestRepo {
   fs.mkdirSync(repo.home, { recursive: true });
   fs.writeFileSync(
     path.join(repo.home, 'config.yaml'),
-    `clusters:\n  loop:\n    kubeconfig: ${server.kubeconfig}\n    namespace: default\n    replicas: 1\n`,
+    `clusters:\n  loop:\n    kubeconfig: ${cluster().kubeconfig}\n    namespace: default\n    replicas: 1\n`,
   );
   return repo;
 }
@@ -55,12 +46,15 @@ function processState(pid: number): string | null {
 type Claim = { metadata: { name: string; labels?: Record<string, string> } };
 /** The gate claims the API server was asked for, and those it still has. */
 const gateClaimsMade = (): string[] =>
-  server.created
-    .filter((c) => c.plural === 'sandboxclaims')
+  cluster()
+    .created.filter((c) => c.plural === 'sandboxclaims')
     .map((c) => c.body as Claim)
     .filter((b) => b.metadata.labels?.['warren.dev/task']?.startsWith('queue-'))
     .map((b) => b.metadata.name);
-const claimsNow = (): string[] => server.objects('sandboxclaims').map((c) => c.metadata.name);
+const claimsNow = (): string[] =>
+  cluster()
+    .objects('sandboxclaims')
+    .map((c) => c.metadata.name);
 
 /** The events of `kind` of the repository's WARREN_HOME, oldest first. */
 function eventsOf(repo: TestRepo, kind: string): { message: string; data: Record<string, unknown> }[] {

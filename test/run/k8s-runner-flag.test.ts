@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
+import { clusterForFile } from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -12,28 +12,22 @@ import { makeRepo, type TestRepo } from '../helpers/repo.js';
  */
 const noPodman = unavailable(import.meta.filename, 'podman');
 
-let server: K8sServer;
-
-beforeAll(async () => {
-  if (noPodman !== null) return;
-  server = await startTestCluster();
-}, 300_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 120_000);
+const cluster = clusterForFile(noPodman);
 
 function repoWithCluster(): TestRepo {
   const repo = makeRepo({ files: { 'README.md': '# main\n' } });
   fs.mkdirSync(repo.home, { recursive: true });
   fs.writeFileSync(
     path.join(repo.home, 'config.yaml'),
-    `clusters:\n  loop:\n    kubeconfig: ${server.kubeconfig}\n    namespace: default\n    replicas: 1\n`,
+    `clusters:\n  loop:\n    kubeconfig: ${cluster().kubeconfig}\n    namespace: default\n    replicas: 1\n`,
   );
   return repo;
 }
 
-const claims = (): string[] => server.objects('sandboxclaims').map((c) => c.metadata.name);
+const claims = (): string[] =>
+  cluster()
+    .objects('sandboxclaims')
+    .map((c) => c.metadata.name);
 
 describe.skipIf(noPodman !== null)('new --runner k8s:NAME', () => {
   it(

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { startTestCluster, type K8sServer } from '../helpers/k8s-server.js';
+import { clusterForFile } from '../helpers/k8s-cluster.js';
 import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -17,23 +17,14 @@ import { gitIn, makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
  */
 const noPodman = unavailable(import.meta.filename, 'podman');
 
-let server: K8sServer;
-
-beforeAll(async () => {
-  if (noPodman !== null) return;
-  server = await startTestCluster();
-}, 300_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 120_000);
+const cluster = clusterForFile(noPodman);
 
 function clusterRepo(files: Record<string, string> = {}, yaml = 'runner: k8s:loop\n'): TestRepo {
   const repo = makeRepo({ files: { 'README.md': '# main\n', 'warren.yaml': yaml, ...files } });
   fs.mkdirSync(repo.home, { recursive: true });
   fs.writeFileSync(
     path.join(repo.home, 'config.yaml'),
-    `clusters:\n  loop:\n    kubeconfig: ${server.kubeconfig}\n    namespace: default\n    runtimeClass: gvisor\n    replicas: 1\n`,
+    `clusters:\n  loop:\n    kubeconfig: ${cluster().kubeconfig}\n    namespace: default\n    runtimeClass: gvisor\n    replicas: 1\n`,
   );
   return repo;
 }
@@ -64,7 +55,10 @@ function warrenProcess(
   return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
 }
 
-const claims = (): string[] => server.objects('sandboxclaims').map((c) => c.metadata.name);
+const claims = (): string[] =>
+  cluster()
+    .objects('sandboxclaims')
+    .map((c) => c.metadata.name);
 
 describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API server)', () => {
   it(
@@ -134,7 +128,7 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
       const repo = clusterRepo();
       expect((await repo.warren('new', 'feat', 's')).code).toBe(0);
       expect((await repo.warren('exec', 's', '--', 'true')).code).toBe(0);
-      const sent = server.created.filter((c) => c.plural === 'sandboxclaims');
+      const sent = cluster().created.filter((c) => c.plural === 'sandboxclaims');
       expect(sent.length).toBeGreaterThan(0);
       for (const c of sent) {
         const spec = (c.body as { spec: Record<string, unknown> }).spec;
@@ -142,7 +136,7 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
       }
       // The server refuses what a real one would: a claim without warmPoolRef, a bad shutdownPolicy.
       const post = (body: unknown) =>
-        fetch(`${server.url}/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default/sandboxclaims`, {
+        fetch(`${cluster().url}/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/default/sandboxclaims`, {
           method: 'POST',
           body: JSON.stringify(body),
         });
@@ -162,7 +156,7 @@ describe.skipIf(noPodman !== null)('a task in a Kubernetes cluster (loopback API
       });
       expect(worse.status).toBe(422);
       // warren's own template and pool, as sent, passed the same schemas (else no claim would exist).
-      const template = server.created.find((c) => c.plural === 'sandboxtemplates')?.body as {
+      const template = cluster().created.find((c) => c.plural === 'sandboxtemplates')?.body as {
         spec: { podTemplate: { spec: { runtimeClassName?: string; containers: { env?: unknown }[] } } };
       };
       expect(template.spec.podTemplate.spec.runtimeClassName).toBe('gvisor');

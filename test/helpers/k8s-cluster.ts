@@ -1,0 +1,20 @@
+import { afterAll, beforeAll } from 'vitest';
+import { startTestCluster, type K8sServer } from './k8s-server.js';
+
+/**
+ * The loopback cluster of a test file: started before its tests (not when `skip` says podman is
+ * missing: its tests are skipped) and closed after them. Returns the server, once started.
+ */
+export function clusterForFile(skip: string | null): () => K8sServer {
+  let server: K8sServer | undefined;
+  beforeAll(async () => {
+    if (skip === null) server = await startTestCluster();
+  }, 300_000);
+  afterAll(async () => {
+    await server?.close();
+  }, 120_000);
+  return () => {
+    if (!server) throw new Error('the test cluster is not started (podman is unavailable)');
+    return server;
+  };
+}
