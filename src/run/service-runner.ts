@@ -6,6 +6,8 @@ import { writeFileAtomic } from '../util/atomic.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { startDaemon, type DaemonRecord } from './daemon.js';
 import { boundaryOf } from './boundary.js';
+import { clusterOf } from './k8s/k8s-run.js';
+import { servicesOutOfReach } from './k8s/k8s-steps.js';
 import { assertMountable } from './execute.js';
 import type { ServiceHostSpec } from './service-host.js';
 import { sandboxMapsRoot } from '../system/sandbox-uid.js';
@@ -42,6 +44,9 @@ export async function startServiceInTask(
   task: Task,
   request: ServiceRequest,
 ): Promise<{ record: DaemonRecord; ingress: boolean }> {
+  // A task in a cluster: its commands run in the cluster's sandbox, which reaches nothing here.
+  const cluster = clusterOf(ctx, task);
+  if (cluster !== null) throw servicesOutOfReach(cluster, task.id, Object.keys(ctx.config.services ?? {}));
   const boundary = await boundaryOf(ctx, task, {
     env: request.env,
     except: request.port === null ? [] : [request.port],
