@@ -2,6 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { EGRESS_SOCKET_TAIL } from '../../src/run/egress.js';
+import { removeSocketDir } from '../../src/system/socket-path.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN, makeRepo, tmpDir, trustRepo } from '../helpers/repo.js';
 
@@ -66,6 +68,11 @@ describe.skipIf(noPodman !== null)('a container gate under a deep WARREN_HOME', 
         const names = spawnSync('podman', ['ps', '-aq', '--filter', `label=warren.home=${home}`], { encoding: 'utf8' });
         const ids = names.stdout.split('\n').filter(Boolean);
         if (ids.length > 0) spawnSync('podman', ['rm', '-f', '-t', '0', ...ids]);
+        // The short folders that stood for this home's (the test's folder itself goes with tmpDir).
+        removeSocketDir(path.join(home, 'run'), 'podman.sock'.length);
+        const containers = path.join(home, 'containers');
+        for (const id of fs.existsSync(containers) ? fs.readdirSync(containers) : [])
+          removeSocketDir(path.join(containers, id, 'sockets'), EGRESS_SOCKET_TAIL);
       });
       const made = await warren(['--json', 'new', 'feat', 'a'], repo.root, home);
       expect(made.code, made.out).toBe(0);
