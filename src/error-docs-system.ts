@@ -11,9 +11,9 @@ export const SYSTEM_ERROR_DOCS = {
   },
   SANDBOX_UNAVAILABLE: {
     meaning:
-      "The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here; or warren is root and the sandbox's root cannot be another uid outside (no perl, no idmapped mounts on this kernel or file system, the uid taken), or the task's copy-on-write layers are overlays mounted for every process, which that uid cannot be given; or, for a `container` task, podman failed to make, start or reach the task's container (its words are in the message), or the image warren.yaml names is not on this machine. Nothing was run.",
+      "The task runs in a bwrap sandbox but bubblewrap is not installed or cannot run here; or warren is root and the sandbox's root cannot be another uid outside (no perl, no idmapped mounts on this kernel or file system, the uid taken), or the task's copy-on-write layers are overlays mounted for every process, which that uid cannot be given; or, for a `container` task, podman failed to make, start or reach the task's container (its words are in the message), or the image warren.yaml names is not on this machine; or the egress proxy's unix socket would be over the 107 bytes a socket's path may have (a deep TMPDIR), or the short folder of this user's that takes the sockets of a deep WARREN_HOME (/tmp/warren-UID) is a link, another user's, or open to others. Nothing was run.",
     action:
-      'Install bubblewrap (`apt-get install bubblewrap`); as root, do what the hint says (perl, a kernel with idmapped mounts, `warren provision ID --refresh`), run warren as a user who is not root, or set `sandbox: none`.',
+      'Install bubblewrap (`apt-get install bubblewrap`); as root, do what the hint says (perl, a kernel with idmapped mounts, `warren provision ID --refresh`), run warren as a user who is not root, or set `sandbox: none`. For a socket: a shorter TMPDIR, or remove the /tmp/warren-UID the message names.',
   },
   SANDBOX_REQUIRED: {
     meaning:

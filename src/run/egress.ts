@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
+import { assertSocketPath } from '../system/socket-path.js';
 
 /**
  * Egress by allowlist for a bwrap-sandboxed run (`sandbox: { kind: bwrap, allow: [...] }`).
@@ -151,6 +152,9 @@ export interface EgressProxy {
 
 export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 
+/** The longest the proxy's folder and socket add below their parent (mkdtemp's six characters). */
+export const EGRESS_SOCKET_TAIL = 'warren-egress-XXXXXX/proxy.sock'.length;
+
 export async function startEgressProxy(
   allow: readonly string[],
   onRefused: (host: string, port: number, via: 'connect' | 'http', reason: string) => void,
@@ -160,6 +164,8 @@ export async function startEgressProxy(
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
+  // Refused before anything is made: a longer path would be cut (libuv), bound elsewhere, and lost.
+  assertSocketPath(path.join(parent, 'warren-egress-XXXXXX', 'proxy.sock'), "the sandbox's egress proxy socket");
   // This user's alone: the folder 0700 (mkdtemp's mode, whatever the umask) and the socket 0600,
   // so that another user of this machine cannot send traffic out as this task.
   const dir = fs.mkdtempSync(path.join(parent, 'warren-egress-'));
@@ -272,24 +278,31 @@ export async function startEgressProxy(
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socket, () => resolve());
-  });
-  fs.chmodSync(socket, 0o600);
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => {
+        removeTreeOrThrow(dir, { inside: parent });
+        resolve();
+      });
+    });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socket, () => resolve());
+    });
+    fs.chmodSync(socket, 0o600);
+  } catch (err) {
+    // A listening server left behind holds the event loop: the command that asked would never exit.
+    await close();
+    throw err;
+  }
   return {
     socket,
     insideSocket: INSIDE_SOCKET,
     forwards: loopbackForwards(rules),
     refused: () => seen.size,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => {
-          removeTreeOrThrow(dir, { inside: parent });
-          resolve();
-        });
-      }),
+    close,
   };
 }
 

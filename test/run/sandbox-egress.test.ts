@@ -169,6 +169,29 @@ describe.skipIf(noNobody !== null)("egress proxy: its socket is this user's alon
   });
 });
 
+describe('egress proxy: a folder too deep for a unix socket', () => {
+  // 108 to 118 bytes: libuv cut the path inside `proxy.sock`, bound the cut name, and chmod failed
+  // with ENOENT, the server left listening: the command that asked (`warren land`) never exited.
+  it.each([112, 150])(
+    'a %i-byte socket path is refused before anything is made, nothing left listening',
+    async (len) => {
+      const base = tmpDir('warren-deep-');
+      const parent = path.join(base, 'p'.repeat(len - base.length - '/warren-egress-XXXXXX/proxy.sock'.length - 1));
+      fs.mkdirSync(parent);
+      const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'PipeServerWrap').length;
+      const before = servers();
+      const err = await startEgressProxy(['api.example.com'], () => undefined, parent).then(
+        (proxy) => (onTestFinished(() => proxy.close()), null),
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
+      expect((err as Error).message).toMatch(new RegExp(`${len} bytes, over the 107 bytes .*; nothing was run`));
+      expect(fs.readdirSync(parent)).toEqual([]);
+      expect(servers()).toBe(before);
+    },
+  );
+});
+
 const noBwrap = unavailable(import.meta.filename, 'bwrap');
 const noClaude = unavailable(import.meta.filename, 'claude-cli');
 

@@ -6,6 +6,7 @@ import { runBounded, spawnDetached, type SpawnResult } from '../../system/spawn.
 import { findCommand } from '../command-lookup.js';
 import { API, apiAnswers, apiRequest } from './api.js';
 import { removeTreeOrThrow } from '../../system/remove-tree.js';
+import { makeSocketDir, socketDir } from '../../system/socket-path.js';
 
 /**
  * podman, the engine of `sandbox: container`: its command line for what is rare (an image, a
@@ -46,9 +47,9 @@ export function podmanFailed(what: string, r: SpawnResult): WarrenError {
   });
 }
 
-/** podman's API socket for this WARREN_HOME. */
+/** podman's API socket for this WARREN_HOME: in its `run` folder, or a short one when that is too deep for a socket. */
 export function apiSocket(home: string): string {
-  return path.join(home, 'run', 'podman.sock');
+  return path.join(socketDir(path.join(home, 'run'), 'podman.sock'.length), 'podman.sock');
 }
 
 /**
@@ -59,7 +60,7 @@ export function apiSocket(home: string): string {
 export async function ensureApi(home: string): Promise<string> {
   const socket = apiSocket(home);
   if (await apiAnswers(socket)) return socket;
-  fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
+  makeSocketDir(path.dirname(socket));
   fs.rmSync(socket, { force: true });
   spawnDetached(['podman', 'system', 'service', '--time=120', `unix://${socket}`]);
   for (let waited = 0; waited < 30_000; waited += 100) {

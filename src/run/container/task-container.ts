@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../../util/atomic.js';
 import { isInside } from '../../util/paths.js';
 import type { ProjectContext } from '../../workspace/context.js';
 import { logDir } from '../records.js';
+import { EGRESS_SOCKET_TAIL } from '../egress.js';
 import type { SandboxProfile } from '../sandbox.js';
 import { containerSettingsOf, type ContainerSettings } from './settings.js';
 import { API, apiError, apiRequest, type ApiAnswer } from './api.js';
@@ -21,6 +22,7 @@ import {
   podman,
   podmanFailed,
 } from './podman.js';
+import { makeSocketDir, removeSocketDir, socketDir } from '../../system/socket-path.js';
 import { removeTreeOrThrow } from '../../system/remove-tree.js';
 
 /**
@@ -187,8 +189,8 @@ async function makeTaskContainer(
   await assertPodman(`task ${task.id}`);
   const settings = containerSettingsOf(ctx.config);
   const { name, dir } = containerPlace(ctx.store.home, ctx.key, task.id);
-  const sockets = path.join(dir, 'sockets');
-  fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
+  const sockets = socketDir(path.join(dir, 'sockets'), EGRESS_SOCKET_TAIL);
+  makeSocketDir(sockets);
   const commonDir = ctx.repo.commonDir;
   // The common git directory is the overlay's, not a read-only bind (its worktree's own folder stays bound as in bwrap).
   const want = bindsFor(ctx, task, profile, sockets, tools).filter((b) => b.source !== commonDir);
@@ -375,6 +377,7 @@ async function removeIt(home: string, project: string, taskId: string): Promise<
   const r = await podman(['rm', '-f', '-t', '0', '--ignore', name]);
   if (r.exitCode !== 0) return `container ${name} could not be removed: ${r.stderr.toString().trim()}`;
   removeTreeOrThrow(dir, { inside: home });
+  removeSocketDir(path.join(dir, 'sockets'), EGRESS_SOCKET_TAIL);
   return null;
 }
 
