@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
-import { BIN } from '../helpers/repo.js';
+import { BIN, runWarren } from '../helpers/repo.js';
 import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
 
 /**
@@ -60,6 +60,26 @@ describe.skipIf(noSshd !== null)("warren.yaml's runner: ssh:NAME", () => {
 
       for (const id of ['a', 'b', 'c', 'l']) expect((await repo.warren('rm', id)).code).toBe(0);
       expect((await repo.warrenJson<{ strays: unknown[] }>('scan')).json.strays).toEqual([]);
+    },
+  );
+
+  it(
+    "a WARREN_HOME too deep for a unix socket: the connection's control socket goes to a short folder of this user's",
+    { timeout: 300_000 },
+    async () => {
+      const repo = host.hostRepo({ 'warren.yaml': 'runner: ssh:box\n' });
+      // ssh binds the master's socket at its path plus 17 characters: over 107 bytes under this home.
+      const deep = path.join(repo.home, 'a'.repeat(40), 'b'.repeat(40));
+      fs.mkdirSync(deep, { recursive: true, mode: 0o700 });
+      fs.copyFileSync(path.join(repo.home, 'config.yaml'), path.join(deep, 'config.yaml'));
+      const w = (...args: string[]) => runWarren(args, { cwd: repo.root, home: deep });
+      expect((await w('trust', '--yes')).code).toBe(0);
+      const made = await w('new', 'feat', 'd');
+      expect(made.code, made.stderr).toBe(0);
+      const ran = await w('exec', 'd', '--', 'id', '-un');
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout.trim()).toBe(host.user);
+      expect((await w('rm', 'd')).code).toBe(0);
     },
   );
 

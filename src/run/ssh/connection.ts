@@ -7,6 +7,7 @@ import { shellCommand } from '../../util/shell.js';
 import { findCommand } from '../command-lookup.js';
 import type { Host } from './hosts.js';
 import type { RemoteReply, RemoteRequest } from './protocol.js';
+import { makeSocketDir, socketDir } from '../../system/socket-path.js';
 
 /**
  * One multiplexed SSH connection per host: a master (ControlMaster, ControlPersist) whose socket
@@ -28,8 +29,21 @@ export function sshDir(home: string): string {
   return dir;
 }
 
-/** The host's control socket (its name is checked: HOST_NAME). */
-const socketOf = (dir: string, host: Host): string => path.join(dir, `${host.name}.sock`);
+/**
+ * The longest control socket name below its folder: a host's name (HOST_NAME: 32), `.sock`, and
+ * the 17 characters ssh adds to the master's socket while it binds it.
+ */
+const CONTROL_TAIL = 32 + '.sock'.length + 17;
+
+/**
+ * The host's control socket (its name is checked: HOST_NAME): in warren's ssh folder, or in a
+ * short folder of this user's when WARREN_HOME is too deep for a socket (src/system/socket-path.ts).
+ */
+function socketOf(dir: string, host: Host): string {
+  const sockets = socketDir(dir, CONTROL_TAIL);
+  if (sockets !== dir) makeSocketDir(sockets);
+  return path.join(sockets, `${host.name}.sock`);
+}
 
 /** ssh's options for `host`, its socket in warren's folder; `master` for the one that holds the connection. */
 function options(home: string, host: Host, master: boolean): string[] {
