@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseSandboxKind } from '../config/sandbox.js';
-import { configSchema, type WarrenConfig } from '../config/schema.js';
+import type { WarrenConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { dropRef, hasCommit } from '../git/ssh-transfer.js';
 import { gateRemovals, removeStaleGates, runGate } from '../queue/gate.js';
@@ -36,7 +36,7 @@ export async function hostGate(ctx: ProjectContext, req: GateRequest): Promise<G
       `${JSON.stringify(req.gate)} at ${JSON.stringify(req.commit)} is not a gate a coordinator sends; nothing was run.`,
     );
   const sandbox = parseSandboxKind(req.sandbox);
-  const gateCtx: ProjectContext = { ...ctx, config: coordinatorCommands(ctx.config, req) };
+  const gateCtx: ProjectContext = { ...ctx, config: await coordinatorCommands(ctx.config, req) };
   if ((await hasCommit(ctx.repo.root, gateRef(req.gate))) !== req.commit)
     throw new WarrenError(
       'BASE_UNKNOWN',
@@ -79,7 +79,9 @@ export async function hostGate(ctx: ProjectContext, req: GateRequest): Promise<G
 }
 
 /** This host's configuration with the coordinator's commands in place of its checkout's (checked as warren.yaml's are). */
-function coordinatorCommands(config: WarrenConfig, req: GateRequest): WarrenConfig {
+async function coordinatorCommands(config: WarrenConfig, req: GateRequest): Promise<WarrenConfig> {
+  // Loaded here: zod is ~60 ms of a start-up, and only a gate sent by a coordinator needs it (test/cli/start-up.test.ts).
+  const { configSchema } = await import('../config/schema.js');
   const sent = configSchema.safeParse({ setup: req.setup, verify: req.steps, services: req.services });
   if (!sent.success)
     throw new WarrenError(
