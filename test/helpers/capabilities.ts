@@ -364,16 +364,7 @@ export const CAPABILITIES = {
       notRoot('the test makes a local user for the host') ??
       (fs.existsSync('/usr/sbin/sshd') ? null : '/usr/sbin/sshd is not installed') ??
       tryRun(o, ['ssh', '-V']) ??
-      tryRun(o, [
-        'ssh-keygen',
-        '-q',
-        '-t',
-        'ed25519',
-        '-N',
-        '',
-        '-f',
-        path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'warren-sshd-probe-')), 'k'),
-      ]),
+      keygenProbe(o),
     install: 'apt-get install openssh-server openssh-client (as .ci/run does); run the tests as root',
   },
   // The dashboard's browser tests (headless Chromium through playwright-core)
@@ -561,4 +552,14 @@ export function recordSkip(dir: string, record: SkipRecord): void {
   const file = skipFile(dir, record.suite, record.capability);
   fs.writeFileSync(`${file}.tmp`, JSON.stringify(record) + '\n');
   fs.renameSync(`${file}.tmp`, file);
+}
+
+/** `ssh-keygen` makes a key, in a folder removed afterwards. */
+function keygenProbe(o: Parameters<typeof tryRun>[0]): string | null {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-sshd-probe-'));
+  try {
+    return tryRun(o, ['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'k')]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
