@@ -17,6 +17,7 @@ import { sandboxAudit } from './run/audit-sandbox.js';
 import { k8sCreate, k8sGc, k8sRemove } from './run/k8s/k8s-steps.js';
 import { sshCreate, sshGc, sshRemove } from './run/ssh/ssh-steps.js';
 import { executionRemove, portsCreate, riskCreate, runLogsGc, setupCreate } from './run/execution-steps.js';
+import { egressGc } from './run/egress-gc.js';
 import { CHECKPOINT } from './land/checkpoint.js';
 import { SYNC } from './conflicts/sync.js';
 import { PROVISION } from './provision/operations.js';
@@ -81,7 +82,7 @@ export const FEATURES = {
   execution: {
     create: { ports: portsCreate, risk: riskCreate, setup: setupCreate },
     remove: executionRemove,
-    gc: { runLogs: runLogsGc },
+    gc: { runLogs: runLogsGc, egress: egressGc },
     audit: { runner: runnerAudit, ports: portsAudit, sandbox: sandboxAudit },
   },
   services: {
@@ -146,6 +147,7 @@ export const LIFECYCLE: Lifecycle = {
   // Services after the archives (a task's dumps go with its archive).
   gc: [
     F.execution.gc.runLogs,
+    F.execution.gc.egress,
     F.provision.gc.snapshots,
     F.workspace.gc.archives,
     F.checkout.gc.checkouts,

@@ -23,6 +23,7 @@ export async function startEgress(
       });
     },
     parent,
+    ctx.store.home,
   );
   ctx.store.addEvent({
     project: ctx.key,

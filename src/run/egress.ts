@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import net from 'node:net';
@@ -152,23 +153,36 @@ export interface EgressProxy {
 
 export const INSIDE_SOCKET = '/tmp/.warren-egress.sock';
 
-/** The longest the proxy's folder and socket add below their parent (mkdtemp's six characters). */
-export const EGRESS_SOCKET_TAIL = 'warren-egress-XXXXXX/proxy.sock'.length;
+/** The longest the proxy's folder and socket add below their parent (a tag, mkdtemp's six characters). */
+export const EGRESS_SOCKET_TAIL = 'warren-egress-TTTTTTTT-XXXXXX/proxy.sock'.length;
+
+/**
+ * The start of the names of the proxy folders a WARREN_HOME's runs make in the temporary folder:
+ * `gc` collects its own home's that a killed warren left (egress-gc.ts), never another's.
+ */
+export function egressPrefix(home: string | null): string {
+  return home === null
+    ? 'warren-egress-'
+    : `warren-egress-${createHash('sha256').update(home).digest('hex').slice(0, 8)}-`;
+}
 
 export async function startEgressProxy(
   allow: readonly string[],
   onRefused: (host: string, port: number, via: 'connect' | 'http', reason: string) => void,
   /** Where its folder goes (default: this process's temporary folder); a unix socket's path holds at most 107 bytes. */
   parent: string = os.tmpdir(),
+  /** The WARREN_HOME whose run it is, named in the folder's name (egressPrefix). */
+  home: string | null = null,
 ): Promise<EgressProxy> {
   // Loaded here, not at the top: every command would pay ~5 ms for Node's http, and only a sandboxed run with an allow list uses it.
   const { createServer, request } = await import('node:http');
   const rules = allow.map(parseAllowEntry);
   // Refused before anything is made: a longer path would be cut (libuv), bound elsewhere, and lost.
-  assertSocketPath(path.join(parent, 'warren-egress-XXXXXX', 'proxy.sock'), "the sandbox's egress proxy socket");
+  const prefix = egressPrefix(home);
+  assertSocketPath(path.join(parent, `${prefix}XXXXXX`, 'proxy.sock'), "the sandbox's egress proxy socket");
   // This user's alone: the folder 0700 (mkdtemp's mode, whatever the umask) and the socket 0600,
   // so that another user of this machine cannot send traffic out as this task.
-  const dir = fs.mkdtempSync(path.join(parent, 'warren-egress-'));
+  const dir = fs.mkdtempSync(path.join(parent, prefix));
   const socket = path.join(dir, 'proxy.sock');
   const seen = new Set<string>();
   const sockets = new Set<net.Socket>();

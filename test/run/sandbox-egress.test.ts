@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,8 +12,10 @@ import {
   loopbackForwards,
   parseAllowEntry,
   parseTarget,
+  egressPrefix,
   startEgressProxy,
 } from '../../src/run/egress.js';
+import { collectEgressLeftovers } from '../../src/run/egress-gc.js';
 import { AGENT_CLI_BIN, unavailable } from '../helpers/capabilities.js';
 import { FINAL, NOTE, startModelServer } from '../helpers/model-server.js';
 import { NOBODY, requestAsNobody } from '../helpers/nobody.js';
@@ -190,6 +193,51 @@ describe('egress proxy: a folder too deep for a unix socket', () => {
       expect(servers()).toBe(before);
     },
   );
+});
+
+describe('egress proxy: what a killed warren left, collected by gc', () => {
+  it("removes this user's proxy folders no proxy answers any more; keeps a live proxy's and anything else", async () => {
+    const parent = tmpDir('warren-egress-gc-');
+    const home = tmpDir('warren-egress-home-');
+    const mine = egressPrefix(home);
+    // A live proxy of this home: its socket answers.
+    const live = await startEgressProxy(['api.example.com'], () => undefined, parent, home);
+    onTestFinished(() => live.close());
+    // A proxy whose process was killed (SIGKILL: nothing of its own ran): its socket is left, refusing.
+    const deadDir = path.join(parent, `${mine}dead01`);
+    fs.mkdirSync(deadDir, { mode: 0o700 });
+    const listener = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require('node:net').createServer().listen(${JSON.stringify(path.join(deadDir, 'proxy.sock'))}, () => console.log('up'))`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => listener.stdout?.once('data', resolve));
+    listener.kill('SIGKILL');
+    await new Promise((resolve) => listener.once('exit', resolve));
+    // Made and never bound, long ago; made just now (a proxy about to bind); not a proxy's alone.
+    const empty = path.join(parent, `${mine}empty1`);
+    fs.mkdirSync(empty, { mode: 0o700 });
+    fs.utimesSync(empty, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    const fresh = path.join(parent, `${mine}fresh1`);
+    fs.mkdirSync(fresh, { mode: 0o700 });
+    const other = path.join(parent, `${mine}other1`);
+    fs.mkdirSync(other, { mode: 0o700 });
+    fs.writeFileSync(path.join(other, 'notes.txt'), 'mine\n');
+
+    // Another home's, dead as well: its own gc's.
+    const theirs = path.join(parent, `${egressPrefix(tmpDir('warren-egress-home-'))}gone01`);
+    fs.mkdirSync(theirs, { mode: 0o700 });
+    fs.utimesSync(theirs, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+
+    const collected = await collectEgressLeftovers(home, parent);
+    expect(collected.removed.map((r) => r.path).sort()).toEqual([deadDir, empty].sort());
+    expect(fs.existsSync(deadDir) || fs.existsSync(empty)).toBe(false);
+    expect(path.basename(path.dirname(live.socket)).startsWith(mine)).toBe(true);
+    for (const kept of [path.dirname(live.socket), fresh, other, theirs]) expect(fs.existsSync(kept)).toBe(true);
+  });
 });
 
 const noBwrap = unavailable(import.meta.filename, 'bwrap');
