@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { socketDir } from '../../src/system/socket-path.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN, runWarren } from '../helpers/repo.js';
 import { startSshHost, waitFor, type SshHost } from '../helpers/ssh-host.js';
@@ -72,6 +73,8 @@ describe.skipIf(noSshd !== null)("warren.yaml's runner: ssh:NAME", () => {
       const deep = path.join(repo.home, 'a'.repeat(40), 'b'.repeat(40));
       fs.mkdirSync(deep, { recursive: true, mode: 0o700 });
       fs.copyFileSync(path.join(repo.home, 'config.yaml'), path.join(deep, 'config.yaml'));
+      // The short folder outlives the command (the master keeps its socket there for 300 s): the test's to remove.
+      onTestFinished(() => fs.rmSync(socketDir(path.join(deep, 'run', 'ssh'), 1), { recursive: true, force: true }));
       const w = (...args: string[]) => runWarren(args, { cwd: repo.root, home: deep });
       expect((await w('trust', '--yes')).code).toBe(0);
       const made = await w('new', 'feat', 'd');
