@@ -3,9 +3,11 @@ import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { openProject, openStore } from '../../src/composition.js';
 import { checkpointTask } from '../../src/land/checkpoint.js';
+import { listQueue, queueLand } from '../../src/queue/operations.js';
+import { processQueue } from '../../src/queue/processor.js';
 import { createTask } from '../../src/workspace/create.js';
 import type { ProjectContext } from '../../src/workspace/context.js';
-import { gitIn, type TestRepo } from './repo.js';
+import { gitIn, makeRepo, type TestRepo } from './repo.js';
 
 /** Helpers for the merge queue's library tests: a project in this process, a task with a commit, what landed. */
 
@@ -16,15 +18,35 @@ export async function project(repo: TestRepo): Promise<ProjectContext> {
   return openProject(repo.root, { store });
 }
 
-/** A task whose workspace gets `files`, checkpointed as "ID's work". */
-export async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<void> {
+/** A task whose workspace gets `files` (folders made), checkpointed as "ID's work"; its path. */
+export async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<string> {
+  // In process, as the library does it (two CLI processes per task were most of a queue test's time).
   const ctx = await project(repo);
   const task = await createTask(ctx, { type: 'feat', id });
-  for (const [rel, content] of Object.entries(files)) fs.writeFileSync(path.join(task.path, rel), content);
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(task.path, rel)), { recursive: true });
+    fs.writeFileSync(path.join(task.path, rel), content);
+  }
   await checkpointTask(ctx, id, { message: `${id}'s work` });
+  return task.path;
 }
 
 /** The subjects of the commits main gained since `since`, oldest first. */
 export function landedSubjects(repo: TestRepo, since: string): string[] {
   return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
+}
+
+/**
+ * Tasks in `order`, each with a file of its own (`bad`: culprit.txt, which the test's gate fails
+ * on), landed in turn without waiting, then one processor working the queue through.
+ */
+export async function landBatch(order: readonly string[], warrenYaml: string) {
+  const repo = makeRepo({ files: { 'warren.yaml': warrenYaml } });
+  for (const id of order)
+    await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks the gate\n' } : { [`${id}.txt`]: `${id}\n` });
+  const ctx = await project(repo);
+  const before = gitIn(repo.root, 'rev-parse', 'main');
+  for (const id of order) await queueLand(ctx, id, { wait: false });
+  const worked = await processQueue(ctx);
+  return { repo, ctx, before, worked, entries: listQueue(ctx).entries };
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { listQueue, queueLand } from '../../src/queue/operations.js';
 import { processQueue } from '../../src/queue/processor.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
-import { landedSubjects, project, taskWith } from '../helpers/queue.js';
+import { landBatch, landedSubjects, project, taskWith } from '../helpers/queue.js';
 
 /**
  * Where the land's time goes in a bisection (issue 41): a half of a failing batch has its own
@@ -42,14 +42,8 @@ function overlaps(marks: string): number {
 /** Tasks in `order` (the one named `bad` breaks the gate), each landed in turn, then the queue worked through. */
 async function landInOrder(order: readonly string[], gate: (marks: string) => string = markingGate) {
   const marks = tmpDir();
-  const repo = makeRepo({ files: { 'warren.yaml': gate(marks) } });
-  for (const id of order)
-    await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks\n' } : { [`${id}.txt`]: `${id}\n` });
-  const ctx = await project(repo);
-  const before = repo.git('rev-parse', 'main');
-  for (const id of order) await queueLand(ctx, id, { wait: false });
-  const worked = await processQueue(ctx);
-  const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+  const { repo, ctx, before, worked, entries } = await landBatch(order, gate(marks));
+  const states = Object.fromEntries(entries.map((e) => [e.id, e.state]));
   return { marks, repo, ctx, before, worked, states };
 }
 

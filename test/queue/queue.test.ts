@@ -1,46 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isWarrenError } from '../../src/errors.js';
-import { openProject } from '../../src/composition.js';
 import { checkpointTask } from '../../src/land/checkpoint.js';
 import { queueLand, listQueue, leaveQueue } from '../../src/queue/operations.js';
 import { createTask } from '../../src/workspace/create.js';
 import { recordMade } from '../../src/workspace/ledger.js';
 import { processQueue } from '../../src/queue/processor.js';
-import { openStore } from '../../src/composition.js';
-import type { ProjectContext } from '../../src/workspace/context.js';
-import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
+import { gitIn, makeRepo, tmpDir } from '../helpers/repo.js';
+import { landBatch, landedSubjects, project, taskWith } from '../helpers/queue.js';
 
 /**
  * The merge queue: ordered landing on a base that stays green. Batching and bisection run
  * in process (the library), so a test decides what waits together; parallel lands and the
  * command line run as real processes.
  */
-
-async function project(repo: TestRepo): Promise<ProjectContext> {
-  const store = openStore(repo.home);
-  onTestFinished(() => store.close());
-  return openProject(repo.root, { store });
-}
-
-/** A task `id` that adds `files` (relative to its workspace) and checkpoints them. */
-async function taskWith(repo: TestRepo, id: string, files: Record<string, string>): Promise<string> {
-  // In process, as the library does it (two CLI processes per task were most of this file's time).
-  const ctx = await project(repo);
-  const task = await createTask(ctx, { type: 'feat', id });
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(task.path, rel)), { recursive: true });
-    fs.writeFileSync(path.join(task.path, rel), content);
-  }
-  await checkpointTask(ctx, id, { message: `${id}'s work` });
-  return task.path;
-}
-
-/** Subjects of the base's commits since `since`, oldest first. */
-function landedSubjects(repo: TestRepo, since: string): string[] {
-  return gitIn(repo.root, 'log', '--reverse', '--format=%s', `${since}..main`).split('\n').filter(Boolean);
-}
 
 const NO_CULPRIT = 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" }\n';
 
@@ -49,14 +23,7 @@ const NO_CULPRIT = 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" 
  * (which fails NO_CULPRIT), each other task a file of its own.
  */
 async function culpritBatch(order: string[], warrenYaml = NO_CULPRIT) {
-  const repo = makeRepo({ files: { 'warren.yaml': warrenYaml } });
-  for (const id of order)
-    await taskWith(repo, id, id === 'bad' ? { 'culprit.txt': 'breaks the gate\n' } : { [`${id}.txt`]: `${id}\n` });
-  const ctx = await project(repo);
-  const before = repo.git('rev-parse', 'main');
-  for (const id of order) await queueLand(ctx, id, { wait: false });
-  const worked = await processQueue(ctx);
-  const entries = listQueue(ctx).entries;
+  const { repo, before, worked, entries } = await landBatch(order, warrenYaml);
   return {
     gateRuns: worked.gateRuns,
     states: Object.fromEntries(entries.map((e) => [e.id, e.state])),
