@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { listQueue, queueLand } from '../../src/queue/operations.js';
 import { processQueue } from '../../src/queue/processor.js';
 import { makeRepo, tmpDir } from '../helpers/repo.js';
-import { landBatch, landedSubjects, project, taskWith } from '../helpers/queue.js';
+import { landBatch, landedSubjects, project, taskWith, tellProbeRecorded, waitForProbe } from '../helpers/queue.js';
 
 /**
  * Where the land's time goes in a bisection (issue 41): a half of a failing batch has its own
@@ -30,6 +30,17 @@ function waitingGate(marks: string): string {
   return `verify:\n  - { id: no-culprit, run: "${gate}" }\n`;
 }
 
+/**
+ * markingGate, whose run of the failing half (the tree with culprit.txt and `half`'s file, not
+ * `after`'s) waits until the queue has recorded its probe's verdict (tellProbeRecorded).
+ */
+function probeFirstGate(half: string, after: string) {
+  return (marks: string): string => {
+    const gate = `f=$(mktemp -p ${marks}); date +%s%N > $f.start; sleep 1.5; ${waitForProbe(marks, half, after)}; date +%s%N > $f.end; ! test -e culprit.txt`;
+    return `verify:\n  - { id: no-culprit, run: "${gate}" }\n`;
+  };
+}
+
 /** The gate runs that overlapped in time, as pairs. */
 function overlaps(marks: string): number {
   const runs = fs
@@ -40,9 +51,17 @@ function overlaps(marks: string): number {
 }
 
 /** Tasks in `order` (the one named `bad` breaks the gate), each landed in turn, then the queue worked through. */
-async function landInOrder(order: readonly string[], gate: (marks: string) => string = markingGate) {
+async function landInOrder(
+  order: readonly string[],
+  gate: (marks: string) => string = markingGate,
+  probe?: readonly string[],
+) {
   const marks = tmpDir();
-  const { repo, ctx, before, worked, entries } = await landBatch(order, gate(marks));
+  const { repo, ctx, before, worked, entries } = await landBatch(
+    order,
+    gate(marks),
+    probe && tellProbeRecorded(marks, probe),
+  );
   const states = Object.fromEntries(entries.map((e) => [e.id, e.state]));
   return { marks, repo, ctx, before, worked, states };
 }
@@ -52,7 +71,11 @@ describe('bisecting a failing batch', () => {
     "gates a half's first half at the same time as the half: the culprit first of 4 is found in 3 gate times, the others land in queue order",
     { timeout: 240_000 },
     async () => {
-      const { marks, repo, ctx, before, worked, states } = await landInOrder(['bad', 'w1', 'w2', 'w3']);
+      const { marks, repo, ctx, before, worked, states } = await landInOrder(
+        ['bad', 'w1', 'w2', 'w3'],
+        probeFirstGate('w1', 'w2'),
+        ['bad'],
+      );
       expect(states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
       expect(landedSubjects(repo, before)).toEqual(["w1's work", "w2's work", "w3's work"]);
       // The batch (fails); bad + w1 (fails) and, at the same time, bad alone (fails: bounced with
@@ -71,7 +94,11 @@ describe('bisecting a failing batch', () => {
     'a probe that passed lands on the commits it gated: the culprit second of 4 costs no run of its own',
     { timeout: 240_000 },
     async () => {
-      const { marks, repo, before, worked, states } = await landInOrder(['q1', 'bad', 'q2', 'q3']);
+      const { marks, repo, before, worked, states } = await landInOrder(
+        ['q1', 'bad', 'q2', 'q3'],
+        probeFirstGate('q1', 'q2'),
+        ['q1'],
+      );
       expect(states).toEqual({ q1: 'landed', bad: 'bounced', q2: 'landed', q3: 'landed' });
       expect(landedSubjects(repo, before)).toEqual(["q1's work", "q2's work", "q3's work"]);
       // The batch (fails); q1 + bad (fails) with q1 alone (passes, lands) at once; bad on top of q1

@@ -8,7 +8,7 @@ import { createTask } from '../../src/workspace/create.js';
 import { recordMade } from '../../src/workspace/ledger.js';
 import { processQueue } from '../../src/queue/processor.js';
 import { gitIn, makeRepo, tmpDir } from '../helpers/repo.js';
-import { landBatch, landedSubjects, project, taskWith } from '../helpers/queue.js';
+import { landBatch, landedSubjects, project, taskWith, tellProbeRecorded, waitForProbe } from '../helpers/queue.js';
 
 /**
  * The merge queue: ordered landing on a base that stays green. Batching and bisection run
@@ -22,8 +22,8 @@ const NO_CULPRIT = 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" 
  * Tasks that join the queue in `order` and one processor that works it: `bad` adds culprit.txt
  * (which fails NO_CULPRIT), each other task a file of its own.
  */
-async function culpritBatch(order: string[], warrenYaml = NO_CULPRIT) {
-  const { repo, before, worked, entries } = await landBatch(order, warrenYaml);
+async function culpritBatch(order: string[], warrenYaml = NO_CULPRIT, during?: Parameters<typeof landBatch>[2]) {
+  const { repo, before, worked, entries } = await landBatch(order, warrenYaml, during);
   return {
     gateRuns: worked.gateRuns,
     states: Object.fromEntries(entries.map((e) => [e.id, e.state])),
@@ -240,8 +240,14 @@ describe('the merge queue', () => {
     { timeout: 240_000 },
     async () => {
       // Culprit first: the batch (fails), bad + w1 (fails), bad alone (fails, bounces), then w1,
-      // w2 + w3 together (passes): 4 runs, where w1 alone and then w2 + w3 would be 5.
-      const run = await culpritBatch(['bad', 'w1', 'w2', 'w3']);
+      // w2 + w3 together (passes): 4 runs, where w1 alone and then w2 + w3 would be 5. (bad + w1's
+      // run ends once bad alone's verdict is recorded: the queue does not speculate on it meanwhile.)
+      const marks = tmpDir();
+      const run = await culpritBatch(
+        ['bad', 'w1', 'w2', 'w3'],
+        `verify:\n  - { id: no-culprit, run: "${waitForProbe(marks, 'w1', 'w2')}; ! test -e culprit.txt" }\n`,
+        tellProbeRecorded(marks, ['bad']),
+      );
       expect(run.states).toEqual({ bad: 'bounced', w1: 'landed', w2: 'landed', w3: 'landed' });
       expect(run.gateRuns).toBe(4);
       expect(run.landed).toEqual(["w1's work", "w2's work", "w3's work"]);
