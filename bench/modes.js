@@ -6,6 +6,7 @@
 //   BENCH_PARTS=modes,status,db node bench/modes.js   (any of the three)
 //
 //   BENCH_BEFORE_BIN=DIR/bin/warren.js node bench/modes.js   (modes: another build's `new` too,
+//     status: its status of the full cow layer, first and again,
 //     in the same rounds, e.g. an earlier revision from `git archive REV | tar -x -C DIR`, built)
 //
 //  1. modes: `warren new feat ID` with node_modules as `share`, `hardlink` and `copy` — the whole
@@ -195,25 +196,40 @@ function partStatus() {
     `--cache=${npmCache}`,
   ];
   warren(repo, 'exec', 'full', '--', ...npm);
-  const statusOf = (r, id) => {
-    const t = timed([process.execPath, BIN, '--json', 'status', id], { cwd: r, env });
+  const statusOf = (r, id, bin = BIN) => {
+    const t = timed([process.execPath, bin, '--json', 'status', id], { cwd: r, env });
     const s = JSON.parse(t.stdout);
     return { ...t, changes: s.provisioned.reduce((k, p) => k + p.changedCount, 0) };
   };
+  // What a first status found identical, remembered beside the layer (same.json): removed, the next status is a first one again.
+  const overlays = path.join(home, 'overlays');
+  const sameCache = fs
+    .readdirSync(overlays)
+    .map((key) => path.join(overlays, key, 'full', 'node_modules', 'same.json'))
+    .find((f) => fs.existsSync(path.dirname(f)));
   const first = statusOf(repo, 'full');
   say(
     `status: cow layer after npm ci in the workspace (every file rewritten): first status ${fmt(first.ms)}, ${fmt(first.cpu)} CPU (${first.changes} change(s); reads both copies of each file once)`,
   );
+  const forget = () => fs.rmSync(sameCache, { force: true });
   const rows = [
+    ['cow, full layer, first (same.json removed)', repo, 'full', BIN, forget],
     ['cow, full layer, again', repo, 'full'],
+    ...(BEFORE_BIN
+      ? [
+          ['cow, full layer, first (same.json removed), before', repo, 'full', BEFORE_BIN, forget],
+          ['cow, full layer, again, before', repo, 'full', BEFORE_BIN],
+        ]
+      : []),
     ...Object.entries(tasks).map(([m, t]) => [`${m}, nothing changed`, t.repo, t.id]),
   ];
   const samples = Object.fromEntries(rows.map(([name]) => [name, []]));
   const changes = {};
   const cpu = {};
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, r, id] of rotated(rows, round)) {
-      const s = statusOf(r, id);
+    for (const [name, r, id, bin, before] of rotated(rows, round)) {
+      before?.();
+      const s = statusOf(r, id, bin);
       samples[name].push(s.ms);
       (cpu[name] ??= []).push(s.cpu);
       changes[name] = s.changes;
