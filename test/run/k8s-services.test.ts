@@ -164,6 +164,33 @@ describe.skipIf(noPodman !== null)(
     );
 
     it(
+      'a service that exits in the pod before it is ready fails new with its log: the task is undone, its claim and pod gone',
+      { timeout: 300_000 },
+      async () => {
+        const repo = clusterRepo("  web: { run: 'echo broken in the pod >&2; exit 3', ready: { port: true } }\n");
+        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const made = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'b');
+        expect(made.code).toBe(1);
+        expect(made.json.error.code, made.json.error.message).toBe('CREATE_FAILED');
+        expect(made.json.error.message).toContain('exited with status 3 before it was ready');
+        expect(made.json.error.message).toContain('broken in the pod');
+        expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+        // It was claimed (the service ran in the pod), and the undo deleted the claim and its pod.
+        const claimed = cluster()
+          .created.filter((c) => c.plural === 'sandboxclaims')
+          .slice(before)
+          .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+        expect(claimed).toHaveLength(1);
+        expect(claims()).not.toContain(claimed[0]);
+        expect(
+          cluster()
+            .objects('sandboxes')
+            .map((o) => o.metadata.name),
+        ).not.toContain(claimed[0]);
+      },
+    );
+
+    it(
       'an on-demand service starts in the pod when asked; gc stops the services of a task that is gone and deletes its claim',
       { timeout: 300_000 },
       async () => {
