@@ -5,9 +5,11 @@
 // is warren's side of the cost, not a real cluster's):
 // - claim: the gate in a claim of its own in the cluster (the claim, the integrated commit sent
 //   as a bundle, the install and the step exec'd in the pod, the claim deleted);
-// - here: the same task's gate in a container here (what a batch with warren.yaml `services:`
-//   still gets; every cluster task's gate before the claim was built). Here the install does not
-//   run (nothing is provisioned, so no snapshot is missing); in the claim it always does.
+// - here: the gate in a container here (what a batch with a cluster task and a `postgres`
+//   service still gets; every cluster task's gate before the claim was built), of a task that runs
+//   in a container here (`sandbox: container`): a cluster task's batch with `run:` or redis
+//   services is gated in its claim now, and one with `postgres` cannot be made. Here the install
+//   does not run (nothing is provisioned, so no snapshot is missing); in the claim it always does.
 // The step is `true`: what is measured is the place, not a suite.
 // Each round: a task per place made, given a commit in its pod and checkpointed (not timed);
 // then `warren land ID` end to end (timed); then `rm`. Prints medians and the ratio; never fails.
@@ -26,10 +28,10 @@ if (spawnSync('podman', ['--version']).status !== 0) {
 // Short paths: a container gate's sockets live under WARREN_HOME, and a socket's path is at most 107 bytes.
 const base = tmp('wgp-');
 const server = await startServer(path.join(base, 'k8s'));
-// The same repository twice: the second declares an on-demand service, so its gate stays here.
+// The same repository twice: the second's tasks run in a container here, so its gate is a container here.
 const PLACES = {
-  claim: clusterRepo('c', ''),
-  here: clusterRepo('h', "services:\n  web: { run: 'sleep 600', start: on-demand }\n"),
+  claim: clusterRepo('c', 'runner: k8s:loop\n'),
+  here: clusterRepo('h', 'sandbox: container\n'),
 };
 const names = Object.keys(PLACES);
 const landed = Object.fromEntries(names.map((p) => [p, []]));
@@ -69,7 +71,7 @@ function clusterRepo(name, more) {
   fs.writeFileSync(path.join(dir, '.gitignore'), '.installed\n');
   fs.writeFileSync(
     path.join(dir, 'warren.yaml'),
-    `runner: k8s:loop\n${more}setup:\n  - { id: install, run: 'echo installed > .installed', gate: install }\nverify:\n  - { id: check, run: 'true' }\n`,
+    `${more}setup:\n  - { id: install, run: 'echo installed > .installed', gate: install }\nverify:\n  - { id: check, run: 'true' }\n`,
   );
   sh('git', ['add', '-A'], { cwd: dir });
   sh('git', ['commit', '-q', '-m', 'runner'], { cwd: dir });

@@ -130,16 +130,17 @@ export const LIFECYCLE: Lifecycle = {
   ],
   // `warren rm`: is it landed (for --delete-branch); teardown (which may need the cow layers)
   // before provisioning unmounts them; a cow checkout, which they sit inside, last.
-  // Services after teardown (which may still use them).
+  // Services after teardown (which may still use them), and before the claim of a task in a
+  // cluster (they run in its pod: stopped, and checked gone there, before the pod goes).
   // A task's container after teardown (which runs in it) and before the layers it binds come off;
   // a task's claim in a cluster likewise after its teardown.
   remove: [
     F.landing.remove,
     F.execution.remove,
+    F.services.remove,
     F.ssh.remove,
     F.container.remove,
     F.k8s.remove,
-    F.services.remove,
     F.provision.remove,
     F.review.remove,
     F.checkout.remove,

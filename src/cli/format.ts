@@ -45,9 +45,16 @@ export function serviceLine(s: {
   url: string | null;
   database?: string;
   from?: string;
+  cluster?: string;
+  pod?: string;
 }): string {
   const exit = s.exitCode !== undefined ? ` (exit ${s.exitCode ?? 'killed'})` : '';
   const url = s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : '';
   const database = s.database ? `  database ${s.database} from ${s.from}` : '';
-  return `${s.name}  ${s.kind}  ${s.state}${exit}${url}${database}`;
+  return `${s.name}  ${s.kind}  ${s.state}${exit}${url}${database}${serviceWhere(s)}`;
+}
+
+/** A service in a task's pod: where (its URL is that pod's loopback, not this machine's). */
+export function serviceWhere(s: { cluster?: string; pod?: string }): string {
+  return s.cluster ? `  in cluster ${s.cluster}${s.pod ? `, pod ${s.pod}` : ''}` : '';
 }

@@ -6,6 +6,9 @@ import { runSteps, type StepsOutcome } from '../run/commands.js';
 import { recordedClaims } from '../run/k8s/ledger.js';
 import { allocatePorts, DEFAULT_PORT_COUNT } from '../run/ports.js';
 import type { Task } from '../state/types.js';
+import { WarrenError } from '../errors.js';
+import { startGateServices, stopGateServices } from '../services/gate.js';
+import { servicesOf } from '../services/task-services.js';
 import { faultPoint } from '../system/fault.js';
 import { procStartTime } from '../util/lockfile.js';
 import type { ProjectContext } from '../workspace/context.js';
@@ -22,8 +25,10 @@ import { dropAfterRun, GATE_PREFIX, gateTaskRecord, newGateId, type GateOutcome 
  * integrated commit given to its sandbox as a bundle; the install and the `gate: true` steps of
  * warren.yaml's setup, then the gate's steps, run there through the k8s runner (the coordinator's
  * trusted configuration; their output logged here, as a local gate's); the claim deleted after
- * the verdict. Nothing of this machine goes with it: no services (such a batch is gated here,
- * gate-place.ts), no dependency snapshot (the pod installs), no provisioned path (said).
+ * the verdict. warren.yaml's redis and `run:` services are the gate's own, started in its pod
+ * (src/run/k8s/pod-service.ts) and stopped before the claim goes; a batch whose warren.yaml has a
+ * postgres service is gated here (gate-place.ts). Nothing of this machine goes with it: no
+ * dependency snapshot (the pod installs), no provisioned path (said).
  */
 
 type VerifyStep = WarrenConfig['verify'][number];
@@ -44,6 +49,8 @@ export async function runGateInClaim(
   const task = gateTaskRecord(ctx, gateTask, wsPath, commit, { sandbox: 'none', runner: `k8s:${cluster}` });
   const { ensureTaskClaim } = await import('../run/k8s/task-claim.js'); // loads client-node: only for a gate in a cluster
   const { sendCommit } = await import('../run/k8s/git-sync.js');
+  let outcome: GateOutcome;
+  let problems: string[] = [];
   try {
     await allocatePorts(ctx.store, ctx.key, gateTask, ctx.config.ports?.count ?? DEFAULT_PORT_COUNT);
     onStart(gateTask);
@@ -55,11 +62,23 @@ export async function runGateInClaim(
       async () => sendCommit(ctx, await ensureTaskClaim(ctx, task, cluster, owner), commit),
     );
     faultPoint('queue', 'gate-claimed');
-    return await stepsInClaim(ctx, task, steps);
+    // Fresh services of the gate's own, in its pod, before its setup (which sees them, as at `new`).
+    const withServices: Task =
+      servicesOf(ctx).length > 0
+        ? { ...task, data: { ...task.data, services: await startGateServices(ctx, task) } }
+        : task;
+    outcome = await stepsInClaim(ctx, withServices, steps);
   } finally {
+    // Stopped (and checked gone in the pod) before the claim goes with its pod.
+    problems = await stopGateServices(ctx, gateTask);
     await deleteGateClaim(ctx, gateTask);
     dropAfterRun(ctx, task);
   }
+  if (problems.length > 0)
+    throw new WarrenError('SERVICE_FAILED', `the gate's services could not all be stopped: ${problems.join('; ')}.`, {
+      hint: '`warren gc` stops what is left once the gate is gone.',
+    });
+  return outcome;
 }
 
 /** The gate's setup (the install, `gate: true` steps), then its steps, in the claim. */

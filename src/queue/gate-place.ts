@@ -2,6 +2,7 @@ import type { WarrenConfig } from '../config/schema.js';
 import { sandboxKindFor, type SandboxKind } from '../config/sandbox.js';
 import { clusterOf } from '../run/k8s/k8s-run.js';
 import { remoteHostName } from '../run/ssh/hosts.js';
+import { serviceKind } from '../services/kinds.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { gateSandbox, runGate, type GateOutcome } from './gate.js';
@@ -28,8 +29,8 @@ type VerifyStep = WarrenConfig['verify'][number];
 
 /**
  * Pure over the records: the place of the gate of a batch of these tasks. A batch with a task in
- * a cluster is gated in a claim of that cluster (here in a container when warren.yaml has
- * services, said). Else its sandbox kind is the strictest of the batch's (`gateSandbox`); the
+ * a cluster is gated in a claim of that cluster (here in a container when warren.yaml has a
+ * postgres service, said). Else its sandbox kind is the strictest of the batch's (`gateSandbox`); the
  * first task, in the batch's order, whose own kind is that one and that runs on an SSH host puts
  * the gate on that host — a tie between a task here and one there goes to the host, where its
  * code was written and its services and dependencies are. Otherwise here.
@@ -51,11 +52,16 @@ export function gatePlace(ctx: ProjectContext, tasks: readonly Task[]): GatePlac
   return { where: 'here', sandbox };
 }
 
-/** Why a gate cannot run in a claim of a cluster, or null: warren.yaml's services are started on this machine. */
+/**
+ * Why a gate cannot run in a claim of a cluster, or null: its redis and `run:` services run in its
+ * pod, but a database (postgres) is on a server of this machine, which the pod cannot reach.
+ */
 function notInCluster(ctx: ProjectContext): string | null {
-  const services = Object.keys(ctx.config.services ?? {});
-  return services.length > 0
-    ? `the gate's services (${services.join(', ')}) run on this machine, where a sandbox of the cluster cannot reach them`
+  const shared = Object.entries(ctx.config.services ?? {})
+    .filter(([, s]) => !serviceKind(s.kind).process)
+    .map(([name]) => name);
+  return shared.length > 0
+    ? `the gate's database service(s) (${shared.join(', ')}) are on a server of this machine, where a sandbox of the cluster cannot reach them`
     : null;
 }
 

@@ -4,10 +4,17 @@ import path from 'node:path';
 import type { Task } from '../state/types.js';
 import { writeFileAtomic } from '../util/atomic.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { startDaemon, type DaemonRecord } from './daemon.js';
+import { startDaemon, stopDaemon, type DaemonRecord } from './daemon.js';
 import { boundaryOf } from './boundary.js';
 import { clusterOf } from './k8s/k8s-run.js';
-import { servicesOutOfReach } from './k8s/k8s-steps.js';
+import {
+  endServiceInPod,
+  forgetPodService,
+  probeInPod,
+  readPodService,
+  serviceInPod,
+  type PodService,
+} from './k8s/pod-service.js';
 import { assertMountable } from './execute.js';
 import type { ServiceHostSpec } from './service-host.js';
 import { sandboxMapsRoot } from '../system/sandbox-uid.js';
@@ -32,6 +39,19 @@ export interface ServiceRequest {
   port: number | null;
   /** More it may write or read in a sandbox (a server's data folder, its configuration file). */
   writable?: readonly string[];
+  /** Its name in warren.yaml (a service in a pod is marked with it there). */
+  name: string;
+}
+
+/** A readiness check of the service's port where it runs (in a pod: asked there; null: here). */
+export type PortProbe = (port: number, http: string | null) => Promise<boolean>;
+
+export interface StartedService {
+  record: DaemonRecord;
+  /** Reached from the host through the service host, which listens once the service accepts inside. */
+  ingress: boolean;
+  /** Where its port is checked, when not on this machine's loopback. */
+  probe: PortProbe | null;
 }
 
 /** Where the service host's program is (dist/bundle/service-host.js; src/run and dist/bundle sit two folders below the package). */
@@ -43,10 +63,7 @@ export async function startServiceInTask(
   ctx: ProjectContext,
   task: Task,
   request: ServiceRequest,
-): Promise<{ record: DaemonRecord; ingress: boolean }> {
-  // A task in a cluster: its commands run in the cluster's sandbox, which reaches nothing here.
-  const cluster = clusterOf(ctx, task);
-  if (cluster !== null) throw servicesOutOfReach(cluster, task.id, Object.keys(ctx.config.services ?? {}));
+): Promise<StartedService> {
   const boundary = await boundaryOf(ctx, task, {
     env: request.env,
     except: request.port === null ? [] : [request.port],
@@ -54,6 +71,29 @@ export async function startServiceInTask(
     service: true,
   });
   assertMountable(task, boundary.mounts, boundary.containment);
+  // A task in a cluster: the service runs in its pod, beside its commands (k8s/pod-service.ts).
+  const cluster = clusterOf(ctx, task);
+  if (cluster !== null) {
+    const { argv, place } = await serviceInPod(ctx, task, cluster, {
+      dir: request.dir,
+      name: request.name,
+      argv: request.argv,
+      env: request.env,
+      writable: request.writable ?? [],
+      mounts: boundary.mounts,
+    });
+    const record = startDaemon({
+      dir: request.dir,
+      argv,
+      command: request.argv,
+      cwd: task.path,
+      // The exec client is warren's own, on this machine: the service gets podEnv only (in its argv).
+      env: process.env,
+      log: request.log,
+      containment: boundary.containment,
+    });
+    return { record, ingress: false, probe: (port, http) => probeInPod(ctx, place, port, http) };
+  }
   // A container task's services run in the bwrap sandbox beside its container, under the same
   // profile (docs/design/runners.md: a pod of the task's own is the next step).
   if (boundary.profile.kind === 'container') {
@@ -90,5 +130,36 @@ export async function startServiceInTask(
     mounts: staged ? [] : boundary.mounts,
   });
   // Reached from the host through the service host, which listens only once the service accepts inside.
-  return { record, ingress: boundary.profile.kind !== 'none' && !boundary.profile.network && request.port !== null };
+  return {
+    record,
+    ingress: boundary.profile.kind !== 'none' && !boundary.profile.network && request.port !== null,
+    probe: null,
+  };
+}
+
+/** The cluster a task's services run in (in its pod), or null when they run on this machine. */
+export function serviceCluster(ctx: ProjectContext, task: Task): string | null {
+  return clusterOf(ctx, task);
+}
+
+/** Where a service of the task runs when not on this machine: the cluster and pod, else null. */
+export function servicePlace(dir: string): PodService | null {
+  return readPodService(dir);
+}
+
+/**
+ * Stops a service the runner started (stopDaemon: SIGTERM, then SIGKILL after the grace); one in
+ * a pod is then checked gone there too (its init ends it when the exec client goes). What is
+ * left in the pod, in words.
+ */
+export async function stopServiceInTask(
+  ctx: ProjectContext,
+  dir: string,
+  graceMs: number,
+): Promise<Awaited<ReturnType<typeof stopDaemon>> & { leftInPod: string | null }> {
+  const place = readPodService(dir);
+  const stopped = await stopDaemon(dir, graceMs);
+  const leftInPod = place ? await endServiceInPod(ctx, place, graceMs) : null;
+  if (place && leftInPod === null) forgetPodService(dir);
+  return { ...stopped, leftInPod };
 }

@@ -27,7 +27,7 @@ export const EVERY_KIND_HAS_A_FACT: [WithoutFact] extends [never] ? true : Witho
  * compile. Trust records a service by its warren.yaml entry, whatever its kind (config/trust.ts).
  */
 export interface ServiceDriver<K extends ServiceKind> {
-  /** Checked before `new` makes anything, first for every service: what must be installed (throws saying what to install). */
+  /** Checked before `new` makes anything, first for every service: what must be installed here (throws saying what to install). */
   installed(ctx: ProjectContext): void;
   /** Then: what it is made from (a template database), still before anything is made. */
   check(ctx: ProjectContext, name: string, config: ConfigOf<K>): Promise<void>;
@@ -69,7 +69,8 @@ export interface ProcessKind<K extends ServiceKind> {
   startsWithTask(config: ConfigOf<K>): boolean;
   /** Started again by the next command when found ended by itself (else reported and left). */
   restartsAfterCrash: boolean;
-  argv(config: ConfigOf<K>, fact: FactOf<K>, data: string): string[];
+  /** `inPod`: it runs in the task's pod (a task in a cluster), where its program is looked up on the pod's PATH. */
+  argv(config: ConfigOf<K>, fact: FactOf<K>, data: string, inPod: boolean): string[];
   /** What says it is ready (null: started is ready), and within how long (warren's default when absent). */
   ready(config: ConfigOf<K>): ReadyCheck | null;
   readyTimeout(config: ConfigOf<K>): string | undefined;
@@ -107,7 +108,8 @@ const SERVICE_KINDS = {
       label: 'redis',
       startsWithTask: (config) => config.start === 'always',
       restartsAfterCrash: true,
-      argv: (_config, fact, data) => redisArgv(redisBinary(), data, fact.port, fact.password),
+      argv: (_config, fact, data, inPod) =>
+        redisArgv(inPod ? 'redis-server' : redisBinary(), data, fact.port, fact.password),
       ready: () => ({ log: 'Ready to accept connections' }),
       readyTimeout: () => undefined,
       ownsData: true,

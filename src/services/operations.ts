@@ -89,6 +89,15 @@ export async function stopService(ctx: ProjectContext, rawId: string, name: stri
         },
       );
     }
+    if (stopped.leftInPod) {
+      throw new WarrenError(
+        'SERVICE_FAILED',
+        `service ${name} of task ${id} was stopped here, and its pod says: ${stopped.leftInPod}.`,
+        {
+          hint: `\`warren service stop ${id} ${name}\` asks again; \`warren rm ${id}\` deletes the pod with its claim.`,
+        },
+      );
+    }
     if (stopped.wasRunning) {
       ctx.store.addEvent({
         project: ctx.key,

@@ -6,8 +6,8 @@ import { isPortFree } from '../run/ports.js';
 import type { Task } from '../state/types.js';
 import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
-import { daemonState, stopDaemon } from '../run/daemon.js';
-import { startServiceInTask } from '../run/service-runner.js';
+import { daemonState } from '../run/daemon.js';
+import { serviceCluster, startServiceInTask, stopServiceInTask } from '../run/service-runner.js';
 import { listeningPort, serviceKind } from './kinds.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
@@ -59,8 +59,11 @@ export async function startProcess(
   const dir = serviceDir(ctx, task.id, name);
   if (daemonState(dir).state === 'running') return { started: false, readyMs: null };
   const log = serviceLog(ctx, task.id, name);
+  // In a cluster it runs in the task's pod, whose loopback is its own: this machine's ports say nothing of it.
+  const inPod = serviceCluster(ctx, task) !== null;
   // Taken: by a service of a task that is gone, perhaps (stopped now), else by someone else.
   if (
+    !inPod &&
     !(await isPortFree(port)) &&
     ((await stopOrphanProcesses(ctx)).stopped.length === 0 || !(await isPortFree(port)))
   ) {
@@ -75,14 +78,15 @@ export async function startProcess(
   // redis's working folder and its configuration (its password): apart from the daemon's record, which a sandbox never sees.
   const data = path.join(dir, 'data');
   if (proc.ownsData) fs.mkdirSync(data, { recursive: true, mode: 0o700 });
-  const argv = proc.argv(config, fact, data);
+  const argv = proc.argv(config, fact, data, inPod);
   const check: ReadyCheck | null = proc.ready(config);
   const timeout = serviceKind(config.kind).process?.readyTimeout(config) ?? DEFAULT_READY_TIMEOUT;
   const from = logSize(log);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.appendFileSync(log, `── warren: starting ${name} (${new Date().toISOString()})\n`, { mode: 0o600 });
-  const { record, ingress } = await startServiceInTask(ctx, task, {
+  const { record, ingress, probe } = await startServiceInTask(ctx, task, {
     dir,
+    name,
     argv,
     log,
     env: { ...env, WARREN_PORT: String(port), PORT: String(port), WARREN_SERVICE: name },
@@ -96,12 +100,13 @@ export async function startProcess(
     port,
     log,
     logFrom: from,
+    ...(probe ? { probe } : {}),
     timeoutMs: parseDuration(timeout, `services.${name}.ready.timeout`),
     alive: () => daemonState(dir).state === 'running',
   });
   if (ready.ready) return { started: true, readyMs: ready.ms };
   const exited = daemonState(dir);
-  await stopDaemon(dir, graceOf(ctx));
+  await stopServiceInTask(ctx, dir, graceOf(ctx));
   const why =
     ready.why === 'timeout'
       ? `it was not ready within ${timeout} (${describeCheck(check)})`
@@ -138,11 +143,16 @@ export async function stopProcess(
   ctx: ProjectContext,
   taskId: string,
   name: string,
-): Promise<{ wasRunning: boolean; forced: boolean; survivors: number[] }> {
+): Promise<{ wasRunning: boolean; forced: boolean; survivors: number[]; leftInPod?: string }> {
   const dir = serviceDir(ctx, taskId, name);
   const running = daemonState(dir).state === 'running';
-  const stopped = await stopDaemon(dir, graceOf(ctx));
-  return { wasRunning: running, forced: stopped.forced, survivors: stopped.survivors };
+  const stopped = await stopServiceInTask(ctx, dir, graceOf(ctx));
+  return {
+    wasRunning: running,
+    forced: stopped.forced,
+    survivors: stopped.survivors,
+    ...(stopped.leftInPod ? { leftInPod: stopped.leftInPod } : {}),
+  };
 }
 
 /** Every process service folder of a task (whatever warren.yaml says now): what `rm` and `gc` stop. */
@@ -187,10 +197,14 @@ export async function stopOrphanProcesses(
     for (const name of list(path.join(root, id))) {
       const dir = path.join(root, id, name);
       if (daemonState(dir).state !== 'running') continue;
-      const stopped = await stopDaemon(dir, graceOf(ctx));
-      if (stopped.survivors.length > 0) {
+      const stopped = await stopServiceInTask(ctx, dir, graceOf(ctx));
+      if (stopped.survivors.length > 0 || stopped.leftInPod) {
         left = true;
-        out.kept.push({ dir, reason: `pid(s) ${stopped.survivors.join(', ')} would not stop` });
+        const reason = [
+          ...(stopped.survivors.length > 0 ? [`pid(s) ${stopped.survivors.join(', ')} would not stop`] : []),
+          ...(stopped.leftInPod ? [stopped.leftInPod] : []),
+        ].join('; ');
+        out.kept.push({ dir, reason });
       } else out.stopped.push({ id, name, dir });
     }
     if (!left) removeTreeOrThrow(path.join(root, id), { inside: root });

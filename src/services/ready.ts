@@ -17,6 +17,8 @@ export interface ReadyWait {
   timeoutMs: number;
   /** False once the service has ended: waiting stops at once. */
   alive(): boolean;
+  /** Where a port or HTTP check is asked, when the service's loopback is not this machine's (a pod's). */
+  probe?: (port: number, http: string | null) => Promise<boolean>;
 }
 
 export type ReadyResult = { ready: true; ms: number } | { ready: false; why: 'timeout' | 'exited'; ms: number };
@@ -35,9 +37,11 @@ async function passes(wait: ReadyWait): Promise<boolean> {
   const { check } = wait;
   if ('log' in check) {
     if (!logSince(wait.log, wait.logFrom).includes(check.log)) return false;
-    return check.thenPort !== true || (wait.port !== null && (await canConnect(wait.port)));
+    if (check.thenPort !== true) return true;
+    return wait.port !== null && (wait.probe ? wait.probe(wait.port, null) : canConnect(wait.port));
   }
   if (wait.port === null) return false;
+  if (wait.probe) return wait.probe(wait.port, 'http' in check ? check.http : null);
   if ('port' in check) return canConnect(wait.port);
   try {
     const res = await fetch(`http://127.0.0.1:${wait.port}${check.http}`, {

@@ -1,3 +1,5 @@
+import { runnerFor } from '../config/runner.js';
+import { WarrenError } from '../errors.js';
 import { assertTrusted } from '../trust/trust.js';
 import { remoteHostName } from '../run/ssh/hosts.js';
 import { taskEnv } from '../run/task-env.js';
@@ -23,13 +25,21 @@ import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 export const servicesCreate: CreateStep = {
   name: 'services',
-  async check(ctx) {
+  async check(ctx, options) {
     const services = servicesOf(ctx);
     if (services.length === 0) return;
     checkServicePorts(ctx);
     assertTrusted(ctx, ['service'], 'Nothing was created.');
+    // A task in a cluster: its processes run in its pod (what this machine has installed is not
+    // theirs); a database on a server of this machine is out of its reach.
+    const runner = runnerFor(ctx.config, options);
+    const cluster = runner.startsWith('k8s:') ? runner.slice(4) : null;
+    if (cluster !== null) {
+      const shared = services.filter(([, config]) => !serviceKind(config.kind).process).map(([name]) => name);
+      if (shared.length > 0) throw databasesOutOfReach(cluster, options.id, shared);
+    }
     // A server that is not installed says what to install, before anything is made.
-    for (const [, config] of services) serviceKind(config.kind).installed(ctx);
+    for (const [, config] of services) if (cluster === null) serviceKind(config.kind).installed(ctx);
     for (const [name, config] of services) await serviceKind(config.kind).check(ctx, name, config);
   },
   async run(ctx, task, options) {
@@ -52,6 +62,20 @@ export const servicesCreate: CreateStep = {
       if (serviceKind(config.kind).process?.startsWithTask(config)) await startAndRecord(ctx, made, name);
   },
 };
+
+/**
+ * A task in a cluster runs its redis and `run:` services in its pod, beside its commands; a
+ * database (postgres) is on a server of this machine, which a sandbox of the cluster cannot reach.
+ */
+function databasesOutOfReach(cluster: string, id: string, names: readonly string[]): WarrenError {
+  return new WarrenError(
+    'RUNNER_UNAVAILABLE',
+    `task ${id} would run in the Kubernetes cluster ${cluster}, where warren.yaml's postgres service(s) ${names.join(', ')} cannot be reached: each is a database on a PostgreSQL server of this machine, which a sandbox of the cluster does not reach; nothing was created.`,
+    {
+      hint: `Run it here or on a host (\`--runner local\`, \`--runner ssh:NAME\`), where its database is beside it; or drop ${names.join(', ')} from \`services:\` and start a database from the task's own setup in its pod. Redis and \`run:\` services run in the pod.`,
+    },
+  );
+}
 
 /** Starts a process service, and records that it did. */
 export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
@@ -92,6 +116,7 @@ export async function stopAll(ctx: ProjectContext, taskId: string): Promise<stri
     const stopped = await stopProcess(ctx, taskId, name);
     if (stopped.survivors.length > 0)
       problems.push(`service ${name}: pid(s) ${stopped.survivors.join(', ')} still running after SIGKILL`);
+    else if (stopped.leftInPod) problems.push(`service ${name}: ${stopped.leftInPod}`);
     else if (stopped.wasRunning) {
       ctx.store.addEvent({
         project: ctx.key,

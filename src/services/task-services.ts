@@ -7,6 +7,7 @@ import { logDir } from '../run/records.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, type DaemonState } from '../run/daemon.js';
+import { serviceCluster, servicePlace } from '../run/service-runner.js';
 import type { ServiceFact } from './facts.js';
 import { listeningPort, serviceKind } from './kinds.js';
 import { clusterDir, parseServerUrl, userServerUrl } from './pg-server.js';
@@ -149,6 +150,9 @@ export interface ServiceStatus {
   /** postgres: the database, and what it was cloned from. */
   database?: string;
   from?: string;
+  /** A task in a cluster: its process runs in the task's pod there (its URL is the pod's loopback), in this pod while it runs. */
+  cluster?: string;
+  pod?: string;
 }
 
 function processState(ctx: ProjectContext, taskId: string, name: string): DaemonState {
@@ -174,6 +178,8 @@ export function processStatus(
   fact: Extract<ServiceFact, { port: number }>,
 ): ServiceStatus {
   const st = processState(ctx, task.id, name);
+  const cluster = serviceCluster(ctx, task);
+  const place = cluster !== null && st.state === 'running' ? servicePlace(serviceDir(ctx, task.id, name)) : null;
   return {
     name,
     kind: config.kind,
@@ -182,6 +188,8 @@ export function processStatus(
     port: fact.port,
     log: serviceLog(ctx, task.id, name),
     ...(st.state === 'exited' ? { exitCode: st.exitCode } : {}),
+    ...(cluster !== null ? { cluster } : {}),
+    ...(place ? { pod: place.pod } : {}),
   };
 }
 

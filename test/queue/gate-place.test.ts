@@ -38,19 +38,25 @@ describe("the gate's place", () => {
       { where: 'k8s', cluster: 'one' },
     ],
     [
-      'a task in a cluster and services: a container here, and why',
+      'a task in a cluster and a postgres service: a container here, and why',
       { services: { db: { kind: 'postgres' } } },
       [task('a', { runner: 'k8s:loop' })],
       { where: 'here', sandbox: 'container', instead: { cluster: 'loop' } },
+    ],
+    [
+      'a task in a cluster, and redis and run: services (they run in its pod): a claim of its cluster',
+      { services: { cache: { kind: 'redis' }, web: { kind: 'run', run: 'node server.js' } } },
+      [task('a', { runner: 'k8s:loop' })],
+      { where: 'k8s', sandbox: 'k8s:loop', cluster: 'loop' },
     ],
   ] as const)('%s', (_, config, tasks, place) => {
     expect(gatePlace(ctxWith(config), tasks)).toMatchObject(place);
   });
 
   it('says where it is, and why a cluster was not used', () => {
-    const ctx = ctxWith({ services: { db: {}, cache: {} } });
+    const ctx = ctxWith({ services: { db: { kind: 'postgres' }, cache: { kind: 'redis' } } });
     expect(describeGatePlace(gatePlace(ctx, [task('a', { runner: 'k8s:loop' })]))).toBe(
-      "sandbox container, not in cluster loop: the gate's services (db, cache) run on this machine, where a sandbox of the cluster cannot reach them",
+      "sandbox container, not in cluster loop: the gate's database service(s) (db) are on a server of this machine, where a sandbox of the cluster cannot reach them",
     );
     expect(describeGatePlace(gatePlace(ctxWith({}), [task('a', { runner: 'k8s:loop' })]))).toBe(
       'a claim of cluster loop',

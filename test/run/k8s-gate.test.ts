@@ -168,25 +168,41 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
     },
   );
 
-  it(
-    "with warren.yaml's services (this machine's), the batch is gated in a container here instead, and that is said",
+  it.skipIf(unavailable(import.meta.filename, 'redis') !== null)(
+    "warren.yaml's redis and run services are the gate's own, started in its pod and gone with its claim",
     { timeout: 300_000 },
     async () => {
-      // Passes only under the container runner's init here (perl is its first process; the pod's clone is not the folder).
+      // Passes only in the gate's pod, against its own redis (its port, in the pod's processes) and web server.
+      const check = [
+        'test "$(pwd)" = /work/task',
+        'test "$(redis-cli -u "$REDIS_URL" ping 2>/dev/null)" = PONG',
+        'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done | grep -q -- "--port $WARREN_SERVICE_CACHE_PORT"',
+        'node -e "fetch(process.env.WARREN_SERVICE_WEB_URL).then((r) => r.text()).then(console.log)"',
+      ].join(' && ');
       const repo = clusterRepo(
-        `  - { id: here, run: 'test "$(cat /proc/1/comm)" = perl && test "$(pwd)" != /work/task' }\n`,
-        "services:\n  web: { run: 'sleep 600', start: on-demand }\n",
+        `  - { id: services, run: '${check.replace(/'/g, "''")}' }\n`,
+        "services:\n  web: { run: 'node gate-web.js', ready: { port: true } }\n  cache: { kind: redis }\n",
       );
+      repo.write(
+        'gate-web.js',
+        "require('http').createServer((q, s) => s.end('gate web')).listen(Number(process.env.PORT));\n",
+      );
+      repo.commit('the web service');
       await taskWithWork(repo, 's');
-      const before = gateClaimsMade().length;
+      const before = new Set(gateClaimsMade());
       const landed = await repo.warren('land', 's');
       expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
-      expect(gateClaimsMade()).toHaveLength(before);
-      expect(eventsOf(repo, 'queue.gate_here').at(-1)?.data).toEqual({
-        cluster: 'loop',
-        why: "the gate's services (web) run on this machine, where a sandbox of the cluster cannot reach them",
-      });
-      expect(eventsOf(repo, 'queue.gate').at(-1)?.data).toMatchObject({ passed: true, sandbox: 'container' });
+      const made = gateClaimsMade().filter((n) => !before.has(n));
+      expect(made).toHaveLength(1);
+      expect(claimsNow()).not.toContain(made[0]);
+      expect(eventsOf(repo, 'queue.gate_here')).toEqual([]);
+      const gate = eventsOf(repo, 'queue.gate').at(-1);
+      expect(gate?.data).toMatchObject({ passed: true, sandbox: 'k8s:loop' });
+      expect(fs.readFileSync(String(gate?.data.log), 'utf8')).toContain('gate web');
+      // Nothing of the gate's services is left here.
+      const project = fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
+      const left = fs.readdirSync(path.join(repo.home, 'services', project)).filter((n) => n.startsWith('queue-'));
+      expect(left).toEqual([]);
       expect((await repo.warren('rm', 's')).code).toBe(0);
     },
   );

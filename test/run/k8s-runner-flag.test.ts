@@ -67,10 +67,13 @@ describe.skipIf(noPodman !== null)('new --runner k8s:NAME', () => {
   });
 });
 
-describe("a task in a cluster and warren.yaml's services", () => {
-  it('new refuses up front (RUNNER_UNAVAILABLE, exit 2): the services would run here, out of the sandbox’s reach; nothing is made', async () => {
+describe("a task in a cluster and warren.yaml's postgres service", () => {
+  it('new refuses up front (RUNNER_UNAVAILABLE, exit 2), naming the service: its database would be on a server of this machine; nothing is made', async () => {
     const repo = makeRepo({
-      files: { 'warren.yaml': 'runner: k8s:loop\nservices:\n  web: { run: "exec sleep 300" }\n' },
+      files: {
+        'warren.yaml':
+          'runner: k8s:loop\nservices:\n  web: { run: "exec sleep 300" }\n  db: { kind: postgres }\n  cache: { kind: redis }\n',
+      },
     });
     fs.mkdirSync(repo.home, { recursive: true });
     // Declared, never asked: the refusal comes before any claim.
@@ -78,24 +81,13 @@ describe("a task in a cluster and warren.yaml's services", () => {
       path.join(repo.home, 'config.yaml'),
       `clusters:\n  loop:\n    kubeconfig: ${path.join(repo.home, 'kubeconfig')}\n    namespace: default\n`,
     );
-    const r = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 's');
+    const r = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 's');
     expect(r.code).toBe(2);
     expect(r.json.error.code).toBe('RUNNER_UNAVAILABLE');
-    expect(r.json.error.message).toContain("warren.yaml's services (web) cannot be reached");
+    expect(r.json.error.message).toContain("warren.yaml's postgres service(s) db cannot be reached");
+    expect(r.json.error.hint).toContain('--runner local');
     expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
     expect(repo.git('branch', '--list', 'feat/s')).toBe('');
-
-    // An on-demand service starts with no task: the task is made, the service refused when started.
-    fs.writeFileSync(
-      path.join(repo.root, 'warren.yaml'),
-      'runner: k8s:loop\nservices:\n  web: { run: "exec sleep 300", start: on-demand }\n',
-    );
-    repo.git('commit', '-q', '-am', 'on demand');
-    expect((await repo.warren('trust', '--yes')).code).toBe(0);
-    const made = await repo.warren('new', 'feat', 'd');
-    expect(made.code, made.stderr).toBe(0);
-    const started = await repo.warrenJson<{ error: { code: string } }>('service', 'start', 'd', 'web');
-    expect(started.json.error.code).toBe('RUNNER_UNAVAILABLE');
-    expect(started.code).toBe(2);
+    expect(fs.existsSync(path.join(repo.home, 'k8s'))).toBe(false);
   });
 });

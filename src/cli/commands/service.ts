@@ -3,11 +3,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { serviceLogFile, startService, stopService, taskEnvironment } from '../../services/operations.js';
 import type { ServiceStatus } from '../../services/task-services.js';
 import { terminalStream } from '../../util/terminal-text.js';
+import { serviceWhere } from '../format.js';
 import { validateTaskId } from '../../workspace/ids.js';
 import type { Register } from '../command.js';
 
 function line(s: ServiceStatus): string {
-  return `${s.name}  ${s.kind}  ${s.state}${s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : ''}${s.log ? `  (log ${s.log})` : ''}`;
+  return `${s.name}  ${s.kind}  ${s.state}${s.url ? `  ${s.url.replace(/\/\/[^@/]*@/, '//')}` : ''}${serviceWhere(s)}${s.log ? `  (log ${s.log})` : ''}`;
 }
 
 export const registerService: Register = (program, run) => {

@@ -10,6 +10,7 @@ export const SERVICES: Readonly<Record<string, CommandReference>> = {
   port: number | null; log: string | null;
   exitCode?: number | null;    // crashed: its exit status (null: killed)
   database?: string; from?: string;   // postgres: the task's database and what it was cloned from
+  cluster?: string; pod?: string;     // a task in a cluster: it runs in the task's pod there (the URL is the pod's loopback)
 }`,
     exit: [
       [0, 'the service is running (and ready, when it has a readiness check)'],

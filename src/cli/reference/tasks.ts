@@ -175,7 +175,7 @@ $ warren --json list --archived
   };
   services: {              // warren.yaml's services: as \`service start\` prints each
     name: string; kind: 'postgres' | 'redis' | 'run'; state: 'running' | 'stopped' | 'crashed' | 'absent' | 'external';
-    url: string | null; port: number | null; log: string | null; exitCode?: number | null; database?: string; from?: string;
+    url: string | null; port: number | null; log: string | null; exitCode?: number | null; database?: string; from?: string; cluster?: string; pod?: string;
   }[];
   events: { at: string; kind: string; level: 'info' | 'warn' | 'error'; message: string; [fact: string]: unknown }[];
 }`,

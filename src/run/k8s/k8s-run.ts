@@ -230,6 +230,9 @@ export function k8sExecArgv(
     'env',
     '-i',
     ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    // The init carries its run's mark itself: another run's init, ending, leaves a live run's init
+    // alone (unmarked, its parent outside the pod's PID namespace, it would be taken for one that escaped).
+    `WARREN_RUN_ID=${runId}`,
     'node',
     '--input-type=module',
     '-e',

@@ -15,13 +15,8 @@ export const k8sCreate: CreateStep = {
     const runner = runnerFor(ctx.config, options);
     if (!runner.startsWith('k8s:')) return Promise.resolve();
     const name = runner.slice(4);
-    if (ctx.user.clusters?.[name]) {
-      // Those `new` starts (an on-demand one is refused when it is started: service-runner.ts).
-      const services = Object.entries(ctx.config.services ?? {})
-        .filter(([, s]) => s.start !== 'on-demand')
-        .map(([n]) => n);
-      return services.length > 0 ? Promise.reject(servicesOutOfReach(name, options.id, services)) : Promise.resolve();
-    }
+    // Its services run in its pod (src/run/k8s/pod-service.ts); a database it cannot reach is refused by services' own check.
+    if (ctx.user.clusters?.[name]) return Promise.resolve();
     return Promise.reject(
       new WarrenError(
         'RUNNER_UNAVAILABLE',
@@ -36,21 +31,6 @@ export const k8sCreate: CreateStep = {
     // claimed at first use, by the runner (task-claim.ts ensureTaskClaim)
   },
 };
-
-/**
- * warren.yaml's services start on this machine (src/run/service-runner.ts), where a sandbox of a
- * cluster reaches nothing: a task in a cluster with services would run against none of them.
- */
-export function servicesOutOfReach(cluster: string, id: string, names: readonly string[]): WarrenError {
-  const which = names.length > 0 ? `warren.yaml's services (${names.join(', ')})` : 'its services';
-  return new WarrenError(
-    'RUNNER_UNAVAILABLE',
-    `task ${id} runs in the Kubernetes cluster ${cluster}, where ${which} cannot be reached: warren starts them on this machine, and a sandbox of the cluster reaches nothing here; nothing was created or started.`,
-    {
-      hint: 'Run it here or on a host (`--runner local`, `--runner ssh:NAME`), where its services run beside it; or run tasks in the cluster from a warren.yaml without `services:`.',
-    },
-  );
-}
 
 export const k8sRemove: RemoveStep = {
   name: 'k8s',
