@@ -3,6 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { containerPlace } from '../../src/run/container/task-container.js';
+import { runInTask } from '../../src/run/execute.js';
+import { NO_OUTPUT } from '../../src/workspace/reporter.js';
+import { requireTask } from '../../src/workspace/tasks.js';
+import { project } from '../helpers/queue.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { BIN, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from '../helpers/repo.js';
 
@@ -323,6 +327,32 @@ describe.skipIf(noPodman !== null)('a container task', () => {
       expect(left).not.toMatch(/warren\.task:queue-/);
       expect(repo.git('log', '--format=%s', 'main')).not.toContain('evil');
       expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/')).not.toContain('detached');
+    },
+  );
+
+  it(
+    "two runs at once: the one that ends first leaves the other's init and command running (each init carries its run's mark)",
+    { timeout: 180_000 },
+    async () => {
+      const { repo, ws } = await containerTask();
+      // Through the library: the command line holds the task while one runs (services and the
+      // dashboard's runs do not), so two runs are started in this process.
+      const ctx = await project(repo);
+      const task = requireTask(ctx, 'a');
+      const run = (argv: string[]) =>
+        runInTask(ctx, task, { kind: 'exec', label: 'exec', argv, stdin: 'ignore', output: NO_OUTPUT });
+      // The first run waits (at most a minute) for `go`, which the test makes once the second run has ended.
+      const long = run([
+        'sh',
+        '-c',
+        'touch started; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; test -e go && touch survived',
+      ]);
+      await waitFor(() => fs.existsSync(path.join(ws, 'started')));
+      expect(fs.existsSync(path.join(ws, 'started'))).toBe(true);
+      expect((await run(['true'])).exitCode).toBe(0);
+      fs.writeFileSync(path.join(ws, 'go'), '');
+      expect((await long).exitCode).toBe(0);
+      expect(fs.existsSync(path.join(ws, 'survived'))).toBe(true);
     },
   );
 

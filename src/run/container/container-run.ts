@@ -101,7 +101,10 @@ export function containerExec(
         '--',
       ]
     : [];
-  const client = execClientEnv(env);
+  // The init carries its run's mark itself: another run's init, ending, leaves a live run's init
+  // alone (unmarked, its parent outside the container's PID namespace, it would be taken for one
+  // that escaped, and killed with the command's connection).
+  const client = execClientEnv({ ...env, WARREN_RUN_ID: runId });
   return {
     argv: [
       ...execClientArgv(container.socket, container.name, cwd),
