@@ -121,13 +121,14 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
 }
 
 /**
- * A repository of this process with `files` and one commit "initial" (made by `git init`, `add`
- * and `commit` once, folder and all), copied in-process to `root`; one `git update-index
- * --refresh` then records the copies' own inodes and times in the index, as `add` would have.
- * Three git processes a repository were a tenth of some files' time (a process started from the
- * test worker, whose memory the kernel copies at each fork, costs more than git's work here).
- * A repository is the same as one made afresh (config, index, files, commit), but for the
- * commit's date: when its template was made, earlier in this process (warren reads no commit's date).
+ * `root` as a repository with `files` and one commit "initial". The first repository with given
+ * files is made by `git init`, `add` and `commit` and kept (folder and all) as a template; the next
+ * ones with the same files are copies of it, in this process, and one `git update-index --refresh`
+ * that records the copies' own inodes and times in the index, as `add` would have. One git process
+ * where three were: a process is ~15 ms of CPU on a 2-core CI machine, and most tests make
+ * repositories. A copy is the same as a repository made afresh (config, index, files, commit), but
+ * for the commit's date: when its template was made, earlier in this process (warren reads no
+ * commit's date).
  */
 const made = new Map<string, string>();
 let templates: string | undefined;
@@ -136,24 +137,25 @@ function initialCommit(root: string, files: Record<string, string>): void {
   // GIT_* in the environment (an author date, say) would have gone into the commit: part of the key.
   const gitVars = Object.entries(process.env).filter(([k]) => k.startsWith('GIT_'));
   const key = JSON.stringify([files, gitVars]);
-  let template = made.get(key);
-  if (template === undefined) {
-    // The run's folder (test/helpers/templates.ts), one of this process's own inside it.
-    templates ??= fs.mkdtempSync(path.join(process.env.WARREN_TEST_TEMPLATES ?? os.tmpdir(), `${process.pid}-`));
-    template = path.join(templates, String(made.size));
-    fs.mkdirSync(template);
-    gitIn(template, 'init', '-q', '-b', 'main');
-    setTestConfig(template);
-    for (const [rel, content] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(template, rel)), { recursive: true });
-      fs.writeFileSync(path.join(template, rel), content);
-    }
-    gitIn(template, 'add', '-A');
-    gitIn(template, 'commit', '-q', '-m', 'initial');
-    made.set(key, template);
+  const template = made.get(key);
+  if (template !== undefined) {
+    fs.cpSync(template, root, { recursive: true });
+    gitIn(root, 'update-index', '-q', '--refresh');
+    return;
   }
-  fs.cpSync(template, root, { recursive: true });
-  gitIn(root, 'update-index', '-q', '--refresh');
+  gitIn(root, 'init', '-q', '-b', 'main');
+  setTestConfig(root);
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), content);
+  }
+  gitIn(root, 'add', '-A');
+  gitIn(root, 'commit', '-q', '-m', 'initial');
+  // The run's folder (test/helpers/templates.ts), one of this process's own inside it.
+  templates ??= fs.mkdtempSync(path.join(process.env.WARREN_TEST_TEMPLATES ?? os.tmpdir(), `${process.pid}-`));
+  const copy = path.join(templates, String(made.size));
+  fs.cpSync(root, copy, { recursive: true });
+  made.set(key, copy);
 }
 
 /**
