@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // `npm run test:quick`: notes what its tier leaves out, and says so when the run ends.
-    globalSetup: ['test/helpers/quick-summary.ts'],
+    globalSetup: ['test/helpers/quick-summary.ts', 'test/helpers/templates.ts'],
     // Each worker's tasks take their ports from a range of its own (WARREN_PORT_RANGE).
     setupFiles: ['test/helpers/worker-ports.ts'],
     testTimeout: 60_000,

@@ -89,7 +89,7 @@ describe('Claude Code hook payloads (pure)', () => {
 });
 
 function hook(repo: TestRepo, which: 'claude-create' | 'claude-remove', payload: unknown, cwd = repo.root) {
-  return runCli(['hook', which], { cwd, home: repo.home, input: JSON.stringify(payload) });
+  return runWarren(['hook', which], { cwd, home: repo.home, input: JSON.stringify(payload) });
 }
 
 describe('the hook payload on stdin', () => {

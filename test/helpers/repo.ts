@@ -17,15 +17,28 @@ export const BIN = path.resolve(import.meta.dirname, '../../bin/warren.js');
 
 export function tmpDir(prefix = 'warren-test-'): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-  onTestFinished(() => {
-    try {
-      execFileSync('chattr', ['-R', '-i', dir], { stdio: 'ignore' });
-    } catch {
-      // chattr missing or nothing immutable
-    }
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  onTestFinished(() => removeDir(dir));
   return dir;
+}
+
+/**
+ * Removes a test's folder; only when that fails (a file made immutable, as test/workspace/rm
+ * does) is `chattr -R -i` run over what is left, and the folder removed again. chattr on every
+ * folder was a process and a walk of the whole tree at the end of every test.
+ */
+function removeDir(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return;
+  } catch {
+    // EPERM: something immutable
+  }
+  try {
+    execFileSync('chattr', ['-R', '-i', dir], { stdio: 'ignore' });
+  } catch {
+    // chattr missing or nothing immutable
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 export function gitIn(cwd: string, ...args: string[]): string {
@@ -74,15 +87,7 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
   const root = path.join(base, options.name ?? 'repo');
   const home = path.join(base, 'warren-home');
   fs.mkdirSync(root, { recursive: true });
-  gitIn(root, 'init', '-q', '-b', 'main');
-  setTestConfig(root);
-  const files = options.files ?? { 'README.md': '# test\n' };
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    fs.writeFileSync(path.join(root, rel), content);
-  }
-  gitIn(root, 'add', '-A');
-  gitIn(root, 'commit', '-q', '-m', 'initial');
+  initialCommit(root, options.files ?? { 'README.md': '# test\n' });
   const trusted = options.trusted !== false;
   if (trusted) trustRepo(root, home);
   const repo: TestRepo = {
@@ -113,6 +118,44 @@ export function makeRepo(options: { name?: string; files?: Record<string, string
     },
   };
   return repo;
+}
+
+/**
+ * `root` as a repository with `files` and one commit "initial". The first repository with given
+ * files is made by `git init`, `add` and `commit` and kept (folder and all) as a template; the next
+ * ones with the same files are copies of it, in this process, and one `git update-index --refresh`
+ * that records the copies' own inodes and times in the index, as `add` would have. One git process
+ * where three were: a process is ~15 ms of CPU on a 2-core CI machine, and most tests make
+ * repositories. A copy is the same as a repository made afresh (config, index, files, commit), but
+ * for the commit's date: when its template was made, earlier in this process (warren reads no
+ * commit's date).
+ */
+const made = new Map<string, string>();
+let templates: string | undefined;
+
+function initialCommit(root: string, files: Record<string, string>): void {
+  // GIT_* in the environment (an author date, say) would have gone into the commit: part of the key.
+  const gitVars = Object.entries(process.env).filter(([k]) => k.startsWith('GIT_'));
+  const key = JSON.stringify([files, gitVars]);
+  const template = made.get(key);
+  if (template !== undefined) {
+    fs.cpSync(template, root, { recursive: true });
+    gitIn(root, 'update-index', '-q', '--refresh');
+    return;
+  }
+  gitIn(root, 'init', '-q', '-b', 'main');
+  setTestConfig(root);
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), content);
+  }
+  gitIn(root, 'add', '-A');
+  gitIn(root, 'commit', '-q', '-m', 'initial');
+  // The run's folder (test/helpers/templates.ts), one of this process's own inside it.
+  templates ??= fs.mkdtempSync(path.join(process.env.WARREN_TEST_TEMPLATES ?? os.tmpdir(), `${process.pid}-`));
+  const copy = path.join(templates, String(made.size));
+  fs.cpSync(root, copy, { recursive: true });
+  made.set(key, copy);
 }
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
-import { makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
+import { makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 import { unmountUnder } from '../helpers/tree.js';
 
 /**
@@ -66,7 +66,7 @@ function doorRepo(mode: string): { repo: TestRepo; outside: string } {
 }
 
 async function make(repo: TestRepo, id: string): Promise<Shown & { stderr: string }> {
-  const made = await runCli(['--json', 'new', 'feat', id], { cwd: repo.root, home: repo.home });
+  const made = await runWarren(['--json', 'new', 'feat', id], { cwd: repo.root, home: repo.home });
   expect(made.code, made.stdout + made.stderr).toBe(0);
   const shown = await repo.warrenJson<Shown>('show', id, '--events', '100');
   return { ...shown.json, stderr: made.stderr };

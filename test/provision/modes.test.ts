@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeRepo, runCli, type TestRepo } from '../helpers/repo.js';
+import { makeRepo, runWarren, type TestRepo } from '../helpers/repo.js';
 import { makeNodeModules, treeDigest } from '../helpers/tree.js';
 
 /** copy, hardlink and share on real files, the sources and their skips, the budget and the cow fallback. */
@@ -49,7 +49,7 @@ function repoWith(yaml: string, extra: Record<string, string> = {}): TestRepo {
 }
 
 async function make(repo: TestRepo, id: string, env: Record<string, string> = {}): Promise<Shown & { stderr: string }> {
-  const made = await runCli(['--json', 'new', 'feat', id], { cwd: repo.root, home: repo.home, env });
+  const made = await runWarren(['--json', 'new', 'feat', id], { cwd: repo.root, home: repo.home, env });
   expect(made.code, made.stdout + made.stderr).toBe(0);
   const shown = await repo.warrenJson<Shown>('show', id, '--events', '100');
   return { ...shown.json, stderr: made.stderr };

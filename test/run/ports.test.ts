@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { allocatePorts, portRange, precheckPorts } from '../../src/run/ports.js';
 import { openStore } from '../../src/composition.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { makeRepo, runCli } from '../helpers/repo.js';
+import { makeRepo, runWarren } from '../helpers/repo.js';
 import { startCli, waitForFile } from '../helpers/procs.js';
 
 /** Per-task port blocks from the registry in the database, and the audit of listening ports. */
@@ -35,7 +35,7 @@ describe('port blocks', () => {
     const a = makeRepo({ name: 'a' });
     // A second repository sharing A's WARREN_HOME: blocks are unique machine-wide, not per project.
     const b = makeRepo({ name: 'b', files: { 'README.md': '# b\n', 'warren.yaml': 'ports: { count: 3 }\n' } });
-    const inB = (...args: string[]) => runCli(['--json', ...args], { cwd: b.root, home: a.home });
+    const inB = (...args: string[]) => runWarren(['--json', ...args], { cwd: b.root, home: a.home });
     const madeA = (await a.warrenJson('new', 'feat', 'same')) as unknown as Made;
     const madeB = JSON.parse((await inB('new', 'feat', 'same')).stdout) as Made['json'];
     expect(madeA.json.ports.count).toBe(10);
@@ -151,7 +151,7 @@ describe('port blocks', () => {
     const range = portRange();
     const narrow = `${range.last - 19}-${range.last}`;
     const cli = (env: string, ...args: string[]) =>
-      runCli(['--json', ...args], { cwd: repo.root, home: repo.home, env: { WARREN_PORT_RANGE: env } });
+      runWarren(['--json', ...args], { cwd: repo.root, home: repo.home, env: { WARREN_PORT_RANGE: env } });
     const first = JSON.parse((await cli(narrow, 'new', 'feat', 'n1')).stdout) as Made['json'];
     const second = JSON.parse((await cli(narrow, 'new', 'feat', 'n2')).stdout) as Made['json'];
     expect([first.ports.first, second.ports.first].sort()).toEqual([range.last - 19, range.last - 9]);

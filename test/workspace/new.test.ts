@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo, refsAndWorktrees, runCli } from '../helpers/repo.js';
+import { makeRepo, refsAndWorktrees, runWarren } from '../helpers/repo.js';
 
 interface NewJson {
   id: string;
@@ -55,16 +55,16 @@ describe('warren new', () => {
     const a = makeRepo({ name: 'app' });
     const b = makeRepo({ name: 'app' });
     const inA = JSON.parse(
-      (await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: a.root, home: a.home })).stdout,
+      (await runWarren(['--json', 'new', 'feat', 'T-1'], { cwd: a.root, home: a.home })).stdout,
     ) as NewJson;
     const inB = JSON.parse(
-      (await runCli(['--json', 'new', 'feat', 'T-1'], { cwd: b.root, home: a.home })).stdout,
+      (await runWarren(['--json', 'new', 'feat', 'T-1'], { cwd: b.root, home: a.home })).stdout,
     ) as NewJson;
     expect(inA.state).toBe('ready');
     expect(inB.state).toBe('ready');
     expect(path.dirname(inA.path)).not.toBe(path.dirname(inB.path));
     expect(path.basename(path.dirname(inA.path))).toMatch(/^app-[0-9a-f]{10}$/);
-    const listB = JSON.parse((await runCli(['--json', 'list'], { cwd: b.root, home: a.home })).stdout) as NewJson[];
+    const listB = JSON.parse((await runWarren(['--json', 'list'], { cwd: b.root, home: a.home })).stdout) as NewJson[];
     expect(listB.map((t) => t.path)).toEqual([inB.path]);
   });
 

@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/composition.js';
-import { makeRepo, refsAndWorktrees, runCli, tmpDir, type CliResult, type TestRepo } from '../helpers/repo.js';
+import {
+  makeRepo,
+  refsAndWorktrees,
+  runCli,
+  runWarren,
+  tmpDir,
+  type CliResult,
+  type TestRepo,
+} from '../helpers/repo.js';
 
 /**
  * Where workspaces go is the user's word, and warren deletes only what it made. A committed
@@ -30,13 +38,13 @@ function systemLikeFolder(): { dir: string; listing: () => string[] } {
   return { dir, listing };
 }
 
-/** The CLI with `--json` and extra environment. */
+/** The CLI with `--json` and extra environment (in this process; the human `scan` and `rm` below are real ones). */
 async function withEnv<T>(
   repo: TestRepo,
   env: Record<string, string>,
   ...args: string[]
 ): Promise<CliResult & { json: T }> {
-  const r = await runCli(['--json', ...args], { cwd: repo.root, home: repo.home, env });
+  const r = await runWarren(['--json', ...args], { cwd: repo.root, home: repo.home, env });
   return { ...r, json: JSON.parse(r.stdout) as T };
 }
 
