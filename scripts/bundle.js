@@ -45,8 +45,6 @@ await build({
     'service-host': 'src/cli/service-host.ts',
     // k8s-exec: the exec client the runner supervises for a `runner: k8s:NAME` task, through the cluster's API server (src/cli/k8s-exec.ts).
     'k8s-exec': 'src/cli/k8s-exec.ts',
-    // compare-worker: the half of a cow layer's compare `status` hands a worker thread (src/provision/status/compare.ts).
-    'compare-worker': 'src/provision/status/compare-worker.ts',
   },
   outdir: 'dist/bundle',
   bundle: true,

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { unavailable } from '../helpers/capabilities.js';
 import { tmpDir } from '../helpers/repo.js';
@@ -20,14 +19,6 @@ import { diffManifests, type Manifest } from '../../src/provision/status/manifes
 import { dedupe, normalizeProvisionPath } from '../../src/provision/modes/sources.js';
 import { opacityProbes, upperChanges } from '../../src/provision/status/status.js';
 import { SameVerdicts } from '../../src/provision/status/same-content.js';
-import {
-  compareEntries,
-  compareInParallel,
-  PARALLEL_FROM,
-  toCompare,
-  type Compared,
-  type ToCompare,
-} from '../../src/provision/status/compare.js';
 import { fsNow, sharedChangesSince, treeChangesSince } from '../../src/provision/status/since.js';
 import { selectIncluded, vcsMetadataOf } from '../../src/provision/modes/include.js';
 import { keyOf, parsePnpmDir, summarise } from '../../src/provision/status/packages.js';
@@ -163,15 +154,15 @@ describe('upper layer without a mount (namespaced cow)', () => {
     ]);
   });
 
-  it('lists what an opaque directory hides only when told which entries are hidden', async () => {
+  it('lists what an opaque directory hides only when told which entries are hidden', () => {
     const { upper, lower } = layers();
     const base = [
       { path: 'dep/package.json', change: 'modified' },
       { path: 'new.js', change: 'added' },
       { path: 'pad/index.js', change: 'modified' },
     ];
-    expect(await upperChanges(upper, lower, null)).toEqual(base);
-    expect(await upperChanges(upper, lower, { hidden: new Set(['dep/lib']) })).toEqual([
+    expect(upperChanges(upper, lower, null)).toEqual(base);
+    expect(upperChanges(upper, lower, { hidden: new Set(['dep/lib']) })).toEqual([
       { path: 'dep/lib', change: 'deleted' },
       ...base,
     ]);
@@ -179,7 +170,7 @@ describe('upper layer without a mount (namespaced cow)', () => {
 });
 
 describe("a layer's changes are content, not presence (issue 41)", () => {
-  it("an entry the upper layer holds identical to the snapshot's is no change: same type, permissions, size and bytes, or link target", async () => {
+  it("an entry the upper layer holds identical to the snapshot's is no change: same type, permissions, size and bytes, or link target", () => {
     const dir = tmpDir();
     const upper = path.join(dir, 'upper');
     const lower = path.join(dir, 'lower');
@@ -209,7 +200,7 @@ describe("a layer's changes are content, not presence (issue 41)", () => {
     fs.symlinkSync('b', path.join(upper, 'retarget'));
     fs.mkdirSync(path.join(lower, 'was-dir'));
     write('upper/was-dir', '');
-    expect(await upperChanges(upper, lower, null)).toEqual(
+    expect(upperChanges(upper, lower, null)).toEqual(
       ['bytes.js', 'mode.js', 'retarget', 'size.js', 'tail.bin', 'was-dir'].map((p) => ({
         path: p,
         change: 'modified',
@@ -218,59 +209,8 @@ describe("a layer's changes are content, not presence (issue 41)", () => {
   });
 });
 
-describe("a large layer's compare, half in a worker thread", () => {
-  /** A layer of `n` files over its snapshot: every 7th rewritten with other bytes of its size, every 11th new, the rest identical. */
-  function largeLayer(n: number): { upper: string; lower: string; items: ToCompare[] } {
-    const dir = tmpDir();
-    const upper = path.join(dir, 'upper');
-    const lower = path.join(dir, 'lower');
-    for (const layer of [upper, lower]) fs.mkdirSync(path.join(layer, 'pkg'), { recursive: true });
-    for (let i = 0; i < n; i++) {
-      const rel = `pkg/f${i}.js`;
-      fs.writeFileSync(path.join(upper, rel), i % 7 === 0 ? `v2 ${i}` : `v1 ${i}`);
-      if (i % 11 !== 0) fs.writeFileSync(path.join(lower, rel), `v1 ${i}`);
-    }
-    fs.symlinkSync('pkg/f1.js', path.join(upper, 'link'));
-    fs.symlinkSync('pkg/f1.js', path.join(lower, 'link'));
-    const items: ToCompare[] = [];
-    walkTree(upper, (rel, st) => void (st.isDirectory() ? undefined : items.push(toCompare(rel, st))));
-    return { upper, lower, items };
-  }
-  const worker = new URL('../../dist/provision/status/compare-worker.js', import.meta.url);
-
-  it('gives the answers one thread gives: identical, rewritten, new, a link', async () => {
-    expect(fs.existsSync(worker), 'the built worker (npm run build)').toBe(true);
-    const { upper, lower, items } = largeLayer(PARALLEL_FROM + 100);
-    const one = compareEntries(upper, lower, items);
-    expect(await compareInParallel(upper, lower, items, worker)).toEqual(one);
-    const count = (f: (c: Compared) => boolean) => one.filter(f).length;
-    expect(count((c) => c === null)).toBe(Math.ceil((PARALLEL_FROM + 100) / 11));
-    expect(count((c) => c !== null && !c[0])).toBeGreaterThan(250);
-    expect(count((c) => c !== null && c[0])).toBeGreaterThan(1500);
-  });
-
-  it("uses the worker's answers for the second half, and this thread's when the worker fails", async () => {
-    const { upper, lower, items } = largeLayer(PARALLEL_FROM);
-    const dir = tmpDir();
-    const nulls = path.join(dir, 'nulls.mjs');
-    fs.writeFileSync(
-      nulls,
-      "import { parentPort, workerData } from 'node:worker_threads';\nparentPort.postMessage(workerData.items.map(() => null));\n",
-    );
-    const answered = await compareInParallel(upper, lower, items, pathToFileURL(nulls));
-    const cut = Math.ceil(items.length / 2);
-    expect(answered.slice(cut).every((c) => c === null)).toBe(true);
-    expect(answered.slice(0, cut)).toEqual(compareEntries(upper, lower, items.slice(0, cut)));
-    const broken = path.join(dir, 'broken.mjs');
-    fs.writeFileSync(broken, "throw new Error('no');\n");
-    expect(await compareInParallel(upper, lower, items, pathToFileURL(broken))).toEqual(
-      compareEntries(upper, lower, items),
-    );
-  });
-});
-
 describe('the identical entries a status found, remembered', () => {
-  it('answers from the cache only while the entry is as it was: a rewrite of the same size is read again', async () => {
+  it('answers from the cache only while the entry is as it was: a rewrite of the same size is read again', () => {
     const dir = tmpDir();
     const upper = path.join(dir, 'upper');
     const lower = path.join(dir, 'lower');
@@ -280,22 +220,18 @@ describe('the identical entries a status found, remembered', () => {
     }
     const cache = path.join(dir, 'same.json');
     const first = new SameVerdicts(cache);
-    expect(await upperChanges(upper, lower, null, first)).toEqual([]);
+    expect(upperChanges(upper, lower, null, first)).toEqual([]);
     first.save();
     expect(fs.readFileSync(cache, 'utf8').split('\0')[0]).toBe('a.js');
-    expect(await upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([]);
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([]);
     fs.writeFileSync(path.join(upper, 'a.js'), 'diff'); // same size, new ctime
-    expect(await upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([
-      { path: 'a.js', change: 'modified' },
-    ]);
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([{ path: 'a.js', change: 'modified' }]);
     // An unreadable cache is an empty one.
     fs.writeFileSync(cache, 'not json');
-    expect(await upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([
-      { path: 'a.js', change: 'modified' },
-    ]);
+    expect(upperChanges(upper, lower, null, new SameVerdicts(cache))).toEqual([{ path: 'a.js', change: 'modified' }]);
   });
 
-  it('answers from the upper entry alone only for the snapshot the cache was made against', async () => {
+  it('answers from the upper entry alone only for the snapshot the cache was made against', () => {
     const dir = tmpDir();
     const upper = path.join(dir, 'upper');
     const lower = path.join(dir, 'lower');
@@ -310,19 +246,19 @@ describe('the identical entries a status found, remembered', () => {
     }
     const cache = path.join(dir, 'same');
     const first = new SameVerdicts(cache).forLower(fs.lstatSync(lower));
-    expect(await upperChanges(upper, lower, null, first)).toEqual([]);
+    expect(upperChanges(upper, lower, null, first)).toEqual([]);
     first.save();
     const again = new SameVerdicts(cache).forLower(fs.lstatSync(lower));
     expect(again.knownSame('a.js', fs.lstatSync(path.join(upper, 'a.js')))).toBe(true);
     // Against another snapshot the cache is dropped and the bytes are read.
     const moved = new SameVerdicts(cache).forLower(fs.lstatSync(other));
     expect(moved.knownSame('a.js', fs.lstatSync(path.join(upper, 'a.js')))).toBeUndefined();
-    expect(await upperChanges(upper, other, null, moved)).toEqual([{ path: 'a.js', change: 'modified' }]);
+    expect(upperChanges(upper, other, null, moved)).toEqual([{ path: 'a.js', change: 'modified' }]);
   });
 });
 
 describe("overlay's markers in an upper layer", () => {
-  it('reads whiteout files and opaque markers as the deletions they are, never as files', async () => {
+  it('reads whiteout files and opaque markers as the deletions they are, never as files', () => {
     const dir = tmpDir();
     const files: Record<string, string> = {
       'lower/dep/lib/main.js': '1',
@@ -348,7 +284,7 @@ describe("overlay's markers in an upper layer", () => {
     ];
     const upper = path.join(dir, 'upper');
     const lower = path.join(dir, 'lower');
-    expect(await upperChanges(upper, lower, null)).toEqual(changes);
+    expect(upperChanges(upper, lower, null)).toEqual(changes);
   });
 });
 

@@ -14,10 +14,7 @@ const CHUNK = 64 * 1024;
 const bufA = Buffer.alloc(CHUNK);
 const bufB = Buffer.alloc(CHUNK);
 
-/** What sameEntry needs of a stat (fs.Stats has it; compare.ts rebuilds it from the fields a worker is sent). */
-export type EntryStat = Pick<fs.Stats, 'mode' | 'size' | 'isFile' | 'isSymbolicLink'>;
-
-export function sameEntry(upper: string, upperSt: EntryStat, lower: string, lowerSt: EntryStat): boolean {
+export function sameEntry(upper: string, upperSt: fs.Stats, lower: string, lowerSt: fs.Stats): boolean {
   if (upperSt.mode !== lowerSt.mode) return false; // type and permission bits
   if (upperSt.isSymbolicLink()) return readlinkOrNull(upper) === readlinkOrNull(lower);
   if (!upperSt.isFile() || upperSt.size !== lowerSt.size) return false;
@@ -61,16 +58,7 @@ function readlinkOrNull(p: string): string | null {
 /** An upper entry's identity and the snapshot entry's: ino, size, mtime and ctime (which no write leaves as it was). */
 type Stamp = [number, number, number, number, number, number];
 
-type StampOf = Pick<fs.Stats, 'ino' | 'size' | 'mtimeMs' | 'ctimeMs'>;
-
-const stamp = (up: StampOf, low: Pick<fs.Stats, 'ino' | 'mtimeMs'>): Stamp => [
-  up.ino,
-  up.size,
-  up.mtimeMs,
-  up.ctimeMs,
-  low.ino,
-  low.mtimeMs,
-];
+const stamp = (up: fs.Stats, low: fs.Stats): Stamp => [up.ino, up.size, up.mtimeMs, up.ctimeMs, low.ino, low.mtimeMs];
 
 /**
  * The entries a layer holds identical to the snapshot, remembered by their stamps, so a second
@@ -119,11 +107,6 @@ export class SameVerdicts {
     if (this.known.get(rel) !== key && !sameEntry(upper, upperSt, lower, lowerSt)) return false;
     this.seen.set(rel, key);
     return true;
-  }
-
-  /** An upper entry found identical to the snapshot's elsewhere (compare.ts), noted for the cache. */
-  found(rel: string, upperSt: StampOf, lowerSt: Pick<fs.Stats, 'ino' | 'mtimeMs'>): void {
-    this.seen.set(rel, JSON.stringify(stamp(upperSt, lowerSt)));
   }
 
   /** Writes what this read found identical (only it: an entry changed since is dropped). */
