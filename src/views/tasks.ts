@@ -65,9 +65,6 @@ export type StatusView = Awaited<ReturnType<typeof statusView>>;
 export async function statusView(ctx: ProjectContext, rawId: string) {
   // A task on another machine: what it committed there, fetched and checked first.
   await bringBackTask(ctx, validateTaskId(rawId));
-  // Its conflicts are git's work, in processes of their own, while its status reads the provisioned paths.
-  const conflicting = taskConflicts(ctx, rawId);
-  conflicting.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   const { remounted: _remounted, ...status } = await statusTask(ctx, rawId);
   const task = requireTask(ctx, rawId);
   // Its changes are those of its workspace there, uncommitted work included, and of the paths provisioned there.
@@ -78,7 +75,7 @@ export async function statusView(ctx: ProjectContext, rawId: string) {
     status.stale = there.stale ?? false;
     status.staleLockfiles = there.staleLockfiles ?? [];
   }
-  const conflicts = await conflicting.then(
+  const conflicts = await taskConflicts(ctx, rawId).then(
     (c) => c.with,
     (err: unknown) => {
       ctx.reporter.line(

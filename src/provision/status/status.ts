@@ -289,12 +289,9 @@ export async function provisionedChanges(task: Task): Promise<ProvisionedStatus[
 
 /** `warren status ID`: tracked changes from git, changes inside each provisioned path, staleness. */
 export async function taskStatus(task: Task, where: Where): Promise<TaskStatus> {
-  // git's status runs in a process of its own while this one reads the provisioned paths.
-  const tracking = statusOf(where);
-  tracking.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+  const tracked = (await statusOf(where)).map((e) => ({ code: e.code, path: e.path }));
   const records = provisionRecords(task.data);
   const provisioned = await provisionedChanges(task);
-  const tracked = (await tracking).map((e) => ({ code: e.code, path: e.path }));
   const staleLockfiles = await staleEntries(task, records);
   return { tracked, provisioned, stale: staleLockfiles.length > 0, staleLockfiles };
 }
