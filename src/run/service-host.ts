@@ -32,6 +32,8 @@ export interface ServiceHostSpec {
   node: string;
   /** Where the egress proxy's socket goes: warren's temporary folder, not the task's (whose path may be too long for a socket). */
   tmp: string;
+  /** The WARREN_HOME whose service it is: named in the proxy folder's name, so that its `gc` collects what a killed host left (egress-gc.ts). */
+  home: string;
   /**
    * As root, the sandbox's root is another uid outside (sandbox-uid.ts): its paths are bound from
    * idmapped clones, and the task's copy-on-write layers mounted from clones of theirs, here.
@@ -57,6 +59,7 @@ async function main(specFile: string, say: Say): Promise<number> {
       spec.profile.allow,
       (host, port, _via, reason) => say(`sandbox: the service tried to reach ${host}:${port}; refused: ${reason}`),
       spec.tmp,
+      spec.home,
     );
   }
   const ingressPort = spec.port !== null && !spec.profile.network ? spec.port : null;

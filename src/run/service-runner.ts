@@ -113,6 +113,7 @@ export async function startServiceInTask(
       port: request.port,
       node: process.execPath,
       tmp: os.tmpdir(),
+      home: ctx.store.home,
       stage: staged ? { mounts: boundary.mounts } : null,
     };
     const specFile = path.join(request.dir, 'sandbox.json');

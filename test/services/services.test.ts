@@ -6,6 +6,7 @@ import os from 'node:os';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { rewriteDotenv } from '../../src/services/env-file.js';
+import { egressPrefix } from '../../src/run/egress.js';
 import { isAlive } from '../../src/system/proc.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { startCli } from '../helpers/procs.js';
@@ -703,6 +704,12 @@ services:
       `redis-cli --no-auth-warning -u '${other.REDIS_URL}' PING`,
     );
     expect(theirRedis.stdout).not.toContain('PONG');
+    // Each service's host keeps its sandbox's egress proxy in a folder named for this WARREN_HOME,
+    // so that this home's `gc` collects what a killed host left; stopped, each host removes its own.
+    const proxies = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(egressPrefix(repo.home)));
+    expect(proxies()).toHaveLength(4);
+    for (const id of ['a', 'b']) expect((await repo.warren('rm', id, '--discard')).code).toBe(0);
+    expect(proxies()).toEqual([]);
   }, 90_000);
 });
 
