@@ -12,6 +12,7 @@ import { withRepoLock } from '../workspace/locks.js';
 import type { GcCollected } from '../workspace/types.js';
 import { checkoutsDir, listSnapshots, snapshotLock, snapshotsDir } from './snapshot.js';
 import { pinned } from '../workspace/pinned.js';
+import { recordRemoval } from '../workspace/gc-record.js';
 
 /**
  * `gc` for cow checkouts, this project's: the mount of a task whose record is gone comes off
@@ -80,14 +81,7 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
       });
       continue;
     }
-    const failures = removeTree(dir);
-    if (failures.length === 0) out.removed.push({ kind: 'checkout_layers', path: dir, id, action: 'delete-dir' });
-    else
-      out.kept.push({
-        kind: 'checkout_layers',
-        path: dir,
-        reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
-      });
+    recordRemoval(out, 'checkout_layers', dir, removeTree(dir), id);
   }
 
   const lowers = mounts.map((m) => overlayOption(m, 'lowerdir') ?? '');
@@ -120,14 +114,7 @@ export async function collectCheckoutGarbage(ctx: ProjectContext): Promise<GcCol
       continue;
     }
     try {
-      const failures = removeTree(dir);
-      if (failures.length === 0) out.removed.push({ kind: 'checkout_snapshot', path: dir, action: 'delete-dir' });
-      else
-        out.kept.push({
-          kind: 'checkout_snapshot',
-          path: dir,
-          reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
-        });
+      recordRemoval(out, 'checkout_snapshot', dir, removeTree(dir));
     } finally {
       lock.lock.release();
       fs.rmSync(snapshotLock(ctx, commit), { force: true });

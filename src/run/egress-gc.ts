@@ -5,6 +5,7 @@ import path from 'node:path';
 import { removeTree } from '../system/remove-tree.js';
 import { egressPrefix } from './egress.js';
 import type { GcCollected, GcStep } from '../workspace/types.js';
+import { recordRemoval } from '../workspace/gc-record.js';
 
 /**
  * The egress proxy's folders (`warren-egress-TAG-*` in the temporary folder, egress.ts) that a
@@ -32,14 +33,7 @@ export async function collectEgressLeftovers(home: string, parent: string = os.t
         ? Date.now() - st.mtimeMs > 60_000
         : inside.length === 1 && inside[0] === 'proxy.sock' && (await refused(path.join(dir, 'proxy.sock')));
     if (!dead) continue;
-    const left = removeTree(dir, { inside: parent });
-    if (left.length === 0) out.removed.push({ kind: 'egress_proxy', path: dir, action: 'delete-dir' });
-    else
-      out.kept.push({
-        kind: 'egress_proxy',
-        path: dir,
-        reason: `could not delete ${left[0]?.path} (${left[0]?.code})`,
-      });
+    recordRemoval(out, 'egress_proxy', dir, removeTree(dir, { inside: parent }));
   }
   return out;
 }

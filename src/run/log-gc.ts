@@ -4,6 +4,7 @@ import { removeTree } from '../system/remove-tree.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { GcPlan, GcResult } from '../workspace/gc.js';
 import { listDir } from '../util/list-dir.js';
+import { recordRemoval } from '../workspace/gc-record.js';
 
 /**
  * How long the run logs of a task stay after the task is gone: `rm` keeps them so that what
@@ -30,10 +31,7 @@ export async function collectRunLogs(
     // A gone task's TMPDIR goes at once (rm removes it; this is for one a crash left).
     const tmp = path.join(dir, 'tmp');
     if (fs.lstatSync(tmp, { throwIfNoEntry: false })) {
-      const left = removeTree(tmp);
-      if (left.length === 0) out.removed.push({ kind: 'task_tmp', path: tmp, id, action: 'delete-dir' });
-      else
-        out.kept.push({ kind: 'task_tmp', path: tmp, reason: `could not delete ${left[0]?.path} (${left[0]?.code})` });
+      recordRemoval(out, 'task_tmp', tmp, removeTree(tmp), id);
     }
     const newest = newestMtime(dir);
     if (now - newest < LOG_KEEP_DAYS * DAY_MS) {

@@ -11,6 +11,7 @@ import { readSnapshotMeta, sha256File, snapshotLockPath, snapshotsDir } from './
 import { shellCommand } from '../../util/shell.js';
 import { provisionRecords } from '../types.js';
 import { listDir } from '../../util/list-dir.js';
+import { recordRemoval } from '../../workspace/gc-record.js';
 
 type Collected = { removed: GcResult['removed']; kept: { path: string; kind: string; reason: string }[] };
 
@@ -114,14 +115,7 @@ export async function collectProvisionGarbage(ctx: ProjectContext): Promise<Coll
       continue;
     }
     try {
-      const failures = removeTree(dir);
-      if (failures.length === 0) out.removed.push({ kind: 'snapshot', path: dir, action: 'delete-dir' });
-      else
-        out.kept.push({
-          kind: 'snapshot',
-          path: dir,
-          reason: `could not delete ${failures[0]?.path} (${failures[0]?.code})`,
-        });
+      recordRemoval(out, 'snapshot', dir, removeTree(dir));
     } finally {
       lock.lock.release();
       fs.rmSync(snapshotLockPath(home, key), { force: true });
