@@ -55,6 +55,7 @@ import { WORKSPACE_EVENTS } from './workspace/events.js';
 import { recordMadePrivate } from './workspace/home-private.js';
 import { openProjectWith, type OpenParts, type ProjectContext } from './workspace/context.js';
 import { archiveGc } from './workspace/archive.js';
+import { scratchIndexGc } from './workspace/scratch-gc.js';
 import { NEW } from './workspace/create.js';
 import { GC } from './workspace/gc.js';
 import { recoverInterrupted, type AnyOperation } from './workspace/operation.js';
@@ -101,7 +102,7 @@ export const FEATURES = {
     beforeRun: checkoutBeforeRun,
   },
   audit: { audit: { git: gitSection, hooks: hooksSection, compose: composeSection } },
-  workspace: { gc: { archives: archiveGc } },
+  workspace: { gc: { archives: archiveGc, scratchIndexes: scratchIndexGc } },
 } satisfies Record<string, Feature>;
 
 const F = FEATURES;
@@ -151,6 +152,7 @@ export const LIFECYCLE: Lifecycle = {
     F.execution.gc.egress,
     F.provision.gc.snapshots,
     F.workspace.gc.archives,
+    F.workspace.gc.scratchIndexes,
     F.checkout.gc.checkouts,
     F.services.gc.services,
     F.container.gc.containers,

@@ -32,7 +32,7 @@ export async function hostSnapshot(ctx: ProjectContext, rawId: string): Promise<
     const head = await headOrNull(wt);
     if (head === null)
       throw new WarrenError('REMOTE_FAILED', `task ${task.id}'s workspace here has no commit; nothing was read.`);
-    const snapshot = await snapshotWorktree(wt, await provisionedExcludes(ctx, task));
+    const snapshot = await snapshotWorktree(wt, await provisionedExcludes(ctx, task), ctx.store.home);
     const changes = (await statusOf(wt)).length;
     const indexTree = snapshot.indexTree ?? (await treeOf(ctx.repo, head));
     const index = await commitTree(ctx.repo, indexTree, head, `warren: task ${id}'s index, for the coordinator\n`);

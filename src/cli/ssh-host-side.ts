@@ -138,7 +138,7 @@ export async function hostWorktree(ctx: ProjectContext, id: string): Promise<Rem
   const head = await headOrNull(wt);
   if (head === null)
     throw new WarrenError('REMOTE_FAILED', `task ${task.id}'s workspace here has no commit; nothing was read.`);
-  const { tree } = await snapshotWorktree(wt, await provisionedExcludes(ctx, task));
+  const { tree } = await snapshotWorktree(wt, await provisionedExcludes(ctx, task), ctx.store.home);
   const commit = await snapshotCommit(wt, tree, head);
   if (commit !== head)
     await setRef(ctx.repo, worktreeRef(task.id), commit, 'warren: uncommitted work, for the coordinator');

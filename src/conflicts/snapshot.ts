@@ -20,7 +20,7 @@ export async function workspaceTree(ctx: ProjectContext, task: Task): Promise<Wo
   try {
     if (!fs.existsSync(task.path)) return { error: `its workspace ${task.path} is missing` };
     const wt = await pinned(ctx, task.path);
-    return { wt, tree: await worktreeTree(wt, await provisionedExcludes(ctx, task)) };
+    return { wt, tree: await worktreeTree(wt, await provisionedExcludes(ctx, task), ctx.store.home) };
   } catch (err) {
     return { error: err instanceof Error ? err.message : String(err) };
   }

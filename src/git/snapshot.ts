@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { git, type GitResult } from './exec.js';
 import type { Where } from './exec.js';
 import { gitPaths } from './config.js';
 import type { Repository } from './repo.js';
-import { removeTreeOrThrow } from '../system/remove-tree.js';
+import { withScratchIndex } from './scratch-index.js';
 
 /**
  * A worktree's whole state as trees, built in a copy of its index: the worktree's own index,
@@ -28,34 +27,37 @@ export interface WorktreeSnapshot {
 export async function snapshotWorktree(
   worktree: Where,
   excludePathspecs: readonly string[],
+  home: string,
 ): Promise<WorktreeSnapshot> {
-  return snapshotIn(worktree, excludePathspecs, true) as Promise<WorktreeSnapshot>;
+  return snapshotIn(worktree, excludePathspecs, true, home) as Promise<WorktreeSnapshot>;
 }
 
 /** The tree of `snapshotWorktree` alone (no staged tree): two git calls in a pinned workspace, whose index is known. */
-export async function worktreeTree(worktree: Where, excludePathspecs: readonly string[]): Promise<string> {
-  return (await snapshotIn(worktree, excludePathspecs, false)).tree;
+export async function worktreeTree(
+  worktree: Where,
+  excludePathspecs: readonly string[],
+  home: string,
+): Promise<string> {
+  return (await snapshotIn(worktree, excludePathspecs, false, home)).tree;
 }
 
+/** `home`: the WARREN_HOME whose command this is, named in the throwaway index's folder (scratch-index.ts). */
 async function snapshotIn(
   worktree: Where,
   excludePathspecs: readonly string[],
   staged: boolean,
+  home: string,
 ): Promise<{ tree: string; indexTree?: string | null }> {
   const real =
     typeof worktree === 'string' ? (await gitPaths(worktree, ['index'])).paths[0] : path.join(worktree.gitDir, 'index');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-snapshot-'));
-  const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
-  try {
+  return withScratchIndex(home, async (env) => {
     if (real && fs.existsSync(real)) copyIndex(real, env.GIT_INDEX_FILE);
     const indexTree = staged ? await git(['write-tree'], { cwd: worktree, env, allowFailure: true }) : null;
     await git(['add', '-A', '--', '.', ...excludePathspecs], { cwd: worktree, env });
     const tree = (await git(['write-tree'], { cwd: worktree, env })).stdout.trim();
     if (!indexTree) return { tree };
     return { tree, indexTree: indexTree.exitCode === 0 ? indexTree.stdout.trim() : null };
-  } finally {
-    removeTreeOrThrow(dir, { inside: os.tmpdir() });
-  }
+  });
 }
 
 /**

@@ -1,11 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { git, gitError } from './exec.js';
 import { askAboutObjects } from './object-answers.js';
 import { parseNameStatusZ, splitLines, splitZ, type NameStatus } from './parse.js';
 import type { Repository } from './repo.js';
-import { removeTreeOrThrow } from '../system/remove-tree.js';
+import { withScratchIndex } from './scratch-index.js';
 
 /**
  * Trees and commits built with plumbing only. Nothing here touches anyone's index, worktree or
@@ -76,16 +73,16 @@ export async function fileAt(repo: Repository, commit: string, file: string): Pr
 
 /**
  * `commit`'s tree with some paths replaced: each `{path, entry}` puts that entry (mode and blob)
- * there, or removes the path when `entry` is null. Built in a temporary index of its own.
+ * there, or removes the path when `entry` is null. Built in a throwaway index of its own (scratch-index.ts;
+ * `home` is the WARREN_HOME whose command this is).
  */
 export async function treeWithEntries(
   repo: Repository,
   commit: string,
   replace: readonly { path: string; entry: { mode: string; sha: string } | null }[],
+  home: string,
 ): Promise<string> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-tree-'));
-  const env = { GIT_INDEX_FILE: path.join(dir, 'index') };
-  try {
+  return withScratchIndex(home, async (env) => {
     await git(['read-tree', '--end-of-options', commit], { cwd: repo.root, env });
     if (replace.length > 0) {
       const lines = replace.map((r) =>
@@ -94,9 +91,7 @@ export async function treeWithEntries(
       await git(['update-index', '-z', '--index-info'], { cwd: repo.root, env, input: lines.join('\0') + '\0' });
     }
     return (await git(['write-tree'], { cwd: repo.root, env })).stdout.trim();
-  } finally {
-    removeTreeOrThrow(dir, { inside: os.tmpdir() });
-  }
+  });
 }
 
 export async function commitTree(

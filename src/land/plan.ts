@@ -134,7 +134,7 @@ export async function planLand(ctx: ProjectContext, task: Task, options: LandPla
   }
   const touched = await touchedPaths(ctx.repo, forkPoint, taskTip);
   const exclusions = classifyExclusions(touched, policy, (p) => isProvisioned(p, provisioned));
-  const squashed = await squashTree(ctx.repo, taskTip, forkPoint, exclusions);
+  const squashed = await squashTree(ctx.repo, taskTip, forkPoint, exclusions, ctx.store.home);
   let tree = squashed;
   const rebased = forkPoint !== baseTip;
   if (rebased) {

@@ -16,12 +16,13 @@ export async function squashTree(
   taskTip: string,
   forkPoint: string,
   exclusions: readonly Exclusion[],
+  home: string,
 ): Promise<string> {
   // Nothing left out: the task's own tree, without building an index.
   if (exclusions.length === 0) return treeOf(repo, taskTip);
   const replace = [];
   for (const ex of exclusions) replace.push({ path: ex.path, entry: await treeEntry(repo, forkPoint, ex.path) });
-  return treeWithEntries(repo, taskTip, replace);
+  return treeWithEntries(repo, taskTip, replace, home);
 }
 
 export type Rebased = { ok: true; tree: string } | { ok: false; conflicts: string[] };

@@ -175,7 +175,7 @@ async function endpoints(
       },
     );
   }
-  const { tree } = await snapshotWorktree(wt ?? task.path, await provisionedExcludes(ctx, task));
+  const { tree } = await snapshotWorktree(wt ?? task.path, await provisionedExcludes(ctx, task), ctx.store.home);
   return { from: scope === 'uncommitted' ? head : await forkPoint(ctx, task, head), to: tree };
 }
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import net from 'node:net';
@@ -6,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 import { assertSocketPath } from '../system/socket-path.js';
+import { homeTag } from '../util/home-tag.js';
 
 /**
  * Egress by allowlist for a bwrap-sandboxed run (`sandbox: { kind: bwrap, allow: [...] }`).
@@ -161,9 +161,7 @@ export const EGRESS_SOCKET_TAIL = 'warren-egress-TTTTTTTT-XXXXXX/proxy.sock'.len
  * `gc` collects its own home's that a killed warren left (egress-gc.ts), never another's.
  */
 export function egressPrefix(home: string | null): string {
-  return home === null
-    ? 'warren-egress-'
-    : `warren-egress-${createHash('sha256').update(home).digest('hex').slice(0, 8)}-`;
+  return home === null ? 'warren-egress-' : `warren-egress-${homeTag(home)}-`;
 }
 
 export async function startEgressProxy(

@@ -168,7 +168,7 @@ export async function archiveTask(
 
 /** The workspace as it is, for `archiveTask`: read through a copy of its index. */
 export async function snapshotTask(ctx: ProjectContext, task: Task): Promise<WorktreeSnapshot> {
-  return snapshotWorktree(await pinned(ctx, task.path), await provisionedExcludes(ctx, task));
+  return snapshotWorktree(await pinned(ctx, task.path), await provisionedExcludes(ctx, task), ctx.store.home);
 }
 
 /** Why a ref under refs/warren/archive/ is not an archive warren restores. */

@@ -29,7 +29,7 @@ describe('snapshotWorktree (what `warren diff` and `rm --discard` read)', () => 
       repo.git('add', '--', ...names);
       edit((round + 1) % 10);
       fs.utimesSync(index, t, t);
-      const { tree, indexTree } = await snapshotWorktree(repo.root, []);
+      const { tree, indexTree } = await snapshotWorktree(repo.root, [], path.join(repo.root, '.warren-home'));
       const seen = repo.git('diff', '--name-only', indexTree ?? 'HEAD', tree).split('\n');
       missed.push(...names.filter((n) => !seen.includes(n)).map((n) => `${n} in round ${round}`));
       // git status (asked after: it may rewrite the index) sees every edit.
