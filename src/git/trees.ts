@@ -72,6 +72,22 @@ export async function fileAt(repo: Repository, commit: string, file: string): Pr
 }
 
 /**
+ * Which of `paths` are files (blobs) in `commit`, in the order asked: one `cat-file
+ * --batch-check` for all. A path holding a line break (no question of one line can ask it) is not one.
+ */
+export async function filesIn(repo: Repository, commit: string, paths: readonly string[]): Promise<string[]> {
+  const asked = paths.filter((p) => p !== '' && !/[\n\r\0]/.test(p));
+  if (asked.length === 0) return [];
+  const out = (
+    await git(['cat-file', '--batch-check=%(objecttype)'], {
+      cwd: repo.root,
+      input: asked.map((p) => `${commit}:${p}\n`).join(''),
+    })
+  ).stdout.split('\n');
+  return asked.filter((_, i) => out[i] === 'blob');
+}
+
+/**
  * `commit`'s tree with some paths replaced: each `{path, entry}` puts that entry (mode and blob)
  * there, or removes the path when `entry` is null. Built in a throwaway index of its own (scratch-index.ts;
  * `home` is the WARREN_HOME whose command this is).

@@ -3,13 +3,15 @@ import { changedNames } from '../git/trees.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { Candidate } from './chain.js';
 import { failureText } from './failure-text.js';
+import { importedByFailure } from './failing-imports.js';
 
 /**
  * The likely culprits of a failing batch (issue 30 §5): entries whose task's own last `verify`
  * failed, or whose change touches a path the gate's failure names (a test runner names the
  * failing test file, a stack trace the source file; what it says passed is no failure:
- * failure-text.ts). Gating the rest without them first lands
- * the rest in one run and leaves the suspects to be gated alone, instead of halving blindly.
+ * failure-text.ts), or a file the failing tests import (failing-imports.ts). Gating the rest
+ * without them first lands the rest in one run and leaves the suspects to be gated alone,
+ * instead of halving blindly.
  */
 
 /** How much of the gate's log is read for paths. */
@@ -22,6 +24,9 @@ export async function likelyCulprits(
   log: string | null,
 ): Promise<Candidate[]> {
   const text = log === null ? '' : failureText(readHead(log));
+  // The failing tests' own imports, read from the tree that failed (the group's last integration).
+  const last = group.at(-1);
+  const imported = text === '' || !last ? new Set<string>() : await importedByFailure(ctx.repo, last.plan.commit, text);
   const out: Candidate[] = [];
   for (const c of group) {
     const task = ctx.store.getTask(ctx.key, c.entry.taskId);
@@ -31,7 +36,7 @@ export async function likelyCulprits(
     }
     if (text === '') continue;
     const changed = await changedNames(ctx.repo, c.plan.baseTip, c.plan.commit);
-    if (namesAny(text, changed)) out.push(c);
+    if (namesAny(text, changed) || changed.some((p) => imported.has(p))) out.push(c);
   }
   return out;
 }

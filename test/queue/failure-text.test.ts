@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { failureText } from '../../src/queue/failure-text.js';
 import { namesAny } from '../../src/queue/suspects.js';
+import { importTargets, namedSourceFiles, relativeSpecifiers, repoPathsOf } from '../../src/queue/failing-imports.js';
 
 /**
  * The culprit guess reads failures, not passes (issue 41): each runner's literal output with one
@@ -178,5 +179,52 @@ describe('the culprit guess reads failures, not passes (pure, literal runner out
     );
     // A go test whose outcome the log never gives (killed by the timeout) is kept.
     expect(failureText('=== RUN   TestHang\n    hang_test.go:3: waiting\n')).toBe('    hang_test.go:3: waiting\n');
+  });
+});
+
+describe('what the failing tests import (pure): the source files a failure names, and their relative imports', () => {
+  it('finds the source files a runner names, without line numbers, URLs or other words', () => {
+    const text = [
+      'FAIL test/m0.test.js',
+      '  ● m0 › value',
+      '      at Object.<anonymous> (/home/ci/gate-1/packages/p0/test/m0.test.js:3:7)',
+      '    ./src/util.ts:12:3 - error TS2345',
+      'see https://example.com/x.js and "notes.txt"',
+    ].join('\n');
+    expect(namedSourceFiles(text).sort()).toEqual(
+      ['/home/ci/gate-1/packages/p0/test/m0.test.js', 'src/util.ts', 'test/m0.test.js'].sort(),
+    );
+    expect(repoPathsOf('test/m0.test.js')).toEqual(['test/m0.test.js']);
+    expect(repoPathsOf('/home/ci/gate-1/packages/p0/test/m0.test.js').slice(-3)).toEqual([
+      'p0/test/m0.test.js',
+      'test/m0.test.js',
+      'm0.test.js',
+    ]);
+    expect(repoPathsOf('../outside.js')).toEqual([]);
+  });
+
+  it('reads require, import, dynamic import and re-export specifiers that are relative, not packages', () => {
+    const source = [
+      "const m0 = require('../src/m0.js');",
+      "import { a } from './a';",
+      'import b, { c } from "../lib/b";',
+      "export * from './re/export';",
+      "import './side-effect.css';",
+      "const lazy = await import('./lazy.mjs');",
+      "import lodash from 'lodash';",
+      "const fs = require('node:fs');",
+    ].join('\n');
+    expect(relativeSpecifiers(source).sort()).toEqual(
+      ['../lib/b', '../src/m0.js', './a', './lazy.mjs', './re/export', './side-effect.css'].sort(),
+    );
+  });
+
+  it('resolves a specifier to the repository paths it may be, never outside the repository', () => {
+    expect(importTargets('test/m0.test.js', '../src/m0.js')).toContain('src/m0.js');
+    expect(importTargets('test/m0.test.js', '../src/m0.js')).toContain('src/m0.ts');
+    expect(importTargets('pkg/test/a.test.ts', '../src/a')).toEqual(
+      expect.arrayContaining(['pkg/src/a', 'pkg/src/a.ts', 'pkg/src/a.js', 'pkg/src/a/index.ts']),
+    );
+    expect(importTargets('test/a.test.js', '../../outside')).toEqual([]);
   });
 });

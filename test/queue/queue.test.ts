@@ -222,6 +222,43 @@ describe('the merge queue', () => {
   );
 
   it(
+    'a culprit whose failure names only the test file that imports what it changed is gated apart first: 2 gate runs for a batch of 4',
+    { timeout: 240_000 },
+    async () => {
+      // A gate that reports as a test runner does: PASS or FAIL per test file, nothing about the
+      // source file the failing test requires (test/m0.test.js requires src/m0.js, which bad breaks).
+      const gate = [
+        'fail=0',
+        'for t in test/*.test.js; do',
+        '  if node -e "process.exit(require(require(\'path\').resolve(process.argv[1]))() ? 0 : 1)" "$t"; then echo "PASS $t"; else echo "FAIL $t"; fail=1; fi',
+        'done',
+        'exit $fail',
+        '',
+      ].join('\n');
+      const repo = makeRepo({
+        files: {
+          'gate.sh': gate,
+          'src/m0.js': 'exports.value = () => 0;\n',
+          'test/m0.test.js': "module.exports = () => require('../src/m0.js').value() === 0;\n",
+          'warren.yaml': 'verify:\n  - { id: gate, run: "sh gate.sh" }\n',
+        },
+      });
+      await taskWith(repo, 's1', { 's1.txt': 's1\n' });
+      await taskWith(repo, 'adds', { 'test/m1.test.js': 'module.exports = () => true;\n' });
+      await taskWith(repo, 'bad', { 'src/m0.js': 'exports.value = () => -1;\n' });
+      await taskWith(repo, 's2', { 's2.txt': 's2\n' });
+      const ctx = await project(repo);
+      for (const id of ['s1', 'adds', 'bad', 's2']) await queueLand(ctx, id, { wait: false });
+      const worked = await processQueue(ctx);
+      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
+      expect(states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
+      // The batch (fails: FAIL test/m0.test.js, which requires src/m0.js: bad's change); the three
+      // others without bad (pass, land); bad on top of them is the failed tree: bounced, no third run.
+      expect(worked.gateRuns).toBe(2);
+    },
+  );
+
+  it(
     'splits a second half without gating it again when its integration is the tree that just failed',
     { timeout: 240_000 },
     async () => {
