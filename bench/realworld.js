@@ -22,9 +22,12 @@
 // - `warren status ID` on a task whose install was skipped;
 // - the dashboard's fleet API (`GET /api/fleet`) with every task of the run present (20 by default);
 // - `warren rm ID` against `git worktree remove --force` + `git branch -D`;
-// - landing 6 tasks, one of them a culprit whose failure shows in another task's test file
-//   (a silent culprit: nothing names it), all `warren land` at once, against landing them one by
-//   one by hand in the main checkout (squash-merge, `npm test`, undo on failure).
+// - landing 6 tasks, one of them a culprit whose failure the runner reports as a test file no
+//   task touched (`FAIL test/m0.test.js`, which requires the src/m0.js the culprit broke: the
+//   log names nothing of its change; warren's guess follows the failing test's imports to it,
+//   src/queue/failing-imports.ts), all `warren land` at once, against landing them one by one by
+//   hand in the main checkout (squash-merge, `npm test`, undo on failure). BENCH_SILENT=1: the
+//   runner prints no file names at all (only `.` or `F` per file): bisection alone.
 // Goals: ready ≤ 0.3× by hand and ≤ 10 MB per task; status ≤ 1 s; fleet ≤ 500 ms for 20
 // tasks; landing ≤ 0.6× by hand. Prints; never fails on a slow machine.
 // Landing alone: BENCH_ONLY=land, BENCH_LAND_ROUNDS (rounds of six fresh tasks, each against
@@ -47,6 +50,8 @@ const SHAPE = process.env.BENCH_SHAPE === 'vue' ? 'vue' : 'luxon';
 /** BENCH_ONLY=land: the landing alone (the project, then BENCH_LAND_ROUNDS rounds of landing 6). */
 const LAND_ONLY = process.env.BENCH_ONLY === 'land';
 const LAND_ROUNDS = Number(process.env.BENCH_LAND_ROUNDS ?? 1);
+/** BENCH_SILENT=1: the test runner names no file, so nothing can point at the culprit. */
+const SILENT = process.env.BENCH_SILENT === '1';
 /** BENCH_BEFORE_BIN: another build's bin/warren.js, whose `land` is timed in the same rounds. */
 const BEFORE_BIN = process.env.BENCH_BEFORE_BIN;
 const where = Object.fromEntries(
@@ -115,7 +120,9 @@ async function makeProject() {
       'for (const dir of dirs)',
       "  for (const f of fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.test.js')).sort()) {",
       '    let pass = false; try { pass = require(path.join(root, dir, f))() === true; } catch {}',
-      "    console.log(`${pass ? 'PASS' : 'FAIL'} ${dir}/${f}`); if (!pass) failed++;",
+      SILENT
+        ? "    process.stdout.write(pass ? '.' : 'F'); if (!pass) failed++;"
+        : "    console.log(`${pass ? 'PASS' : 'FAIL'} ${dir}/${f}`); if (!pass) failed++;",
       '  }',
       'process.exit(failed ? 1 : 0);',
       '',
@@ -431,7 +438,8 @@ try {
     );
   }
   for (const who of whos.filter((w) => w !== 'hand')) {
-    const label = who === 'before' ? `landing 6 (before: ${BEFORE_BIN})` : 'landing 6, one silent culprit';
+    const culprit = SILENT ? 'one silent culprit (no file named)' : 'one culprit (the log names only its test)';
+    const label = who === 'before' ? `landing 6 (before: ${BEFORE_BIN})` : `landing 6, ${culprit}`;
     console.log(
       `| ${label} | ${Math.round(m(`land ${who}`))} ms (${results[`landed ${who}`].join('/')} landed; culprit ${results[`culprit ${who}`].join('/')} in the queue) | ${Math.round(m('land hand'))} ms (${results['landed hand'].join('/')} landed) | ${x(`land ${who}`, 'land hand')} | ≤ 0.6× |`,
     );
