@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WarrenError } from '../errors.js';
 import type { RunMount } from '../system/run-mounts.js';
-import type { MountEntry } from '../system/mounts.js';
+import { readMounts, type MountEntry } from '../system/mounts.js';
 import { removeTree } from '../system/remove-tree.js';
 import type { Task } from '../state/types.js';
 import { lexists } from '../util/lexists.js';
@@ -18,6 +18,7 @@ import {
   overlayAt,
   overlayOptions,
   unmount,
+  unmountAll,
 } from '../system/overlay.js';
 import { describeReplacement, replacedRecords, replacementAt } from './modes/replaced.js';
 import { provisionRecords, type ProvisionRecord } from './types.js';
@@ -48,13 +49,20 @@ export async function releaseRecords(
   const problems: string[] = [];
   // Mounts first: if one will not come off, the caller refuses, and the links are still as they were.
   const ordered = [...records].sort((a, b) => Number(modeKind(b.mode).layered) - Number(modeKind(a.mode).layered));
+  // A namespaced layer is mounted only inside runs, and goes with each; there is nothing to unmount.
+  // The others that are mounted come off together (unmountAll: one umount as root).
+  const table = readMounts();
+  const unmounted = await unmountAll(
+    ordered
+      .filter((r) => modeKind(r.mode).layered && !r.namespaced && overlayAt(path.join(task.path, r.path), table))
+      .map((r) => path.join(task.path, r.path)),
+  );
   for (const r of ordered) {
     const target = path.join(task.path, r.path);
     if (!modeKind(r.mode).layered && problems.length > 0 && !options.removeFiles) break;
     if (modeKind(r.mode).layered) {
-      // A namespaced layer is mounted only inside runs, and goes with each; there is nothing to unmount.
-      if (!r.namespaced && overlayAt(target)) {
-        const done = await unmount(target);
+      const done = unmounted.get(target);
+      if (done) {
         if (!done.ok) {
           problems.push(`${target}: ${done.error}`);
           ctx.store.addEvent({

@@ -68,6 +68,35 @@ export async function unmount(target: string): Promise<{ ok: true } | { ok: fals
     : { ok: false, error: firstLine(result.stderr) || `${argv[0]} exited ${result.exitCode}` };
 }
 
+/**
+ * Unmounts several cow mounts. As root, one umount(8) for all of them — it goes on past one that
+ * will not come off, and a process for each of a pnpm workspace's 17 layers was most of an
+ * `rm` — then each target is off when the mount table no longer has an overlay there; a user's
+ * fuse mounts, one fusermount each (it takes one). Each target's outcome, in the order given.
+ */
+export async function unmountAll(
+  targets: readonly string[],
+): Promise<Map<string, { ok: true } | { ok: false; error: string }>> {
+  const out = new Map<string, { ok: true } | { ok: false; error: string }>();
+  if (process.getuid?.() !== 0 || targets.length < 2) {
+    for (const t of targets) out.set(t, await unmount(t));
+    return out;
+  }
+  // Deepest first: a mount inside another must come off before it.
+  const deepestFirst = [...targets].sort((a, b) => b.length - a.length);
+  const result = await runTool(['umount', ...deepestFirst], { timeoutMs: 30_000 });
+  const table = readMounts();
+  for (const t of targets) {
+    if (!overlayAt(t, table)) {
+      out.set(t, { ok: true });
+      continue;
+    }
+    const said = result.stderr.split('\n').find((l) => l.includes(`${t}:`));
+    out.set(t, { ok: false, error: said?.trim() || firstLine(result.stderr) || `umount exited ${result.exitCode}` });
+  }
+  return out;
+}
+
 export function isOverlayMount(m: MountEntry): boolean {
   return m.fsType === 'overlay' || m.fsType === FUSE_OVERLAY_FSTYPE;
 }
