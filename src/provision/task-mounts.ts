@@ -57,6 +57,7 @@ export async function releaseRecords(
       .filter((r) => modeKind(r.mode).layered && !r.namespaced && overlayAt(path.join(task.path, r.path), table))
       .map((r) => path.join(task.path, r.path)),
   );
+  let after: MountEntry[] | undefined; // the table once they are off, read when first needed
   for (const r of ordered) {
     const target = path.join(task.path, r.path);
     if (!modeKind(r.mode).layered && problems.length > 0 && !options.removeFiles) break;
@@ -84,7 +85,8 @@ export async function releaseRecords(
         });
       }
       if (options.removeFiles) {
-        const replaced = replacementAt(target);
+        after ??= readMounts();
+        const replaced = replacementAt(target, after);
         if (replaced) {
           problems.push(`${describeReplacement(target, replaced)}, which is kept; move it away (or delete it) first`);
           continue;
@@ -126,10 +128,14 @@ export async function forgetTask(ctx: ProjectContext, task: Task): Promise<void>
  */
 export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<string[]> {
   const remounted: string[] = [];
+  // Read once: a pnpm workspace's task has 17 layers, and a machine of many tasks a mount table
+  // of hundreds of overlays (a read and parse each was most of a `status` or `rm`).
+  const table = readMounts();
   for (const r of provisionRecords(task.data)) {
     if (!modeKind(r.mode).layered || r.namespaced || !r.lower || !r.upper || !r.work) continue;
     const target = path.join(task.path, r.path);
-    if (overlayAt(target)) {
+    let unmounted = false;
+    if (overlayAt(target, table)) {
       if (!deadMount(target)) continue;
       // A fuse-overlayfs whose daemon died: the mount is there, and serves nothing. Off, then on again.
       const off = await unmount(target);
@@ -138,8 +144,9 @@ export async function ensureMounted(ctx: ProjectContext, task: Task): Promise<st
           'PROVISION_FAILED',
           `the overlay for ${r.path} is dead (its fuse-overlayfs daemon is gone) and could not be unmounted: ${off.error}; nothing else was changed.`,
         );
+      unmounted = true;
     }
-    if (replacementAt(target)) continue;
+    if (replacementAt(target, unmounted ? readMounts() : table)) continue;
     assertSnapshot(task, r, r.lower, r.upper);
     for (const d of [r.upper, r.work]) fs.mkdirSync(d, { recursive: true });
     // A parent replaced by a symlink would carry a global mount out of the workspace.

@@ -5,6 +5,7 @@ import { statusOf } from '../../git/status.js';
 import type { Task } from '../../state/types.js';
 import { diffManifests, readManifest, takeManifest, walkTree, type Change } from './manifest.js';
 import { hiddenInNamespace, overlayAt } from '../../system/overlay.js';
+import { readMounts, type MountEntry } from '../../system/mounts.js';
 import { summarise, type PackageChange, type VersionOf } from './packages.js';
 import { readEntry, withoutRelocations } from '../relocate/relocate.js';
 import { replacementAt, replacementChanges, type Replacement } from '../modes/replaced.js';
@@ -174,7 +175,7 @@ async function namespacedView(
   return { view: { hidden } };
 }
 
-async function recordStatus(task: Task, r: ProvisionRecord): Promise<ProvisionedStatus> {
+async function recordStatus(task: Task, r: ProvisionRecord, table: readonly MountEntry[]): Promise<ProvisionedStatus> {
   const target = path.join(task.path, r.path);
   const out: ProvisionedStatus = {
     path: r.path,
@@ -184,12 +185,12 @@ async function recordStatus(task: Task, r: ProvisionRecord): Promise<Provisioned
     changedCount: 0,
   };
   let changes: Change[] = [];
-  const replaced = modeKind(r.mode).layered && r.upper && r.lower ? replacementAt(target) : null;
+  const replaced = modeKind(r.mode).layered && r.upper && r.lower ? replacementAt(target, table) : null;
   if (replaced && r.upper && r.lower) {
     out.replaced = { ...replaced, layerChanges: upperChanges(r.upper, r.lower, null).length };
     if (replaced.by === 'folder') changes = replacementChanges(target, r.lower);
   } else if (modeKind(r.mode).layered && r.upper && r.lower) {
-    let view: MergedView = overlayAt(target) ? { merged: target } : null;
+    let view: MergedView = overlayAt(target, table) ? { merged: target } : null;
     if (r.namespaced) {
       const read = await namespacedView(r.upper, r.lower, target);
       view = read.view;
@@ -283,7 +284,8 @@ function versionIn(root: string, name: string): string | undefined {
 /** The changes inside each provisioned path (what `status` lists, and the fleet counts). */
 export async function provisionedChanges(task: Task): Promise<ProvisionedStatus[]> {
   const provisioned: ProvisionedStatus[] = [];
-  for (const r of provisionRecords(task.data)) provisioned.push(await recordStatus(task, r));
+  const table = readMounts(); // once, not per path: hundreds of overlays on a busy machine
+  for (const r of provisionRecords(task.data)) provisioned.push(await recordStatus(task, r, table));
   return provisioned;
 }
 
