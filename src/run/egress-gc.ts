@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ownTempFolders } from '../system/own-temp-folders.js';
 import { removeTree } from '../system/remove-tree.js';
 import { egressPrefix } from './egress.js';
 import type { GcCollected, GcStep } from '../workspace/types.js';
@@ -15,19 +15,8 @@ import { recordRemoval } from '../workspace/gc-record.js';
  * minute after it was made (a proxy binds its socket at once). A proxy that answers is a run's.
  */
 export async function collectEgressLeftovers(home: string, parent: string = os.tmpdir()): Promise<GcCollected> {
-  const prefix = egressPrefix(home);
   const out: GcCollected = { removed: [], kept: [] };
-  let names: string[];
-  try {
-    names = fs.readdirSync(parent).filter((n) => n.startsWith(prefix));
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    const dir = path.join(parent, name);
-    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
-    if (!st?.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) continue;
-    const inside = fs.readdirSync(dir);
+  for (const { dir, st, inside } of ownTempFolders(parent, egressPrefix(home))) {
     const dead =
       inside.length === 0
         ? Date.now() - st.mtimeMs > 60_000

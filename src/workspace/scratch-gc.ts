@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { scratchIndexPid, scratchIndexPrefix } from '../git/scratch-index.js';
 import { isAlive } from '../system/proc.js';
+import { ownTempFolders } from '../system/own-temp-folders.js';
 import { removeTree } from '../system/remove-tree.js';
 import { recordRemoval } from './gc-record.js';
 import type { GcCollected, GcStep } from './types.js';
@@ -20,24 +19,9 @@ const INDEX_FILES: ReadonlySet<string> = new Set(['index', 'index.lock']);
 export function collectScratchIndexes(home: string, parent: string = os.tmpdir()): GcCollected {
   const prefix = scratchIndexPrefix(home);
   const out: GcCollected = { removed: [], kept: [] };
-  let names: string[];
-  try {
-    names = fs.readdirSync(parent).filter((n) => n.startsWith(prefix));
-  } catch {
-    return out;
-  }
-  for (const name of names) {
+  for (const { name, dir, inside } of ownTempFolders(parent, prefix)) {
     const pid = scratchIndexPid(name, prefix);
     if (pid === null || isAlive(pid)) continue;
-    const dir = path.join(parent, name);
-    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
-    if (!st?.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) continue;
-    let inside: string[];
-    try {
-      inside = fs.readdirSync(dir);
-    } catch {
-      continue;
-    }
     if (!inside.every((n) => INDEX_FILES.has(n))) continue;
     recordRemoval(out, 'scratch_index', dir, removeTree(dir, { inside: parent }));
   }

@@ -7,7 +7,7 @@ import { queueLand, listQueue, leaveQueue } from '../../src/queue/operations.js'
 import { createTask } from '../../src/workspace/create.js';
 import { recordMade } from '../../src/workspace/ledger.js';
 import { processQueue } from '../../src/queue/processor.js';
-import { gitIn, makeRepo, tmpDir } from '../helpers/repo.js';
+import { gitIn, makeRepo, tmpDir, type TestRepo } from '../helpers/repo.js';
 import { landBatch, landedSubjects, project, taskWith, tellProbeRecorded, waitForProbe } from '../helpers/queue.js';
 
 /**
@@ -22,6 +22,18 @@ const NO_CULPRIT = 'verify:\n  - { id: no-culprit, run: "! test -e culprit.txt" 
  * Tasks that join the queue in `order` and one processor that works it: `bad` adds culprit.txt
  * (which fails NO_CULPRIT), each other task a file of its own.
  */
+/** Makes each task with its files, lands them all through the queue at once in that order, and processes it: each entry's state, and the gate runs. */
+async function landAll(repo: TestRepo, tasks: Record<string, Record<string, string>>) {
+  for (const [id, files] of Object.entries(tasks)) await taskWith(repo, id, files);
+  const ctx = await project(repo);
+  for (const id of Object.keys(tasks)) await queueLand(ctx, id, { wait: false });
+  const worked = await processQueue(ctx);
+  return {
+    states: Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state])),
+    gateRuns: worked.gateRuns,
+  };
+}
+
 async function culpritBatch(order: string[], warrenYaml = NO_CULPRIT, during?: Parameters<typeof landBatch>[2]) {
   const { repo, before, worked, entries } = await landBatch(order, warrenYaml, during);
   return {
@@ -206,15 +218,13 @@ describe('the merge queue', () => {
           'warren.yaml': 'verify:\n  - { id: gate, run: "sh gate.sh" }\n',
         },
       });
-      await taskWith(repo, 's1', { 's1.txt': 's1\n' });
-      await taskWith(repo, 'adds', { 'test/rp-weekday.test.js': 'works\n' });
-      await taskWith(repo, 'bad', { 'src/broken.js': 'throw 1\n' });
-      await taskWith(repo, 's2', { 's2.txt': 's2\n' });
-      const ctx = await project(repo);
-      for (const id of ['s1', 'adds', 'bad', 's2']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
+      const worked = await landAll(repo, {
+        s1: { 's1.txt': 's1\n' },
+        adds: { 'test/rp-weekday.test.js': 'works\n' },
+        bad: { 'src/broken.js': 'throw 1\n' },
+        s2: { 's2.txt': 's2\n' },
+      });
+      expect(worked.states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
       // The batch (fails: FAIL test/main.test.js at src/broken.js, and PASS test/rp-weekday.test.js);
       // the three others without bad (pass, land); bad on top of them is the failed tree: bounced.
       expect(worked.gateRuns).toBe(2);
@@ -243,15 +253,13 @@ describe('the merge queue', () => {
           'warren.yaml': 'verify:\n  - { id: gate, run: "sh gate.sh" }\n',
         },
       });
-      await taskWith(repo, 's1', { 's1.txt': 's1\n' });
-      await taskWith(repo, 'adds', { 'test/m1.test.js': 'module.exports = () => true;\n' });
-      await taskWith(repo, 'bad', { 'src/m0.js': 'exports.value = () => -1;\n' });
-      await taskWith(repo, 's2', { 's2.txt': 's2\n' });
-      const ctx = await project(repo);
-      for (const id of ['s1', 'adds', 'bad', 's2']) await queueLand(ctx, id, { wait: false });
-      const worked = await processQueue(ctx);
-      const states = Object.fromEntries(listQueue(ctx).entries.map((e) => [e.id, e.state]));
-      expect(states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
+      const worked = await landAll(repo, {
+        s1: { 's1.txt': 's1\n' },
+        adds: { 'test/m1.test.js': 'module.exports = () => true;\n' },
+        bad: { 'src/m0.js': 'exports.value = () => -1;\n' },
+        s2: { 's2.txt': 's2\n' },
+      });
+      expect(worked.states).toEqual({ s1: 'landed', adds: 'landed', bad: 'bounced', s2: 'landed' });
       // The batch (fails: FAIL test/m0.test.js, which requires src/m0.js: bad's change); the three
       // others without bad (pass, land); bad on top of them is the failed tree: bounced, no third run.
       expect(worked.gateRuns).toBe(2);
