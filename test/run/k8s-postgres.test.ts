@@ -1,0 +1,155 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { claimPlace } from '../../src/run/k8s/ledger.js';
+import { unavailable } from '../helpers/capabilities.js';
+import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { makeRepo, type TestRepo } from '../helpers/repo.js';
+
+/**
+ * A postgres service of a task in a cluster is a PostgreSQL server of the task's own in its pod
+ * (src/services/pg-pod.ts, src/run/k8s/pod-postgres.ts), against the loopback API server of
+ * test/helpers/k8s-server.ts. Its pods run as uid 70, as a template's `runAsUser` makes a real
+ * one (PostgreSQL refuses root; a root pod is refused: test/run/k8s-runner-flag.test.ts), and bind
+ * this machine's /usr: its PostgreSQL 15 is theirs. They share the host's network, so each task's
+ * server listens on a port of the task's block (in a real cluster a pod's loopback is its own).
+ */
+const noPodman = unavailable(import.meta.filename, 'podman') ?? unavailable(import.meta.filename, 'postgres');
+
+const cluster = clusterForFile(noPodman, { user: '70:70' });
+
+const PSQL = '/usr/lib/postgresql/15/bin/psql';
+
+function clusterRepo(seed: string): TestRepo {
+  const repo = makeRepo({
+    files: {
+      'README.md': '# main\n',
+      'seed.sql': seed,
+      'warren.yaml': 'runner: k8s:loop\nservices:\n  db: { kind: postgres, seed: { sql: seed.sql } }\n',
+    },
+  });
+  fs.mkdirSync(repo.home, { recursive: true });
+  fs.writeFileSync(
+    path.join(repo.home, 'config.yaml'),
+    `clusters:\n  loop:\n    kubeconfig: ${cluster().kubeconfig}\n    namespace: default\n    replicas: 1\n`,
+  );
+  return repo;
+}
+
+const SEED = "CREATE TABLE notes (v text);\nINSERT INTO notes VALUES ('from the seed');\n";
+
+/** In the pod: a statement through DATABASE_URL, its rows one a line. */
+const sql = (statement: string): string[] => ['sh', '-c', `${PSQL} "$DATABASE_URL" -X -q -At -c "${statement}"`];
+
+/** In the pod: the command lines of its processes. */
+const POD_PROCESSES = ['sh', '-c', 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done'];
+
+const claims = (): string[] =>
+  cluster()
+    .objects('sandboxclaims')
+    .map((c) => c.metadata.name);
+
+function projectOf(repo: TestRepo): string {
+  return fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
+}
+
+function podmanHas(pod: string): boolean {
+  return spawnSync('podman', ['ps', '-aq', '--filter', `name=^${pod}$`], { encoding: 'utf8' }).stdout.trim() !== '';
+}
+
+type Status = { name: string; state: string; cluster?: string; pod?: string; url: string | null; database?: string };
+
+describe.skipIf(noPodman !== null)(
+  "a postgres service of a task in a cluster: a server of the task's own in its pod",
+  () => {
+    it(
+      "new makes it in the pod from the seed; the pod's commands reach it; two tasks apart; stopped, started; rm --discard keeps the dump here",
+      { timeout: 600_000 },
+      async () => {
+        const repo = clusterRepo(SEED);
+        const a = await repo.warren('new', 'feat', 'a');
+        expect(a.code, a.stderr).toBe(0);
+        const b = await repo.warren('new', 'feat', 'b');
+        expect(b.code, b.stderr).toBe(0);
+
+        // A command in the pod reaches it on the pod's loopback, with the seed's data.
+        const seen = await repo.warren('exec', 'a', '--', ...sql('SELECT v FROM notes'));
+        expect(seen.code, seen.stderr).toBe(0);
+        expect(seen.stdout).toBe('from the seed\n');
+        const url = await repo.warren('exec', 'a', '--', 'sh', '-c', 'echo "$DATABASE_URL"');
+        expect(url.stdout).toMatch(/^postgresql:\/\/warren_a_db_[0-9a-f]+:[0-9a-f]+@127\.0\.0\.1:\d+\/warren_a_db_/);
+        // Its server runs in the pod, as the pod's user.
+        const inPod = await repo.warren('exec', 'a', '--', ...POD_PROCESSES);
+        expect(inPod.stdout).toMatch(/postgres -D \/work\/postgres\/warren_a_db_\w+\/data/);
+        const shown = await repo.warrenJson<{ services: Status[] }>('show', 'a');
+        const db = shown.json.services.find((s) => s.name === 'db');
+        expect(db).toMatchObject({ state: 'running', cluster: 'loop' });
+        expect(db?.pod).toBeTruthy();
+
+        // Two tasks' databases are apart: what a writes, b does not see.
+        expect((await repo.warren('exec', 'a', '--', ...sql("INSERT INTO notes VALUES ('only in a')"))).code).toBe(0);
+        const other = await repo.warren('exec', 'b', '--', ...sql('SELECT v FROM notes ORDER BY v'));
+        expect(other.stdout).toBe('from the seed\n');
+        const mine = await repo.warren('exec', 'a', '--', ...sql('SELECT v FROM notes ORDER BY v'));
+        expect(mine.stdout).toBe('from the seed\nonly in a\n');
+
+        // Stopped: nothing of it left in the pod; started again: its data is still there.
+        const stopped = await repo.warrenJson<Status>('service', 'stop', 'a', 'db');
+        expect(stopped.code, stopped.stderr).toBe(0);
+        expect(stopped.json.state).toBe('stopped');
+        const gone = await repo.warren('exec', 'a', '--', ...POD_PROCESSES);
+        expect(gone.stdout).not.toContain('postgres -D');
+        const started = await repo.warrenJson<Status>('service', 'start', 'a', 'db');
+        expect(started.code, started.stderr).toBe(0);
+        expect(started.json.state).toBe('running');
+        expect((await repo.warren('exec', 'a', '--', ...sql('SELECT count(*) FROM notes'))).stdout).toBe('2\n');
+
+        // rm --discard: the database dumped in the pod and kept here; the claim and its pod gone.
+        const pod = db?.pod ?? '';
+        const { name: claim } = claimPlace(repo.home, projectOf(repo), 'a');
+        const removed = await repo.warren('rm', 'a', '--discard');
+        expect(removed.code, removed.stderr).toBe(0);
+        const archive = path.join(repo.home, 'services', projectOf(repo), '.archive', 'a');
+        const stamps = fs.readdirSync(archive);
+        expect(stamps).toHaveLength(1);
+        const dump = fs.readFileSync(path.join(archive, stamps[0] ?? '', 'db.sql'), 'utf8');
+        expect(dump).toContain('only in a');
+        expect(claims()).not.toContain(claim);
+        expect(podmanHas(pod)).toBe(false);
+        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 'a'))).toBe(false);
+
+        // restore: the task again, its database loaded from that dump in its new pod.
+        const restored = await repo.warren('restore', 'a');
+        expect(restored.code, restored.stderr).toBe(0);
+        const back = await repo.warren('exec', 'a', '--', ...sql('SELECT v FROM notes ORDER BY v'));
+        expect(back.stdout).toBe('from the seed\nonly in a\n');
+
+        for (const id of ['a', 'b']) expect((await repo.warren('rm', id)).code).toBe(0);
+        expect(claims()).toEqual([]);
+      },
+    );
+
+    it(
+      'a seed that fails in the pod fails new with its error: the task undone, its claim and pod gone',
+      { timeout: 300_000 },
+      async () => {
+        const repo = clusterRepo('CREATE TABLE notes (v text);\nINSERT INTO nowhere VALUES (1);\n');
+        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const made = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 's');
+        expect(made.code).toBe(1);
+        expect(made.json.error.code, made.json.error.message).toBe('CREATE_FAILED');
+        expect(made.json.error.message).toContain('the seed of service db failed');
+        expect(made.json.error.message).toContain('relation "nowhere" does not exist');
+        expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
+        const claimed = cluster()
+          .created.filter((c) => c.plural === 'sandboxclaims')
+          .slice(before)
+          .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+        expect(claimed).toHaveLength(1);
+        expect(claims()).not.toContain(claimed[0]);
+        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 's'))).toBe(false);
+      },
+    );
+  },
+);
