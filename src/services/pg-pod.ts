@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PostgresServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
+import { treeEntry } from '../git/trees.js';
 import { commandArgv } from '../run/commands.js';
 import { runInTask } from '../run/execute.js';
 import {
@@ -67,7 +68,7 @@ export async function createPodDatabase(
     load = await templateDump(ctx, task, name, config.template);
     from = { kind: 'template', name: config.template, seed: null };
   } else if (config.seed) {
-    from = { kind: 'seed', seed: await seedKey(ctx, task, name, config.seed) };
+    from = { kind: 'seed', seed: await podSeedKey(ctx, task, name, config.seed) };
   } else from = { kind: 'empty' };
   const fact: PodFact = {
     kind: 'postgres',
@@ -77,10 +78,12 @@ export async function createPodDatabase(
     port: processPort(ctx, task, name),
     from,
   };
-  // Recorded before its server starts: an undo (or `rm`) stops what the task's facts name.
+  // Recorded before its server starts (a task's row; the gate's integration workspace has none):
+  // what starts it, and any command before `new` is done, read the fact from the task.
   const current = ctx.store.getTask(ctx.key, task.id) ?? task;
-  ctx.store.mergeData(ctx.key, task.id, { services: { ...(current.data.services ?? {}), [name]: fact } });
-  const recorded = ctx.store.getTask(ctx.key, task.id) ?? task;
+  const services = { ...(current.data.services ?? {}), [name]: fact };
+  ctx.store.mergeData(ctx.key, task.id, { services });
+  const recorded: Task = { ...current, data: { ...current.data, services } };
   try {
     await startAndRecord(ctx, recorded, name);
   } catch (err) {
@@ -197,7 +200,7 @@ async function runSeed(
     'run' in seed && seed.timeout ? parseDuration(seed.timeout, `services.${name}.seed.timeout`) : 30 * 60_000;
   if ('sql' in seed) {
     // The pod's clone is the workspace's: the file at the same path, relative to it.
-    const rel = path.relative(task.path, seedFile(task, name, seed.sql));
+    const rel = seedPath(task, name, seed.sql);
     const outcome = await runInTask(ctx, task, {
       kind: 'setup',
       label: `seed ${name}`,
@@ -231,6 +234,32 @@ async function runSeed(
   });
   if (outcome.exitCode !== 0)
     throw seedFailed(task, name, outcome.reason ?? `exit ${outcome.exitCode ?? outcome.signal}`, outcome.log);
+}
+
+/**
+ * The seed's content key (what `show` names it by). The gate's integration workspace in a claim
+ * holds no files here (its commit went to the pod): a SQL seed is then its blob in that commit.
+ */
+async function podSeedKey(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  seed: NonNullable<PostgresServiceConfig['seed']>,
+): Promise<string> {
+  if (!('sql' in seed) || fs.existsSync(path.resolve(task.path, seed.sql))) return seedKey(ctx, task, name, seed);
+  const entry = await treeEntry(ctx.repo, task.baseCommit, seedPath(task, name, seed.sql));
+  if (!entry) seedFile(task, name, seed.sql); // throws: not a file of the workspace
+  return createHash('sha256')
+    .update('sql-blob\0')
+    .update(entry?.sha ?? '')
+    .digest('hex');
+}
+
+/** A SQL seed's path relative to the workspace (and the pod's clone), refused when it leaves it. */
+function seedPath(task: Task, name: string, rel: string): string {
+  const inside = path.relative(task.path, path.resolve(task.path, rel));
+  if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) seedFile(task, name, rel);
+  return inside.split(path.sep).join('/');
 }
 
 /** `rm --discard`: the database dumped in the pod (its server started again if it was not running), the dump written here. */

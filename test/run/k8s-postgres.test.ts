@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { clusterForFile } from '../helpers/k8s-cluster.js';
@@ -21,12 +22,12 @@ const cluster = clusterForFile(noPodman, { user: '70:70' });
 
 const PSQL = '/usr/lib/postgresql/15/bin/psql';
 
-function clusterRepo(seed: string): TestRepo {
+function clusterRepo(seed: string, more = ''): TestRepo {
   const repo = makeRepo({
     files: {
       'README.md': '# main\n',
       'seed.sql': seed,
-      'warren.yaml': 'runner: k8s:loop\nservices:\n  db: { kind: postgres, seed: { sql: seed.sql } }\n',
+      'warren.yaml': `runner: k8s:loop\nservices:\n  db: { kind: postgres, seed: { sql: seed.sql } }\n${more}`,
     },
   });
   fs.mkdirSync(repo.home, { recursive: true });
@@ -56,6 +57,20 @@ function projectOf(repo: TestRepo): string {
 
 function podmanHas(pod: string): boolean {
   return spawnSync('podman', ['ps', '-aq', '--filter', `name=^${pod}$`], { encoding: 'utf8' }).stdout.trim() !== '';
+}
+
+/** The events of `kind` of the repository's WARREN_HOME, oldest first. */
+function eventsOf(repo: TestRepo, kind: string): { message: string; data: Record<string, unknown> }[] {
+  const store = openStore(repo.home);
+  try {
+    const rows = store.db.prepare('SELECT message, data FROM events WHERE kind = ? ORDER BY seq').all(kind) as {
+      message: string;
+      data: string;
+    }[];
+    return rows.map((r) => ({ message: r.message, data: JSON.parse(r.data) as Record<string, unknown> }));
+  } finally {
+    store.close();
+  }
 }
 
 type Status = { name: string; state: string; cluster?: string; pod?: string; url: string | null; database?: string };
@@ -149,6 +164,33 @@ describe.skipIf(noPodman !== null)(
         expect(claimed).toHaveLength(1);
         expect(claims()).not.toContain(claimed[0]);
         expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 's'))).toBe(false);
+      },
+    );
+
+    it(
+      "the merge queue's gate of the batch runs in a claim of its own, with a server of its own in its pod, seeded there",
+      { timeout: 300_000 },
+      async () => {
+        // Passes only against a database made from the seed: the gate's own, in its pod.
+        const check = `test "$(${PSQL} "$DATABASE_URL" -X -q -At -c 'SELECT v FROM notes')" = 'from the seed' && test "$(pwd)" = /work/task`;
+        const repo = clusterRepo(SEED, `verify:\n  - { id: db, run: '${check.replace(/'/g, "''")}' }\n`);
+        const made = await repo.warren('new', 'feat', 'g');
+        expect(made.code, made.stderr).toBe(0);
+        expect((await repo.warren('exec', 'g', '--', 'sh', '-c', 'echo g > g.txt')).code).toBe(0);
+        expect((await repo.warren('checkpoint', 'g', '-m', 'work of g')).code).toBe(0);
+        const before = new Set(claims());
+        const landed = await repo.warren('land', 'g');
+        expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
+        // In a claim of the cluster, not here (no queue.gate_here), and its claim gone after.
+        expect(eventsOf(repo, 'queue.gate_here')).toEqual([]);
+        const gate = eventsOf(repo, 'queue.gate').at(-1);
+        expect(gate?.data).toMatchObject({ passed: true, sandbox: 'k8s:loop' });
+        expect(claims().filter((c) => !before.has(c))).toEqual([]);
+        const left = fs
+          .readdirSync(path.join(repo.home, 'services', projectOf(repo)))
+          .filter((n) => n.startsWith('queue-'));
+        expect(left).toEqual([]);
+        expect((await repo.warren('rm', 'g')).code).toBe(0);
       },
     );
   },
