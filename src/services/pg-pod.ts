@@ -288,8 +288,8 @@ function cannotRunInPod(task: Task, name: string, err: unknown): WarrenError | n
   return new WarrenError(
     'SERVICE_UNAVAILABLE',
     root
-      ? `service ${name} of task ${task.id} is a PostgreSQL server in the task's pod, and PostgreSQL refuses to run as root: the pod runs as root and may not change its user (no CAP_SETUID); nothing was lost (the task is not made, its claim is deleted).`
-      : `service ${name} of task ${task.id} is a PostgreSQL server in the task's pod, and the pod's image has none (postgres and initdb: neither on PATH nor in /usr/lib/postgresql/*/bin); nothing was lost (the task is not made, its claim is deleted).`,
+      ? `service ${name} of task ${task.id} is a PostgreSQL server in the task's pod, and PostgreSQL refuses to run as root: the pod runs as root and may not change its user (no CAP_SETUID); nothing was lost (what was made for it is undone, its claim with it).`
+      : `service ${name} of task ${task.id} is a PostgreSQL server in the task's pod, and the pod's image has none (postgres and initdb: neither on PATH nor in /usr/lib/postgresql/*/bin); nothing was lost (what was made for it is undone, its claim with it).`,
     {
       hint: root
         ? "Run the sandbox's container as a user of its own: `securityContext: {runAsUser: 70, runAsNonRoot: true}` in the cluster's warren SandboxTemplate (`warren help runners`); or run the task here (`--runner local`)."

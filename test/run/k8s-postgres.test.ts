@@ -22,12 +22,12 @@ const cluster = clusterForFile(noPodman, { user: '70:70' });
 
 const PSQL = '/usr/lib/postgresql/15/bin/psql';
 
-function clusterRepo(seed: string, more = ''): TestRepo {
+function clusterRepo(seed: string, more = '', db = '{ kind: postgres, seed: { sql: seed.sql } }'): TestRepo {
   const repo = makeRepo({
     files: {
       'README.md': '# main\n',
       'seed.sql': seed,
-      'warren.yaml': `runner: k8s:loop\nservices:\n  db: { kind: postgres, seed: { sql: seed.sql } }\n${more}`,
+      'warren.yaml': `runner: k8s:loop\nservices:\n  db: ${db}\n${more}`,
     },
   });
   fs.mkdirSync(repo.home, { recursive: true });
@@ -191,6 +191,23 @@ describe.skipIf(noPodman !== null)(
           .filter((n) => n.startsWith('queue-'));
         expect(left).toEqual([]);
         expect((await repo.warren('rm', 'g')).code).toBe(0);
+      },
+    );
+
+    it(
+      'a seed command runs in the pod, with DATABASE_URL naming the database there',
+      { timeout: 300_000 },
+      async () => {
+        const repo = clusterRepo(
+          `${PSQL} "$DATABASE_URL" -X -q -c "CREATE TABLE ran (at text); INSERT INTO ran VALUES ('$(pwd)')"\n`,
+          '',
+          "{ kind: postgres, seed: { run: 'sh seed.sql' } }",
+        );
+        const made = await repo.warren('new', 'feat', 'r');
+        expect(made.code, made.stderr).toBe(0);
+        const seen = await repo.warren('exec', 'r', '--', ...sql('SELECT at FROM ran'));
+        expect(seen.stdout).toBe('/work/task\n');
+        expect((await repo.warren('rm', 'r')).code).toBe(0);
       },
     );
   },
