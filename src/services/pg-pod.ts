@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PostgresServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
-import { treeEntry } from '../git/trees.js';
+import { fileAt } from '../git/trees.js';
 import { commandArgv } from '../run/commands.js';
 import { runInTask } from '../run/execute.js';
 import {
@@ -25,12 +25,13 @@ import { onDatabase } from './pg-database.js';
 import { roleLimitsSql, type RoleLimits } from './pg-limits.js';
 import { psqlFailure, seedFailed, seedFile, seedKey } from './pg-seed.js';
 import { PgError, pgDump, pgIdent, pgLiteral } from './pg-sql.js';
-import { dumpFor, serverFor, serviceLimits } from './postgres-task.js';
+import { currentSeedKeys, dumpFor, serverFor, serviceLimits } from './postgres-task.js';
 import { processPort } from './processes.js';
 import { startAndRecord } from './service-steps.js';
 import { serviceDir } from './task-services.js';
 import { daemonState } from '../run/daemon.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
+import { writeFileAtomic } from '../util/atomic.js';
 
 /**
  * A postgres service of a task in a cluster: a PostgreSQL server of the task's own in its pod
@@ -40,9 +41,9 @@ import { removeTreeOrThrow } from '../system/remove-tree.js';
  * warren.yaml asks, held to the user's caps), a database it owns, filled from the dump `restore`
  * brings back, from a template database (dumped here, loaded there as the task's role), or by
  * its seed run in the pod — the seed is the repository's code, which runs where the task's
- * commands do, and a pod does not reach a server of this machine (so no template of a seed is
- * built here, and the seed runs once per task). `rm --discard` dumps it there and keeps the dump
- * here, as for a local task.
+ * commands do, and a pod does not reach a server of this machine, so no template is built on the
+ * server here: what the first run made is dumped in its pod and kept here for the next tasks
+ * (seededDumpDir). `rm --discard` dumps it there and keeps the dump here, as for a local task.
  */
 
 type PodFact = Extract<ServiceFact, { server: 'pod' }>;
@@ -68,7 +69,10 @@ export async function createPodDatabase(
     load = await templateDump(ctx, task, name, config.template);
     from = { kind: 'template', name: config.template, seed: null };
   } else if (config.seed) {
-    from = { kind: 'seed', seed: await podSeedKey(ctx, task, name, config.seed) };
+    const key = await podSeedKey(ctx, task, name, config.seed);
+    from = { kind: 'seed', seed: key };
+    const seeded = path.join(seededDumpDir(ctx), `${key}.sql`);
+    if (fs.existsSync(seeded)) load = fs.readFileSync(seeded);
   } else from = { kind: 'empty' };
   const fact: PodFact = {
     kind: 'postgres',
@@ -91,21 +95,25 @@ export async function createPodDatabase(
   }
   const step = (what: string, work: () => Promise<void>) => reportStep(ctx.reporter, `service ${name}: ${what}`, work);
   await step('creating its database in the pod', () => makeDatabase(ctx, task, name, fact, limits));
+  const loaded =
+    from.kind === 'dump'
+      ? `the dump ${from.file}`
+      : from.kind === 'template'
+        ? `template ${from.name}`
+        : `its seed's database (kept from its first run, ${from.kind === 'seed' ? from.seed.slice(0, 12) : ''})`;
   if (load) {
     const source = load;
-    await step(
-      `loading ${from.kind === 'dump' ? `the dump ${from.file}` : `template ${config.template}`} in the pod`,
-      () => loadDump(ctx, task, name, fact, source),
-    );
-  } else if (config.seed) await step('running its seed in the pod', () => runSeed(ctx, recorded, name, fact, config));
-  const what =
-    from.kind === 'template'
-      ? `template ${from.name}`
-      : from.kind === 'dump'
-        ? `the dump ${from.file}`
-        : from.kind === 'seed'
-          ? 'its seed, run in the pod'
-          : 'creating an empty database';
+    await step(`loading ${loaded} in the pod`, () => loadDump(ctx, task, name, fact, source));
+  } else if (config.seed && from.kind === 'seed') {
+    const key = from.seed;
+    await step('running its seed in the pod (once per seed)', () => runSeed(ctx, recorded, name, fact, config));
+    await step("keeping its seed's database here for the next tasks", () => keepSeeded(ctx, task, name, fact, key));
+  }
+  const what = load
+    ? loaded
+    : from.kind === 'seed'
+      ? `its seed, run in the pod (kept as ${from.seed.slice(0, 12)} for the next tasks)`
+      : 'creating an empty database';
   const ms = Date.now() - started;
   ctx.store.addEvent({
     project: ctx.key,
@@ -237,8 +245,9 @@ async function runSeed(
 }
 
 /**
- * The seed's content key (what `show` names it by). The gate's integration workspace in a claim
- * holds no files here (its commit went to the pod): a SQL seed is then its blob in that commit.
+ * The seed's content key, as a local task's (src/services/pg-seed.ts). The gate's integration
+ * workspace in a claim holds no files here (its commit went to the pod): a SQL seed is then read
+ * from that commit.
  */
 async function podSeedKey(
   ctx: ProjectContext,
@@ -247,12 +256,38 @@ async function podSeedKey(
   seed: NonNullable<PostgresServiceConfig['seed']>,
 ): Promise<string> {
   if (!('sql' in seed) || fs.existsSync(path.resolve(task.path, seed.sql))) return seedKey(ctx, task, name, seed);
-  const entry = await treeEntry(ctx.repo, task.baseCommit, seedPath(task, name, seed.sql));
-  if (!entry) seedFile(task, name, seed.sql); // throws: not a file of the workspace
+  const content = await fileAt(ctx.repo, task.baseCommit, seedPath(task, name, seed.sql));
+  if (content === null) seedFile(task, name, seed.sql); // throws: not a file of the workspace
   return createHash('sha256')
-    .update('sql-blob\0')
-    .update(entry?.sha ?? '')
+    .update('sql\0')
+    .update(content ?? '')
     .digest('hex');
+}
+
+/**
+ * The cluster's template of a seed: the database its seed made in the first task's pod, dumped
+ * there before anything else ran in it and kept here, keyed by the seed's content as a template
+ * is (`$WARREN_HOME/services/<project>/.seeded/<key>.sql`); the next tasks (and gates) with that
+ * seed load it instead of running the seed. `gc` removes the ones the current seed no longer makes.
+ */
+export function seededDumpDir(ctx: ProjectContext): string {
+  return path.join(ctx.store.home, 'services', ctx.key, '.seeded');
+}
+
+/** `gc`: the kept seeds' databases that the current seed does not make and no task was made from. */
+export async function staleSeededDumps(ctx: ProjectContext, tasks: readonly Task[]): Promise<string[]> {
+  const used = await currentSeedKeys(ctx);
+  for (const t of tasks)
+    for (const f of Object.values(t.data.services ?? {}))
+      if (f.kind === 'postgres' && f.from.kind === 'seed') used.add(f.from.seed);
+  const dir = seededDumpDir(ctx);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.endsWith('.sql') && !used.has(n.slice(0, -4))).map((n) => path.join(dir, n));
 }
 
 /** A SQL seed's path relative to the workspace (and the pod's clone), refused when it leaves it. */
@@ -260,6 +295,27 @@ function seedPath(task: Task, name: string, rel: string): string {
   const inside = path.relative(task.path, path.resolve(task.path, rel));
   if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) seedFile(task, name, rel);
   return inside.split(path.sep).join('/');
+}
+
+/** The database its seed just made, dumped in the pod as the task's role and kept here (written whole, then renamed). */
+async function keepSeeded(ctx: ProjectContext, task: Task, name: string, fact: PodFact, key: string): Promise<void> {
+  const r = await podPgExec(ctx, placeOf(ctx, task, name), dumpArgv(fact));
+  if (r.status !== 0) {
+    throw new WarrenError(
+      'SERVICE_FAILED',
+      `service ${name} of task ${task.id}: the database its seed made could not be dumped in the pod (${podPgSaid(r)}); nothing was created.`,
+      { hint: "A dump is taken with the task role's rights: the seed must leave its database readable to it." },
+    );
+  }
+  fs.mkdirSync(seededDumpDir(ctx), { recursive: true, mode: 0o700 });
+  writeFileAtomic(path.join(seededDumpDir(ctx), `${key}.sql`), r.stdout, { mode: 0o600 });
+}
+
+function dumpArgv(fact: PodFact): string[] {
+  return podPgClientArgv('pg_dump', fact, { user: fact.database, database: fact.database }, [
+    '--no-password',
+    '--no-owner',
+  ]);
 }
 
 /** `rm --discard`: the database dumped in the pod (its server started again if it was not running), the dump written here. */
@@ -271,11 +327,7 @@ export async function dumpPodDatabase(
   file: string,
 ): Promise<void> {
   if (daemonState(serviceDir(ctx, task.id, name)).state !== 'running') await startAndRecord(ctx, task, name);
-  const argv = podPgClientArgv('pg_dump', fact, { user: fact.database, database: fact.database }, [
-    '--no-password',
-    '--no-owner',
-  ]);
-  const r = await podPgExec(ctx, placeOf(ctx, task, name), argv);
+  const r = await podPgExec(ctx, placeOf(ctx, task, name), dumpArgv(fact));
   if (r.status !== 0) throw new PgError(podPgSaid(r), 'pg_dump');
   fs.writeFileSync(file, r.stdout, { mode: 0o600 });
 }

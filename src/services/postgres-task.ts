@@ -293,19 +293,22 @@ function serverIdOfUser(ctx: ProjectContext): string {
 
 /** The templates the current warren.yaml would clone from in the main checkout (kept by `gc` while unused). */
 export async function currentTemplates(ctx: ProjectContext): Promise<Set<string>> {
-  const names = new Set<string>();
+  return new Set([...(await currentSeedKeys(ctx))].map((key) => templateName(ctx.key, key)));
+}
+
+/** The content keys of the current warren.yaml's seeds in the main checkout. */
+export async function currentSeedKeys(ctx: ProjectContext): Promise<Set<string>> {
+  const keys = new Set<string>();
   const head = await revParse(ctx.repo, 'HEAD');
   for (const [name, config] of Object.entries(ctx.config.services ?? {})) {
     if (config.kind !== 'postgres' || !config.seed || !head) continue;
     try {
-      names.add(
-        templateName(ctx.key, await seedKey(ctx, { path: ctx.repo.root, baseCommit: head }, name, config.seed)),
-      );
+      keys.add(await seedKey(ctx, { path: ctx.repo.root, baseCommit: head }, name, config.seed));
     } catch {
       // a seed that cannot be read now makes no template now
     }
   }
-  return names;
+  return keys;
 }
 
 /** A task's database as `show` and the dashboard list it: on whose server, cloned from what. */

@@ -38,7 +38,9 @@ function clusterRepo(seed: string, more = '', db = '{ kind: postgres, seed: { sq
   return repo;
 }
 
-const SEED = "CREATE TABLE notes (v text);\nINSERT INTO notes VALUES ('from the seed');\n";
+// `once` holds a token of the seed's run: the same in two databases when the seed ran once.
+const SEED =
+  "CREATE TABLE notes (v text);\nINSERT INTO notes VALUES ('from the seed');\nCREATE TABLE once AS SELECT md5(random()::text) AS token;\n";
 
 /** In the pod: a statement through DATABASE_URL, its rows one a line. */
 const sql = (statement: string): string[] => ['sh', '-c', `${PSQL} "$DATABASE_URL" -X -q -At -c "${statement}"`];
@@ -87,6 +89,14 @@ describe.skipIf(noPodman !== null)(
         expect(a.code, a.stderr).toBe(0);
         const b = await repo.warren('new', 'feat', 'b');
         expect(b.code, b.stderr).toBe(0);
+        // The seed ran once, in a's pod; b's database was loaded from what it made, kept here.
+        const created = eventsOf(repo, 'service.database_created').map((e) => e.message);
+        expect(created[0]).toContain('its seed, run in the pod');
+        expect(created[1]).toContain("its seed's database (kept from its first run");
+        const tokenA = await repo.warren('exec', 'a', '--', ...sql('SELECT token FROM once'));
+        const tokenB = await repo.warren('exec', 'b', '--', ...sql('SELECT token FROM once'));
+        expect(tokenA.stdout).toMatch(/^[0-9a-f]{32}\n$/);
+        expect(tokenB.stdout).toBe(tokenA.stdout);
 
         // A command in the pod reaches it on the pod's loopback, with the seed's data.
         const seen = await repo.warren('exec', 'a', '--', ...sql('SELECT v FROM notes'));
@@ -142,6 +152,16 @@ describe.skipIf(noPodman !== null)(
 
         for (const id of ['a', 'b']) expect((await repo.warren('rm', id)).code).toBe(0);
         expect(claims()).toEqual([]);
+        // The seed's kept database goes with `gc` once the seed changed and no task was made from it.
+        const seeded = path.join(repo.home, 'services', projectOf(repo), '.seeded');
+        expect(fs.readdirSync(seeded)).toHaveLength(1);
+        expect((await repo.warren('gc')).code).toBe(0);
+        expect(fs.readdirSync(seeded)).toHaveLength(1);
+        repo.write('seed.sql', 'CREATE TABLE other (v text);\n');
+        repo.commit('another seed');
+        const gc = await repo.warren('gc');
+        expect(gc.code, gc.stderr).toBe(0);
+        expect(fs.readdirSync(seeded)).toEqual([]);
       },
     );
 
