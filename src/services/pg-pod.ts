@@ -28,7 +28,7 @@ import { PgError, pgDump, pgIdent, pgLiteral } from './pg-sql.js';
 import { currentSeedKeys, dumpFor, serverFor, serviceLimits } from './postgres-task.js';
 import { processPort } from './processes.js';
 import { startAndRecord } from './service-steps.js';
-import { serviceDir } from './task-services.js';
+import { serviceDir, serviceLog } from './task-services.js';
 import { daemonState } from '../run/daemon.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
 import { writeFileAtomic } from '../util/atomic.js';
@@ -93,7 +93,18 @@ export async function createPodDatabase(
   } catch (err) {
     throw cannotRunInPod(task, name, err) ?? err;
   }
-  const step = (what: string, work: () => Promise<void>) => reportStep(ctx.reporter, `service ${name}: ${what}`, work);
+  const step = (what: string, work: () => Promise<void>) =>
+    reportStep(ctx.reporter, `service ${name}: ${what}`, work).catch((err: unknown) => {
+      if (err instanceof WarrenError) throw err;
+      throw new WarrenError(
+        'SERVICE_FAILED',
+        `service ${name} of task ${task.id}: its database could not be made in the pod: ${err instanceof Error ? err.message : String(err)}.`,
+        {
+          hint: `See its server's log (${serviceLog(ctx, task.id, name)}); fix the cause and run the command again.`,
+          cause: err,
+        },
+      );
+    });
   await step('creating its database in the pod', () => makeDatabase(ctx, task, name, fact, limits));
   const loaded =
     from.kind === 'dump'
