@@ -24,7 +24,7 @@ import { taskDbName } from './names.js';
 import { onDatabase } from './pg-database.js';
 import { roleLimitsSql, type RoleLimits } from './pg-limits.js';
 import { psqlFailure, seedFailed, seedFile, seedKey } from './pg-seed.js';
-import { PgError, pgDump, pgIdent, pgLiteral } from './pg-sql.js';
+import { PgError, pgDump, pgIdent, pgLiteral, pgQuery } from './pg-sql.js';
 import { currentSeedKeys, dumpFor, serverFor, serviceLimits } from './postgres-task.js';
 import { processPort } from './processes.js';
 import { startAndRecord } from './service-steps.js';
@@ -193,6 +193,20 @@ async function loadDump(ctx: ProjectContext, task: Task, name: string, fact: Pod
 /** A template database (`template:`, a database of the server here) as plain SQL, without owners or grants. */
 async function templateDump(ctx: ProjectContext, task: Task, name: string, template: string): Promise<Buffer> {
   const server = await serverFor(ctx, task.id);
+  // A template that takes no connection is cloned here (CREATE DATABASE … TEMPLATE), never read: pg_dump cannot reach it.
+  const connectable = await pgQuery(
+    server.admin,
+    `SELECT datallowconn FROM pg_database WHERE datname = ${pgLiteral(template)}`,
+  );
+  if (connectable !== 't') {
+    throw new WarrenError(
+      'SERVICE_UNAVAILABLE',
+      `service ${name} of task ${task.id}: template ${template} takes no connection (datallowconn is off), so it cannot be dumped for the task's pod; nothing was created.`,
+      {
+        hint: `Let it be read (\`ALTER DATABASE ${template} WITH ALLOW_CONNECTIONS true\`), or build the database from \`seed:\`, which runs in the pod.`,
+      },
+    );
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'warren-template-'));
   try {
     const file = path.join(dir, 'template.sql');

@@ -6,6 +6,7 @@ import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
 import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { adminSql, stopServicesAfter } from '../helpers/services.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -228,6 +229,44 @@ describe.skipIf(noPodman !== null)(
         const seen = await repo.warren('exec', 'r', '--', ...sql('SELECT at FROM ran'));
         expect(seen.stdout).toBe('/work/task\n');
         expect((await repo.warren('rm', 'r')).code).toBe(0);
+      },
+    );
+
+    it(
+      "a template database of the server here is dumped here and loaded in the task's pod; one that takes no connection is refused",
+      { timeout: 300_000 },
+      async () => {
+        // A local task starts warren's server here; a database of it is then the template a task
+        // in the cluster (`--runner`) names.
+        const repo = clusterRepo(SEED);
+        stopServicesAfter(repo.home);
+        repo.write('warren.yaml', 'services:\n  db: { kind: postgres }\n');
+        repo.commit('here');
+        expect((await repo.warren('new', 'feat', 'l')).code).toBe(0);
+        adminSql(repo.home, 'CREATE DATABASE shop');
+        adminSql(repo.home, "CREATE TABLE notes (v text); INSERT INTO notes VALUES ('from the template')", 'shop');
+        repo.write('warren.yaml', 'services:\n  db: { kind: postgres, template: shop }\n');
+        repo.commit('the template');
+        const made = await repo.warren('new', 'feat', 't', '--runner', 'k8s:loop');
+        expect(made.code, made.stderr).toBe(0);
+        const seen = await repo.warren('exec', 't', '--', ...sql('SELECT v FROM notes'));
+        expect(seen.stdout).toBe('from the template\n');
+        expect((await repo.warren('exec', 't', '--', 'pwd')).stdout).toBe('/work/task\n');
+        // A template that takes no connection cannot be dumped: said, before any claim.
+        adminSql(repo.home, 'ALTER DATABASE shop WITH ALLOW_CONNECTIONS false');
+        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const refused = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
+          'new',
+          'feat',
+          'u',
+          '--runner',
+          'k8s:loop',
+        );
+        expect(refused.code).toBe(1);
+        expect(refused.json.error.message).toContain('template shop takes no connection');
+        expect(refused.json.error.hint).toContain('ALLOW_CONNECTIONS true');
+        expect(cluster().created.filter((c) => c.plural === 'sandboxclaims').length).toBe(before);
+        for (const id of ['t', 'l']) expect((await repo.warren('rm', id)).code).toBe(0);
       },
     );
   },
