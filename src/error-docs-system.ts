@@ -33,9 +33,9 @@ export const SYSTEM_ERROR_DOCS = {
   },
   SERVICE_UNAVAILABLE: {
     meaning:
-      "A service needs a server that is not installed here (PostgreSQL's initdb and postgres, or redis-server), or one this machine cannot run. Nothing was changed.",
+      "A service needs a server that is not installed here (PostgreSQL's initdb and postgres, or redis-server), or one this machine cannot run; or a task in a cluster has a `postgres` service and its pod cannot run PostgreSQL's server: the pod runs as root and may not change its user (PostgreSQL refuses root), or its image has no PostgreSQL. Nothing was changed (a `new` is undone, its claim deleted).",
     action:
-      'Install what the message names (Debian: `apt-get install postgresql` or `apt-get install redis-server`), or point warren at a PostgreSQL server of yours (postgres.url in $WARREN_HOME/config.yaml).',
+      "Install what the message names (Debian: `apt-get install postgresql` or `apt-get install redis-server`), or point warren at a PostgreSQL server of yours (postgres.url in $WARREN_HOME/config.yaml). In a cluster: give the warren SandboxTemplate's container a user of its own (`securityContext: {runAsUser: 70, runAsNonRoot: true}`) and PostgreSQL in its image, or run the task here (`--runner local`).",
   },
   PORTS_EXHAUSTED: {
     meaning: 'No block of free ports of the configured size is left in 20000–32767. The task was not created.',

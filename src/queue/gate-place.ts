@@ -2,7 +2,7 @@ import type { WarrenConfig } from '../config/schema.js';
 import { sandboxKindFor, type SandboxKind } from '../config/sandbox.js';
 import { clusterOf } from '../run/k8s/k8s-run.js';
 import { remoteHostName } from '../run/ssh/hosts.js';
-import { serviceKind } from '../services/kinds.js';
+import { takesPort } from '../services/kinds.js';
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { gateSandbox, runGate, type GateOutcome } from './gate.js';
@@ -54,11 +54,12 @@ export function gatePlace(ctx: ProjectContext, tasks: readonly Task[]): GatePlac
 
 /**
  * Why a gate cannot run in a claim of a cluster, or null: its redis and `run:` services run in its
- * pod, but a database (postgres) is on a server of this machine, which the pod cannot reach.
+ * pod, and so does a server of its own for a database (postgres); a service that is neither
+ * (none today) would be on a server of this machine, which the pod cannot reach.
  */
 function notInCluster(ctx: ProjectContext): string | null {
   const shared = Object.entries(ctx.config.services ?? {})
-    .filter(([, s]) => !serviceKind(s.kind).process)
+    .filter(([, s]) => !takesPort(s, true))
     .map(([name]) => name);
   return shared.length > 0
     ? `the gate's database service(s) (${shared.join(', ')}) are on a server of this machine, where a sandbox of the cluster cannot reach them`

@@ -1,7 +1,7 @@
 import type { Task } from '../state/types.js';
 import type { ProjectContext } from '../workspace/context.js';
 import type { ServiceFact } from './facts.js';
-import { serviceKind } from './kinds.js';
+import { processOf, serviceKind } from './kinds.js';
 import { dropTaskDatabases } from './postgres-task.js';
 import { startAndRecord, stopAll } from './service-steps.js';
 import { serviceDir, servicesOf } from './task-services.js';
@@ -9,8 +9,9 @@ import { removeTreeOrThrow } from '../system/remove-tree.js';
 
 /**
  * The merge queue's gate tests the integrated commit against services of its own: a fresh
- * database cloned from the template (of the integrated commit's seed), a redis and the `always`
- * processes, exactly as a task gets them, and never a task's. They go when the gate is done.
+ * database cloned from the template (of the integrated commit's seed; in a cluster's claim, a
+ * server of its own in its pod, seeded there), a redis and the `always` processes, exactly as a
+ * task gets them, and never a task's. They go when the gate is done.
  * `gate` is the integration workspace as a task (it has a port block, and no row).
  */
 export async function startGateServices(ctx: ProjectContext, gate: Task): Promise<Record<string, ServiceFact>> {
@@ -19,8 +20,10 @@ export async function startGateServices(ctx: ProjectContext, gate: Task): Promis
     facts[name] = await serviceKind(config.kind).make(ctx, gate, name, config, undefined);
   }
   const withServices: Task = { ...gate, data: { ...gate.data, services: facts } };
-  for (const [name, config] of servicesOf(ctx))
-    if (serviceKind(config.kind).process?.startsWithTask(config)) await startAndRecord(ctx, withServices, name);
+  for (const [name, config] of servicesOf(ctx)) {
+    const fact = facts[name];
+    if (fact && processOf(fact)?.startsWithTask(config)) await startAndRecord(ctx, withServices, name);
+  }
   return facts;
 }
 

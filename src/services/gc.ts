@@ -6,11 +6,13 @@ import { dropObjects, serverId } from './pg-database.js';
 import { clusterDir, clusterRunning, stopCluster } from './pg-server.js';
 import { currentTemplates, serverFor, templateOf } from './postgres-task.js';
 import { stopOrphanProcesses } from './processes.js';
+import { staleSeededDumps } from './pg-pod.js';
 
 /**
  * `gc`: what warren made for services that no task holds any more — a process service's
  * daemon left by a task that is gone, a database or role the ledger names for a task that is
- * gone, a template no task was cloned from and the current seed no longer makes — and, once no
+ * gone, a template no task was cloned from and the current seed no longer makes (a seed's
+ * database kept for tasks in a cluster likewise) — and, once no
  * task of any project holds a database on it, warren's own PostgreSQL server is stopped.
  * Nothing the ledger does not name is touched.
  */
@@ -75,6 +77,15 @@ export async function collectServices(ctx: ProjectContext): Promise<GcCollected>
         out.kept.push({ kind: 'database', path: r.name, reason: err instanceof Error ? err.message : String(err) });
       }
     }
+  }
+  // The seeds' databases kept for tasks in a cluster (the cluster's templates) that nothing uses.
+  for (const file of await staleSeededDumps(ctx, tasks)) {
+    fs.rmSync(file, { force: true });
+    out.removed.push({
+      kind: 'database',
+      path: file,
+      action: `removed ${file} (a seed's database kept for tasks in a cluster, of a seed warren.yaml no longer has)`,
+    });
   }
   // A ledger row of a template is forgotten with it; stop warren's server once nothing is left on it.
   if (taskObjectsOn(ctx.store, 'warren') === 0 && clusterRunning(ctx.store.home)) {

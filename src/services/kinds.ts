@@ -6,7 +6,10 @@ import type { ProjectContext } from '../workspace/context.js';
 import type { ServiceFact } from './facts.js';
 import { userServerUrl } from './pg-server.js';
 import { pgTool } from './pg-sql.js';
-import { checkTemplate, createTaskDatabase, databaseStatus } from './postgres-task.js';
+import { POSTGRES_READY, podPostgresArgv } from '../run/k8s/pod-postgres.js';
+import { serviceCluster } from '../run/service-runner.js';
+import { createPodDatabase } from './pg-pod.js';
+import { checkTemplate, createTaskDatabase, databaseStatus, databaseStatusOf } from './postgres-task.js';
 import { processPort, redisBinary } from './processes.js';
 import type { ReadyCheck } from './ready.js';
 import { redisArgv } from './redis-argv.js';
@@ -27,8 +30,11 @@ export const EVERY_KIND_HAS_A_FACT: [WithoutFact] extends [never] ? true : Witho
  * compile. Trust records a service by its warren.yaml entry, whatever its kind (config/trust.ts).
  */
 export interface ServiceDriver<K extends ServiceKind> {
-  /** Checked before `new` makes anything, first for every service: what must be installed here (throws saying what to install). */
-  installed(ctx: ProjectContext): void;
+  /**
+   * Checked before `new` makes anything, first for every service: what must be installed here
+   * (throws saying what to install). `inPod`: the task runs in a cluster, where its processes do.
+   */
+  installed(ctx: ProjectContext, config: ConfigOf<K>, inPod: boolean): void;
   /** Then: what it is made from (a template database), still before anything is made. */
   check(ctx: ProjectContext, name: string, config: ConfigOf<K>): Promise<void>;
   /** Made at `new` (and for the gate): the task's fact of it. */
@@ -45,6 +51,10 @@ export interface ServiceDriver<K extends ServiceKind> {
    * tasks share, never started or stopped alone, dropped with the task.
    */
   process: ProcessKind<K> | null;
+  /** A process it is only in a task's pod (postgres: a server of the task's own there); null when it is the same everywhere. */
+  podProcess: ProcessKind<K> | null;
+  /** Made in a task's pod (its fact says so): it is then `podProcess`, else `process`. */
+  madeInPod(fact: FactOf<K>): boolean;
   /** Reached in a browser: the dashboard links its port. */
   http: boolean;
   /** Reached: the URL the task's commands are given. */
@@ -82,22 +92,47 @@ const loopback = (fact: { port: number }): string => `127.0.0.1:${fact.port}`;
 
 const SERVICE_KINDS = {
   postgres: {
-    installed(ctx) {
+    installed(ctx, config, inPod) {
+      // In a pod, the server and its seed are the pod's; only a template database is read here.
+      if (inPod && !config.template) return;
       if (!userServerUrl(ctx.user)) pgTool('postgres');
     },
     check: (ctx, name, config) => checkTemplate(ctx, name, config),
-    make: (ctx, task, name, config, restoredFrom) => createTaskDatabase(ctx, task, name, config, restoredFrom),
+    make: (ctx, task, name, config, restoredFrom) =>
+      serviceCluster(ctx, task) !== null
+        ? createPodDatabase(ctx, task, name, config, restoredFrom)
+        : createTaskDatabase(ctx, task, name, config, restoredFrom),
     process: null,
+    podProcess: {
+      label: 'its PostgreSQL server in the pod',
+      startsWithTask: () => true,
+      restartsAfterCrash: true,
+      argv(_config, fact) {
+        if (fact.server !== 'pod') throw new Error(`database ${fact.database} is not in a pod`);
+        return podPostgresArgv(fact.database, fact.port);
+      },
+      ready: () => ({ log: POSTGRES_READY, thenPort: true }),
+      readyTimeout: () => undefined,
+      ownsData: false,
+    },
+    madeInPod: (fact) => fact.server === 'pod',
     http: false,
     url: (ctx, fact) => postgresUrl(ctx, fact),
     address(ctx, fact) {
+      if (fact.server === 'pod') return loopback(fact);
       const url = fact.server === 'warren' ? postgresUrl(ctx, fact) : null;
       return url ? `127.0.0.1:${new URL(url).port}` : null;
     },
-    status: (ctx, _task, name, _config, fact, clusterUp) => databaseStatus(ctx, name, fact, clusterUp),
+    status: (ctx, task, name, config, fact, clusterUp) =>
+      fact.server === 'pod'
+        ? { ...processStatus(ctx, task, name, config, fact), ...databaseStatusOf(fact) }
+        : databaseStatus(ctx, name, fact, clusterUp),
   },
   redis: {
-    installed: () => void redisBinary(),
+    installed(_ctx, _config, inPod) {
+      // In a pod, redis-server is the pod image's (its PATH); what this machine has is not checked.
+      if (!inPod) redisBinary();
+    },
     async check() {},
     make: async (ctx, task, name) => ({
       kind: 'redis',
@@ -114,6 +149,8 @@ const SERVICE_KINDS = {
       readyTimeout: () => undefined,
       ownsData: true,
     },
+    podProcess: null,
+    madeInPod: () => false,
     http: false,
     url: (_ctx, fact) => redisUrl(fact),
     address: (_ctx, fact) => loopback(fact),
@@ -132,6 +169,8 @@ const SERVICE_KINDS = {
       readyTimeout: (config) => config.ready?.timeout,
       ownsData: false,
     },
+    podProcess: null,
+    madeInPod: () => false,
     http: true,
     url: (_ctx, fact) => `http://127.0.0.1:${fact.port}`,
     address: (_ctx, fact) => loopback(fact),
@@ -145,6 +184,21 @@ const SERVICE_KINDS = {
  */
 export function serviceKind(kind: ServiceKind): ServiceDriver<ServiceKind> {
   return SERVICE_KINDS[kind] as ServiceDriver<ServiceKind>;
+}
+
+/**
+ * What a service of the task is as a process, by its fact: redis and `run:` always; postgres in
+ * a task's pod (its own server there); null for a database on a server tasks share.
+ */
+export function processOf(fact: ServiceFact): ProcessKind<ServiceKind> | null {
+  const driver = serviceKind(fact.kind);
+  return driver.madeInPod(fact) ? driver.podProcess : driver.process;
+}
+
+/** Does a service of this config take a port of the task's block (a process: in a pod, postgres too)? */
+export function takesPort(config: ServiceConfig, inPod: boolean): boolean {
+  const driver = serviceKind(config.kind);
+  return driver.process !== null || (inPod && driver.podProcess !== null);
 }
 
 /** The task's port of a service that listens on one (a process), else null. */

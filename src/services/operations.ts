@@ -14,7 +14,7 @@ import { serverFor } from './postgres-task.js';
 import { reportCrash, startAndRecord } from './service-steps.js';
 import { stopProcess } from './processes.js';
 import { serviceConfig, serviceDir, serviceLog, serviceStatuses, type ServiceStatus } from './task-services.js';
-import { serviceKind } from './kinds.js';
+import { processOf, serviceKind } from './kinds.js';
 
 /** `warren service start|stop|logs ID NAME`, `warren env ID`, and the services `show` lists. */
 
@@ -40,7 +40,7 @@ export async function startService(ctx: ProjectContext, rawId: string, name: str
   const id = validateTaskId(rawId);
   return withTaskLock(ctx, id, `service start ${name}`, async () => {
     const task = requireTask(ctx, id);
-    const config = serviceConfig(ctx, task, name);
+    serviceConfig(ctx, task, name);
     assertRunnable(task, 'exec');
     assertTrusted(ctx, ['service'], `Nothing was started; task ${id} is as it was.`, [name]);
     const fact = task.data.services?.[name];
@@ -53,8 +53,8 @@ export async function startService(ctx: ProjectContext, rawId: string, name: str
         },
       );
     }
-    // A database is started by starting its server; a process of the task's own, itself.
-    if (!serviceKind(config.kind).process) await serverFor(ctx, id);
+    // A database is started by starting its server; a process of the task's own (a server in its pod too), itself.
+    if (!processOf(fact)) await serverFor(ctx, id);
     else {
       const st = daemonState(serviceDir(ctx, id, name));
       if (st.state === 'exited') reportCrash(ctx, task, name, st.exitCode, st.record.startedAt);
@@ -70,7 +70,8 @@ export async function stopService(ctx: ProjectContext, rawId: string, name: stri
   return withTaskLock(ctx, id, `service stop ${name}`, async () => {
     const task = requireTask(ctx, id);
     const config = serviceConfig(ctx, task, name);
-    if (!serviceKind(config.kind).process) {
+    const fact = task.data.services?.[name];
+    if (fact ? !processOf(fact) : !serviceKind(config.kind).process) {
       throw new WarrenError(
         'SERVICE_FAILED',
         `service ${name} is a database on a server tasks share: it is not stopped alone; nothing was changed.`,

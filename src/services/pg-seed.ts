@@ -54,7 +54,7 @@ export async function seedKey(
   return h.digest('hex');
 }
 
-function seedFile(task: { path: string }, name: string, rel: string): string {
+export function seedFile(task: { path: string }, name: string, rel: string): string {
   const file = path.resolve(task.path, rel);
   if (!isInside(task.path, file) || !fs.existsSync(file)) {
     throw new WarrenError(
@@ -158,7 +158,7 @@ export async function seededTemplate(
 }
 
 /** Why psql failed, in its own words: the first lines of its log that say ERROR (else its end), or how the run ended. */
-function psqlFailure(outcome: RunOutcome): string {
+export function psqlFailure(outcome: RunOutcome): string {
   let text = '';
   try {
     text = fs.readFileSync(outcome.log, 'utf8');
@@ -171,7 +171,7 @@ function psqlFailure(outcome: RunOutcome): string {
   return said || outcome.reason || `exit ${outcome.exitCode ?? outcome.signal}`;
 }
 
-function seedFailed(task: Task, name: string, why: string, log: string | null): WarrenError {
+export function seedFailed(task: Task, name: string, why: string, log: string | null): WarrenError {
   return new WarrenError(
     'SERVICE_FAILED',
     `the seed of service ${name} failed (${why})${log ? `; its log is ${log}` : ''}, so task ${task.id}'s database could not be made.`,

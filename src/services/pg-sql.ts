@@ -188,11 +188,11 @@ export async function runRetryingConcurrent(session: PgSession, sql: string, att
 
 /**
  * A plain-SQL dump of `conn`'s database into `file` (0600): what `rm --discard` keeps. Without
- * owners: whoever loads it (pgLoad) owns what it makes.
+ * owners: whoever loads it (pgLoad) owns what it makes. `extra`: more of pg_dump's options.
  */
-export async function pgDump(conn: PgConn, file: string): Promise<void> {
+export async function pgDump(conn: PgConn, file: string, extra: readonly string[] = []): Promise<void> {
   fs.writeFileSync(file, '', { mode: 0o600 });
-  const result = await runTool([pgTool('pg_dump'), '--no-password', '--no-owner', '-f', file], {
+  const result = await runTool([pgTool('pg_dump'), '--no-password', '--no-owner', ...extra, '-f', file], {
     env: pgEnv(conn),
     timeoutMs: 60 * 60_000,
   });

@@ -11,11 +11,12 @@ import type { ServiceFact } from './facts.js';
 import { objectsOfTask } from './ledger.js';
 import { taskDbName, templateName } from './names.js';
 import { cloneDatabase, databaseExists, dropObjects, dumpDatabase, restoreDatabase, serverId } from './pg-database.js';
-import { resolveLimits } from './pg-limits.js';
+import { resolveLimits, type RoleLimits } from './pg-limits.js';
 import { clusterDir, ensureServer, parseServerUrl, userServerUrl, type PgServer } from './pg-server.js';
 import { PgError } from './pg-sql.js';
 import { postgresUrl, type ServiceStatus } from './task-services.js';
 import { seedKey, seededTemplate } from './pg-seed.js';
+import { dumpPodDatabase } from './pg-pod.js';
 
 /**
  * A task's PostgreSQL service: its database, cloned from a template at `new` (or filled from
@@ -163,6 +164,16 @@ async function limitedServer(
   config: PostgresServiceConfig,
 ): Promise<PgServer> {
   const server = await serverFor(ctx, task.id);
+  return { ...server, roles: serviceLimits(ctx, task, name, config) };
+}
+
+/** What warren.yaml asks for the service's roles, held to the user's caps; a request above a cap is a warning event. */
+export function serviceLimits(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  config: PostgresServiceConfig,
+): RoleLimits {
   const { limits, capped } = resolveLimits(ctx.user.postgres?.limits, config.limits);
   if (capped.length > 0) {
     const what = capped.map((c) => `${c.key} ${c.asked}${c.key === 'connections' ? '' : ' ms'} (cap ${c.cap})`);
@@ -175,7 +186,7 @@ async function limitedServer(
       data: { name, capped },
     });
   }
-  return { ...server, roles: limits };
+  return limits;
 }
 
 function dumpRefused(task: Task, name: string, dump: string, role: string, err: PgError): WarrenError {
@@ -235,16 +246,21 @@ export async function dumpTaskDatabases(ctx: ProjectContext, task: Task, stamp: 
   const files: string[] = [];
   for (const [name, fact] of Object.entries(task.data.services ?? {})) {
     if (fact.kind !== 'postgres') continue;
-    const server = await serverOf(ctx, fact.server === 'warren' ? 'warren' : serverIdOfUser(ctx), task.id);
-    if (typeof server === 'string') throw new Error(`cannot dump database ${fact.database}: ${server}`);
-    if (!(await databaseExists(server, fact.database))) continue;
+    let dump: (file: string) => Promise<void>;
+    if (fact.server === 'pod') {
+      // The task's own server, in its pod: dumped there, the dump brought here.
+      dump = (file) => dumpPodDatabase(ctx, task, name, fact, file);
+    } else {
+      const server = await serverOf(ctx, fact.server === 'warren' ? 'warren' : serverIdOfUser(ctx), task.id);
+      if (typeof server === 'string') throw new Error(`cannot dump database ${fact.database}: ${server}`);
+      if (!(await databaseExists(server, fact.database))) continue;
+      dump = (file) => dumpDatabase(server, fact.database, fact.password, file);
+    }
     const dir = path.join(archiveDir(ctx, task.id), stamp);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${name}.sql`);
     try {
-      await reportStep(ctx.reporter, `service ${name}: saving the database as ${file}`, () =>
-        dumpDatabase(server, fact.database, fact.password, file),
-      );
+      await reportStep(ctx.reporter, `service ${name}: saving the database as ${file}`, () => dump(file));
     } catch (err) {
       // Half a dump is no dump: restore would take it for the database.
       fs.rmSync(file, { force: true });
@@ -277,19 +293,22 @@ function serverIdOfUser(ctx: ProjectContext): string {
 
 /** The templates the current warren.yaml would clone from in the main checkout (kept by `gc` while unused). */
 export async function currentTemplates(ctx: ProjectContext): Promise<Set<string>> {
-  const names = new Set<string>();
+  return new Set([...(await currentSeedKeys(ctx))].map((key) => templateName(ctx.key, key)));
+}
+
+/** The content keys of the current warren.yaml's seeds in the main checkout. */
+export async function currentSeedKeys(ctx: ProjectContext): Promise<Set<string>> {
+  const keys = new Set<string>();
   const head = await revParse(ctx.repo, 'HEAD');
   for (const [name, config] of Object.entries(ctx.config.services ?? {})) {
     if (config.kind !== 'postgres' || !config.seed || !head) continue;
     try {
-      names.add(
-        templateName(ctx.key, await seedKey(ctx, { path: ctx.repo.root, baseCommit: head }, name, config.seed)),
-      );
+      keys.add(await seedKey(ctx, { path: ctx.repo.root, baseCommit: head }, name, config.seed));
     } catch {
       // a seed that cannot be read now makes no template now
     }
   }
-  return names;
+  return keys;
 }
 
 /** A task's database as `show` and the dashboard list it: on whose server, cloned from what. */
@@ -299,12 +318,6 @@ export function databaseStatus(
   fact: Extract<ServiceFact, { kind: 'postgres' }>,
   clusterUp: boolean | null,
 ): ServiceStatus {
-  const from =
-    fact.from.kind === 'template'
-      ? `template ${fact.from.name}${fact.from.seed ? ` (seed ${fact.from.seed.slice(0, 12)})` : ''}`
-      : fact.from.kind === 'dump'
-        ? `dump ${fact.from.file}`
-        : 'empty';
   return {
     name,
     kind: 'postgres',
@@ -312,9 +325,26 @@ export function databaseStatus(
     url: postgresUrl(ctx, fact),
     port: null,
     log: fact.server === 'warren' ? path.join(clusterDir(ctx.store.home), 'postgres.log') : null,
-    database: fact.database,
-    from,
+    ...databaseStatusOf(fact),
   };
+}
+
+/** The database and what it was made from, in words. */
+export function databaseStatusOf(fact: Extract<ServiceFact, { kind: 'postgres' }>): { database: string; from: string } {
+  return { database: fact.database, from: madeFrom(fact.from) };
+}
+
+function madeFrom(from: Extract<ServiceFact, { kind: 'postgres' }>['from']): string {
+  switch (from.kind) {
+    case 'template':
+      return `template ${from.name}${from.seed ? ` (seed ${from.seed.slice(0, 12)})` : ''}`;
+    case 'dump':
+      return `dump ${from.file}`;
+    case 'seed':
+      return `its seed (${from.seed.slice(0, 12)}), run in the pod`;
+    case 'empty':
+      return 'empty';
+  }
 }
 
 /** The template a task's database was cloned from, if it was. */

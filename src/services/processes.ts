@@ -8,7 +8,7 @@ import { parseDuration } from '../util/duration.js';
 import type { ProjectContext } from '../workspace/context.js';
 import { daemonState } from '../run/daemon.js';
 import { serviceCluster, startServiceInTask, stopServiceInTask } from '../run/service-runner.js';
-import { listeningPort, serviceKind } from './kinds.js';
+import { listeningPort, processOf } from './kinds.js';
 import { logSize, logTail, waitReady, type ReadyCheck } from './ready.js';
 import { DEFAULT_READY_TIMEOUT, serviceConfig, serviceDir, serviceLog, servicePort } from './task-services.js';
 import { removeTreeOrThrow } from '../system/remove-tree.js';
@@ -52,10 +52,9 @@ export async function startProcess(
   const config = serviceConfig(ctx, task, name);
   const fact = task.data.services?.[name];
   // What starts is the fact's (made at `new`), with warren.yaml's command and readiness.
-  const proc = fact ? serviceKind(fact.kind).process : null;
+  const proc = fact && fact.kind === config.kind ? processOf(fact) : null;
   const port = fact ? listeningPort(fact) : null;
-  if (!serviceKind(config.kind).process || !fact || !proc || port === null)
-    throw new Error(`${name} is not a process service`);
+  if (!fact || !proc || port === null) throw new Error(`${name} is not a process service`);
   const dir = serviceDir(ctx, task.id, name);
   if (daemonState(dir).state === 'running') return { started: false, readyMs: null };
   const log = serviceLog(ctx, task.id, name);
@@ -80,7 +79,7 @@ export async function startProcess(
   if (proc.ownsData) fs.mkdirSync(data, { recursive: true, mode: 0o700 });
   const argv = proc.argv(config, fact, data, inPod);
   const check: ReadyCheck | null = proc.ready(config);
-  const timeout = serviceKind(config.kind).process?.readyTimeout(config) ?? DEFAULT_READY_TIMEOUT;
+  const timeout = proc.readyTimeout(config) ?? DEFAULT_READY_TIMEOUT;
   const from = logSize(log);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.appendFileSync(log, `── warren: starting ${name} (${new Date().toISOString()})\n`, { mode: 0o600 });

@@ -1,5 +1,4 @@
 import { runnerFor } from '../config/runner.js';
-import { WarrenError } from '../errors.js';
 import { assertTrusted } from '../trust/trust.js';
 import { remoteHostName } from '../run/ssh/hosts.js';
 import { taskEnv } from '../run/task-env.js';
@@ -11,7 +10,7 @@ import { daemonState } from '../run/daemon.js';
 import { rewriteCopiedEnv, writeEnvFile } from './env-file.js';
 import type { ServiceFact } from './facts.js';
 import { collectServices } from './gc.js';
-import { listeningPort, serviceKind } from './kinds.js';
+import { listeningPort, processOf, serviceKind } from './kinds.js';
 import { dropTaskDatabases, dumpTaskDatabases, serverFor } from './postgres-task.js';
 import { processDirs, startProcess, stopProcess } from './processes.js';
 import { checkServicePorts, serviceDir, serviceEnv, serviceLog, serviceLoopback, servicesOf } from './task-services.js';
@@ -28,18 +27,13 @@ export const servicesCreate: CreateStep = {
   async check(ctx, options) {
     const services = servicesOf(ctx);
     if (services.length === 0) return;
-    checkServicePorts(ctx);
-    assertTrusted(ctx, ['service'], 'Nothing was created.');
     // A task in a cluster: its processes run in its pod (what this machine has installed is not
-    // theirs); a database on a server of this machine is out of its reach.
-    const runner = runnerFor(ctx.config, options);
-    const cluster = runner.startsWith('k8s:') ? runner.slice(4) : null;
-    if (cluster !== null) {
-      const shared = services.filter(([, config]) => !serviceKind(config.kind).process).map(([name]) => name);
-      if (shared.length > 0) throw databasesOutOfReach(cluster, options.id, shared);
-    }
+    // theirs), and so does a server of its own for each database (src/services/pg-pod.ts).
+    const inPod = runnerFor(ctx.config, options).startsWith('k8s:');
+    checkServicePorts(ctx, inPod);
+    assertTrusted(ctx, ['service'], 'Nothing was created.');
     // A server that is not installed says what to install, before anything is made.
-    for (const [, config] of services) if (cluster === null) serviceKind(config.kind).installed(ctx);
+    for (const [, config] of services) serviceKind(config.kind).installed(ctx, config, inPod);
     for (const [name, config] of services) await serviceKind(config.kind).check(ctx, name, config);
   },
   async run(ctx, task, options) {
@@ -58,29 +52,18 @@ export const servicesCreate: CreateStep = {
     const rewritten = rewriteCopiedEnv(ctx, made);
     if (rewritten.length > 0) ctx.store.mergeData(ctx.key, task.id, { servicesEnvRewritten: rewritten });
     await writeEnvFile(ctx, made);
-    for (const [name, config] of services)
-      if (serviceKind(config.kind).process?.startsWithTask(config)) await startAndRecord(ctx, made, name);
+    for (const [name, config] of services) {
+      const fact = made.data.services?.[name];
+      if (fact && processOf(fact)?.startsWithTask(config)) await startAndRecord(ctx, made, name);
+    }
   },
 };
-
-/**
- * A task in a cluster runs its redis and `run:` services in its pod, beside its commands; a
- * database (postgres) is on a server of this machine, which a sandbox of the cluster cannot reach.
- */
-function databasesOutOfReach(cluster: string, id: string, names: readonly string[]): WarrenError {
-  return new WarrenError(
-    'RUNNER_UNAVAILABLE',
-    `task ${id} would run in the Kubernetes cluster ${cluster}, where warren.yaml's postgres service(s) ${names.join(', ')} cannot be reached: each is a database on a PostgreSQL server of this machine, which a sandbox of the cluster does not reach; nothing was created.`,
-    {
-      hint: `Run it here or on a host (\`--runner local\`, \`--runner ssh:NAME\`), where its database is beside it; or drop ${names.join(', ')} from \`services:\` and start a database from the task's own setup in its pod. Redis and \`run:\` services run in the pod.`,
-    },
-  );
-}
 
 /** Starts a process service, and records that it did. */
 export async function startAndRecord(ctx: ProjectContext, task: Task, name: string): Promise<boolean> {
   const config = ctx.config.services?.[name];
-  const proc = config ? serviceKind(config.kind).process : null;
+  const fact = task.data.services?.[name];
+  const proc = fact ? processOf(fact) : null;
   const waits = config && proc ? proc.ready(config) !== null : false;
   const step = startStep(
     ctx.reporter,
@@ -96,7 +79,6 @@ export async function startAndRecord(ctx: ProjectContext, task: Task, name: stri
   const { started, readyMs } = outcome;
   step.done(started ? undefined : 'already running');
   if (!started) return false;
-  const fact = task.data.services?.[name];
   const port = fact ? listeningPort(fact) : null;
   const log = serviceLog(ctx, task.id, name);
   ctx.store.addEvent({
@@ -167,14 +149,15 @@ export const servicesBeforeRun: BeforeRunStep = {
   async run(ctx, task) {
     const facts = task.data.services;
     if (!facts) return [];
-    if (Object.values(facts).some((f) => !serviceKind(f.kind).process)) {
+    if (Object.values(facts).some((f) => !processOf(f))) {
       await serverFor(ctx, task.id);
       // A server started again may be on another port (its own was taken meanwhile): the file says where.
       await writeEnvFile(ctx, task);
     }
-    for (const [name, config] of servicesOf(ctx)) {
-      const proc = serviceKind(config.kind).process;
-      if (!facts[name] || !proc || !serviceKind(facts[name].kind).process) continue;
+    for (const [name] of servicesOf(ctx)) {
+      const fact = facts[name];
+      const proc = fact ? processOf(fact) : null;
+      if (!proc) continue;
       const state = daemonState(serviceDir(ctx, task.id, name));
       if (state.state !== 'exited') continue;
       reportCrash(ctx, task, name, state.exitCode, state.record.startedAt);

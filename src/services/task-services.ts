@@ -9,7 +9,7 @@ import type { ProjectContext } from '../workspace/context.js';
 import { daemonState, type DaemonState } from '../run/daemon.js';
 import { serviceCluster, servicePlace } from '../run/service-runner.js';
 import type { ServiceFact } from './facts.js';
-import { listeningPort, serviceKind } from './kinds.js';
+import { listeningPort, serviceKind, takesPort } from './kinds.js';
 import { clusterDir, parseServerUrl, userServerUrl } from './pg-server.js';
 import { pgUrl } from './pg-sql.js';
 
@@ -46,9 +46,9 @@ export function serviceConfig(ctx: ProjectContext, task: Task, name: string): Se
 }
 
 /** The services that listen on a port, in order: each takes one from the top of the task's block, down. */
-function portUsers(ctx: ProjectContext): string[] {
+function portUsers(ctx: ProjectContext, inPod: boolean): string[] {
   return servicesOf(ctx)
-    .filter(([, s]) => serviceKind(s.kind).process !== null)
+    .filter(([, s]) => takesPort(s, inPod))
     .map(([name]) => name);
 }
 
@@ -56,9 +56,9 @@ function portUsers(ctx: ProjectContext): string[] {
  * Refuses, before anything is made, services that need more ports than a task's block holds.
  * The top of the block goes to services, so WARREN_PORT (the first) stays the task's own.
  */
-export function checkServicePorts(ctx: ProjectContext): void {
+export function checkServicePorts(ctx: ProjectContext, inPod: boolean): void {
   const count = ctx.config.ports?.count ?? DEFAULT_PORT_COUNT;
-  const users = portUsers(ctx);
+  const users = portUsers(ctx, inPod);
   if (users.length >= count) {
     const name = users[count - 1] ?? users[0] ?? '';
     throw new WarrenError(
@@ -70,7 +70,7 @@ export function checkServicePorts(ctx: ProjectContext): void {
 }
 
 export function servicePort(ctx: ProjectContext, task: Task, name: string): number | null {
-  const i = portUsers(ctx).indexOf(name);
+  const i = portUsers(ctx, serviceCluster(ctx, task) !== null).indexOf(name);
   const block = portsOf(ctx.store, ctx.key, task.id);
   if (i < 0 || !block) return null;
   return block.first + block.count - 1 - i;
@@ -94,7 +94,11 @@ function varPrefix(name: string): string {
 export function postgresUrl(ctx: ProjectContext, fact: Extract<ServiceFact, { kind: 'postgres' }>): string | null {
   let host: string;
   let port: number;
-  if (fact.server === 'user') {
+  if (fact.server === 'pod') {
+    // The task's own server in its pod, on the pod's loopback.
+    ({ port } = fact);
+    host = '127.0.0.1';
+  } else if (fact.server === 'user') {
     const url = userServerUrl(ctx.user);
     if (!url) return null;
     ({ host, port } = parseServerUrl(url));

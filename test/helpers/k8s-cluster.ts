@@ -1,14 +1,14 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startTestCluster, type K8sServer } from './k8s-server.js';
+import { startTestCluster, type K8sServer, type K8sServerOptions } from './k8s-server.js';
 
 /**
  * The loopback cluster of a test file: started before its tests (not when `skip` says podman is
  * missing: its tests are skipped) and closed after them. Returns the server, once started.
  */
-export function clusterForFile(skip: string | null): () => K8sServer {
+export function clusterForFile(skip: string | null, options: K8sServerOptions = {}): () => K8sServer {
   let server: K8sServer | undefined;
   beforeAll(async () => {
-    if (skip === null) server = await startTestCluster();
+    if (skip === null) server = await startTestCluster(options);
   }, 300_000);
   afterAll(async () => {
     await server?.close();

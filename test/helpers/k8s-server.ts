@@ -78,6 +78,8 @@ export interface K8sServerOptions {
    * /usr/local/bin, on the pod's PATH (`{name: podPath}`).
    */
   image?: { folders?: Record<string, string>; bin?: Record<string, string> };
+  /** The sandbox container's user (`UID:GID`), as a template's `securityContext.runAsUser` sets it; root when absent. */
+  user?: string;
 }
 
 /**
@@ -131,6 +133,7 @@ export async function startK8sServer(dir: string, options: K8sServerOptions = {}
       'host',
       '--cap-drop',
       'all',
+      ...(options.user ? ['--user', options.user] : []),
       '--tmpfs',
       '/work:rw,mode=1777',
       '--tmpfs',
