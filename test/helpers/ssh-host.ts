@@ -57,6 +57,18 @@ function answers(p: number): Promise<boolean> {
   });
 }
 
+/**
+ * The ports the host's warren gives its tasks' blocks: a range of this worker's own, outside
+ * every worker's (test/helpers/worker-ports.ts: 20000–31999). Without it the host's warren took
+ * blocks from its default range, where another test file's services run at the same time (a pod's
+ * web server of the k8s tests on 127.0.0.1:20009 made a host's dev server fail with EADDRINUSE).
+ */
+function hostPortRange(): string {
+  const worker = Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1) || 1);
+  const first = 32000 + ((worker - 1) % 4) * 1000;
+  return `${first}-${first + 999}`;
+}
+
 /** Polls `ok` every 100 ms for up to a minute. */
 export async function waitFor(ok: () => boolean): Promise<void> {
   for (let i = 0; i < 600 && !ok(); i++) await new Promise((res) => setTimeout(res, 100));
@@ -145,7 +157,7 @@ export async function startSshHost(user = 'warrenssh'): Promise<SshHost> {
           `    ssh: ${user}@127.0.0.1`,
           `    port: ${hostPort}`,
           `    identity: ${path.join(dir, 'key')}`,
-          `    warren: [${JSON.stringify(process.execPath)}, ${JSON.stringify(BIN)}]`,
+          `    warren: ["env", ${JSON.stringify(`WARREN_PORT_RANGE=${hostPortRange()}`)}, ${JSON.stringify(process.execPath)}, ${JSON.stringify(BIN)}]`,
           `    home: ${remoteHome(repo)}`,
           '',
         ].join('\n'),
