@@ -132,6 +132,8 @@ function nonRootRows() {
   must([process.execPath, BIN, 'new', 'feat', 'nsplain']);
   fs.writeFileSync(path.join(nbRepo, 'warren.yaml'), 'provision:\n  - { path: vendor, mode: cow }\n');
   execFileSync('chown', ['65534:65534', path.join(nbRepo, 'warren.yaml')]);
+  // A provision setting is one the user trusts (UNTRUSTED_COMMANDS otherwise), as by hand.
+  must([process.execPath, BIN, 'trust', '--yes']);
   const created = JSON.parse(must([process.execPath, BIN, '--json', 'new', 'feat', 'nscow']));
   const shown = JSON.parse(must([process.execPath, BIN, '--json', 'show', created.id]));
   const step = shown.data.provision?.[0];

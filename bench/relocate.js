@@ -10,8 +10,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathCandidates, scanTree } from '../dist/provision/embeds.js';
-import { directTree, relocate } from '../dist/provision/relocate.js';
+import { pathCandidates, scanTree } from '../dist/provision/relocate/embeds.js';
+import { directTree, relocate } from '../dist/provision/relocate/relocate.js';
 import { machine, median, printTable, sh, time, tmp } from './lib.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
