@@ -178,10 +178,12 @@ try {
         mode ? `provision:\n  - { path: node_modules, mode: ${mode} }\n` : '',
       );
       const id = `t${task++}`;
-      settle();
       // As a user runs it (no --no-sync: the base has no upstream here, so nothing is fetched).
       const runEnv = { ...env, ...extraEnv };
       for (const [k, v] of Object.entries(runEnv)) if (v === undefined) delete runEnv[k];
+      // A provision setting is one the user trusts once (UNTRUSTED_COMMANDS otherwise); untimed.
+      run(['node', warrenBin, 'trust', '--yes'], { cwd: repo, env: runEnv });
+      settle();
       const ms = time(() => run(['node', warrenBin, 'new', 'feat', id], { cwd: repo, env: runEnv }));
       // The provisioning step alone, as warren recorded it (task.data.provision[].ms).
       const shown = JSON.parse(run(['node', warrenBin, '--json', 'show', id], { cwd: repo, env: runEnv }));
