@@ -111,6 +111,7 @@ async function benchQueue(conflicts) {
   const order = ['a0', 'x0', 'b0', 'a1', 'x1', 'b1', 'a2', 'x2', 'b2', 'x3', 'x4', 'x5'];
   // Trusted as a user would: the gate is one of warren.yaml's commands.
   sh(process.execPath, [BIN, 'trust', '--yes'], { cwd: repo, env: { ...process.env, WARREN_HOME: home } });
+  // Each round's folder goes with it (six of them were left in the temporary folder).
   return withProject(repo, home, async (ctx) => {
     for (const id of order) {
       const task = await createTask(ctx, { type: 'feat', id, sync: false });
@@ -129,7 +130,7 @@ async function benchQueue(conflicts) {
       landed: entries.filter((e) => e.state === 'landed').length,
       bounced: entries.filter((e) => e.state === 'bounced').length,
     };
-  });
+  }).finally(() => fs.rmSync(base, { recursive: true, force: true, maxRetries: 3 }));
 }
 
 console.log(machine());

@@ -5,7 +5,6 @@ import path from 'node:path';
 import type { PostgresServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { fileAt } from '../git/trees.js';
-import { commandArgv } from '../run/commands.js';
 import { runInTask } from '../run/execute.js';
 import {
   POD_CANNOT_RUN_AS_ROOT,
@@ -23,7 +22,7 @@ import type { ServiceFact } from './facts.js';
 import { taskDbName } from './names.js';
 import { onDatabase } from './pg-database.js';
 import { roleLimitsSql, type RoleLimits } from './pg-limits.js';
-import { psqlFailure, seedFailed, seedFile, seedKey } from './pg-seed.js';
+import { psqlFailure, psqlSeedArgs, runSeedCommand, seedFailed, seedFile, seedKey } from './pg-seed.js';
 import { PgError, pgDump, pgIdent, pgLiteral, pgQuery } from './pg-sql.js';
 import { currentSeedKeys, dumpFor, serverFor, serviceLimits } from './postgres-task.js';
 import { processPort } from './processes.js';
@@ -237,15 +236,7 @@ async function runSeed(
     const outcome = await runInTask(ctx, task, {
       kind: 'setup',
       label: `seed ${name}`,
-      argv: podPgClientArgv('psql', fact, { user: fact.database, database: fact.database }, [
-        '-X',
-        '-q',
-        '-v',
-        'ON_ERROR_STOP=1',
-        '--single-transaction',
-        '-f',
-        rel,
-      ]),
+      argv: podPgClientArgv('psql', fact, { user: fact.database, database: fact.database }, psqlSeedArgs(rel)),
       stdin: 'ignore',
       output: { stdout: null, stderr: null },
       timeoutMs,
@@ -255,18 +246,7 @@ async function runSeed(
     return;
   }
   const url = `postgresql://${fact.database}:${fact.password}@127.0.0.1:${fact.port}/${fact.database}`;
-  const outcome = await runInTask(ctx, task, {
-    kind: 'setup',
-    label: `seed ${name}`,
-    argv: commandArgv(seed.run),
-    stdin: 'ignore',
-    output: { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
-    env: { [config.env]: url, DATABASE_URL: url },
-    timeoutMs,
-    skipStateCheck: true,
-  });
-  if (outcome.exitCode !== 0)
-    throw seedFailed(task, name, outcome.reason ?? `exit ${outcome.exitCode ?? outcome.signal}`, outcome.log);
+  await runSeedCommand(ctx, task, name, seed.run, { [config.env]: url, DATABASE_URL: url }, { timeoutMs });
 }
 
 /**

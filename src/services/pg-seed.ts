@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PostgresServiceConfig } from '../config/schema.js';
+import type { CommandSpec, PostgresServiceConfig } from '../config/schema.js';
 import { WarrenError } from '../errors.js';
 import { treeEntry } from '../git/trees.js';
 import { commandArgv } from '../run/commands.js';
@@ -105,16 +105,7 @@ export async function seededTemplate(
         const outcome = await runInTask(ctx, task, {
           kind: 'setup',
           label: `seed ${name}`,
-          argv: [
-            pgTool('psql'),
-            '-X',
-            '-q',
-            '-v',
-            'ON_ERROR_STOP=1',
-            '--single-transaction',
-            '-f',
-            seedFile(task, name, seed.sql),
-          ],
+          argv: [pgTool('psql'), ...psqlSeedArgs(seedFile(task, name, seed.sql))],
           stdin: 'ignore',
           output: { stdout: null, stderr: null },
           env: pgEnv(conn),
@@ -125,20 +116,17 @@ export async function seededTemplate(
         if (outcome.exitCode !== 0) throw seedFailed(task, name, psqlFailure(outcome), outcome.log);
         return;
       }
-      const url = pgUrl(conn);
-      const outcome = await runInTask(ctx, task, {
-        kind: 'setup',
-        label: `seed ${name}`,
-        argv: commandArgv(seed.run),
-        stdin: 'ignore',
-        output: { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
-        env: { [config.env]: url, DATABASE_URL: url },
-        reach,
-        ...timeout,
-        skipStateCheck: true,
-      });
-      if (outcome.exitCode !== 0)
-        throw seedFailed(task, name, outcome.reason ?? `exit ${outcome.exitCode ?? outcome.signal}`, outcome.log);
+      await runSeedCommand(
+        ctx,
+        task,
+        name,
+        seed.run,
+        { [config.env]: pgUrl(conn), DATABASE_URL: pgUrl(conn) },
+        {
+          reach,
+          ...timeout,
+        },
+      );
     }).catch((err: unknown) => {
       building.fail();
       throw err;
@@ -158,6 +146,38 @@ export async function seededTemplate(
 }
 
 /** Why psql failed, in its own words: the first lines of its log that say ERROR (else its end), or how the run ended. */
+/** psql's arguments for a seed's SQL file: no psqlrc, quiet, the first error ends it, one transaction. */
+export function psqlSeedArgs(file: string): string[] {
+  return ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-f', file];
+}
+
+/**
+ * A seed's `run:` command in the task's sandbox (for a task in a cluster, its pod), with the
+ * database's URL in its variables; its output shown as setup's is. A failure is seedFailed.
+ */
+export async function runSeedCommand(
+  ctx: ProjectContext,
+  task: Task,
+  name: string,
+  command: CommandSpec,
+  env: Record<string, string>,
+  options: { reach?: string[]; timeoutMs: number },
+): Promise<void> {
+  const outcome = await runInTask(ctx, task, {
+    kind: 'setup',
+    label: `seed ${name}`,
+    argv: commandArgv(command),
+    stdin: 'ignore',
+    output: { stdout: ctx.reporter.output.stderr, stderr: ctx.reporter.output.stderr },
+    env,
+    ...(options.reach ? { reach: options.reach } : {}),
+    timeoutMs: options.timeoutMs,
+    skipStateCheck: true,
+  });
+  if (outcome.exitCode !== 0)
+    throw seedFailed(task, name, outcome.reason ?? `exit ${outcome.exitCode ?? outcome.signal}`, outcome.log);
+}
+
 export function psqlFailure(outcome: RunOutcome): string {
   let text = '';
   try {
