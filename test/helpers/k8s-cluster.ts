@@ -18,3 +18,16 @@ export function clusterForFile(skip: string | null, options: K8sServerOptions = 
     return server;
   };
 }
+
+/** How many claims warren has sent `server` so far: pass it to `claimedSince` after a command. */
+export function claimsSent(server: K8sServer): number {
+  return server.created.filter((c) => c.plural === 'sandboxclaims').length;
+}
+
+/** The names of the claims warren sent `server` after the first `before` of them. */
+export function claimedSince(server: K8sServer, before: number): string[] {
+  return server.created
+    .filter((c) => c.plural === 'sandboxclaims')
+    .slice(before)
+    .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+}

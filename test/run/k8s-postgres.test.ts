@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { claimedSince, claimsSent, clusterForFile } from '../helpers/k8s-cluster.js';
 import { adminSql, stopServicesAfter } from '../helpers/services.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
@@ -171,17 +171,14 @@ describe.skipIf(noPodman !== null)(
       { timeout: 300_000 },
       async () => {
         const repo = clusterRepo('CREATE TABLE notes (v text);\nINSERT INTO nowhere VALUES (1);\n');
-        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const before = claimsSent(cluster());
         const made = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 's');
         expect(made.code).toBe(1);
         expect(made.json.error.code, made.json.error.message).toBe('CREATE_FAILED');
         expect(made.json.error.message).toContain('the seed of service db failed');
         expect(made.json.error.message).toContain('relation "nowhere" does not exist');
         expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
-        const claimed = cluster()
-          .created.filter((c) => c.plural === 'sandboxclaims')
-          .slice(before)
-          .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+        const claimed = claimedSince(cluster(), before);
         expect(claimed).toHaveLength(1);
         expect(claims()).not.toContain(claimed[0]);
         expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 's'))).toBe(false);
@@ -254,7 +251,7 @@ describe.skipIf(noPodman !== null)(
         expect((await repo.warren('exec', 't', '--', 'pwd')).stdout).toBe('/work/task\n');
         // A template that takes no connection cannot be dumped: said, before any claim.
         adminSql(repo.home, 'ALTER DATABASE shop WITH ALLOW_CONNECTIONS false');
-        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const before = claimsSent(cluster());
         const refused = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>(
           'new',
           'feat',
@@ -265,7 +262,7 @@ describe.skipIf(noPodman !== null)(
         expect(refused.code).toBe(1);
         expect(refused.json.error.message).toContain('template shop takes no connection');
         expect(refused.json.error.hint).toContain('ALLOW_CONNECTIONS true');
-        expect(cluster().created.filter((c) => c.plural === 'sandboxclaims').length).toBe(before);
+        expect(claimsSent(cluster())).toBe(before);
         for (const id of ['t', 'l']) expect((await repo.warren('rm', id)).code).toBe(0);
       },
     );

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { claimedSince, claimsSent, clusterForFile } from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -86,7 +86,7 @@ describe.skipIf(noPodman !== null)(
           path.join(repo.home, 'config.yaml'),
           `clusters:\n  loop:\n    kubeconfig: ${cluster().kubeconfig}\n    namespace: default\n    replicas: 1\n`,
         );
-        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const before = claimsSent(cluster());
         const r = await repo.warrenJson<{ error: { code: string; message: string; hint: string } }>('new', 'feat', 's');
         expect(r.code).toBe(1);
         expect(r.json.error.code, r.json.error.message).toBe('CREATE_FAILED');
@@ -96,10 +96,7 @@ describe.skipIf(noPodman !== null)(
         expect(r.json.error.hint).toContain('--runner local');
         expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
         expect(repo.git('branch', '--list', 'feat/s')).toBe('');
-        const claimed = cluster()
-          .created.filter((c) => c.plural === 'sandboxclaims')
-          .slice(before)
-          .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+        const claimed = claimedSince(cluster(), before);
         expect(claimed).toHaveLength(1);
         expect(claims()).not.toContain(claimed[0]);
       },

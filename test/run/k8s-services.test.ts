@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { claimedSince, claimsSent, clusterForFile } from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -168,7 +168,7 @@ describe.skipIf(noPodman !== null)(
       { timeout: 300_000 },
       async () => {
         const repo = clusterRepo("  web: { run: 'echo broken in the pod >&2; exit 3', ready: { port: true } }\n");
-        const before = cluster().created.filter((c) => c.plural === 'sandboxclaims').length;
+        const before = claimsSent(cluster());
         const made = await repo.warrenJson<{ error: { code: string; message: string } }>('new', 'feat', 'b');
         expect(made.code).toBe(1);
         expect(made.json.error.code, made.json.error.message).toBe('CREATE_FAILED');
@@ -176,10 +176,7 @@ describe.skipIf(noPodman !== null)(
         expect(made.json.error.message).toContain('broken in the pod');
         expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
         // It was claimed (the service ran in the pod), and the undo deleted the claim and its pod.
-        const claimed = cluster()
-          .created.filter((c) => c.plural === 'sandboxclaims')
-          .slice(before)
-          .map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+        const claimed = claimedSince(cluster(), before);
         expect(claimed).toHaveLength(1);
         expect(claims()).not.toContain(claimed[0]);
         expect(
