@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unavailable } from './helpers/capabilities.js';
 import { nobodyRepo, shellAsNobody, type NobodyRepo } from './helpers/nobody.js';
+import { stopPodmanServices } from './helpers/procs.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, gitIn, makeRepo, runCli, runWarren, tmpDir, type TestRepo } from './helpers/repo.js';
@@ -274,10 +275,13 @@ const arenaAsNobody = (kind: 'bwrap' | 'container') => async (): Promise<Arena> 
     fs.writeFileSync(path.join(root, 'warren.yaml'), `sandbox: ${kind}\n`);
   });
   // Rootless: the user's own podman, whose storage is under its HOME (repo.home), removes them.
-  if (kind === 'container')
+  if (kind === 'container') {
     onTestFinished(
       () => void shellAsNobody('/', `HOME=${repo.home} podman rm -f -t 0 --filter label=warren.home=${repo.home}`),
     );
+    // Run first (the last registered): the API service warren started goes before its home does.
+    onTestFinished(() => stopPodmanServices(repo.home));
+  }
   const agent = repo.json<{ path: string }>(['new', 'feat', 'agent']);
   const other = repo.json<{ path: string }>(['new', 'feat', 'other']);
   const project = fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { BIN } from './repo.js';
 
 /** Process facts read from /proc, for tests that prove what is (not) running by pid. */
@@ -37,6 +38,32 @@ export function pidsWithEnv(key: string, value: string): number[] {
     }
   }
   return out;
+}
+
+/**
+ * Ends the podman API services (`podman system service`) that warren started for `home` (their
+ * environment carries its WARREN_HOME), and waits for them. Left alone, one ends on its own
+ * after two idle minutes — after the test removed `home` — and a rootless one writes its storage
+ * folders into that path again as it goes (a `warren-test-*` folder of uid 65534's was left by
+ * every full run).
+ */
+export async function stopPodmanServices(home: string): Promise<void> {
+  const services = pidsWithEnv('WARREN_HOME', home).filter((pid) => {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      return path.basename(argv[0] ?? '') === 'podman' && argv[1] === 'system' && argv[2] === 'service';
+    } catch {
+      return false;
+    }
+  });
+  for (const pid of services) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // gone already
+    }
+  }
+  await waitUntilGone(services, 30_000);
 }
 
 export function alive(pid: number): boolean {
