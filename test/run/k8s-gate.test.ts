@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../src/composition.js';
 import { recordedClaims } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { clusterForFile } from '../helpers/k8s-cluster.js';
+import { claimNames, clusterForFile, eventsOf } from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -51,25 +50,6 @@ const gateClaimsMade = (): string[] =>
     .map((c) => c.body as Claim)
     .filter((b) => b.metadata.labels?.['warren.dev/task']?.startsWith('queue-'))
     .map((b) => b.metadata.name);
-const claimsNow = (): string[] =>
-  cluster()
-    .objects('sandboxclaims')
-    .map((c) => c.metadata.name);
-
-/** The events of `kind` of the repository's WARREN_HOME, oldest first. */
-function eventsOf(repo: TestRepo, kind: string): { message: string; data: Record<string, unknown> }[] {
-  const store = openStore(repo.home);
-  try {
-    const rows = store.db.prepare('SELECT message, data FROM events WHERE kind = ? ORDER BY seq').all(kind) as {
-      message: string;
-      data: string;
-    }[];
-    return rows.map((r) => ({ message: r.message, data: JSON.parse(r.data) as Record<string, unknown> }));
-  } finally {
-    store.close();
-  }
-}
-
 async function taskWithWork(repo: TestRepo, id: string): Promise<void> {
   const made = await repo.warren('new', 'feat', id);
   expect(made.code, made.stderr).toBe(0);
@@ -98,13 +78,13 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
       expect(repo.git('show', 'main:g.txt')).toBe('g');
       const made = gateClaimsMade().filter((n) => !before.has(n));
       expect(made).toHaveLength(1);
-      expect(claimsNow()).not.toContain(made[0]); // deleted after the verdict
+      expect(claimNames(cluster())).not.toContain(made[0]); // deleted after the verdict
       expect(recordedClaims(repo.home).filter((c) => c.gate)).toEqual([]); // and its record
-      const gate = eventsOf(repo, 'queue.gate').at(-1);
+      const gate = eventsOf(repo.home, 'queue.gate').at(-1);
       expect(gate?.data).toMatchObject({ passed: true, sandbox: 'k8s:loop', cluster: 'loop', snapshots: [] });
       expect(fs.readFileSync(String(gate?.data.log), 'utf8')).toContain('gated-in-pod');
       expect(fs.readFileSync(String(gate?.data.setupLog), 'utf8')).toContain('setup install');
-      expect(eventsOf(repo, 'queue.gate_deps').at(-1)?.message).toContain(
+      expect(eventsOf(repo.home, 'queue.gate_deps').at(-1)?.message).toContain(
         "provisioned path(s) deps are this machine's and are not given to its sandbox",
       );
       const removed = await repo.warren('rm', 'g');
@@ -122,13 +102,13 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
       const landed = await repo.warren('land', 'f');
       expect(landed.code).not.toBe(0);
       expect(() => repo.git('show', 'main:f.txt')).toThrow();
-      const bounced = eventsOf(repo, 'land.bounced').at(-1);
+      const bounced = eventsOf(repo.home, 'land.bounced').at(-1);
       expect(String(bounced?.data.reason)).toContain('the gate failed on f');
       expect(String(bounced?.data.reason)).toContain('broken (exit 3)');
       expect(fs.readFileSync(String(bounced?.data.log), 'utf8')).toContain('failing in /work/task');
       const made = gateClaimsMade().filter((n) => !before.has(n));
       expect(made).toHaveLength(1);
-      expect(claimsNow()).not.toContain(made[0]);
+      expect(claimNames(cluster())).not.toContain(made[0]);
       expect((await repo.warren('rm', 'f', '--discard')).code).toBe(0);
     },
   );
@@ -153,16 +133,16 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
       const left = recordedClaims(repo.home).filter((c) => c.gate);
       expect(left).toHaveLength(1);
       const claim = left[0]?.claim ?? '';
-      expect(claimsNow()).toContain(claim);
+      expect(claimNames(cluster())).toContain(claim);
       const whileRunning = await repo.warren('gc');
       expect(whileRunning.code, whileRunning.stderr).toBe(0);
-      expect(claimsNow()).toContain(claim);
+      expect(claimNames(cluster())).toContain(claim);
       // Killed: its claim is a stray now.
       child.kill('SIGKILL');
       expect(await closed).toBe('SIGKILL');
       const gc = await repo.warren('gc');
       expect(gc.code, gc.stderr).toBe(0);
-      expect(claimsNow()).not.toContain(claim);
+      expect(claimNames(cluster())).not.toContain(claim);
       expect(recordedClaims(repo.home).filter((c) => c.gate)).toEqual([]);
       expect((await repo.warren('rm', 'k', '--discard')).code).toBe(0);
     },
@@ -194,9 +174,9 @@ describe.skipIf(noPodman !== null)('the gate of a batch with a task in a cluster
       expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
       const made = gateClaimsMade().filter((n) => !before.has(n));
       expect(made).toHaveLength(1);
-      expect(claimsNow()).not.toContain(made[0]);
-      expect(eventsOf(repo, 'queue.gate_here')).toEqual([]);
-      const gate = eventsOf(repo, 'queue.gate').at(-1);
+      expect(claimNames(cluster())).not.toContain(made[0]);
+      expect(eventsOf(repo.home, 'queue.gate_here')).toEqual([]);
+      const gate = eventsOf(repo.home, 'queue.gate').at(-1);
       expect(gate?.data).toMatchObject({ passed: true, sandbox: 'k8s:loop' });
       expect(fs.readFileSync(String(gate?.data.log), 'utf8')).toContain('gate web');
       // Nothing of the gate's services is left here.

@@ -1,11 +1,18 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { claimedSince, claimsSent, clusterForFile } from '../helpers/k8s-cluster.js';
+import {
+  claimedSince,
+  claimNames,
+  claimsSent,
+  clusterForFile,
+  eventsOf,
+  POD_PROCESSES,
+  podmanHas,
+  projectOf,
+} from '../helpers/k8s-cluster.js';
 import { adminSql, stopServicesAfter } from '../helpers/services.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
@@ -47,35 +54,6 @@ const SEED =
 const sql = (statement: string): string[] => ['sh', '-c', `${PSQL} "$DATABASE_URL" -X -q -At -c "${statement}"`];
 
 /** In the pod: the command lines of its processes. */
-const POD_PROCESSES = ['sh', '-c', 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done'];
-
-const claims = (): string[] =>
-  cluster()
-    .objects('sandboxclaims')
-    .map((c) => c.metadata.name);
-
-function projectOf(repo: TestRepo): string {
-  return fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
-}
-
-function podmanHas(pod: string): boolean {
-  return spawnSync('podman', ['ps', '-aq', '--filter', `name=^${pod}$`], { encoding: 'utf8' }).stdout.trim() !== '';
-}
-
-/** The events of `kind` of the repository's WARREN_HOME, oldest first. */
-function eventsOf(repo: TestRepo, kind: string): { message: string; data: Record<string, unknown> }[] {
-  const store = openStore(repo.home);
-  try {
-    const rows = store.db.prepare('SELECT message, data FROM events WHERE kind = ? ORDER BY seq').all(kind) as {
-      message: string;
-      data: string;
-    }[];
-    return rows.map((r) => ({ message: r.message, data: JSON.parse(r.data) as Record<string, unknown> }));
-  } finally {
-    store.close();
-  }
-}
-
 type Status = { name: string; state: string; cluster?: string; pod?: string; url: string | null; database?: string };
 
 describe.skipIf(noPodman !== null)(
@@ -91,7 +69,7 @@ describe.skipIf(noPodman !== null)(
         const b = await repo.warren('new', 'feat', 'b');
         expect(b.code, b.stderr).toBe(0);
         // The seed ran once, in a's pod; b's database was loaded from what it made, kept here.
-        const created = eventsOf(repo, 'service.database_created').map((e) => e.message);
+        const created = eventsOf(repo.home, 'service.database_created').map((e) => e.message);
         expect(created[0]).toContain('its seed, run in the pod');
         expect(created[1]).toContain("its seed's database (kept from its first run");
         const tokenA = await repo.warren('exec', 'a', '--', ...sql('SELECT token FROM once'));
@@ -133,17 +111,17 @@ describe.skipIf(noPodman !== null)(
 
         // rm --discard: the database dumped in the pod and kept here; the claim and its pod gone.
         const pod = db?.pod ?? '';
-        const { name: claim } = claimPlace(repo.home, projectOf(repo), 'a');
+        const { name: claim } = claimPlace(repo.home, projectOf(repo.home), 'a');
         const removed = await repo.warren('rm', 'a', '--discard');
         expect(removed.code, removed.stderr).toBe(0);
-        const archive = path.join(repo.home, 'services', projectOf(repo), '.archive', 'a');
+        const archive = path.join(repo.home, 'services', projectOf(repo.home), '.archive', 'a');
         const stamps = fs.readdirSync(archive);
         expect(stamps).toHaveLength(1);
         const dump = fs.readFileSync(path.join(archive, stamps[0] ?? '', 'db.sql'), 'utf8');
         expect(dump).toContain('only in a');
-        expect(claims()).not.toContain(claim);
+        expect(claimNames(cluster())).not.toContain(claim);
         expect(podmanHas(pod)).toBe(false);
-        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 'a'))).toBe(false);
+        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo.home), 'a'))).toBe(false);
 
         // restore: the task again, its database loaded from that dump in its new pod.
         const restored = await repo.warren('restore', 'a');
@@ -152,9 +130,9 @@ describe.skipIf(noPodman !== null)(
         expect(back.stdout).toBe('from the seed\nonly in a\n');
 
         for (const id of ['a', 'b']) expect((await repo.warren('rm', id)).code).toBe(0);
-        expect(claims()).toEqual([]);
+        expect(claimNames(cluster())).toEqual([]);
         // The seed's kept database goes with `gc` once the seed changed and no task was made from it.
-        const seeded = path.join(repo.home, 'services', projectOf(repo), '.seeded');
+        const seeded = path.join(repo.home, 'services', projectOf(repo.home), '.seeded');
         expect(fs.readdirSync(seeded)).toHaveLength(1);
         expect((await repo.warren('gc')).code).toBe(0);
         expect(fs.readdirSync(seeded)).toHaveLength(1);
@@ -180,8 +158,8 @@ describe.skipIf(noPodman !== null)(
         expect((await repo.warrenJson<unknown[]>('list')).json).toEqual([]);
         const claimed = claimedSince(cluster(), before);
         expect(claimed).toHaveLength(1);
-        expect(claims()).not.toContain(claimed[0]);
-        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 's'))).toBe(false);
+        expect(claimNames(cluster())).not.toContain(claimed[0]);
+        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo.home), 's'))).toBe(false);
       },
     );
 
@@ -196,16 +174,16 @@ describe.skipIf(noPodman !== null)(
         expect(made.code, made.stderr).toBe(0);
         expect((await repo.warren('exec', 'g', '--', 'sh', '-c', 'echo g > g.txt')).code).toBe(0);
         expect((await repo.warren('checkpoint', 'g', '-m', 'work of g')).code).toBe(0);
-        const before = new Set(claims());
+        const before = new Set(claimNames(cluster()));
         const landed = await repo.warren('land', 'g');
         expect(landed.code, `${landed.stdout}\n${landed.stderr}`).toBe(0);
         // In a claim of the cluster, not here (no queue.gate_here), and its claim gone after.
-        expect(eventsOf(repo, 'queue.gate_here')).toEqual([]);
-        const gate = eventsOf(repo, 'queue.gate').at(-1);
+        expect(eventsOf(repo.home, 'queue.gate_here')).toEqual([]);
+        const gate = eventsOf(repo.home, 'queue.gate').at(-1);
         expect(gate?.data).toMatchObject({ passed: true, sandbox: 'k8s:loop' });
-        expect(claims().filter((c) => !before.has(c))).toEqual([]);
+        expect(claimNames(cluster()).filter((c) => !before.has(c))).toEqual([]);
         const left = fs
-          .readdirSync(path.join(repo.home, 'services', projectOf(repo)))
+          .readdirSync(path.join(repo.home, 'services', projectOf(repo.home)))
           .filter((n) => n.startsWith('queue-'));
         expect(left).toEqual([]);
         expect((await repo.warren('rm', 'g')).code).toBe(0);

@@ -1,11 +1,18 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/composition.js';
 import { claimPlace } from '../../src/run/k8s/ledger.js';
 import { unavailable } from '../helpers/capabilities.js';
-import { claimedSince, claimsSent, clusterForFile } from '../helpers/k8s-cluster.js';
+import {
+  claimedSince,
+  claimNames,
+  claimsSent,
+  clusterForFile,
+  POD_PROCESSES,
+  podmanHas,
+  projectOf,
+} from '../helpers/k8s-cluster.js';
 import { makeRepo, type TestRepo } from '../helpers/repo.js';
 
 /**
@@ -52,21 +59,10 @@ const REACH = [
 ];
 
 /** In the pod: the command lines of its processes. */
-const POD_PROCESSES = ['sh', '-c', 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done'];
-
-const claims = (): string[] =>
-  cluster()
-    .objects('sandboxclaims')
-    .map((c) => c.metadata.name);
-
-function projectOf(repo: TestRepo): string {
-  return fs.readdirSync(path.join(repo.home, 'worktrees'))[0] ?? '';
-}
-
 /** The pid of the exec client on this machine that holds a service (its daemon record), or null. */
 function daemonPid(repo: TestRepo, task: string, name: string): number | null {
   try {
-    const file = path.join(repo.home, 'services', projectOf(repo), task, name, 'daemon.json');
+    const file = path.join(repo.home, 'services', projectOf(repo.home), task, name, 'daemon.json');
     return (JSON.parse(fs.readFileSync(file, 'utf8')) as { pid: number }).pid;
   } catch {
     return null;
@@ -74,11 +70,6 @@ function daemonPid(repo: TestRepo, task: string, name: string): number | null {
 }
 
 const alive = (pid: number): boolean => fs.existsSync(`/proc/${pid}`);
-
-/** podman's containers with this name (the loopback cluster's pods). */
-function podmanHas(pod: string): boolean {
-  return spawnSync('podman', ['ps', '-aq', '--filter', `name=^${pod}$`], { encoding: 'utf8' }).stdout.trim() !== '';
-}
 
 type Status = { name: string; state: string; cluster?: string; pod?: string; url: string | null };
 
@@ -152,13 +143,13 @@ describe.skipIf(noPodman !== null)(
         const cachePid = daemonPid(repo, 'a', 'cache');
         expect(cachePid).not.toBeNull();
         expect(alive(cachePid ?? 0)).toBe(true);
-        const { name: claim } = claimPlace(repo.home, projectOf(repo), 'a');
-        expect(claims()).toContain(claim);
+        const { name: claim } = claimPlace(repo.home, projectOf(repo.home), 'a');
+        expect(claimNames(cluster())).toContain(claim);
         const removed = await repo.warren('rm', 'a', '--discard');
         expect(removed.code, removed.stderr).toBe(0);
         expect(alive(cachePid ?? 0)).toBe(false);
-        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo), 'a'))).toBe(false);
-        expect(claims()).not.toContain(claim);
+        expect(fs.existsSync(path.join(repo.home, 'services', projectOf(repo.home), 'a'))).toBe(false);
+        expect(claimNames(cluster())).not.toContain(claim);
         expect(podmanHas(pod)).toBe(false);
       },
     );
@@ -178,7 +169,7 @@ describe.skipIf(noPodman !== null)(
         // It was claimed (the service ran in the pod), and the undo deleted the claim and its pod.
         const claimed = claimedSince(cluster(), before);
         expect(claimed).toHaveLength(1);
-        expect(claims()).not.toContain(claimed[0]);
+        expect(claimNames(cluster())).not.toContain(claimed[0]);
         expect(
           cluster()
             .objects('sandboxes')
@@ -213,14 +204,14 @@ describe.skipIf(noPodman !== null)(
         // The task's row goes (a crash of rm): gc stops its service and deletes its claim.
         const store = openStore(repo.home);
         try {
-          store.deleteTask(projectOf(repo), 'g');
+          store.deleteTask(projectOf(repo.home), 'g');
         } finally {
           store.close();
         }
         const gc = await repo.warren('gc');
         expect(gc.code, gc.stderr).toBe(0);
         expect(alive(pid)).toBe(false);
-        expect(claims()).not.toContain(claimPlace(repo.home, projectOf(repo), 'g').name);
+        expect(claimNames(cluster())).not.toContain(claimPlace(repo.home, projectOf(repo.home), 'g').name);
         expect(podmanHas(pod)).toBe(false);
       },
     );
